@@ -1,0 +1,92 @@
+import { BootError } from '../core/errors.js';
+import type { Hook } from '../core/spec/hook.js';
+import type { GuardrailRegistration } from '../core/spec/guardrail.js';
+import type { ProviderRegistration } from '../core/spec/provider.js';
+
+/** Which custom hosts (`x-gateway-custom-host`) a caller may name. */
+export interface CustomHostPolicy {
+  /** Loopback addresses (127.0.0.0/8, ::1). Default true: local model servers are the common case. */
+  allowLoopback?: boolean;
+  /** Private ranges (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7). Default false. */
+  allowPrivate?: boolean;
+  /** Extra CIDR ranges allowed even though private (e.g. `10.1.0.0/16`). Link-local and metadata stay refused. */
+  allowCidrs?: string[];
+}
+
+/** The configuration a `gateway.config.ts` declares. Every field but `providers` is optional. */
+export interface GatewayConfig {
+  providers: ProviderRegistration[];
+  guardrails?: GuardrailRegistration[];
+  /** Extra hooks of your own, placed by stage after the built-in ones of that stage. */
+  hooks?: Hook[];
+  server?: { host?: string; port?: number };
+  /** Largest accepted JSON request body in bytes (default 25 MB); larger gets 413. */
+  bodyLimitBytes?: number;
+  upstream?: {
+    /** Time allowed for the upstream's response headers and between body reads (default 600 000 ms). */
+    timeoutMs?: number;
+    /** Time allowed to open a connection (default 10 000 ms). */
+    connectTimeoutMs?: number;
+    /** Keep-alive connections per upstream origin (default 128). */
+    connectionsPerOrigin?: number;
+  };
+  customHosts?: CustomHostPolicy;
+  /** Extra runtime checks (next() misuse); defaults to NODE_ENV !== 'production'. */
+  development?: boolean;
+}
+
+/** The configuration with defaults and environment applied. */
+export interface ResolvedConfig {
+  readonly providers: ProviderRegistration[];
+  readonly guardrails: GuardrailRegistration[];
+  readonly hooks: Hook[];
+  readonly host: string;
+  readonly port: number;
+  readonly dataDir: string;
+  readonly accountKey?: string;
+  readonly logLevel: string;
+  readonly bodyLimitBytes: number;
+  readonly upstream: { timeoutMs: number; connectTimeoutMs: number; connectionsPerOrigin: number };
+  readonly customHosts: Required<CustomHostPolicy>;
+  readonly development: boolean;
+}
+
+/** Declares a gateway configuration with its types checked. */
+export function defineConfig(config: GatewayConfig): GatewayConfig {
+  return config;
+}
+
+const positiveInteger = (value: unknown, name: string): number => {
+  const number = typeof value === 'string' ? Number(value) : value;
+  if (typeof number !== 'number' || !Number.isInteger(number) || number < 0) {
+    throw new BootError('INVALID_CONFIG', `${name} must be a non-negative integer, got ${JSON.stringify(value)}`);
+  }
+  return number;
+};
+
+/** Applies defaults, then the environment (HOST, PORT, GATEWAY_DATA_DIR, GATEWAY_API_KEY, LOG_LEVEL). */
+export function resolveConfig(config: GatewayConfig, environment: NodeJS.ProcessEnv = process.env): ResolvedConfig {
+  if (!Array.isArray(config.providers)) throw new BootError('INVALID_CONFIG', 'providers must be an array');
+  return {
+    providers: config.providers,
+    guardrails: config.guardrails ?? [],
+    hooks: config.hooks ?? [],
+    host: environment.HOST ?? config.server?.host ?? '127.0.0.1',
+    port: positiveInteger(environment.PORT ?? config.server?.port ?? 8787, 'PORT'),
+    dataDir: environment.GATEWAY_DATA_DIR ?? './data',
+    accountKey: environment.GATEWAY_API_KEY || undefined,
+    logLevel: environment.LOG_LEVEL ?? 'info',
+    bodyLimitBytes: positiveInteger(config.bodyLimitBytes ?? 25 * 1024 * 1024, 'bodyLimitBytes'),
+    upstream: {
+      timeoutMs: positiveInteger(config.upstream?.timeoutMs ?? 600_000, 'upstream.timeoutMs'),
+      connectTimeoutMs: positiveInteger(config.upstream?.connectTimeoutMs ?? 10_000, 'upstream.connectTimeoutMs'),
+      connectionsPerOrigin: positiveInteger(config.upstream?.connectionsPerOrigin ?? 128, 'upstream.connectionsPerOrigin'),
+    },
+    customHosts: {
+      allowLoopback: config.customHosts?.allowLoopback ?? true,
+      allowPrivate: config.customHosts?.allowPrivate ?? false,
+      allowCidrs: config.customHosts?.allowCidrs ?? [],
+    },
+    development: config.development ?? environment.NODE_ENV !== 'production',
+  };
+}

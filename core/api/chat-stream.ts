@@ -1,0 +1,130 @@
+import { Readable } from 'node:stream';
+import { upstreamFailure } from '../http/upstream.js';
+import { SSE_DONE, sseData } from '../http/sse.js';
+import type { ChatStreamMapper, StreamDecoder, StreamStep, UpstreamEvent } from '../spec/provider.js';
+import type { ChatCompletionChunk, ErrorBody, Usage } from '../spec/unified.js';
+import { strictChatChunk } from './chat-strict.js';
+
+export interface ChatStreamOptions {
+  readonly upstream: AsyncIterable<Uint8Array>;
+  readonly origin: string;
+  readonly decoder: StreamDecoder;
+  readonly mapper: ChatStreamMapper;
+  readonly includeUsage: boolean;
+  readonly strict: boolean;
+  readonly signal: AbortSignal;
+  readonly provider: string;
+  /** Called as facts become known, for the log entry. */
+  readonly observe: {
+    usage(usage: Usage): void;
+    model(model: string): void;
+    firstToken(): void;
+    end(error?: ErrorBody): void;
+  };
+}
+
+/**
+ * Relays an upstream stream to the client as OpenAI chat chunks, enforcing the streaming rules of
+ * the API spec whatever the provider does: every chunk carries `usage: null` except one usage chunk
+ * (`choices: []`) sent last and only when `include_usage` was asked for; the stream ends with
+ * `data: [DONE]`. An upstream error, or an upstream that stops early, ends the client's stream with
+ * an `{"error": …}` event (which the OpenAI SDKs raise as an APIError) and no `[DONE]`.
+ *
+ * Reading is pulled by the client (backpressure); a client that leaves aborts `signal`, which
+ * cancels the upstream request and ends the loop.
+ */
+export function relayChatStream(options: ChatStreamOptions): Readable {
+  return Readable.from(relay(options), { objectMode: false });
+}
+
+async function* relay(options: ChatStreamOptions): AsyncGenerator<string> {
+  const { decoder, mapper, observe } = options;
+  let usage: Usage | undefined;
+  let last: ChatCompletionChunk | undefined;
+  let done = false;
+  let sentContent = false;
+
+  const emit = (step: StreamStep): string => {
+    let out = '';
+    for (const chunk of step.chunks ?? []) {
+      last = chunk;
+      if (chunk.usage) {
+        usage = chunk.usage;
+        observe.usage(chunk.usage);
+      }
+      if (chunk.choices.length === 0 && chunk.usage) continue; // the usage chunk is sent last, if asked for
+      if (!sentContent) {
+        sentContent = true;
+        observe.firstToken();
+        if (chunk.model) observe.model(chunk.model);
+      }
+      const outgoing = options.strict ? strictChatChunk(chunk) : { ...chunk };
+      outgoing.usage = null;
+      out += sseData(JSON.stringify(outgoing));
+    }
+    if (step.done) done = true;
+    return out;
+  };
+
+  const fail = (error: ErrorBody): string => {
+    observe.end(error);
+    return sseData(JSON.stringify({ error }));
+  };
+
+  const handle = (events: UpstreamEvent[]): { out: string; error?: ErrorBody } => {
+    let out = '';
+    for (const event of events) {
+      if (done) break;
+      const step = options.mapper.map(event);
+      out += emit(step);
+      if (step.error) return { out, error: { ...step.error, provider: options.provider } };
+    }
+    return { out };
+  };
+
+  try {
+    for await (const bytes of options.upstream) {
+      const { out, error } = handle(decoder.push(bytes));
+      if (error) {
+        yield out + fail(error);
+        return;
+      }
+      if (out) yield out;
+      if (done) break;
+    }
+    const { out, error } = handle(decoder.end());
+    if (error) {
+      yield out + fail(error);
+      return;
+    }
+    if (!done) {
+      yield out +
+        fail({
+          message: 'The upstream stream ended before it was complete.',
+          type: 'upstream_error',
+          param: null,
+          code: 'stream_incomplete',
+          provider: options.provider,
+        });
+      return;
+    }
+    let tail = out;
+    if (options.includeUsage && usage) {
+      const usageChunk: ChatCompletionChunk = {
+        id: last?.id ?? '',
+        object: 'chat.completion.chunk',
+        created: last?.created ?? Math.floor(Date.now() / 1000),
+        model: last?.model ?? '',
+        choices: [],
+        usage,
+      };
+      if (last?.system_fingerprint !== undefined) usageChunk.system_fingerprint = last.system_fingerprint;
+      tail += sseData(JSON.stringify(options.strict ? strictChatChunk(usageChunk) : usageChunk));
+    }
+    observe.end();
+    yield tail + SSE_DONE;
+  } catch (error) {
+    if (options.signal.aborted) return;
+    yield fail({ ...upstreamFailure(error, options.origin).body, provider: options.provider });
+  }
+}

@@ -1,0 +1,107 @@
+import type { ServerResponse } from 'node:http';
+import { pipeline as pipeStreams } from 'node:stream';
+import type { Context as KoaContext } from 'koa';
+import { GatewayError, toGatewayError } from '../errors.js';
+import { flattenHeaders } from '../http/headers.js';
+import type { GatewayContext, GatewayResponse } from '../pipeline/context.js';
+import type { Pipeline } from '../pipeline/runner.js';
+import type { OperationHandler } from './operation.js';
+import { metadataOf, strictOf, traceIdOf } from './request-headers.js';
+import { randomUUID } from 'node:crypto';
+
+const ms = (value: number) => Math.max(0, value).toFixed(3);
+
+function serverTiming(context: GatewayContext): string {
+  const now = performance.now();
+  const forward = context.forward;
+  const upstream = forward ? (forward.endedAt ?? forward.headersAt) - forward.sentAt : 0;
+  return `gateway;dur=${ms(now - context.startedAt - upstream)}, upstream;dur=${ms(upstream)}`;
+}
+
+function errorResponse(error: GatewayError): GatewayResponse {
+  return { status: error.status, headers: { ...error.headers }, body: { json: error.toJSON() } };
+}
+
+/** Writes a response straight to Node's response (Koa's own responder is bypassed for control and speed). */
+function send(res: ServerResponse, context: GatewayContext, response: GatewayResponse): void {
+  const headers: Record<string, string | string[]> = {
+    ...response.headers,
+    'x-gateway-trace-id': context.traceId,
+    'server-timing': serverTiming(context),
+  };
+  if (context.auth) headers['x-gateway-provider'] = context.auth.provider.id;
+  const body = response.body;
+  if (body === null) {
+    res.writeHead(response.status, headers).end();
+  } else if ('json' in body) {
+    const bytes = Buffer.from(JSON.stringify(body.json));
+    headers['content-type'] = 'application/json';
+    headers['content-length'] = String(bytes.length);
+    res.writeHead(response.status, headers).end(bytes);
+  } else if ('bytes' in body) {
+    headers['content-length'] = String(body.bytes.byteLength);
+    res.writeHead(response.status, headers).end(body.bytes);
+  } else {
+    res.writeHead(response.status, headers);
+    res.flushHeaders();
+    // pipeline destroys the source when the client goes away, which cancels the upstream read.
+    pipeStreams(body.stream, res, () => {});
+  }
+}
+
+/**
+ * The Koa side of every gateway operation: builds the typed context, reads and validates the
+ * request, runs the pipeline and writes the response. The log stage is bound to the response's
+ * `close` event, so it runs exactly once for every request, whatever happened before.
+ */
+export function gatewayHandler(
+  pipeline: Pipeline,
+  handler: OperationHandler,
+  options: { bodyLimitBytes: number },
+): (koa: KoaContext) => Promise<void> {
+  return async (koa) => {
+    koa.respond = false;
+    const { req, res } = koa;
+    const startedAt = performance.now();
+    const headers = flattenHeaders(req.headers);
+    const controller = new AbortController();
+    let headerError: GatewayError | undefined;
+    const parseHeader = <T>(parse: () => T, fallback: T): T => {
+      try {
+        return parse();
+      } catch (error) {
+        headerError ??= toGatewayError(error);
+        return fallback;
+      }
+    };
+    const context: GatewayContext = {
+      traceId: parseHeader(() => traceIdOf(headers['x-gateway-trace-id']), randomUUID()),
+      startedAt,
+      operation: handler.name,
+      incoming: { method: req.method ?? 'GET', path: koa.path, search: koa.querystring ? `?${koa.querystring}` : '', headers },
+      signal: controller.signal,
+      metadata: parseHeader(() => metadataOf(headers['x-gateway-metadata']), {}),
+      strict: parseHeader(() => strictOf(headers['x-gateway-strict-api-compliance']), true),
+      request: { streaming: false },
+    };
+    res.once('close', () => {
+      if (!res.writableFinished) controller.abort();
+      void pipeline.complete(context);
+    });
+
+    try {
+      if (headerError) throw headerError;
+      context.request = await handler.parse(req, { bodyLimitBytes: options.bodyLimitBytes, strict: context.strict });
+    } catch (error) {
+      context.error = toGatewayError(error);
+    }
+    if (!context.error) await pipeline.run(context);
+    if (context.error) {
+      context.response = errorResponse(context.error);
+      // The body was not read (or not all of it): close the connection rather than drain it.
+      if (!req.complete) res.shouldKeepAlive = false;
+    }
+    if (res.destroyed) return;
+    send(res, context, context.response ?? errorResponse(toGatewayError(new Error('no response'))));
+  };
+}

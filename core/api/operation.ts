@@ -1,0 +1,33 @@
+import type { IncomingMessage } from 'node:http';
+import type { ForwardSlice, GatewayContext, GatewayResponse, RequestSlice } from '../pipeline/context.js';
+import type { ProviderPlugin, ProviderTarget, UpstreamRequest } from '../spec/provider.js';
+import type { OperationName } from '../spec/unified.js';
+
+/**
+ * One operation of the unified API, as the core handles it: how its request is read and validated,
+ * how the provider's adapter turns it into an upstream request, and how a successful upstream
+ * answer becomes the client's response. The transform stage dispatches on `context.operation`.
+ */
+export interface OperationHandler {
+  readonly name: OperationName;
+  /** Reads and validates the client's request (400/413 on failure). */
+  parse(request: IncomingMessage, options: { bodyLimitBytes: number; strict: boolean }): Promise<RequestSlice>;
+  /** Builds the upstream request; throws a 400 when the provider lacks the operation. */
+  toUpstream(context: GatewayContext, provider: ProviderPlugin, target: ProviderTarget): UpstreamRequest;
+  /** Maps a 2xx upstream answer to the response. Upstream errors are mapped by the transform stage. */
+  respond(context: GatewayContext, provider: ProviderPlugin, forward: ForwardSlice): Promise<GatewayResponse>;
+  /** When false, upstream error statuses are passed back as received instead of being mapped. */
+  readonly mapsErrors: boolean;
+}
+
+/** Reads a whole upstream body, up to `limit` bytes (the rest is discarded). */
+export async function readUpstreamBody(body: AsyncIterable<Uint8Array>, limit = Number.POSITIVE_INFINITY): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    if (size < limit) chunks.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+    size += chunk.byteLength;
+  }
+  const all = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+  return all.length > limit ? all.subarray(0, limit) : all;
+}

@@ -1,0 +1,116 @@
+import { errors, type GatewayError } from '../errors.js';
+
+/**
+ * Small checks shared by the request schemas. Each throws a 400 whose `param` names the field
+ * (`messages[2].content`) and whose message says what was expected, in words a person understands.
+ */
+
+export function invalid(param: string, message: string): GatewayError {
+  return errors.invalidRequest(`Invalid '${param}': ${message}`, { param, code: 'invalid_value' });
+}
+
+export const describe = (value: unknown): string => {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'string') return value.length > 40 ? 'a string' : `"${value}"`;
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  return `a${typeof value === 'object' ? 'n' : ''} ${typeof value}`;
+};
+
+export const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+export function requireObject(value: unknown, param: string): Record<string, unknown> {
+  if (!isObject(value)) throw invalid(param, `expected an object, got ${describe(value)}.`);
+  return value;
+}
+
+export function requireString(value: unknown, param: string, options: { nonEmpty?: boolean; max?: number } = {}): string {
+  if (typeof value !== 'string') throw invalid(param, `expected a string, got ${describe(value)}.`);
+  if (options.nonEmpty && value.length === 0) throw invalid(param, 'must not be empty.');
+  if (options.max !== undefined && value.length > options.max) {
+    throw invalid(param, `must be at most ${options.max} characters, got ${value.length}.`);
+  }
+  return value;
+}
+
+export function optionalString(value: unknown, param: string): void {
+  if (value !== undefined) requireString(value, param);
+}
+
+export function optionalBoolean(value: unknown, param: string, nullable = false): void {
+  if (value === undefined || (nullable && value === null)) return;
+  if (typeof value !== 'boolean') throw invalid(param, `expected a boolean${nullable ? ' or null' : ''}, got ${describe(value)}.`);
+}
+
+/** A number (or integer) within [min, max]; `undefined` passes, `null` passes when nullable. */
+export function optionalNumber(
+  value: unknown,
+  param: string,
+  range: { min?: number; max?: number; integer?: boolean; nullable?: boolean },
+): void {
+  if (value === undefined || (range.nullable && value === null)) return;
+  const kind = range.integer ? 'an integer' : 'a number';
+  if (typeof value !== 'number' || !Number.isFinite(value) || (range.integer && !Number.isInteger(value))) {
+    throw invalid(param, `expected ${kind}${range.nullable ? ' or null' : ''}, got ${describe(value)}.`);
+  }
+  if ((range.min !== undefined && value < range.min) || (range.max !== undefined && value > range.max)) {
+    const bounds =
+      range.max === undefined ? `at least ${range.min}` : range.min === undefined ? `at most ${range.max}` : `between ${range.min} and ${range.max}`;
+    throw invalid(param, `must be ${bounds}, got ${value}.`);
+  }
+}
+
+export function optionalEnum(value: unknown, param: string, allowed: readonly string[]): void {
+  if (value === undefined) return;
+  if (typeof value !== 'string' || !allowed.includes(value)) {
+    throw invalid(param, `must be one of ${allowed.map((entry) => `'${entry}'`).join(', ')}, got ${describe(value)}.`);
+  }
+}
+
+/** Names of functions, tools and JSON schemas: `[a-zA-Z0-9_-]`, 1 to 64 characters. */
+export const NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
+
+export function requireName(value: unknown, param: string): string {
+  const name = requireString(value, param);
+  if (!NAME_PATTERN.test(name)) {
+    throw invalid(param, 'must be 1 to 64 characters of a-z, A-Z, 0-9, underscore or dash.');
+  }
+  return name;
+}
+
+/** `stop`: null, a string, or an array of 1 to 4 strings. */
+export function optionalStop(value: unknown, param: string, allowEmptyArray = false): void {
+  if (value === undefined || value === null || typeof value === 'string') return;
+  if (!Array.isArray(value)) throw invalid(param, `expected a string or an array of strings, got ${describe(value)}.`);
+  if ((!allowEmptyArray && value.length === 0) || value.length > 4) {
+    throw invalid(param, `must hold 1 to 4 strings, got ${value.length}.`);
+  }
+  value.forEach((entry, index) => requireString(entry, `${param}[${index}]`));
+}
+
+/** `logit_bias`: null or token id → integer in [-100, 100]. */
+export function optionalLogitBias(value: unknown, param: string): void {
+  if (value === undefined || value === null) return;
+  const bias = requireObject(value, param);
+  for (const token in bias) {
+    if (!/^\d+$/.test(token)) throw invalid(`${param}.${token}`, 'keys must be token ids (non-negative integers).');
+    optionalNumber(bias[token], `${param}.${token}`, { min: -100, max: 100, integer: true });
+  }
+}
+
+const INT64_MIN = -9223372036854775808;
+const INT64_MAX = 9223372036854775807;
+
+/** `seed`: an integer within the signed 64-bit range, or null. */
+export function optionalSeed(value: unknown, param: string): void {
+  optionalNumber(value, param, { integer: true, nullable: true, min: INT64_MIN, max: INT64_MAX });
+}
+
+/** `stream_options`: null or `{include_usage: boolean}`, and only when `stream` is true. */
+export function optionalStreamOptions(value: unknown, stream: unknown, param = 'stream_options'): void {
+  if (value === undefined || value === null) return;
+  const options = requireObject(value, param);
+  if (stream !== true) throw invalid(param, 'is only allowed when stream is true.');
+  optionalBoolean(options.include_usage, `${param}.include_usage`);
+}

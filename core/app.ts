@@ -1,0 +1,202 @@
+import 'reflect-metadata';
+import { once } from 'node:events';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Router from '@koa/router';
+import Koa from 'koa';
+import { pino, type DestinationStream, type Logger } from 'pino';
+import { container as rootContainer, instanceCachingFactory } from 'tsyringe';
+import { type GatewayConfig, type ResolvedConfig, resolveConfig } from '../config/index.js';
+import { AccountKey } from './account-key.js';
+import { chatCompletions } from './api/chat-completions.js';
+import { gatewayHandler } from './api/handler.js';
+import type { OperationHandler } from './api/operation.js';
+import { passthrough } from './api/passthrough.js';
+import { errors, toGatewayError } from './errors.js';
+import { authHook } from './hooks/auth.js';
+import { forwardHook } from './hooks/forward.js';
+import { guardrailHook } from './hooks/guardrail.js';
+import { logHook } from './hooks/log.js';
+import { transformHook } from './hooks/transform.js';
+import { CustomHostGuard } from './http/custom-host.js';
+import { UpstreamClient } from './http/upstream.js';
+import type { LogSink } from './logs/entry.js';
+import { PinoLogSink } from './logs/pino-sink.js';
+import { Pipeline } from './pipeline/runner.js';
+import { PluginRegistry } from './registry.js';
+
+/** Options for building a gateway beyond its configuration (used by tests, the bench and main). */
+export interface GatewayOptions {
+  /** Where pino writes (default: stdout, asynchronously). */
+  logDestination?: DestinationStream;
+  /** Environment to resolve the configuration against (default `process.env`). */
+  environment?: NodeJS.ProcessEnv;
+  /** Extra log sinks. */
+  sinks?: LogSink[];
+}
+
+export interface Gateway {
+  readonly app: Koa;
+  readonly config: ResolvedConfig;
+  readonly logger: Logger;
+  readonly registry: PluginRegistry;
+  readonly pipeline: Pipeline;
+  /** Set when the account key was generated on this start: shown once, never stored. */
+  readonly generatedAccountKey?: string;
+  listen(port?: number, host?: string): Promise<{ url: string; server: Server }>;
+  close(): Promise<void>;
+}
+
+const TOKENS = {
+  config: Symbol('config'),
+  logger: Symbol('logger'),
+  registry: Symbol('registry'),
+  upstream: Symbol('upstream'),
+  pipeline: Symbol('pipeline'),
+  accountKey: Symbol('accountKey'),
+  customHosts: Symbol('customHosts'),
+} as const;
+
+/** The unified operations, by path. Everything else under /v1/ is pass-through. */
+const OPERATIONS: ReadonlyArray<[path: string, handler: OperationHandler]> = [['/v1/chat/completions', chatCompletions]];
+
+/** Redacted wherever they appear in a pino object, as a second line of defence. */
+const REDACT = ['*.authorization', '*.apiKey', '*.api_key', '*["x-gateway-api-key"]', '*.secretAccessKey', '*.sessionToken'];
+
+/**
+ * The composition root: resolves the configuration, wires the container (the only place tsyringe
+ * is used), validates every plugin and hook at boot, and builds the Koa app.
+ */
+export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOptions = {}): Gateway {
+  const container = rootContainer.createChildContainer();
+  const config = resolveConfig(gatewayConfig, options.environment);
+  const logger = pino(
+    { level: config.logLevel, redact: { paths: REDACT, censor: '[REDACTED]' }, base: undefined },
+    options.logDestination ?? pino.destination({ dest: 1, sync: false }),
+  );
+  const { accountKey, generated } = AccountKey.load(config.dataDir, config.accountKey);
+
+  container.register(TOKENS.config, { useValue: config });
+  container.register(TOKENS.logger, { useValue: logger });
+  container.register(TOKENS.accountKey, { useValue: accountKey });
+  container.register(TOKENS.customHosts, { useFactory: instanceCachingFactory(() => new CustomHostGuard(config.customHosts)) });
+  container.register(TOKENS.registry, {
+    useFactory: instanceCachingFactory(
+      () => new PluginRegistry(config.providers, config.guardrails, (manifest) => ({ logger: logger.child({ plugin: manifest.id }) })),
+    ),
+  });
+  container.register(TOKENS.upstream, {
+    useFactory: instanceCachingFactory(
+      (c) => new UpstreamClient({ ...config.upstream, guardedLookup: c.resolve<CustomHostGuard>(TOKENS.customHosts).lookup }),
+    ),
+  });
+  container.register(TOKENS.pipeline, {
+    useFactory: instanceCachingFactory(
+      (c) =>
+        new Pipeline(
+          [
+            authHook({
+              registry: c.resolve(TOKENS.registry),
+              accountKey: c.resolve(TOKENS.accountKey),
+              customHosts: c.resolve(TOKENS.customHosts),
+            }),
+            guardrailHook(),
+            transformHook({ operations: new Map(OPERATIONS.map(([, handler]) => [handler.name, handler])) }),
+            forwardHook({ upstream: c.resolve(TOKENS.upstream) }),
+            logHook({ sinks: [new PinoLogSink(logger), ...(options.sinks ?? [])] }),
+            ...config.hooks,
+          ],
+          {
+            development: config.development,
+            onUnexpectedError: (error, context) => logger.error({ err: error, traceId: context.traceId }, 'unexpected error'),
+          },
+        ),
+    ),
+  });
+
+  const registry = container.resolve<PluginRegistry>(TOKENS.registry);
+  const pipeline = container.resolve<Pipeline>(TOKENS.pipeline);
+  const upstream = container.resolve<UpstreamClient>(TOKENS.upstream);
+  const app = buildApp({ pipeline, registry, accountKey, config, logger });
+  const servers: Server[] = [];
+
+  return {
+    app,
+    config,
+    logger,
+    registry,
+    pipeline,
+    generatedAccountKey: generated,
+    async listen(port = config.port, host = config.host) {
+      const server = app.listen(port, host);
+      await once(server, 'listening');
+      servers.push(server);
+      const address = server.address() as AddressInfo;
+      const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+      return { url: `http://${shownHost}:${address.port}`, server };
+    },
+    async close() {
+      await Promise.all(
+        servers.map(
+          (server) =>
+            new Promise<void>((resolve) => {
+              server.close(() => resolve());
+              server.closeAllConnections();
+            }),
+        ),
+      );
+      await upstream.close();
+      await new Promise<void>((resolve) => logger.flush(() => resolve()));
+    },
+  };
+}
+
+function buildApp(parts: {
+  pipeline: Pipeline;
+  registry: PluginRegistry;
+  accountKey: AccountKey;
+  config: ResolvedConfig;
+  logger: Logger;
+}): Koa {
+  const { pipeline, registry, accountKey, config, logger } = parts;
+  const app = new Koa();
+  app.silent = true;
+  app.on('error', (error) => logger.debug({ err: error }, 'connection error'));
+
+  app.use(async (koa, next) => {
+    try {
+      await next();
+    } catch (error) {
+      const gatewayError = toGatewayError(error);
+      if (gatewayError !== error) logger.error({ err: error }, 'unexpected error');
+      koa.status = gatewayError.status;
+      koa.set(gatewayError.headers);
+      koa.body = gatewayError.toJSON();
+    }
+  });
+
+  const router = new Router();
+  router.get('/health', (koa) => {
+    koa.body = { status: 'ok' };
+  });
+  router.get('/admin/plugins', (koa) => {
+    const key = koa.get('x-gateway-api-key');
+    if (!key || !accountKey.matches(key)) {
+      throw errors.authentication('The admin API needs the account API key in x-gateway-api-key.', { code: 'invalid_api_key' });
+    }
+    koa.body = registry.list();
+  });
+  for (const [path, handler] of OPERATIONS) {
+    router.post(path, gatewayHandler(pipeline, handler, config));
+  }
+  app.use(router.routes());
+
+  const passthroughHandler = gatewayHandler(pipeline, passthrough, config);
+  app.use(async (koa) => {
+    if (!koa.path.startsWith('/v1/')) {
+      throw errors.notFound(`No route for ${koa.method} ${koa.path}.`, { code: 'route_not_found' });
+    }
+    await passthroughHandler(koa);
+  });
+  return app;
+}

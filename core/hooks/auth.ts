@@ -1,0 +1,107 @@
+import type { AccountKey } from '../account-key.js';
+import { errors } from '../errors.js';
+import type { CustomHostGuard } from '../http/custom-host.js';
+import { HOP_BY_HOP } from '../http/headers.js';
+import type { Caller } from '../pipeline/context.js';
+import type { PluginRegistry } from '../registry.js';
+import type { Hook } from '../spec/hook.js';
+
+/**
+ * Resolves a key that carries a recognised prefix (virtual keys plug in here). Returns undefined
+ * when the key is not one it knows.
+ */
+export interface KeyResolver {
+  readonly prefix: string;
+  resolve(key: string): Promise<Caller | undefined>;
+}
+
+/** Headers never forwarded through `x-gateway-forward-headers`: they describe this hop or the gateway. */
+const NOT_FORWARDABLE = new Set(['host', 'content-length', 'x-gateway-api-key', ...HOP_BY_HOP]);
+
+function closeMatches(id: string, known: string[]): string[] {
+  const lower = id.toLowerCase();
+  return known.filter((candidate) => candidate.includes(lower) || lower.includes(candidate)).slice(0, 5);
+}
+
+/**
+ * The auth stage: identifies the caller from `x-gateway-api-key` (the account key, or a key whose
+ * prefix a {@link KeyResolver} claims), then resolves the target: provider plugin, base URL
+ * (provider default or a custom host the policy allows), credentials and forwarded headers.
+ */
+export function authHook(dependencies: {
+  registry: PluginRegistry;
+  accountKey: AccountKey;
+  customHosts: CustomHostGuard;
+  keyResolvers?: KeyResolver[];
+}): Hook {
+  const { registry, accountKey, customHosts, keyResolvers = [] } = dependencies;
+  return {
+    name: 'gateway-auth',
+    stage: 'auth',
+    async run(context, next) {
+      const headers = context.incoming.headers;
+      const key = headers['x-gateway-api-key'];
+      if (!key) {
+        throw errors.authentication('Missing x-gateway-api-key header: send your account API key or a virtual key.', {
+          code: 'missing_api_key',
+        });
+      }
+      const resolver = keyResolvers.find((candidate) => key.startsWith(candidate.prefix));
+      const caller: Caller | undefined = resolver ? await resolver.resolve(key) : accountKey.matches(key) ? { type: 'account' } : undefined;
+      if (caller === undefined) {
+        throw errors.authentication('The x-gateway-api-key is not valid.', { code: 'invalid_api_key' });
+      }
+
+      const providerId = headers['x-gateway-provider'];
+      if (!providerId) {
+        throw errors.invalidRequest(
+          `Missing x-gateway-provider header. Known providers: ${registry.providerIds().join(', ')}.`,
+          { param: 'x-gateway-provider', code: 'missing_provider' },
+        );
+      }
+      const provider = registry.provider(providerId.toLowerCase());
+      if (provider === undefined) {
+        const matches = closeMatches(providerId, registry.providerIds());
+        throw errors.invalidRequest(
+          `Unknown provider "${providerId}".${matches.length ? ` Did you mean ${matches.join(', ')}?` : ''} Known providers: ${registry.providerIds().join(', ')}.`,
+          { param: 'x-gateway-provider', code: 'unknown_provider' },
+        );
+      }
+
+      const customHost = headers['x-gateway-custom-host'];
+      const baseUrl = customHost ? await customHosts.check(customHost) : provider.baseUrl(headers);
+
+      const authorization = headers.authorization;
+      let apiKey: string | undefined;
+      if (authorization !== undefined) {
+        const match = /^Bearer\s+(.+)$/i.exec(authorization);
+        if (!match) {
+          throw errors.authentication('The Authorization header must be "Bearer <provider token>".', { code: 'invalid_authorization' });
+        }
+        apiKey = match[1].trim();
+      }
+
+      const forwardHeaders: Record<string, string> = {};
+      for (const name of (headers['x-gateway-forward-headers'] ?? '').split(',')) {
+        const lower = name.trim().toLowerCase();
+        if (!lower) continue;
+        if (NOT_FORWARDABLE.has(lower) || lower.startsWith('x-gateway-')) {
+          throw errors.invalidRequest(`The header "${lower}" cannot be forwarded.`, {
+            param: 'x-gateway-forward-headers',
+            code: 'header_not_forwardable',
+          });
+        }
+        const value = headers[lower];
+        if (value !== undefined) forwardHeaders[lower] = value;
+      }
+
+      context.auth = {
+        caller,
+        provider,
+        forwardHeaders,
+        target: { baseUrl, customHost: Boolean(customHost), headers, credentials: { apiKey }, strict: context.strict },
+      };
+      await next();
+    },
+  };
+}

@@ -1,0 +1,38 @@
+#!/usr/bin/env node
+import { BootError } from './errors.js';
+
+/**
+ * CLI entry. `start` (default) serves the gateway configured by `gateway.config.ts` on HOST:PORT.
+ * Start-up fails with a message naming the plugin or setting at fault.
+ */
+async function main(command = 'start'): Promise<void> {
+  if (command !== 'start') {
+    process.stderr.write(`usage: node dist/core/main.js start\n`);
+    process.exit(2);
+  }
+  const { default: config } = await import('../gateway.config.js');
+  const { createGateway } = await import('./app.js');
+  const gateway = createGateway(config);
+  const { url } = await gateway.listen();
+  const providers = gateway.registry.list().providers.map((provider) => `${provider.id} (${provider.operations?.join(', ')})`);
+  process.stdout.write(`gateway listening on ${url}\nproviders: ${providers.join('; ')}\n`);
+  if (gateway.generatedAccountKey) {
+    process.stdout.write(
+      `\nA new account API key was generated (only its hash is stored in ${gateway.config.dataDir}/account-key.json).\n` +
+        `It is shown this once; send it as x-gateway-api-key:\n\n  ${gateway.generatedAccountKey}\n\n`,
+    );
+  }
+  const stop = () => {
+    gateway.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+main(process.argv[2]).catch((error: unknown) => {
+  process.stderr.write(`gateway failed to start: ${error instanceof BootError ? error.message : (error as Error)?.stack ?? String(error)}\n`);
+  process.exit(1);
+});

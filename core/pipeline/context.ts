@@ -1,0 +1,106 @@
+import type { Readable } from 'node:stream';
+import type { GatewayError } from '../errors.js';
+import type { GuardrailVerdict } from '../spec/guardrail.js';
+import type { ProviderPlugin, ProviderTarget, UpstreamRequest } from '../spec/provider.js';
+import type { ErrorBody, OperationName, Usage } from '../spec/unified.js';
+
+/**
+ * The typed context of one request. The route fills `incoming` and `request`; each stage then
+ * writes only its own slice (`auth`, `guardrail`, `transform`, `forward`, `log`). Hooks never see
+ * the Koa context: what they need is here.
+ */
+export interface GatewayContext {
+  /** `x-gateway-trace-id` of the request, or a generated one. */
+  readonly traceId: string;
+  /** `performance.now()` when the request arrived. */
+  readonly startedAt: number;
+  readonly operation: OperationName;
+  readonly incoming: IncomingRequest;
+  /** Aborted when the client goes away before its response is complete. */
+  readonly signal: AbortSignal;
+  /** `x-gateway-metadata`, validated. */
+  readonly metadata: Readonly<Record<string, string>>;
+  /** `x-gateway-strict-api-compliance` (default true). */
+  readonly strict: boolean;
+
+  /** Written by the route: the validated request. */
+  request: RequestSlice;
+  /** Written by the auth stage. */
+  auth?: AuthSlice;
+  /** Written by the guardrail stage. */
+  guardrail?: GuardrailSlice;
+  /** Written by the transform stage. */
+  transform?: TransformSlice;
+  /** Written by the forward stage. */
+  forward?: ForwardSlice;
+  /** The answer to send; written by the stage that produced it (transform, or the runner on error). */
+  response?: GatewayResponse;
+  /** The error that ended the request, if any (set by the runner). */
+  error?: GatewayError;
+}
+
+export interface IncomingRequest {
+  readonly method: string;
+  /** Path without the query string, e.g. `/v1/chat/completions`. */
+  readonly path: string;
+  /** Query string with its `?`, or empty. */
+  readonly search: string;
+  /** Lower-cased header names; repeated headers joined with `, `. */
+  readonly headers: Readonly<Record<string, string | undefined>>;
+}
+
+export interface RequestSlice {
+  /** The validated JSON body (JSON operations). */
+  readonly body?: unknown;
+  /** The raw body stream (pass-through). */
+  readonly stream?: Readable;
+  readonly model?: string;
+  readonly streaming: boolean;
+}
+
+/** Who called. Virtual keys add their own variant. */
+export type Caller = { readonly type: 'account' } | { readonly type: 'virtual-key'; readonly id: string; readonly name: string };
+
+export interface AuthSlice {
+  readonly caller: Caller;
+  readonly provider: ProviderPlugin;
+  readonly target: ProviderTarget;
+  /** Headers named in `x-gateway-forward-headers`, passed upstream untouched. */
+  readonly forwardHeaders: Readonly<Record<string, string>>;
+}
+
+export interface GuardrailSlice {
+  readonly verdicts: Array<{ guardrail: string; side: 'input' | 'output'; verdict: GuardrailVerdict; ms: number }>;
+}
+
+export interface TransformSlice {
+  readonly upstreamRequest: UpstreamRequest;
+  /** Token usage, once known (for streams: when the usage event passes). */
+  usage?: Usage;
+  /** Model the provider reports. */
+  model?: string;
+  /** `performance.now()` when the first streamed content chunk went to the client. */
+  firstTokenAt?: number;
+  /** Set when a stream ended with an error after its headers were sent. */
+  streamError?: ErrorBody;
+}
+
+export interface ForwardSlice {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  /** The upstream body, unread. */
+  readonly body: Readable;
+  /** `performance.now()` when the upstream request was sent. */
+  readonly sentAt: number;
+  /** When the upstream's response headers arrived. */
+  readonly headersAt: number;
+  /** When the upstream body was fully read (set later for streamed bodies). */
+  endedAt?: number;
+}
+
+/** The gateway's answer: JSON (serialised by the core), bytes, or a stream piped to the client. */
+export interface GatewayResponse {
+  readonly status: number;
+  readonly headers: Record<string, string | string[]>;
+  readonly body: { readonly json: unknown } | { readonly stream: Readable } | { readonly bytes: Uint8Array } | null;
+}

@@ -1,0 +1,106 @@
+import { BootError, toGatewayError } from '../errors.js';
+import type { Hook, Next } from '../spec/hook.js';
+import { STAGES, type StageName } from '../spec/stage.js';
+import type { GatewayContext } from './context.js';
+
+type Composed = (context: GatewayContext) => Promise<void>;
+
+/**
+ * Composes hooks into an onion in the spirit of koa-compose: each hook gets a `next` that runs the
+ * rest. `next()` called twice is always an error (it would run later hooks twice). In development a
+ * hook that resolves while the `next()` it started is still pending (a forgotten `await`) is an
+ * error too, because the later hooks would then write the context after this one has returned.
+ */
+export function compose(hooks: readonly Hook[], development: boolean): Composed {
+  return (context) => {
+    let lastIndex = -1;
+    const dispatch = (index: number): Promise<void> => {
+      if (index <= lastIndex) {
+        return Promise.reject(new Error(`next() called multiple times in hook "${hooks[index - 1]?.name}"`));
+      }
+      lastIndex = index;
+      const hook = hooks[index];
+      if (hook === undefined) return Promise.resolve();
+      if (!development) return hook.run(context, () => dispatch(index + 1));
+      let pending = false;
+      const next: Next = () => {
+        pending = true;
+        return dispatch(index + 1).finally(() => {
+          pending = false;
+        });
+      };
+      return hook.run(context, next).then(() => {
+        if (pending) throw new Error(`hook "${hook.name}" resolved before its next() finished (missing await?)`);
+      });
+    };
+    return dispatch(0);
+  };
+}
+
+/**
+ * The stage runner. Hooks are ordered by stage ({@link STAGES}), then by registration order.
+ * `run` executes auth → guardrail → transform → forward; `complete` executes the log stage once the
+ * response is done. Because `complete` is called by the HTTP layer on every response close, the log
+ * stage runs for every request, including ones rejected by validation or by any stage.
+ */
+export class Pipeline {
+  private readonly requestChain: Composed;
+  private readonly logChain: Composed;
+  private readonly completed = new WeakSet<GatewayContext>();
+  readonly hooks: readonly Hook[];
+
+  private readonly onUnexpectedError: (error: unknown, context: GatewayContext) => void;
+
+  constructor(
+    hooks: readonly Hook[],
+    options: { development: boolean; onUnexpectedError?: (error: unknown, context: GatewayContext) => void },
+  ) {
+    this.onUnexpectedError = options.onUnexpectedError ?? (() => {});
+    const names = new Set<string>();
+    for (const hook of hooks) {
+      if (!(STAGES as readonly string[]).includes(hook.stage)) {
+        throw new BootError(
+          'UNKNOWN_STAGE',
+          `hook "${hook.name}" names stage "${hook.stage}"; stages are ${STAGES.join(', ')}`,
+        );
+      }
+      if (names.has(hook.name)) throw new BootError('DUPLICATE_HOOK', `two hooks are named "${hook.name}"`);
+      names.add(hook.name);
+    }
+    const rank = (stage: StageName) => STAGES.indexOf(stage);
+    this.hooks = hooks
+      .map((hook, order) => ({ hook, order }))
+      .sort((a, b) => rank(a.hook.stage) - rank(b.hook.stage) || a.order - b.order)
+      .map(({ hook }) => hook);
+    this.requestChain = compose(
+      this.hooks.filter((hook) => hook.stage !== 'log'),
+      options.development,
+    );
+    this.logChain = compose(
+      this.hooks.filter((hook) => hook.stage === 'log'),
+      options.development,
+    );
+  }
+
+  /** Runs the request stages. Never throws: a failure is recorded as `context.error`. */
+  async run(context: GatewayContext): Promise<void> {
+    try {
+      await this.requestChain(context);
+    } catch (error) {
+      context.error = toGatewayError(error);
+      if (context.error !== error) this.onUnexpectedError(error, context);
+    }
+  }
+
+  /** Runs the log stage, at most once per context. Never throws. */
+  async complete(context: GatewayContext): Promise<void> {
+    if (this.completed.has(context)) return;
+    this.completed.add(context);
+    try {
+      await this.logChain(context);
+    } catch (error) {
+      // A failing log hook must not take the process down.
+      this.onUnexpectedError(error, context);
+    }
+  }
+}

@@ -1,0 +1,111 @@
+import { Ajv } from 'ajv';
+import { BootError } from './errors.js';
+import type { GuardrailPlugin, GuardrailRegistration } from './spec/guardrail.js';
+import type { PluginDependencies, PluginManifest, PluginRegistration } from './spec/manifest.js';
+import type { ProviderPlugin, ProviderRegistration } from './spec/provider.js';
+
+const ID_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
+const VERSION_PATTERN = /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?$/;
+
+/** A registered plugin as listed by `GET /admin/plugins`. */
+export interface PluginListing extends PluginManifest {
+  /** Provider operations, e.g. `["chat"]`. */
+  readonly operations?: string[];
+}
+
+/**
+ * Validates every plugin a configuration registers (manifest, params, duplicate ids) before any is
+ * created, then creates them with their dependencies. Start-up fails with a {@link BootError} that
+ * names the plugin and the problem.
+ */
+export class PluginRegistry {
+  private readonly providers = new Map<string, { plugin: ProviderPlugin; manifest: PluginManifest }>();
+  private readonly guardrails = new Map<string, { plugin: GuardrailPlugin; manifest: PluginManifest }>();
+
+  constructor(
+    providers: readonly ProviderRegistration[],
+    guardrails: readonly GuardrailRegistration[],
+    dependencies: (manifest: PluginManifest) => PluginDependencies,
+  ) {
+    const ajv = new Ajv({ allErrors: true, strict: false });
+    const check = (registration: PluginRegistration<PluginManifest['kind'], unknown>, kind: PluginManifest['kind'], seen: Set<string>) => {
+      const manifest = registration?.manifest;
+      const label = `${kind} plugin "${manifest?.id ?? '(no id)'}"`;
+      if (typeof manifest !== 'object' || manifest === null) {
+        throw new BootError('INVALID_MANIFEST', `a ${kind} plugin has no manifest (did you pass the factory instead of calling it?)`);
+      }
+      if (typeof manifest.id !== 'string' || !ID_PATTERN.test(manifest.id)) {
+        throw new BootError('INVALID_MANIFEST', `${label}: id must match ${ID_PATTERN}`);
+      }
+      if (manifest.kind !== kind) {
+        throw new BootError('INVALID_MANIFEST', `${label}: kind is "${manifest.kind}" but it was registered as a ${kind}`);
+      }
+      if (typeof manifest.version !== 'string' || !VERSION_PATTERN.test(manifest.version)) {
+        throw new BootError('INVALID_MANIFEST', `${label}: version must be semantic (1.2.3), got ${JSON.stringify(manifest.version)}`);
+      }
+      if (typeof manifest.description !== 'string' || manifest.description.trim() === '') {
+        throw new BootError('INVALID_MANIFEST', `${label}: description is required`);
+      }
+      if (typeof registration.create !== 'function') {
+        throw new BootError('INVALID_MANIFEST', `${label}: create must be a function`);
+      }
+      if (seen.has(manifest.id)) throw new BootError('DUPLICATE_PLUGIN', `${label} is registered twice`);
+      seen.add(manifest.id);
+      if (manifest.params !== undefined) {
+        let validate: ReturnType<Ajv['compile']>;
+        try {
+          validate = ajv.compile(manifest.params);
+        } catch (error) {
+          throw new BootError('INVALID_MANIFEST', `${label}: params schema does not compile: ${(error as Error).message}`);
+        }
+        if (!validate(registration.params ?? {})) {
+          const problems = (validate.errors ?? [])
+            .map((problem) => `${problem.instancePath || '(params)'} ${problem.message}`)
+            .join('; ');
+          throw new BootError('INVALID_PARAMS', `${label}: ${problems}`);
+        }
+      }
+    };
+    const seenProviders = new Set<string>();
+    for (const registration of providers) check(registration, 'provider', seenProviders);
+    const seenGuardrails = new Set<string>();
+    for (const registration of guardrails) check(registration, 'guardrail', seenGuardrails);
+
+    for (const registration of providers) {
+      const plugin = registration.create(dependencies(registration.manifest));
+      if (plugin.id !== registration.manifest.id) {
+        throw new BootError('INVALID_MANIFEST', `provider plugin "${registration.manifest.id}" created an instance with id "${plugin.id}"`);
+      }
+      this.providers.set(plugin.id, { plugin, manifest: registration.manifest });
+    }
+    for (const registration of guardrails) {
+      this.guardrails.set(registration.manifest.id, {
+        plugin: registration.create(dependencies(registration.manifest)),
+        manifest: registration.manifest,
+      });
+    }
+  }
+
+  provider(id: string): ProviderPlugin | undefined {
+    return this.providers.get(id)?.plugin;
+  }
+
+  guardrail(id: string): GuardrailPlugin | undefined {
+    return this.guardrails.get(id)?.plugin;
+  }
+
+  providerIds(): string[] {
+    return [...this.providers.keys()];
+  }
+
+  list(): { providers: PluginListing[]; guardrails: PluginListing[] } {
+    return {
+      providers: [...this.providers.values()].map(({ plugin, manifest }) => ({
+        ...manifest,
+        name: plugin.name,
+        operations: Object.keys(plugin.operations).filter((name) => plugin.operations[name as keyof typeof plugin.operations]),
+      })),
+      guardrails: [...this.guardrails.values()].map(({ manifest }) => ({ ...manifest })),
+    };
+  }
+}

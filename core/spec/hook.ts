@@ -1,0 +1,19 @@
+import type { GatewayContext } from '../pipeline/context.js';
+import type { StageName } from './stage.js';
+
+/** Calls the rest of the pipeline; resolves when every later hook has finished. */
+export type Next = () => Promise<void>;
+
+/**
+ * A pipeline hook. Hooks run as an onion (koa-compose style): code before `await next()` runs on
+ * the way in, code after it on the way out. A hook writes only its own slice of the context.
+ *
+ * The log stage is special: its hooks run once the response is complete (for a stream: at its
+ * end), for every request, including ones rejected by validation or an earlier stage.
+ */
+export interface Hook {
+  /** Unique among all hooks; a duplicate fails at boot. */
+  readonly name: string;
+  readonly stage: StageName;
+  run(context: GatewayContext, next: Next): Promise<void>;
+}

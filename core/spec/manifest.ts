@@ -1,0 +1,46 @@
+/**
+ * What every plugin says about itself. The registry validates it at boot (so a misconfigured plugin
+ * fails on start, not on its thousandth request) and lists it at `GET /admin/plugins`.
+ */
+export interface PluginManifest {
+  /** Lower-case, `[a-z0-9-]`, unique among plugins of its kind. For providers: the `x-gateway-provider` slug. */
+  readonly id: string;
+  readonly kind: 'provider' | 'guardrail';
+  /** Semantic version of the plugin itself (`1.2.3`). */
+  readonly version: string;
+  /** One sentence a person reads in the admin listing. */
+  readonly description: string;
+  /**
+   * JSON Schema (draft 2020-12 subset understood by ajv) of the params the plugin's factory takes.
+   * The registry validates the params a configuration passed against it at boot.
+   */
+  readonly params?: Record<string, unknown>;
+}
+
+/**
+ * What a plugin factory returns: the manifest, the params it was called with, and a `create`
+ * that receives the plugin's dependencies. Keeping creation separate lets the registry validate
+ * every plugin before any of them builds state.
+ */
+export interface PluginRegistration<Kind extends PluginManifest['kind'], Instance> {
+  readonly manifest: PluginManifest & { readonly kind: Kind };
+  readonly params: unknown;
+  create(dependencies: PluginDependencies): Instance;
+}
+
+/**
+ * Dependencies handed to a plugin when it is created. Plugins never reach into the composition
+ * root; what they need is passed here.
+ */
+export interface PluginDependencies {
+  /** A child logger bound to the plugin id; never log secrets through it. */
+  readonly logger: PluginLogger;
+}
+
+/** The logger surface plugins may use (a subset of pino's). */
+export interface PluginLogger {
+  info(object: object, message?: string): void;
+  warn(object: object, message?: string): void;
+  error(object: object, message?: string): void;
+  debug(object: object, message?: string): void;
+}

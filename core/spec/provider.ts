@@ -1,0 +1,136 @@
+import type { Readable } from 'node:stream';
+import type { PluginRegistration } from './manifest.js';
+import type { ChatCompletionChunk, ChatRequest, ChatResponse, ErrorBody } from './unified.js';
+
+/**
+ * The provider-plugin contract. A provider is a folder under `plugins/providers/<id>/` whose
+ * `index.ts` exports a factory returning a {@link ProviderRegistration}. Everything a provider needs
+ * (URL templates from headers, its auth format, its stream framing, its error shape) is expressed
+ * here, so the core never names a provider.
+ */
+
+/** The credential the caller supplied (Bearer token) or, later, the vault decrypted for a virtual key. */
+export interface ProviderCredentials {
+  /** The `Authorization: Bearer <token>` value, without the `Bearer ` prefix. */
+  readonly apiKey?: string;
+}
+
+/** Where and how one request is sent: resolved by the auth stage before the provider maps anything. */
+export interface ProviderTarget {
+  /** The base URL: the `x-gateway-custom-host` value when given, else the provider's own. No trailing slash. */
+  readonly baseUrl: string;
+  /** True when `baseUrl` came from `x-gateway-custom-host`. */
+  readonly customHost: boolean;
+  /**
+   * The client's request headers, lower-cased. Plugins read their own (for example cloud-specific
+   * `x-gateway-cloud-*` headers); the core does not interpret them.
+   */
+  readonly headers: Readonly<Record<string, string | undefined>>;
+  readonly credentials: ProviderCredentials;
+  /** `x-gateway-strict-api-compliance` (default true): when false, providers may add their extra fields. */
+  readonly strict: boolean;
+}
+
+/** A request to send upstream: pure data, built by a provider's `toUpstream`. */
+export interface UpstreamRequest {
+  readonly method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  /** Absolute URL (`target.baseUrl` + the operation's path). */
+  readonly url: string;
+  readonly headers: Record<string, string>;
+  readonly body?: string | Uint8Array | Readable | null;
+}
+
+/** An upstream answer handed to a mapper: status, lower-cased headers and the body bytes. */
+export interface UpstreamReply {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  readonly body: Uint8Array;
+}
+
+/**
+ * One event of an upstream stream, as produced by a {@link StreamDecoder}: for SSE the `data` field
+ * (and `event` name); for binary framings whatever the plugin's decoder yields.
+ */
+export interface UpstreamEvent {
+  readonly event?: string;
+  readonly data: string;
+}
+
+/**
+ * Turns upstream stream bytes into events, incrementally (a frame may be split across reads).
+ * The default is server-sent events; a provider with another framing supplies its own.
+ */
+export interface StreamDecoder {
+  /** Consumes one read of bytes; returns the events completed by it. */
+  push(bytes: Uint8Array): UpstreamEvent[];
+  /** The upstream body ended: returns any last complete event. */
+  end(): UpstreamEvent[];
+}
+
+/** What a stream mapper makes of one upstream event. */
+export interface StreamStep {
+  /** Unified chunks to emit, in order (may be empty). */
+  readonly chunks?: ChatCompletionChunk[];
+  /** The upstream's normal end of stream (for OpenAI: `data: [DONE]`). */
+  readonly done?: boolean;
+  /** The upstream reported an error inside the stream; the gateway ends the client's stream with it. */
+  readonly error?: ErrorBody;
+}
+
+/** Maps a provider's stream events to unified chunks; one instance per request (it may keep state). */
+export interface ChatStreamMapper {
+  map(event: UpstreamEvent): StreamStep;
+}
+
+/**
+ * One operation of a provider, as a pair of pure functions: no I/O, values in, values out, so each
+ * is tested against recorded fixtures without HTTP.
+ */
+export interface OperationAdapter<Request, Response> {
+  toUpstream(request: Request, target: ProviderTarget): UpstreamRequest;
+  fromUpstream(body: unknown, request: Request, target: ProviderTarget): Response;
+}
+
+/** The chat operation, with its streaming side. */
+export interface ChatAdapter extends OperationAdapter<ChatRequest, ChatResponse> {
+  /** Present when the provider streams chat. */
+  readonly stream?: {
+    /** Framing of the upstream stream; server-sent events when absent. */
+    createDecoder?(): StreamDecoder;
+    createMapper(request: ChatRequest, target: ProviderTarget): ChatStreamMapper;
+  };
+}
+
+/** The operations a provider offers. An absent one is answered with a 400 naming provider and operation. */
+export interface ProviderOperations {
+  readonly chat?: ChatAdapter;
+}
+
+/** A created provider plugin. */
+export interface ProviderPlugin {
+  /** The `x-gateway-provider` slug; equals the manifest id. */
+  readonly id: string;
+  /** Display name. */
+  readonly name: string;
+  readonly operations: ProviderOperations;
+  /**
+   * The provider's own base URL for a request, from its headers (some clouds build it from
+   * resource names). Used when no custom host is given. No trailing slash.
+   */
+  baseUrl(headers: Readonly<Record<string, string | undefined>>): string;
+  /**
+   * Headers that carry the credentials in the provider's own format, computed on the final
+   * upstream request (so a plugin may sign method, URL and body).
+   */
+  auth(request: UpstreamRequest, target: ProviderTarget): Record<string, string>;
+  /** Maps an upstream error reply to the gateway's error body (status is kept by the core). */
+  mapError(reply: UpstreamReply): ErrorBody;
+  /**
+   * URL for a pass-through request of `pathAndQuery` (the part after `/v1`). Defaults to
+   * `target.baseUrl + pathAndQuery`.
+   */
+  passthroughUrl?(pathAndQuery: string, target: ProviderTarget): string;
+}
+
+/** What a provider's factory returns. */
+export type ProviderRegistration = PluginRegistration<'provider', ProviderPlugin>;

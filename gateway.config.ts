@@ -1,0 +1,10 @@
+import { defineConfig } from './config/index.js';
+import { openai } from './plugins/providers/openai/index.js';
+
+/**
+ * The shipped configuration. Every provider and guardrail is registered here explicitly; copy this
+ * file's shape to build your own.
+ */
+export default defineConfig({
+  providers: [openai()],
+});
