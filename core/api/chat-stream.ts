@@ -38,7 +38,7 @@ export function relayChatStream(options: ChatStreamOptions): Readable {
 }
 
 async function* relay(options: ChatStreamOptions): AsyncGenerator<string> {
-  const { decoder, mapper, observe } = options;
+  const { decoder, observe } = options;
   let usage: Usage | undefined;
   let last: ChatCompletionChunk | undefined;
   let done = false;

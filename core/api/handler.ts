@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { pipeline as pipeStreams } from 'node:stream';
 import type { Context as KoaContext } from 'koa';
-import { GatewayError, toGatewayError } from '../errors.js';
+import { type GatewayError, toGatewayError } from '../errors.js';
 import { flattenHeaders } from '../http/headers.js';
 import type { GatewayContext, GatewayResponse } from '../pipeline/context.js';
 import type { Pipeline } from '../pipeline/runner.js';

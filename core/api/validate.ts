@@ -86,7 +86,9 @@ export function optionalStop(value: unknown, param: string, allowEmptyArray = fa
   if ((!allowEmptyArray && value.length === 0) || value.length > 4) {
     throw invalid(param, `must hold 1 to 4 strings, got ${value.length}.`);
   }
-  value.forEach((entry, index) => requireString(entry, `${param}[${index}]`));
+  value.forEach((entry, index) => {
+    requireString(entry, `${param}[${index}]`);
+  });
 }
 
 /** `logit_bias`: null or token id → integer in [-100, 100]. */
@@ -99,8 +101,9 @@ export function optionalLogitBias(value: unknown, param: string): void {
   }
 }
 
-const INT64_MIN = -9223372036854775808;
-const INT64_MAX = 9223372036854775807;
+// JSON numbers are doubles: the signed 64-bit bounds are ±2^63, the nearest doubles to them.
+const INT64_MIN = -(2 ** 63);
+const INT64_MAX = 2 ** 63;
 
 /** `seed`: an integer within the signed 64-bit range, or null. */
 export function optionalSeed(value: unknown, param: string): void {
