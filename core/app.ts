@@ -101,7 +101,7 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
               customHosts: c.resolve(TOKENS.customHosts),
             }),
             guardrailHook(),
-            transformHook({ operations: new Map(OPERATIONS.map(([, handler]) => [handler.name, handler])) }),
+            transformHook({ operations: new Map([...OPERATIONS.map(([, handler]) => handler), passthrough].map((handler) => [handler.name, handler])) }),
             forwardHook({ upstream: c.resolve(TOKENS.upstream) }),
             logHook({ sinks: [new PinoLogSink(logger), ...(options.sinks ?? [])] }),
             ...config.hooks,

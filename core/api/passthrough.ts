@@ -1,3 +1,4 @@
+import { pipeline } from 'node:stream';
 import { errors } from '../errors.js';
 import { endToEndHeaders } from '../http/headers.js';
 import { limitedStream, tooLarge } from '../http/body.js';
@@ -27,7 +28,8 @@ export const passthrough: OperationHandler = {
     if (!hasBody) return { streaming: false };
     const declared = Number(request.headers['content-length']);
     if (declared > options.bodyLimitBytes) throw tooLarge(options.bodyLimitBytes);
-    return { stream: request.pipe(limitedStream(options.bodyLimitBytes)), streaming: false };
+    // pipeline (not pipe) so that an aborted upload destroys both sides instead of erroring unheard.
+    return { stream: pipeline(request, limitedStream(options.bodyLimitBytes), () => {}), streaming: false };
   },
 
   toUpstream(context, provider, target) {

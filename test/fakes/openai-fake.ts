@@ -63,9 +63,12 @@ export async function startFake(handler: FakeHandler = openAIChatHandler): Promi
   const server = createServer(async (incoming, response) => {
     const arrived = performance.now();
     const closed = new Promise<number>((resolve) => incoming.socket.once('close', () => resolve(performance.now() - arrived)));
-    response.once('close', () => {});
     const chunks: Buffer[] = [];
-    for await (const chunk of incoming) chunks.push(chunk as Buffer);
+    try {
+      for await (const chunk of incoming) chunks.push(chunk as Buffer);
+    } catch {
+      return; // the sender went away mid-body
+    }
     const body = Buffer.concat(chunks);
     const recorded: RecordedRequest = {
       method: incoming.method ?? '',
