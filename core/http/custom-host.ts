@@ -36,6 +36,22 @@ const PRIVATE = blockList([
 
 const familyOf = (address: string): 'ipv4' | 'ipv6' => (isIP(address) === 6 ? 'ipv6' : 'ipv4');
 
+/** IPv6 forms that carry an IPv4 address in their last 32 bits: mapped, compatible and NAT64. */
+const EMBEDDING = blockList([
+  ['::ffff:0:0', 96, 'ipv6'],
+  ['::', 96, 'ipv6'],
+  ['64:ff9b::', 96, 'ipv6'],
+]);
+
+/** The IPv4 address an IPv6 address embeds (so `::ffff:169.254.169.254` is judged as 169.254.169.254). */
+function unwrap(address: string): string {
+  if (isIP(address) !== 6 || address === '::' || address === '::1' || !EMBEDDING.check(address, 'ipv6')) return address;
+  const groups = new URL(`http://[${address}]/`).hostname.slice(1, -1).split(':');
+  const high = Number.parseInt(groups.at(-2) || '0', 16);
+  const low = Number.parseInt(groups.at(-1) || '0', 16);
+  return [high >> 8, high & 255, low >> 8, low & 255].join('.');
+}
+
 /**
  * Decides which `x-gateway-custom-host` values a caller may use. The address rules are applied to
  * the literal IP, and for names to every address DNS returns, both when the request is checked and
@@ -55,7 +71,7 @@ export class CustomHostGuard {
 
   /** Why `address` is refused, or undefined when it is allowed. */
   refusal(address: string): string | undefined {
-    const unmapped = address.startsWith('::ffff:') && isIP(address.slice(7)) === 4 ? address.slice(7) : address;
+    const unmapped = unwrap(address);
     const family = familyOf(unmapped);
     if (ALWAYS_REFUSED.check(unmapped, family)) {
       return `link-local, unspecified and cloud metadata addresses are always refused (${unmapped})`;

@@ -26,6 +26,7 @@ export class SseDecoder implements StreamDecoder {
   }
 
   private consume(input: string): UpstreamEvent[] {
+    if (input === '') return []; // an empty read must not clear a pending CR
     let text = input;
     if (this.pendingCarriageReturn) {
       this.pendingCarriageReturn = false;
@@ -64,7 +65,7 @@ export class SseDecoder implements StreamDecoder {
     let value = colon === -1 ? '' : line.slice(colon + 1);
     if (value.charCodeAt(0) === 32) value = value.slice(1);
     if (field === 'data') this.data.push(value);
-    else if (field === 'event') this.eventName = value;
+    else if (field === 'event') this.eventName = value || undefined;
   }
 }
 
