@@ -1,0 +1,104 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { ChildMessage, ServerRole, UsageQuery } from './protocol.js';
+
+/** CPU time (µs, user + system) and resident memory (bytes) of one server process. */
+export interface ProcessUsage {
+  cpuMicroseconds: number;
+  rssBytes: number;
+}
+
+/** A server child process, listening on loopback. */
+export interface ServerChild {
+  readonly role: ServerRole;
+  readonly url: string;
+  readonly pid: number;
+  /** Asks the child for its usage so far. */
+  usage(): Promise<ProcessUsage>;
+}
+
+const SERVERS_SCRIPT = fileURLToPath(new URL('./servers.js', import.meta.url));
+const READY_LIMIT_MS = 15_000;
+const USAGE_LIMIT_MS = 5_000;
+const STOP_LIMIT_MS = 4_000;
+
+const started = new Set<ChildProcess>();
+let nextQueryId = 1;
+
+function withTimeLimit<T>(promise: Promise<T>, limitMs: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} took longer than ${limitMs} ms`)), limitMs);
+  });
+  return Promise.race([promise, limit]).finally(() => clearTimeout(timer));
+}
+
+function waitForReady(child: ChildProcess, role: ServerRole): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const onMessage = (message: ChildMessage): void => {
+      if (message.type === 'ready') resolve(message.url);
+      if (message.type === 'failed') reject(new Error(`the ${role} server failed to start:\n${message.message}`));
+    };
+    child.on('message', onMessage);
+    child.once('error', reject);
+    child.once('exit', (code, signal) => reject(new Error(`the ${role} server exited before it was ready (${signal ?? code})`)));
+  });
+}
+
+function queryUsage(child: ChildProcess, role: ServerRole): Promise<ProcessUsage> {
+  const id = nextQueryId++;
+  const reply = new Promise<ProcessUsage>((resolve, reject) => {
+    const onMessage = (message: ChildMessage): void => {
+      if (message.type !== 'usage' || message.id !== id) return;
+      child.off('message', onMessage);
+      resolve({ cpuMicroseconds: message.cpuMicroseconds, rssBytes: message.rssBytes });
+    };
+    child.on('message', onMessage);
+    const query: UsageQuery = { type: 'usage', id };
+    if (!child.connected) reject(new Error(`the ${role} server is no longer connected`));
+    else child.send(query);
+  });
+  return withTimeLimit(reply, USAGE_LIMIT_MS, `the ${role} server's usage report`);
+}
+
+/**
+ * Starts `servers.js <role>` under this same Node binary with an IPC channel and resolves once it
+ * listens. `environment` is added to this process's environment (NODE_ENV is production).
+ */
+export async function startServer(role: ServerRole, environment: Record<string, string> = {}): Promise<ServerChild> {
+  const child = spawn(process.execPath, [SERVERS_SCRIPT, role], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    env: { ...process.env, ...environment, NODE_ENV: 'production' },
+  });
+  started.add(child);
+  child.once('exit', () => started.delete(child));
+  const url = await withTimeLimit(waitForReady(child, role), READY_LIMIT_MS, `starting the ${role} server`);
+  return { role, url, pid: child.pid ?? -1, usage: () => queryUsage(child, role) };
+}
+
+function stopOne(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      resolve();
+    }, STOP_LIMIT_MS);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+/** Stops every server this process started: SIGTERM, then SIGKILL after a few seconds. */
+export async function stopAllServers(): Promise<void> {
+  await Promise.all([...started].map(stopOne));
+}
+
+/** Last resort for `process.on('exit')`: kills whatever is still running, synchronously. */
+export function killAllServers(): void {
+  for (const child of started) {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  }
+}

@@ -1,0 +1,113 @@
+import autocannon from 'autocannon';
+import type { ServerChild } from './children.js';
+import { busyPercent, readMachineCpuTimes } from './machine.js';
+
+/** The request every load sends. */
+export interface LoadRequest {
+  path: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** One load: `connections` connections for `durationSeconds`, as fast as possible or at `overallRate` req/s. */
+export interface LoadPlan {
+  label: string;
+  baseUrl: string;
+  connections: number;
+  durationSeconds: number;
+  warmUpSeconds: number;
+  overallRate?: number;
+}
+
+/** What one measured load produced. CPU and memory are those of `proxy` (absent for direct loads). */
+export interface LoadFigures {
+  label: string;
+  requestsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  completed: number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  statusCodes: Record<string, number>;
+  /** How busy the whole machine (all cores, every process) was during the load, in percent. */
+  machineBusyPercent: number;
+  proxy?: { role: string; cpuMicrosecondsPerRequest: number; cpuPercent: number; rssBytes: number };
+}
+
+/** Extra time allowed beyond a load's duration before it counts as hung. */
+const HANG_MARGIN_MS = 30_000;
+
+function runAutocannon(plan: LoadPlan, request: LoadRequest, durationSeconds: number): Promise<autocannon.Result> {
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    const instance = autocannon(
+      {
+        url: `${plan.baseUrl}${request.path}`,
+        method: 'POST',
+        headers: request.headers,
+        body: request.body,
+        connections: plan.connections,
+        duration: durationSeconds,
+        timeout: 10,
+        ...(plan.overallRate === undefined ? {} : { overallRate: plan.overallRate }),
+      },
+      (error, result) => {
+        settled = true;
+        clearTimeout(hang);
+        if (error) reject(error);
+        else resolve(result);
+      },
+    );
+    const hang = setTimeout(() => {
+      if (settled) return;
+      instance.stop();
+      reject(new Error(`load "${plan.label}" did not finish within ${durationSeconds} s + ${HANG_MARGIN_MS} ms`));
+    }, durationSeconds * 1000 + HANG_MARGIN_MS);
+  });
+}
+
+function statusCodesOf(result: autocannon.Result): Record<string, number> {
+  const codes: Record<string, number> = {};
+  for (const [code, stats] of Object.entries(result.statusCodeStats ?? {})) codes[code] = stats.count;
+  return codes;
+}
+
+/**
+ * Warms the target up, then runs the measured load with autocannon in this process, reading the
+ * proxy process's CPU time and memory just before and just after it.
+ */
+export async function measureLoad(plan: LoadPlan, request: LoadRequest, proxy?: ServerChild): Promise<LoadFigures> {
+  if (plan.warmUpSeconds > 0) await runAutocannon(plan, request, plan.warmUpSeconds);
+  const before = await proxy?.usage();
+  const machineBefore = readMachineCpuTimes();
+  const startedAt = performance.now();
+  const result = await runAutocannon(plan, request, plan.durationSeconds);
+  const wallMicroseconds = (performance.now() - startedAt) * 1000;
+  const machineAfter = readMachineCpuTimes();
+  const after = await proxy?.usage();
+  const completed = result.requests.total;
+  const figures: LoadFigures = {
+    label: plan.label,
+    requestsPerSecond: result.requests.average,
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    completed,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    statusCodes: statusCodesOf(result),
+    machineBusyPercent: busyPercent(machineBefore, machineAfter),
+  };
+  if (proxy && before && after) {
+    const cpuMicroseconds = after.cpuMicroseconds - before.cpuMicroseconds;
+    figures.proxy = {
+      role: proxy.role,
+      cpuMicrosecondsPerRequest: completed > 0 ? cpuMicroseconds / completed : Number.NaN,
+      cpuPercent: (100 * cpuMicroseconds) / wallMicroseconds,
+      rssBytes: after.rssBytes,
+    };
+  }
+  return figures;
+}
+

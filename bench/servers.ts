@@ -1,0 +1,139 @@
+// Child-process entry of the bench: `node dist/bench/servers.js <mock|floor|gateway>`.
+// Listens on a free loopback port, reports its URL over IPC, answers usage queries, and exits when
+// the parent goes away (IPC disconnect) or sends SIGTERM.
+import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createFloorProxy } from './floor-proxy.js';
+import { createMockUpstream } from './mock-upstream.js';
+import { CHILD_ENVIRONMENT, type ChildMessage, isServerRole, type ServerRole, type UsageQuery } from './protocol.js';
+
+interface RunningServer {
+  url: string;
+  close(): Promise<void>;
+}
+
+const LOOPBACK = '127.0.0.1';
+const SHUTDOWN_LIMIT_MS = 3_000;
+
+function send(message: ChildMessage): void {
+  process.send?.(message);
+}
+
+function requiredEnvironment(name: string): string {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set`);
+  return value;
+}
+
+async function listenOnLoopback(server: Server): Promise<string> {
+  server.listen(0, LOOPBACK);
+  await once(server, 'listening');
+  return `http://${LOOPBACK}:${(server.address() as AddressInfo).port}`;
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
+}
+
+async function startMock(): Promise<RunningServer> {
+  const server = createMockUpstream({
+    chunks: Number(requiredEnvironment(CHILD_ENVIRONMENT.streamChunks)),
+    gapMs: Number(requiredEnvironment(CHILD_ENVIRONMENT.streamGapMs)),
+  });
+  return { url: await listenOnLoopback(server), close: () => closeServer(server) };
+}
+
+async function startFloor(): Promise<RunningServer> {
+  const floor = createFloorProxy(requiredEnvironment(CHILD_ENVIRONMENT.upstreamUrl));
+  const url = await listenOnLoopback(floor.server);
+  return {
+    url,
+    async close() {
+      await closeServer(floor.server);
+      await floor.close();
+    },
+  };
+}
+
+/** The real gateway, production settings, its log stage writing to /dev/null asynchronously. */
+async function startGateway(): Promise<RunningServer> {
+  const [{ createGateway }, { openai }, { pino }] = await Promise.all([
+    import('../core/app.js'),
+    import('../plugins/providers/openai/index.js'),
+    import('pino'),
+  ]);
+  const dataDirectory = mkdtempSync(join(tmpdir(), 'gateway-bench-'));
+  const gateway = createGateway(
+    { providers: [openai()] },
+    {
+      environment: {
+        NODE_ENV: 'production',
+        GATEWAY_API_KEY: requiredEnvironment(CHILD_ENVIRONMENT.gatewayApiKey),
+        GATEWAY_DATA_DIR: dataDirectory,
+        LOG_LEVEL: 'info',
+      },
+      logDestination: pino.destination({ dest: '/dev/null', sync: false }),
+    },
+  );
+  const { url } = await gateway.listen(0, LOOPBACK);
+  return {
+    url,
+    async close() {
+      await gateway.close();
+      rmSync(dataDirectory, { recursive: true, force: true });
+    },
+  };
+}
+
+const STARTERS: Record<ServerRole, () => Promise<RunningServer>> = { mock: startMock, floor: startFloor, gateway: startGateway };
+
+function answerUsageQueries(): void {
+  process.on('message', (message: UsageQuery) => {
+    if (message?.type !== 'usage') return;
+    const cpu = process.cpuUsage();
+    send({ type: 'usage', id: message.id, cpuMicroseconds: cpu.user + cpu.system, rssBytes: process.memoryUsage.rss() });
+  });
+}
+
+function exitOnParentLeaving(running: RunningServer): void {
+  let stopping = false;
+  const stop = (): void => {
+    if (stopping) return;
+    stopping = true;
+    setTimeout(() => process.exit(0), SHUTDOWN_LIMIT_MS).unref();
+    running.close().then(
+      () => process.exit(0),
+      () => process.exit(0),
+    );
+  };
+  process.once('disconnect', stop);
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+}
+
+async function main(): Promise<void> {
+  const role = process.argv[2];
+  if (!isServerRole(role)) throw new Error(`usage: servers.js <mock|floor|gateway>, got ${String(role)}`);
+  if (!process.send) throw new Error('servers.js must be started by bench/run.js with an IPC channel');
+  try {
+    const running = await STARTERS[role]();
+    answerUsageQueries();
+    exitOnParentLeaving(running);
+    send({ type: 'ready', role, url: running.url });
+  } catch (error) {
+    const failure: ChildMessage = { type: 'failed', role, message: (error as Error)?.stack ?? String(error) };
+    process.send(failure, undefined, {}, () => process.exit(1));
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
