@@ -66,7 +66,9 @@ function queryUsage(child: ChildProcess, role: ServerRole): Promise<ProcessUsage
  * listens. `environment` is added to this process's environment (NODE_ENV is production).
  */
 export async function startServer(role: ServerRole, environment: Record<string, string> = {}): Promise<ServerChild> {
-  const child = spawn(process.execPath, [SERVERS_SCRIPT, role], {
+  // BENCH_CPU_PROF=<dir>: profile the gateway child (`node --cpu-prof`), for finding where time goes.
+  const profile = role === 'gateway' && process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF] : [];
+  const child = spawn(process.execPath, [...profile, SERVERS_SCRIPT, role], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     env: { ...process.env, ...environment, NODE_ENV: 'production' },
   });

@@ -60,9 +60,6 @@ const TOKENS = {
 /** The unified operations, by path. Everything else under /v1/ is pass-through. */
 const OPERATIONS: ReadonlyArray<[path: string, handler: OperationHandler]> = [['/v1/chat/completions', chatCompletions]];
 
-/** Redacted wherever they appear in a pino object, as a second line of defence. */
-const REDACT = ['*.authorization', '*.apiKey', '*.api_key', '*["x-gateway-api-key"]', '*.secretAccessKey', '*.sessionToken'];
-
 /**
  * The composition root: resolves the configuration, wires the container (the only place tsyringe
  * is used), validates every plugin and hook at boot, and builds the Koa app.
@@ -71,7 +68,9 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
   const container = rootContainer.createChildContainer();
   const config = resolveConfig(gatewayConfig, options.environment);
   const logger = pino(
-    { level: config.logLevel, redact: { paths: REDACT, censor: '[REDACTED]' }, base: undefined },
+    // No pino `redact`: log entries are built without headers, bodies or credentials (and error
+    // messages are scrubbed in buildLogEntry); wildcard redaction measured 30-80 µs per line.
+    { level: config.logLevel, base: undefined },
     options.logDestination ?? pino.destination({ dest: 1, sync: false }),
   );
   const { accountKey, generated } = AccountKey.load(config.dataDir, config.accountKey);

@@ -1,6 +1,6 @@
 import test, { type ExecutionContext } from 'ava';
 import { type Fake, type RecordedRequest, startFake } from './fakes/openai-fake.js';
-import { gatewayHeaders, startGateway, type TestGateway } from './harness.js';
+import { gatewayHeaders, SECRETS, startGateway, type TestGateway } from './harness.js';
 
 /**
  * The chat request schema, through the real HTTP interface: every invalid body is answered 400 with
@@ -43,8 +43,11 @@ const name65 = `${name64}x`;
 
 /** Each request carries a row id that the gateway forwards upstream, so the fake's requests can be attributed. */
 let rowCounter = 0;
+/** Requests sent to each gateway, to check that each produced exactly one log entry. */
+const sent = new Map<TestGateway, number>();
 async function post(target: TestGateway, body: string, extraHeaders: Record<string, string> = {}): Promise<{ response: Response; row: string }> {
   const row = `row-${++rowCounter}`;
+  sent.set(target, (sent.get(target) ?? 0) + 1);
   const response = await fetch(`${target.url}/v1/chat/completions`, {
     method: 'POST',
     headers: gatewayHeaders(fake.baseUrl, {
@@ -591,4 +594,14 @@ test('body one byte over the limit → 413; exactly at the limit → 200', async
   await response.arrayBuffer();
   t.is(receivedFor(row).length, 1);
   t.deepEqual(receivedFor(row)[0].json(), JSON.parse(atLimit));
+});
+
+test.after('every request produced exactly one log entry, and no log line holds a secret', async (t) => {
+  t.true(sent.size === 2);
+  for (const [target, count] of sent) {
+    await target.waitForEntries(count);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    t.is(target.entries().length, count);
+    for (const secret of SECRETS) t.false(target.rawLog().includes(secret));
+  }
 });

@@ -177,6 +177,19 @@ test('the configured upstream time-out applies without the header', async (t) =>
   }
 });
 
+test('a 64-bit seed reaches the provider exactly as the client wrote it', async (t) => {
+  const marker = traceId('seed');
+  const body = `{"model":"gpt-4o","messages":[{"role":"user","content":"${marker}"}],"seed":9223372036854775807}`;
+  const response = await fetch(`${gateway.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: gatewayHeaders(fake.baseUrl, { 'content-type': 'application/json' }),
+    body,
+  });
+  t.is(response.status, 200);
+  const received = fake.requests.find((request) => request.body.toString().includes(marker));
+  t.is(received?.body.toString(), body);
+});
+
 test('strict compliance (default) strips fields outside the OpenAI schema; false keeps them', async (t) => {
   const strictClient = sdkClient(gateway.url, fake.baseUrl, { 'x-scenario': 'extras', 'x-gateway-forward-headers': 'x-scenario' });
   const strict = (await strictClient.chat.completions.create({ model: 'gpt-4o', messages })) as unknown as Record<string, any>;

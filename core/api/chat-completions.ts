@@ -20,14 +20,15 @@ export const chatCompletions: OperationHandler = {
   mapsErrors: true,
 
   async parse(request, options) {
-    const body = validateChatRequest(parseJsonObject(await readBody(request, options.bodyLimitBytes)), options.strict);
-    return { body, model: body.model, streaming: body.stream === true };
+    const raw = await readBody(request, options.bodyLimitBytes);
+    const body = validateChatRequest(parseJsonObject(raw), options.strict);
+    return { body, raw, model: body.model, streaming: body.stream === true };
   },
 
   toUpstream(context, provider, target) {
     const adapter = provider.operations.chat;
     if (!adapter || (context.request.streaming && !adapter.stream)) throw missing(provider.id);
-    return adapter.toUpstream(context.request.body as ChatRequest, target);
+    return adapter.toUpstream(context.request.body as ChatRequest, target, context.request.raw);
   },
 
   async respond(context, provider, forward): Promise<GatewayResponse> {

@@ -52,6 +52,8 @@ export interface IncomingRequest {
 export interface RequestSlice {
   /** The validated JSON body (JSON operations). */
   readonly body?: unknown;
+  /** The JSON body's bytes as received. */
+  readonly raw?: Buffer;
   /** The raw body stream (pass-through). */
   readonly stream?: Readable;
   readonly model?: string;

@@ -87,7 +87,12 @@ export interface ChatStreamMapper {
  * is tested against recorded fixtures without HTTP.
  */
 export interface OperationAdapter<Request, Response> {
-  toUpstream(request: Request, target: ProviderTarget): UpstreamRequest;
+  /**
+   * `original` is the client's body exactly as received. An adapter whose request needs no change
+   * (an OpenAI-compatible identity) should send these bytes instead of re-serialising `request`:
+   * it saves work on the hot path and keeps numbers JavaScript cannot hold exactly (64-bit seeds).
+   */
+  toUpstream(request: Request, target: ProviderTarget, original?: Uint8Array): UpstreamRequest;
   fromUpstream(body: unknown, request: Request, target: ProviderTarget): Response;
 }
 

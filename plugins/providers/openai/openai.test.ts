@@ -103,3 +103,13 @@ test('auth sends the Bearer token and optional organization and project headers'
   t.is(plugin.baseUrl({}), 'https://api.openai.com/v1');
   t.is(openai({ baseUrl: 'http://127.0.0.1:9/v1/' }).create({ logger: console as never }).baseUrl({}), 'http://127.0.0.1:9/v1');
 });
+
+test('an unchanged request is sent as the original bytes, never re-serialised', (t) => {
+  const original = Buffer.from('{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}],"seed":9223372036854775807}');
+  const parsed = JSON.parse(original.toString()) as ChatRequest;
+  t.is(openAIChat.toUpstream(parsed, target, original).body, original, 'plain request: the same buffer');
+  const streamingOriginal = Buffer.from('{"model":"m","messages":[],"stream":true,"stream_options":{"include_usage":true}}');
+  t.is(openAIChat.toUpstream(JSON.parse(streamingOriginal.toString()), target, streamingOriginal).body, streamingOriginal);
+  const needsUsage = Buffer.from('{"model":"m","messages":[],"stream":true}');
+  t.not(openAIChat.toUpstream(JSON.parse(needsUsage.toString()), target, needsUsage).body, needsUsage, 'a stream without include_usage is rewritten');
+});
