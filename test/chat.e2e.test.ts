@@ -22,6 +22,8 @@ test.before(async () => {
       body.x_provider_extra = { queue_ms: 3 };
       body.choices[0].message.content_blocks = [{ type: 'thinking', text: 'hmm' }];
       response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    } else if (scenario === 'json-for-stream') {
+      response.writeHead(200, { 'content-type': 'application/json' }).end(openAIFixture('chat-completion.json'));
     } else if (scenario === 'stream-cut') {
       response.writeHead(200, { 'content-type': 'text/event-stream' });
       response.write('data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"Hel"},"finish_reason":null}]}\n\n');
@@ -114,6 +116,21 @@ test('streamed chat without include_usage: no usage chunk reaches the client, bu
   t.deepEqual(upstreamBody.stream_options, { include_usage: true }, 'the gateway asks the provider for usage');
   const entry = await loggedOnce(gateway, trace);
   t.deepEqual(entry.usage, { promptTokens: 9, completionTokens: 6, totalTokens: 15 });
+});
+
+test('an upstream that answers a streamed request with one JSON completion still gives the client a stream', async (t) => {
+  const trace = traceId('json-for-stream');
+  const client = sdkClient(gateway.url, fake.baseUrl, { 'x-scenario': 'json-for-stream', 'x-gateway-forward-headers': 'x-scenario', 'x-gateway-trace-id': trace });
+  const stream = await client.chat.completions.create({ model: 'gpt-4.1', messages, stream: true, stream_options: { include_usage: true } });
+  const chunks: OpenAI.ChatCompletionChunk[] = [];
+  for await (const chunk of stream) chunks.push(chunk);
+  t.is(chunks.map((chunk) => chunk.choices[0]?.delta.content ?? '').join(''), 'Hello! How can I assist you today?');
+  t.is(chunks.find((chunk) => chunk.choices[0]?.finish_reason)?.choices[0].finish_reason, 'stop');
+  t.deepEqual(chunks.at(-1)?.choices, []);
+  t.is(chunks.at(-1)?.usage?.total_tokens, 29);
+  for (const chunk of chunks.slice(0, -1)) t.is(chunk.usage, null);
+  const entry = await loggedOnce(gateway, trace);
+  t.deepEqual(entry.usage, { promptTokens: 19, completionTokens: 10, totalTokens: 29 });
 });
 
 test('upstream 429 keeps its status, Retry-After and an OpenAI-shaped body', async (t) => {

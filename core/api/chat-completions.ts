@@ -4,7 +4,7 @@ import { SseDecoder } from '../http/sse.js';
 import type { GatewayResponse } from '../pipeline/context.js';
 import type { ChatRequest, ChatResponse } from '../spec/unified.js';
 import { validateChatRequest } from './chat-schema.js';
-import { relayChatStream } from './chat-stream.js';
+import { completionAsStream, relayChatStream } from './chat-stream.js';
 import { strictChatResponse } from './chat-strict.js';
 import { type OperationHandler, readUpstreamBody } from './operation.js';
 
@@ -13,6 +13,8 @@ const missing = (provider: string) =>
     param: 'x-gateway-provider',
     code: 'unsupported_operation',
   });
+
+const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' };
 
 /** `POST /v1/chat/completions`: plain and streamed. */
 export const chatCompletions: OperationHandler = {
@@ -38,7 +40,9 @@ export const chatCompletions: OperationHandler = {
     if (!adapter || !auth || !transform) throw new Error('chat response without adapter, auth or transform slice');
     const request = context.request.body as ChatRequest;
 
-    if (context.request.streaming && adapter.stream) {
+    // Some OpenAI-compatible servers ignore `stream: true` and answer with one JSON completion.
+    const answeredWithJson = String(forward.headers['content-type'] ?? '').startsWith('application/json');
+    if (context.request.streaming && adapter.stream && !answeredWithJson) {
       const stream = adapter.stream;
       const body = relayChatStream({
         upstream: forward.body,
@@ -67,7 +71,7 @@ export const chatCompletions: OperationHandler = {
       });
       return {
         status: 200,
-        headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' },
+        headers: SSE_HEADERS,
         body: { stream: body },
       };
     }
@@ -83,6 +87,10 @@ export const chatCompletions: OperationHandler = {
     const response: ChatResponse = adapter.fromUpstream(parsed, request, auth.target);
     if (response.usage) transform.usage = response.usage;
     if (response.model) transform.model = response.model;
+    if (context.request.streaming) {
+      const events = completionAsStream(response, request.stream_options?.include_usage === true, context.strict);
+      return { status: 200, headers: SSE_HEADERS, body: { bytes: Buffer.from(events) } };
+    }
     return { status: 200, headers: {}, body: { json: context.strict ? strictChatResponse(response) : response } };
   },
 };

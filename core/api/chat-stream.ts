@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { upstreamFailure } from '../http/upstream.js';
 import { SSE_DONE, sseData } from '../http/sse.js';
 import type { ChatStreamMapper, StreamDecoder, StreamStep, UpstreamEvent } from '../spec/provider.js';
-import type { ChatCompletionChunk, ErrorBody, Usage } from '../spec/unified.js';
+import type { ChatChunkChoice, ChatCompletionChunk, ChatResponse, ErrorBody, Usage } from '../spec/unified.js';
 import { strictChatChunk } from './chat-strict.js';
 
 export interface ChatStreamOptions {
@@ -127,4 +127,27 @@ async function* relay(options: ChatStreamOptions): AsyncGenerator<string> {
     if (options.signal.aborted) return;
     yield fail({ ...upstreamFailure(error, options.origin).body, provider: options.provider });
   }
+}
+
+/**
+ * A whole completion as the SSE events of a stream (for upstreams that answer a streamed request
+ * with one JSON body): per choice a chunk with its message as the delta and one with its
+ * finish_reason, then the usage chunk when asked for, then `[DONE]`.
+ */
+export function completionAsStream(response: ChatResponse, includeUsage: boolean, strict: boolean): string {
+  const chunk = (choices: ChatChunkChoice[], usage: Usage | null): ChatCompletionChunk => {
+    const value: ChatCompletionChunk = { id: response.id, object: 'chat.completion.chunk', created: response.created, model: response.model, choices, usage };
+    if (response.system_fingerprint !== undefined) value.system_fingerprint = response.system_fingerprint;
+    return strict ? { ...strictChatChunk(value), usage } : value;
+  };
+  let out = '';
+  for (const choice of response.choices) {
+    const { tool_calls: toolCalls, ...message } = choice.message;
+    const delta: ChatChunkChoice['delta'] = { ...message };
+    if (toolCalls) delta.tool_calls = toolCalls.map((call, index) => ({ index, ...call }));
+    out += sseData(JSON.stringify(chunk([{ index: choice.index, delta, logprobs: choice.logprobs ?? null, finish_reason: null }], null)));
+    out += sseData(JSON.stringify(chunk([{ index: choice.index, delta: {}, logprobs: null, finish_reason: choice.finish_reason }], null)));
+  }
+  if (includeUsage && response.usage) out += sseData(JSON.stringify(chunk([], response.usage)));
+  return out + SSE_DONE;
 }
