@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { pipeline as pipeStreams } from 'node:stream';
 import type { Context as KoaContext } from 'koa';
@@ -7,7 +8,6 @@ import type { GatewayContext, GatewayResponse } from '../pipeline/context.js';
 import type { Pipeline } from '../pipeline/runner.js';
 import type { OperationHandler } from './operation.js';
 import { metadataOf, strictOf, traceIdOf } from './request-headers.js';
-import { randomUUID } from 'node:crypto';
 
 const ms = (value: number) => Math.max(0, value).toFixed(3);
 
