@@ -89,8 +89,9 @@ async function* relay(options: ChatStreamOptions): AsyncGenerator<string> {
         yield out + fail(error);
         return;
       }
+      // After [DONE] the loop keeps reading (events are ignored) so the body ends normally and its
+      // keep-alive connection goes back to the pool instead of being torn down.
       if (out) yield out;
-      if (done) break;
     }
     const { out, error } = handle(decoder.end());
     if (error) {
