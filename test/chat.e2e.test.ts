@@ -1,6 +1,6 @@
 import test from 'ava';
 import OpenAI from 'openai';
-import { type Fake, openAIChatHandler, openAIFixture, startFake } from './fakes/openai-fake.js';
+import { type Fake, openAIChatHandler, openAIFixture, openAIStreamEvents, startFake } from './fakes/openai-fake.js';
 import { gatewayHeaders, loggedOnce, PROVIDER_KEY, SECRETS, sdkClient, startGateway, type TestGateway, traceId } from './harness.js';
 
 let fake: Fake;
@@ -22,6 +22,11 @@ test.before(async () => {
       body.x_provider_extra = { queue_ms: 3 };
       body.choices[0].message.content_blocks = [{ type: 'thinking', text: 'hmm' }];
       response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    } else if (scenario === 'done-then-linger') {
+      // [DONE] arrives, but the body ends only 500 ms later.
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      for (const event of openAIStreamEvents()) response.write(event);
+      setTimeout(() => response.end(), 500);
     } else if (scenario === 'json-for-stream') {
       response.writeHead(200, { 'content-type': 'application/json' }).end(openAIFixture('chat-completion.json'));
     } else if (scenario === 'stream-cut') {
@@ -116,6 +121,22 @@ test('streamed chat without include_usage: no usage chunk reaches the client, bu
   t.deepEqual(upstreamBody.stream_options, { include_usage: true }, 'the gateway asks the provider for usage');
   const entry = await loggedOnce(gateway, trace);
   t.deepEqual(entry.usage, { promptTokens: 9, completionTokens: 6, totalTokens: 15 });
+});
+
+test('after [DONE] the client is answered at once and the upstream connection is kept for reuse', async (t) => {
+  const trace = traceId('linger');
+  const client = sdkClient(gateway.url, fake.baseUrl, { 'x-scenario': 'done-then-linger', 'x-gateway-forward-headers': 'x-scenario', 'x-gateway-trace-id': trace });
+  const started = performance.now();
+  const stream = await client.chat.completions.create({ model: 'gpt-4o-mini', messages, stream: true });
+  let text = '';
+  for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+  t.is(text, 'Hello! How can I help?');
+  t.true(performance.now() - started < 400, 'the client did not wait for the upstream body to end');
+  const upstream = fake.requests.find((request) => request.headers['x-scenario'] === 'done-then-linger');
+  const closed = await Promise.race([upstream!.closed.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 800))]);
+  t.false(closed, 'the upstream connection was torn down instead of being returned to the pool');
+  const entry = await loggedOnce(gateway, trace);
+  t.like(entry, { status: 200, outcome: 'ok' });
 });
 
 test('an upstream that answers a streamed request with one JSON completion still gives the client a stream', async (t) => {

@@ -82,15 +82,42 @@ async function* relay(options: ChatStreamOptions): AsyncGenerator<string> {
     return { out };
   };
 
+  /** The usage chunk (when asked for) and `[DONE]`. */
+  const finish = (): string => {
+    let tail = '';
+    if (options.includeUsage && usage) {
+      const usageChunk: ChatCompletionChunk = {
+        id: last?.id ?? '',
+        object: 'chat.completion.chunk',
+        created: last?.created ?? Math.floor(Date.now() / 1000),
+        model: last?.model ?? '',
+        choices: [],
+        usage,
+      };
+      if (last?.system_fingerprint !== undefined) usageChunk.system_fingerprint = last.system_fingerprint;
+      tail += sseData(JSON.stringify(options.strict ? strictChatChunk(usageChunk) : usageChunk));
+    }
+    observe.end();
+    return tail + SSE_DONE;
+  };
+
+  let finished = false;
+  const upstream = options.upstream[Symbol.asyncIterator]();
   try {
-    for await (const bytes of options.upstream) {
-      const { out, error } = handle(decoder.push(bytes));
+    for (let read = await upstream.next(); !read.done; read = await upstream.next()) {
+      const { out, error } = handle(decoder.push(read.value));
       if (error) {
         yield out + fail(error);
         return;
       }
-      // After [DONE] the loop keeps reading (events are ignored) so the body ends normally and its
-      // keep-alive connection goes back to the pool instead of being torn down.
+      if (done) {
+        // The client has everything: end its response now, and read the rest of the upstream body
+        // in the background so its keep-alive connection goes back to the pool, not torn down.
+        finished = true;
+        drain(upstream);
+        yield out + finish();
+        return;
+      }
       if (out) yield out;
     }
     const { out, error } = handle(decoder.end());
@@ -109,24 +136,13 @@ async function* relay(options: ChatStreamOptions): AsyncGenerator<string> {
         });
       return;
     }
-    let tail = out;
-    if (options.includeUsage && usage) {
-      const usageChunk: ChatCompletionChunk = {
-        id: last?.id ?? '',
-        object: 'chat.completion.chunk',
-        created: last?.created ?? Math.floor(Date.now() / 1000),
-        model: last?.model ?? '',
-        choices: [],
-        usage,
-      };
-      if (last?.system_fingerprint !== undefined) usageChunk.system_fingerprint = last.system_fingerprint;
-      tail += sseData(JSON.stringify(options.strict ? strictChatChunk(usageChunk) : usageChunk));
-    }
-    observe.end();
-    yield tail + SSE_DONE;
+    yield out + finish();
   } catch (error) {
     if (options.signal.aborted) return;
     yield fail({ ...upstreamFailure(error, options.origin).body, provider: options.provider });
+  } finally {
+    // Leaving early for any other reason (error event, client gone) releases the upstream body.
+    if (!finished) await upstream.return?.();
   }
 }
 
@@ -151,4 +167,17 @@ export function completionAsStream(response: ChatResponse, includeUsage: boolean
   }
   if (includeUsage && response.usage) out += sseData(JSON.stringify(chunk([], response.usage)));
   return out + SSE_DONE;
+}
+
+/** Reads an upstream body to its end, ignoring what it says (errors included). */
+function drain(upstream: AsyncIterator<Uint8Array>): void {
+  void (async () => {
+    try {
+      while (!(await upstream.next()).done) {
+        // discard
+      }
+    } catch {
+      // the connection failed after the stream was complete: nothing to tell anyone
+    }
+  })();
 }

@@ -10,6 +10,8 @@ export interface RecordedRequest {
   readonly url: string;
   readonly headers: IncomingMessage['headers'];
   readonly body: Buffer;
+  /** The client's port: equal for two requests that came over one keep-alive connection. */
+  readonly remotePort: number;
   readonly json: () => any;
   /** Resolves with the time (ms since the request arrived) at which its connection closed. */
   readonly closed: Promise<number>;
@@ -75,6 +77,7 @@ export async function startFake(handler: FakeHandler = openAIChatHandler): Promi
       url: incoming.url ?? '',
       headers: incoming.headers,
       body,
+      remotePort: incoming.socket.remotePort ?? -1,
       json: () => JSON.parse(body.toString('utf8')),
       closed,
     };
@@ -85,7 +88,6 @@ export async function startFake(handler: FakeHandler = openAIChatHandler): Promi
       if (!response.headersSent) response.writeHead(500).end(String(error));
     }
   });
-  server.keepAliveTimeout = 1000;
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
