@@ -44,7 +44,8 @@ export interface Gateway {
   /** Set when the account key was generated on this start: shown once, never stored. */
   readonly generatedAccountKey?: string;
   listen(port?: number, host?: string): Promise<{ url: string; server: Server }>;
-  close(): Promise<void>;
+  /** Stops accepting; requests in flight get up to `graceMs` (default 0) to finish. */
+  close(graceMs?: number): Promise<void>;
 }
 
 const TOKENS = {
@@ -134,13 +135,19 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
       const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
       return { url: `http://${shownHost}:${address.port}`, server };
     },
-    async close() {
+    async close(graceMs = 0) {
       await Promise.all(
         servers.map(
           (server) =>
             new Promise<void>((resolve) => {
-              server.close(() => resolve());
-              server.closeAllConnections();
+              // Stop accepting, close idle keep-alive sockets, let requests in flight (streams
+              // included) finish for up to graceMs, then cut what is left.
+              const timer = setTimeout(() => server.closeAllConnections(), graceMs);
+              server.close(() => {
+                clearTimeout(timer);
+                resolve();
+              });
+              server.closeIdleConnections();
             }),
         ),
       );

@@ -1,6 +1,9 @@
 #!/usr/bin/env node
 import { BootError } from './errors.js';
 
+/** How long SIGINT/SIGTERM lets requests in flight (long streams included) finish. */
+const SHUTDOWN_GRACE_MS = Number(process.env.GATEWAY_SHUTDOWN_GRACE_MS ?? 30_000);
+
 /**
  * CLI entry. `start` (default) serves the gateway configured by `gateway.config.ts` on HOST:PORT.
  * Start-up fails with a message naming the plugin or setting at fault.
@@ -23,7 +26,8 @@ async function main(command = 'start'): Promise<void> {
     );
   }
   const stop = () => {
-    gateway.close().then(
+    process.stdout.write(`shutting down: requests in flight get up to ${SHUTDOWN_GRACE_MS / 1000} s\n`);
+    gateway.close(SHUTDOWN_GRACE_MS).then(
       () => process.exit(0),
       () => process.exit(1),
     );
