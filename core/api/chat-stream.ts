@@ -84,19 +84,7 @@ async function* relay(options: ChatStreamOptions): AsyncGenerator<string> {
 
   /** The usage chunk (when asked for) and `[DONE]`. */
   const finish = (): string => {
-    let tail = '';
-    if (options.includeUsage && usage) {
-      const usageChunk: ChatCompletionChunk = {
-        id: last?.id ?? '',
-        object: 'chat.completion.chunk',
-        created: last?.created ?? Math.floor(Date.now() / 1000),
-        model: last?.model ?? '',
-        choices: [],
-        usage,
-      };
-      if (last?.system_fingerprint !== undefined) usageChunk.system_fingerprint = last.system_fingerprint;
-      tail += sseData(JSON.stringify(options.strict ? strictChatChunk(usageChunk) : usageChunk));
-    }
+    const tail = options.includeUsage && usage ? sseChunk(chunkLike(last, [], usage), options.strict) : '';
     observe.end();
     return tail + SSE_DONE;
   };
@@ -152,22 +140,37 @@ async function* relay(options: ChatStreamOptions): AsyncGenerator<string> {
  * finish_reason, then the usage chunk when asked for, then `[DONE]`.
  */
 export function completionAsStream(response: ChatResponse, includeUsage: boolean, strict: boolean): string {
-  const chunk = (choices: ChatChunkChoice[], usage: Usage | null): ChatCompletionChunk => {
-    const value: ChatCompletionChunk = { id: response.id, object: 'chat.completion.chunk', created: response.created, model: response.model, choices, usage };
-    if (response.system_fingerprint !== undefined) value.system_fingerprint = response.system_fingerprint;
-    return strict ? { ...strictChatChunk(value), usage } : value;
-  };
   let out = '';
   for (const choice of response.choices) {
     const { tool_calls: toolCalls, ...message } = choice.message;
     const delta: ChatChunkChoice['delta'] = { ...message };
     if (toolCalls) delta.tool_calls = toolCalls.map((call, index) => ({ index, ...call }));
-    out += sseData(JSON.stringify(chunk([{ index: choice.index, delta, logprobs: choice.logprobs ?? null, finish_reason: null }], null)));
-    out += sseData(JSON.stringify(chunk([{ index: choice.index, delta: {}, logprobs: null, finish_reason: choice.finish_reason }], null)));
+    out += sseChunk(chunkLike(response, [{ index: choice.index, delta, logprobs: choice.logprobs ?? null, finish_reason: null }], null), strict);
+    out += sseChunk(chunkLike(response, [{ index: choice.index, delta: {}, logprobs: null, finish_reason: choice.finish_reason }], null), strict);
   }
-  if (includeUsage && response.usage) out += sseData(JSON.stringify(chunk([], response.usage)));
+  if (includeUsage && response.usage) out += sseChunk(chunkLike(response, [], response.usage), strict);
   return out + SSE_DONE;
 }
+
+/** A chunk with the identity (id, created, model, fingerprint) of `source`. */
+function chunkLike(
+  source: Pick<ChatCompletionChunk, 'id' | 'created' | 'model' | 'system_fingerprint'> | undefined,
+  choices: ChatChunkChoice[],
+  usage: Usage | null,
+): ChatCompletionChunk {
+  const chunk: ChatCompletionChunk = {
+    id: source?.id ?? '',
+    object: 'chat.completion.chunk',
+    created: source?.created ?? Math.floor(Date.now() / 1000),
+    model: source?.model ?? '',
+    choices,
+    usage,
+  };
+  if (source?.system_fingerprint !== undefined) chunk.system_fingerprint = source.system_fingerprint;
+  return chunk;
+}
+
+const sseChunk = (chunk: ChatCompletionChunk, strict: boolean): string => sseData(JSON.stringify(strict ? strictChatChunk(chunk) : chunk));
 
 /** Reads an upstream body to its end, ignoring what it says (errors included). */
 function drain(upstream: AsyncIterator<Uint8Array>): void {
