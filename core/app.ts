@@ -8,6 +8,7 @@ import { pino, type DestinationStream, type Logger } from 'pino';
 import { container as rootContainer, instanceCachingFactory } from 'tsyringe';
 import { type GatewayConfig, type ResolvedConfig, resolveConfig } from '../config/index.js';
 import { AccountKey } from './account-key.js';
+import { AdminGuard } from './admin/guard.js';
 import { chatCompletions } from './api/chat-completions.js';
 import { gatewayHandler } from './api/handler.js';
 import type { OperationHandler } from './api/operation.js';
@@ -41,6 +42,8 @@ export interface Gateway {
   readonly logger: Logger;
   readonly registry: PluginRegistry;
   readonly pipeline: Pipeline;
+  /** Guards every admin route; features add credential kinds (dashboard sessions) and key recognisers. */
+  readonly adminGuard: AdminGuard;
   /** Set when the account key was generated on this start: shown once, never stored. */
   readonly generatedAccountKey?: string;
   listen(port?: number, host?: string): Promise<{ url: string; server: Server }>;
@@ -117,7 +120,8 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
   const registry = container.resolve<PluginRegistry>(TOKENS.registry);
   const pipeline = container.resolve<Pipeline>(TOKENS.pipeline);
   const upstream = container.resolve<UpstreamClient>(TOKENS.upstream);
-  const app = buildApp({ pipeline, registry, accountKey, config, logger });
+  const adminGuard = new AdminGuard(accountKey);
+  const app = buildApp({ pipeline, registry, adminGuard, config, logger });
   const servers: Server[] = [];
 
   return {
@@ -126,6 +130,7 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
     logger,
     registry,
     pipeline,
+    adminGuard,
     generatedAccountKey: generated,
     async listen(port = config.port, host = config.host) {
       const server = app.listen(port, host);
@@ -160,11 +165,11 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
 function buildApp(parts: {
   pipeline: Pipeline;
   registry: PluginRegistry;
-  accountKey: AccountKey;
+  adminGuard: AdminGuard;
   config: ResolvedConfig;
   logger: Logger;
 }): Koa {
-  const { pipeline, registry, accountKey, config, logger } = parts;
+  const { pipeline, registry, adminGuard, config, logger } = parts;
   const app = new Koa();
   app.silent = true;
   app.on('error', (error) => logger.debug({ err: error }, 'connection error'));
@@ -185,11 +190,7 @@ function buildApp(parts: {
   router.get('/health', (koa) => {
     koa.body = { status: 'ok' };
   });
-  router.get('/admin/plugins', (koa) => {
-    const key = koa.get('x-gateway-api-key');
-    if (!key || !accountKey.matches(key)) {
-      throw errors.authentication('The admin API needs the account API key in x-gateway-api-key.', { code: 'invalid_api_key' });
-    }
+  router.get('/admin/plugins', adminGuard.middleware, (koa) => {
     koa.body = registry.list();
   });
   for (const [path, handler] of OPERATIONS) {

@@ -37,6 +37,8 @@ export interface GatewayContext {
   response?: GatewayResponse;
   /** The error that ended the request, if any (set by the runner). */
   error?: GatewayError;
+  /** The request's cost in USD, once usage is known and priced (set before the log entry is built). */
+  costUsd?: number;
 }
 
 export interface IncomingRequest {
@@ -69,6 +71,8 @@ export interface AuthSlice {
   readonly target: ProviderTarget;
   /** Headers named in `x-gateway-forward-headers`, passed upstream untouched. */
   readonly forwardHeaders: Readonly<Record<string, string>>;
+  /** The guardrail policy that applies (a virtual key's `guardrail_policy`, or the config's default). */
+  readonly policy?: string;
 }
 
 export interface GuardrailSlice {
