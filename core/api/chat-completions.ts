@@ -30,7 +30,13 @@ export const chatCompletions: OperationHandler = {
   toUpstream(context, provider, target) {
     const adapter = provider.operations.chat;
     if (!adapter || (context.request.streaming && !adapter.stream)) throw missing(provider.id);
-    return adapter.toUpstream(context.request.body as ChatRequest, target, context.request.raw);
+    const request = context.request.body as ChatRequest;
+    if (provider.capabilities?.developerRole?.(request.model) === false && request.messages.some((message) => message.role === 'developer')) {
+      // The provider does not know the developer role: it becomes system, so the original bytes no longer apply.
+      const messages = request.messages.map((message) => (message.role === 'developer' ? { ...message, role: 'system' as const } : message));
+      return adapter.toUpstream({ ...request, messages }, target);
+    }
+    return adapter.toUpstream(request, target, context.request.raw);
   },
 
   async respond(context, provider, forward): Promise<GatewayResponse> {

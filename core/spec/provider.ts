@@ -1,6 +1,20 @@
 import type { Readable } from 'node:stream';
 import type { PluginRegistration } from './manifest.js';
-import type { ChatCompletionChunk, ChatRequest, ChatResponse, ErrorBody } from './unified.js';
+import type {
+  ChatCompletionChunk,
+  ChatRequest,
+  ChatResponse,
+  CompletionRequest,
+  CompletionResponse,
+  EmbeddingRequest,
+  EmbeddingResponse,
+  ErrorBody,
+  ImageGenerateRequest,
+  ImageResponse,
+  ModelList,
+  MultipartForm,
+  SpeechRequest,
+} from './unified.js';
 
 /**
  * The provider-plugin contract. A provider is a folder under `plugins/providers/<id>/` whose
@@ -68,9 +82,9 @@ export interface StreamDecoder {
 }
 
 /** What a stream mapper makes of one upstream event. */
-export interface StreamStep {
+export interface StreamStep<Chunk = ChatCompletionChunk> {
   /** Unified chunks to emit, in order (may be empty). */
-  readonly chunks?: ChatCompletionChunk[];
+  readonly chunks?: Chunk[];
   /** The upstream's normal end of stream (for OpenAI: `data: [DONE]`). */
   readonly done?: boolean;
   /** The upstream reported an error inside the stream; the gateway ends the client's stream with it. */
@@ -78,8 +92,18 @@ export interface StreamStep {
 }
 
 /** Maps a provider's stream events to unified chunks; one instance per request (it may keep state). */
-export interface ChatStreamMapper {
-  map(event: UpstreamEvent): StreamStep;
+export interface StreamMapper<Chunk> {
+  map(event: UpstreamEvent): StreamStep<Chunk>;
+}
+
+export type ChatStreamMapper = StreamMapper<ChatCompletionChunk>;
+
+/** A provider's own extra check of a request, run after the unified validation and before sending. */
+export interface RequestProblem {
+  /** The request field at fault (for multipart: the form field). */
+  readonly param: string;
+  /** A sentence a person understands. */
+  readonly message: string;
 }
 
 /**
@@ -94,21 +118,83 @@ export interface OperationAdapter<Request, Response> {
    */
   toUpstream(request: Request, target: ProviderTarget, original?: Uint8Array): UpstreamRequest;
   fromUpstream(body: unknown, request: Request, target: ProviderTarget): Response;
+  /** Checks of the provider's own beyond the unified bounds (e.g. its image models' sizes). */
+  validate?(request: Request): RequestProblem | undefined;
 }
 
-/** The chat operation, with its streaming side. */
-export interface ChatAdapter extends OperationAdapter<ChatRequest, ChatResponse> {
-  /** Present when the provider streams chat. */
+/** An operation that may stream its answer as chunks. */
+export interface StreamingAdapter<Request, Response, Chunk> extends OperationAdapter<Request, Response> {
+  /** Present when the provider streams this operation. */
   readonly stream?: {
     /** Framing of the upstream stream; server-sent events when absent. */
     createDecoder?(): StreamDecoder;
-    createMapper(request: ChatRequest, target: ProviderTarget): ChatStreamMapper;
+    createMapper(request: Request, target: ProviderTarget): StreamMapper<Chunk>;
   };
 }
 
-/** The operations a provider offers. An absent one is answered with a 400 naming provider and operation. */
+/** The chat operation, with its streaming side. */
+export type ChatAdapter = StreamingAdapter<ChatRequest, ChatResponse, ChatCompletionChunk>;
+
+/** Text completions; streamed chunks share the plain response's shape (`object: text_completion`). */
+export type CompletionAdapter = StreamingAdapter<CompletionRequest, CompletionResponse, CompletionResponse>;
+
+export type EmbedAdapter = OperationAdapter<EmbeddingRequest, EmbeddingResponse>;
+
+export type ImageGenerateAdapter = OperationAdapter<ImageGenerateRequest, ImageResponse>;
+
+/**
+ * An operation whose request is multipart/form-data. The core has already streamed the form in,
+ * size-limited, with files spooled to temporary files (see `core/http/multipart.ts`, whose
+ * `encodeMultipart` re-encodes a form with the files byte for byte).
+ */
+export interface MultipartAdapter<Response> {
+  toUpstream(form: MultipartForm, target: ProviderTarget): UpstreamRequest;
+  /** Maps a JSON answer. When absent, the upstream answer is relayed as received (status, type, bytes). */
+  fromUpstream?(body: unknown, form: MultipartForm, target: ProviderTarget): Response;
+  validate?(form: MultipartForm): RequestProblem | undefined;
+}
+
+/** Text to speech: the upstream answers with audio bytes, which the core streams to the client as they arrive. */
+export interface SpeechAdapter {
+  toUpstream(request: SpeechRequest, target: ProviderTarget): UpstreamRequest;
+  /** Speech models of this provider accepted besides `tts-1` and `tts-1-hd`. */
+  readonly models?: readonly string[];
+  /** Voices of this provider accepted besides the six the spec names. */
+  readonly voices?: readonly string[];
+}
+
+/** `GET /v1/models`: the provider's list, mapped to the OpenAI list shape. */
+export interface ModelsAdapter {
+  toUpstream(target: ProviderTarget): UpstreamRequest;
+  fromUpstream(body: unknown, target: ProviderTarget): ModelList;
+}
+
+/**
+ * The operations a provider offers, each an optional capability. An absent one is answered with a
+ * 400 naming the provider and the operation.
+ */
 export interface ProviderOperations {
   readonly chat?: ChatAdapter;
+  readonly completion?: CompletionAdapter;
+  readonly embed?: EmbedAdapter;
+  readonly imageGenerate?: ImageGenerateAdapter;
+  readonly imageEdit?: MultipartAdapter<ImageResponse>;
+  readonly imageVariation?: MultipartAdapter<ImageResponse>;
+  readonly speech?: SpeechAdapter;
+  /** Audio transcription (`/v1/audio/transcriptions`); answers may be JSON or text, relayed as received when no mapper. */
+  readonly transcription?: MultipartAdapter<unknown>;
+  /** Audio translation (`/v1/audio/translations`). */
+  readonly translation?: MultipartAdapter<unknown>;
+  readonly models?: ModelsAdapter;
+}
+
+/** What the core needs to know of a provider's behaviour beyond its operations. */
+export interface ProviderCapabilities {
+  /**
+   * Whether the `developer` chat role is understood for `model`. When false, the core sends
+   * `developer` messages as `system`. Default: true.
+   */
+  developerRole?(model: string): boolean;
 }
 
 /** A created provider plugin. */
@@ -118,6 +204,7 @@ export interface ProviderPlugin {
   /** Display name. */
   readonly name: string;
   readonly operations: ProviderOperations;
+  readonly capabilities?: ProviderCapabilities;
   /**
    * The provider's own base URL for a request, from its headers (some clouds build it from
    * resource names). Used when no custom host is given. No trailing slash.

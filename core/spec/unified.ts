@@ -13,6 +13,9 @@ export type OperationName =
   | 'imageEdit'
   | 'imageVariation'
   | 'speech'
+  | 'transcription'
+  | 'translation'
+  | 'models'
   | 'passthrough';
 
 export type ChatRole = 'system' | 'developer' | 'user' | 'assistant' | 'tool' | 'function';
@@ -110,4 +113,106 @@ export interface ErrorBody {
   code: string | null;
   /** Set when the error came from a provider. */
   provider?: string;
+}
+
+/** `POST /v1/completions` body, after validation. */
+export interface CompletionRequest {
+  model: string;
+  prompt?: string | string[] | number[] | number[][] | null;
+  stream?: boolean | null;
+  stream_options?: { include_usage?: boolean } | null;
+  max_tokens?: number | null;
+  [field: string]: unknown;
+}
+
+export interface CompletionChoice {
+  index: number;
+  text: string;
+  finish_reason: string | null;
+  logprobs: unknown;
+  [field: string]: unknown;
+}
+
+/** A text completion, plain or one streamed chunk: both have `object: text_completion`. */
+export interface CompletionResponse {
+  id: string;
+  object: 'text_completion';
+  created: number;
+  model: string;
+  choices: CompletionChoice[];
+  usage?: Usage | null;
+  system_fingerprint?: string | null;
+  [field: string]: unknown;
+}
+
+/** `POST /v1/embeddings` body, after validation. */
+export interface EmbeddingRequest {
+  model: string;
+  input: string | string[] | number[] | number[][];
+  encoding_format?: 'float' | 'base64';
+  dimensions?: number;
+  user?: string;
+  [field: string]: unknown;
+}
+
+export interface EmbeddingResponse {
+  object: 'list';
+  data: Array<{ object: 'embedding'; index: number; embedding: number[] | string }>;
+  model: string;
+  usage: { prompt_tokens: number; total_tokens: number };
+  [field: string]: unknown;
+}
+
+/** `POST /v1/images/generations` body, after validation. */
+export interface ImageGenerateRequest {
+  prompt: string;
+  model?: string;
+  n?: number;
+  quality?: string;
+  response_format?: 'url' | 'b64_json';
+  size?: string;
+  style?: string;
+  user?: string;
+  [field: string]: unknown;
+}
+
+export interface ImageResponse {
+  created: number;
+  data: Array<{ b64_json?: string; url?: string; revised_prompt?: string }>;
+  [field: string]: unknown;
+}
+
+/** `POST /v1/audio/speech` body, after validation. */
+export interface SpeechRequest {
+  model: string;
+  input: string;
+  voice: string;
+  response_format?: 'mp3' | 'opus' | 'aac' | 'flac' | 'wav' | 'pcm';
+  speed?: number;
+  [field: string]: unknown;
+}
+
+/** A file part of a multipart request, spooled to a temporary file while it streamed in. */
+export interface FormFile {
+  /** The form field name. */
+  readonly field: string;
+  readonly filename: string;
+  readonly contentType: string;
+  /** Path of the temporary file holding the bytes exactly as received (removed after the response). */
+  readonly path: string;
+  readonly size: number;
+}
+
+/** A parsed multipart/form-data request (images edit / variation, audio transcription / translation). */
+export interface MultipartForm {
+  /** Text fields, by name (the last value wins; repeated fields such as `timestamp_granularities[]` keep all). */
+  readonly fields: Readonly<Record<string, string>>;
+  readonly repeated: Readonly<Record<string, readonly string[]>>;
+  readonly files: readonly FormFile[];
+}
+
+/** `GET /v1/models`. */
+export interface ModelList {
+  object: 'list';
+  data: Array<{ id: string; object: 'model'; created: number; owned_by: string; [field: string]: unknown }>;
 }
