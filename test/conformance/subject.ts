@@ -1,0 +1,71 @@
+import type { ProviderRegistration } from '../../core/spec/provider.js';
+
+/**
+ * The conformance kit's contract with a provider plugin's author: the plugin, plus a renderer that
+ * answers the kit's scenarios in the provider's own wire format. The kit owns the loopback server,
+ * the gateway and the `openai` SDK client; the renderer is pure (request in, answer out).
+ */
+
+export interface FakeUsage {
+  readonly promptTokens: number;
+  readonly completionTokens: number;
+}
+
+/** What the kit wants the fake provider to answer. */
+export type Scenario =
+  /** A text answer; with `choices` > 1 (the `n` check) every choice carries the same text with its index appended. */
+  | { readonly kind: 'text'; readonly text: string; readonly finishReason: 'stop' | 'length'; readonly usage: FakeUsage; readonly choices?: number }
+  /** One function call with its JSON arguments (streamed: split into several fragments). */
+  | { readonly kind: 'toolCall'; readonly id: string; readonly name: string; readonly arguments: string; readonly usage: FakeUsage }
+  | { readonly kind: 'embedding'; readonly vectors: readonly (readonly number[])[]; readonly promptTokens: number }
+  /** The provider's documented error body for this status; `retryAfter` goes in a `Retry-After` header. */
+  | { readonly kind: 'error'; readonly status: number; readonly message: string; readonly retryAfter?: string }
+  /** A stream that stops after some text, without the provider's end-of-stream event. */
+  | { readonly kind: 'truncated'; readonly text: string };
+
+/** A request as the fake provider received it. */
+export interface ReceivedRequest {
+  readonly method: string;
+  /** Path and query, e.g. `/v1/chat/completions`. */
+  readonly url: string;
+  /** Lower-cased header names. */
+  readonly headers: Readonly<Record<string, string | undefined>>;
+  readonly body: Buffer;
+}
+
+/** The provider's answer: status, headers and body pieces (each written separately, so framing is split across reads). */
+export interface RenderedAnswer {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly chunks: ReadonlyArray<string | Uint8Array>;
+}
+
+export interface ProviderFakeRenderer {
+  /** Which operation a received request is, and whether it asks for a stream. */
+  classify(request: ReceivedRequest): { operation: 'chat' | 'embed' | 'other'; stream: boolean };
+  render(scenario: Scenario, request: ReceivedRequest, stream: boolean): RenderedAnswer;
+  /** Problems with how the request carries `credential` compared with the provider's documentation (empty when right). */
+  checkAuth(request: ReceivedRequest, credential: string): string[];
+  /** The chat roles the provider received, in order, in unified names (`system`, `developer`, `user`, `assistant`, `tool`). */
+  roles(request: ReceivedRequest): string[];
+  /** The stop sequences the provider received. */
+  stopSequences(request: ReceivedRequest): string[];
+}
+
+/** One provider plugin under test. */
+export interface ConformanceSubject {
+  readonly registration: ProviderRegistration;
+  readonly fake: ProviderFakeRenderer;
+  /** Chat model id the kit sends. */
+  readonly model: string;
+  /** Embedding model id, when the plugin declares embeddings. */
+  readonly embeddingModel?: string;
+  /** The Bearer credential the kit sends (default `test-provider-key`). */
+  readonly credential?: string;
+  /** Extra request headers the provider needs (cloud headers such as region or deployment). */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** Whether the provider honours `n` > 1 (the check is skipped, and reported so, when false). */
+  readonly supportsN?: boolean;
+  /** Whether the provider keeps the `developer` role for `model` (else the kit expects `system`). */
+  readonly developerRole?: boolean;
+}
