@@ -11,6 +11,7 @@ import { AccountKey } from './account-key.js';
 import { AdminGuard } from './admin/guard.js';
 import { chatCompletions } from './api/chat-completions.js';
 import { gatewayHandler } from './api/handler.js';
+import { audioTranscriptions, audioTranslations, imageEdits, imageVariations } from './api/multipart-operations.js';
 import type { OperationHandler } from './api/operation.js';
 import { passthrough } from './api/passthrough.js';
 import { errors, toGatewayError } from './errors.js';
@@ -62,7 +63,13 @@ const TOKENS = {
 } as const;
 
 /** The unified operations, by path. Everything else under /v1/ is pass-through. */
-const OPERATIONS: ReadonlyArray<[path: string, handler: OperationHandler]> = [['/v1/chat/completions', chatCompletions]];
+const OPERATIONS: ReadonlyArray<[path: string, handler: OperationHandler]> = [
+  ['/v1/chat/completions', chatCompletions],
+  ['/v1/images/edits', imageEdits],
+  ['/v1/images/variations', imageVariations],
+  ['/v1/audio/transcriptions', audioTranscriptions],
+  ['/v1/audio/translations', audioTranslations],
+];
 
 /**
  * The composition root: resolves the configuration, wires the container (the only place tsyringe

@@ -87,6 +87,7 @@ export function gatewayHandler(
     res.once('close', () => {
       if (!res.writableFinished) controller.abort();
       void pipeline.complete(context);
+      void context.request.cleanup?.().catch(() => {});
     });
 
     try {

@@ -2,6 +2,14 @@ import type { IncomingMessage } from 'node:http';
 import type { ForwardSlice, GatewayContext, GatewayResponse, RequestSlice } from '../pipeline/context.js';
 import type { ProviderPlugin, ProviderTarget, UpstreamRequest } from '../spec/provider.js';
 import type { OperationName } from '../spec/unified.js';
+import { errors } from '../errors.js';
+
+/** The 400 for an operation the selected provider does not offer. */
+export const unsupportedOperation = (provider: string, operation: OperationName, route: string) =>
+  errors.invalidRequest(`The provider "${provider}" does not support the operation "${operation}" (${route}).`, {
+    param: 'x-gateway-provider',
+    code: 'unsupported_operation',
+  });
 
 /**
  * One operation of the unified API, as the core handles it: how its request is read and validated,

@@ -60,6 +60,8 @@ export interface RequestSlice {
   readonly stream?: Readable;
   readonly model?: string;
   readonly streaming: boolean;
+  /** Removes what reading the request left behind (temporary upload files); called once the response closes. */
+  readonly cleanup?: () => Promise<void>;
 }
 
 /** Who called. Virtual keys add their own variant. */

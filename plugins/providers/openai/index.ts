@@ -1,6 +1,7 @@
 import type { ProviderRegistration } from '../../../core/spec/index.js';
 import { openAIChat } from './openai-chat.js';
 import { mapOpenAIError } from './openai-error.js';
+import { openAIImageEdit, openAIImageVariation, openAITranscription, openAITranslation } from './openai-multipart.js';
 
 export interface OpenAIParams {
   /** Default base URL (default `https://api.openai.com/v1`); `x-gateway-custom-host` overrides it per request. */
@@ -35,7 +36,13 @@ export function openai(params: OpenAIParams = {}): ProviderRegistration {
       return {
         id: 'openai',
         name: 'OpenAI',
-        operations: { chat: openAIChat },
+        operations: {
+          chat: openAIChat,
+          imageEdit: openAIImageEdit,
+          imageVariation: openAIImageVariation,
+          transcription: openAITranscription,
+          translation: openAITranslation,
+        },
         baseUrl: () => baseUrl,
         auth(_request, target) {
           const headers: Record<string, string> = {};

@@ -1,0 +1,208 @@
+import { errors } from '../errors.js';
+import { spoolMultipart } from '../http/multipart.js';
+import { endToEndHeaders } from '../http/headers.js';
+import type { GatewayResponse } from '../pipeline/context.js';
+import type { MultipartAdapter, ProviderOperations } from '../spec/provider.js';
+import type { FormFile, ImageResponse, MultipartForm } from '../spec/unified.js';
+import { type OperationHandler, readUpstreamBody, unsupportedOperation } from './operation.js';
+import { readPngInfo } from './png.js';
+import { invalid } from './validate.js';
+
+type MultipartOperation = 'imageEdit' | 'imageVariation' | 'transcription' | 'translation';
+
+/** Images must be under 4 MB. */
+export const IMAGE_LIMIT_BYTES = 4 * 1024 * 1024;
+const IMAGE_SIZES = ['256x256', '512x512', '1024x1024'];
+const RESPONSE_FORMATS = ['url', 'b64_json'];
+const AUDIO_FORMATS = ['json', 'text', 'srt', 'verbose_json', 'vtt'];
+/** An image and a mask under 4 MB each, plus room for the text fields. */
+const IMAGE_BODY_LIMIT = 2 * IMAGE_LIMIT_BYTES + 1024 * 1024;
+
+const fileOf = (form: MultipartForm, field: string): FormFile | undefined => form.files.find((file) => file.field === field);
+
+function noUnexpectedFiles(form: MultipartForm, allowed: readonly string[]): void {
+  const stray = form.files.find((file) => !allowed.includes(file.field));
+  if (stray) throw invalid(stray.field, `this operation takes no file in "${stray.field}" (files go in ${allowed.join(' or ')}).`);
+}
+
+function integerField(form: MultipartForm, name: string, min: number, max: number): void {
+  const value = form.fields[name];
+  if (value === undefined) return;
+  if (!/^-?\d+$/.test(value.trim()) || Number(value) < min || Number(value) > max) {
+    throw invalid(name, `expected an integer from ${min} to ${max}, got "${value.slice(0, 40)}".`);
+  }
+}
+
+function numberField(form: MultipartForm, name: string, min: number, max: number): void {
+  const value = form.fields[name];
+  if (value === undefined) return;
+  const number = Number(value);
+  if (value.trim() === '' || !Number.isFinite(number) || number < min || number > max) {
+    throw invalid(name, `expected a number from ${min} to ${max}, got "${value.slice(0, 40)}".`);
+  }
+}
+
+function enumField(form: MultipartForm, name: string, allowed: readonly string[]): void {
+  const value = form.fields[name];
+  if (value !== undefined && !allowed.includes(value)) throw invalid(name, `expected one of ${allowed.join(', ')}, got "${value.slice(0, 40)}".`);
+}
+
+function requiredField(form: MultipartForm, name: string, max?: number): void {
+  const value = form.fields[name];
+  if (value === undefined || value.length === 0) throw invalid(name, 'is required.');
+  if (max !== undefined && value.length > max) throw invalid(name, `must be at most ${max} characters, got ${value.length}.`);
+}
+
+/** A PNG file under 4 MB, square: checked from its bytes, not its name. */
+async function squarePng(file: FormFile | undefined, field: string) {
+  if (!file) throw invalid(field, 'a PNG file is required.');
+  if (file.size >= IMAGE_LIMIT_BYTES) throw invalid(field, `must be under 4 MB (${IMAGE_LIMIT_BYTES} bytes), got ${file.size} bytes.`);
+  const info = await readPngInfo(file.path);
+  if (!info) throw invalid(field, 'must be a PNG image (its bytes do not start with the PNG signature and header).');
+  return info;
+}
+
+function dallE2Only(form: MultipartForm): void {
+  const model = form.fields.model;
+  if (model !== undefined && model !== 'dall-e-2') throw invalid('model', `only dall-e-2 supports this operation, got "${model.slice(0, 40)}".`);
+}
+
+function imageOptions(form: MultipartForm): void {
+  dallE2Only(form);
+  integerField(form, 'n', 1, 10);
+  enumField(form, 'size', IMAGE_SIZES);
+  enumField(form, 'response_format', RESPONSE_FORMATS);
+}
+
+async function validateImageEdit(form: MultipartForm): Promise<void> {
+  noUnexpectedFiles(form, ['image', 'mask']);
+  const image = await squarePng(fileOf(form, 'image'), 'image');
+  if (image.width !== image.height) throw invalid('image', `must be square, got ${image.width}x${image.height}.`);
+  const maskFile = fileOf(form, 'mask');
+  if (maskFile) {
+    const mask = await squarePng(maskFile, 'mask');
+    if (mask.width !== image.width || mask.height !== image.height) {
+      throw invalid('mask', `must have the image's dimensions (${image.width}x${image.height}), got ${mask.width}x${mask.height}.`);
+    }
+  } else if (!image.hasAlpha) {
+    throw invalid('image', 'must have an alpha channel (transparent areas mark where to edit) when no mask is sent.');
+  }
+  requiredField(form, 'prompt', 1000);
+  imageOptions(form);
+}
+
+async function validateImageVariation(form: MultipartForm): Promise<void> {
+  noUnexpectedFiles(form, ['image']);
+  const image = await squarePng(fileOf(form, 'image'), 'image');
+  if (image.width !== image.height) throw invalid('image', `must be square, got ${image.width}x${image.height}.`);
+  imageOptions(form);
+}
+
+async function validateAudio(form: MultipartForm): Promise<void> {
+  noUnexpectedFiles(form, ['file']);
+  if (!fileOf(form, 'file')) throw invalid('file', 'an audio file is required.');
+  requiredField(form, 'model');
+  enumField(form, 'response_format', AUDIO_FORMATS);
+  numberField(form, 'temperature', 0, 1);
+}
+
+/** Image answers in strict mode: only the fields of OpenAI's image response. */
+function strictImages(response: ImageResponse): ImageResponse {
+  const { created, data, usage, background, output_format, quality, size } = response;
+  const kept: ImageResponse = {
+    created,
+    data: data.map(({ b64_json, url, revised_prompt }) => ({
+      ...(b64_json === undefined ? {} : { b64_json }),
+      ...(url === undefined ? {} : { url }),
+      ...(revised_prompt === undefined ? {} : { revised_prompt }),
+    })),
+  };
+  for (const [key, value] of Object.entries({ usage, background, output_format, quality, size })) if (value !== undefined) kept[key] = value;
+  return kept;
+}
+
+function multipartOperation(spec: {
+  name: MultipartOperation;
+  route: string;
+  validate: (form: MultipartForm) => Promise<void>;
+  defaultModel?: string;
+  strict?: (response: never) => unknown;
+  /** Largest body this operation can need; a bigger upload is refused (413) as soon as it passes this. */
+  limitBytes?: number;
+}): OperationHandler {
+  const adapterOf = (operations: ProviderOperations) => operations[spec.name] as MultipartAdapter<unknown> | undefined;
+  return {
+    name: spec.name,
+    mapsErrors: true,
+
+    async parse(request, options) {
+      const { form, cleanup } = await spoolMultipart(request, Math.min(options.bodyLimitBytes, spec.limitBytes ?? Number.POSITIVE_INFINITY));
+      try {
+        await spec.validate(form);
+      } catch (error) {
+        await cleanup();
+        throw error;
+      }
+      return { body: form, model: form.fields.model ?? spec.defaultModel, streaming: false, cleanup };
+    },
+
+    toUpstream(context, provider, target) {
+      const adapter = adapterOf(provider.operations);
+      if (!adapter) throw unsupportedOperation(provider.id, spec.name, spec.route);
+      const form = context.request.body as MultipartForm;
+      const problem = adapter.validate?.(form);
+      if (problem) throw invalid(problem.param, problem.message);
+      return adapter.toUpstream(form, target);
+    },
+
+    async respond(context, provider, forward): Promise<GatewayResponse> {
+      const adapter = adapterOf(provider.operations);
+      const auth = context.auth;
+      if (!adapter || !auth) throw new Error(`${spec.name} response without adapter or auth`);
+      if (!adapter.fromUpstream) {
+        // Answers whose format the caller picked (json, text, srt, vtt) are relayed as received.
+        forward.body.once('end', () => {
+          forward.endedAt = performance.now();
+        });
+        return { status: forward.status, headers: endToEndHeaders(forward.headers), body: { stream: forward.body } };
+      }
+      const bytes = await readUpstreamBody(forward.body);
+      forward.endedAt = performance.now();
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(bytes.toString('utf8'));
+      } catch {
+        throw errors.badGateway(`The provider "${provider.id}" answered with a body that is not JSON.`, { code: 'upstream_invalid_json' });
+      }
+      const response = adapter.fromUpstream(parsed, context.request.body as MultipartForm, auth.target);
+      const json = context.strict && spec.strict ? spec.strict(response as never) : response;
+      return { status: 200, headers: {}, body: { json } };
+    },
+  };
+}
+
+/** `POST /v1/images/edits` (multipart). */
+export const imageEdits = multipartOperation({
+  name: 'imageEdit',
+  route: 'POST /v1/images/edits',
+  validate: validateImageEdit,
+  defaultModel: 'dall-e-2',
+  strict: strictImages,
+  limitBytes: IMAGE_BODY_LIMIT,
+});
+
+/** `POST /v1/images/variations` (multipart). */
+export const imageVariations = multipartOperation({
+  name: 'imageVariation',
+  route: 'POST /v1/images/variations',
+  validate: validateImageVariation,
+  defaultModel: 'dall-e-2',
+  strict: strictImages,
+  limitBytes: IMAGE_BODY_LIMIT,
+});
+
+/** `POST /v1/audio/transcriptions` (multipart). */
+export const audioTranscriptions = multipartOperation({ name: 'transcription', route: 'POST /v1/audio/transcriptions', validate: validateAudio });
+
+/** `POST /v1/audio/translations` (multipart). */
+export const audioTranslations = multipartOperation({ name: 'translation', route: 'POST /v1/audio/translations', validate: validateAudio });

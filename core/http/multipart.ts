@@ -1,0 +1,234 @@
+import { randomBytes } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { type FileHandle, mkdtemp, open, rm } from 'node:fs/promises';
+import type { IncomingMessage } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { errors } from '../errors.js';
+import type { FormFile, MultipartForm } from '../spec/unified.js';
+import { tooLarge } from './body.js';
+
+/** Text fields larger than this are refused (they are held in memory, unlike files). */
+const FIELD_LIMIT = 1024 * 1024;
+/** Header block of one part. */
+const PART_HEADER_LIMIT = 16 * 1024;
+const MAX_PARTS = 1000;
+
+const CRLF = Buffer.from('\r\n');
+const HEADER_END = Buffer.from('\r\n\r\n');
+
+const invalid = (message: string) => errors.invalidRequest(message, { code: 'invalid_multipart' });
+
+/** A parsed form and the temporary folder its files live in; `cleanup` removes it (idempotent). */
+export interface SpooledForm {
+  readonly form: MultipartForm;
+  readonly cleanup: () => Promise<void>;
+}
+
+/** The boundary of a `multipart/form-data` content type, or a 400 naming the header. */
+export function boundaryOf(contentType: string | undefined): string {
+  const match = contentType?.match(/^\s*multipart\/form-data\s*;(?:.*;)?\s*boundary=(?:"([^"]{1,70})"|([^\s;]{1,70}))/i);
+  const boundary = match?.[1] ?? match?.[2];
+  if (!boundary) {
+    throw errors.invalidRequest('This operation takes a multipart/form-data body (Content-Type: multipart/form-data; boundary=…).', {
+      param: 'content-type',
+      code: 'invalid_content_type',
+    });
+  }
+  return boundary;
+}
+
+function parsePartHeaders(block: string): { name: string; filename?: string; contentType: string } {
+  let disposition: string | undefined;
+  let contentType = 'application/octet-stream';
+  for (const line of block.split('\r\n')) {
+    const colon = line.indexOf(':');
+    if (colon < 0) continue;
+    const name = line.slice(0, colon).trim().toLowerCase();
+    const value = line.slice(colon + 1).trim();
+    if (name === 'content-disposition') disposition = value;
+    else if (name === 'content-type') contentType = value;
+  }
+  if (!disposition || !/^form-data\b/i.test(disposition)) throw invalid('A multipart part has no Content-Disposition: form-data header.');
+  const param = (key: string) => {
+    const found = disposition.match(new RegExp(`;\\s*${key}="((?:[^"\\\\]|\\\\.)*)"`, 'i')) ?? disposition.match(new RegExp(`;\\s*${key}=([^;\\s]+)`, 'i'));
+    return found?.[1]?.replace(/\\(.)/g, '$1');
+  };
+  const name = param('name');
+  if (name === undefined) throw invalid('A multipart part has no field name.');
+  const filename = param('filename');
+  return { name, ...(filename === undefined ? {} : { filename }), contentType };
+}
+
+/**
+ * Streams a multipart/form-data request in: text fields into memory (each up to 1 MB), files into a
+ * fresh temporary folder, never holding a whole file in memory. More than `limitBytes` in all is
+ * refused with 413 as soon as it is seen (a declared Content-Length over the limit before reading).
+ * On any failure the folder is removed before the error is thrown.
+ */
+export async function spoolMultipart(request: IncomingMessage, limitBytes: number): Promise<SpooledForm> {
+  const boundary = boundaryOf(request.headers['content-type']);
+  const declared = Number(request.headers['content-length']);
+  if (declared > limitBytes) throw tooLarge(limitBytes);
+
+  const dir = await mkdtemp(join(tmpdir(), 'gateway-upload-'));
+  let removed = false;
+  const cleanup = async () => {
+    if (removed) return;
+    removed = true;
+    await rm(dir, { recursive: true, force: true });
+  };
+
+  const fields: Record<string, string> = {};
+  const repeated: Record<string, string[]> = {};
+  const files: FormFile[] = [];
+  const delimiter = Buffer.from(`\r\n--${boundary}`);
+  // The body starts with `--boundary` (no leading CRLF): prefix one so that every delimiter looks alike.
+  let pending: Buffer = Buffer.from(CRLF);
+  // Widened on purpose: `consume` changes it, which narrowing across the awaits below cannot see.
+  let state = 'preamble' as 'preamble' | 'headers' | 'body' | 'afterDelimiter' | 'done';
+  let total = 0;
+  let parts = 0;
+  let current: { name: string; filename?: string; contentType: string; handle?: FileHandle; path?: string; size: number; text: Buffer[] } | undefined;
+
+  const finishPart = async () => {
+    if (!current) return;
+    const part = current;
+    current = undefined;
+    if (part.handle && part.path !== undefined && part.filename !== undefined) {
+      await part.handle.close();
+      files.push({ field: part.name, filename: part.filename, contentType: part.contentType, path: part.path, size: part.size });
+    } else {
+      const value = Buffer.concat(part.text).toString('utf8');
+      fields[part.name] = value;
+      (repeated[part.name] ??= []).push(value);
+    }
+  };
+
+  const writeBody = async (bytes: Buffer) => {
+    if (!current || bytes.length === 0) return;
+    current.size += bytes.length;
+    if (current.handle) {
+      await current.handle.write(bytes);
+    } else {
+      if (current.size > FIELD_LIMIT) {
+        throw errors.invalidRequest(`The form field "${current.name}" is longer than ${FIELD_LIMIT} bytes.`, { param: current.name, code: 'field_too_large' });
+      }
+      current.text.push(Buffer.from(bytes));
+    }
+  };
+
+  const consume = async () => {
+    for (;;) {
+      if (state === 'preamble' || state === 'body') {
+        const at = pending.indexOf(delimiter);
+        if (at < 0) {
+          // Keep a tail that could be the start of a delimiter; the rest is safely part of this body.
+          const safe = pending.length - delimiter.length;
+          if (safe > 0) {
+            if (state === 'body') await writeBody(pending.subarray(0, safe));
+            pending = pending.subarray(safe);
+          }
+          return;
+        }
+        if (state === 'body') {
+          await writeBody(pending.subarray(0, at));
+          await finishPart();
+        }
+        pending = pending.subarray(at + delimiter.length);
+        state = 'afterDelimiter';
+      } else if (state === 'afterDelimiter') {
+        if (pending.length < 2) return;
+        if (pending[0] === 0x2d && pending[1] === 0x2d) {
+          state = 'done';
+          return;
+        }
+        const lineEnd = pending.indexOf(CRLF);
+        if (lineEnd < 0) {
+          if (pending.length > 256) throw invalid('Malformed multipart body: bad delimiter line.');
+          return;
+        }
+        pending = pending.subarray(lineEnd + 2);
+        state = 'headers';
+      } else if (state === 'headers') {
+        const end = pending.indexOf(HEADER_END);
+        if (end < 0) {
+          if (pending.length > PART_HEADER_LIMIT) throw invalid('A multipart part has headers longer than 16 KB.');
+          return;
+        }
+        if (++parts > MAX_PARTS) throw invalid(`A multipart body may have at most ${MAX_PARTS} parts.`);
+        const headers = parsePartHeaders(pending.subarray(0, end).toString('utf8'));
+        pending = pending.subarray(end + HEADER_END.length);
+        current = { ...headers, size: 0, text: [] };
+        if (headers.filename !== undefined) {
+          current.path = join(dir, `${files.length}-${randomBytes(6).toString('hex')}`);
+          current.handle = await open(current.path, 'wx', 0o600);
+        }
+        state = 'body';
+      } else {
+        return;
+      }
+    }
+  };
+
+  try {
+    for await (const chunk of request as AsyncIterable<Buffer>) {
+      total += chunk.length;
+      if (total > limitBytes) throw tooLarge(limitBytes);
+      if (state === 'done') continue;
+      pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
+      await consume();
+    }
+    if (state !== 'done') throw invalid('The multipart body ended before its closing boundary.');
+    return { form: { fields, repeated, files }, cleanup };
+  } catch (error) {
+    await current?.handle?.close().catch(() => {});
+    await cleanup();
+    throw error;
+  }
+}
+
+const quote = (value: string) => value.replace(/[\\"]/g, '\\$&').replace(/[\r\n]/g, ' ');
+
+/**
+ * Re-encodes a spooled form for the upstream request: text fields, then files streamed from disk
+ * byte for byte. `omit` drops fields (e.g. ones a provider takes elsewhere). Content-Length is exact.
+ */
+export function encodeMultipart(form: MultipartForm, options: { omit?: readonly string[] } = {}): {
+  body: Readable;
+  headers: Record<string, string>;
+} {
+  const boundary = `----gateway${randomBytes(12).toString('hex')}`;
+  const omit = new Set(options.omit ?? []);
+  const pieces: Array<Buffer | FormFile> = [];
+  for (const [name, values] of Object.entries(form.repeated)) {
+    if (omit.has(name)) continue;
+    for (const value of values) {
+      pieces.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${quote(name)}"\r\n\r\n${value}\r\n`));
+    }
+  }
+  for (const file of form.files) {
+    if (omit.has(file.field)) continue;
+    pieces.push(
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="${quote(file.field)}"; filename="${quote(file.filename)}"\r\n` +
+          `Content-Type: ${file.contentType}\r\n\r\n`,
+      ),
+      file,
+      Buffer.from(CRLF),
+    );
+  }
+  pieces.push(Buffer.from(`--${boundary}--\r\n`));
+  const length = pieces.reduce((sum, piece) => sum + (Buffer.isBuffer(piece) ? piece.length : piece.size), 0);
+  async function* generate(): AsyncGenerator<Buffer> {
+    for (const piece of pieces) {
+      if (Buffer.isBuffer(piece)) yield piece;
+      else for await (const chunk of createReadStream(piece.path)) yield chunk as Buffer;
+    }
+  }
+  return {
+    body: Readable.from(generate(), { objectMode: false }),
+    headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': String(length) },
+  };
+}
