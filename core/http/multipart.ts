@@ -53,7 +53,8 @@ function parsePartHeaders(block: string): { name: string; filename?: string; con
   if (!disposition || !/^form-data\b/i.test(disposition)) throw invalid('A multipart part has no Content-Disposition: form-data header.');
   const param = (key: string) => {
     const found = disposition.match(new RegExp(`;\\s*${key}="((?:[^"\\\\]|\\\\.)*)"`, 'i')) ?? disposition.match(new RegExp(`;\\s*${key}=([^;\\s]+)`, 'i'));
-    return found?.[1]?.replace(/\\(.)/g, '$1');
+    // Browsers percent-encode quotes and line breaks in names; some clients backslash-escape them.
+    return found?.[1]?.replace(/\\(.)/g, '$1').replace(/%22/g, '"').replace(/%0D/gi, '\r').replace(/%0A/gi, '\n');
   };
   const name = param('name');
   if (name === undefined) throw invalid('A multipart part has no field name.');
@@ -189,7 +190,8 @@ export async function spoolMultipart(request: IncomingMessage, limitBytes: numbe
   }
 }
 
-const quote = (value: string) => value.replace(/[\\"]/g, '\\$&').replace(/[\r\n]/g, ' ');
+/** Escapes a name or filename as the HTML form encoding does (quotes and line breaks percent-encoded). */
+const quote = (value: string) => value.replace(/"/g, '%22').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
 
 /**
  * Re-encodes a spooled form for the upstream request: text fields, then files streamed from disk
