@@ -61,6 +61,7 @@ test('anyOf/oneOf with null become nullable, const becomes an enum, allOf is mer
   t.deepEqual(cleanGeminiSchema({ const: 'fixed' }), { enum: ['fixed'], type: 'string' });
   t.deepEqual(cleanGeminiSchema({ type: 'string', format: 'date-time' }), { type: 'string', format: 'date-time' });
   t.deepEqual(cleanGeminiSchema({ type: 'integer', enum: [1, 2, 3] }), { type: 'integer' });
+  t.deepEqual(cleanGeminiSchema({ type: ['string', 'null'], enum: ['c', 'f', null] }), { type: 'string', nullable: true, enum: ['c', 'f'] });
   t.deepEqual(
     cleanGeminiSchema({
       allOf: [

@@ -124,7 +124,10 @@ function clean(node: unknown, root: Schema, stack: readonly string[]): Schema {
       const item = Array.isArray(value) ? value[0] : value;
       if (isSchema(item)) out.items = clean(item, root, inner);
     } else if (key === 'enum') {
-      if (Array.isArray(value) && value.every((entry) => typeof entry === 'string')) out.enum = value;
+      if (!Array.isArray(value)) continue;
+      const values = value.filter((entry) => entry !== null);
+      if (values.length < value.length) out.nullable = true;
+      if (values.length > 0 && values.every((entry) => typeof entry === 'string')) out.enum = values;
     } else if (key === 'format') {
       if (typeof value === 'string' && typeof out.type === 'string' && FORMATS[out.type]?.has(value)) out.format = value;
     } else {
