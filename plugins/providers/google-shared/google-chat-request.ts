@@ -1,5 +1,6 @@
 import { invalid } from '../../../core/api/validate.js';
 import type { ChatMessage, ChatRequest } from '../../../core/spec/index.js';
+import { splitCallId } from './google-chat-response.js';
 import { cleanGeminiSchema, geminiParameters } from './google-schema.js';
 
 export type GeminiPart =
@@ -95,7 +96,11 @@ function assistantParts(message: ChatMessage): GeminiPart[] {
   const parts: GeminiPart[] = [];
   const text = textOf(message.content);
   if (text) parts.push({ text });
-  for (const call of message.tool_calls ?? []) parts.push({ functionCall: { name: call.function.name, args: parseArguments(call.function.arguments) } });
+  for (const call of message.tool_calls ?? []) {
+    const { thoughtSignature } = splitCallId(call.id);
+    const part: GeminiPart = { functionCall: { name: call.function.name, args: parseArguments(call.function.arguments) } };
+    parts.push(thoughtSignature ? { ...part, thoughtSignature } : part);
+  }
   const legacy = message.function_call;
   if (isRecord(legacy) && typeof legacy.name === 'string') {
     parts.push({ functionCall: { name: legacy.name, args: parseArguments(String(legacy.arguments ?? '{}')) } });

@@ -53,6 +53,18 @@ export function mapGeminiUsage(usage: GeminiUsageMetadata | undefined): Usage {
 /** A call id for a function call Gemini did not name (it usually does not). */
 export const newCallId = (): string => `call_${randomUUID().replace(/-/g, '').slice(0, 24)}`;
 
+/**
+ * Gemini's thinking models attach a `thoughtSignature` to function calls and refuse the next turn
+ * when it does not come back with the call. OpenAI clients only echo the call id, so the signature
+ * travels inside it, after this marker.
+ */
+export const THOUGHT_SIGNATURE_MARKER = '~ts~';
+
+export function splitCallId(id: string): { id: string; thoughtSignature?: string } {
+  const at = id.indexOf(THOUGHT_SIGNATURE_MARKER);
+  return at === -1 ? { id } : { id: id.slice(0, at), thoughtSignature: id.slice(at + THOUGHT_SIGNATURE_MARKER.length) };
+}
+
 export interface GeminiPartsDigest {
   text: string;
   hasText: boolean;
@@ -72,8 +84,9 @@ export function digestParts(parts: Array<Record<string, unknown>> | undefined): 
       }
     } else if (typeof part.functionCall === 'object' && part.functionCall !== null) {
       const call = part.functionCall as { name?: unknown; args?: unknown; id?: unknown };
+      const id = typeof call.id === 'string' && call.id ? call.id : newCallId();
       digest.toolCalls.push({
-        id: typeof call.id === 'string' && call.id ? call.id : newCallId(),
+        id: typeof part.thoughtSignature === 'string' && part.thoughtSignature ? `${id}${THOUGHT_SIGNATURE_MARKER}${part.thoughtSignature}` : id,
         type: 'function',
         function: { name: String(call.name ?? ''), arguments: JSON.stringify(call.args ?? {}) },
       });

@@ -294,3 +294,25 @@ test('mapGoogleError reads Google error bodies (object or array) and describes o
   t.like(mapGoogleError(reply(429, `[${providerFixture('google-shared', 'error-429.json')}]`)), { type: 'rate_limit_error', code: 'RESOURCE_EXHAUSTED' });
   t.deepEqual(mapGoogleError(reply(500, 'upstream connect error')), { message: 'The provider returned HTTP 500: upstream connect error', type: 'api_error', param: null, code: null });
 });
+
+test('a function call\'s thoughtSignature travels in the call id and goes back with the call', (t) => {
+  const answer = fromGeminiResponse(
+    { candidates: [{ content: { role: 'model', parts: [{ functionCall: { name: 'f', args: { a: 1 } }, thoughtSignature: 'CiQB0e2Kb+sig==' }] }, finishReason: 'STOP' }] },
+    base,
+    target,
+  );
+  const call = answer.choices[0].message.tool_calls![0];
+  t.regex(call.id, /^call_[0-9a-f]{24}~ts~CiQB0e2Kb\+sig==$/);
+  const body = toGeminiBody({
+    ...base,
+    messages: [
+      { role: 'user', content: 'go' },
+      { role: 'assistant', content: null, tool_calls: [call] },
+      { role: 'tool', tool_call_id: call.id, content: 'ok' },
+    ],
+  });
+  t.deepEqual(body.contents.slice(1), [
+    { role: 'model', parts: [{ functionCall: { name: 'f', args: { a: 1 } }, thoughtSignature: 'CiQB0e2Kb+sig==' }] },
+    { role: 'user', parts: [{ functionResponse: { name: 'f', response: { content: 'ok' } } }] },
+  ]);
+});
