@@ -1,0 +1,84 @@
+import type { ChatChoice, ChatRequest, ChatResponse, ProviderTarget, ToolCall, Usage } from '../../../core/spec/index.js';
+
+export interface AnthropicUsage {
+  input_tokens?: number;
+  output_tokens?: number;
+  cache_creation_input_tokens?: number | null;
+  cache_read_input_tokens?: number | null;
+}
+
+export interface AnthropicResponseBody {
+  id?: string;
+  type?: string;
+  model?: string;
+  content?: Array<Record<string, unknown>>;
+  stop_reason?: string | null;
+  usage?: AnthropicUsage;
+}
+
+const STOP_REASONS: Record<string, string> = {
+  end_turn: 'stop',
+  stop_sequence: 'stop',
+  pause_turn: 'stop',
+  max_tokens: 'length',
+  model_context_window_exceeded: 'length',
+  tool_use: 'tool_calls',
+  refusal: 'content_filter',
+};
+
+export const mapAnthropicStopReason = (reason: string | null | undefined): string => (reason ? (STOP_REASONS[reason] ?? 'stop') : 'stop');
+
+const count = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) ? value : 0);
+
+/**
+ * Anthropic counts cached prompt tokens apart from `input_tokens`; OpenAI's `prompt_tokens` includes
+ * them, with the cache reads in `prompt_tokens_details.cached_tokens`.
+ */
+export function mapAnthropicUsage(usage: AnthropicUsage | undefined): Usage {
+  const cacheRead = count(usage?.cache_read_input_tokens);
+  const cacheCreation = count(usage?.cache_creation_input_tokens);
+  const prompt = count(usage?.input_tokens) + cacheRead + cacheCreation;
+  const completion = count(usage?.output_tokens);
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: prompt + completion,
+    prompt_tokens_details: { cached_tokens: cacheRead, cache_creation_tokens: cacheCreation },
+  };
+}
+
+type ContentBlock = { type: string; text?: string; [field: string]: unknown };
+
+/** A Messages API answer as a unified chat completion; thinking goes to `content_blocks` when not strict. */
+export function fromAnthropicResponse(body: unknown, request: ChatRequest, target: ProviderTarget): ChatResponse {
+  const response = body as AnthropicResponseBody;
+  if (typeof response !== 'object' || response === null || !Array.isArray(response.content)) throw new TypeError('Anthropic response without content');
+  let text = '';
+  let hasText = false;
+  const toolCalls: ToolCall[] = [];
+  const blocks: ContentBlock[] = [];
+  for (const block of response.content) {
+    if (block.type === 'text' && typeof block.text === 'string') {
+      text += block.text;
+      hasText = true;
+      blocks.push({ type: 'text', text: block.text });
+    } else if (block.type === 'tool_use') {
+      toolCalls.push({ id: String(block.id ?? ''), type: 'function', function: { name: String(block.name ?? ''), arguments: JSON.stringify(block.input ?? {}) } });
+    } else if (block.type === 'thinking') {
+      blocks.push({ type: 'thinking', text: String(block.thinking ?? ''), signature: String(block.signature ?? '') });
+    } else if (block.type === 'redacted_thinking') {
+      blocks.push({ type: 'redacted_thinking', data: String(block.data ?? '') });
+    }
+  }
+  const message: ChatChoice['message'] = { role: 'assistant', content: hasText ? text : toolCalls.length > 0 ? null : '' };
+  if (toolCalls.length > 0) message.tool_calls = toolCalls;
+  if (!target.strict && blocks.some((block) => block.type !== 'text')) message.content_blocks = blocks;
+  return {
+    id: response.id ?? `chatcmpl-${Date.now()}`,
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model: response.model ?? request.model,
+    choices: [{ index: 0, message, finish_reason: mapAnthropicStopReason(response.stop_reason), logprobs: null }],
+    usage: mapAnthropicUsage(response.usage),
+  };
+}

@@ -1,0 +1,59 @@
+import type { ProviderRegistration } from '../../../core/spec/index.js';
+import { anthropicChat } from './anthropic-chat.js';
+import { mapAnthropicError } from './anthropic-error.js';
+
+export { toAnthropicBody, checkAnthropicRequest, type AnthropicRequestBody } from './anthropic-chat-request.js';
+export { fromAnthropicResponse, mapAnthropicUsage, mapAnthropicStopReason } from './anthropic-chat-response.js';
+export { createAnthropicStreamMapper } from './anthropic-stream.js';
+export { mapAnthropicError, parseAnthropicError, describeReply } from './anthropic-error.js';
+
+/** `max_tokens` sent when the client gives none (Anthropic requires it). */
+export const ANTHROPIC_DEFAULT_MAX_TOKENS = 4096;
+
+export interface AnthropicParams {
+  /** Default base URL (default `https://api.anthropic.com/v1`); `x-gateway-custom-host` overrides it per request. */
+  baseUrl?: string;
+  /** The `anthropic-version` header (default `2023-06-01`). */
+  version?: string;
+  /** `max_tokens` when the request has none (default 4096; the thinking budget is added when thinking is on). */
+  defaultMaxTokens?: number;
+}
+
+/** Anthropic (Messages API): chat, plain and streamed, with tools, images and extended thinking. */
+export function anthropic(params: AnthropicParams = {}): ProviderRegistration {
+  return {
+    manifest: {
+      id: 'anthropic',
+      kind: 'provider',
+      version: '1.0.0',
+      description: 'Anthropic Messages API: chat plain and streamed, tools, images, extended thinking, prompt-cache usage.',
+      params: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          baseUrl: { type: 'string', pattern: '^https?://' },
+          version: { type: 'string', minLength: 1 },
+          defaultMaxTokens: { type: 'integer', minimum: 1 },
+        },
+      },
+    },
+    params,
+    create() {
+      const baseUrl = (params.baseUrl ?? 'https://api.anthropic.com/v1').replace(/\/+$/, '');
+      const version = params.version ?? '2023-06-01';
+      return {
+        id: 'anthropic',
+        name: 'Anthropic',
+        operations: { chat: anthropicChat({ defaultMaxTokens: params.defaultMaxTokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS }) },
+        capabilities: { developerRole: () => false },
+        baseUrl: () => baseUrl,
+        auth(_request, target): Record<string, string> {
+          const headers: Record<string, string> = { 'anthropic-version': version };
+          if (target.credentials.apiKey) headers['x-api-key'] = target.credentials.apiKey;
+          return headers;
+        },
+        mapError: mapAnthropicError,
+      };
+    },
+  };
+}

@@ -1,0 +1,41 @@
+import type { ProviderRegistration } from '../../../core/spec/index.js';
+import { mapGoogleError } from '../google-shared/index.js';
+import { geminiChat } from './gemini-chat.js';
+import { geminiEmbed } from './gemini-embed.js';
+
+export interface GeminiParams {
+  /** Default base URL (default `https://generativelanguage.googleapis.com/v1beta`); `x-gateway-custom-host` overrides it per request. */
+  baseUrl?: string;
+}
+
+/** Google Gemini (AI Studio API, key auth): chat plain and streamed, embeddings. */
+export function gemini(params: GeminiParams = {}): ProviderRegistration {
+  return {
+    manifest: {
+      id: 'gemini',
+      kind: 'provider',
+      version: '1.0.0',
+      description: 'Google Gemini API (AI Studio key): chat through generateContent / streamGenerateContent, embeddings through batchEmbedContents.',
+      params: {
+        type: 'object',
+        additionalProperties: false,
+        properties: { baseUrl: { type: 'string', pattern: '^https?://' } },
+      },
+    },
+    params,
+    create() {
+      const baseUrl = (params.baseUrl ?? 'https://generativelanguage.googleapis.com/v1beta').replace(/\/+$/, '');
+      return {
+        id: 'gemini',
+        name: 'Google Gemini',
+        operations: { chat: geminiChat, embed: geminiEmbed },
+        capabilities: { developerRole: () => false },
+        baseUrl: () => baseUrl,
+        auth(_request, target): Record<string, string> {
+          return target.credentials.apiKey ? { 'x-goog-api-key': target.credentials.apiKey } : {};
+        },
+        mapError: mapGoogleError,
+      };
+    },
+  };
+}

@@ -1,0 +1,17 @@
+import type { EmbeddingRequest, RequestProblem } from '../../../core/spec/index.js';
+
+/** Google's embedding APIs take text only: token-array inputs are refused. */
+export function checkTextInput(request: EmbeddingRequest): RequestProblem | undefined {
+  const input = request.input;
+  if (typeof input === 'string') return undefined;
+  if (Array.isArray(input) && input.every((entry) => typeof entry === 'string')) return undefined;
+  return { param: 'input', message: 'This provider embeds text only: send a string or an array of strings, not token arrays.' };
+}
+
+export const textInputs = (request: EmbeddingRequest): string[] => (typeof request.input === 'string' ? [request.input] : (request.input as string[]));
+
+/** A float vector as OpenAI's `encoding_format: base64` gives it: little-endian float32 bytes. */
+export function encodeEmbedding(values: number[], format: EmbeddingRequest['encoding_format']): number[] | string {
+  if (format !== 'base64') return values;
+  return Buffer.from(new Float32Array(values).buffer).toString('base64');
+}

@@ -1,0 +1,42 @@
+import type { ProviderRegistration } from '../../../core/spec/index.js';
+import { ANTHROPIC_DEFAULT_MAX_TOKENS } from '../anthropic/index.js';
+import { vertexChat } from './vertex-chat.js';
+import { vertexEmbed } from './vertex-embed.js';
+import { mapVertexError } from './vertex-error.js';
+import { regionOf, vertexBaseUrl } from './vertex-target.js';
+
+export interface VertexParams {
+  /** `max_tokens` for Claude models when the request has none (default 4096). */
+  defaultMaxTokens?: number;
+}
+
+/** Google Vertex AI (the spec's cloud-b): Gemini and Claude chat, text embeddings. */
+export function vertexAI(params: VertexParams = {}): ProviderRegistration {
+  return {
+    manifest: {
+      id: 'vertex-ai',
+      kind: 'provider',
+      version: '1.0.0',
+      description: 'Google Vertex AI: Gemini (generateContent) and Claude (rawPredict) chat, plain and streamed; embeddings through predict.',
+      params: {
+        type: 'object',
+        additionalProperties: false,
+        properties: { defaultMaxTokens: { type: 'integer', minimum: 1 } },
+      },
+    },
+    params,
+    create() {
+      return {
+        id: 'vertex-ai',
+        name: 'Google Vertex AI',
+        operations: { chat: vertexChat({ defaultMaxTokens: params.defaultMaxTokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS }), embed: vertexEmbed },
+        capabilities: { developerRole: () => false },
+        baseUrl: (headers) => vertexBaseUrl(regionOf(headers)),
+        auth(_request, target): Record<string, string> {
+          return target.credentials.apiKey ? { authorization: `Bearer ${target.credentials.apiKey}` } : {};
+        },
+        mapError: mapVertexError,
+      };
+    },
+  };
+}
