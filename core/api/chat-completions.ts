@@ -4,6 +4,7 @@ import { SseDecoder } from '../http/sse.js';
 import type { GatewayResponse } from '../pipeline/context.js';
 import type { ChatRequest, ChatResponse } from '../spec/unified.js';
 import { validateChatRequest } from './chat-schema.js';
+import { invalid } from './validate.js';
 import { completionAsStream, relayChatStream } from './chat-stream.js';
 import { strictChatResponse } from './chat-strict.js';
 import { type OperationHandler, readUpstreamBody } from './operation.js';
@@ -31,6 +32,8 @@ export const chatCompletions: OperationHandler = {
     const adapter = provider.operations.chat;
     if (!adapter || (context.request.streaming && !adapter.stream)) throw missing(provider.id);
     const request = context.request.body as ChatRequest;
+    const problem = adapter.validate?.(request);
+    if (problem) throw invalid(problem.param, problem.message);
     if (provider.capabilities?.developerRole?.(request.model) === false && request.messages.some((message) => message.role === 'developer')) {
       // The provider does not know the developer role: it becomes system, so the original bytes no longer apply.
       const messages = request.messages.map((message) => (message.role === 'developer' ? { ...message, role: 'system' as const } : message));
