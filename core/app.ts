@@ -10,9 +10,14 @@ import { type GatewayConfig, type ResolvedConfig, resolveConfig } from '../confi
 import { AccountKey } from './account-key.js';
 import { AdminGuard } from './admin/guard.js';
 import { chatCompletions } from './api/chat-completions.js';
+import { completions } from './api/completions.js';
+import { embeddings } from './api/embeddings.js';
 import { gatewayHandler } from './api/handler.js';
+import { imagesGenerate } from './api/images-generate.js';
+import { models } from './api/models.js';
 import type { OperationHandler } from './api/operation.js';
 import { passthrough } from './api/passthrough.js';
+import { speech } from './api/speech.js';
 import { errors, toGatewayError } from './errors.js';
 import { authHook } from './hooks/auth.js';
 import { forwardHook } from './hooks/forward.js';
@@ -62,7 +67,14 @@ const TOKENS = {
 } as const;
 
 /** The unified operations, by path. Everything else under /v1/ is pass-through. */
-const OPERATIONS: ReadonlyArray<[path: string, handler: OperationHandler]> = [['/v1/chat/completions', chatCompletions]];
+const OPERATIONS: ReadonlyArray<[path: string, handler: OperationHandler]> = [
+  ['/v1/chat/completions', chatCompletions],
+  ['/v1/completions', completions],
+  ['/v1/embeddings', embeddings],
+  ['/v1/images/generations', imagesGenerate],
+  ['/v1/audio/speech', speech],
+  ['/v1/models', models],
+];
 
 /**
  * The composition root: resolves the configuration, wires the container (the only place tsyringe
@@ -194,7 +206,7 @@ function buildApp(parts: {
     koa.body = registry.list();
   });
   for (const [path, handler] of OPERATIONS) {
-    router.post(path, gatewayHandler(pipeline, handler, config));
+    router[handler.method === 'GET' ? 'get' : 'post'](path, gatewayHandler(pipeline, handler, config));
   }
   app.use(router.routes());
 
