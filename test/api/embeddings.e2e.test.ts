@@ -16,6 +16,10 @@ test.before(async () => {
       response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
       return;
     }
+    if (request.headers['x-scenario'] === 'rate-limited') {
+      response.writeHead(429, { 'content-type': 'application/json', 'retry-after': '7' }).end(openAIFixture('error-429.json'));
+      return;
+    }
     return openAIHandler(request, response);
   });
 });
@@ -82,4 +86,13 @@ test('strict compliance strips fields outside the embedding schema; false keeps 
   t.is((loose as any).provider_id, 'p');
   t.is((loose.data[0] as any).extra, 1);
   t.is((loose.usage as any).extra_tokens, 3);
+});
+
+test('an upstream 429 on embeddings keeps its status, Retry-After and OpenAI-shaped body', async (t) => {
+  const { client, trace } = api.client('emb-429', { 'x-scenario': 'rate-limited' });
+  const error: any = await t.throwsAsync(client.embeddings.create({ model: 'text-embedding-3-small', input: 'x' }));
+  t.is(error.status, 429);
+  t.is(error.headers.get('retry-after'), '7');
+  t.is(error.code, 'rate_limit_exceeded');
+  t.like(await loggedOnce(api.gateway, trace), { operation: 'embed', status: 429, outcome: 'error' });
 });

@@ -21,6 +21,11 @@ test.before(async () => {
       response.end(openAISpeechBytes.subarray(4096));
       return;
     }
+    if (request.headers['x-scenario'] === 'provider-refuses') {
+      response.writeHead(400, { 'content-type': 'application/json' });
+      response.end(JSON.stringify({ error: { message: 'Input contains unsupported text.', type: 'invalid_request_error', param: 'input', code: null } }));
+      return;
+    }
     return openAIHandler(request, response);
   });
 });
@@ -82,4 +87,11 @@ test("speech edge values and the provider's own models and voices are accepted",
     t.true((await readAll(response.body!)).equals(openAISpeechBytes));
     t.deepEqual(api.received(trace).json(), params);
   }
+});
+
+test("a provider's refusal of a speech request is an OpenAI-shaped JSON error, not audio", async (t) => {
+  const { client, trace } = api.client('speech-refused', { 'x-scenario': 'provider-refuses' });
+  const error = await t.throwsAsync(client.audio.speech.create({ model: 'tts-1', input: 'x', voice: 'alloy' }));
+  t.like(error, { status: 400, param: 'input', message: '400 Input contains unsupported text.' });
+  t.like(await loggedOnce(api.gateway, trace), { operation: 'speech', status: 400, outcome: 'error' });
 });
