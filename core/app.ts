@@ -10,10 +10,15 @@ import { type GatewayConfig, type ResolvedConfig, resolveConfig } from '../confi
 import { AccountKey } from './account-key.js';
 import { AdminGuard } from './admin/guard.js';
 import { chatCompletions } from './api/chat-completions.js';
+import { completions } from './api/completions.js';
+import { embeddings } from './api/embeddings.js';
 import { gatewayHandler } from './api/handler.js';
 import { audioTranscriptions, audioTranslations, imageEdits, imageVariations } from './api/multipart-operations.js';
+import { imagesGenerate } from './api/images-generate.js';
+import { models } from './api/models.js';
 import type { OperationHandler } from './api/operation.js';
 import { passthrough } from './api/passthrough.js';
+import { speech } from './api/speech.js';
 import { errors, toGatewayError } from './errors.js';
 import { authHook } from './hooks/auth.js';
 import { forwardHook } from './hooks/forward.js';
@@ -69,6 +74,11 @@ const OPERATIONS: ReadonlyArray<[path: string, handler: OperationHandler]> = [
   ['/v1/images/variations', imageVariations],
   ['/v1/audio/transcriptions', audioTranscriptions],
   ['/v1/audio/translations', audioTranslations],
+  ['/v1/completions', completions],
+  ['/v1/embeddings', embeddings],
+  ['/v1/images/generations', imagesGenerate],
+  ['/v1/audio/speech', speech],
+  ['/v1/models', models],
 ];
 
 /**
@@ -201,7 +211,7 @@ function buildApp(parts: {
     koa.body = registry.list();
   });
   for (const [path, handler] of OPERATIONS) {
-    router.post(path, gatewayHandler(pipeline, handler, config));
+    router[handler.method === 'GET' ? 'get' : 'post'](path, gatewayHandler(pipeline, handler, config));
   }
   app.use(router.routes());
 

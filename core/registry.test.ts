@@ -163,9 +163,10 @@ test('list() shows providers with operations and guardrails with their manifests
   t.is(listing.providers.length, 1);
   const [provider] = listing.providers;
   t.like(provider, { id: 'openai', kind: 'provider', version: '1.0.0', name: 'OpenAI' });
-  const { operations } = openai().create({ logger: undefined as never });
-  t.deepEqual(provider.operations, Object.keys(operations));
-  t.true(provider.operations?.includes('chat'));
+  t.deepEqual(
+    [...(provider.operations ?? [])].sort(),
+    ['chat', 'completion', 'embed', 'imageEdit', 'imageGenerate', 'imageVariation', 'models', 'speech', 'transcription', 'translation'],
+  );
   t.is(typeof provider.description, 'string');
   t.true(provider.description.length > 0);
   t.deepEqual(listing.guardrails, [

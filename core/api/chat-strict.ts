@@ -1,4 +1,5 @@
 import type { ChatChoice, ChatChunkChoice, ChatCompletionChunk, ChatResponse } from '../spec/unified.js';
+import { pick, pickUsage } from './strict-fields.js';
 
 /**
  * `x-gateway-strict-api-compliance: true` (the default): responses carry only fields of OpenAI's
@@ -11,19 +12,6 @@ const CHOICE_FIELDS = ['index', 'message', 'finish_reason', 'logprobs'];
 const MESSAGE_FIELDS = ['role', 'content', 'refusal', 'tool_calls', 'function_call', 'annotations', 'audio'];
 const CHUNK_CHOICE_FIELDS = ['index', 'delta', 'finish_reason', 'logprobs'];
 const DELTA_FIELDS = ['role', 'content', 'refusal', 'tool_calls', 'function_call'];
-const USAGE_FIELDS = ['prompt_tokens', 'completion_tokens', 'total_tokens', 'prompt_tokens_details', 'completion_tokens_details'];
-
-function pick<T extends object>(value: T, fields: readonly string[]): T {
-  const picked: Record<string, unknown> = {};
-  for (const field of fields) {
-    if (field in value) picked[field] = (value as Record<string, unknown>)[field];
-  }
-  return picked as T;
-}
-
-const pickUsage = <T extends { usage?: unknown }>(value: T): void => {
-  if (value.usage && typeof value.usage === 'object') value.usage = pick(value.usage as object, USAGE_FIELDS);
-};
 
 export function strictChatResponse(response: ChatResponse): ChatResponse {
   const strict = pick(response, RESPONSE_FIELDS);

@@ -1,10 +1,11 @@
-import { errors } from '../errors.js';
 import { spoolMultipart } from '../http/multipart.js';
 import { endToEndHeaders } from '../http/headers.js';
-import type { GatewayResponse } from '../pipeline/context.js';
+import type { GatewayResponse, TransformSlice } from '../pipeline/context.js';
 import type { MultipartAdapter, ProviderOperations } from '../spec/provider.js';
 import type { FormFile, ImageResponse, MultipartForm } from '../spec/unified.js';
-import { type OperationHandler, readUpstreamBody, unsupportedOperation } from './operation.js';
+import { recordImageUsage, strictImageResponse } from './images-generate.js';
+import { respondWithJson } from './json-response.js';
+import { type OperationHandler, throwIfProblem, unsupportedOperation } from './operation.js';
 import { readPngInfo } from './png.js';
 import { invalid } from './validate.js';
 
@@ -106,27 +107,13 @@ async function validateAudio(form: MultipartForm): Promise<void> {
   numberField(form, 'temperature', 0, 1);
 }
 
-/** Image answers in strict mode: only the fields of OpenAI's image response. */
-function strictImages(response: ImageResponse): ImageResponse {
-  const { created, data, usage, background, output_format, quality, size } = response;
-  const kept: ImageResponse = {
-    created,
-    data: data.map(({ b64_json, url, revised_prompt }) => ({
-      ...(b64_json === undefined ? {} : { b64_json }),
-      ...(url === undefined ? {} : { url }),
-      ...(revised_prompt === undefined ? {} : { revised_prompt }),
-    })),
-  };
-  for (const [key, value] of Object.entries({ usage, background, output_format, quality, size })) if (value !== undefined) kept[key] = value;
-  return kept;
-}
-
 function multipartOperation(spec: {
   name: MultipartOperation;
   route: string;
   validate: (form: MultipartForm) => Promise<void>;
   defaultModel?: string;
-  strict?: (response: never) => unknown;
+  /** Strict-mode shaping and log accounting of a JSON answer (images). */
+  json?: { strict(response: ImageResponse): ImageResponse; record(response: ImageResponse, transform: TransformSlice): void };
   /** Largest body this operation can need; a bigger upload is refused (413) as soon as it passes this. */
   limitBytes?: number;
 }): OperationHandler {
@@ -150,33 +137,27 @@ function multipartOperation(spec: {
       const adapter = adapterOf(provider.operations);
       if (!adapter) throw unsupportedOperation(provider.id, spec.name, spec.route);
       const form = context.request.body as MultipartForm;
-      const problem = adapter.validate?.(form);
-      if (problem) throw invalid(problem.param, problem.message);
+      throwIfProblem(adapter.validate?.(form));
       return adapter.toUpstream(form, target);
     },
 
     async respond(context, provider, forward): Promise<GatewayResponse> {
       const adapter = adapterOf(provider.operations);
-      const auth = context.auth;
-      if (!adapter || !auth) throw new Error(`${spec.name} response without adapter or auth`);
-      if (!adapter.fromUpstream) {
+      if (!adapter) throw new Error(`${spec.name} response without adapter`);
+      const { fromUpstream } = adapter;
+      if (!fromUpstream) {
         // Answers whose format the caller picked (json, text, srt, vtt) are relayed as received.
         forward.body.once('end', () => {
           forward.endedAt = performance.now();
         });
         return { status: forward.status, headers: endToEndHeaders(forward.headers), body: { stream: forward.body } };
       }
-      const bytes = await readUpstreamBody(forward.body);
-      forward.endedAt = performance.now();
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(bytes.toString('utf8'));
-      } catch {
-        throw errors.badGateway(`The provider "${provider.id}" answered with a body that is not JSON.`, { code: 'upstream_invalid_json' });
-      }
-      const response = adapter.fromUpstream(parsed, context.request.body as MultipartForm, auth.target);
-      const json = context.strict && spec.strict ? spec.strict(response as never) : response;
-      return { status: 200, headers: {}, body: { json } };
+      const form = context.request.body as MultipartForm;
+      return respondWithJson(context, provider, forward, {
+        map: (body, target) => fromUpstream(body, form, target),
+        strict: (response) => (spec.json ? spec.json.strict(response as ImageResponse) : response),
+        record: (response, transform) => spec.json?.record(response as ImageResponse, transform),
+      });
     },
   };
 }
@@ -187,7 +168,7 @@ export const imageEdits = multipartOperation({
   route: 'POST /v1/images/edits',
   validate: validateImageEdit,
   defaultModel: 'dall-e-2',
-  strict: strictImages,
+  json: { strict: strictImageResponse, record: recordImageUsage },
   limitBytes: IMAGE_BODY_LIMIT,
 });
 
@@ -197,7 +178,7 @@ export const imageVariations = multipartOperation({
   route: 'POST /v1/images/variations',
   validate: validateImageVariation,
   defaultModel: 'dall-e-2',
-  strict: strictImages,
+  json: { strict: strictImageResponse, record: recordImageUsage },
   limitBytes: IMAGE_BODY_LIMIT,
 });
 

@@ -1,15 +1,8 @@
 import type { IncomingMessage } from 'node:http';
+import { errors, type GatewayError } from '../errors.js';
 import type { ForwardSlice, GatewayContext, GatewayResponse, RequestSlice } from '../pipeline/context.js';
-import type { ProviderPlugin, ProviderTarget, UpstreamRequest } from '../spec/provider.js';
+import type { ProviderPlugin, ProviderTarget, RequestProblem, UpstreamRequest } from '../spec/provider.js';
 import type { OperationName } from '../spec/unified.js';
-import { errors } from '../errors.js';
-
-/** The 400 for an operation the selected provider does not offer. */
-export const unsupportedOperation = (provider: string, operation: OperationName, route: string) =>
-  errors.invalidRequest(`The provider "${provider}" does not support the operation "${operation}" (${route}).`, {
-    param: 'x-gateway-provider',
-    code: 'unsupported_operation',
-  });
 
 /**
  * One operation of the unified API, as the core handles it: how its request is read and validated,
@@ -18,6 +11,8 @@ export const unsupportedOperation = (provider: string, operation: OperationName,
  */
 export interface OperationHandler {
   readonly name: OperationName;
+  /** The HTTP method of its route; POST when absent. */
+  readonly method?: 'GET' | 'POST';
   /** Reads and validates the client's request (400/413 on failure). */
   parse(request: IncomingMessage, options: { bodyLimitBytes: number; strict: boolean }): Promise<RequestSlice>;
   /** Builds the upstream request; throws a 400 when the provider lacks the operation. */
@@ -38,4 +33,27 @@ export async function readUpstreamBody(body: AsyncIterable<Uint8Array>, limit = 
   }
   const all = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
   return all.length > limit ? all.subarray(0, limit) : all;
+}
+
+/** The 400 for an operation the selected provider does not offer (`route` as in `POST /v1/embeddings`). */
+export function unsupportedOperation(provider: string, operation: OperationName, route: string): GatewayError {
+  return errors.invalidRequest(`The provider "${provider}" does not support the operation "${operation}" (${route}).`, {
+    param: 'x-gateway-provider',
+    code: 'unsupported_operation',
+  });
+}
+
+/** Reads a whole upstream body as JSON; a body that is not JSON is the provider's fault (502). */
+export async function readUpstreamJson(body: AsyncIterable<Uint8Array>, provider: string): Promise<unknown> {
+  const bytes = await readUpstreamBody(body);
+  try {
+    return JSON.parse(bytes.toString('utf8'));
+  } catch {
+    throw errors.badGateway(`The provider "${provider}" answered with a body that is not JSON.`, { code: 'upstream_invalid_json' });
+  }
+}
+
+/** A provider's own check (`validate`) failed: the same 400 as the unified checks, naming the field. */
+export function throwIfProblem(problem: RequestProblem | undefined): void {
+  if (problem) throw errors.invalidRequest(problem.message, { param: problem.param, code: 'invalid_value' });
 }

@@ -117,3 +117,18 @@ export function optionalStreamOptions(value: unknown, stream: unknown, param = '
   if (stream !== true) throw invalid(param, 'is only allowed when stream is true.');
   optionalBoolean(options.include_usage, `${param}.include_usage`);
 }
+
+/** Characters as a person counts them (Unicode code points, not UTF-16 units). */
+export function characterCount(text: string): number {
+  let count = 0;
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    // A high surrogate followed by a low one is one character.
+    if (code >= 0xd800 && code <= 0xdbff && index + 1 < text.length) {
+      const next = text.charCodeAt(index + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) index++;
+    }
+    count++;
+  }
+  return count;
+}

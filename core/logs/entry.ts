@@ -1,4 +1,4 @@
-import type { GatewayContext } from '../pipeline/context.js';
+import type { GatewayContext, UsageUnits } from '../pipeline/context.js';
 import type { OperationName } from '../spec/unified.js';
 
 /**
@@ -24,6 +24,8 @@ export interface LogEntry {
   readonly upstreamMs?: number;
   readonly timeToFirstTokenMs?: number;
   readonly usage?: { readonly promptTokens: number; readonly completionTokens: number; readonly totalTokens: number };
+  /** Counts besides tokens: requests and characters for speech, requests and images for image operations. */
+  readonly units?: UsageUnits;
   readonly metadata: Readonly<Record<string, string>>;
   readonly guardrails: ReadonlyArray<{ readonly guardrail: string; readonly side: string; readonly action: string; readonly ms: number }>;
 }
@@ -76,6 +78,7 @@ export function buildLogEntry(context: GatewayContext, finishedAt: number): LogE
     ...(usage
       ? { usage: { promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens, totalTokens: usage.total_tokens } }
       : {}),
+    ...(transform?.units ? { units: transform.units } : {}),
     metadata: context.metadata,
     guardrails: (context.guardrail?.verdicts ?? []).map((entry) => ({
       guardrail: entry.guardrail,

@@ -85,12 +85,23 @@ export interface TransformSlice {
   readonly upstreamRequest: UpstreamRequest;
   /** Token usage, once known (for streams: when the usage event passes). */
   usage?: Usage;
+  /** What the request is counted in besides tokens (speech: characters; images: images), once known. */
+  units?: UsageUnits;
   /** Model the provider reports. */
   model?: string;
   /** `performance.now()` when the first streamed content chunk went to the client. */
   firstTokenAt?: number;
   /** Set when a stream ended with an error after its headers were sent. */
   streamError?: ErrorBody;
+}
+
+/** Counts an operation is measured by besides tokens. */
+export interface UsageUnits {
+  readonly requests?: number;
+  /** Characters of input (speech). */
+  readonly characters?: number;
+  /** Images produced (image operations). */
+  readonly images?: number;
 }
 
 export interface ForwardSlice {

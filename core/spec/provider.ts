@@ -156,7 +156,8 @@ export interface MultipartAdapter<Response> {
 
 /** Text to speech: the upstream answers with audio bytes, which the core streams to the client as they arrive. */
 export interface SpeechAdapter {
-  toUpstream(request: SpeechRequest, target: ProviderTarget): UpstreamRequest;
+  /** `original`: the client's body as received (see {@link OperationAdapter.toUpstream}). */
+  toUpstream(request: SpeechRequest, target: ProviderTarget, original?: Uint8Array): UpstreamRequest;
   /** Speech models of this provider accepted besides `tts-1` and `tts-1-hd`. */
   readonly models?: readonly string[];
   /** Voices of this provider accepted besides the six the spec names. */

@@ -1,7 +1,12 @@
 import type { ProviderRegistration } from '../../../core/spec/index.js';
 import { openAIChat } from './openai-chat.js';
+import { openAICompletion } from './openai-completion.js';
+import { openAIEmbed } from './openai-embed.js';
 import { mapOpenAIError } from './openai-error.js';
 import { openAIImageEdit, openAIImageVariation, openAITranscription, openAITranslation } from './openai-multipart.js';
+import { openAIImageGenerate } from './openai-images.js';
+import { openAIModels } from './openai-models.js';
+import { openAISpeech } from './openai-speech.js';
 
 export interface OpenAIParams {
   /** Default base URL (default `https://api.openai.com/v1`); `x-gateway-custom-host` overrides it per request. */
@@ -12,14 +17,18 @@ export interface OpenAIParams {
   project?: string;
 }
 
-/** The OpenAI provider: chat (plain and streamed), pass-through for everything else. */
+/**
+ * The OpenAI provider: chat and text completions (plain and streamed), embeddings, image
+ * generation, speech and the model list; pass-through for everything else (files, batches, ...).
+ */
 export function openai(params: OpenAIParams = {}): ProviderRegistration {
   return {
     manifest: {
       id: 'openai',
       kind: 'provider',
       version: '1.0.0',
-      description: 'OpenAI API (api.openai.com): chat completions, plain and streamed; other /v1 paths pass through.',
+      description:
+        'OpenAI API (api.openai.com): chat and text completions (plain and streamed), embeddings, image generation, edits and variations, speech, transcription, translation, models; other /v1 paths pass through.',
       params: {
         type: 'object',
         additionalProperties: false,
@@ -42,6 +51,11 @@ export function openai(params: OpenAIParams = {}): ProviderRegistration {
           imageVariation: openAIImageVariation,
           transcription: openAITranscription,
           translation: openAITranslation,
+          completion: openAICompletion,
+          embed: openAIEmbed,
+          imageGenerate: openAIImageGenerate,
+          speech: openAISpeech,
+          models: openAIModels,
         },
         baseUrl: () => baseUrl,
         auth(_request, target) {

@@ -1,20 +1,13 @@
-import type { ChatAdapter, ChatResponse } from '../../../core/spec/index.js';
+import type { ChatAdapter, ChatCompletionChunk, ChatResponse } from '../../../core/spec/index.js';
+import { openAIStreamablePost } from './openai-body.js';
 import { createOpenAIStreamMapper } from './openai-stream.js';
 
 /**
  * OpenAI chat: the unified API is OpenAI's own, so the request goes up as sent, byte for byte
- * (unknown fields included), except that streams always ask for usage, which the gateway needs for its log; the
- * gateway drops the usage chunk again when the client did not ask for it.
+ * (unknown fields included), except that streams always ask for usage (see `openAIStreamablePost`).
  */
 export const openAIChat: ChatAdapter = {
-  toUpstream(request, target, original) {
-    const unchanged = !request.stream || request.stream_options?.include_usage === true;
-    const body =
-      unchanged && original
-        ? original
-        : JSON.stringify(request.stream ? { ...request, stream_options: { ...request.stream_options, include_usage: true } } : request);
-    return { method: 'POST', url: `${target.baseUrl}/chat/completions`, headers: { 'content-type': 'application/json' }, body };
-  },
+  toUpstream: (request, target, original) => openAIStreamablePost('/chat/completions', request, target, original),
 
   fromUpstream(body) {
     const response = body as ChatResponse;
@@ -25,6 +18,6 @@ export const openAIChat: ChatAdapter = {
   },
 
   stream: {
-    createMapper: () => createOpenAIStreamMapper(),
+    createMapper: () => createOpenAIStreamMapper<ChatCompletionChunk>(),
   },
 };

@@ -1,9 +1,12 @@
-import type { ChatCompletionChunk, ChatStreamMapper, StreamStep } from '../../../core/spec/index.js';
+import type { ChatCompletionChunk, StreamMapper, StreamStep } from '../../../core/spec/index.js';
 
-/** OpenAI streams are already unified chunks; `[DONE]` ends them; an `error` event is mapped. */
-export function createOpenAIStreamMapper(): ChatStreamMapper {
+/**
+ * OpenAI streams (chat and text completions) are already unified chunks; `[DONE]` ends them; an
+ * `error` event is mapped.
+ */
+export function createOpenAIStreamMapper<Chunk = ChatCompletionChunk>(): StreamMapper<Chunk> {
   return {
-    map(event): StreamStep {
+    map(event): StreamStep<Chunk> {
       if (event.data === '[DONE]') return { done: true };
       let parsed: unknown;
       try {
@@ -25,7 +28,7 @@ export function createOpenAIStreamMapper(): ChatStreamMapper {
         };
       }
       if (!Array.isArray(value.choices)) return {}; // unknown event shapes are ignored, never fatal
-      return { chunks: [value as unknown as ChatCompletionChunk] };
+      return { chunks: [value as unknown as Chunk] };
     },
   };
 }

@@ -1,0 +1,28 @@
+import { parseJsonObject, readBody } from '../http/body.js';
+import type { CompletionRequest } from '../spec/unified.js';
+import { validateCompletionRequest } from './completions-schema.js';
+import { textCompletionStreaming } from './completions-stream.js';
+import { type OperationHandler, throwIfProblem, unsupportedOperation } from './operation.js';
+import { respondStreamable } from './streamed-response.js';
+
+/** `POST /v1/completions` (legacy text completions): plain and streamed, the same rules as chat streams. */
+export const completions: OperationHandler = {
+  name: 'completion',
+  mapsErrors: true,
+
+  async parse(request, options) {
+    const raw = await readBody(request, options.bodyLimitBytes);
+    const body = validateCompletionRequest(parseJsonObject(raw));
+    return { body, raw, model: body.model, streaming: body.stream === true };
+  },
+
+  toUpstream(context, provider, target) {
+    const adapter = provider.operations.completion;
+    if (!adapter || (context.request.streaming && !adapter.stream)) throw unsupportedOperation(provider.id, 'completion', 'POST /v1/completions');
+    const request = context.request.body as CompletionRequest;
+    throwIfProblem(adapter.validate?.(request));
+    return adapter.toUpstream(request, target, context.request.raw);
+  },
+
+  respond: (context, provider, forward) => respondStreamable(context, provider, forward, provider.operations.completion, textCompletionStreaming),
+};

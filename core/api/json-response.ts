@@ -1,0 +1,28 @@
+import type { ForwardSlice, GatewayContext, GatewayResponse, TransformSlice } from '../pipeline/context.js';
+import type { ProviderPlugin, ProviderTarget } from '../spec/provider.js';
+import { readUpstreamJson } from './operation.js';
+
+export interface JsonAnswer<Response> {
+  /** The adapter's `fromUpstream`, bound to the request. */
+  map(body: unknown, target: ProviderTarget): Response;
+  /** The response with only the fields of the OpenAI schema. */
+  strict(response: Response): Response;
+  /** Puts what the log entry needs (usage, units, model) into the transform slice. */
+  record(response: Response, transform: TransformSlice): void;
+}
+
+/** The response side of an operation answered with one JSON body: read, map, record, strip when strict. */
+export async function respondWithJson<Response>(
+  context: GatewayContext,
+  provider: ProviderPlugin,
+  forward: ForwardSlice,
+  answer: JsonAnswer<Response>,
+): Promise<GatewayResponse> {
+  const { auth, transform } = context;
+  if (!auth || !transform) throw new Error(`${context.operation} response without auth or transform slice`);
+  const parsed = await readUpstreamJson(forward.body, provider.id);
+  forward.endedAt = performance.now();
+  const response = answer.map(parsed, auth.target);
+  answer.record(response, transform);
+  return { status: 200, headers: {}, body: { json: context.strict ? answer.strict(response) : response } };
+}

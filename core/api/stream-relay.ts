@@ -1,0 +1,169 @@
+import { Readable } from 'node:stream';
+import { upstreamFailure } from '../http/upstream.js';
+import { SSE_DONE, sseData } from '../http/sse.js';
+import type { StreamDecoder, StreamMapper, StreamStep, UpstreamEvent } from '../spec/provider.js';
+import type { ErrorBody, Usage } from '../spec/unified.js';
+
+/** What the relay reads of a chunk, whatever the operation (chat chunks, text completions). */
+export interface RelayedChunk {
+  choices: unknown[];
+  usage?: Usage | null;
+  model?: string;
+}
+
+/** The operation-specific side of a stream: its strict schema and how its usage chunk looks. */
+export interface StreamShape<Chunk extends RelayedChunk> {
+  /** The chunk with only the fields of the OpenAI schema (a copy). */
+  strict(chunk: Chunk): Chunk;
+  /** A chunk with the identity (id, created, model) of `source`, no choices, and `usage`. */
+  usageChunk(source: Chunk | undefined, usage: Usage): Chunk;
+}
+
+export interface StreamRelayOptions<Chunk extends RelayedChunk> {
+  readonly upstream: AsyncIterable<Uint8Array>;
+  readonly origin: string;
+  readonly decoder: StreamDecoder;
+  readonly mapper: StreamMapper<Chunk>;
+  readonly shape: StreamShape<Chunk>;
+  readonly includeUsage: boolean;
+  readonly strict: boolean;
+  readonly signal: AbortSignal;
+  readonly provider: string;
+  /** Called as facts become known, for the log entry. */
+  readonly observe: StreamObserver;
+}
+
+export interface StreamObserver {
+  usage(usage: Usage): void;
+  model(model: string): void;
+  firstToken(): void;
+  end(error?: ErrorBody): void;
+}
+
+/**
+ * Relays an upstream stream to the client as unified chunks, enforcing the streaming rules of the
+ * API spec whatever the provider does: every chunk carries `usage: null` except one usage chunk
+ * (`choices: []`) sent last and only when `include_usage` was asked for; the stream ends with
+ * `data: [DONE]`. An upstream error, or an upstream that stops early, ends the client's stream with
+ * an `{"error": …}` event (which the OpenAI SDKs raise as an APIError) and no `[DONE]`.
+ *
+ * Reading is pulled by the client (backpressure); a client that leaves aborts `signal`, which
+ * cancels the upstream request and ends the loop.
+ */
+export function relayStream<Chunk extends RelayedChunk>(options: StreamRelayOptions<Chunk>): Readable {
+  return Readable.from(relay(options), { objectMode: false });
+}
+
+async function* relay<Chunk extends RelayedChunk>(options: StreamRelayOptions<Chunk>): AsyncGenerator<string> {
+  const { decoder, observe, shape } = options;
+  let usage: Usage | undefined;
+  let last: Chunk | undefined;
+  let done = false;
+  let sentContent = false;
+
+  const emit = (step: StreamStep<Chunk>): string => {
+    let out = '';
+    for (const chunk of step.chunks ?? []) {
+      last = chunk;
+      if (chunk.usage) {
+        usage = chunk.usage;
+        observe.usage(chunk.usage);
+      }
+      if (chunk.choices.length === 0 && chunk.usage) continue; // the usage chunk is sent last, if asked for
+      if (!sentContent) {
+        sentContent = true;
+        observe.firstToken();
+        if (chunk.model) observe.model(chunk.model);
+      }
+      const outgoing = options.strict ? shape.strict(chunk) : { ...chunk };
+      outgoing.usage = null;
+      out += sseData(JSON.stringify(outgoing));
+    }
+    if (step.done) done = true;
+    return out;
+  };
+
+  const fail = (error: ErrorBody): string => {
+    observe.end(error);
+    return sseData(JSON.stringify({ error }));
+  };
+
+  const handle = (events: UpstreamEvent[]): { out: string; error?: ErrorBody } => {
+    let out = '';
+    for (const event of events) {
+      if (done) break;
+      const step = options.mapper.map(event);
+      out += emit(step);
+      if (step.error) return { out, error: { ...step.error, provider: options.provider } };
+    }
+    return { out };
+  };
+
+  /** The usage chunk (when asked for) and `[DONE]`. */
+  const finish = (): string => {
+    const tail = options.includeUsage && usage ? sseChunk(shape.usageChunk(last, usage), shape, options.strict) : '';
+    observe.end();
+    return tail + SSE_DONE;
+  };
+
+  let finished = false;
+  const upstream = options.upstream[Symbol.asyncIterator]();
+  try {
+    for (let read = await upstream.next(); !read.done; read = await upstream.next()) {
+      const { out, error } = handle(decoder.push(read.value));
+      if (error) {
+        yield out + fail(error);
+        return;
+      }
+      if (done) {
+        // The client has everything: end its response now, and read the rest of the upstream body
+        // in the background so its keep-alive connection goes back to the pool, not torn down.
+        finished = true;
+        drain(upstream);
+        yield out + finish();
+        return;
+      }
+      if (out) yield out;
+    }
+    const { out, error } = handle(decoder.end());
+    if (error) {
+      yield out + fail(error);
+      return;
+    }
+    if (!done) {
+      yield out +
+        fail({
+          message: 'The upstream stream ended before it was complete.',
+          type: 'upstream_error',
+          param: null,
+          code: 'stream_incomplete',
+          provider: options.provider,
+        });
+      return;
+    }
+    yield out + finish();
+  } catch (error) {
+    if (options.signal.aborted) return;
+    yield fail({ ...upstreamFailure(error, options.origin).body, provider: options.provider });
+  } finally {
+    // Leaving early for any other reason (error event, client gone) releases the upstream body.
+    if (!finished) await upstream.return?.();
+  }
+}
+
+/** One chunk as an SSE event, strict when asked. */
+export const sseChunk = <Chunk extends RelayedChunk>(chunk: Chunk, shape: StreamShape<Chunk>, strict: boolean): string =>
+  sseData(JSON.stringify(strict ? shape.strict(chunk) : chunk));
+
+/** Reads an upstream body to its end, ignoring what it says (errors included). */
+function drain(upstream: AsyncIterator<Uint8Array>): void {
+  void (async () => {
+    try {
+      while (!(await upstream.next()).done) {
+        // discard
+      }
+    } catch {
+      // the connection failed after the stream was complete: nothing to tell anyone
+    }
+  })();
+}

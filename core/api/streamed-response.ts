@@ -1,0 +1,89 @@
+import { SseDecoder } from '../http/sse.js';
+import type { ForwardSlice, GatewayContext, GatewayResponse } from '../pipeline/context.js';
+import type { ProviderPlugin, StreamingAdapter } from '../spec/provider.js';
+import type { Usage } from '../spec/unified.js';
+import { readUpstreamJson } from './operation.js';
+import { relayStream, type RelayedChunk, type StreamShape } from './stream-relay.js';
+
+export const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' };
+
+interface StreamableRequest {
+  stream?: boolean | null;
+  stream_options?: { include_usage?: boolean } | null;
+}
+
+interface StreamableResponse {
+  usage?: Usage | null;
+  model?: string;
+}
+
+/** What differs between the operations that stream (chat, text completions). */
+export interface StreamableOperation<Response, Chunk extends RelayedChunk> {
+  readonly shape: StreamShape<Chunk>;
+  /** The response with only the fields of the OpenAI schema. */
+  strictResponse(response: Response): Response;
+  /** A whole response as the SSE events of a stream, `[DONE]` included. */
+  asStream(response: Response, includeUsage: boolean, strict: boolean): string;
+}
+
+/**
+ * The response side of an operation that may stream: a streamed upstream answer is relayed chunk
+ * by chunk (see `relayStream`), a JSON one is mapped (and turned into a stream when the client asked
+ * for one: some OpenAI-compatible servers ignore `stream: true`). Usage and model go to the
+ * transform slice for the log entry.
+ */
+export async function respondStreamable<Request extends StreamableRequest, Response extends StreamableResponse, Chunk extends RelayedChunk>(
+  context: GatewayContext,
+  provider: ProviderPlugin,
+  forward: ForwardSlice,
+  adapter: StreamingAdapter<Request, Response, Chunk> | undefined,
+  operation: StreamableOperation<Response, Chunk>,
+): Promise<GatewayResponse> {
+  const auth = context.auth;
+  const transform = context.transform;
+  if (!adapter || !auth || !transform) throw new Error(`${context.operation} response without adapter, auth or transform slice`);
+  const request = context.request.body as Request;
+  const includeUsage = request.stream_options?.include_usage === true;
+
+  const answeredWithJson = String(forward.headers['content-type'] ?? '').startsWith('application/json');
+  if (context.request.streaming && adapter.stream && !answeredWithJson) {
+    const stream = adapter.stream;
+    const body = relayStream({
+      upstream: forward.body,
+      origin: new URL(transform.upstreamRequest.url).origin,
+      decoder: stream.createDecoder?.() ?? new SseDecoder(),
+      mapper: stream.createMapper(request, auth.target),
+      shape: operation.shape,
+      includeUsage,
+      strict: context.strict,
+      signal: context.signal,
+      provider: provider.id,
+      observe: {
+        usage: (usage) => {
+          transform.usage = usage;
+        },
+        model: (model) => {
+          transform.model = model;
+        },
+        firstToken: () => {
+          transform.firstTokenAt ??= performance.now();
+        },
+        end: (error) => {
+          forward.endedAt = performance.now();
+          if (error) transform.streamError = error;
+        },
+      },
+    });
+    return { status: 200, headers: SSE_HEADERS, body: { stream: body } };
+  }
+
+  const parsed = await readUpstreamJson(forward.body, provider.id);
+  forward.endedAt = performance.now();
+  const response = adapter.fromUpstream(parsed, request, auth.target);
+  if (response.usage) transform.usage = response.usage;
+  if (response.model) transform.model = response.model;
+  if (context.request.streaming) {
+    return { status: 200, headers: SSE_HEADERS, body: { bytes: Buffer.from(operation.asStream(response, includeUsage, context.strict)) } };
+  }
+  return { status: 200, headers: {}, body: { json: context.strict ? operation.strictResponse(response) : response } };
+}
