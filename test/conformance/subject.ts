@@ -68,4 +68,6 @@ export interface ConformanceSubject {
   readonly supportsN?: boolean;
   /** Whether the provider keeps the `developer` role for `model` (else the kit expects `system`). */
   readonly developerRole?: boolean;
+  /** Whether the provider supports tool calls (default true; the tool checks are skipped, and reported so, when false). */
+  readonly supportsTools?: boolean;
 }

@@ -1,4 +1,5 @@
 import type { ProviderRegistration } from '../../../core/spec/index.js';
+import { compatibleEmbedAdapter } from '../openai-compatible/index.js';
 import { openAIChat } from './openai-chat.js';
 import { mapOpenAIError } from './openai-error.js';
 
@@ -11,14 +12,16 @@ export interface OpenAIParams {
   project?: string;
 }
 
-/** The OpenAI provider: chat (plain and streamed), pass-through for everything else. */
+const openAIEmbed = compatibleEmbedAdapter({ provider: 'openai' });
+
+/** The OpenAI provider: chat (plain and streamed) and embeddings; pass-through for everything else. */
 export function openai(params: OpenAIParams = {}): ProviderRegistration {
   return {
     manifest: {
       id: 'openai',
       kind: 'provider',
       version: '1.0.0',
-      description: 'OpenAI API (api.openai.com): chat completions, plain and streamed; other /v1 paths pass through.',
+      description: 'OpenAI API (api.openai.com): chat completions, plain and streamed, and embeddings; other /v1 paths pass through.',
       params: {
         type: 'object',
         additionalProperties: false,
@@ -35,7 +38,7 @@ export function openai(params: OpenAIParams = {}): ProviderRegistration {
       return {
         id: 'openai',
         name: 'OpenAI',
-        operations: { chat: openAIChat },
+        operations: { chat: openAIChat, embed: openAIEmbed },
         baseUrl: () => baseUrl,
         auth(_request, target) {
           const headers: Record<string, string> = {};
