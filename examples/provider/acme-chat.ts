@@ -87,6 +87,17 @@ export function fromAcmeAnswer(answer: AcmeAnswer): ChatResponse {
   };
 }
 
+/** The data of Acme's stream events (each event uses its own fields). */
+interface AcmeEvent {
+  delta?: string;
+  id?: string;
+  name?: string;
+  partial?: string;
+  end?: AcmeAnswer['end'];
+  tokens?: AcmeAnswer['tokens'];
+  fault?: { reason?: string; kind?: string };
+}
+
 /** Acme streams named SSE events: `text`, `call`, `call_input`, `end`, `failure`. */
 function createAcmeStreamMapper(request: ChatRequest) {
   const base = { id: `acme-${Date.now()}`, object: 'chat.completion.chunk' as const, created: Math.floor(Date.now() / 1000), model: request.model };
@@ -96,21 +107,21 @@ function createAcmeStreamMapper(request: ChatRequest) {
   let calls = -1;
   return {
     map(event: { event?: string; data: string }): StreamStep {
-      const data = JSON.parse(event.data) as Record<string, any>;
+      const data = JSON.parse(event.data) as AcmeEvent;
       const opening = started ? [] : [delta({ role: 'assistant', content: '' })];
       started = true;
       switch (event.event) {
         case 'text':
-          return { chunks: [...opening, delta({ content: String(data.delta) })] };
+          return { chunks: [...opening, delta({ content: data.delta ?? '' })] };
         case 'call':
           calls++;
-          return { chunks: [...opening, delta({ tool_calls: [{ index: calls, id: data.id, type: 'function', function: { name: data.name, arguments: '' } }] })] };
+          return { chunks: [...opening, delta({ tool_calls: [{ index: calls, id: data.id, type: 'function', function: { name: data.name ?? '', arguments: '' } }] })] };
         case 'call_input':
-          return { chunks: [...opening, delta({ tool_calls: [{ index: calls, function: { arguments: String(data.partial) } }] })] };
+          return { chunks: [...opening, delta({ tool_calls: [{ index: calls, function: { arguments: data.partial ?? '' } }] })] };
         case 'end':
-          return { chunks: [...opening, delta({}, FINISH[data.end as AcmeAnswer['end']] ?? 'stop'), chunk([], usageOf(data.tokens))], done: true };
+          return { chunks: [...opening, delta({}, FINISH[data.end ?? 'done']), chunk([], usageOf(data.tokens ?? { in: 0, out: 0 }))], done: true };
         case 'failure':
-          return { error: { message: String(data.fault?.reason ?? 'Acme failed.'), type: 'api_error', param: null, code: data.fault?.kind ?? null } };
+          return { error: { message: data.fault?.reason ?? 'Acme failed.', type: 'api_error', param: null, code: data.fault?.kind ?? null } };
         default:
           return {}; // unknown events (keep-alives) are ignored
       }

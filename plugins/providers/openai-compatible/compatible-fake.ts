@@ -14,7 +14,19 @@ export interface CompatibleFakeOptions {
 const SSE = { 'content-type': 'text/event-stream' };
 const JSON_TYPE = { 'content-type': 'application/json' };
 const event = (value: unknown) => `data: ${JSON.stringify(value)}\n\n`;
-const parse = (request: ReceivedRequest): Record<string, any> => (request.body.length ? JSON.parse(request.body.toString('utf8')) : {});
+/** The fields of a received body the fake reads; the rest is carried as unknown. */
+interface FakeBody {
+  model?: string;
+  stream?: boolean;
+  stream_options?: { include_usage?: boolean } | null;
+  messages?: Array<{ role: string; name?: string }>;
+  stop?: string | string[] | null;
+  n?: number;
+  max_tokens?: number | null;
+  encoding_format?: string;
+  [field: string]: unknown;
+}
+const parse = (request: ReceivedRequest): FakeBody => (request.body.length ? (JSON.parse(request.body.toString('utf8')) as FakeBody) : {});
 
 /** Splits text into pieces of at most `size` characters (at least two pieces for any text of two or more). */
 export function pieces(text: string, size = 4): string[] {
@@ -43,13 +55,13 @@ export function compatibleFake(manifest: CompatibleProviderManifest, options: Co
   const refuse = (message: string): RenderedAnswer => ({ status: 400, headers: JSON_TYPE, chunks: [errorBody(400, message)] });
 
   /** What the real provider would refuse in this body. */
-  const refusal = (body: Record<string, any>): string | undefined => {
+  const refusal = (body: FakeBody): string | undefined => {
     for (const field of quirks.unsupportedFields ?? []) if (field in body) return `${field} is not supported`;
     for (const field of Object.keys(quirks.renamedFields ?? {})) if (field in body) return `Extra inputs are not permitted: ${field}`;
     if (usageAlways && 'stream_options' in body) return 'Extra inputs are not permitted: stream_options';
     if (quirks.maxTokensDefault !== undefined && body.max_tokens == null) return 'max_tokens is required';
     if (quirks.maxTokensOnly && 'max_completion_tokens' in body) return 'Extra inputs are not permitted: max_completion_tokens';
-    if (quirks.noMessageNames && Array.isArray(body.messages) && body.messages.some((message: any) => 'name' in message)) return "'messages.name' is not supported";
+    if (quirks.noMessageNames && Array.isArray(body.messages) && body.messages.some((message) => 'name' in message)) return "'messages.name' is not supported";
     if (quirks.n === false && typeof body.n === 'number' && body.n > 1) return 'n must be 1';
     return undefined;
   };
@@ -60,7 +72,7 @@ export function compatibleFake(manifest: CompatibleProviderManifest, options: Co
     total_tokens: usage.promptTokens + usage.completionTokens,
   });
 
-  const chunk = (body: Record<string, any>, choices: unknown[], extra: Record<string, unknown> = {}) => ({
+  const chunk = (body: FakeBody, choices: unknown[], extra: Record<string, unknown> = {}) => ({
     id: 'chatcmpl-fake',
     object: 'chat.completion.chunk',
     created: 1_700_000_000,
@@ -70,7 +82,7 @@ export function compatibleFake(manifest: CompatibleProviderManifest, options: Co
   });
 
   /** The last chunk(s) of a stream: finish reason, usage where this provider puts it, and `[DONE]`. */
-  const streamEnd = (body: Record<string, any>, finishReason: string, usage: ReturnType<typeof usageOf>): string[] => {
+  const streamEnd = (body: FakeBody, finishReason: string, usage: ReturnType<typeof usageOf>): string[] => {
     const finish = [{ index: 0, delta: {}, finish_reason: finishReason }];
     if (quirks.streamUsageField) {
       const [head, ...rest] = quirks.streamUsageField.split('.');
@@ -83,7 +95,7 @@ export function compatibleFake(manifest: CompatibleProviderManifest, options: Co
     return [...out, 'data: [DONE]\n\n'];
   };
 
-  const renderChat = (scenario: Scenario, body: Record<string, any>, stream: boolean): RenderedAnswer => {
+  const renderChat = (scenario: Scenario, body: FakeBody, stream: boolean): RenderedAnswer => {
     if (scenario.kind === 'text') {
       const count = scenario.choices ?? 1;
       const textOf = (index: number) => (count > 1 ? `${scenario.text} ${index}` : scenario.text);
@@ -129,7 +141,7 @@ export function compatibleFake(manifest: CompatibleProviderManifest, options: Co
     return { status: 500, headers: JSON_TYPE, chunks: [errorBody(500, `the fake cannot answer a chat request with a ${scenario.kind} scenario`)] };
   };
 
-  const renderEmbed = (scenario: Scenario, body: Record<string, any>): RenderedAnswer => {
+  const renderEmbed = (scenario: Scenario, body: FakeBody): RenderedAnswer => {
     if (scenario.kind !== 'embedding') return { status: 500, headers: JSON_TYPE, chunks: [errorBody(500, 'not an embedding scenario')] };
     const usage = options.embedUsageTotalOnly ? { total_tokens: scenario.promptTokens } : { prompt_tokens: scenario.promptTokens, total_tokens: scenario.promptTokens };
     const answer = { object: 'list', data: scenario.vectors.map((embedding, index) => ({ object: 'embedding', index, embedding })), model: body.model, usage };
@@ -181,7 +193,7 @@ export function compatibleFake(manifest: CompatibleProviderManifest, options: Co
       return problems;
     },
 
-    roles: (request) => (parse(request).messages ?? []).map((message: { role: string }) => message.role),
+    roles: (request) => (parse(request).messages ?? []).map((message) => message.role),
 
     stopSequences(request) {
       const stop = parse(request).stop;
