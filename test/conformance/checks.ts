@@ -352,7 +352,10 @@ const authHeaders: Check = {
   async run(context) {
     let requests: ReceivedRequest[];
     if (context.plugin.operations.chat) {
-      ({ requests } = await capture(context, text(), () => context.client.chat.completions.create({ model: context.subject.model, messages: user })));
+      // Whatever the answer, the request as sent is what is checked.
+      ({ requests } = await capture(context, text(), () =>
+        context.client.chat.completions.create({ model: context.subject.model, messages: user }).catch(() => undefined),
+      ));
     } else if (context.plugin.operations.embed) {
       const before = context.server.received.length;
       // Credentials are applied to every request, pass-through included, so this runs on any core.
