@@ -163,7 +163,7 @@ test('list() shows providers with operations and guardrails with their manifests
   t.is(listing.providers.length, 1);
   const [provider] = listing.providers;
   t.like(provider, { id: 'openai', kind: 'provider', version: '1.0.0', name: 'OpenAI' });
-  t.deepEqual(provider.operations, ['chat']);
+  t.deepEqual(provider.operations, ['chat', 'embed']);
   t.is(typeof provider.description, 'string');
   t.true(provider.description.length > 0);
   t.deepEqual(listing.guardrails, [
