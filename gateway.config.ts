@@ -1,6 +1,30 @@
 import { defineConfig } from './config/index.js';
 import { anthropic } from './plugins/providers/anthropic/index.js';
 import { gemini } from './plugins/providers/gemini/index.js';
+import { cerebras } from './plugins/providers/cerebras/index.js';
+import { dashscope } from './plugins/providers/dashscope/index.js';
+import { deepinfra } from './plugins/providers/deepinfra/index.js';
+import { deepseek } from './plugins/providers/deepseek/index.js';
+import { fireworks } from './plugins/providers/fireworks/index.js';
+import { groq } from './plugins/providers/groq/index.js';
+import { hyperbolic } from './plugins/providers/hyperbolic/index.js';
+import { jina } from './plugins/providers/jina/index.js';
+import { lambda } from './plugins/providers/lambda/index.js';
+import { llamacpp } from './plugins/providers/llamacpp/index.js';
+import { lmstudio } from './plugins/providers/lmstudio/index.js';
+import { mistral } from './plugins/providers/mistral/index.js';
+import { moonshot } from './plugins/providers/moonshot/index.js';
+import { nebius } from './plugins/providers/nebius/index.js';
+import { novita } from './plugins/providers/novita/index.js';
+import { nvidiaNim } from './plugins/providers/nvidia-nim/index.js';
+import { ollama } from './plugins/providers/ollama/index.js';
+import { openrouter } from './plugins/providers/openrouter/index.js';
+import { perplexity } from './plugins/providers/perplexity/index.js';
+import { sambanova } from './plugins/providers/sambanova/index.js';
+import { together } from './plugins/providers/together/index.js';
+import { vllm } from './plugins/providers/vllm/index.js';
+import { voyage } from './plugins/providers/voyage/index.js';
+import { xai } from './plugins/providers/xai/index.js';
 import { openai } from './plugins/providers/openai/index.js';
 import { vertexAI } from './plugins/providers/vertex-ai/index.js';
 
@@ -9,5 +33,36 @@ import { vertexAI } from './plugins/providers/vertex-ai/index.js';
  * file's shape to build your own.
  */
 export default defineConfig({
-  providers: [openai(), anthropic(), gemini(), vertexAI()],
+  providers: [
+    openai(),
+    // Native APIs, each translated by its own plugin.
+    anthropic(),
+    gemini(),
+    vertexAI(),
+    // The OpenAI-compatible family: each a manifest on plugins/providers/openai-compatible.
+    groq(),
+    together(),
+    fireworks(),
+    deepseek(),
+    openrouter(),
+    perplexity(),
+    xai(),
+    cerebras(),
+    deepinfra(),
+    mistral(),
+    nvidiaNim(),
+    sambanova(),
+    hyperbolic(),
+    novita(),
+    nebius(),
+    lambda(),
+    moonshot(),
+    dashscope(),
+    vllm(),
+    lmstudio(),
+    llamacpp(),
+    ollama(),
+    jina(),
+    voyage(),
+  ],
 });

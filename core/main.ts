@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { BootError } from './errors.js';
+import { providerBanner } from './registry.js';
 
 /** How long SIGINT/SIGTERM lets requests in flight (long streams included) finish. */
 const SHUTDOWN_GRACE_MS = Number(process.env.GATEWAY_SHUTDOWN_GRACE_MS ?? 30_000);
@@ -17,8 +18,7 @@ async function main(command = 'start'): Promise<void> {
   const { createGateway } = await import('./app.js');
   const gateway = createGateway(config);
   const { url } = await gateway.listen();
-  const providers = gateway.registry.list().providers.map((provider) => `${provider.id} (${provider.operations?.join(', ')})`);
-  process.stdout.write(`gateway listening on ${url}\nproviders: ${providers.join('; ')}\n`);
+  process.stdout.write(`gateway listening on ${url}\n${providerBanner(gateway.registry.list().providers)}`);
   if (gateway.generatedAccountKey) {
     process.stdout.write(
       `\nA new account API key was generated (only its hash is stored in ${gateway.config.dataDir}/account-key.json).\n` +

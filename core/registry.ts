@@ -109,3 +109,10 @@ export class PluginRegistry {
     };
   }
 }
+
+/** The start-up banner's provider lines: one per provider with the operations it supports. */
+export function providerBanner(providers: readonly PluginListing[]): string {
+  const width = Math.max(0, ...providers.map((provider) => provider.id.length));
+  const lines = providers.map((provider) => `  ${provider.id.padEnd(width)}  ${provider.operations?.length ? provider.operations.join(', ') : '(pass-through only)'}`);
+  return `providers: ${providers.length}\n${lines.join('\n')}\n`;
+}

@@ -18,9 +18,29 @@ export interface KeyResolver {
 /** Headers never forwarded through `x-gateway-forward-headers`: they describe this hop or the gateway. */
 const NOT_FORWARDABLE = new Set(['host', 'content-length', 'x-gateway-api-key', ...HOP_BY_HOP]);
 
-function closeMatches(id: string, known: string[]): string[] {
+/** Levenshtein distance, for suggesting provider ids close to a mistyped one. */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    previous = current;
+  }
+  return previous[b.length];
+}
+
+/** Known ids that contain the given one (or are contained in it), or are a typo or two away, closest first. */
+export function closeMatches(id: string, known: readonly string[]): string[] {
   const lower = id.toLowerCase();
-  return known.filter((candidate) => candidate.includes(lower) || lower.includes(candidate)).slice(0, 5);
+  const allowed = Math.max(1, Math.min(3, Math.floor(lower.length / 3)));
+  return known
+    .map((candidate) => ({ candidate, distance: candidate.includes(lower) || lower.includes(candidate) ? 0 : editDistance(lower, candidate) }))
+    .filter(({ distance }) => distance <= allowed)
+    .sort((left, right) => left.distance - right.distance)
+    .slice(0, 5)
+    .map(({ candidate }) => candidate);
 }
 
 /**

@@ -68,4 +68,11 @@ export interface ConformanceSubject {
   readonly supportsN?: boolean;
   /** Whether the provider keeps the `developer` role for `model` (else the kit expects `system`). */
   readonly developerRole?: boolean;
+  /** Whether the provider supports tool calls (default true; the tool checks are skipped, and reported so, when false). */
+  readonly supportsTools?: boolean;
+  /**
+   * Whether the provider's embeddings API reports token usage (default true). When false the kit
+   * accepts zero usage and says so in the row; the gateway cannot invent counts the provider never sent.
+   */
+  readonly reportsEmbeddingUsage?: boolean;
 }

@@ -18,8 +18,8 @@ export interface OpenAIParams {
 }
 
 /**
- * The OpenAI provider: chat and text completions (plain and streamed), embeddings, image
- * generation, speech and the model list; pass-through for everything else (files, batches, ...).
+ * The OpenAI provider: every operation of the unified API (chat and embeddings on the
+ * OpenAI-compatible base; the others identity mappings); pass-through for everything else.
  */
 export function openai(params: OpenAIParams = {}): ProviderRegistration {
   return {

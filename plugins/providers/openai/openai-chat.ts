@@ -1,23 +1,10 @@
-import type { ChatAdapter, ChatCompletionChunk, ChatResponse } from '../../../core/spec/index.js';
-import { openAIStreamablePost } from './openai-body.js';
-import { createOpenAIStreamMapper } from './openai-stream.js';
+import type { ChatAdapter } from '../../../core/spec/index.js';
+import { compatibleChatAdapter } from '../openai-compatible/index.js';
 
 /**
  * OpenAI chat: the unified API is OpenAI's own, so the request goes up as sent, byte for byte
- * (unknown fields included), except that streams always ask for usage (see `openAIStreamablePost`).
+ * (unknown fields included), except that streams always ask for usage, which the gateway needs for its log; the
+ * gateway drops the usage chunk again when the client did not ask for it. OpenAI is the
+ * compatible base with no quirks.
  */
-export const openAIChat: ChatAdapter = {
-  toUpstream: (request, target, original) => openAIStreamablePost('/chat/completions', request, target, original),
-
-  fromUpstream(body) {
-    const response = body as ChatResponse;
-    if (typeof response !== 'object' || response === null || !Array.isArray(response.choices)) {
-      throw new TypeError('OpenAI chat response without choices');
-    }
-    return response;
-  },
-
-  stream: {
-    createMapper: () => createOpenAIStreamMapper<ChatCompletionChunk>(),
-  },
-};
+export const openAIChat: ChatAdapter = compatibleChatAdapter({ provider: 'openai' });

@@ -1,15 +1,5 @@
-import type { EmbedAdapter, EmbeddingResponse } from '../../../core/spec/index.js';
-import { openAIJsonPost } from './openai-body.js';
+import type { EmbedAdapter } from '../../../core/spec/index.js';
+import { compatibleEmbedAdapter } from '../openai-compatible/index.js';
 
-/** OpenAI embeddings: identity; base64 vectors stay strings. */
-export const openAIEmbed: EmbedAdapter = {
-  toUpstream: (request, target, original) => openAIJsonPost('/embeddings', request, target, original),
-
-  fromUpstream(body) {
-    const response = body as EmbeddingResponse;
-    if (typeof response !== 'object' || response === null || !Array.isArray(response.data)) {
-      throw new TypeError('OpenAI embedding response without data');
-    }
-    return response;
-  },
-};
+/** OpenAI embeddings: the compatible base with no quirks (identity; base64 vectors stay strings). */
+export const openAIEmbed: EmbedAdapter = compatibleEmbedAdapter({ provider: 'openai' });

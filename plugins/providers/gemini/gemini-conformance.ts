@@ -26,6 +26,8 @@ export const subject: ConformanceSubject = {
   fake: geminiFakeRenderer,
   model: 'gemini-2.5-flash',
   embeddingModel: 'gemini-embedding-001',
+  // batchEmbedContents answers carry no token counts: usage is reported as zeros.
+  reportsEmbeddingUsage: false,
   credential: 'AIza-conformance-key',
   supportsN: true,
   developerRole: false,

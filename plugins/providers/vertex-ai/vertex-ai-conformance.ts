@@ -1,5 +1,5 @@
 import type { ConformanceSubject, ProviderFakeRenderer } from '../../../test/conformance/subject.js';
-import { anthropicFakeRenderer, renderAnthropic } from '../anthropic/anthropic.conformance.js';
+import { anthropicFakeRenderer, renderAnthropic } from '../anthropic/anthropic-conformance.js';
 import { geminiRoles, geminiStopSequences, googleBody, renderGemini } from '../google-shared/google-fake-renderer.js';
 import { vertexAI } from './index.js';
 

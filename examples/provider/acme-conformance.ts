@@ -1,0 +1,12 @@
+import type { ConformanceSubject } from '../../test/conformance/subject.js';
+import { acmeFake } from './acme-fake.js';
+import { acme } from './index.js';
+
+/** Acme under the conformance kit: `npm run conformance -- --module dist/examples/provider/acme-conformance.js`. */
+export const conformance: ConformanceSubject = {
+  registration: acme(),
+  fake: acmeFake,
+  model: 'acme-small',
+  supportsN: false,
+  developerRole: false,
+};

@@ -1,0 +1,18 @@
+import { type CompatibleProviderManifest, defineCompatibleProvider } from '../openai-compatible/index.js';
+
+/** Jina AI: base URL, auth and documented differences from OpenAI (see docs/providers/jina.md). */
+export const jinaManifest: CompatibleProviderManifest = {
+  id: 'jina',
+  name: 'Jina AI',
+  description: 'Jina AI embeddings API.',
+  baseUrl: 'https://api.jina.ai/v1',
+  operations: ['embed'],
+  auth: { kind: 'bearer' },
+  embed: {
+    // Jina names the output encoding embedding_type (float, base64, ...).
+    renamedFields: { encoding_format: 'embedding_type' },
+  },
+};
+
+/** Jina AI embeddings API. */
+export const jina = defineCompatibleProvider(jinaManifest);

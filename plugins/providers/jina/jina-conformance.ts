@@ -1,0 +1,5 @@
+import { compatibleSubject } from '../openai-compatible/compatible-fake.js';
+import { jina, jinaManifest } from './index.js';
+
+/** Jina AI under the conformance kit: the plugin against a fake that behaves as its documentation says. */
+export const conformance = compatibleSubject(jina, jinaManifest, { model: 'jina-embeddings-v3', embeddingModel: 'jina-embeddings-v3', fake: { errorShape: 'detail' } });

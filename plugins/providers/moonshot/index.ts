@@ -1,0 +1,14 @@
+import { type CompatibleProviderManifest, defineCompatibleProvider } from '../openai-compatible/index.js';
+
+/** Moonshot AI: base URL, auth and documented differences from OpenAI (see docs/providers/moonshot.md). */
+export const moonshotManifest: CompatibleProviderManifest = {
+  id: 'moonshot',
+  name: 'Moonshot AI',
+  description: 'Moonshot AI Kimi API (OpenAI-compatible chat).',
+  baseUrl: 'https://api.moonshot.ai/v1',
+  operations: ['chat'],
+  auth: { kind: 'bearer' },
+};
+
+/** Moonshot AI Kimi API (OpenAI-compatible chat). */
+export const moonshot = defineCompatibleProvider(moonshotManifest);

@@ -1,0 +1,14 @@
+import { type CompatibleProviderManifest, defineCompatibleProvider } from '../openai-compatible/index.js';
+
+/** Novita AI: base URL, auth and documented differences from OpenAI (see docs/providers/novita.md). */
+export const novitaManifest: CompatibleProviderManifest = {
+  id: 'novita',
+  name: 'Novita AI',
+  description: 'Novita AI LLM API (OpenAI-compatible chat and embeddings).',
+  baseUrl: 'https://api.novita.ai/v3/openai',
+  operations: ['chat', 'embed'],
+  auth: { kind: 'bearer' },
+};
+
+/** Novita AI LLM API (OpenAI-compatible chat and embeddings). */
+export const novita = defineCompatibleProvider(novitaManifest);

@@ -1,0 +1,18 @@
+import { type CompatibleProviderManifest, defineCompatibleProvider } from '../openai-compatible/index.js';
+
+/** Together AI: base URL, auth and documented differences from OpenAI (see docs/providers/together.md). */
+export const togetherManifest: CompatibleProviderManifest = {
+  id: 'together',
+  name: 'Together AI',
+  description: 'Together AI inference (OpenAI-compatible chat and embeddings).',
+  baseUrl: 'https://api.together.xyz/v1',
+  operations: ['chat', 'embed'],
+  auth: { kind: 'bearer' },
+  chat: {
+    // Usage arrives in the last streamed chunk unasked.
+    streamUsage: 'always',
+  },
+};
+
+/** Together AI inference (OpenAI-compatible chat and embeddings). */
+export const together = defineCompatibleProvider(togetherManifest);

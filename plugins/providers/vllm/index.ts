@@ -1,0 +1,14 @@
+import { type CompatibleProviderManifest, defineCompatibleProvider } from '../openai-compatible/index.js';
+
+/** vLLM: base URL, auth and documented differences from OpenAI (see docs/providers/vllm.md). */
+export const vllmManifest: CompatibleProviderManifest = {
+  id: 'vllm',
+  name: 'vLLM',
+  description: 'A vLLM OpenAI-compatible server (self-hosted; default loopback, or x-gateway-custom-host).',
+  baseUrl: 'http://127.0.0.1:8000/v1',
+  operations: ['chat', 'embed'],
+  auth: { kind: 'bearer', optional: true },
+};
+
+/** A vLLM OpenAI-compatible server (self-hosted; default loopback, or x-gateway-custom-host). */
+export const vllm = defineCompatibleProvider(vllmManifest);

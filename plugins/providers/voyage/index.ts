@@ -1,0 +1,19 @@
+import { type CompatibleProviderManifest, defineCompatibleProvider } from '../openai-compatible/index.js';
+
+/** Voyage AI: base URL, auth and documented differences from OpenAI (see docs/providers/voyage.md). */
+export const voyageManifest: CompatibleProviderManifest = {
+  id: 'voyage',
+  name: 'Voyage AI',
+  description: 'Voyage AI embeddings API.',
+  baseUrl: 'https://api.voyageai.com/v1',
+  operations: ['embed'],
+  auth: { kind: 'bearer' },
+  embed: {
+    // Voyage names dimensions output_dimension and takes encoding_format only as null or base64.
+    renamedFields: { dimensions: 'output_dimension' },
+    dropFloatEncoding: true,
+  },
+};
+
+/** Voyage AI embeddings API. */
+export const voyage = defineCompatibleProvider(voyageManifest);

@@ -1,0 +1,14 @@
+import { type CompatibleProviderManifest, defineCompatibleProvider } from '../openai-compatible/index.js';
+
+/** xAI: base URL, auth and documented differences from OpenAI (see docs/providers/xai.md). */
+export const xaiManifest: CompatibleProviderManifest = {
+  id: 'xai',
+  name: 'xAI',
+  description: 'xAI Grok API (OpenAI-compatible chat).',
+  baseUrl: 'https://api.x.ai/v1',
+  operations: ['chat'],
+  auth: { kind: 'bearer' },
+};
+
+/** xAI Grok API (OpenAI-compatible chat). */
+export const xai = defineCompatibleProvider(xaiManifest);

@@ -1,0 +1,96 @@
+import type { ChatCompletionChunk, ChatStreamMapper, ProviderPlugin, ProviderRegistration } from '../../../core/spec/index.js';
+import { compatibleSubject } from '../../../plugins/providers/openai-compatible/compatible-fake.js';
+import { type CompatibleProviderManifest, defineCompatibleProvider } from '../../../plugins/providers/openai-compatible/index.js';
+import type { ConformanceSubject } from '../subject.js';
+
+/**
+ * Deliberately broken provider plugins: each is a correct compatible plugin with one bug put in,
+ * so the kit is proven able to fail, and to name the check that caught the bug.
+ */
+
+const manifest = (id: string): CompatibleProviderManifest => ({
+  id,
+  name: `Broken (${id})`,
+  description: 'A deliberately broken test plugin.',
+  baseUrl: 'http://127.0.0.1:9/v1',
+  operations: ['chat'],
+  auth: { kind: 'bearer' },
+});
+
+/** The registration of `id` with its created plugin changed by `breakIt`. */
+function broken(id: string, breakIt: (plugin: ProviderPlugin) => ProviderPlugin): () => ProviderRegistration {
+  const registration = defineCompatibleProvider(manifest(id))();
+  return () => ({ ...registration, create: (dependencies) => breakIt(registration.create(dependencies)) });
+}
+
+/** Wraps the plugin's chat stream mapper, changing every chunk it emits. */
+function withChunks(plugin: ProviderPlugin, change: (chunk: ChatCompletionChunk) => ChatCompletionChunk): ProviderPlugin {
+  const chat = plugin.operations.chat;
+  if (!chat?.stream) throw new Error('no chat stream to break');
+  const stream = chat.stream;
+  return {
+    ...plugin,
+    operations: {
+      ...plugin.operations,
+      chat: {
+        ...chat,
+        stream: {
+          createMapper(request, target): ChatStreamMapper {
+            const mapper = stream.createMapper(request, target);
+            return {
+              map(event) {
+                const step = mapper.map(event);
+                return step.chunks ? { ...step, chunks: step.chunks.map(change) } : step;
+              },
+            };
+          },
+        },
+      },
+    },
+  };
+}
+
+/** Bug: usage is dropped from streamed chunks. */
+export const dropsStreamUsage: ConformanceSubject = compatibleSubject(
+  broken('broken-drops-usage', (plugin) => withChunks(plugin, ({ usage: _usage, ...chunk }) => chunk as ChatCompletionChunk)),
+  manifest('broken-drops-usage'),
+  { model: 'broken-model' },
+);
+
+/** Bug: the error mapper does not expect a rate-limit reply and throws, so the client gets a 500. */
+export const maps429To500: ConformanceSubject = compatibleSubject(
+  broken('broken-429-as-500', (plugin) => ({
+    ...plugin,
+    mapError(reply) {
+      if (reply.status === 429) throw new Error('unexpected upstream status');
+      return plugin.mapError(reply);
+    },
+  })),
+  manifest('broken-429-as-500'),
+  { model: 'broken-model' },
+);
+
+/** Bug: only the first arguments fragment of a streamed tool call is kept. */
+export function losesToolFragments(): ConformanceSubject {
+  const seen = new Set<number>();
+  return compatibleSubject(
+    broken('broken-tool-fragments', (plugin) =>
+      withChunks(plugin, (chunk) => ({
+        ...chunk,
+        choices: chunk.choices.map((choice) => ({
+          ...choice,
+          delta: {
+            ...choice.delta,
+            tool_calls: choice.delta.tool_calls?.map((call) => {
+              if (call.function?.arguments && seen.has(call.index)) return { ...call, function: { ...call.function, arguments: '' } };
+              if (call.function?.arguments) seen.add(call.index);
+              return call;
+            }),
+          },
+        })),
+      })),
+    ),
+    manifest('broken-tool-fragments'),
+    { model: 'broken-model' },
+  );
+}
