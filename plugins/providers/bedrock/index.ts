@@ -29,7 +29,11 @@ function regionOf(headers: Readonly<Record<string, string | undefined>>, fallbac
 function bodyBytes(request: UpstreamRequest): string | Uint8Array {
   if (request.body == null) return '';
   if (typeof request.body === 'string' || request.body instanceof Uint8Array) return request.body;
-  throw new TypeError('Bedrock requests are signed and need a body in memory, not a stream');
+  // Pass-through bodies are streamed, and SigV4 signs the body's hash before the first byte is sent.
+  throw errors.invalidRequest(
+    'Pass-through requests to Bedrock cannot be signed with SigV4 (their body is streamed); use a Bedrock API key (omit x-gateway-cloud-c-secret-access-key) or a unified route.',
+    { param: BEDROCK_HEADERS.secretAccessKey, code: 'unsupported_signing' },
+  );
 }
 
 /**
