@@ -62,6 +62,8 @@ export function bedrock(params: BedrockParams = {}): ProviderRegistration {
         id: 'bedrock',
         name: 'Amazon Bedrock',
         operations: { chat: bedrockChat, embed: bedrockEmbed },
+        // No developer role upstream: the core sends developer messages as system.
+        capabilities: { developerRole: () => false },
         baseUrl: (headers) => `https://bedrock-runtime.${regionOf(headers, defaultRegion)}.amazonaws.com`,
         auth(request, target) {
           const accessKeyId = target.credentials.apiKey;

@@ -26,6 +26,8 @@ export function cohere(params: CohereParams = {}): ProviderRegistration {
         id: 'cohere',
         name: 'Cohere',
         operations: { chat: cohereChat, embed: cohereEmbed },
+        // No developer role upstream: the core sends developer messages as system.
+        capabilities: { developerRole: () => false },
         baseUrl: () => baseUrl,
         auth(_request, target) {
           if (!target.credentials.apiKey) throw errors.authentication('Cohere needs "Authorization: Bearer <Cohere API key>".', { code: 'missing_provider_credentials' });
