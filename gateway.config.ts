@@ -1,4 +1,7 @@
 import { defineConfig } from './config/index.js';
+import { azureOpenAI } from './plugins/providers/azure-openai/index.js';
+import { bedrock } from './plugins/providers/bedrock/index.js';
+import { cohere } from './plugins/providers/cohere/index.js';
 import { openai } from './plugins/providers/openai/index.js';
 
 /**
@@ -6,5 +9,5 @@ import { openai } from './plugins/providers/openai/index.js';
  * file's shape to build your own.
  */
 export default defineConfig({
-  providers: [openai()],
+  providers: [openai(), azureOpenAI(), bedrock(), cohere()],
 });

@@ -1,6 +1,6 @@
 import type { ConformanceSubject, ProviderFakeRenderer, ReceivedRequest, RenderedAnswer, Scenario } from '../../../test/conformance/subject.js';
 import { checkSigV4 } from '../../../test/fakes/bedrock-fake.js';
-import { encodeEvent, encodeException } from './bedrock-eventstream.js';
+import { encodeEvent } from './bedrock-eventstream.js';
 import { bedrock } from './index.js';
 
 const SECRET = 'conformance/Secret+Access/Key0000000000';
