@@ -45,6 +45,12 @@ test.before(async () => {
       if (scenario === 'cut') {
         await writeFrames(response, bedrockStreamFrames('converse-stream-text.jsonl').slice(0, 3));
         response.end();
+      } else if (scenario === 'garbage') {
+        await writeFrames(response, bedrockStreamFrames('converse-stream-text.jsonl').slice(0, 2));
+        const frame = bedrockStreamFrames('converse-stream-text.jsonl')[2];
+        frame[frame.length - 1] ^= 0xff; // a message CRC that does not match
+        response.write(frame);
+        response.end(Buffer.from([0xde, 0xad, 0xbe, 0xef, 0x00, 0x01]));
       } else if (scenario === 'exception') {
         await writeFrames(response, bedrockStreamFrames('converse-stream-exception.jsonl'));
         response.end();
@@ -206,6 +212,24 @@ test.serial('a stream cut before its end raises an SDK error and is logged as a 
   t.regex(error!.message, /ended before it was complete/);
   const entry = await loggedOnce(gateway, trace);
   t.is(entry.outcome, 'stream_error');
+});
+
+test.serial('corrupt frames end the stream with a malformed_stream error; the gateway keeps serving', async (t) => {
+  const trace = traceId('bedrock-garbage');
+  const stream = await client({ 'x-scenario': 'garbage', 'x-gateway-forward-headers': 'x-scenario', 'x-gateway-trace-id': trace }).chat.completions.create({
+    model: MODEL,
+    messages: [{ role: 'user', content: 'Hi' }],
+    stream: true,
+  });
+  let text = '';
+  const error = await t.throwsAsync(async () => {
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+  });
+  t.is(text, 'Hello');
+  t.regex(error!.message, /malformed: message checksum mismatch/);
+  t.is((await loggedOnce(gateway, trace)).outcome, 'stream_error');
+  const after = await client().chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'Hi' }] });
+  t.is(after.choices[0].message.content, 'Hello! How can I help you today?');
 });
 
 test.serial('an exception frame ends the stream with its message as an SDK error', async (t) => {
