@@ -125,3 +125,5 @@ export const azureOpenAIConformance: ConformanceSubject = {
   supportsN: true,
   developerRole: true,
 };
+
+export default azureOpenAIConformance;

@@ -126,3 +126,5 @@ export const bedrockConformance: ConformanceSubject = {
   supportsN: false,
   developerRole: false,
 };
+
+export default bedrockConformance;

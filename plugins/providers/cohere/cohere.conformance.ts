@@ -107,3 +107,5 @@ export const cohereConformance: ConformanceSubject = {
   supportsN: false,
   developerRole: false,
 };
+
+export default cohereConformance;
