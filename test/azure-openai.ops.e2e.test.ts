@@ -8,7 +8,8 @@ import { ACCOUNT_KEY, startGateway, type TestGateway } from './harness.js';
 
 /**
  * Azure OpenAI's non-chat operations through the gateway. They need the core routes of the
- * unified-API issue (completions, embeddings, images, speech); they pass once those are merged.
+ * unified-API issue (completions, embeddings, images, speech, transcription, models); they pass
+ * once those are merged.
  */
 
 const AUDIO = Buffer.from('ID3\u0004\u0000fake-mp3-bytes', 'latin1');
@@ -27,6 +28,9 @@ test.before(async () => {
     } else if (path.endsWith('/embeddings')) response.writeHead(200, { 'content-type': 'application/json' }).end(azureFixture('embeddings.json'));
     else if (path.endsWith('/images/generations')) response.writeHead(200, { 'content-type': 'application/json' }).end(azureFixture('image-generation.json'));
     else if (path.endsWith('/audio/speech')) response.writeHead(200, { 'content-type': 'audio/mpeg' }).end(AUDIO);
+    else if (path.endsWith('/audio/transcriptions')) response.writeHead(200, { 'content-type': 'application/json' }).end('{"text":"Hello from the clip."}');
+    else if (path.endsWith('/images/edits')) response.writeHead(200, { 'content-type': 'application/json' }).end(azureFixture('image-generation.json'));
+    else if (path === '/openai/models') response.writeHead(200, { 'content-type': 'application/json' }).end(azureFixture('models.json'));
     else response.writeHead(404).end();
   });
   gateway = await startGateway({ providers: [openai(), azureOpenAI()] });
@@ -86,4 +90,31 @@ test.serial('speech returns the audio bytes', async (t) => {
   const response = await client('tts').audio.speech.create({ model: 'tts-1', voice: 'alloy', input: 'Hello' });
   t.deepEqual(Buffer.from(await response.arrayBuffer()), AUDIO);
   t.true(fake.requests.at(-1)!.url.startsWith('/openai/deployments/tts/audio/speech?'));
+});
+
+test.serial('transcription: the form reaches the deployment with the file bytes intact', async (t) => {
+  const clip = Buffer.from([0x49, 0x44, 0x33, 0, 13, 10, 0xff, 0x2d, 0x2d]);
+  const result = await client('whisper').audio.transcriptions.create({ model: 'whisper-1', file: await OpenAI.toFile(clip, 'clip.mp3', { type: 'audio/mpeg' }) });
+  t.is(result.text, 'Hello from the clip.');
+  const received = fake.requests.at(-1)!;
+  t.is(received.url, '/openai/deployments/whisper/audio/transcriptions?api-version=2024-10-21');
+  const form = await new Response(received.body, { headers: { 'content-type': String(received.headers['content-type']) } }).formData();
+  t.is(form.get('model'), 'whisper-1');
+  t.deepEqual(Buffer.from(await (form.get('file') as File).arrayBuffer()), clip);
+});
+
+test.serial('image edit', async (t) => {
+  const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 13, 10, 26, 10]);
+  const result = await client('gpt-image').images.edit({ model: 'gpt-image-1', prompt: 'add a hat', image: await OpenAI.toFile(png, 'fox.png', { type: 'image/png' }) });
+  t.is(result.data?.[0].revised_prompt, 'A watercolor fox in a snowy forest.');
+  t.true(fake.requests.at(-1)!.url.startsWith('/openai/deployments/gpt-image/images/edits?'));
+});
+
+test.serial('models: the resource\'s models in the OpenAI list shape', async (t) => {
+  const list = await client('any').models.list();
+  t.deepEqual(
+    list.data.map((model) => model.id),
+    ['gpt-4o-2024-08-06', 'text-embedding-3-small'],
+  );
+  t.is(fake.requests.at(-1)!.url, '/openai/models?api-version=2024-10-21');
 });

@@ -4,7 +4,7 @@ import type { ChatRequest, ProviderTarget } from '../../../core/spec/index.js';
 import { azureFixture } from '../../../test/fakes/azure-fake.js';
 import { azureChat } from './azure-chat.js';
 import { mapAzureError } from './azure-error.js';
-import { azureCompletion, azureEmbed, azureImageGenerate, azureSpeech } from './azure-operations.js';
+import { azureCompletion, azureEmbed, azureImageEdit, azureImageGenerate, azureModels, azureSpeech, azureTranscription, azureTranslation } from './azure-operations.js';
 import { isEntraToken } from './azure-target.js';
 import { azureOpenAI } from './index.js';
 
@@ -136,5 +136,24 @@ test('errors: content filter 400, front-door 401, deployment not found', (t) => 
     type: 'not_found_error',
     param: null,
     code: 'DeploymentNotFound',
+  });
+});
+
+test('multipart operations post the re-encoded form to the deployment; models map to the OpenAI list', (t) => {
+  const form = { fields: { model: 'whisper' }, repeated: {}, files: [] };
+  const transcription = azureTranscription('v').toUpstream(form, target());
+  t.is(transcription.url, 'https://contoso.openai.azure.com/openai/deployments/gpt4o-prod/audio/transcriptions?api-version=2024-10-21');
+  t.regex(transcription.headers['content-type'], /^multipart\/form-data; boundary=/);
+  t.is(azureTranscription('v').fromUpstream, undefined);
+  t.true(azureTranslation('v').toUpstream(form, target()).url.includes('/audio/translations?'));
+  t.true(azureImageEdit('v').toUpstream(form, target()).url.includes('/images/edits?'));
+  const models = azureModels('2024-10-21');
+  t.is(models.toUpstream(target()).url, 'https://contoso.openai.azure.com/openai/models?api-version=2024-10-21');
+  t.deepEqual(models.fromUpstream(json('models.json'), target()), {
+    object: 'list',
+    data: [
+      { id: 'gpt-4o-2024-08-06', object: 'model', created: 1723248000, owned_by: 'azure-openai' },
+      { id: 'text-embedding-3-small', object: 'model', created: 1705953600, owned_by: 'azure-openai' },
+    ],
   });
 });

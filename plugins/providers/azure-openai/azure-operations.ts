@@ -5,11 +5,15 @@ import type {
   EmbeddingResponse,
   ImageGenerateAdapter,
   ImageResponse,
+  ModelList,
+  ModelsAdapter,
+  MultipartAdapter,
   SpeechAdapter,
   StreamStep,
 } from '../../../core/spec/index.js';
 import { parseEventData, streamError } from '../../shared/chat-mapping.js';
-import { deploymentUrl } from './azure-target.js';
+import { multipartBody } from '../../shared/multipart-body.js';
+import { apiVersion, deploymentUrl } from './azure-target.js';
 
 /**
  * Azure's other deployment operations: the bodies are OpenAI's, so the client's bytes go up as
@@ -81,5 +85,42 @@ export function azureSpeech(version: string): SpeechAdapter {
     },
     // Azure deployments name their own model (tts, tts-hd, gpt-4o-mini-tts).
     models: ['tts', 'tts-hd', 'gpt-4o-mini-tts'],
+  };
+}
+
+/** A multipart operation on a deployment (transcription, translation, image edits): the form re-encoded as received. */
+function azureMultipart<Response>(version: string, operation: string, fromUpstream?: (body: unknown) => Response): MultipartAdapter<Response> {
+  return {
+    toUpstream(form, target) {
+      const { body, headers } = multipartBody(form);
+      return { method: 'POST', url: deploymentUrl(target, operation, version), headers, body };
+    },
+    ...(fromUpstream ? { fromUpstream } : {}),
+  };
+}
+
+/** Transcription and translation answers (JSON, text, SRT, VTT) are relayed as Azure sent them. */
+export const azureTranscription = (version: string): MultipartAdapter<unknown> => azureMultipart(version, 'audio/transcriptions');
+export const azureTranslation = (version: string): MultipartAdapter<unknown> => azureMultipart(version, 'audio/translations');
+export const azureImageEdit = (version: string): MultipartAdapter<ImageResponse> =>
+  azureMultipart(version, 'images/edits', (body) => expectObject<ImageResponse>(body, 'data', 'image edit'));
+
+/** `GET /v1/models`: the models the resource can deploy (`GET /openai/models`), in OpenAI's list shape. */
+export function azureModels(version: string): ModelsAdapter {
+  return {
+    toUpstream: (target) => ({ method: 'GET', url: `${target.baseUrl}/models?api-version=${encodeURIComponent(apiVersion(target, version))}`, headers: {} }),
+    fromUpstream(body): ModelList {
+      const data = expectObject<{ data: unknown }>(body, 'data', 'models').data;
+      if (!Array.isArray(data)) throw new TypeError('Azure models response without a data list');
+      return {
+        object: 'list',
+        data: (data as Array<Record<string, unknown>>).map((model) => ({
+          id: String(model.id),
+          object: 'model',
+          created: typeof model.created_at === 'number' ? model.created_at : 0,
+          owned_by: typeof model.owned_by === 'string' ? model.owned_by : 'azure-openai',
+        })),
+      };
+    },
   };
 }

@@ -2,7 +2,16 @@ import type { ProviderRegistration } from '../../../core/spec/index.js';
 import { errors } from '../../../core/errors.js';
 import { azureChat } from './azure-chat.js';
 import { mapAzureError } from './azure-error.js';
-import { azureCompletion, azureEmbed, azureImageGenerate, azureSpeech } from './azure-operations.js';
+import {
+  azureCompletion,
+  azureEmbed,
+  azureImageEdit,
+  azureImageGenerate,
+  azureModels,
+  azureSpeech,
+  azureTranscription,
+  azureTranslation,
+} from './azure-operations.js';
 import { azureBaseUrl, DEFAULT_API_VERSION, apiVersion, isEntraToken } from './azure-target.js';
 
 export interface AzureOpenAIParams {
@@ -22,7 +31,7 @@ export function azureOpenAI(params: AzureOpenAIParams = {}): ProviderRegistratio
       id: 'azure-openai',
       kind: 'provider',
       version: '1.0.0',
-      description: 'Azure OpenAI: chat, completions, embeddings, image generation and speech on a deployment; api-key or Entra ID token.',
+      description: 'Azure OpenAI: chat, completions, embeddings, images, speech, transcription and translation on a deployment; api-key or Entra ID token.',
       params: {
         type: 'object',
         additionalProperties: false,
@@ -39,7 +48,11 @@ export function azureOpenAI(params: AzureOpenAIParams = {}): ProviderRegistratio
           completion: azureCompletion(version),
           embed: azureEmbed(version),
           imageGenerate: azureImageGenerate(version),
+          imageEdit: azureImageEdit(version),
           speech: azureSpeech(version),
+          transcription: azureTranscription(version),
+          translation: azureTranslation(version),
+          models: azureModels(version),
         },
         baseUrl: azureBaseUrl,
         auth(_request, target): Record<string, string> {
