@@ -200,6 +200,8 @@ test('auth: SigV4 with the secret header (verifiable), Bearer API key without it
   t.deepEqual(checkSigV4({ ...received, body: Buffer.from('{}') }, { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'SECRET', sessionToken: 'TOKEN' }, 'eu-west-3'), [
     'signature does not match the request received',
   ]);
+  const get = plugin.auth({ method: 'GET', url: 'http://127.0.0.1:9/async-invoke', headers: {} }, target({ headers }));
+  t.regex(get.authorization, /SignedHeaders=host;x-amz-date;x-amz-security-token, /);
   t.deepEqual(plugin.auth(upstream, target({ credentials: { apiKey: 'bedrock-api-key-abc' } })), { authorization: 'Bearer bedrock-api-key-abc' });
   t.is(plugin.baseUrl({ 'x-gateway-cloud-c-region': 'ap-southeast-2' }), 'https://bedrock-runtime.ap-southeast-2.amazonaws.com');
   t.is(plugin.baseUrl({}), 'https://bedrock-runtime.us-east-1.amazonaws.com');

@@ -72,8 +72,9 @@ export function bedrock(params: BedrockParams = {}): ProviderRegistration {
           }
           const secretAccessKey = target.headers[BEDROCK_HEADERS.secretAccessKey];
           if (!secretAccessKey) return { authorization: `Bearer ${accessKeyId}` };
+          const contentType = request.headers['content-type'];
           const signed = signRequest(
-            { method: request.method, url: request.url, headers: { 'content-type': request.headers['content-type'] ?? 'application/json' }, body: bodyBytes(request) },
+            { method: request.method, url: request.url, headers: contentType ? { 'content-type': contentType } : {}, body: bodyBytes(request) },
             { accessKeyId, secretAccessKey, sessionToken: target.headers[BEDROCK_HEADERS.sessionToken] || undefined },
             { region: regionOf(target.headers, defaultRegion), service: 'bedrock' },
           );
