@@ -25,6 +25,9 @@ import { together } from './plugins/providers/together/index.js';
 import { vllm } from './plugins/providers/vllm/index.js';
 import { voyage } from './plugins/providers/voyage/index.js';
 import { xai } from './plugins/providers/xai/index.js';
+import { azureOpenAI } from './plugins/providers/azure-openai/index.js';
+import { bedrock } from './plugins/providers/bedrock/index.js';
+import { cohere } from './plugins/providers/cohere/index.js';
 import { openai } from './plugins/providers/openai/index.js';
 import { vertexAI } from './plugins/providers/vertex-ai/index.js';
 
@@ -39,6 +42,9 @@ export default defineConfig({
     anthropic(),
     gemini(),
     vertexAI(),
+    azureOpenAI(),
+    bedrock(),
+    cohere(),
     // The OpenAI-compatible family: each a manifest on plugins/providers/openai-compatible.
     groq(),
     together(),

@@ -215,7 +215,7 @@ export function encodeMultipart(form: MultipartForm, options: { omit?: readonly 
     pieces.push(
       Buffer.from(
         `--${boundary}\r\nContent-Disposition: form-data; name="${quote(file.field)}"; filename="${quote(file.filename)}"\r\n` +
-          `Content-Type: ${file.contentType}\r\n\r\n`,
+          `Content-Type: ${file.contentType.replace(/[\r\n]/g, '')}\r\n\r\n`,
       ),
       file,
       Buffer.from(CRLF),

@@ -75,4 +75,6 @@ export interface ConformanceSubject {
    * accepts zero usage and says so in the row; the gateway cannot invent counts the provider never sent.
    */
   readonly reportsEmbeddingUsage?: boolean;
+  /** Inputs the embedding model takes in one request (default 2 or more; Titan takes 1). */
+  readonly maxEmbeddingInputs?: number;
 }

@@ -1,0 +1,71 @@
+import type { ProviderRegistration } from '../../../core/spec/index.js';
+import { errors } from '../../../core/errors.js';
+import { azureChat } from './azure-chat.js';
+import { mapAzureError } from './azure-error.js';
+import {
+  azureCompletion,
+  azureEmbed,
+  azureImageEdit,
+  azureImageGenerate,
+  azureModels,
+  azureSpeech,
+  azureTranscription,
+  azureTranslation,
+} from './azure-operations.js';
+import { azureBaseUrl, DEFAULT_API_VERSION, apiVersion, isEntraToken } from './azure-target.js';
+
+export interface AzureOpenAIParams {
+  /** api-version when the request sends no `x-gateway-cloud-a-api-version` (default 2024-10-21). */
+  defaultApiVersion?: string;
+}
+
+/**
+ * Azure OpenAI (the spec's cloud-a): deployments under `https://{resource}.openai.azure.com/openai`,
+ * named by the `x-gateway-cloud-a-*` headers. The Bearer token goes as `api-key`, or as
+ * `Authorization: Bearer` when it is a Microsoft Entra ID token (a JWT).
+ */
+export function azureOpenAI(params: AzureOpenAIParams = {}): ProviderRegistration {
+  const version = params.defaultApiVersion ?? DEFAULT_API_VERSION;
+  return {
+    manifest: {
+      id: 'azure-openai',
+      kind: 'provider',
+      version: '1.0.0',
+      description: 'Azure OpenAI: chat, completions, embeddings, images, speech, transcription and translation on a deployment; api-key or Entra ID token.',
+      params: {
+        type: 'object',
+        additionalProperties: false,
+        properties: { defaultApiVersion: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}(-preview)?$' } },
+      },
+    },
+    params,
+    create() {
+      return {
+        id: 'azure-openai',
+        name: 'Azure OpenAI',
+        operations: {
+          chat: azureChat(version),
+          completion: azureCompletion(version),
+          embed: azureEmbed(version),
+          imageGenerate: azureImageGenerate(version),
+          imageEdit: azureImageEdit(version),
+          speech: azureSpeech(version),
+          transcription: azureTranscription(version),
+          translation: azureTranslation(version),
+          models: azureModels(version),
+        },
+        baseUrl: azureBaseUrl,
+        auth(_request, target): Record<string, string> {
+          const token = target.credentials.apiKey;
+          if (!token) throw errors.authentication('Azure OpenAI needs "Authorization: Bearer <api key or Entra ID token>".', { code: 'missing_provider_credentials' });
+          return isEntraToken(token) ? { authorization: `Bearer ${token}` } : { 'api-key': token };
+        },
+        mapError: mapAzureError,
+        passthroughUrl(pathAndQuery, target) {
+          if (/[?&]api-version=/.test(pathAndQuery)) return `${target.baseUrl}${pathAndQuery}`;
+          return `${target.baseUrl}${pathAndQuery}${pathAndQuery.includes('?') ? '&' : '?'}api-version=${encodeURIComponent(apiVersion(target, version))}`;
+        },
+      };
+    },
+  };
+}

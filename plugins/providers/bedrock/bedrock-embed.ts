@@ -1,0 +1,70 @@
+import type { EmbedAdapter, EmbeddingRequest, EmbeddingResponse, RequestProblem } from '../../../core/spec/index.js';
+import { badRequest, vectorToBase64 } from '../../shared/chat-mapping.js';
+import { modelPath } from './bedrock-request.js';
+
+/**
+ * Embeddings through InvokeModel with the model's own body: Titan text models (one text per
+ * request, `inputText`) and Cohere embed models (`texts`, up to 96, `input_type` required).
+ */
+const isCohere = (model: string): boolean => /(^|\.)cohere\.embed/.test(model);
+
+const texts = (input: EmbeddingRequest['input']): string[] | undefined =>
+  typeof input === 'string' ? [input] : Array.isArray(input) && input.every((item) => typeof item === 'string') ? (input as string[]) : undefined;
+
+function problem(request: EmbeddingRequest): RequestProblem | undefined {
+  const list = texts(request.input);
+  if (!list) return { param: 'input', message: 'Bedrock embedding models take text; token arrays are not supported.' };
+  if (!isCohere(request.model) && list.length !== 1) {
+    return { param: 'input', message: 'Titan embedding models embed one text per request; send a single string.' };
+  }
+  if (isCohere(request.model) && list.length > 96) return { param: 'input', message: 'Cohere embedding models on Bedrock take at most 96 texts per request.' };
+  return undefined;
+}
+
+function body(request: EmbeddingRequest): Record<string, unknown> {
+  const list = texts(request.input)!;
+  if (isCohere(request.model)) {
+    const out: Record<string, unknown> = { texts: list, input_type: typeof request.input_type === 'string' ? request.input_type : 'search_document' };
+    if (typeof request.truncate === 'string') out.truncate = request.truncate;
+    if (typeof request.dimensions === 'number') out.output_dimension = request.dimensions;
+    return out;
+  }
+  const out: Record<string, unknown> = { inputText: list[0] };
+  if (typeof request.dimensions === 'number') out.dimensions = request.dimensions;
+  if (typeof request.normalize === 'boolean') out.normalize = request.normalize;
+  return out;
+}
+
+function vectors(value: Record<string, unknown>, cohere: boolean): number[][] {
+  if (!cohere) {
+    if (!Array.isArray(value.embedding)) throw new TypeError('Titan embedding response without embedding');
+    return [value.embedding as number[]];
+  }
+  const embeddings = value.embeddings as unknown;
+  if (Array.isArray(embeddings)) return embeddings as number[][];
+  const floats = (embeddings as { float?: unknown } | undefined)?.float;
+  if (Array.isArray(floats)) return floats as number[][];
+  throw new TypeError('Cohere embedding response without embeddings');
+}
+
+export const bedrockEmbed: EmbedAdapter = {
+  validate: problem,
+  toUpstream(request, target) {
+    const found = problem(request);
+    if (found) throw badRequest(found.param, found.message);
+    return { method: 'POST', url: modelPath(target.baseUrl, request.model, 'invoke'), headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify(body(request)) };
+  },
+  fromUpstream(raw, request): EmbeddingResponse {
+    const value = (raw ?? {}) as Record<string, unknown>;
+    const cohere = isCohere(request.model);
+    const base64 = request.encoding_format === 'base64';
+    // Titan counts input tokens in its body; Cohere on Bedrock reports them only in a response header.
+    const tokens = typeof value.inputTextTokenCount === 'number' ? value.inputTextTokenCount : 0;
+    return {
+      object: 'list',
+      data: vectors(value, cohere).map((vector, index) => ({ object: 'embedding', index, embedding: base64 ? vectorToBase64(vector) : vector })),
+      model: request.model,
+      usage: { prompt_tokens: tokens, total_tokens: tokens },
+    };
+  },
+};

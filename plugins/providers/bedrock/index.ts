@@ -1,0 +1,87 @@
+import type { ProviderRegistration, UpstreamRequest } from '../../../core/spec/index.js';
+import { errors } from '../../../core/errors.js';
+import { signRequest } from '../../shared/aws-sigv4/sigv4.js';
+import { bedrockChat } from './bedrock-chat.js';
+import { bedrockEmbed } from './bedrock-embed.js';
+import { mapBedrockError } from './bedrock-error.js';
+
+export interface BedrockParams {
+  /** Region when the request names none in `x-gateway-cloud-c-region` (default `us-east-1`). */
+  defaultRegion?: string;
+}
+
+export const BEDROCK_HEADERS = {
+  secretAccessKey: 'x-gateway-cloud-c-secret-access-key',
+  sessionToken: 'x-gateway-cloud-c-session-token',
+  region: 'x-gateway-cloud-c-region',
+} as const;
+
+const REGION = /^[a-z]{2}(-[a-z]+)+-\d{1,2}$/;
+
+function regionOf(headers: Readonly<Record<string, string | undefined>>, fallback: string): string {
+  const region = headers[BEDROCK_HEADERS.region]?.trim() || fallback;
+  if (!REGION.test(region)) {
+    throw errors.invalidRequest(`"${region}" is not an AWS region name (e.g. us-east-1).`, { param: BEDROCK_HEADERS.region, code: 'invalid_region' });
+  }
+  return region;
+}
+
+function bodyBytes(request: UpstreamRequest): string | Uint8Array {
+  if (request.body == null) return '';
+  if (typeof request.body === 'string' || request.body instanceof Uint8Array) return request.body;
+  // Pass-through bodies are streamed, and SigV4 signs the body's hash before the first byte is sent.
+  throw errors.invalidRequest(
+    'Pass-through requests to Bedrock cannot be signed with SigV4 (their body is streamed); use a Bedrock API key (omit x-gateway-cloud-c-secret-access-key) or a unified route.',
+    { param: BEDROCK_HEADERS.secretAccessKey, code: 'unsupported_signing' },
+  );
+}
+
+/**
+ * Amazon Bedrock (the spec's cloud-c): chat through Converse / ConverseStream, embeddings through
+ * InvokeModel (Titan, Cohere). The Bearer token is the AWS access key id, signed with SigV4 using
+ * `x-gateway-cloud-c-secret-access-key` (and `x-gateway-cloud-c-session-token`); without a secret
+ * it is sent as a Bedrock API key.
+ */
+export function bedrock(params: BedrockParams = {}): ProviderRegistration {
+  const defaultRegion = params.defaultRegion ?? 'us-east-1';
+  return {
+    manifest: {
+      id: 'bedrock',
+      kind: 'provider',
+      version: '1.0.0',
+      description: 'Amazon Bedrock: Converse / ConverseStream chat (SigV4 or Bedrock API key), Titan and Cohere embeddings.',
+      params: {
+        type: 'object',
+        additionalProperties: false,
+        properties: { defaultRegion: { type: 'string', pattern: REGION.source } },
+      },
+    },
+    params,
+    create() {
+      return {
+        id: 'bedrock',
+        name: 'Amazon Bedrock',
+        operations: { chat: bedrockChat, embed: bedrockEmbed },
+        // No developer role upstream: the core sends developer messages as system.
+        capabilities: { developerRole: () => false },
+        baseUrl: (headers) => `https://bedrock-runtime.${regionOf(headers, defaultRegion)}.amazonaws.com`,
+        auth(request, target) {
+          const accessKeyId = target.credentials.apiKey;
+          if (!accessKeyId) {
+            throw errors.authentication('Bedrock needs "Authorization: Bearer <access key id or Bedrock API key>".', { code: 'missing_provider_credentials' });
+          }
+          const secretAccessKey = target.headers[BEDROCK_HEADERS.secretAccessKey];
+          if (!secretAccessKey) return { authorization: `Bearer ${accessKeyId}` };
+          const contentType = request.headers['content-type'];
+          const signed = signRequest(
+            { method: request.method, url: request.url, headers: contentType ? { 'content-type': contentType } : {}, body: bodyBytes(request) },
+            { accessKeyId, secretAccessKey, sessionToken: target.headers[BEDROCK_HEADERS.sessionToken] || undefined },
+            { region: regionOf(target.headers, defaultRegion), service: 'bedrock' },
+          );
+          return signed.headers;
+        },
+        mapError: mapBedrockError,
+      };
+    },
+  };
+}

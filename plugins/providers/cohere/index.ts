@@ -1,0 +1,40 @@
+import { errors } from '../../../core/errors.js';
+import type { ProviderRegistration } from '../../../core/spec/index.js';
+import { cohereChat } from './cohere-chat.js';
+import { cohereEmbed } from './cohere-embed.js';
+import { mapCohereError } from './cohere-error.js';
+
+export interface CohereParams {
+  /** Default base URL (default `https://api.cohere.com/v2`); `x-gateway-custom-host` overrides it per request. */
+  baseUrl?: string;
+}
+
+/** Cohere: Chat v2 (plain and streamed, tools) and Embed v2, Bearer key. */
+export function cohere(params: CohereParams = {}): ProviderRegistration {
+  return {
+    manifest: {
+      id: 'cohere',
+      kind: 'provider',
+      version: '1.0.0',
+      description: 'Cohere: Chat v2 (plain and streamed, tool calls) and Embed v2.',
+      params: { type: 'object', additionalProperties: false, properties: { baseUrl: { type: 'string', pattern: '^https?://' } } },
+    },
+    params,
+    create() {
+      const baseUrl = (params.baseUrl ?? 'https://api.cohere.com/v2').replace(/\/+$/, '');
+      return {
+        id: 'cohere',
+        name: 'Cohere',
+        operations: { chat: cohereChat, embed: cohereEmbed },
+        // No developer role upstream: the core sends developer messages as system.
+        capabilities: { developerRole: () => false },
+        baseUrl: () => baseUrl,
+        auth(_request, target) {
+          if (!target.credentials.apiKey) throw errors.authentication('Cohere needs "Authorization: Bearer <Cohere API key>".', { code: 'missing_provider_credentials' });
+          return { authorization: `Bearer ${target.credentials.apiKey}` };
+        },
+        mapError: mapCohereError,
+      };
+    },
+  };
+}

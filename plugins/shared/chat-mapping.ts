@@ -1,0 +1,155 @@
+import { randomUUID } from 'node:crypto';
+import { errors, type GatewayError } from '../../core/errors.js';
+import type { ChatMessage, ErrorBody, UpstreamReply } from '../../core/spec/index.js';
+
+/**
+ * Small pieces every native-API provider plugin needs to translate the unified (OpenAI-shaped)
+ * chat API: reading content parts, data URLs, tool-call arguments, stop lists, error types.
+ */
+
+/** A user or tool content part, as the unified API gives it. */
+export type ContentPart = { type: 'text'; text: string } | { type: 'image'; url: string; detail?: string };
+
+/** A 400 naming the request field at fault. */
+export const badRequest = (param: string, message: string, code = 'unsupported_parameter'): GatewayError =>
+  errors.invalidRequest(message, { param, code });
+
+/** The parts of a message's `content` (a string is one text part; unknown part types are refused). */
+export function contentParts(content: unknown, param: string): ContentPart[] {
+  if (content == null) return [];
+  if (typeof content === 'string') return [{ type: 'text', text: content }];
+  if (!Array.isArray(content)) throw badRequest(param, `${param} must be a string or an array of content parts.`, 'invalid_type');
+  return content.map((part, index): ContentPart => {
+    const value = (part ?? {}) as Record<string, unknown>;
+    if (value.type === 'text' && typeof value.text === 'string') return { type: 'text', text: value.text };
+    if (value.type === 'image_url') {
+      const image = value.image_url as { url?: unknown; detail?: unknown } | string | undefined;
+      const url = typeof image === 'string' ? image : image?.url;
+      if (typeof url !== 'string') throw badRequest(`${param}[${index}].image_url.url`, 'An image_url part needs a url.', 'invalid_type');
+      const detail = typeof image === 'object' && typeof image.detail === 'string' ? image.detail : undefined;
+      return { type: 'image', url, detail };
+    }
+    throw badRequest(`${param}[${index}].type`, `Content part type "${String(value.type)}" is not supported by this provider.`);
+  });
+}
+
+/** The text of a message's content (text parts joined); images are refused where only text fits. */
+export function contentText(content: unknown, param: string): string {
+  return contentParts(content, param)
+    .map((part, index) => {
+      if (part.type !== 'text') throw badRequest(`${param}[${index}]`, 'Only text content is accepted here.');
+      return part.text;
+    })
+    .join('');
+}
+
+/** `data:image/png;base64,AAAA` → media type and base64 data. */
+export function parseDataUrl(url: string): { mediaType: string; data: string } | undefined {
+  const match = /^data:([a-z0-9.+-]+\/[a-z0-9.+-]+)(?:;[^,;]*)*;base64,(.*)$/is.exec(url);
+  return match ? { mediaType: match[1].toLowerCase(), data: match[2] } : undefined;
+}
+
+/** A tool call's JSON `arguments` string as the object native APIs want. */
+export function parseArguments(text: string, param: string): unknown {
+  if (text.trim() === '') return {};
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw badRequest(param, `${param} is not valid JSON.`, 'invalid_json');
+  }
+}
+
+/** `stop` as a list. */
+export const stopList = (stop: unknown): string[] | undefined =>
+  typeof stop === 'string' ? [stop] : Array.isArray(stop) && stop.length > 0 ? stop.filter((item): item is string => typeof item === 'string') : undefined;
+
+/** The tool choice of a request, normalised (`function_call` is not read: tools only). */
+export type ToolChoice = { kind: 'auto' | 'none' | 'required' } | { kind: 'named'; name: string };
+
+export function toolChoiceOf(value: unknown): ToolChoice | undefined {
+  if (value === 'auto' || value === 'none' || value === 'required') return { kind: value };
+  if (value && typeof value === 'object') {
+    const name = (value as { function?: { name?: unknown } }).function?.name;
+    if (typeof name === 'string') return { kind: 'named', name };
+  }
+  return undefined;
+}
+
+/** The unified request's function tools, as `{name, description, parameters}`. */
+export function functionTools(tools: unknown): Array<{ name: string; description?: string; parameters: Record<string, unknown> }> {
+  if (!Array.isArray(tools)) return [];
+  return tools
+    .filter((tool) => tool && typeof tool === 'object' && (tool as { type?: unknown }).type === 'function')
+    .map((tool) => {
+      const fn = (tool as { function: { name: string; description?: string; parameters?: Record<string, unknown> } }).function;
+      const out: { name: string; description?: string; parameters: Record<string, unknown> } = {
+        name: fn.name,
+        parameters: fn.parameters ?? { type: 'object', properties: {} },
+      };
+      if (fn.description) out.description = fn.description;
+      return out;
+    });
+}
+
+/** Refuses `n` > 1 for providers that answer one choice per request. */
+export function requireSingleChoice(n: unknown, provider: string): void {
+  if (typeof n === 'number' && n > 1) throw badRequest('n', `The provider "${provider}" returns one choice per request; n must be 1.`);
+}
+
+export const TYPE_BY_STATUS: Readonly<Record<number, string>> = {
+  400: 'invalid_request_error',
+  401: 'authentication_error',
+  403: 'permission_error',
+  404: 'not_found_error',
+  408: 'timeout_error',
+  409: 'conflict_error',
+  413: 'request_too_large',
+  422: 'invalid_request_error',
+  429: 'rate_limit_error',
+};
+
+export const errorTypeFor = (status: number): string => TYPE_BY_STATUS[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error');
+
+/** Reads an upstream error reply's JSON (undefined when it is not JSON) and a short text snippet. */
+export function readErrorReply(reply: UpstreamReply): { json: Record<string, unknown> | undefined; snippet: string } {
+  const text = Buffer.from(reply.body).toString('utf8');
+  let json: Record<string, unknown> | undefined;
+  try {
+    const parsed = JSON.parse(text) as unknown;
+    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) json = parsed as Record<string, unknown>;
+  } catch {
+    // described by the snippet
+  }
+  return { json, snippet: text.replace(/\s+/g, ' ').trim().slice(0, 200) };
+}
+
+/** An error body with a message naming the status when the provider gave none. */
+export function errorBody(status: number, message: unknown, code: unknown = null, snippet = ''): ErrorBody {
+  const text = typeof message === 'string' && message ? message : `The provider returned HTTP ${status}${snippet ? `: ${snippet}` : '.'}`;
+  return { message: text, type: errorTypeFor(status), param: null, code: typeof code === 'string' && code ? code : null };
+}
+
+/** A stream error body. */
+export const streamError = (message: string, code: string, type = 'upstream_error'): ErrorBody => ({ message, type, param: null, code });
+
+/** A completion id for providers whose answers carry none. */
+export const completionId = (): string => `chatcmpl-${randomUUID().replace(/-/g, '')}`;
+
+export const nowSeconds = (): number => Math.floor(Date.now() / 1000);
+
+/** A float vector as OpenAI's `encoding_format: base64` (little-endian float32). */
+export const vectorToBase64 = (vector: readonly number[]): string => Buffer.from(new Float32Array(vector).buffer).toString('base64');
+
+/** Whether any message is a tool turn or an assistant tool call (some APIs then need the tools declared). */
+export const hasToolTurns = (messages: readonly ChatMessage[]): boolean =>
+  messages.some((message) => message.role === 'tool' || (message.role === 'assistant' && (message.tool_calls?.length ?? 0) > 0));
+
+/** Parses a stream event's JSON data; undefined when it is not a JSON object. */
+export function parseEventData(data: string): Record<string, unknown> | undefined {
+  try {
+    const parsed = JSON.parse(data) as unknown;
+    return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}

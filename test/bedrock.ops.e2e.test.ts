@@ -1,0 +1,66 @@
+import test from 'ava';
+import OpenAI from 'openai';
+import { bedrock } from '../plugins/providers/bedrock/index.js';
+import { openai } from '../plugins/providers/openai/index.js';
+import { bedrockFixture, checkSigV4 } from './fakes/bedrock-fake.js';
+import { type Fake, startFake } from './fakes/openai-fake.js';
+import { ACCOUNT_KEY, startGateway, type TestGateway } from './harness.js';
+
+/**
+ * Non-chat operations of the Bedrock plugin through the gateway. These need the core's
+ * `/v1/embeddings` route.
+ */
+
+let fake: Fake;
+let gateway: TestGateway;
+
+test.before(async () => {
+  fake = await startFake((request, response) => {
+    const fixture = request.url.includes('cohere.embed') ? 'cohere-embed-response.json' : 'titan-embed-response.json';
+    response.writeHead(200, { 'content-type': 'application/json' }).end(bedrockFixture(fixture));
+  });
+  gateway = await startGateway({ providers: [openai(), bedrock()] });
+});
+
+test.after.always(async () => {
+  await gateway?.close();
+  await fake?.close();
+});
+
+const client = () =>
+  new OpenAI({
+    apiKey: 'AKIDOPS',
+    baseURL: `${gateway.url}/v1`,
+    maxRetries: 0,
+    defaultHeaders: {
+      'x-gateway-api-key': ACCOUNT_KEY,
+      'x-gateway-provider': 'bedrock',
+      'x-gateway-custom-host': fake.origin,
+      'x-gateway-cloud-c-secret-access-key': 'OPSSECRET',
+      'x-gateway-cloud-c-region': 'us-west-2',
+    },
+  });
+
+test.serial('Titan embeddings through InvokeModel, signed', async (t) => {
+  const before = fake.requests.length;
+  const result = await client().embeddings.create({ model: 'amazon.titan-embed-text-v2:0', input: 'hello', encoding_format: 'float' });
+  t.deepEqual(result.data[0].embedding, [0.0123, -0.0456, 0.0789, 0.25]);
+  t.is(result.usage.prompt_tokens, 6);
+  const received = fake.requests[before];
+  t.is(received.url, '/model/amazon.titan-embed-text-v2%3A0/invoke');
+  t.deepEqual(received.json(), { inputText: 'hello' });
+  t.deepEqual(checkSigV4(received, { accessKeyId: 'AKIDOPS', secretAccessKey: 'OPSSECRET' }, 'us-west-2'), []);
+});
+
+test.serial('Cohere embeddings on Bedrock take a list', async (t) => {
+  const before = fake.requests.length;
+  const result = await client().embeddings.create({ model: 'cohere.embed-english-v3', input: ['hello', 'world'], encoding_format: 'float' });
+  t.is(result.data.length, 2);
+  t.deepEqual(result.data[1].embedding, [0.4, 0.5, -0.6]);
+  t.deepEqual(fake.requests[before].json(), { texts: ['hello', 'world'], input_type: 'search_document' });
+});
+
+test.serial('Titan refuses a list of several texts with a 400 on input', async (t) => {
+  const error = await t.throwsAsync(client().embeddings.create({ model: 'amazon.titan-embed-text-v1', input: ['a', 'b'] }), { instanceOf: OpenAI.BadRequestError });
+  t.is((error as InstanceType<typeof OpenAI.BadRequestError>).param, 'input');
+});
