@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { mkdirSync } from 'node:fs';
+import { chmodSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import Keyv from 'keyv';
@@ -20,7 +20,9 @@ export class SqliteState implements SharedState {
 
   constructor(dataDir: string) {
     mkdirSync(dataDir, { recursive: true });
-    this.database = new DatabaseSync(join(dataDir, 'gateway.sqlite'));
+    const file = join(dataDir, 'gateway.sqlite');
+    this.database = new DatabaseSync(file);
+    chmodSync(file, 0o600); // hashes and sealed secrets: readable by the gateway's user only
     this.database.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;');
     this.records = new Keyv({ store: new SqliteKeyvStore(this.database), useKeyPrefix: false });
     this.sql = prepare(this.database);

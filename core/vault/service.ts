@@ -100,6 +100,20 @@ export class VaultService {
     return changed;
   }
 
+  /**
+   * Rotates the master key without downtime. Key file: a new key becomes active (the old one stays
+   * readable), every record is re-wrapped, then the old key is dropped; running instances on this
+   * host re-read the file when they meet the new key id. GATEWAY_MASTER_KEY: the operator has put
+   * the new key first (`new,old`); records are re-wrapped under it, and the old one can then go.
+   */
+  async rotateMasterKey(): Promise<{ mode: 'env' | 'file'; activeKeyId: string; rewrapped: number }> {
+    const { vault } = this.parts;
+    if (vault.source === 'file') await vault.addKey();
+    const rewrapped = await this.rewrapAll();
+    if (vault.source === 'file') await vault.dropOldKeys();
+    return { mode: vault.source, activeKeyId: vault.activeKeyId, rewrapped };
+  }
+
   async close(): Promise<void> {
     await this.starting?.catch(() => {});
     if (!this.started) return;

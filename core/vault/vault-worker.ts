@@ -1,6 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { rewrap, seal, type SealedSecret, TamperedError, unseal } from './crypto.js';
-import { type Keyring, loadKeyring } from './keyring.js';
+import { randomBytes } from 'node:crypto';
+import { keyId, rewrap, seal, type SealedSecret, TamperedError, unseal } from './crypto.js';
+import { type Keyring, loadKeyring, writeKeyFile } from './keyring.js';
 import type { VaultReply, VaultRequest } from './vault-protocol.js';
 
 /**
@@ -42,14 +43,28 @@ function handle(request: VaultRequest): VaultReply {
       if (request.sealed.kid === activeKid) return { id: request.id, sealed: request.sealed };
       return { id: request.id, sealed: rewrap(keyFor(request.sealed), keyring.active, request.recordId, request.sealed) };
     }
+    case 'add-key':
+    case 'drop-old-keys': {
+      if (keyring.source === 'GATEWAY_MASTER_KEY') {
+        throw new RotationError('The master keys come from GATEWAY_MASTER_KEY: put the new key first ("new,old") and restart instead.');
+      }
+      const keys = request.op === 'add-key' ? [randomBytes(32), ...keyring.byId.values()] : [keyring.active];
+      writeKeyFile(dataDir, keys);
+      keyring = loadKeyring(undefined, dataDir);
+      return { id: request.id, activeKid: keyId(keyring.active) };
+    }
   }
 }
+
+class RotationError extends Error {}
 
 port.on('message', (request: VaultRequest) => {
   try {
     port.postMessage(handle(request));
   } catch (error) {
     const tampered = error instanceof TamperedError;
-    port.postMessage({ id: request.id, error: { tampered, message: tampered ? (error as Error).message : 'The vault worker failed.' } });
+    // Only messages written here are passed on: nothing else can carry key material out.
+    const message = tampered || error instanceof RotationError ? (error as Error).message : 'The vault worker failed.';
+    port.postMessage({ id: request.id, error: { tampered, message } });
   }
 });

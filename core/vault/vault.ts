@@ -22,7 +22,9 @@ export class Vault {
   private constructor(
     private readonly worker: Worker,
     /** Id of the active master key (a fingerprint). */
-    readonly activeKeyId: string,
+    public activeKeyId: string,
+    /** Where the worker read the master keys: `GATEWAY_MASTER_KEY` or the data dir's key file. */
+    readonly source: 'env' | 'file',
   ) {
     worker.on('message', (reply: VaultReply) => {
       const waiting = this.pending.get(reply.id);
@@ -50,7 +52,7 @@ export class Vault {
       await worker.terminate();
       throw new Error(ready.message);
     }
-    return new Vault(worker, ready.activeKid);
+    return new Vault(worker, ready.activeKid, ready.source);
   }
 
   async seal(recordId: string, plaintext: string): Promise<SealedSecret> {
@@ -70,6 +72,19 @@ export class Vault {
     const reply = await this.call({ op: 'rewrap', recordId, sealed });
     if (!('sealed' in reply)) throw new Error('unexpected vault reply');
     return reply.sealed;
+  }
+
+  /** Key-file rotation, step 1: a new active key; the old ones still unseal. Returns the new key id. */
+  async addKey(): Promise<string> {
+    const reply = await this.call({ op: 'add-key' });
+    if (!('activeKid' in reply)) throw new Error('unexpected vault reply');
+    this.activeKeyId = reply.activeKid;
+    return reply.activeKid;
+  }
+
+  /** Key-file rotation, last step (after every record is re-wrapped): only the active key stays. */
+  async dropOldKeys(): Promise<void> {
+    await this.call({ op: 'drop-old-keys' });
   }
 
   async close(): Promise<void> {
