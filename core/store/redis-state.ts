@@ -74,7 +74,8 @@ export class RedisState implements SharedState {
     private readonly subscriber: RedisClientType,
     private readonly prefix: string,
   ) {
-    this.records = new Keyv({ store: new KeyvRedis(client), useKeyPrefix: false });
+    // Keyv hands its namespace to the adapter, which stores keys as `<prefix>::<key>`.
+    this.records = new Keyv({ store: new KeyvRedis(client), namespace: prefix, useKeyPrefix: false });
   }
 
   static async connect(url: string, prefix: string): Promise<RedisState> {

@@ -26,6 +26,7 @@ export class SqliteState implements SharedState {
     this.database.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;');
     this.records = new Keyv({ store: new SqliteKeyvStore(this.database), useKeyPrefix: false });
     this.sql = prepare(this.database);
+    this.bus.setMaxListeners(0);
   }
 
   async claim(name: string, owner: string): Promise<boolean> {
