@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { errors } from '../errors.js';
+import { errors, type GatewayError } from '../errors.js';
 import type { GatewayContext } from '../pipeline/context.js';
 import type { Hook } from '../spec/hook.js';
-import type { SharedState } from '../store/state.js';
+import type { AdmissionResult, SharedState } from '../store/state.js';
 import { estimatePromptTokens, expectedOutputTokens } from './estimate.js';
 import { costOf, type ModelPrice, type PriceTable, tokenCounts } from './pricing.js';
 import type { VirtualKeyRecord } from './records.js';
@@ -58,6 +58,47 @@ function seconds(ms: number): number {
   return Math.max(1, Math.ceil(ms / 1000));
 }
 
+/** 403 unless the request's model and user are among the key's allowed ones (when it restricts them). */
+function checkAccess(record: VirtualKeyRecord, context: GatewayContext): void {
+  const limits = record.limits ?? {};
+  const model = context.request.model;
+  if (limits.allowed_models && (model === undefined || !limits.allowed_models.includes(model))) {
+    throw errors.permission(
+      model === undefined ? 'This key is limited to certain models, and this request names none the gateway can check.' : `This key may not use the model "${model}".`,
+      { param: 'model', code: 'model_not_allowed' },
+    );
+  }
+  if (limits.allowed_users) {
+    const user = requestField(context, 'user');
+    if (typeof user !== 'string' || !limits.allowed_users.includes(user)) {
+      throw errors.permission('This key is limited to certain users; the request\'s "user" is not one of them.', { param: 'user', code: 'user_not_allowed' });
+    }
+  }
+}
+
+/** The error for a refused admission: 403 `budget_exceeded`, or 429 with OpenAI's rate-limit headers. */
+function refusal(result: Exclude<AdmissionResult, { admitted: true }>, record: VirtualKeyRecord): GatewayError {
+  const limits = record.limits ?? {};
+  if (result.reason === 'budget') {
+    const period = limits.budget_period ?? 'total';
+    return errors.permission(`This key's budget${period === 'total' ? '' : ` for this ${period}`} is spent (or reserved by requests in flight).`, {
+      code: 'budget_exceeded',
+    });
+  }
+  const perMinute = result.reason === 'requests_per_minute';
+  const limit = perMinute ? limits.requests_per_minute! : limits.requests_per_day!;
+  const wait = seconds(result.retryAfterMs);
+  return errors.rateLimited(`This key's limit of ${limit} requests per ${perMinute ? 'minute' : 'day'} is reached.`, {
+    code: 'rate_limit_exceeded',
+    headers: {
+      'retry-after': String(wait),
+      'x-ratelimit-limit-requests': String(limit),
+      'x-ratelimit-remaining-requests': '0',
+      'x-ratelimit-reset-requests': `${wait}s`,
+    },
+  });
+}
+
 /**
  * The limits of virtual keys, as two hooks. `admit` (auth stage, after the key is resolved) checks
  * model, user, request volume and budget, and reserves the request's expected cost in one atomic
@@ -70,6 +111,16 @@ export function limitHooks(dependencies: LimitsDependencies): { admit: Hook; set
   const reservations = new WeakMap<GatewayContext, Reservation>();
   const observed = new WeakMap<GatewayContext, ObservedUsage>();
 
+  /** The expected cost in nano-USD (0 for pass-through, whose body is not read); 403 for an unpriced model under a budget. */
+  function reservationOf(record: VirtualKeyRecord, context: GatewayContext, price: ModelPrice | undefined): number {
+    if (record.limits?.budget_usd === undefined || context.operation === 'passthrough') return 0;
+    if (price === undefined) {
+      throw errors.permission(`The model "${context.request.model}" has no price, and this key has a budget.`, { param: 'model', code: 'model_not_priced' });
+    }
+    const output = expectedOutputTokens(context.request.body, dependencies.outputTokenEstimate);
+    return toNanos(costOf(price, { promptTokens: estimatePromptTokens(context.request.body), completionTokens: output.tokens }));
+  }
+
   const admit: Hook = {
     name: 'virtual-key-limits',
     stage: 'auth',
@@ -78,34 +129,14 @@ export function limitHooks(dependencies: LimitsDependencies): { admit: Hook; set
       if (caller?.type !== 'virtual-key') return next();
       const record = await dependencies.record(caller.id);
       if (!record) throw errors.authentication('The x-gateway-api-key is not valid.', { code: 'invalid_api_key' });
+      checkAccess(record, context);
       const limits = record.limits ?? {};
       const model = context.request.model;
-      if (limits.allowed_models && (model === undefined || !limits.allowed_models.includes(model))) {
-        throw errors.permission(
-          model === undefined ? 'This key is limited to certain models, and this request names none the gateway can check.' : `This key may not use the model "${model}".`,
-          { param: 'model', code: 'model_not_allowed' },
-        );
-      }
-      if (limits.allowed_users) {
-        const user = requestField(context, 'user');
-        if (typeof user !== 'string' || !limits.allowed_users.includes(user)) {
-          throw errors.permission('This key is limited to certain users; the request\'s "user" is not one of them.', { param: 'user', code: 'user_not_allowed' });
-        }
-      }
-
+      const price = model === undefined ? undefined : prices.price(record.provider, model);
+      const reservationNanos = reservationOf(record, context, price);
       const now = Date.now();
       const periods = periodsOf(record.id, now);
       const budgetPeriod = limits.budget_period ?? 'total';
-      const price = model === undefined ? undefined : prices.price(record.provider, model);
-      let reservationNanos = 0;
-      if (limits.budget_usd !== undefined && context.operation !== 'passthrough') {
-        if (price === undefined) {
-          throw errors.permission(`The model "${model}" has no price, and this key has a budget.`, { param: 'model', code: 'model_not_priced' });
-        }
-        const output = expectedOutputTokens(context.request.body, dependencies.outputTokenEstimate);
-        reservationNanos = toNanos(costOf(price, { promptTokens: estimatePromptTokens(context.request.body), completionTokens: output.tokens }));
-      }
-      const periodTtl = budgetPeriod === 'day' ? periods.msUntilDayEnds + DAY_MS : budgetPeriod === 'month' ? periods.msUntilMonthEnds + DAY_MS : undefined;
       const result = await dependencies.state().admit({
         now,
         requestId: randomUUID(),
@@ -118,27 +149,10 @@ export function limitHooks(dependencies: LimitsDependencies): { admit: Hook; set
         requestsPerDay: limits.requests_per_day,
         budgetNanos: limits.budget_usd === undefined ? undefined : toNanos(limits.budget_usd),
         reservationNanos,
-        periodTtlMs: periodTtl,
+        periodTtlMs: budgetPeriod === 'day' ? periods.msUntilDayEnds + DAY_MS : budgetPeriod === 'month' ? periods.msUntilMonthEnds + DAY_MS : undefined,
         msUntilDayEnds: periods.msUntilDayEnds,
       });
-      if (!result.admitted) {
-        if (result.reason === 'budget') {
-          throw errors.permission(`This key's budget${budgetPeriod === 'total' ? '' : ` for this ${budgetPeriod}`} is spent (or reserved by requests in flight).`, {
-            code: 'budget_exceeded',
-          });
-        }
-        const perMinute = result.reason === 'requests_per_minute';
-        const limit = perMinute ? limits.requests_per_minute! : limits.requests_per_day!;
-        throw errors.rateLimited(`This key's limit of ${limit} requests per ${perMinute ? 'minute' : 'day'} is reached.`, {
-          code: 'rate_limit_exceeded',
-          headers: {
-            'retry-after': String(seconds(result.retryAfterMs)),
-            'x-ratelimit-limit-requests': String(limit),
-            'x-ratelimit-remaining-requests': '0',
-            'x-ratelimit-reset-requests': `${seconds(result.retryAfterMs)}s`,
-          },
-        });
-      }
+      if (!result.admitted) throw refusal(result, record);
       reservations.set(context, {
         reservedKey: periods.reserved[budgetPeriod],
         reservationNanos,

@@ -111,3 +111,40 @@ test.serial('a streamed request is settled at the stream end with the usage it r
     fake.handle(fixedUsageHandler());
   }
 });
+
+test.serial('a streamed pass-through response is charged from the usage event it carries, bytes unchanged', async (t) => {
+  const events = [
+    'data: {"id":"c","object":"text_completion","choices":[{"text":"he","index":0}],"model":"gpt-4o-mini"}\n\n',
+    'data: {"id":"c","object":"text_completion","choices":[],"model":"gpt-4o-mini","usage":{"prompt_tokens":2000,"completion_tokens":1000,"total_tokens":3000}}\n\n',
+    'data: [DONE]\n\n',
+  ];
+  fake.handle((_request, response) => {
+    response.writeHead(200, { 'content-type': 'text/event-stream' });
+    for (const event of events) response.write(event);
+    response.end();
+  });
+  try {
+    const { id, key } = await createKey(t, gateway, {
+      name: 'pass-stream',
+      provider: 'openai',
+      provider_key: 'sk-pass-stream-secret-0123456789',
+      custom_host: fake.baseUrl,
+      limits: { budget_usd: 1 },
+    });
+    const response = await fetch(`${gateway.url}/v1/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-gateway-api-key': key },
+      body: JSON.stringify({ model: 'gpt-4o-mini', prompt: 'hi', stream: true, stream_options: { include_usage: true } }),
+    });
+    t.is(await response.text(), events.join(''));
+    const deadline = Date.now() + 3000;
+    let usage;
+    do {
+      usage = (await admin(gateway, 'GET', `/admin/virtual-keys/${id}/usage`)).json;
+    } while (usage.spend_usd.total === 0 && Date.now() < deadline);
+    // 2000 × 0.15 + 1000 × 0.60, per million = 0.0009 USD.
+    t.is(Math.round(usage.spend_usd.total * 1e9), 900_000);
+  } finally {
+    fake.handle(fixedUsageHandler());
+  }
+});
