@@ -20,7 +20,8 @@ async function jsonBody(koa: Context): Promise<Record<string, unknown>> {
 export function virtualKeyAdminRouter(dependencies: VirtualKeyActionDependencies & { readonly guard: AdminGuard }): Router {
   const { guard, service } = dependencies;
   const actions = new VirtualKeyActions(dependencies);
-  guard.recognise((key) => service.keys.isKey(key));
+  // Before the vault has started (an app used without listen) no virtual key can be valid.
+  guard.recognise((key) => service.isStarted && service.keys.isKey(key));
   const router = new Router({ prefix: '/admin' });
 
   router.get('/openapi.json', (koa) => {

@@ -25,6 +25,11 @@ export class Credentials {
     });
   }
 
+  /** Drops the decrypted credential from this thread's cache. */
+  forget(id: string): void {
+    this.cache.delete(id);
+  }
+
   async create(input: { name: string; provider?: string; secret: CredentialSecret; ownerKeyId?: string }): Promise<CredentialRecord> {
     const id = `cred_${randomUUID().replaceAll('-', '')}`;
     const record: CredentialRecord = {

@@ -56,6 +56,11 @@ export class VaultService {
     return this.started;
   }
 
+  /** True once {@link start} has finished. */
+  get isStarted(): boolean {
+    return this.started !== undefined;
+  }
+
   get keys(): VirtualKeys {
     return this.parts.keys;
   }
@@ -85,7 +90,10 @@ export class VaultService {
       await Promise.allSettled([vault.close(), state.close()]);
       throw error;
     }
-    this.started = { state, vault, credentials: new Credentials(state, vault, this.options.credentialCacheMs), keys: new VirtualKeys(state) };
+    const credentials = new Credentials(state, vault, this.options.credentialCacheMs);
+    // A key changed or deleted also drops its decrypted credential from this thread at once.
+    const keys = new VirtualKeys(state, (record) => credentials.forget(record.credential_id));
+    this.started = { state, vault, credentials, keys };
   }
 
   /**

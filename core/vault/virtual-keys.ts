@@ -55,7 +55,11 @@ export class VirtualKeys {
   /** Bumped by every eviction, so a lookup that raced one does not cache what it read before it. */
   private generation = 0;
 
-  constructor(private readonly state: SharedState) {
+  constructor(
+    private readonly state: SharedState,
+    /** Called with a cached record this instance evicts (to drop what was cached for it elsewhere). */
+    private readonly onEvict: (record: VirtualKeyRecord) => void = () => {},
+  ) {
     state.subscribe((event) => {
       if (event.kind === 'virtual-key') this.evict(event.id);
     });
@@ -164,6 +168,8 @@ export class VirtualKeys {
     this.generation += 1;
     const hash = this.hashById.get(id);
     if (hash === undefined) return;
+    const cached = this.byHash.get(hash);
+    if (cached) this.onEvict(cached.record);
     this.byHash.delete(hash);
     this.hashById.delete(id);
   }
