@@ -2,6 +2,7 @@ import { BootError } from '../core/errors.js';
 import type { Hook } from '../core/spec/hook.js';
 import type { GuardrailRegistration } from '../core/spec/guardrail.js';
 import type { ProviderRegistration } from '../core/spec/provider.js';
+import type { PricingOptions } from '../core/vault/pricing.js';
 
 /** Which custom hosts (`x-gateway-custom-host`) a caller may name. */
 export interface CustomHostPolicy {
@@ -33,6 +34,24 @@ export interface GatewayConfig {
   customHosts?: CustomHostPolicy;
   /** Extra runtime checks (next() misuse); defaults to NODE_ENV !== 'production'. */
   development?: boolean;
+  /** The vault and virtual keys (state is shared through Redis when `REDIS_URL` is set). */
+  vault?: VaultSettings;
+  /** Prices for cost budgets and logged costs: added to (and overriding) the shipped table. */
+  pricing?: PricingOptions;
+  /**
+   * Named guardrail policies, referenced by virtual keys' `guardrail_policy`. A placeholder here:
+   * the guardrail issue gives it its type.
+   */
+  policies?: Record<string, unknown>;
+}
+
+export interface VaultSettings {
+  /** How long a decrypted credential stays cached in the request thread (default 60 000 ms; 0: never). */
+  credentialCacheMs?: number;
+  /** Prefix of every Redis key and channel (default `gateway`; env `GATEWAY_REDIS_PREFIX`). */
+  redisPrefix?: string;
+  /** Output tokens reserved for a request that sets no `max_tokens` (default 1024). */
+  outputTokenEstimate?: number;
 }
 
 /** The configuration with defaults and environment applied. */
@@ -49,6 +68,11 @@ export interface ResolvedConfig {
   readonly upstream: { timeoutMs: number; connectTimeoutMs: number; connectionsPerOrigin: number };
   readonly customHosts: Required<CustomHostPolicy>;
   readonly development: boolean;
+  /** `REDIS_URL`: shared state for several instances; the embedded SQLite file when unset. */
+  readonly redisUrl?: string;
+  readonly vault: Required<VaultSettings>;
+  readonly pricing: PricingOptions;
+  readonly policies: Record<string, unknown>;
 }
 
 /** Declares a gateway configuration with its types checked. */
@@ -64,7 +88,10 @@ const positiveInteger = (value: unknown, name: string): number => {
   return number;
 };
 
-/** Applies defaults, then the environment (HOST, PORT, GATEWAY_DATA_DIR, GATEWAY_API_KEY, LOG_LEVEL). */
+/**
+ * Applies defaults, then the environment (HOST, PORT, GATEWAY_DATA_DIR, GATEWAY_API_KEY, LOG_LEVEL,
+ * REDIS_URL, GATEWAY_REDIS_PREFIX). GATEWAY_MASTER_KEY is not read here: only the vault worker reads it.
+ */
 export function resolveConfig(config: GatewayConfig, environment: NodeJS.ProcessEnv = process.env): ResolvedConfig {
   if (!Array.isArray(config.providers)) throw new BootError('INVALID_CONFIG', 'providers must be an array');
   return {
@@ -88,5 +115,13 @@ export function resolveConfig(config: GatewayConfig, environment: NodeJS.Process
       allowCidrs: config.customHosts?.allowCidrs ?? [],
     },
     development: config.development ?? environment.NODE_ENV !== 'production',
+    redisUrl: environment.REDIS_URL || undefined,
+    vault: {
+      credentialCacheMs: positiveInteger(config.vault?.credentialCacheMs ?? 60_000, 'vault.credentialCacheMs'),
+      redisPrefix: environment.GATEWAY_REDIS_PREFIX ?? config.vault?.redisPrefix ?? 'gateway',
+      outputTokenEstimate: positiveInteger(config.vault?.outputTokenEstimate ?? 1024, 'vault.outputTokenEstimate'),
+    },
+    pricing: config.pricing ?? {},
+    policies: config.policies ?? {},
   };
 }

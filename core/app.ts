@@ -9,6 +9,7 @@ import { container as rootContainer, instanceCachingFactory } from 'tsyringe';
 import { type GatewayConfig, type ResolvedConfig, resolveConfig } from '../config/index.js';
 import { AccountKey } from './account-key.js';
 import { AdminGuard } from './admin/guard.js';
+import { virtualKeyAdminRouter } from './admin/virtual-keys.js';
 import { chatCompletions } from './api/chat-completions.js';
 import { completions } from './api/completions.js';
 import { embeddings } from './api/embeddings.js';
@@ -31,6 +32,7 @@ import type { LogSink } from './logs/entry.js';
 import { PinoLogSink } from './logs/pino-sink.js';
 import { Pipeline } from './pipeline/runner.js';
 import { PluginRegistry } from './registry.js';
+import { VaultService } from './vault/service.js';
 
 /** Options for building a gateway beyond its configuration (used by tests, the bench and main). */
 export interface GatewayOptions {
@@ -50,6 +52,8 @@ export interface Gateway {
   readonly pipeline: Pipeline;
   /** Guards every admin route; features add credential kinds (dashboard sessions) and key recognisers. */
   readonly adminGuard: AdminGuard;
+  /** Credentials, virtual keys and their limits; opened by `listen` (or `vault.start()`). */
+  readonly vault: VaultService;
   /** Set when the account key was generated on this start: shown once, never stored. */
   readonly generatedAccountKey?: string;
   listen(port?: number, host?: string): Promise<{ url: string; server: Server }>;
@@ -95,6 +99,15 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
     options.logDestination ?? pino.destination({ dest: 1, sync: false }),
   );
   const { accountKey, generated } = AccountKey.load(config.dataDir, config.accountKey);
+  const vault = new VaultService({
+    dataDir: config.dataDir,
+    redisUrl: config.redisUrl,
+    redisPrefix: config.vault.redisPrefix,
+    environment: options.environment ?? process.env,
+    credentialCacheMs: config.vault.credentialCacheMs,
+    pricing: config.pricing,
+    outputTokenEstimate: config.vault.outputTokenEstimate,
+  });
 
   container.register(TOKENS.config, { useValue: config });
   container.register(TOKENS.logger, { useValue: logger });
@@ -119,10 +132,14 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
               registry: c.resolve(TOKENS.registry),
               accountKey: c.resolve(TOKENS.accountKey),
               customHosts: c.resolve(TOKENS.customHosts),
+              keyResolvers: [vault.resolver],
             }),
+            vault.hooks.admit,
             guardrailHook(),
             transformHook({ operations: new Map([...OPERATIONS.map(([, handler]) => handler), passthrough].map((handler) => [handler.name, handler])) }),
             forwardHook({ upstream: c.resolve(TOKENS.upstream) }),
+            // Settles the key's cost and sets context.costUsd before the log entry is built.
+            vault.hooks.settle,
             logHook({ sinks: [new PinoLogSink(logger), ...(options.sinks ?? [])] }),
             ...config.hooks,
           ],
@@ -138,7 +155,7 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
   const pipeline = container.resolve<Pipeline>(TOKENS.pipeline);
   const upstream = container.resolve<UpstreamClient>(TOKENS.upstream);
   const adminGuard = new AdminGuard(accountKey);
-  const app = buildApp({ pipeline, registry, adminGuard, config, logger });
+  const app = buildApp({ pipeline, registry, adminGuard, config, logger, vault, customHosts: container.resolve<CustomHostGuard>(TOKENS.customHosts) });
   const servers: Server[] = [];
 
   return {
@@ -148,8 +165,10 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
     registry,
     pipeline,
     adminGuard,
+    vault,
     generatedAccountKey: generated,
     async listen(port = config.port, host = config.host) {
+      await vault.start();
       const server = app.listen(port, host);
       await once(server, 'listening');
       servers.push(server);
@@ -174,6 +193,7 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
         ),
       );
       await upstream.close();
+      await vault.close();
       await new Promise<void>((resolve) => logger.flush(() => resolve()));
     },
   };
@@ -185,6 +205,8 @@ function buildApp(parts: {
   adminGuard: AdminGuard;
   config: ResolvedConfig;
   logger: Logger;
+  vault: VaultService;
+  customHosts: CustomHostGuard;
 }): Koa {
   const { pipeline, registry, adminGuard, config, logger } = parts;
   const app = new Koa();
@@ -214,6 +236,15 @@ function buildApp(parts: {
     router[handler.method === 'GET' ? 'get' : 'post'](path, gatewayHandler(pipeline, handler, config));
   }
   app.use(router.routes());
+  app.use(
+    virtualKeyAdminRouter({
+      guard: adminGuard,
+      service: parts.vault,
+      customHosts: parts.customHosts,
+      providerIds: () => registry.providerIds(),
+      policyExists: (name) => Object.hasOwn(config.policies, name) && config.policies[name] !== undefined,
+    }).routes(),
+  );
 
   const passthroughHandler = gatewayHandler(pipeline, passthrough, config);
   app.use(async (koa) => {

@@ -10,8 +10,15 @@ const SHUTDOWN_GRACE_MS = Number(process.env.GATEWAY_SHUTDOWN_GRACE_MS ?? 30_000
  * Start-up fails with a message naming the plugin or setting at fault.
  */
 async function main(command = 'start'): Promise<void> {
+  if (command === 'credentials' || command === 'keys' || command === 'rotate-master-key') {
+    const { default: config } = await import('../gateway.config.js');
+    const { runVaultCli } = await import('./vault/cli.js');
+    const io = { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, environment: process.env };
+    process.exitCode = await runVaultCli(process.argv.slice(2), config, io);
+    return;
+  }
   if (command !== 'start') {
-    process.stderr.write(`usage: node dist/core/main.js start\n`);
+    process.stderr.write(`usage: node dist/core/main.js start | credentials … | keys … | rotate-master-key\n`);
     process.exit(2);
   }
   const { default: config } = await import('../gateway.config.js');

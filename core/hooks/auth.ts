@@ -5,14 +5,32 @@ import { HOP_BY_HOP } from '../http/headers.js';
 import type { Caller } from '../pipeline/context.js';
 import type { PluginRegistry } from '../registry.js';
 import type { Hook } from '../spec/hook.js';
+import type { ProviderCredentials } from '../spec/provider.js';
+
+/**
+ * What a {@link KeyResolver} knows about a key: the caller and, for a key bound to a target (a
+ * virtual key), the provider, custom host, credentials and guardrail policy that replace the
+ * request's own headers.
+ */
+export interface KeyResolution {
+  readonly caller: Caller;
+  /** Provider id bound to the key; `x-gateway-provider` is then optional and must agree. */
+  readonly provider?: string;
+  /** Base URL of a privately hosted endpoint (checked like `x-gateway-custom-host`). */
+  readonly customHost?: string;
+  /** Used instead of the `Authorization` header. */
+  readonly credentials?: ProviderCredentials;
+  /** The guardrail policy that applies. */
+  readonly policy?: string;
+}
 
 /**
  * Resolves a key that carries a recognised prefix (virtual keys plug in here). Returns undefined
- * when the key is not one it knows.
+ * when the key is not one it knows; may throw a GatewayError (e.g. an expired key).
  */
 export interface KeyResolver {
   readonly prefix: string;
-  resolve(key: string): Promise<Caller | undefined>;
+  resolve(key: string): Promise<KeyResolution | undefined>;
 }
 
 /** Headers never forwarded through `x-gateway-forward-headers`: they describe this hop or the gateway. */
@@ -43,6 +61,21 @@ export function closeMatches(id: string, known: readonly string[]): string[] {
     .map(({ candidate }) => candidate);
 }
 
+/** Stored credential fields named like gateway headers supply those headers' values (over the client's). */
+function withCredentialFields(
+  headers: Readonly<Record<string, string | undefined>>,
+  credentials: ProviderCredentials | undefined,
+): Readonly<Record<string, string | undefined>> {
+  const fields = credentials?.fields;
+  if (fields === undefined) return headers;
+  const merged: Record<string, string | undefined> = { ...headers };
+  for (const [name, value] of Object.entries(fields)) {
+    const lower = name.toLowerCase();
+    if (lower.startsWith('x-gateway-')) merged[lower] = value;
+  }
+  return merged;
+}
+
 /**
  * The auth stage: identifies the caller from `x-gateway-api-key` (the account key, or a key whose
  * prefix a {@link KeyResolver} claims), then resolves the target: provider plugin, base URL
@@ -67,12 +100,30 @@ export function authHook(dependencies: {
         });
       }
       const resolver = keyResolvers.find((candidate) => key.startsWith(candidate.prefix));
-      const caller: Caller | undefined = resolver ? await resolver.resolve(key) : accountKey.matches(key) ? { type: 'account' } : undefined;
-      if (caller === undefined) {
+      const resolution: KeyResolution | undefined = resolver
+        ? await resolver.resolve(key)
+        : accountKey.matches(key)
+          ? { caller: { type: 'account' } }
+          : undefined;
+      if (resolution === undefined) {
         throw errors.authentication('The x-gateway-api-key is not valid.', { code: 'invalid_api_key' });
       }
+      const caller: Caller = resolution.caller;
+      const bound = resolution.provider !== undefined;
+      if (bound && headers['x-gateway-custom-host']) {
+        throw errors.invalidRequest("This key's target is fixed: x-gateway-custom-host cannot be used with it.", {
+          param: 'x-gateway-custom-host',
+          code: 'custom_host_not_allowed',
+        });
+      }
+      if (bound && headers['x-gateway-provider'] && headers['x-gateway-provider'].toLowerCase() !== resolution.provider) {
+        throw errors.invalidRequest(`This key is bound to the provider "${resolution.provider}".`, {
+          param: 'x-gateway-provider',
+          code: 'provider_mismatch',
+        });
+      }
 
-      const providerId = headers['x-gateway-provider'];
+      const providerId = resolution.provider ?? headers['x-gateway-provider'];
       if (!providerId) {
         throw errors.invalidRequest(
           `Missing x-gateway-provider header. Known providers: ${registry.providerIds().join(', ')}.`,
@@ -88,12 +139,13 @@ export function authHook(dependencies: {
         );
       }
 
-      const customHost = headers['x-gateway-custom-host'];
-      const baseUrl = customHost ? await customHosts.check(customHost) : provider.baseUrl(headers);
+      const targetHeaders = withCredentialFields(headers, resolution.credentials);
+      const customHost = resolution.customHost ?? headers['x-gateway-custom-host'];
+      const baseUrl = customHost ? await customHosts.check(customHost) : provider.baseUrl(targetHeaders);
 
       const authorization = headers.authorization;
       let apiKey: string | undefined;
-      if (authorization !== undefined) {
+      if (authorization !== undefined && resolution.credentials === undefined) {
         const match = /^Bearer\s+(.+)$/i.exec(authorization);
         if (!match) {
           throw errors.authentication('The Authorization header must be "Bearer <provider token>".', { code: 'invalid_authorization' });
@@ -119,7 +171,14 @@ export function authHook(dependencies: {
         caller,
         provider,
         forwardHeaders,
-        target: { baseUrl, customHost: Boolean(customHost), headers, credentials: { apiKey }, strict: context.strict },
+        target: {
+          baseUrl,
+          customHost: Boolean(customHost),
+          headers: targetHeaders,
+          credentials: resolution.credentials ?? { apiKey },
+          strict: context.strict,
+        },
+        ...(resolution.policy !== undefined ? { policy: resolution.policy } : {}),
       };
       await next();
     },

@@ -26,6 +26,8 @@ export interface LogEntry {
   readonly usage?: { readonly promptTokens: number; readonly completionTokens: number; readonly totalTokens: number };
   /** Counts besides tokens: requests and characters for speech, requests and images for image operations. */
   readonly units?: UsageUnits;
+  /** The request's cost in USD from its usage and the price table, when both are known. */
+  readonly costUsd?: number;
   readonly metadata: Readonly<Record<string, string>>;
   readonly guardrails: ReadonlyArray<{ readonly guardrail: string; readonly side: string; readonly action: string; readonly ms: number }>;
 }
@@ -35,7 +37,7 @@ export interface LogSink {
   write(entry: LogEntry): void;
 }
 
-const KEY_LIKE = /\b(?:sk|pk|rk|gw|gsk|xai|key)-[A-Za-z0-9_-]{8,}|\bBearer\s+\S+|\bAKIA[0-9A-Z]{16}\b|\bAIza[0-9A-Za-z_-]{20,}/g;
+const KEY_LIKE = /\b(?:sk|pk|rk|gw|vk|gsk|xai|key)-[A-Za-z0-9_-]{8,}|\bBearer\s+\S+|\bAKIA[0-9A-Z]{16}\b|\bAIza[0-9A-Za-z_-]{20,}/g;
 
 /** Removes the given secrets and anything shaped like an API key or a Bearer credential. */
 export function redactSecrets(text: string, secrets: readonly (string | undefined)[]): string {
@@ -79,6 +81,7 @@ export function buildLogEntry(context: GatewayContext, finishedAt: number): LogE
       ? { usage: { promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens, totalTokens: usage.total_tokens } }
       : {}),
     ...(transform?.units ? { units: transform.units } : {}),
+    ...(context.costUsd === undefined ? {} : { costUsd: context.costUsd }),
     metadata: context.metadata,
     guardrails: (context.guardrail?.verdicts ?? []).map((entry) => ({
       guardrail: entry.guardrail,

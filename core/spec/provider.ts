@@ -23,10 +23,17 @@ import type {
  * here, so the core never names a provider.
  */
 
-/** The credential the caller supplied (Bearer token) or, later, the vault decrypted for a virtual key. */
+/** The credential the caller supplied (Bearer token), or the one the vault decrypted for a virtual key. */
 export interface ProviderCredentials {
   /** The `Authorization: Bearer <token>` value, without the `Bearer ` prefix. */
   readonly apiKey?: string;
+  /**
+   * A structured credential stored in the vault (for example a cloud's access key id, secret and
+   * session token), by field name; plugins read the names they define. Fields named like a gateway
+   * header (`x-gateway-…`, e.g. the cloud-specific ones) also supply that header's value in
+   * `target.headers`, so a virtual key replaces the cloud headers a caller would otherwise send.
+   */
+  readonly fields?: Readonly<Record<string, string>>;
 }
 
 /** Where and how one request is sent: resolved by the auth stage before the provider maps anything. */

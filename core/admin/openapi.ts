@@ -1,0 +1,191 @@
+/**
+ * The OpenAPI 3.1 description of the admin API for credentials and virtual keys, served at
+ * `/admin/openapi.json`. Kept beside the routes it describes (core/admin/virtual-keys.ts).
+ */
+const error = { $ref: '#/components/responses/Error' };
+const idParameter = { name: 'id', in: 'path', required: true, schema: { type: 'string' } };
+const json = (schema: unknown) => ({ content: { 'application/json': { schema } } });
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const list = (item: string) => ({ type: 'object', properties: { object: { const: 'list' }, data: { type: 'array', items: ref(item) } } });
+
+export const adminOpenApi = {
+  openapi: '3.1.0',
+  info: {
+    title: 'Gateway admin API: credentials and virtual keys',
+    version: '1.0.0',
+    description:
+      'Needs the account API key in x-gateway-api-key (a virtual key gets 403). Provider secrets are write-only; a virtual key value is returned only by create and rotate.',
+  },
+  security: [{ accountKey: [] }],
+  paths: {
+    '/admin/credentials': {
+      post: {
+        summary: 'Store a provider credential (sealed by the vault)',
+        requestBody: { required: true, ...json(ref('CredentialInput')) },
+        responses: { 201: { description: 'Created', ...json(ref('Credential')) }, 400: error, 401: error, 403: error },
+      },
+      get: { summary: 'List credentials (no secrets)', responses: { 200: { description: 'The credentials', ...json(list('Credential')) }, 401: error, 403: error } },
+    },
+    '/admin/credentials/{id}': {
+      delete: {
+        summary: 'Delete a credential no virtual key uses',
+        parameters: [idParameter],
+        responses: { 204: { description: 'Deleted' }, 401: error, 403: error, 404: error, 409: error },
+      },
+    },
+    '/admin/virtual-keys': {
+      post: {
+        summary: 'Create a virtual key; its value is in `key`, shown this once',
+        requestBody: { required: true, ...json(ref('VirtualKeyInput')) },
+        responses: { 201: { description: 'Created', ...json(ref('VirtualKeyWithValue')) }, 400: error, 401: error, 403: error, 409: error },
+      },
+      get: { summary: 'List virtual keys (masked hints, no values)', responses: { 200: { description: 'The keys', ...json(list('VirtualKey')) }, 401: error, 403: error } },
+    },
+    '/admin/virtual-keys/{id}': {
+      get: { summary: 'One virtual key', parameters: [idParameter], responses: { 200: { description: 'The key', ...json(ref('VirtualKey')) }, 401: error, 403: error, 404: error } },
+      patch: {
+        summary: 'Change fields; null removes an optional one; limits are replaced whole',
+        parameters: [idParameter],
+        requestBody: { required: true, ...json(ref('VirtualKeyPatch')) },
+        responses: { 200: { description: 'Changed', ...json(ref('VirtualKey')) }, 400: error, 401: error, 403: error, 404: error, 409: error },
+      },
+      delete: {
+        summary: 'Delete; the value is refused with 401 on every instance from then on',
+        parameters: [idParameter],
+        responses: { 204: { description: 'Deleted' }, 401: error, 403: error, 404: error },
+      },
+    },
+    '/admin/virtual-keys/{id}/rotate': {
+      post: {
+        summary: 'Issue a new value (returned once in `key`); the old one is refused',
+        parameters: [idParameter],
+        responses: { 200: { description: 'Rotated', ...json(ref('VirtualKeyWithValue')) }, 401: error, 403: error, 404: error },
+      },
+    },
+    '/admin/virtual-keys/{id}/usage': {
+      get: { summary: 'Spend, requests and what remains', parameters: [idParameter], responses: { 200: { description: 'Usage', ...json(ref('Usage')) }, 401: error, 403: error, 404: error } },
+    },
+  },
+  components: {
+    securitySchemes: { accountKey: { type: 'apiKey', in: 'header', name: 'x-gateway-api-key' } },
+    responses: {
+      Error: {
+        description: 'An error',
+        ...json({
+          type: 'object',
+          properties: {
+            error: {
+              type: 'object',
+              required: ['message', 'type', 'param', 'code'],
+              properties: { message: { type: 'string' }, type: { type: 'string' }, param: { type: ['string', 'null'] }, code: { type: ['string', 'null'] } },
+            },
+          },
+        }),
+      },
+    },
+    schemas: {
+      CredentialInput: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['name'],
+        description: 'Give api_key, fields, or both. Fields named like a gateway header (x-gateway-…) supply that header for requests made with a virtual key.',
+        properties: {
+          name: { type: 'string', minLength: 1, maxLength: 128 },
+          provider: { type: 'string', description: 'Registered provider id (informative)' },
+          api_key: { type: 'string', writeOnly: true },
+          fields: { type: 'object', additionalProperties: { type: 'string' }, writeOnly: true },
+        },
+      },
+      Credential: {
+        type: 'object',
+        properties: {
+          id: { type: 'string' },
+          name: { type: 'string' },
+          provider: { type: 'string' },
+          has_api_key: { type: 'boolean' },
+          field_names: { type: 'array', items: { type: 'string' } },
+          owner_key_id: { type: 'string', description: 'Set when created from a virtual key’s provider_key' },
+          created_at: { type: 'string', format: 'date-time' },
+        },
+      },
+      Limits: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          budget_usd: { type: 'number', minimum: 0 },
+          budget_period: { enum: ['total', 'day', 'month'], default: 'total', description: 'UTC calendar periods' },
+          requests_per_minute: { type: 'integer', minimum: 0, description: 'Sliding 60-second window' },
+          requests_per_day: { type: 'integer', minimum: 0, description: 'UTC calendar day' },
+          allowed_users: { type: 'array', items: { type: 'string' }, description: 'Matched against the request body’s user' },
+          allowed_models: { type: 'array', items: { type: 'string' } },
+        },
+      },
+      VirtualKeyInput: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['name', 'provider'],
+        description: 'Exactly one of credential_id and provider_key.',
+        properties: {
+          name: { type: 'string', minLength: 1, maxLength: 128, description: 'Unique' },
+          provider: { type: 'string', description: 'Registered provider id' },
+          credential_id: { type: 'string' },
+          provider_key: { type: 'string', writeOnly: true, description: 'Sealed into a credential owned by this key' },
+          custom_host: { type: 'string', format: 'uri', description: 'Base URL of a privately hosted endpoint' },
+          guardrail_policy: { type: 'string' },
+          limits: ref('Limits'),
+          expires_at: { type: 'string', format: 'date-time' },
+        },
+      },
+      VirtualKeyPatch: {
+        type: 'object',
+        additionalProperties: false,
+        minProperties: 1,
+        properties: {
+          name: { type: 'string' },
+          provider: { type: 'string' },
+          credential_id: { type: 'string' },
+          provider_key: { type: 'string', writeOnly: true },
+          custom_host: { type: ['string', 'null'] },
+          guardrail_policy: { type: ['string', 'null'] },
+          limits: { oneOf: [ref('Limits'), { type: 'null' }] },
+          expires_at: { type: ['string', 'null'], format: 'date-time' },
+        },
+      },
+      VirtualKey: {
+        type: 'object',
+        properties: {
+          id: { type: 'string' },
+          name: { type: 'string' },
+          provider: { type: 'string' },
+          credential_id: { type: 'string' },
+          custom_host: { type: 'string' },
+          guardrail_policy: { type: 'string' },
+          limits: ref('Limits'),
+          expires_at: { type: 'string', format: 'date-time' },
+          created_at: { type: 'string', format: 'date-time' },
+          updated_at: { type: 'string', format: 'date-time' },
+          key_hint: { type: 'string', description: 'Masked: prefix and last 4 characters' },
+        },
+      },
+      VirtualKeyWithValue: {
+        allOf: [ref('VirtualKey'), { type: 'object', required: ['key'], properties: { key: { type: 'string', description: 'The value, shown once' } } }],
+      },
+      Usage: {
+        type: 'object',
+        properties: {
+          id: { type: 'string' },
+          name: { type: 'string' },
+          spend_usd: { type: 'object', properties: { total: { type: 'number' }, day: { type: 'number' }, month: { type: 'number' } } },
+          reserved_usd: { type: 'number', description: 'Held by requests in flight' },
+          requests: { type: 'object', properties: { total: { type: 'integer' }, day: { type: 'integer' } } },
+          budget_usd: { type: ['number', 'null'] },
+          budget_period: { type: ['string', 'null'] },
+          remaining_usd: { type: ['number', 'null'] },
+          requests_per_minute: { type: ['integer', 'null'] },
+          requests_per_day: { type: ['integer', 'null'] },
+          remaining_requests_today: { type: ['integer', 'null'] },
+        },
+      },
+    },
+  },
+} as const;

@@ -1,0 +1,193 @@
+import { invalid } from '../api/validate.js';
+import { errors, GatewayError } from '../errors.js';
+import type { CustomHostGuard } from '../http/custom-host.js';
+import { fromNanos, periodsOf } from '../vault/limits.js';
+import { publicCredential, publicVirtualKey, type VirtualKeyRecord } from '../vault/records.js';
+import type { VaultService } from '../vault/service.js';
+import { DuplicateNameError, type VirtualKeyInput, type VirtualKeyPatch } from '../vault/virtual-keys.js';
+import { checkVirtualKeyShape, parseCredentialBody } from './virtual-keys-input.js';
+
+export interface VirtualKeyActionDependencies {
+  readonly service: VaultService;
+  readonly customHosts: CustomHostGuard;
+  /** Registered provider ids. */
+  readonly providerIds: () => readonly string[];
+  /** True when a guardrail policy of that name is configured. */
+  readonly policyExists: (name: string) => boolean;
+}
+
+const notFound = (what: 'credential' | 'virtual key', id: string) =>
+  errors.notFound(`No ${what} with id "${id}".`, { code: `${what.replace(' ', '_')}_not_found` });
+
+const conflict = (message: string, code: string, param: string | null = null) =>
+  new GatewayError(409, { message, type: 'invalid_request_error', param, code });
+
+function withoutSecret(body: Record<string, unknown>): Record<string, unknown> {
+  const { provider_key: _secret, ...rest } = body;
+  return rest;
+}
+
+function conflictOf(error: unknown): unknown {
+  return error instanceof DuplicateNameError ? conflict(error.message, 'duplicate_name', 'name') : error;
+}
+
+/**
+ * What the admin API and the CLI can do with credentials and virtual keys, validated (400 with
+ * `param`, 404, 409) and answered without secrets. Shared so both paths check the same things.
+ */
+export class VirtualKeyActions {
+  constructor(private readonly dependencies: VirtualKeyActionDependencies) {}
+
+  private get service(): VaultService {
+    return this.dependencies.service;
+  }
+
+  async createCredential(body: Record<string, unknown>) {
+    const input = parseCredentialBody(body);
+    if (input.provider !== undefined) this.checkProvider(input.provider);
+    return publicCredential(await this.service.credentials.create(input));
+  }
+
+  async listCredentials() {
+    return (await this.service.credentials.list()).map(publicCredential);
+  }
+
+  async deleteCredential(id: string): Promise<void> {
+    if (!(await this.service.credentials.get(id))) throw notFound('credential', id);
+    const users = (await this.service.keys.list()).filter((record) => record.credential_id === id);
+    if (users.length > 0) {
+      throw conflict(
+        `The credential is used by ${users.length} virtual key(s): ${users.map((record) => record.name).join(', ')}. Delete or re-point them first.`,
+        'credential_in_use',
+      );
+    }
+    await this.service.credentials.delete(id);
+  }
+
+  /** Creates a key; the answer carries its value in `key`, the only time it is shown. */
+  async createKey(body: Record<string, unknown>) {
+    checkVirtualKeyShape(body, true);
+    await this.checkReferences(body);
+    const id = `vk_${crypto.randomUUID().replaceAll('-', '')}`;
+    const credentialId = await this.credentialFor(body, id);
+    try {
+      const { record, key } = await this.service.keys.create({ ...withoutSecret(body), credential_id: credentialId } as unknown as VirtualKeyInput, id);
+      return { ...publicVirtualKey(record), key };
+    } catch (error) {
+      if (body.provider_key !== undefined) await this.service.credentials.delete(credentialId);
+      throw conflictOf(error);
+    }
+  }
+
+  async listKeys() {
+    return (await this.service.keys.list()).map(publicVirtualKey);
+  }
+
+  async getKey(id: string) {
+    return publicVirtualKey(await this.existing(id));
+  }
+
+  async updateKey(id: string, body: Record<string, unknown>) {
+    const current = await this.existing(id);
+    checkVirtualKeyShape(body, false);
+    await this.checkReferences(body);
+    const patch: Record<string, unknown> = withoutSecret(body);
+    if (body.provider_key !== undefined || body.credential_id !== undefined) patch.credential_id = await this.credentialFor(body, current.id);
+    let record: VirtualKeyRecord | undefined;
+    try {
+      record = await this.service.keys.update(current.id, patch as VirtualKeyPatch);
+    } catch (error) {
+      throw conflictOf(error);
+    }
+    if (!record) throw notFound('virtual key', current.id);
+    if (record.credential_id !== current.credential_id) await this.deleteIfOwned(current.credential_id, current.id);
+    return publicVirtualKey(record);
+  }
+
+  async deleteKey(id: string): Promise<void> {
+    const deleted = await this.service.keys.delete(id);
+    if (!deleted) throw notFound('virtual key', id);
+    await this.deleteIfOwned(deleted.credential_id, deleted.id);
+  }
+
+  async rotateKey(id: string) {
+    const rotated = await this.service.keys.rotate(id);
+    if (!rotated) throw notFound('virtual key', id);
+    return { ...publicVirtualKey(rotated.record), key: rotated.key };
+  }
+
+  async usage(id: string) {
+    const record = await this.existing(id);
+    const periods = periodsOf(record.id, Date.now());
+    const budgetPeriod = record.limits?.budget_period ?? 'total';
+    const [total, day, month, reserved, requestsTotal, requestsDay] = await this.service.parts.state.read([
+      periods.spent.total,
+      periods.spent.day,
+      periods.spent.month,
+      periods.reserved[budgetPeriod],
+      periods.requestsTotal,
+      periods.requestsDay,
+    ]);
+    const spentInPeriod = { total, day, month }[budgetPeriod];
+    const budget = record.limits?.budget_usd;
+    const perDay = record.limits?.requests_per_day;
+    return {
+      id: record.id,
+      name: record.name,
+      spend_usd: { total: fromNanos(total), day: fromNanos(day), month: fromNanos(month) },
+      reserved_usd: fromNanos(reserved),
+      requests: { total: requestsTotal, day: requestsDay },
+      budget_usd: budget ?? null,
+      budget_period: budget === undefined ? null : budgetPeriod,
+      remaining_usd: budget === undefined ? null : Math.max(0, budget - fromNanos(spentInPeriod + reserved)),
+      requests_per_minute: record.limits?.requests_per_minute ?? null,
+      requests_per_day: perDay ?? null,
+      remaining_requests_today: perDay === undefined ? null : Math.max(0, perDay - requestsDay),
+    };
+  }
+
+  private checkProvider(provider: string): void {
+    const known = this.dependencies.providerIds();
+    if (!known.includes(provider)) throw invalid('provider', `unknown provider "${provider}"; registered: ${known.join(', ')}.`);
+  }
+
+  private async checkReferences(body: Record<string, unknown>): Promise<void> {
+    if (typeof body.provider === 'string') this.checkProvider(body.provider);
+    if (typeof body.guardrail_policy === 'string' && !this.dependencies.policyExists(body.guardrail_policy)) {
+      throw invalid('guardrail_policy', `no guardrail policy named "${body.guardrail_policy}" is configured.`);
+    }
+    if (typeof body.credential_id === 'string' && !(await this.service.credentials.get(body.credential_id))) {
+      throw invalid('credential_id', `no credential with id "${body.credential_id}".`);
+    }
+    if (typeof body.custom_host === 'string') {
+      try {
+        body.custom_host = await this.dependencies.customHosts.check(body.custom_host);
+      } catch (error) {
+        throw invalid('custom_host', error instanceof GatewayError ? error.message : 'refused.');
+      }
+    }
+  }
+
+  /** The credential the key uses: the one named, or a new one sealed from `provider_key` and owned by the key. */
+  private async credentialFor(body: Record<string, unknown>, keyId: string): Promise<string> {
+    if (typeof body.credential_id === 'string') return body.credential_id;
+    const created = await this.service.credentials.create({
+      name: `${String(body.name ?? keyId)} (provider key)`,
+      ...(typeof body.provider === 'string' ? { provider: body.provider } : {}),
+      secret: { api_key: body.provider_key as string },
+      ownerKeyId: keyId,
+    });
+    return created.id;
+  }
+
+  private async deleteIfOwned(credentialId: string, keyId: string): Promise<void> {
+    const credential = await this.service.credentials.get(credentialId);
+    if (credential?.owner_key_id === keyId) await this.service.credentials.delete(credentialId);
+  }
+
+  private async existing(id: string): Promise<VirtualKeyRecord> {
+    const record = await this.service.keys.get(id);
+    if (!record) throw notFound('virtual key', id);
+    return record;
+  }
+}

@@ -1,0 +1,94 @@
+import { invalid, optionalEnum, optionalNumber, requireObject, requireString } from '../api/validate.js';
+import type { CredentialSecret, VirtualKeyLimits } from '../vault/records.js';
+
+/**
+ * Validation of the admin API's credential and virtual-key bodies. Every failure is a 400 naming
+ * the field (`limits.requests_per_minute`); unknown fields are refused so that typos do not pass
+ * silently.
+ */
+
+function onlyFields(body: Record<string, unknown>, allowed: readonly string[], prefix = ''): void {
+  for (const field of Object.keys(body)) {
+    if (!allowed.includes(field)) throw invalid(`${prefix}${field}`, `unknown field; expected one of ${allowed.join(', ')}.`);
+  }
+}
+
+export function requireRecordName(value: unknown, param = 'name'): string {
+  const name = requireString(value, param, { nonEmpty: true, max: 128 });
+  if (name.trim() !== name) throw invalid(param, 'must not start or end with spaces.');
+  return name;
+}
+
+function stringList(value: unknown, param: string): string[] {
+  if (!Array.isArray(value)) throw invalid(param, 'expected an array of strings.');
+  if (value.length > 1000) throw invalid(param, 'at most 1000 entries.');
+  value.forEach((entry, index) => requireString(entry, `${param}[${index}]`, { nonEmpty: true, max: 256 }));
+  return value as string[];
+}
+
+export function parseCredentialSecret(body: Record<string, unknown>, required: boolean): CredentialSecret | undefined {
+  const apiKey = body.api_key;
+  const fields = body.fields;
+  if (apiKey === undefined && fields === undefined) {
+    if (required) throw invalid('api_key', 'give api_key, fields, or both.');
+    return undefined;
+  }
+  if (apiKey !== undefined) requireString(apiKey, 'api_key', { nonEmpty: true, max: 16_384 });
+  if (fields !== undefined) {
+    const object = requireObject(fields, 'fields');
+    if (Object.keys(object).length === 0 || Object.keys(object).length > 64) throw invalid('fields', 'expected 1 to 64 fields.');
+    for (const [name, value] of Object.entries(object)) {
+      if (!/^[A-Za-z0-9_.-]{1,128}$/.test(name)) throw invalid(`fields.${name}`, 'field names are 1 to 128 characters of letters, digits, _ . -');
+      requireString(value, `fields.${name}`, { max: 16_384 });
+    }
+  }
+  return { ...(apiKey !== undefined ? { api_key: apiKey as string } : {}), ...(fields !== undefined ? { fields: fields as Record<string, string> } : {}) };
+}
+
+export function parseCredentialBody(body: Record<string, unknown>): { name: string; provider?: string; secret: CredentialSecret } {
+  onlyFields(body, ['name', 'provider', 'api_key', 'fields']);
+  const name = requireRecordName(body.name);
+  if (body.provider !== undefined) requireString(body.provider, 'provider', { nonEmpty: true, max: 64 });
+  return { name, ...(body.provider !== undefined ? { provider: body.provider as string } : {}), secret: parseCredentialSecret(body, true)! };
+}
+
+export function parseLimits(value: unknown): VirtualKeyLimits {
+  const limits = requireObject(value, 'limits');
+  onlyFields(limits, ['budget_usd', 'budget_period', 'requests_per_minute', 'requests_per_day', 'allowed_users', 'allowed_models'], 'limits.');
+  optionalNumber(limits.budget_usd, 'limits.budget_usd', { min: 0, max: 1e9 });
+  optionalEnum(limits.budget_period, 'limits.budget_period', ['total', 'day', 'month']);
+  if (limits.budget_period !== undefined && limits.budget_usd === undefined) throw invalid('limits.budget_period', 'needs limits.budget_usd.');
+  optionalNumber(limits.requests_per_minute, 'limits.requests_per_minute', { min: 0, max: 1e9, integer: true });
+  optionalNumber(limits.requests_per_day, 'limits.requests_per_day', { min: 0, max: 1e12, integer: true });
+  if (limits.allowed_users !== undefined) stringList(limits.allowed_users, 'limits.allowed_users');
+  if (limits.allowed_models !== undefined) stringList(limits.allowed_models, 'limits.allowed_models');
+  return limits as VirtualKeyLimits;
+}
+
+export function parseExpiry(value: unknown): string {
+  const text = requireString(value, 'expires_at', { nonEmpty: true });
+  const time = Date.parse(text);
+  if (!/^\d{4}-\d{2}-\d{2}T/.test(text) || Number.isNaN(time)) throw invalid('expires_at', 'expected an ISO 8601 date-time such as 2030-01-31T00:00:00Z.');
+  return new Date(time).toISOString();
+}
+
+/** Fields of a virtual key body: creation needs name and provider; a PATCH may give any, `null` clears optional ones. */
+export const VIRTUAL_KEY_FIELDS = ['name', 'provider', 'credential_id', 'provider_key', 'custom_host', 'guardrail_policy', 'limits', 'expires_at'] as const;
+
+export function checkVirtualKeyShape(body: Record<string, unknown>, creating: boolean): void {
+  onlyFields(body, VIRTUAL_KEY_FIELDS);
+  if (creating || body.name !== undefined) requireRecordName(body.name);
+  if (creating || body.provider !== undefined) requireString(body.provider, 'provider', { nonEmpty: true, max: 64 });
+  if (body.credential_id !== undefined && body.provider_key !== undefined) throw invalid('provider_key', 'give credential_id or provider_key, not both.');
+  if (creating && body.credential_id === undefined && body.provider_key === undefined) throw invalid('credential_id', 'give credential_id or provider_key.');
+  if (body.credential_id !== undefined) requireString(body.credential_id, 'credential_id', { nonEmpty: true, max: 128 });
+  if (body.provider_key !== undefined) requireString(body.provider_key, 'provider_key', { nonEmpty: true, max: 16_384 });
+  for (const field of ['custom_host', 'guardrail_policy'] as const) {
+    if (body[field] !== undefined && !(body[field] === null && !creating)) requireString(body[field], field, { nonEmpty: true, max: 2048 });
+  }
+  if (body.limits !== undefined && !(body.limits === null && !creating)) parseLimits(body.limits);
+  if (body.expires_at !== undefined && !(body.expires_at === null && !creating)) {
+    body.expires_at = parseExpiry(body.expires_at);
+  }
+  if (!creating && Object.keys(body).length === 0) throw invalid('body', 'give at least one field to change.');
+}

@@ -1,0 +1,68 @@
+import Router from '@koa/router';
+import type { Context } from 'koa';
+import { parseJsonObject, readBody } from '../http/body.js';
+import type { AdminGuard } from './guard.js';
+import { adminOpenApi } from './openapi.js';
+import { type VirtualKeyActionDependencies, VirtualKeyActions } from './virtual-key-actions.js';
+
+const BODY_LIMIT = 1024 * 1024;
+
+async function jsonBody(koa: Context): Promise<Record<string, unknown>> {
+  return parseJsonObject(await readBody(koa.req, BODY_LIMIT));
+}
+
+/**
+ * The admin API for credentials and virtual keys (`/admin/credentials`, `/admin/virtual-keys`),
+ * guarded by the account key (a virtual key gets 403), plus its OpenAPI description at
+ * `/admin/openapi.json`. Answers never carry a secret: a key's value is shown only in the answers
+ * to its creation and rotation.
+ */
+export function virtualKeyAdminRouter(dependencies: VirtualKeyActionDependencies & { readonly guard: AdminGuard }): Router {
+  const { guard, service } = dependencies;
+  const actions = new VirtualKeyActions(dependencies);
+  // Before the vault has started (an app used without listen) no virtual key can be valid.
+  guard.recognise((key) => service.isStarted && service.keys.isKey(key));
+  const router = new Router({ prefix: '/admin' });
+
+  router.get('/openapi.json', (koa) => {
+    koa.body = adminOpenApi;
+  });
+
+  router.post('/credentials', guard.middleware, async (koa) => {
+    koa.body = await actions.createCredential(await jsonBody(koa));
+    koa.status = 201;
+  });
+  router.get('/credentials', guard.middleware, async (koa) => {
+    koa.body = { object: 'list', data: await actions.listCredentials() };
+  });
+  router.delete('/credentials/:id', guard.middleware, async (koa) => {
+    await actions.deleteCredential(koa.params.id);
+    koa.status = 204;
+  });
+
+  router.post('/virtual-keys', guard.middleware, async (koa) => {
+    koa.body = await actions.createKey(await jsonBody(koa));
+    koa.status = 201;
+  });
+  router.get('/virtual-keys', guard.middleware, async (koa) => {
+    koa.body = { object: 'list', data: await actions.listKeys() };
+  });
+  router.get('/virtual-keys/:id', guard.middleware, async (koa) => {
+    koa.body = await actions.getKey(koa.params.id);
+  });
+  router.patch('/virtual-keys/:id', guard.middleware, async (koa) => {
+    koa.body = await actions.updateKey(koa.params.id, await jsonBody(koa));
+  });
+  router.delete('/virtual-keys/:id', guard.middleware, async (koa) => {
+    await actions.deleteKey(koa.params.id);
+    koa.status = 204;
+  });
+  router.post('/virtual-keys/:id/rotate', guard.middleware, async (koa) => {
+    koa.body = await actions.rotateKey(koa.params.id);
+  });
+  router.get('/virtual-keys/:id/usage', guard.middleware, async (koa) => {
+    koa.body = await actions.usage(koa.params.id);
+  });
+
+  return router;
+}

@@ -1,0 +1,73 @@
+import type Keyv from 'keyv';
+
+/**
+ * Shared state for the vault and virtual keys: records in keyv, plus the few operations keyv cannot
+ * make atomic (unique names, index sets, limit counters) and an invalidation bus. The embedded
+ * implementation uses one SQLite file (transactions); the Redis one Lua scripts and pub/sub, so
+ * several gateway instances share everything.
+ */
+export interface SharedState {
+  /** `embedded` (SQLite under GATEWAY_DATA_DIR) or `redis`. */
+  readonly kind: 'embedded' | 'redis';
+  /** Records (credentials, virtual keys) by key; callers prefix keys by record type. */
+  readonly records: Keyv;
+  /** Claims a unique name for `owner`; false when another owner holds it. */
+  claim(name: string, owner: string): Promise<boolean>;
+  /** Releases a name claimed by `owner` (no-op when someone else holds it). */
+  release(name: string, owner: string): Promise<void>;
+  addToSet(set: string, member: string): Promise<void>;
+  removeFromSet(set: string, member: string): Promise<void>;
+  members(set: string): Promise<string[]>;
+  /** Atomically checks every limit of one request and, when admitted, counts it and reserves its cost. */
+  admit(admission: Admission): Promise<AdmissionResult>;
+  /** Atomically replaces a reservation by the actual cost. */
+  settle(settlement: Settlement): Promise<void>;
+  /** Reads counters (missing ones are 0). */
+  read(counterKeys: readonly string[]): Promise<number[]>;
+  /** Tells every instance (this one included) that a record changed. */
+  publish(event: InvalidationEvent): Promise<void>;
+  /** Registers the handler for every instance's events. */
+  subscribe(handler: (event: InvalidationEvent) => void): void;
+  close(): Promise<void>;
+}
+
+export interface InvalidationEvent {
+  readonly kind: 'virtual-key' | 'credential';
+  readonly id: string;
+}
+
+/** Counter keys and limits of one request. Money is in integer nano-USD so increments stay exact. */
+export interface Admission {
+  readonly now: number;
+  /** Unique per request (a member of the per-minute window). */
+  readonly requestId: string;
+  readonly minuteWindowKey: string;
+  readonly dayCounterKey: string;
+  readonly totalCounterKey: string;
+  /** Spent and reserved in the budget's period (only read when `budgetNanos` is set). */
+  readonly spentKey: string;
+  readonly reservedKey: string;
+  readonly requestsPerMinute?: number;
+  readonly requestsPerDay?: number;
+  readonly budgetNanos?: number;
+  readonly reservationNanos: number;
+  /** How long the reservation counter of the current period must live (ms); undefined: forever. */
+  readonly periodTtlMs?: number;
+  /** Milliseconds until the current UTC day ends (Retry-After for the daily limit). */
+  readonly msUntilDayEnds: number;
+}
+
+export type AdmissionResult =
+  | { readonly admitted: true; readonly minuteCount: number; readonly dayCount: number }
+  | { readonly admitted: false; readonly reason: 'requests_per_minute'; readonly retryAfterMs: number; readonly count: number }
+  | { readonly admitted: false; readonly reason: 'requests_per_day'; readonly retryAfterMs: number; readonly count: number }
+  | { readonly admitted: false; readonly reason: 'budget'; readonly spentNanos: number; readonly reservedNanos: number };
+
+export interface Settlement {
+  /** The reservation to release (0 when nothing was reserved). */
+  readonly reservedKey: string;
+  readonly reservationNanos: number;
+  /** Counters the actual cost is added to (total, day, month), each with its lifetime (none: forever). */
+  readonly spent: ReadonlyArray<{ readonly key: string; readonly ttlMs?: number }>;
+  readonly actualNanos: number;
+}

@@ -1,0 +1,195 @@
+import { parseArgs } from 'node:util';
+import type { GatewayConfig } from '../../config/index.js';
+import { resolveConfig } from '../../config/index.js';
+import { VirtualKeyActions } from '../admin/virtual-key-actions.js';
+import { GatewayError } from '../errors.js';
+import { CustomHostGuard } from '../http/custom-host.js';
+import { VaultService } from './service.js';
+
+export interface CliIo {
+  readonly stdout: NodeJS.WritableStream;
+  readonly stderr: NodeJS.WritableStream;
+  /** Read when a command takes a secret with `--stdin`. */
+  readonly stdin: NodeJS.ReadableStream;
+  readonly environment: NodeJS.ProcessEnv;
+}
+
+export const CLI_USAGE = `usage: node dist/core/main.js <command>
+  credentials create --name <name> [--provider <id>] [--stdin] [--json]
+        the secret comes from GATEWAY_PROVIDER_KEY, or stdin with --stdin; with --json stdin is
+        {"api_key": "...", "fields": {...}} (a structured credential)
+  credentials list
+  credentials delete <id>
+  keys create --name <name> --provider <id> [--credential <id> | --stdin] [--custom-host <url>]
+        [--policy <name>] [--budget-usd <n>] [--budget-period total|day|month] [--rpm <n>] [--rpd <n>]
+        [--allowed-users a,b] [--allowed-models a,b] [--expires-at <iso time>]
+        without --credential the provider key comes from GATEWAY_PROVIDER_KEY, or stdin with --stdin
+  keys list | keys get <id> | keys usage <id> | keys rotate <id> | keys delete <id>
+  rotate-master-key
+Secrets are never read from the command line. With the embedded store, a running gateway sees
+changes made here within 30 s (the admin API applies them at once).`;
+
+async function readStdin(stdin: NodeJS.ReadableStream): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stdin) chunks.push(Buffer.from(chunk as Buffer));
+  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+}
+
+class UsageError extends Error {}
+
+const number = (value: string | undefined, flag: string): number | undefined => {
+  if (value === undefined) return undefined;
+  const parsed = Number(value);
+  if (!Number.isFinite(parsed)) throw new UsageError(`${flag} must be a number`);
+  return parsed;
+};
+
+const list = (value: string | undefined): string[] | undefined =>
+  value === undefined ? undefined : value.split(',').map((entry) => entry.trim()).filter(Boolean);
+
+/**
+ * The operators' command line for credentials, virtual keys and the master key. It works on the
+ * store directly (same validation as the admin API) and never takes a secret from argv.
+ */
+export async function runVaultCli(argv: readonly string[], gatewayConfig: GatewayConfig, io: CliIo): Promise<number> {
+  const [group, action, ...rest] = argv;
+  let values: Record<string, string | boolean | undefined>;
+  let positionals: string[];
+  try {
+    ({ values, positionals } = parseArgs({
+      args: group === 'rotate-master-key' ? [action, ...rest].filter((entry) => entry !== undefined) : rest,
+      allowPositionals: true,
+      options: {
+        name: { type: 'string' },
+        provider: { type: 'string' },
+        credential: { type: 'string' },
+        'custom-host': { type: 'string' },
+        policy: { type: 'string' },
+        'budget-usd': { type: 'string' },
+        'budget-period': { type: 'string' },
+        rpm: { type: 'string' },
+        rpd: { type: 'string' },
+        'allowed-users': { type: 'string' },
+        'allowed-models': { type: 'string' },
+        'expires-at': { type: 'string' },
+        stdin: { type: 'boolean' },
+        json: { type: 'boolean' },
+      },
+    }));
+  } catch (error) {
+    io.stderr.write(`${(error as Error).message}\n${CLI_USAGE}\n`);
+    return 2;
+  }
+
+  const config = resolveConfig(gatewayConfig, io.environment);
+  const service = new VaultService({
+    dataDir: config.dataDir,
+    redisUrl: config.redisUrl,
+    redisPrefix: config.vault.redisPrefix,
+    environment: io.environment,
+    credentialCacheMs: 0,
+    pricing: config.pricing,
+    outputTokenEstimate: config.vault.outputTokenEstimate,
+  });
+  const actions = new VirtualKeyActions({
+    service,
+    customHosts: new CustomHostGuard(config.customHosts),
+    providerIds: () => config.providers.map((provider) => provider.manifest.id),
+    policyExists: (name) => Object.hasOwn(config.policies, name) && config.policies[name] !== undefined,
+  });
+  const print = (value: unknown) => io.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  const secret = async (): Promise<string | undefined> => (values.stdin ? readStdin(io.stdin) : io.environment.GATEWAY_PROVIDER_KEY);
+  const id = positionals[0];
+  const needId = () => {
+    if (!id) throw new UsageError(`${group} ${action} needs an id`);
+    return id;
+  };
+
+  try {
+    await service.start();
+    const command = group === 'rotate-master-key' ? group : `${group} ${action}`;
+    switch (command) {
+      case 'credentials create': {
+        const body: Record<string, unknown> = { name: values.name, ...(values.provider ? { provider: values.provider } : {}) };
+        if (values.json) Object.assign(body, JSON.parse(await readStdin(io.stdin)) as object);
+        else body.api_key = await secret();
+        print(await actions.createCredential(body));
+        break;
+      }
+      case 'credentials list':
+        print(await actions.listCredentials());
+        break;
+      case 'credentials delete':
+        await actions.deleteCredential(needId());
+        print({ deleted: id });
+        break;
+      case 'keys create': {
+        const limits = Object.fromEntries(
+          Object.entries({
+            budget_usd: number(values['budget-usd'] as string | undefined, '--budget-usd'),
+            budget_period: values['budget-period'],
+            requests_per_minute: number(values.rpm as string | undefined, '--rpm'),
+            requests_per_day: number(values.rpd as string | undefined, '--rpd'),
+            allowed_users: list(values['allowed-users'] as string | undefined),
+            allowed_models: list(values['allowed-models'] as string | undefined),
+          }).filter(([, value]) => value !== undefined),
+        );
+        const body: Record<string, unknown> = Object.fromEntries(
+          Object.entries({
+            name: values.name,
+            provider: values.provider,
+            credential_id: values.credential,
+            provider_key: values.credential ? undefined : await secret(),
+            custom_host: values['custom-host'],
+            guardrail_policy: values.policy,
+            limits: Object.keys(limits).length ? limits : undefined,
+            expires_at: values['expires-at'],
+          }).filter(([, value]) => value !== undefined),
+        );
+        const created = await actions.createKey(body);
+        print(created);
+        io.stderr.write('The key value ("key") is shown this once; store it now.\n');
+        break;
+      }
+      case 'keys list':
+        print(await actions.listKeys());
+        break;
+      case 'keys get':
+        print(await actions.getKey(needId()));
+        break;
+      case 'keys usage':
+        print(await actions.usage(needId()));
+        break;
+      case 'keys rotate':
+        print(await actions.rotateKey(needId()));
+        io.stderr.write('The new key value ("key") is shown this once; the old one is refused from now on.\n');
+        break;
+      case 'keys delete':
+        await actions.deleteKey(needId());
+        print({ deleted: id });
+        break;
+      case 'rotate-master-key': {
+        const result = await service.rotateMasterKey();
+        print({ master_key_id: result.activeKeyId, rewrapped: result.rewrapped, source: result.mode });
+        if (result.mode === 'env') io.stderr.write('Every record is now wrapped by the first key of GATEWAY_MASTER_KEY; remove the old key from it.\n');
+        break;
+      }
+      default:
+        throw new UsageError(`unknown command "${argv.join(' ')}"`);
+    }
+    return 0;
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.stderr.write(`${error.message}\n${CLI_USAGE}\n`);
+      return 2;
+    }
+    if (error instanceof GatewayError) {
+      io.stderr.write(`error: ${error.body.message}${error.body.param ? ` (${error.body.param})` : ''}\n`);
+      return 1;
+    }
+    io.stderr.write(`error: ${(error as Error).message}\n`);
+    return 1;
+  } finally {
+    await service.close();
+  }
+}

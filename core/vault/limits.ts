@@ -1,0 +1,202 @@
+import { randomUUID } from 'node:crypto';
+import { errors, type GatewayError } from '../errors.js';
+import type { GatewayContext } from '../pipeline/context.js';
+import type { Hook } from '../spec/hook.js';
+import type { AdmissionResult, SharedState } from '../store/state.js';
+import { estimatePromptTokens, expectedOutputTokens } from './estimate.js';
+import { costOf, type ModelPrice, type PriceTable, tokenCounts } from './pricing.js';
+import type { VirtualKeyRecord } from './records.js';
+import { type ObservedUsage, tapUsage } from './usage-tap.js';
+
+const NANOS_PER_USD = 1_000_000_000;
+export const toNanos = (usd: number): number => Math.round(usd * NANOS_PER_USD);
+export const fromNanos = (nanos: number): number => nanos / NANOS_PER_USD;
+
+const DAY_MS = 86_400_000;
+
+/** UTC calendar periods and counter keys of one virtual key at `now`. */
+export function periodsOf(keyId: string, now: number) {
+  const date = new Date(now);
+  const day = date.toISOString().slice(0, 10);
+  const month = day.slice(0, 7);
+  const nextDay = Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate() + 1);
+  const nextMonth = Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1);
+  const base = `usage:${keyId}`;
+  return {
+    msUntilDayEnds: nextDay - now,
+    msUntilMonthEnds: nextMonth - now,
+    minuteWindow: `${base}:minute`,
+    requestsTotal: `${base}:requests:total`,
+    requestsDay: `${base}:requests:day:${day}`,
+    spent: { total: `${base}:spent:total`, day: `${base}:spent:day:${day}`, month: `${base}:spent:month:${month}` },
+    reserved: { total: `${base}:reserved:total`, day: `${base}:reserved:day:${day}`, month: `${base}:reserved:month:${month}` },
+  };
+}
+
+interface Reservation {
+  readonly reservedKey: string;
+  readonly reservationNanos: number;
+  readonly spent: ReadonlyArray<{ key: string; ttlMs?: number }>;
+  /** The price the request was admitted at (for a response that names a model the table lacks). */
+  readonly price?: ModelPrice;
+}
+
+export interface LimitsDependencies {
+  /** The shared state (opened after the hooks are built). */
+  readonly state: () => SharedState;
+  readonly prices: PriceTable;
+  /** The key's record (cached by the lookup that authenticated the request). */
+  readonly record: (id: string) => Promise<VirtualKeyRecord | undefined>;
+  /** Output tokens reserved when a request gives no `max_tokens` (default 1024). */
+  readonly outputTokenEstimate: number;
+}
+
+const requestField = (context: GatewayContext, field: string): unknown =>
+  context.request.body !== null && typeof context.request.body === 'object' ? (context.request.body as Record<string, unknown>)[field] : undefined;
+
+function seconds(ms: number): number {
+  return Math.max(1, Math.ceil(ms / 1000));
+}
+
+/** 403 unless the request's model and user are among the key's allowed ones (when it restricts them). */
+function checkAccess(record: VirtualKeyRecord, context: GatewayContext): void {
+  const limits = record.limits ?? {};
+  const model = context.request.model;
+  if (limits.allowed_models && (model === undefined || !limits.allowed_models.includes(model))) {
+    throw errors.permission(
+      model === undefined ? 'This key is limited to certain models, and this request names none the gateway can check.' : `This key may not use the model "${model}".`,
+      { param: 'model', code: 'model_not_allowed' },
+    );
+  }
+  if (limits.allowed_users) {
+    const user = requestField(context, 'user');
+    if (typeof user !== 'string' || !limits.allowed_users.includes(user)) {
+      throw errors.permission('This key is limited to certain users; the request\'s "user" is not one of them.', { param: 'user', code: 'user_not_allowed' });
+    }
+  }
+}
+
+/** The error for a refused admission: 403 `budget_exceeded`, or 429 with OpenAI's rate-limit headers. */
+function refusal(result: Exclude<AdmissionResult, { admitted: true }>, record: VirtualKeyRecord): GatewayError {
+  const limits = record.limits ?? {};
+  if (result.reason === 'budget') {
+    const period = limits.budget_period ?? 'total';
+    return errors.permission(`This key's budget${period === 'total' ? '' : ` for this ${period}`} is spent (or reserved by requests in flight).`, {
+      code: 'budget_exceeded',
+    });
+  }
+  const perMinute = result.reason === 'requests_per_minute';
+  const limit = perMinute ? limits.requests_per_minute! : limits.requests_per_day!;
+  const wait = seconds(result.retryAfterMs);
+  return errors.rateLimited(`This key's limit of ${limit} requests per ${perMinute ? 'minute' : 'day'} is reached.`, {
+    code: 'rate_limit_exceeded',
+    headers: {
+      'retry-after': String(wait),
+      'x-ratelimit-limit-requests': String(limit),
+      'x-ratelimit-remaining-requests': '0',
+      'x-ratelimit-reset-requests': `${wait}s`,
+    },
+  });
+}
+
+/**
+ * The limits of virtual keys, as two hooks. `admit` (auth stage, after the key is resolved) checks
+ * model, user, request volume and budget, and reserves the request's expected cost in one atomic
+ * step shared by every instance; `settle` (log stage, before the log entry is built, so after a
+ * stream has ended) replaces the reservation by the actual cost and sets `context.costUsd`. Both
+ * run for every operation, pass-through included.
+ */
+export function limitHooks(dependencies: LimitsDependencies): { admit: Hook; settle: Hook } {
+  const { prices } = dependencies;
+  const reservations = new WeakMap<GatewayContext, Reservation>();
+  const observed = new WeakMap<GatewayContext, ObservedUsage>();
+
+  /** The expected cost in nano-USD (0 for pass-through, whose body is not read); 403 for an unpriced model under a budget. */
+  function reservationOf(record: VirtualKeyRecord, context: GatewayContext, price: ModelPrice | undefined): number {
+    if (record.limits?.budget_usd === undefined || context.operation === 'passthrough') return 0;
+    if (price === undefined) {
+      throw errors.permission(`The model "${context.request.model}" has no price, and this key has a budget.`, { param: 'model', code: 'model_not_priced' });
+    }
+    const output = expectedOutputTokens(context.request.body, dependencies.outputTokenEstimate);
+    return toNanos(costOf(price, { promptTokens: estimatePromptTokens(context.request.body), completionTokens: output.tokens }));
+  }
+
+  const admit: Hook = {
+    name: 'virtual-key-limits',
+    stage: 'auth',
+    async run(context, next) {
+      const caller = context.auth?.caller;
+      if (caller?.type !== 'virtual-key') return next();
+      const record = await dependencies.record(caller.id);
+      if (!record) throw errors.authentication('The x-gateway-api-key is not valid.', { code: 'invalid_api_key' });
+      checkAccess(record, context);
+      const limits = record.limits ?? {};
+      const model = context.request.model;
+      const price = model === undefined ? undefined : prices.price(record.provider, model);
+      const reservationNanos = reservationOf(record, context, price);
+      const now = Date.now();
+      const periods = periodsOf(record.id, now);
+      const budgetPeriod = limits.budget_period ?? 'total';
+      const result = await dependencies.state().admit({
+        now,
+        requestId: randomUUID(),
+        minuteWindowKey: periods.minuteWindow,
+        dayCounterKey: periods.requestsDay,
+        totalCounterKey: periods.requestsTotal,
+        spentKey: periods.spent[budgetPeriod],
+        reservedKey: periods.reserved[budgetPeriod],
+        requestsPerMinute: limits.requests_per_minute,
+        requestsPerDay: limits.requests_per_day,
+        budgetNanos: limits.budget_usd === undefined ? undefined : toNanos(limits.budget_usd),
+        reservationNanos,
+        periodTtlMs: budgetPeriod === 'day' ? periods.msUntilDayEnds + DAY_MS : budgetPeriod === 'month' ? periods.msUntilMonthEnds + DAY_MS : undefined,
+        msUntilDayEnds: periods.msUntilDayEnds,
+      });
+      if (!result.admitted) throw refusal(result, record);
+      reservations.set(context, {
+        reservedKey: periods.reserved[budgetPeriod],
+        reservationNanos,
+        spent: [
+          { key: periods.spent.total },
+          { key: periods.spent.day, ttlMs: periods.msUntilDayEnds + DAY_MS },
+          { key: periods.spent.month, ttlMs: periods.msUntilMonthEnds + DAY_MS },
+        ],
+        price,
+      });
+      await next();
+      const response = context.response;
+      if (context.operation === 'passthrough' && response?.body && 'stream' in response.body) {
+        const contentType = String(response.headers['content-type'] ?? '');
+        // The bytes reach the client unchanged; the tap only reads the usage they report.
+        context.response = { ...response, body: { stream: tapUsage(response.body.stream, contentType, (usage) => observed.set(context, usage)) } };
+      }
+    },
+  };
+
+  const settle: Hook = {
+    name: 'virtual-key-settle',
+    stage: 'log',
+    async run(context, next) {
+      const reservation = reservations.get(context);
+      const seen = context.transform?.usage ? { usage: context.transform.usage, model: context.transform.model } : observed.get(context);
+      const provider = context.auth?.provider.id;
+      const model = seen?.model ?? context.request.model;
+      const price = provider === undefined ? undefined : ((model && prices.price(provider, model)) ?? reservation?.price);
+      if (seen?.usage && price) context.costUsd = costOf(price, tokenCounts(seen.usage));
+      if (reservation) {
+        // Usage unknown after a successful upstream answer (e.g. a stream cut short): charge the
+        // reservation rather than nothing, so leaving early is no way around a budget.
+        const answered = context.forward !== undefined && context.forward.status < 400;
+        const actualNanos = context.costUsd !== undefined ? toNanos(context.costUsd) : answered ? reservation.reservationNanos : 0;
+        try {
+          await dependencies.state().settle({ reservedKey: reservation.reservedKey, reservationNanos: reservation.reservationNanos, spent: reservation.spent, actualNanos });
+        } catch {
+          // The store is unreachable: the reservation stays counted (conservative); the log records the cost.
+        }
+      }
+      await next();
+    },
+  };
+
+  return { admit, settle };
+}

@@ -1,0 +1,70 @@
+import type { SealedSecret } from './crypto.js';
+
+/** The limits a virtual key may carry (all optional). Field names are the admin API's. */
+export interface VirtualKeyLimits {
+  /** Budget in USD for `budget_period`. */
+  readonly budget_usd?: number;
+  /** `total` (default), or the current UTC calendar `day` / `month`. */
+  readonly budget_period?: 'total' | 'day' | 'month';
+  /** Sliding 60-second window. */
+  readonly requests_per_minute?: number;
+  /** Current UTC calendar day. */
+  readonly requests_per_day?: number;
+  /** Matched against the request body's `user` field. */
+  readonly allowed_users?: readonly string[];
+  /** Matched against the request's `model`. */
+  readonly allowed_models?: readonly string[];
+}
+
+/** A virtual key as stored: never the value, only its SHA-256 and a masked hint. */
+export interface VirtualKeyRecord {
+  readonly id: string;
+  readonly name: string;
+  /** Provider plugin id. */
+  readonly provider: string;
+  readonly credential_id: string;
+  /** A privately hosted endpoint's base URL, used instead of the provider's own. */
+  readonly custom_host?: string;
+  readonly guardrail_policy?: string;
+  readonly limits?: VirtualKeyLimits;
+  /** ISO time after which the key is refused. */
+  readonly expires_at?: string;
+  readonly created_at: string;
+  readonly updated_at: string;
+  readonly key_hash: string;
+  /** e.g. `vk-…a1b2`: enough to recognise a key, useless to use it. */
+  readonly key_hint: string;
+}
+
+/** A stored provider credential: metadata in clear, the secret sealed by the vault. */
+export interface CredentialRecord {
+  readonly id: string;
+  readonly name: string;
+  /** Provider plugin id it is meant for (informative). */
+  readonly provider?: string;
+  readonly has_api_key: boolean;
+  /** Names of the structured fields (values are sealed). */
+  readonly field_names: readonly string[];
+  /** Set when the credential was created from a virtual key's `provider_key`: deleted with that key. */
+  readonly owner_key_id?: string;
+  readonly created_at: string;
+  readonly sealed: SealedSecret;
+}
+
+/** The plaintext inside a credential's seal. */
+export interface CredentialSecret {
+  readonly api_key?: string;
+  readonly fields?: Readonly<Record<string, string>>;
+}
+
+/** What the admin API shows of a virtual key. */
+export function publicVirtualKey(record: VirtualKeyRecord): Omit<VirtualKeyRecord, 'key_hash'> {
+  const { key_hash: _hash, ...shown } = record;
+  return shown;
+}
+
+/** What the admin API shows of a credential. */
+export function publicCredential(record: CredentialRecord): Omit<CredentialRecord, 'sealed'> {
+  const { sealed: _sealed, ...shown } = record;
+  return shown;
+}

@@ -1,0 +1,41 @@
+import { errors } from '../errors.js';
+import type { KeyResolver } from '../hooks/auth.js';
+import type { Credentials } from './credentials.js';
+import { VaultTamperedError } from './vault.js';
+import { VIRTUAL_KEY_PREFIX, type VirtualKeys } from './virtual-keys.js';
+
+/**
+ * The auth stage's resolver for virtual keys: the key's record (from memory in the common case),
+ * its decrypted credential (cached briefly), provider, custom host and guardrail policy.
+ */
+export function virtualKeyResolver(parts: { keys: () => VirtualKeys; credentials: () => Credentials }): KeyResolver {
+  return {
+    prefix: VIRTUAL_KEY_PREFIX,
+    async resolve(value) {
+      const record = await parts.keys().lookup(value);
+      if (!record) return undefined;
+      if (record.expires_at !== undefined && Date.parse(record.expires_at) <= Date.now()) {
+        throw errors.authentication('This virtual key has expired.', { code: 'virtual_key_expired' });
+      }
+      let credentials;
+      try {
+        credentials = await parts.credentials().open(record.credential_id);
+      } catch (error) {
+        if (error instanceof VaultTamperedError) {
+          throw errors.internal("This key's stored credential failed its integrity check and was not used.", { code: 'credential_tampered' });
+        }
+        throw error;
+      }
+      if (!credentials) {
+        throw errors.authentication("This virtual key's provider credential was deleted.", { code: 'credential_missing' });
+      }
+      return {
+        caller: { type: 'virtual-key', id: record.id, name: record.name },
+        provider: record.provider,
+        ...(record.custom_host ? { customHost: record.custom_host } : {}),
+        credentials,
+        ...(record.guardrail_policy ? { policy: record.guardrail_policy } : {}),
+      };
+    },
+  };
+}

@@ -1,0 +1,149 @@
+import { BootError } from '../errors.js';
+import type { KeyResolver } from '../hooks/auth.js';
+import type { Hook } from '../spec/hook.js';
+import { openSharedState } from '../store/index.js';
+import type { SharedState } from '../store/state.js';
+import { Credentials } from './credentials.js';
+import type { SealedSecret } from './crypto.js';
+import { limitHooks } from './limits.js';
+import { PriceTable, type PricingOptions } from './pricing.js';
+import { virtualKeyResolver } from './resolver.js';
+import { Vault } from './vault.js';
+import { VirtualKeys } from './virtual-keys.js';
+
+export interface VaultServiceOptions {
+  readonly dataDir: string;
+  /** Shared Redis (`REDIS_URL`); the embedded SQLite file when absent. */
+  readonly redisUrl?: string;
+  /** Prefix of every Redis key and channel (default `gateway`). */
+  readonly redisPrefix: string;
+  /** Where `GATEWAY_MASTER_KEY` is read from; it is deleted from it once the worker holds it. */
+  readonly environment: NodeJS.ProcessEnv;
+  /** How long a decrypted credential stays cached in the request thread (default 60 000 ms). */
+  readonly credentialCacheMs: number;
+  readonly pricing?: PricingOptions;
+  /** Output tokens reserved when a request gives no `max_tokens`. */
+  readonly outputTokenEstimate: number;
+}
+
+const CANARY = 'vault:canary';
+
+/**
+ * Everything virtual keys need, started once: the shared state, the vault worker, credentials,
+ * keys, the auth resolver and the limit hooks. Hooks and resolver exist from construction (the
+ * pipeline is built synchronously); the state behind them opens in {@link start}.
+ */
+export class VaultService {
+  readonly prices: PriceTable;
+  readonly resolver: KeyResolver;
+  readonly hooks: { admit: Hook; settle: Hook };
+  private started?: { state: SharedState; vault: Vault; credentials: Credentials; keys: VirtualKeys };
+  private starting?: Promise<void>;
+
+  constructor(private readonly options: VaultServiceOptions) {
+    this.prices = new PriceTable(options.pricing);
+    this.resolver = virtualKeyResolver({ keys: () => this.parts.keys, credentials: () => this.parts.credentials });
+    this.hooks = limitHooks({
+      state: () => this.parts.state,
+      prices: this.prices,
+      record: async (id) => this.parts.keys.cached(id) ?? this.parts.keys.get(id),
+      outputTokenEstimate: options.outputTokenEstimate,
+    });
+  }
+
+  get parts(): { state: SharedState; vault: Vault; credentials: Credentials; keys: VirtualKeys } {
+    if (!this.started) throw new Error('the vault is not started');
+    return this.started;
+  }
+
+  /** True once {@link start} has finished. */
+  get isStarted(): boolean {
+    return this.started !== undefined;
+  }
+
+  get keys(): VirtualKeys {
+    return this.parts.keys;
+  }
+
+  get credentials(): Credentials {
+    return this.parts.credentials;
+  }
+
+  /** Opens the store, starts the worker and proves the master key opens what is stored. */
+  start(): Promise<void> {
+    this.starting ??= this.open();
+    return this.starting;
+  }
+
+  private async open(): Promise<void> {
+    const state = await openSharedState({ dataDir: this.options.dataDir, redisUrl: this.options.redisUrl, redisPrefix: this.options.redisPrefix });
+    let vault: Vault;
+    try {
+      vault = await Vault.start({ dataDir: this.options.dataDir, environment: this.options.environment });
+    } catch (error) {
+      await state.close();
+      throw new BootError('INVALID_CONFIG', `vault: ${(error as Error).message}`);
+    }
+    try {
+      await checkCanary(state, vault);
+    } catch (error) {
+      await Promise.allSettled([vault.close(), state.close()]);
+      throw error;
+    }
+    const credentials = new Credentials(state, vault, this.options.credentialCacheMs);
+    // A key changed or deleted also drops its decrypted credential from this thread at once.
+    const keys = new VirtualKeys(state, (record) => credentials.forget(record.credential_id));
+    this.started = { state, vault, credentials, keys };
+  }
+
+  /**
+   * Re-wraps every data key (and the start-up canary) under the worker's active master key, record
+   * by record: each record stays readable throughout, so instances keep serving. Returns the count.
+   */
+  async rewrapAll(): Promise<number> {
+    const { state, vault, credentials } = this.parts;
+    const changed = await credentials.rewrapAll();
+    const canary = await state.records.get<SealedSecret>(CANARY);
+    if (canary) await state.records.set(CANARY, await vault.rewrap(CANARY, canary));
+    return changed;
+  }
+
+  /**
+   * Rotates the master key without downtime. Key file: a new key becomes active (the old one stays
+   * readable), every record is re-wrapped, then the old key is dropped; running instances on this
+   * host re-read the file when they meet the new key id. GATEWAY_MASTER_KEY: the operator has put
+   * the new key first (`new,old`); records are re-wrapped under it, and the old one can then go.
+   */
+  async rotateMasterKey(): Promise<{ mode: 'env' | 'file'; activeKeyId: string; rewrapped: number }> {
+    const { vault } = this.parts;
+    if (vault.source === 'file') await vault.addKey();
+    const rewrapped = await this.rewrapAll();
+    if (vault.source === 'file') await vault.dropOldKeys();
+    return { mode: vault.source, activeKeyId: vault.activeKeyId, rewrapped };
+  }
+
+  async close(): Promise<void> {
+    await this.starting?.catch(() => {});
+    if (!this.started) return;
+    await Promise.allSettled([this.started.vault.close(), this.started.state.close()]);
+  }
+}
+
+/** A known value sealed on first start: a different master key cannot open it, and start-up says so. */
+async function checkCanary(state: SharedState, vault: Vault): Promise<void> {
+  const stored = await state.records.get<SealedSecret>(CANARY);
+  if (!stored) {
+    await state.records.set(CANARY, await vault.seal(CANARY, 'gateway-vault'));
+    return;
+  }
+  try {
+    if ((await vault.unseal(CANARY, stored)) === 'gateway-vault') return;
+  } catch {
+    // fall through to the message below
+  }
+  throw new BootError(
+    'INVALID_CONFIG',
+    `the master key (id ${vault.activeKeyId}) cannot open this gateway's vault, sealed under master key id ${stored.kid}. ` +
+      'Start with the GATEWAY_MASTER_KEY (or data-dir master.key) that sealed it; to change keys, rotate with the CLI instead.',
+  );
+}

@@ -1,0 +1,123 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import test, { type ExecutionContext } from 'ava';
+import { RedisState } from '../../core/store/redis-state.js';
+import { SqliteState } from '../../core/store/sqlite-state.js';
+import type { Admission, InvalidationEvent, SharedState } from '../../core/store/state.js';
+import { clearRedisPrefix, REDIS_URL, redisAvailable } from './vault-harness.js';
+
+const prefix = `test-store-${process.pid}-${randomBytes(4).toString('hex')}`;
+let redisUp = false;
+const opened: SharedState[] = [];
+
+test.before(async () => {
+  redisUp = await redisAvailable();
+});
+test.after.always(async () => {
+  await Promise.all(opened.map((state) => state.close()));
+  if (redisUp) await clearRedisPrefix(prefix);
+});
+
+const stores: Array<[name: string, open: () => Promise<SharedState | undefined>]> = [
+  ['embedded SQLite', async () => new SqliteState(mkdtempSync(join(tmpdir(), 'store-test-')))],
+  ['Redis', async () => (redisUp ? RedisState.connect(REDIS_URL, prefix) : undefined)],
+];
+
+let sequence = 0;
+function admission(overrides: Partial<Admission> = {}): Admission {
+  const id = `k${++sequence}`;
+  return {
+    now: Date.now(),
+    requestId: randomBytes(8).toString('hex'),
+    minuteWindowKey: `${id}:minute`,
+    dayCounterKey: `${id}:day`,
+    totalCounterKey: `${id}:total`,
+    spentKey: `${id}:spent`,
+    reservedKey: `${id}:reserved`,
+    reservationNanos: 0,
+    msUntilDayEnds: 3_600_000,
+    ...overrides,
+  };
+}
+
+for (const [name, open] of stores) {
+  const withStore = (title: string, body: (t: ExecutionContext, state: SharedState) => Promise<void>) =>
+    test.serial(`${name}: ${title}`, async (t) => {
+      const state = await open();
+      if (!state) return t.pass('Redis unreachable: skipped');
+      opened.push(state);
+      await body(t, state);
+    });
+
+  withStore('a name is claimed by one owner only, and released only by it', async (t, state) => {
+    t.true(await state.claim('name-a', 'owner-1'));
+    t.true(await state.claim('name-a', 'owner-1'), 'claiming again as the owner is fine');
+    t.false(await state.claim('name-a', 'owner-2'));
+    await state.release('name-a', 'owner-2');
+    t.false(await state.claim('name-a', 'owner-2'), 'someone else cannot release it');
+    await state.release('name-a', 'owner-1');
+    t.true(await state.claim('name-a', 'owner-2'));
+  });
+
+  withStore('records and sets', async (t, state) => {
+    await state.records.set('thing:1', { a: 1 });
+    t.deepEqual(await state.records.get('thing:1'), { a: 1 });
+    await state.addToSet('things', 'b');
+    await state.addToSet('things', 'a');
+    await state.addToSet('things', 'a');
+    t.deepEqual(await state.members('things'), ['a', 'b']);
+    await state.removeFromSet('things', 'a');
+    t.deepEqual(await state.members('things'), ['b']);
+    t.true(await state.records.delete('thing:1'));
+    t.is(await state.records.get('thing:1'), undefined);
+  });
+
+  withStore('the per-minute window admits up to the limit and tells when a slot frees', async (t, state) => {
+    const base = admission({ requestsPerMinute: 2 });
+    const now = Date.now();
+    t.true((await state.admit({ ...base, now: now - 30_000, requestId: 'r1' })).admitted);
+    t.true((await state.admit({ ...base, now, requestId: 'r2' })).admitted);
+    const refused = await state.admit({ ...base, now, requestId: 'r3' });
+    t.false(refused.admitted);
+    t.like(refused, { reason: 'requests_per_minute', retryAfterMs: 30_000, count: 2 });
+    t.true((await state.admit({ ...base, now: now + 30_001, requestId: 'r4' })).admitted, 'the oldest request left the window');
+  });
+
+  withStore('the daily limit, and refused requests are not counted', async (t, state) => {
+    const base = admission({ requestsPerDay: 1, budgetNanos: 100, reservationNanos: 60 });
+    t.true((await state.admit(base)).admitted);
+    t.like(await state.admit({ ...base, requestId: 'x' }), { admitted: false, reason: 'requests_per_day', retryAfterMs: 3_600_000 });
+    t.deepEqual(await state.read([base.dayCounterKey, base.totalCounterKey, base.reservedKey]), [1, 1, 60]);
+  });
+
+  withStore('budget: reservations count until settled; settlement replaces them with the actual cost', async (t, state) => {
+    const base = admission({ budgetNanos: 100, reservationNanos: 40 });
+    t.true((await state.admit(base)).admitted);
+    t.true((await state.admit({ ...base, requestId: 'b' })).admitted);
+    t.like(await state.admit({ ...base, requestId: 'c' }), { admitted: false, reason: 'budget', spentNanos: 0, reservedNanos: 80 });
+    await state.settle({ reservedKey: base.reservedKey, reservationNanos: 40, spent: [{ key: base.spentKey }], actualNanos: 10 });
+    t.deepEqual(await state.read([base.spentKey, base.reservedKey]), [10, 40]);
+    t.true((await state.admit({ ...base, requestId: 'd' })).admitted, '10 + 40 + 40 fits 100');
+    await state.settle({ reservedKey: base.reservedKey, reservationNanos: 80, spent: [{ key: base.spentKey }], actualNanos: 90 });
+    t.like(await state.admit({ ...base, reservationNanos: 0, requestId: 'e' }), { admitted: false, reason: 'budget' }, 'an exhausted budget refuses even a request that reserves nothing');
+  });
+
+  withStore('counters with a lifetime expire', async (t, state) => {
+    const key = `expiring-${sequence++}`;
+    await state.settle({ reservedKey: 'unused', reservationNanos: 0, spent: [{ key, ttlMs: 100 }], actualNanos: 5 });
+    t.deepEqual(await state.read([key]), [5]);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    t.deepEqual(await state.read([key]), [0]);
+  });
+}
+
+test.serial('Redis: an event published by one connection reaches another', async (t) => {
+  if (!redisUp) return t.pass('Redis unreachable: skipped');
+  const [first, second] = await Promise.all([RedisState.connect(REDIS_URL, prefix), RedisState.connect(REDIS_URL, prefix)]);
+  opened.push(first, second);
+  const received = new Promise<InvalidationEvent>((resolve) => second.subscribe(resolve));
+  await first.publish({ kind: 'virtual-key', id: 'vk_1' });
+  t.deepEqual(await received, { kind: 'virtual-key', id: 'vk_1' });
+});
