@@ -1,4 +1,5 @@
 import { BootError } from '../core/errors.js';
+import type { PolicyDefinition } from '../core/guardrails/policy.js';
 import type { Hook } from '../core/spec/hook.js';
 import type { GuardrailRegistration } from '../core/spec/guardrail.js';
 import type { ProviderRegistration } from '../core/spec/provider.js';
@@ -16,7 +17,12 @@ export interface CustomHostPolicy {
 /** The configuration a `gateway.config.ts` declares. Every field but `providers` is optional. */
 export interface GatewayConfig {
   providers: ProviderRegistration[];
+  /** Guardrail plugins to list at `GET /admin/plugins` beyond those the policies use. */
   guardrails?: GuardrailRegistration[];
+  /** Named guardrail policies: ordered chains of guardrail instances, validated at boot. */
+  policies?: Record<string, PolicyDefinition>;
+  /** The policy for calls made with the account key (a virtual key names its own). */
+  defaultPolicy?: string;
   /** Extra hooks of your own, placed by stage after the built-in ones of that stage. */
   hooks?: Hook[];
   server?: { host?: string; port?: number };
@@ -39,6 +45,8 @@ export interface GatewayConfig {
 export interface ResolvedConfig {
   readonly providers: ProviderRegistration[];
   readonly guardrails: GuardrailRegistration[];
+  readonly policies: Readonly<Record<string, PolicyDefinition>>;
+  readonly defaultPolicy?: string;
   readonly hooks: Hook[];
   readonly host: string;
   readonly port: number;
@@ -67,9 +75,21 @@ const positiveInteger = (value: unknown, name: string): number => {
 /** Applies defaults, then the environment (HOST, PORT, GATEWAY_DATA_DIR, GATEWAY_API_KEY, LOG_LEVEL). */
 export function resolveConfig(config: GatewayConfig, environment: NodeJS.ProcessEnv = process.env): ResolvedConfig {
   if (!Array.isArray(config.providers)) throw new BootError('INVALID_CONFIG', 'providers must be an array');
+  const policies = config.policies ?? {};
+  if (typeof policies !== 'object' || policies === null || Array.isArray(policies)) {
+    throw new BootError('INVALID_CONFIG', 'policies must be an object of named policies');
+  }
+  if (config.defaultPolicy !== undefined && !Object.hasOwn(policies, config.defaultPolicy)) {
+    throw new BootError(
+      'INVALID_CONFIG',
+      `defaultPolicy names the policy "${config.defaultPolicy}", which is not configured (policies: ${Object.keys(policies).join(', ') || 'none'})`,
+    );
+  }
   return {
     providers: config.providers,
     guardrails: config.guardrails ?? [],
+    policies,
+    ...(config.defaultPolicy === undefined ? {} : { defaultPolicy: config.defaultPolicy }),
     hooks: config.hooks ?? [],
     host: environment.HOST ?? config.server?.host ?? '127.0.0.1',
     port: positiveInteger(environment.PORT ?? config.server?.port ?? 8787, 'PORT'),

@@ -16,6 +16,7 @@ import { passthrough } from './api/passthrough.js';
 import { errors, toGatewayError } from './errors.js';
 import { authHook } from './hooks/auth.js';
 import { forwardHook } from './hooks/forward.js';
+import { PolicyRegistry } from './guardrails/registry.js';
 import { guardrailHook } from './hooks/guardrail.js';
 import { logHook } from './hooks/log.js';
 import { transformHook } from './hooks/transform.js';
@@ -42,6 +43,8 @@ export interface Gateway {
   readonly logger: Logger;
   readonly registry: PluginRegistry;
   readonly pipeline: Pipeline;
+  /** The configured guardrail policies (`has(name)` checks a virtual key's `guardrail_policy`). */
+  readonly policies: PolicyRegistry;
   /** Guards every admin route; features add credential kinds (dashboard sessions) and key recognisers. */
   readonly adminGuard: AdminGuard;
   /** Set when the account key was generated on this start: shown once, never stored. */
@@ -59,6 +62,7 @@ const TOKENS = {
   pipeline: Symbol('pipeline'),
   accountKey: Symbol('accountKey'),
   customHosts: Symbol('customHosts'),
+  policies: Symbol('policies'),
 } as const;
 
 /** The unified operations, by path. Everything else under /v1/ is pass-through. */
@@ -83,10 +87,20 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
   container.register(TOKENS.logger, { useValue: logger });
   container.register(TOKENS.accountKey, { useValue: accountKey });
   container.register(TOKENS.customHosts, { useFactory: instanceCachingFactory(() => new CustomHostGuard(config.customHosts)) });
+  const pluginDependencies = (manifest: { id: string }) => ({ logger: logger.child({ plugin: manifest.id }) });
+  container.register(TOKENS.policies, {
+    useFactory: instanceCachingFactory(() => new PolicyRegistry(config.policies, pluginDependencies)),
+  });
   container.register(TOKENS.registry, {
-    useFactory: instanceCachingFactory(
-      () => new PluginRegistry(config.providers, config.guardrails, (manifest) => ({ logger: logger.child({ plugin: manifest.id }) })),
-    ),
+    useFactory: instanceCachingFactory((c) => {
+      // Guardrails the policies use are listed too, once per plugin id.
+      const listed = new Set(config.guardrails.map((registration) => registration.manifest?.id));
+      const used = c
+        .resolve<PolicyRegistry>(TOKENS.policies)
+        .registrations()
+        .filter((registration) => !listed.has(registration.manifest.id) && listed.add(registration.manifest.id));
+      return new PluginRegistry(config.providers, [...config.guardrails, ...used], pluginDependencies);
+    }),
   });
   container.register(TOKENS.upstream, {
     useFactory: instanceCachingFactory(
@@ -103,7 +117,7 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
               accountKey: c.resolve(TOKENS.accountKey),
               customHosts: c.resolve(TOKENS.customHosts),
             }),
-            guardrailHook(),
+            guardrailHook({ policies: c.resolve(TOKENS.policies), defaultPolicy: config.defaultPolicy }),
             transformHook({ operations: new Map([...OPERATIONS.map(([, handler]) => handler), passthrough].map((handler) => [handler.name, handler])) }),
             forwardHook({ upstream: c.resolve(TOKENS.upstream) }),
             logHook({ sinks: [new PinoLogSink(logger), ...(options.sinks ?? [])] }),
@@ -117,11 +131,12 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
     ),
   });
 
+  const policies = container.resolve<PolicyRegistry>(TOKENS.policies);
   const registry = container.resolve<PluginRegistry>(TOKENS.registry);
   const pipeline = container.resolve<Pipeline>(TOKENS.pipeline);
   const upstream = container.resolve<UpstreamClient>(TOKENS.upstream);
   const adminGuard = new AdminGuard(accountKey);
-  const app = buildApp({ pipeline, registry, adminGuard, config, logger });
+  const app = buildApp({ pipeline, registry, policies, adminGuard, config, logger });
   const servers: Server[] = [];
 
   return {
@@ -130,6 +145,7 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
     logger,
     registry,
     pipeline,
+    policies,
     adminGuard,
     generatedAccountKey: generated,
     async listen(port = config.port, host = config.host) {
@@ -165,11 +181,12 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
 function buildApp(parts: {
   pipeline: Pipeline;
   registry: PluginRegistry;
+  policies: PolicyRegistry;
   adminGuard: AdminGuard;
   config: ResolvedConfig;
   logger: Logger;
 }): Koa {
-  const { pipeline, registry, adminGuard, config, logger } = parts;
+  const { pipeline, registry, policies, adminGuard, config, logger } = parts;
   const app = new Koa();
   app.silent = true;
   app.on('error', (error) => logger.debug({ err: error }, 'connection error'));
@@ -192,6 +209,9 @@ function buildApp(parts: {
   });
   router.get('/admin/plugins', adminGuard.middleware, (koa) => {
     koa.body = registry.list();
+  });
+  router.get('/admin/policies', adminGuard.middleware, (koa) => {
+    koa.body = { policies: policies.list(), defaultPolicy: config.defaultPolicy ?? null };
   });
   for (const [path, handler] of OPERATIONS) {
     router.post(path, gatewayHandler(pipeline, handler, config));

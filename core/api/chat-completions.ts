@@ -53,6 +53,7 @@ export const chatCompletions: OperationHandler = {
         strict: context.strict,
         signal: context.signal,
         provider: provider.id,
+        transformer: context.guardrail?.output?.stream(),
         observe: {
           usage: (usage) => {
             transform.usage = usage;
@@ -84,7 +85,8 @@ export const chatCompletions: OperationHandler = {
     } catch {
       throw errors.badGateway(`The provider "${provider.id}" answered with a body that is not JSON.`, { code: 'upstream_invalid_json' });
     }
-    const response: ChatResponse = adapter.fromUpstream(parsed, request, auth.target);
+    const mapped: ChatResponse = adapter.fromUpstream(parsed, request, auth.target);
+    const response = context.guardrail?.output ? await context.guardrail.output.response(mapped) : mapped;
     if (response.usage) transform.usage = response.usage;
     if (response.model) transform.model = response.model;
     if (context.request.streaming) {

@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import { upstreamFailure } from '../http/upstream.js';
 import { SSE_DONE, sseData } from '../http/sse.js';
+import type { ChunkTransformer } from '../pipeline/context.js';
 import type { ChatStreamMapper, StreamDecoder, StreamStep, UpstreamEvent } from '../spec/provider.js';
 import type { ChatChunkChoice, ChatCompletionChunk, ChatResponse, ErrorBody, Usage } from '../spec/unified.js';
 import { strictChatChunk } from './chat-strict.js';
@@ -14,6 +15,8 @@ export interface ChatStreamOptions {
   readonly strict: boolean;
   readonly signal: AbortSignal;
   readonly provider: string;
+  /** Applied to every chunk with choices before it is written (output guardrails); may stop the stream. */
+  readonly transformer?: ChunkTransformer;
   /** Called as facts become known, for the log entry. */
   readonly observe: {
     usage(usage: Usage): void;
@@ -43,6 +46,7 @@ async function* relay(options: ChatStreamOptions): AsyncGenerator<string> {
   let last: ChatCompletionChunk | undefined;
   let done = false;
   let sentContent = false;
+  let stopped = false;
 
   const emit = (step: StreamStep): string => {
     let out = '';
@@ -71,13 +75,37 @@ async function* relay(options: ChatStreamOptions): AsyncGenerator<string> {
     return sseData(JSON.stringify({ error }));
   };
 
-  const handle = (events: UpstreamEvent[]): { out: string; error?: ErrorBody } => {
+  /** The transformer's view of the chunks: held back, rewritten, or cut (usage-only chunks pass). */
+  const transform = async (chunks: ChatCompletionChunk[]): Promise<ChatCompletionChunk[]> => {
+    const transformer = options.transformer!;
+    const passed: ChatCompletionChunk[] = [];
+    for (const chunk of chunks) {
+      if (chunk.choices.length === 0) {
+        passed.push(chunk);
+        continue;
+      }
+      const result = await transformer.push(chunk);
+      passed.push(...result.chunks);
+      if (result.stop) {
+        stopped = true;
+        break;
+      }
+    }
+    return passed;
+  };
+
+  const handle = async (events: UpstreamEvent[]): Promise<{ out: string; error?: ErrorBody }> => {
     let out = '';
     for (const event of events) {
-      if (done) break;
+      if (done || stopped) break;
       const step = options.mapper.map(event);
-      out += emit(step);
-      if (step.error) return { out, error: { ...step.error, provider: options.provider } };
+      out += emit(options.transformer && step.chunks ? { ...step, chunks: await transform(step.chunks) } : step);
+      if (step.error && !stopped) return { out, error: { ...step.error, provider: options.provider } };
+    }
+    if (done && !stopped && options.transformer) {
+      const held = await options.transformer.end();
+      out += emit({ chunks: held.chunks });
+      if (held.stop) stopped = true;
     }
     return { out };
   };
@@ -93,9 +121,15 @@ async function* relay(options: ChatStreamOptions): AsyncGenerator<string> {
   const upstream = options.upstream[Symbol.asyncIterator]();
   try {
     for (let read = await upstream.next(); !read.done; read = await upstream.next()) {
-      const { out, error } = handle(decoder.push(read.value));
+      const { out, error } = await handle(decoder.push(read.value));
       if (error) {
         yield out + fail(error);
+        return;
+      }
+      if (stopped) {
+        // Cut by the transformer: the client's stream ends cleanly; leaving without `finished`
+        // releases the upstream body, which cancels the upstream request.
+        yield out + finish();
         return;
       }
       if (done) {
@@ -108,7 +142,11 @@ async function* relay(options: ChatStreamOptions): AsyncGenerator<string> {
       }
       if (out) yield out;
     }
-    const { out, error } = handle(decoder.end());
+    const { out, error } = await handle(decoder.end());
+    if (stopped) {
+      yield out + finish();
+      return;
+    }
     if (error) {
       yield out + fail(error);
       return;
