@@ -13,19 +13,47 @@ export interface Signal {
 const PREVIOUS = '(?:all\\s+|any\\s+|the\\s+|your\\s+|these\\s+|those\\s+)*(?:previous|prior|above|earlier|preceding|original|initial|system)';
 const RULES = '(?:instructions?|prompts?|rules|directions|directives|guidelines|commands|context|messages?)';
 
+const ROLE_LINE = /(?:^|\n)\s*(?:#{1,3}\s*)?(?:system|assistant|developer)\s*(?::|\]|>)/gi;
+
 export const SIGNALS: readonly Signal[] = [
   { name: 'override', weight: 3, pattern: new RegExp(`\\b(?:ignore|disregard|forget|skip|override|bypass|drop)\\s+${PREVIOUS}\\s+${RULES}`, 'i') },
-  { name: 'override-everything', weight: 3, pattern: /\b(?:ignore|disregard|forget)\s+(?:everything|all)\s+(?:you(?:'ve| have)?\s+(?:been\s+told|learned)|(?:that\s+)?(?:was\s+)?(?:said|written)\s+(?:before|above))/i },
+  {
+    name: 'override-everything',
+    weight: 3,
+    pattern:
+      /\b(?:ignore|disregard|forget)\s+(?:(?:everything|all)\s+(?:you(?:'ve| have| were| have been|'ve been)?\s+(?:been\s+)?(?:told|taught|learned)|(?:that\s+)?(?:was\s+)?(?:said|written)\s+(?:before|above))|(?:the|your|all)\s+(?:rules|instructions|guidelines)\s+you\s+(?:had|have|were\s+given|got))/i,
+  },
   { name: 'new-instructions', weight: 2, pattern: /\b(?:new|updated|real|actual|true)\s+(?:instructions|rules|system\s+prompt)\s*(?::|are\b|follow\b)/i },
-  { name: 'extract-prompt', weight: 3, pattern: /\b(?:reveal|show|print|repeat|output|tell\s+me|give\s+me|what\s+(?:is|are|was|were))\s+(?:me\s+)?(?:your|the)\s+(?:(?:full|entire|exact|original|hidden|secret|initial)\s+)*(?:system\s+prompt|system\s+message|instructions|initial\s+prompt|hidden\s+prompt|prompt\s+above)/i },
-  { name: 'role-hijack', weight: 2, pattern: /\b(?:you\s+are\s+now|from\s+now\s+on,?\s+you\s+(?:are|will)|pretend\s+(?:to\s+be|you\s+are)|act\s+as\s+(?:if\s+you\s+(?:are|were)\s+)?(?:an?\s+)?(?:unrestricted|unfiltered|uncensored|jailbroken|evil|DAN\b))/i },
-  { name: 'jailbreak-persona', weight: 3, pattern: /\b(?:DAN|do\s+anything\s+now|developer\s+mode|jailbreak(?:ed)?|god\s+mode)\b/i },
-  { name: 'no-restrictions', weight: 1, pattern: /\b(?:without\s+(?:any\s+)?(?:restrictions|filters|censorship|limitations|rules)|no\s+(?:restrictions|filters|rules|limits)\s+apply|not\s+bound\s+by)\b/i },
-  { name: 'role-marker', weight: 2, pattern: /(?:^|\n)\s*(?:#{1,3}\s*)?(?:system|assistant)\s*(?::|\]|>)|\[\/?(?:system|INST)\]|<\|(?:im_start|im_end|system|endoftext)\|>|<\/?system>/i },
+  {
+    name: 'extract-prompt',
+    weight: 3,
+    pattern:
+      /\b(?:reveal|show|print|repeat|output|tell\s+me|give\s+me|what\s+(?:is|are|was|were))\s+(?:me\s+)?(?:(?:your|the)\s+(?:(?:full|entire|exact|original|hidden|secret|initial)\s+)*(?:system\s+prompt|system\s+message|initial\s+prompt|hidden\s+(?:prompt|instructions)|prompt\s+above)|your\s+(?:(?:full|entire|exact|original|hidden|secret|initial)\s+)*instructions)/i,
+  },
+  {
+    name: 'role-hijack',
+    weight: 2,
+    pattern:
+      /\b(?:you\s+are\s+now|from\s+now\s+on,?\s+you\s+(?:are|will)|pretend\s+(?:to\s+be|you\s+are)|act\s+as\s+(?:if\s+you\s+(?:are|were)\s+)?(?:an?\s+)?(?:unrestricted|unfiltered|uncensored|jailbroken|evil|DAN\b))/i,
+  },
+  { name: 'jailbreak-persona', weight: 3, pattern: /\b(?:do\s+anything\s+now|developer\s+mode|jailbreak(?:ed)?|god\s+mode)\b/i },
+  // Upper case only: "Dan" is a name.
+  { name: 'dan-persona', weight: 3, pattern: /\bDAN\b/ },
+  {
+    name: 'no-restrictions',
+    weight: 1,
+    pattern: /\b(?:without\s+(?:any\s+)?(?:restrictions|filters|censorship|limitations|rules)|(?:with\s+)?no\s+(?:restrictions|filters|rules|limits)|(?:not|no\s+longer)\s+bound\s+by|unrestricted|uncensored)\b/i,
+  },
+  { name: 'special-token', weight: 3, pattern: /<\|(?:im_start|im_end|system|endoftext|eot_id)\|>|\[\/?(?:system|INST|SYS)\]|<\/?system>|<<SYS>>/i },
+  { name: 'role-marker', weight: 2, pattern: new RegExp(ROLE_LINE.source, 'i') },
   { name: 'fake-section', weight: 2, pattern: /(?:^|\n)\s*(?:-{3,}|={3,}|#{2,})\s*(?:end\s+of\s+(?:prompt|instructions|system)|begin\s+(?:new\s+)?(?:instructions|system))/i },
-  { name: 'obfuscation', weight: 1, pattern: /\b(?:decode|base64|rot13)\b[\s\S]{0,80}\b(?:and\s+(?:then\s+)?(?:follow|execute|run|obey))/i },
+  { name: 'obfuscation', weight: 3, pattern: /\b(?:decode|base64|rot13)\b[\s\S]{0,80}\b(?:and\s+(?:then\s+)?(?:follow|execute|run|obey))/i },
   { name: 'stop-being', weight: 2, pattern: /\b(?:stop\s+being|you\s+(?:are\s+)?no\s+longer)\s+(?:an?\s+)?(?:AI|assistant|language\s+model|helpful|bound)/i },
+  { name: 'exfiltrate', weight: 1, pattern: /\b(?:reveal|leak|exfiltrate|dump)\s+(?:\w+\s+){0,3}(?:secret|password|key|credentials|confidential|data|notes)\b/i },
 ];
+
+/** Two or more lines that open like a chat turn (`system:`, `assistant:`): a transcript being forged. */
+const forgedTranscript = (text: string): boolean => (text.match(ROLE_LINE)?.length ?? 0) >= 2;
 
 /** The score of a text and the names of the signals it shows. */
 export function injectionScore(text: string): { score: number; signals: string[] } {
@@ -36,6 +64,10 @@ export function injectionScore(text: string): { score: number; signals: string[]
       score += signal.weight;
       signals.push(signal.name);
     }
+  }
+  if (forgedTranscript(text)) {
+    score += 2;
+    signals.push('forged-transcript');
   }
   return { score, signals };
 }
