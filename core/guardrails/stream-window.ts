@@ -53,6 +53,8 @@ export class StreamJudge implements ChunkTransformer {
   private readonly whole: readonly CompiledStep[];
   private readonly buffer: boolean;
   private last?: ChatCompletionChunk;
+  /** Set when a finished answer was denied: the rest (bar the usage chunk) is dropped. */
+  private denied = false;
 
   constructor(
     private readonly policy: CompiledPolicy,
@@ -65,6 +67,7 @@ export class StreamJudge implements ChunkTransformer {
   }
 
   async push(chunk: ChatCompletionChunk): Promise<ChunkFilterStep> {
+    if (this.denied) return { chunks: [] };
     this.last = chunk;
     const choices: ChatChunkChoice[] = [];
     for (const choice of chunk.choices) {
@@ -75,8 +78,9 @@ export class StreamJudge implements ChunkTransformer {
       }
       const content = choice.delta?.content;
       if (typeof content === 'string') window.pending += content;
-      const judged = await this.judge(window, choice.finish_reason !== null && choice.finish_reason !== undefined);
-      if (judged === undefined) return this.cut(chunk);
+      const final = choice.finish_reason !== null && choice.finish_reason !== undefined;
+      const judged = await this.judge(window, final);
+      if (judged === undefined) return this.cut(chunk, !final);
       const { content: _content, ...rest } = choice.delta ?? {};
       const hasContent = typeof content === 'string';
       // A delta whose text is all held back is dropped, unless it carries something else.
@@ -87,11 +91,12 @@ export class StreamJudge implements ChunkTransformer {
   }
 
   async end(): Promise<ChunkFilterStep> {
+    if (this.denied) return { chunks: [] };
     const choices: ChatChunkChoice[] = [];
     for (const [index, window] of this.windows) {
       if (window.finished) continue;
       const judged = await this.judge(window, true);
-      if (judged === undefined) return this.cut(this.last);
+      if (judged === undefined) return this.cut(this.last, false);
       if (judged) choices.push({ index, delta: { content: judged }, logprobs: null, finish_reason: null });
     }
     return { chunks: choices.length > 0 && this.last ? [{ ...this.last, choices, usage: null }] : [] };
@@ -134,7 +139,12 @@ export class StreamJudge implements ChunkTransformer {
     return { ...this.base, side: 'output', texts, partial };
   }
 
-  private cut(source: ChatCompletionChunk | undefined): ChunkFilterStep {
+  /**
+   * The `content_filter` chunk. Mid-stream the stream stops there (the upstream is cancelled); once
+   * the upstream has finished its answer, the rest is read so that the usage chunk still passes.
+   */
+  private cut(source: ChatCompletionChunk | undefined, stop: boolean): ChunkFilterStep {
+    this.denied = true;
     const indices = this.windows.size > 0 ? [...this.windows.keys()] : [0];
     const chunk: ChatCompletionChunk = {
       id: source?.id ?? '',
@@ -145,6 +155,6 @@ export class StreamJudge implements ChunkTransformer {
       usage: null,
     };
     if (source?.system_fingerprint !== undefined) chunk.system_fingerprint = source.system_fingerprint;
-    return { chunks: [chunk], stop: true };
+    return { chunks: [chunk], stop };
   }
 }
