@@ -1,5 +1,5 @@
 import { defineConfig } from './config/index.js';
-import { pii } from './plugins/guardrails/index.js';
+import { builtinGuardrails, pii } from './plugins/guardrails/index.js';
 import { openai } from './plugins/providers/openai/index.js';
 
 /**
@@ -8,6 +8,8 @@ import { openai } from './plugins/providers/openai/index.js';
  */
 export default defineConfig({
   providers: [openai()],
+  // Listed at GET /admin/plugins (with their params schemas) whether or not a policy uses them.
+  guardrails: [...builtinGuardrails],
   policies: {
     // Redacts PII in the request before it leaves and in the answer (streams included) before it
     // reaches the client.

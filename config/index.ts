@@ -1,7 +1,7 @@
 import { BootError } from '../core/errors.js';
 import type { PolicyDefinition } from '../core/guardrails/policy.js';
 import type { Hook } from '../core/spec/hook.js';
-import type { GuardrailRegistration } from '../core/spec/guardrail.js';
+import type { GuardrailFactory, GuardrailRegistration } from '../core/spec/guardrail.js';
 import type { ProviderRegistration } from '../core/spec/provider.js';
 
 /** Which custom hosts (`x-gateway-custom-host`) a caller may name. */
@@ -17,8 +17,11 @@ export interface CustomHostPolicy {
 /** The configuration a `gateway.config.ts` declares. Every field but `providers` is optional. */
 export interface GatewayConfig {
   providers: ProviderRegistration[];
-  /** Guardrail plugins to list at `GET /admin/plugins` beyond those the policies use. */
-  guardrails?: GuardrailRegistration[];
+  /**
+   * Guardrail plugins to list at `GET /admin/plugins` beyond those the policies use: factories
+   * (`pii`, listed without being configured) or configured instances (`pii({ ... })`).
+   */
+  guardrails?: Array<GuardrailRegistration | GuardrailFactory>;
   /** Named guardrail policies: ordered chains of guardrail instances, validated at boot. */
   policies?: Record<string, PolicyDefinition>;
   /** The policy for calls made with the account key (a virtual key names its own). */
@@ -44,7 +47,7 @@ export interface GatewayConfig {
 /** The configuration with defaults and environment applied. */
 export interface ResolvedConfig {
   readonly providers: ProviderRegistration[];
-  readonly guardrails: GuardrailRegistration[];
+  readonly guardrails: Array<GuardrailRegistration | GuardrailFactory>;
   readonly policies: Readonly<Record<string, PolicyDefinition>>;
   readonly defaultPolicy?: string;
   readonly hooks: Hook[];

@@ -17,6 +17,7 @@ import { errors, toGatewayError } from './errors.js';
 import { authHook } from './hooks/auth.js';
 import { forwardHook } from './hooks/forward.js';
 import { PolicyRegistry } from './guardrails/registry.js';
+import type { GuardrailFactory, GuardrailManifest, GuardrailRegistration } from './spec/guardrail.js';
 import { guardrailHook } from './hooks/guardrail.js';
 import { logHook } from './hooks/log.js';
 import { transformHook } from './hooks/transform.js';
@@ -94,12 +95,13 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
   container.register(TOKENS.registry, {
     useFactory: instanceCachingFactory((c) => {
       // Guardrails the policies use are listed too, once per plugin id.
-      const listed = new Set(config.guardrails.map((registration) => registration.manifest?.id));
+      const configured = config.guardrails.filter((entry): entry is GuardrailRegistration => typeof entry !== 'function');
+      const listed = new Set(configured.map((registration) => registration.manifest?.id));
       const used = c
         .resolve<PolicyRegistry>(TOKENS.policies)
         .registrations()
         .filter((registration) => !listed.has(registration.manifest.id) && listed.add(registration.manifest.id));
-      return new PluginRegistry(config.providers, [...config.guardrails, ...used], pluginDependencies);
+      return new PluginRegistry(config.providers, [...configured, ...used], pluginDependencies);
     }),
   });
   container.register(TOKENS.upstream, {
@@ -207,8 +209,13 @@ function buildApp(parts: {
   router.get('/health', (koa) => {
     koa.body = { status: 'ok' };
   });
+  // Guardrail factories registered without params are listed from their manifests.
+  const catalog = config.guardrails.filter((entry): entry is GuardrailFactory => typeof entry === 'function').map((factory) => factory.manifest);
   router.get('/admin/plugins', adminGuard.middleware, (koa) => {
-    koa.body = registry.list();
+    const listing = registry.list();
+    const listed = new Set(listing.guardrails.map((manifest) => manifest.id));
+    const unlisted = catalog.filter((manifest: GuardrailManifest) => !listed.has(manifest.id) && listed.add(manifest.id));
+    koa.body = { ...listing, guardrails: [...listing.guardrails, ...unlisted.map((manifest) => ({ ...manifest }))] };
   });
   router.get('/admin/policies', adminGuard.middleware, (koa) => {
     koa.body = { policies: policies.list(), defaultPolicy: config.defaultPolicy ?? null };

@@ -12,9 +12,9 @@ export type GuardrailCheck = (input: GuardrailInput) => GuardrailVerdict | Promi
 export function defineGuardrail<Params>(
   manifest: Omit<GuardrailManifest, 'kind'>,
   build: (params: Params, dependencies: PluginDependencies) => GuardrailCheck,
-): (params: Params) => GuardrailRegistration<Params> {
+): ((params: Params) => GuardrailRegistration<Params>) & { readonly manifest: GuardrailManifest } {
   const full: GuardrailManifest = { ...manifest, kind: 'guardrail' };
-  return (params) => ({
+  const factory = (params: Params): GuardrailRegistration<Params> => ({
     manifest: full,
     params,
     create(dependencies) {
@@ -22,6 +22,7 @@ export function defineGuardrail<Params>(
       return { id: full.id, sides: full.stages, check };
     },
   });
+  return Object.assign(factory, { manifest: full });
 }
 
 export const ALLOW: GuardrailVerdict = Object.freeze({ action: 'allow' });

@@ -72,6 +72,12 @@ export interface GuardrailManifest extends PluginManifest {
   readonly incremental: boolean;
 }
 
+/**
+ * A guardrail plugin's factory, carrying its manifest so that it can be listed (at
+ * `GET /admin/plugins`) without being configured.
+ */
+export type GuardrailFactory = ((...params: never[]) => GuardrailRegistration) & { readonly manifest: GuardrailManifest };
+
 /** What a guardrail's factory returns. `Params` types the factory's argument for tsc. */
 export interface GuardrailRegistration<Params = unknown> {
   readonly manifest: GuardrailManifest;

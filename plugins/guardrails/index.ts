@@ -14,6 +14,41 @@ export { requiredMetadata, type RequiredMetadataParams } from './required-metada
 export { requiredWords, type RequiredWordsParams } from './required-words/index.js';
 export { urlAllowlist, type UrlAllowlistParams } from './url-allowlist/index.js';
 export { webhook, type WebhookParams } from './webhook/index.js';
+import { allowedModels } from './allowed-models/index.js';
+import { allowedOperations } from './allowed-operations/index.js';
+import { bannedWords } from './banned-words/index.js';
+import { codeDetection } from './code-detection/index.js';
+import { jsonOutput } from './json-output/index.js';
+import { jsonSchema } from './json-schema/index.js';
+import { lengthBounds } from './length-bounds/index.js';
+import { maxTokens } from './max-tokens/index.js';
+import { pii } from './pii/index.js';
+import { promptInjection } from './prompt-injection/index.js';
+import { regex } from './regex/index.js';
+import { requiredMetadata } from './required-metadata/index.js';
+import { requiredWords } from './required-words/index.js';
+import { urlAllowlist } from './url-allowlist/index.js';
+import { webhook } from './webhook/index.js';
+
+/** Every built-in guardrail factory (register them in `guardrails` to list them all at /admin/plugins). */
+export const builtinGuardrails = [
+  regex,
+  bannedWords,
+  requiredWords,
+  lengthBounds,
+  pii,
+  jsonOutput,
+  jsonSchema,
+  allowedModels,
+  maxTokens,
+  requiredMetadata,
+  allowedOperations,
+  codeDetection,
+  urlAllowlist,
+  promptInjection,
+  webhook,
+] as const;
+
 export { ALLOW, countByKind, defineGuardrail, disjoint, findSpans, replaceSpans, type GuardrailCheck, type Span } from '../../core/guardrails/define.js';
 export { step, type GuardrailStep, type PolicyDefinition, type StreamWindow } from '../../core/guardrails/policy.js';
 export type * from '../../core/spec/guardrail.js';

@@ -208,3 +208,26 @@ test("the caller's policy (auth.policy, which the vault sets from a virtual key'
   t.like(error as object, { status: 500, code: 'guardrail_policy_missing' });
   t.is(fake.requests.length, 1);
 });
+
+test('the shipped configuration lists all fifteen built-in guardrails and its two example policies', async (t) => {
+  const { default: shipped } = await import('../../gateway.config.js');
+  const gateway = await startGateway(shipped);
+  t.teardown(() => gateway.close());
+  const headers = { 'x-gateway-api-key': ACCOUNT_KEY };
+  const plugins = (await (await fetch(`${gateway.url}/admin/plugins`, { headers })).json()) as { guardrails: Array<Record<string, any>> };
+  t.deepEqual(plugins.guardrails.map((plugin) => plugin.id).sort(), [
+    'allowed-models', 'allowed-operations', 'banned-words', 'code-detection', 'json-output', 'json-schema', 'length-bounds', 'max-tokens',
+    'pii', 'prompt-injection', 'regex', 'required-metadata', 'required-words', 'url-allowlist', 'webhook',
+  ]);
+  for (const plugin of plugins.guardrails) {
+    t.true(typeof plugin.description === 'string' && plugin.description.length > 10, plugin.id);
+    t.true(Array.isArray(plugin.stages) && plugin.stages.length > 0, plugin.id);
+    t.is(typeof plugin.incremental, 'boolean', plugin.id);
+    t.is(plugin.params?.type, 'object', plugin.id);
+  }
+  const { policies } = (await (await fetch(`${gateway.url}/admin/policies`, { headers })).json()) as { policies: Array<Record<string, any>> };
+  t.deepEqual(policies.map((policy) => [policy.name, policy.input[0].params, policy.output[0].params]), [
+    ['pii-redact', { action: 'redact' }, { action: 'redact' }],
+    ['pii-block', { action: 'deny' }, { action: 'deny' }],
+  ]);
+});
