@@ -1,6 +1,7 @@
 import test from 'ava';
 import { BootError } from '../../core/errors.js';
 import { step } from '../../core/guardrails/policy.js';
+import { PolicyRegistry } from '../../core/guardrails/registry.js';
 import { allowedModels, bannedWords, defineGuardrail, maxTokens, pii, regex, requiredWords } from '../../plugins/guardrails/index.js';
 import type { Hook } from '../../core/spec/hook.js';
 import { startFake } from '../fakes/openai-fake.js';
@@ -230,4 +231,15 @@ test('the shipped configuration lists all fifteen built-in guardrails and its tw
     ['pii-redact', { action: 'redact' }, { action: 'redact' }],
     ['pii-block', { action: 'deny' }, { action: 'deny' }],
   ]);
+});
+
+test('tsc rejects a wrong param type in a policy (checked at build by @ts-expect-error)', (t) => {
+  const policy = {
+    // @ts-expect-error `max` must be a number
+    input: [maxTokens({ max: '10' })],
+    // @ts-expect-error `types.card` must be an action
+    output: [pii({ types: { card: 'hide' } })],
+  };
+  // The values still reach boot, where the params schema refuses them.
+  t.throws(() => new PolicyRegistry({ p: policy }, () => ({ logger: { info() {}, warn() {}, error() {}, debug() {} } })), { message: /"max-tokens": \/max must be integer/ });
 });
