@@ -1,6 +1,7 @@
 import { BootError } from '../core/errors.js';
+import type { PolicyDefinition } from '../core/guardrails/policy.js';
 import type { Hook } from '../core/spec/hook.js';
-import type { GuardrailRegistration } from '../core/spec/guardrail.js';
+import type { GuardrailFactory, GuardrailRegistration } from '../core/spec/guardrail.js';
 import type { ProviderRegistration } from '../core/spec/provider.js';
 import type { PricingOptions } from '../core/vault/pricing.js';
 
@@ -17,7 +18,15 @@ export interface CustomHostPolicy {
 /** The configuration a `gateway.config.ts` declares. Every field but `providers` is optional. */
 export interface GatewayConfig {
   providers: ProviderRegistration[];
-  guardrails?: GuardrailRegistration[];
+  /**
+   * Guardrail plugins to list at `GET /admin/plugins` beyond those the policies use: factories
+   * (`pii`, listed without being configured) or configured instances (`pii({ ... })`).
+   */
+  guardrails?: Array<GuardrailRegistration | GuardrailFactory>;
+  /** Named guardrail policies: ordered chains of guardrail instances, validated at boot. */
+  policies?: Record<string, PolicyDefinition>;
+  /** The policy for calls made with the account key (a virtual key names its own). */
+  defaultPolicy?: string;
   /** Extra hooks of your own, placed by stage after the built-in ones of that stage. */
   hooks?: Hook[];
   server?: { host?: string; port?: number };
@@ -38,11 +47,6 @@ export interface GatewayConfig {
   vault?: VaultSettings;
   /** Prices for cost budgets and logged costs: added to (and overriding) the shipped table. */
   pricing?: PricingOptions;
-  /**
-   * Named guardrail policies, referenced by virtual keys' `guardrail_policy`. A placeholder here:
-   * the guardrail issue gives it its type.
-   */
-  policies?: Record<string, unknown>;
 }
 
 export interface VaultSettings {
@@ -57,7 +61,9 @@ export interface VaultSettings {
 /** The configuration with defaults and environment applied. */
 export interface ResolvedConfig {
   readonly providers: ProviderRegistration[];
-  readonly guardrails: GuardrailRegistration[];
+  readonly guardrails: Array<GuardrailRegistration | GuardrailFactory>;
+  readonly policies: Readonly<Record<string, PolicyDefinition>>;
+  readonly defaultPolicy?: string;
   readonly hooks: Hook[];
   readonly host: string;
   readonly port: number;
@@ -72,7 +78,6 @@ export interface ResolvedConfig {
   readonly redisUrl?: string;
   readonly vault: Required<VaultSettings>;
   readonly pricing: PricingOptions;
-  readonly policies: Record<string, unknown>;
 }
 
 /** Declares a gateway configuration with its types checked. */
@@ -94,9 +99,21 @@ const positiveInteger = (value: unknown, name: string): number => {
  */
 export function resolveConfig(config: GatewayConfig, environment: NodeJS.ProcessEnv = process.env): ResolvedConfig {
   if (!Array.isArray(config.providers)) throw new BootError('INVALID_CONFIG', 'providers must be an array');
+  const policies = config.policies ?? {};
+  if (typeof policies !== 'object' || policies === null || Array.isArray(policies)) {
+    throw new BootError('INVALID_CONFIG', 'policies must be an object of named policies');
+  }
+  if (config.defaultPolicy !== undefined && !Object.hasOwn(policies, config.defaultPolicy)) {
+    throw new BootError(
+      'INVALID_CONFIG',
+      `defaultPolicy names the policy "${config.defaultPolicy}", which is not configured (policies: ${Object.keys(policies).join(', ') || 'none'})`,
+    );
+  }
   return {
     providers: config.providers,
     guardrails: config.guardrails ?? [],
+    policies,
+    ...(config.defaultPolicy === undefined ? {} : { defaultPolicy: config.defaultPolicy }),
     hooks: config.hooks ?? [],
     host: environment.HOST ?? config.server?.host ?? '127.0.0.1',
     port: positiveInteger(environment.PORT ?? config.server?.port ?? 8787, 'PORT'),
@@ -122,6 +139,5 @@ export function resolveConfig(config: GatewayConfig, environment: NodeJS.Process
       outputTokenEstimate: positiveInteger(config.vault?.outputTokenEstimate ?? 1024, 'vault.outputTokenEstimate'),
     },
     pricing: config.pricing ?? {},
-    policies: config.policies ?? {},
   };
 }

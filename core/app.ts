@@ -23,6 +23,8 @@ import { speech } from './api/speech.js';
 import { errors, toGatewayError } from './errors.js';
 import { authHook } from './hooks/auth.js';
 import { forwardHook } from './hooks/forward.js';
+import { PolicyRegistry } from './guardrails/registry.js';
+import type { GuardrailFactory, GuardrailManifest, GuardrailRegistration } from './spec/guardrail.js';
 import { guardrailHook } from './hooks/guardrail.js';
 import { logHook } from './hooks/log.js';
 import { transformHook } from './hooks/transform.js';
@@ -50,6 +52,8 @@ export interface Gateway {
   readonly logger: Logger;
   readonly registry: PluginRegistry;
   readonly pipeline: Pipeline;
+  /** The configured guardrail policies (`has(name)` checks a virtual key's `guardrail_policy`). */
+  readonly policies: PolicyRegistry;
   /** Guards every admin route; features add credential kinds (dashboard sessions) and key recognisers. */
   readonly adminGuard: AdminGuard;
   /** Credentials, virtual keys and their limits; opened by `listen` (or `vault.start()`). */
@@ -69,6 +73,7 @@ const TOKENS = {
   pipeline: Symbol('pipeline'),
   accountKey: Symbol('accountKey'),
   customHosts: Symbol('customHosts'),
+  policies: Symbol('policies'),
 } as const;
 
 /** The unified operations, by path. Everything else under /v1/ is pass-through. */
@@ -113,10 +118,21 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
   container.register(TOKENS.logger, { useValue: logger });
   container.register(TOKENS.accountKey, { useValue: accountKey });
   container.register(TOKENS.customHosts, { useFactory: instanceCachingFactory(() => new CustomHostGuard(config.customHosts)) });
+  const pluginDependencies = (manifest: { id: string }) => ({ logger: logger.child({ plugin: manifest.id }) });
+  container.register(TOKENS.policies, {
+    useFactory: instanceCachingFactory(() => new PolicyRegistry(config.policies, pluginDependencies)),
+  });
   container.register(TOKENS.registry, {
-    useFactory: instanceCachingFactory(
-      () => new PluginRegistry(config.providers, config.guardrails, (manifest) => ({ logger: logger.child({ plugin: manifest.id }) })),
-    ),
+    useFactory: instanceCachingFactory((c) => {
+      // Guardrails the policies use are listed too, once per plugin id.
+      const configured = config.guardrails.filter((entry): entry is GuardrailRegistration => typeof entry !== 'function');
+      const listed = new Set(configured.map((registration) => registration.manifest?.id));
+      const used = c
+        .resolve<PolicyRegistry>(TOKENS.policies)
+        .registrations()
+        .filter((registration) => !listed.has(registration.manifest.id) && listed.add(registration.manifest.id));
+      return new PluginRegistry(config.providers, [...configured, ...used], pluginDependencies);
+    }),
   });
   container.register(TOKENS.upstream, {
     useFactory: instanceCachingFactory(
@@ -135,7 +151,7 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
               keyResolvers: [vault.resolver],
             }),
             vault.hooks.admit,
-            guardrailHook(),
+            guardrailHook({ policies: c.resolve(TOKENS.policies), defaultPolicy: config.defaultPolicy }),
             transformHook({ operations: new Map([...OPERATIONS.map(([, handler]) => handler), passthrough].map((handler) => [handler.name, handler])) }),
             forwardHook({ upstream: c.resolve(TOKENS.upstream) }),
             // Settles the key's cost and sets context.costUsd before the log entry is built.
@@ -151,11 +167,21 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
     ),
   });
 
+  const policies = container.resolve<PolicyRegistry>(TOKENS.policies);
   const registry = container.resolve<PluginRegistry>(TOKENS.registry);
   const pipeline = container.resolve<Pipeline>(TOKENS.pipeline);
   const upstream = container.resolve<UpstreamClient>(TOKENS.upstream);
   const adminGuard = new AdminGuard(accountKey);
-  const app = buildApp({ pipeline, registry, adminGuard, config, logger, vault, customHosts: container.resolve<CustomHostGuard>(TOKENS.customHosts) });
+  const app = buildApp({
+    pipeline,
+    registry,
+    policies,
+    adminGuard,
+    config,
+    logger,
+    vault,
+    customHosts: container.resolve<CustomHostGuard>(TOKENS.customHosts),
+  });
   const servers: Server[] = [];
 
   return {
@@ -164,6 +190,7 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
     logger,
     registry,
     pipeline,
+    policies,
     adminGuard,
     vault,
     generatedAccountKey: generated,
@@ -202,13 +229,14 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
 function buildApp(parts: {
   pipeline: Pipeline;
   registry: PluginRegistry;
+  policies: PolicyRegistry;
   adminGuard: AdminGuard;
   config: ResolvedConfig;
   logger: Logger;
   vault: VaultService;
   customHosts: CustomHostGuard;
 }): Koa {
-  const { pipeline, registry, adminGuard, config, logger } = parts;
+  const { pipeline, registry, policies, adminGuard, config, logger } = parts;
   const app = new Koa();
   app.silent = true;
   app.on('error', (error) => logger.debug({ err: error }, 'connection error'));
@@ -229,8 +257,16 @@ function buildApp(parts: {
   router.get('/health', (koa) => {
     koa.body = { status: 'ok' };
   });
+  // Guardrail factories registered without params are listed from their manifests.
+  const catalog = config.guardrails.filter((entry): entry is GuardrailFactory => typeof entry === 'function').map((factory) => factory.manifest);
   router.get('/admin/plugins', adminGuard.middleware, (koa) => {
-    koa.body = registry.list();
+    const listing = registry.list();
+    const listed = new Set(listing.guardrails.map((manifest) => manifest.id));
+    const unlisted = catalog.filter((manifest: GuardrailManifest) => !listed.has(manifest.id) && listed.add(manifest.id));
+    koa.body = { ...listing, guardrails: [...listing.guardrails, ...unlisted.map((manifest) => ({ ...manifest }))] };
+  });
+  router.get('/admin/policies', adminGuard.middleware, (koa) => {
+    koa.body = { policies: policies.list(), defaultPolicy: config.defaultPolicy ?? null };
   });
   for (const [path, handler] of OPERATIONS) {
     router[handler.method === 'GET' ? 'get' : 'post'](path, gatewayHandler(pipeline, handler, config));
@@ -242,7 +278,7 @@ function buildApp(parts: {
       service: parts.vault,
       customHosts: parts.customHosts,
       providerIds: () => registry.providerIds(),
-      policyExists: (name) => Object.hasOwn(config.policies, name) && config.policies[name] !== undefined,
+      policyExists: (name) => policies.has(name),
     }).routes(),
   );
 

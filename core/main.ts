@@ -1,6 +1,28 @@
 #!/usr/bin/env node
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { GatewayConfig } from '../config/index.js';
 import { BootError } from './errors.js';
 import { providerBanner } from './registry.js';
+
+/**
+ * The shipped `gateway.config.ts`, or the file `GATEWAY_CONFIG` names (TypeScript or JavaScript,
+ * anywhere; Node 24 strips a .ts file's types on import, so no build step). A user file imports
+ * `defineConfig` and plugins through the package's exports (`llm-gateway`, `llm-gateway/guardrails`).
+ */
+async function loadConfig(path: string | undefined): Promise<GatewayConfig> {
+  if (!path) return (await import('../gateway.config.js')).default;
+  let loaded: { default?: unknown };
+  try {
+    loaded = await import(pathToFileURL(resolve(path)).href);
+  } catch (error) {
+    throw new BootError('INVALID_CONFIG', `GATEWAY_CONFIG=${path} could not be loaded: ${(error as Error).message}`);
+  }
+  if (typeof loaded.default !== 'object' || loaded.default === null) {
+    throw new BootError('INVALID_CONFIG', `GATEWAY_CONFIG=${path} must export its configuration as default (export default defineConfig({ ... }))`);
+  }
+  return loaded.default as GatewayConfig;
+}
 
 /** How long SIGINT/SIGTERM lets requests in flight (long streams included) finish. */
 const SHUTDOWN_GRACE_MS = Number(process.env.GATEWAY_SHUTDOWN_GRACE_MS ?? 30_000);
@@ -21,7 +43,7 @@ async function main(command = 'start'): Promise<void> {
     process.stderr.write(`usage: node dist/core/main.js start | credentials … | keys … | rotate-master-key\n`);
     process.exit(2);
   }
-  const { default: config } = await import('../gateway.config.js');
+  const config = await loadConfig(process.env.GATEWAY_CONFIG);
   const { createGateway } = await import('./app.js');
   const gateway = createGateway(config);
   const { url } = await gateway.listen();

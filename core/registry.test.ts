@@ -29,6 +29,8 @@ function wordFilter(manifest: Record<string, unknown> = {}, params: unknown = { 
       kind: 'guardrail',
       version: '0.1.0',
       description: 'Denies requests that contain listed words.',
+      stages: ['input'],
+      incremental: true,
       params: WORD_FILTER_PARAMS,
       ...manifest,
     } as GuardrailRegistration['manifest'],
@@ -175,6 +177,8 @@ test('list() shows providers with operations and guardrails with their manifests
       kind: 'guardrail',
       version: '0.1.0',
       description: 'Denies requests that contain listed words.',
+      stages: ['input'],
+      incremental: true,
       params: WORD_FILTER_PARAMS,
     },
   ]);

@@ -35,5 +35,6 @@ export const chatCompletions: OperationHandler = {
       shape: chatStreamShape,
       strictResponse: strictChatResponse,
       asStream: completionAsStream,
+      output: (context) => context.guardrail?.output,
     }),
 };

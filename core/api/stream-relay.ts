@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import { upstreamFailure } from '../http/upstream.js';
 import { SSE_DONE, sseData } from '../http/sse.js';
+import type { ChunkTransformer } from '../pipeline/context.js';
 import type { StreamDecoder, StreamMapper, StreamStep, UpstreamEvent } from '../spec/provider.js';
 import type { ErrorBody, Usage } from '../spec/unified.js';
 
@@ -29,6 +30,8 @@ export interface StreamRelayOptions<Chunk extends RelayedChunk> {
   readonly strict: boolean;
   readonly signal: AbortSignal;
   readonly provider: string;
+  /** Applied to every chunk with choices before it is written (output guardrails); may stop the stream. */
+  readonly transformer?: ChunkTransformer<Chunk>;
   /** Called as facts become known, for the log entry. */
   readonly observe: StreamObserver;
 }
@@ -60,6 +63,7 @@ async function* relay<Chunk extends RelayedChunk>(options: StreamRelayOptions<Ch
   let last: Chunk | undefined;
   let done = false;
   let sentContent = false;
+  let stopped = false;
 
   const emit = (step: StreamStep<Chunk>): string => {
     let out = '';
@@ -88,13 +92,37 @@ async function* relay<Chunk extends RelayedChunk>(options: StreamRelayOptions<Ch
     return sseData(JSON.stringify({ error }));
   };
 
-  const handle = (events: UpstreamEvent[]): { out: string; error?: ErrorBody } => {
+  /** The transformer's view of the chunks: held back, rewritten, or cut (usage-only chunks pass). */
+  const transform = async (transformer: ChunkTransformer<Chunk>, chunks: Chunk[]): Promise<Chunk[]> => {
+    const passed: Chunk[] = [];
+    for (const chunk of chunks) {
+      if (chunk.choices.length === 0) {
+        passed.push(chunk);
+        continue;
+      }
+      const result = await transformer.push(chunk);
+      passed.push(...result.chunks);
+      if (result.stop) {
+        stopped = true;
+        break;
+      }
+    }
+    return passed;
+  };
+
+  const handle = async (events: UpstreamEvent[]): Promise<{ out: string; error?: ErrorBody }> => {
+    const { transformer } = options;
     let out = '';
     for (const event of events) {
-      if (done) break;
+      if (done || stopped) break;
       const step = options.mapper.map(event);
-      out += emit(step);
-      if (step.error) return { out, error: { ...step.error, provider: options.provider } };
+      out += emit(transformer && step.chunks ? { ...step, chunks: await transform(transformer, step.chunks) } : step);
+      if (step.error && !stopped) return { out, error: { ...step.error, provider: options.provider } };
+    }
+    if (done && !stopped && transformer) {
+      const held = await transformer.end();
+      out += emit({ chunks: held.chunks });
+      if (held.stop) stopped = true;
     }
     return { out };
   };
@@ -110,9 +138,15 @@ async function* relay<Chunk extends RelayedChunk>(options: StreamRelayOptions<Ch
   const upstream = options.upstream[Symbol.asyncIterator]();
   try {
     for (let read = await upstream.next(); !read.done; read = await upstream.next()) {
-      const { out, error } = handle(decoder.push(read.value));
+      const { out, error } = await handle(decoder.push(read.value));
       if (error) {
         yield out + fail(error);
+        return;
+      }
+      if (stopped) {
+        // Cut by the transformer: the client's stream ends cleanly; leaving without `finished`
+        // releases the upstream body, which cancels the upstream request.
+        yield out + finish();
         return;
       }
       if (done) {
@@ -125,7 +159,11 @@ async function* relay<Chunk extends RelayedChunk>(options: StreamRelayOptions<Ch
       }
       if (out) yield out;
     }
-    const { out, error } = handle(decoder.end());
+    const { out, error } = await handle(decoder.end());
+    if (stopped) {
+      yield out + finish();
+      return;
+    }
     if (error) {
       yield out + fail(error);
       return;

@@ -1,5 +1,5 @@
 import { SseDecoder } from '../http/sse.js';
-import type { ForwardSlice, GatewayContext, GatewayResponse } from '../pipeline/context.js';
+import type { ChunkTransformer, ForwardSlice, GatewayContext, GatewayResponse } from '../pipeline/context.js';
 import type { ProviderPlugin, StreamingAdapter } from '../spec/provider.js';
 import type { Usage } from '../spec/unified.js';
 import { readUpstreamJson } from './operation.js';
@@ -24,6 +24,8 @@ export interface StreamableOperation<Response, Chunk extends RelayedChunk> {
   strictResponse(response: Response): Response;
   /** A whole response as the SSE events of a stream, `[DONE]` included. */
   asStream(response: Response, includeUsage: boolean, strict: boolean): string;
+  /** The output guardrails of the request's policy, when this operation is judged by them (chat). */
+  output?(context: GatewayContext): { response(response: Response): Promise<Response>; stream(): ChunkTransformer<Chunk> } | undefined;
 }
 
 /**
@@ -44,6 +46,7 @@ export async function respondStreamable<Request extends StreamableRequest, Respo
   if (!adapter || !auth || !transform) throw new Error(`${context.operation} response without adapter, auth or transform slice`);
   const request = context.request.body as Request;
   const includeUsage = request.stream_options?.include_usage === true;
+  const output = operation.output?.(context);
 
   const answeredWithJson = String(forward.headers['content-type'] ?? '').startsWith('application/json');
   if (context.request.streaming && adapter.stream && !answeredWithJson) {
@@ -58,6 +61,7 @@ export async function respondStreamable<Request extends StreamableRequest, Respo
       strict: context.strict,
       signal: context.signal,
       provider: provider.id,
+      transformer: output?.stream(),
       observe: {
         usage: (usage) => {
           transform.usage = usage;
@@ -79,7 +83,8 @@ export async function respondStreamable<Request extends StreamableRequest, Respo
 
   const parsed = await readUpstreamJson(forward.body, provider.id);
   forward.endedAt = performance.now();
-  const response = adapter.fromUpstream(parsed, request, auth.target);
+  const mapped = adapter.fromUpstream(parsed, request, auth.target);
+  const response = output ? await output.response(mapped) : mapped;
   if (response.usage) transform.usage = response.usage;
   if (response.model) transform.model = response.model;
   if (context.request.streaming) {

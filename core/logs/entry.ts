@@ -29,7 +29,22 @@ export interface LogEntry {
   /** The request's cost in USD from its usage and the price table, when both are known. */
   readonly costUsd?: number;
   readonly metadata: Readonly<Record<string, string>>;
-  readonly guardrails: ReadonlyArray<{ readonly guardrail: string; readonly side: string; readonly action: string; readonly ms: number }>;
+  readonly guardrailPolicy?: string;
+  readonly guardrails: ReadonlyArray<LoggedVerdict>;
+}
+
+/** One guardrail verdict as logged: a denial's reason, a transform's counts by kind, never values. */
+export interface LoggedVerdict {
+  readonly guardrail: string;
+  readonly side: string;
+  readonly action: string;
+  readonly ms: number;
+  readonly reason?: string;
+  readonly changes?: Readonly<Record<string, number>>;
+  /** The guardrail itself errored or timed out; `action` is what its fail mode decided. */
+  readonly failure?: 'error' | 'timeout';
+  /** Window checks of a stream, when more than one. */
+  readonly checks?: number;
 }
 
 /** A destination for log entries. Writes must not block the response path. */
@@ -83,11 +98,16 @@ export function buildLogEntry(context: GatewayContext, finishedAt: number): LogE
     ...(transform?.units ? { units: transform.units } : {}),
     ...(context.costUsd === undefined ? {} : { costUsd: context.costUsd }),
     metadata: context.metadata,
+    ...(context.guardrail?.policy ? { guardrailPolicy: context.guardrail.policy } : {}),
     guardrails: (context.guardrail?.verdicts ?? []).map((entry) => ({
       guardrail: entry.guardrail,
       side: entry.side,
       action: entry.verdict.action,
       ms: round(entry.ms),
+      ...(entry.verdict.action === 'deny' ? { reason: redactSecrets(entry.verdict.reason, secrets) } : {}),
+      ...(entry.verdict.action === 'transform' ? { changes: { ...entry.verdict.changes } } : {}),
+      ...(entry.failure ? { failure: entry.failure } : {}),
+      ...(entry.checks ? { checks: entry.checks } : {}),
     })),
   };
 }

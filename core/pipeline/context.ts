@@ -1,8 +1,8 @@
 import type { Readable } from 'node:stream';
 import type { GatewayError } from '../errors.js';
-import type { GuardrailVerdict } from '../spec/guardrail.js';
+import type { GuardrailSide, GuardrailVerdict } from '../spec/guardrail.js';
 import type { ProviderPlugin, ProviderTarget, UpstreamRequest } from '../spec/provider.js';
-import type { ErrorBody, OperationName, Usage } from '../spec/unified.js';
+import type { ChatCompletionChunk, ChatResponse, ErrorBody, OperationName, Usage } from '../spec/unified.js';
 
 /**
  * The typed context of one request. The route fills `incoming` and `request`; each stage then
@@ -78,7 +78,54 @@ export interface AuthSlice {
 }
 
 export interface GuardrailSlice {
-  readonly verdicts: Array<{ guardrail: string; side: 'input' | 'output'; verdict: GuardrailVerdict; ms: number }>;
+  /** The policy that applied, if any. */
+  policy?: string;
+  /** One entry per guardrail run (for a stream: per guardrail, aggregated over its window checks). */
+  readonly verdicts: GuardrailRecord[];
+  /** Installed by the guardrail stage when the policy judges output; the operation applies it. */
+  output?: OutputFilter;
+}
+
+/** One guardrail's verdict as the log records it (a transform's `changes` are counts, never values). */
+export interface GuardrailRecord {
+  guardrail: string;
+  side: GuardrailSide;
+  verdict: GuardrailVerdict;
+  ms: number;
+  /** Set when the guardrail itself failed; the verdict is then what its fail mode decided. */
+  failure?: 'error' | 'timeout';
+  /** How many times it judged (a stream's windows); absent when once. */
+  checks?: number;
+}
+
+/**
+ * Judges an answer before the client gets it, without the operation knowing any guardrail: plain
+ * answers pass through `response`, streamed ones through a {@link ChunkTransformer}.
+ */
+export interface OutputFilter {
+  /** Returns the answer to send (a denial: `content: null`, `finish_reason: "content_filter"`). */
+  response(response: ChatResponse): Promise<ChatResponse>;
+  /** A transformer for one stream. */
+  stream(): ChunkTransformer;
+}
+
+/**
+ * Applied by the stream relay to every chunk that carries choices, before it is written. It may hold
+ * text back (and release it with a later chunk), rewrite it, or stop the stream.
+ */
+export interface ChunkTransformer<Chunk = ChatCompletionChunk> {
+  push(chunk: Chunk): Promise<ChunkFilterStep<Chunk>>;
+  /** The upstream's stream is complete: what is still held back. */
+  end(): Promise<ChunkFilterStep<Chunk>>;
+}
+
+export interface ChunkFilterStep<Chunk = ChatCompletionChunk> {
+  readonly chunks: Chunk[];
+  /**
+   * The stream must end after these chunks: the relay sends the usage chunk when asked for and
+   * known, then `[DONE]`, and cancels the upstream request.
+   */
+  readonly stop?: boolean;
 }
 
 export interface TransformSlice {

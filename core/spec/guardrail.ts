@@ -1,14 +1,21 @@
-import type { PluginRegistration } from './manifest.js';
+import type { PluginDependencies, PluginManifest } from './manifest.js';
 import type { OperationName } from './unified.js';
 
 /**
  * The guardrail-plugin contract. A guardrail judges text on the way in (the request) or on the way
  * out (the response); it never sees the Koa context and never throws for a policy decision: it
- * returns a verdict. Policies (ordered chains of guardrail instances) are declared in code.
+ * returns a verdict. Policies (ordered chains of guardrail instances) are declared in code, and the
+ * core runs them without knowing any guardrail by name.
  */
 
 /** Which side of the exchange a guardrail can judge. */
 export type GuardrailSide = 'input' | 'output';
+
+/** Request parameters a guardrail may read (and, through a transform, rewrite). */
+export interface GuardrailParameters {
+  /** `max_completion_tokens`, else `max_tokens`, of a chat request. */
+  readonly maxTokens?: number;
+}
 
 /** What a guardrail is asked to judge. */
 export interface GuardrailInput {
@@ -18,20 +25,62 @@ export interface GuardrailInput {
   /** The texts under judgement, in order (message contents, or output text). */
   readonly texts: readonly string[];
   readonly metadata: Readonly<Record<string, string>>;
+  readonly parameters: GuardrailParameters;
+  /**
+   * True while a stream is still flowing and more text may follow the last text. A guardrail that
+   * matches spans should leave a match that touches the end of the text for a later call (the
+   * stream window holds that tail back), so a span split across chunks is judged whole.
+   */
+  readonly partial: boolean;
 }
 
-/** The outcome of one check. A denial's reason is kept for the log, never shown to the client by default. */
+/** What a transform changed, as counts by kind (`{ email: 2 }`): never the values themselves. */
+export type GuardrailChanges = Readonly<Record<string, number>>;
+
+/**
+ * The outcome of one check. A denial's reason is kept for the log, never shown to the client
+ * unless the policy reveals reasons; it must not quote the offending value.
+ */
 export type GuardrailVerdict =
   | { readonly action: 'allow' }
   | { readonly action: 'deny'; readonly reason: string }
-  | { readonly action: 'transform'; readonly texts: readonly string[]; readonly changes: number };
+  | {
+      readonly action: 'transform';
+      /** The new texts, same length and order as the input's (absent when only parameters changed). */
+      readonly texts?: readonly string[];
+      readonly parameters?: GuardrailParameters;
+      readonly changes: GuardrailChanges;
+    };
 
-/** A created guardrail plugin instance. */
+/** A created guardrail instance. `check` may answer synchronously (cheap checks skip the timer). */
 export interface GuardrailPlugin {
   readonly id: string;
   readonly sides: readonly GuardrailSide[];
-  check(input: GuardrailInput): Promise<GuardrailVerdict>;
+  check(input: GuardrailInput): GuardrailVerdict | Promise<GuardrailVerdict>;
 }
 
-/** What a guardrail's factory returns. */
-export type GuardrailRegistration = PluginRegistration<'guardrail', GuardrailPlugin>;
+/** A guardrail's manifest: the common one plus what a policy author must know. */
+export interface GuardrailManifest extends PluginManifest {
+  readonly kind: 'guardrail';
+  /** The sides it can judge. */
+  readonly stages: readonly GuardrailSide[];
+  /**
+   * Whether it can judge a stream's text as it flows (a window at a time). One that cannot (a JSON
+   * schema of the whole answer) runs at the stream's end; the policy says whether the stream is then
+   * buffered or judged after the fact.
+   */
+  readonly incremental: boolean;
+}
+
+/**
+ * A guardrail plugin's factory, carrying its manifest so that it can be listed (at
+ * `GET /admin/plugins`) without being configured.
+ */
+export type GuardrailFactory = ((...params: never[]) => GuardrailRegistration) & { readonly manifest: GuardrailManifest };
+
+/** What a guardrail's factory returns. `Params` types the factory's argument for tsc. */
+export interface GuardrailRegistration<Params = unknown> {
+  readonly manifest: GuardrailManifest;
+  readonly params: Params;
+  create(dependencies: PluginDependencies): GuardrailPlugin;
+}

@@ -44,7 +44,7 @@ test.before(async () => {
   fake = await startFake(fixedUsageHandler(0));
   gateway = await startGateway({
     providers: [openai(), cloudLike],
-    policies: { strict: { placeholder: true } },
+    policies: { strict: { description: 'a policy with no checks: only its name matters here' } },
     hooks: [{ name: 'test-policy-probe', stage: 'guardrail', run: async (context: GatewayContext, next) => (seenPolicies.push(context.auth?.policy), next()) }],
   });
 });

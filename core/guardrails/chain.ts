@@ -1,0 +1,124 @@
+import type { GuardrailRecord } from '../pipeline/context.js';
+import type { GuardrailInput, GuardrailParameters, GuardrailVerdict } from '../spec/guardrail.js';
+import type { CompiledStep } from './registry.js';
+
+/** What a chain decided. */
+export type ChainOutcome =
+  | { readonly action: 'allow' }
+  | { readonly action: 'deny'; readonly guardrail: string; readonly reason: string }
+  | { readonly action: 'transform'; readonly texts: readonly string[]; readonly parameters: GuardrailParameters };
+
+interface StepResult {
+  readonly verdict: GuardrailVerdict;
+  readonly ms: number;
+  readonly failure?: 'error' | 'timeout';
+}
+
+class Timeout extends Error {}
+
+/** Runs one guardrail within its time budget; a failure becomes a denial or an allow per its fail mode. */
+async function runStep(compiled: CompiledStep, input: GuardrailInput): Promise<StepResult> {
+  const startedAt = performance.now();
+  let failure: 'error' | 'timeout' | undefined;
+  let verdict: GuardrailVerdict;
+  try {
+    const answer = compiled.plugin.check(input);
+    verdict = answer instanceof Promise ? await withBudget(answer, compiled.timeoutMs) : answer;
+    if (verdict.action === 'transform' && verdict.texts && verdict.texts.length !== input.texts.length) {
+      throw new Error('a transform must return as many texts as it was given');
+    }
+  } catch (error) {
+    failure = error instanceof Timeout ? 'timeout' : 'error';
+    verdict =
+      compiled.onError === 'fail-open'
+        ? { action: 'allow' }
+        : { action: 'deny', reason: `guardrail ${failure === 'timeout' ? `timed out after ${compiled.timeoutMs} ms` : 'failed'} (fail-closed)` };
+  }
+  return { verdict, ms: performance.now() - startedAt, ...(failure ? { failure } : {}) };
+}
+
+function withBudget<T>(promise: Promise<T>, timeoutMs: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expiry = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Timeout()), timeoutMs);
+    timer.unref();
+  });
+  return Promise.race([promise, expiry]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Runs a chain over `input`. Sequential: in chain order, each guardrail seeing the texts the ones
+ * before it transformed, stopping at the first denial. Parallel: all at once on the same input; the
+ * first denial in chain order wins; when several transform, the later ones are run again in chain
+ * order on the rewritten texts so that transforms still compose. Every run is reported to `record`.
+ */
+export async function runChain(
+  chain: readonly CompiledStep[],
+  input: GuardrailInput,
+  mode: 'sequential' | 'parallel',
+  record: (entry: GuardrailRecord) => void,
+): Promise<ChainOutcome> {
+  const report = (compiled: CompiledStep, result: StepResult) =>
+    record({
+      guardrail: compiled.id,
+      side: input.side,
+      // Transformed texts are not kept: the log records counts of what changed, never values.
+      verdict: result.verdict.action === 'transform' ? { action: 'transform', changes: result.verdict.changes } : result.verdict,
+      ms: result.ms,
+      ...(result.failure ? { failure: result.failure } : {}),
+    });
+  let texts = input.texts;
+  let parameters = input.parameters;
+  let transformed = false;
+  const apply = (verdict: GuardrailVerdict & { action: 'transform' }) => {
+    texts = verdict.texts ?? texts;
+    parameters = { ...parameters, ...verdict.parameters };
+    transformed = true;
+  };
+
+  if (mode === 'parallel' && chain.length > 1) {
+    const results = await Promise.all(chain.map((compiled) => runStep(compiled, input)));
+    results.forEach((result, index) => report(chain[index], result));
+    const denied = results.findIndex((result) => result.verdict.action === 'deny');
+    if (denied !== -1) return { action: 'deny', guardrail: chain[denied].id, reason: (results[denied].verdict as { reason: string }).reason };
+    const transforming = results.map((result, index) => (result.verdict.action === 'transform' ? index : -1)).filter((index) => index !== -1);
+    if (transforming.length === 0) return { action: 'allow' };
+    apply(results[transforming[0]].verdict as GuardrailVerdict & { action: 'transform' });
+    for (const index of transforming.slice(1)) {
+      const again = await runStep(chain[index], { ...input, texts, parameters });
+      if (again.verdict.action === 'deny') return { action: 'deny', guardrail: chain[index].id, reason: again.verdict.reason };
+      if (again.verdict.action === 'transform') apply(again.verdict);
+    }
+    return { action: 'transform', texts, parameters };
+  }
+
+  for (const compiled of chain) {
+    const result = await runStep(compiled, transformed ? { ...input, texts, parameters } : input);
+    report(compiled, result);
+    if (result.verdict.action === 'deny') return { action: 'deny', guardrail: compiled.id, reason: result.verdict.reason };
+    if (result.verdict.action === 'transform') apply(result.verdict);
+  }
+  return transformed ? { action: 'transform', texts, parameters } : { action: 'allow' };
+}
+
+/** Merges a record into the one already kept for the same guardrail and side (stream windows). */
+export function aggregate(records: GuardrailRecord[], entry: GuardrailRecord): void {
+  const existing = records.find((record) => record.guardrail === entry.guardrail && record.side === entry.side);
+  if (!existing) {
+    records.push({ ...entry });
+    return;
+  }
+  existing.ms += entry.ms;
+  existing.checks = (existing.checks ?? 1) + 1;
+  if (entry.failure) existing.failure = entry.failure;
+  const previous = existing.verdict;
+  const next = entry.verdict;
+  if (previous.action === 'deny') return;
+  if (next.action === 'deny' || previous.action === 'allow') {
+    existing.verdict = next;
+  } else if (next.action === 'transform') {
+    const changes: Record<string, number> = { ...previous.changes };
+    for (const [kind, count] of Object.entries(next.changes)) changes[kind] = (changes[kind] ?? 0) + count;
+    existing.verdict = { action: 'transform', changes };
+  }
+}

@@ -1,0 +1,54 @@
+/** The built-in guardrail plugins (`llm-gateway/guardrails`), and what a custom one is built with. */
+export { allowedModels, type AllowedModelsParams } from './allowed-models/index.js';
+export { allowedOperations, type AllowedOperationsParams } from './allowed-operations/index.js';
+export { bannedWords, type BannedWordsParams } from './banned-words/index.js';
+export { codeDetection, type CodeDetectionParams } from './code-detection/index.js';
+export { jsonOutput, type JsonOutputParams } from './json-output/index.js';
+export { jsonSchema, type JsonSchemaParams } from './json-schema/index.js';
+export { lengthBounds, type LengthBoundsParams } from './length-bounds/index.js';
+export { maxTokens, type MaxTokensParams } from './max-tokens/index.js';
+export { pii, type PiiAction, type PiiParams } from './pii/index.js';
+export { promptInjection, type PromptInjectionParams } from './prompt-injection/index.js';
+export { regex, type RegexParams } from './regex/index.js';
+export { requiredMetadata, type RequiredMetadataParams } from './required-metadata/index.js';
+export { requiredWords, type RequiredWordsParams } from './required-words/index.js';
+export { urlAllowlist, type UrlAllowlistParams } from './url-allowlist/index.js';
+export { webhook, type WebhookParams } from './webhook/index.js';
+import { allowedModels } from './allowed-models/index.js';
+import { allowedOperations } from './allowed-operations/index.js';
+import { bannedWords } from './banned-words/index.js';
+import { codeDetection } from './code-detection/index.js';
+import { jsonOutput } from './json-output/index.js';
+import { jsonSchema } from './json-schema/index.js';
+import { lengthBounds } from './length-bounds/index.js';
+import { maxTokens } from './max-tokens/index.js';
+import { pii } from './pii/index.js';
+import { promptInjection } from './prompt-injection/index.js';
+import { regex } from './regex/index.js';
+import { requiredMetadata } from './required-metadata/index.js';
+import { requiredWords } from './required-words/index.js';
+import { urlAllowlist } from './url-allowlist/index.js';
+import { webhook } from './webhook/index.js';
+
+/** Every built-in guardrail factory (register them in `guardrails` to list them all at /admin/plugins). */
+export const builtinGuardrails = [
+  regex,
+  bannedWords,
+  requiredWords,
+  lengthBounds,
+  pii,
+  jsonOutput,
+  jsonSchema,
+  allowedModels,
+  maxTokens,
+  requiredMetadata,
+  allowedOperations,
+  codeDetection,
+  urlAllowlist,
+  promptInjection,
+  webhook,
+] as const;
+
+export { ALLOW, countByKind, defineGuardrail, disjoint, findSpans, replaceSpans, type GuardrailCheck, type Span } from '../../core/guardrails/define.js';
+export { step, type GuardrailStep, type PolicyDefinition, type StreamWindow } from '../../core/guardrails/policy.js';
+export type * from '../../core/spec/guardrail.js';

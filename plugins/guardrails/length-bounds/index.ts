@@ -1,0 +1,58 @@
+import { ALLOW, defineGuardrail } from '../../../core/guardrails/define.js';
+
+export interface LengthBoundsParams {
+  /** What is counted: `characters` (Unicode code points), `words` or `sentences`. */
+  unit: 'characters' | 'words' | 'sentences';
+  min?: number;
+  max?: number;
+}
+
+const segmenters = {
+  words: new Intl.Segmenter(undefined, { granularity: 'word' }),
+  sentences: new Intl.Segmenter(undefined, { granularity: 'sentence' }),
+};
+
+/** Counts code points, words (Unicode word segments) or sentences (non-blank sentence segments). */
+export function countUnits(text: string, unit: LengthBoundsParams['unit']): number {
+  if (unit === 'characters') {
+    let count = 0;
+    for (const _character of text) count++;
+    return count;
+  }
+  let count = 0;
+  for (const segment of segmenters[unit].segment(text)) {
+    if (unit === 'words' ? segment.isWordLike : segment.segment.trim() !== '') count++;
+  }
+  return count;
+}
+
+/** Bounds the length of the text (all texts together), in characters, words or sentences. */
+export const lengthBounds = defineGuardrail<LengthBoundsParams>(
+  {
+    id: 'length-bounds',
+    version: '1.0.0',
+    description: 'Denies text whose count of characters, words or sentences is outside [min, max].',
+    stages: ['input', 'output'],
+    incremental: false,
+    params: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['unit'],
+      anyOf: [{ required: ['min'] }, { required: ['max'] }],
+      properties: {
+        unit: { enum: ['characters', 'words', 'sentences'] },
+        min: { type: 'integer', minimum: 0 },
+        max: { type: 'integer', minimum: 0 },
+      },
+    },
+  },
+  (params) => {
+    if (params.min !== undefined && params.max !== undefined && params.min > params.max) throw new Error('min is greater than max');
+    return (input) => {
+      const count = input.texts.reduce((sum, text) => sum + countUnits(text, params.unit), 0);
+      if (params.min !== undefined && count < params.min) return { action: 'deny', reason: `${params.unit} ${count} below the minimum ${params.min}` };
+      if (params.max !== undefined && count > params.max) return { action: 'deny', reason: `${params.unit} ${count} above the maximum ${params.max}` };
+      return ALLOW;
+    };
+  },
+);

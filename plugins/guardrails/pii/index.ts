@@ -1,0 +1,56 @@
+import { ALLOW, countByKind, defineGuardrail, replaceSpans } from '../../../core/guardrails/define.js';
+import { detectPii, PII_TYPES, type PiiType } from './pii-detect.js';
+
+export type PiiAction = 'redact' | 'deny' | 'allow';
+
+export interface PiiParams {
+  /** The action for every type not listed in `types` (default `redact`). */
+  action?: PiiAction;
+  /** Per-type actions, e.g. `{ card: 'deny', email: 'redact', ipv4: 'allow' }`. */
+  types?: Partial<Record<PiiType, PiiAction>>;
+  /** What replaces a span; `{type}` becomes its type in upper case. Default `[REDACTED_{type}]`. */
+  replacement?: string;
+}
+
+/** Detects PII and redacts it or denies, per type. */
+export const pii = defineGuardrail<PiiParams>(
+  {
+    id: 'pii',
+    version: '1.0.0',
+    description:
+      'Detects PII (email, international phone numbers, payment cards with Luhn, IBAN with checksum, US SSN, IPv4/IPv6, secret-looking tokens) and redacts it or denies, per type.',
+    stages: ['input', 'output'],
+    incremental: true,
+    params: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        action: { enum: ['redact', 'deny', 'allow'] },
+        types: {
+          type: 'object',
+          additionalProperties: false,
+          properties: Object.fromEntries(PII_TYPES.map((type) => [type, { enum: ['redact', 'deny', 'allow'] }])),
+        },
+        replacement: { type: 'string' },
+      },
+    },
+  },
+  (params) => {
+    const actionOf = (type: PiiType): PiiAction => params.types?.[type] ?? params.action ?? 'redact';
+    const wanted = new Set(PII_TYPES.filter((type) => actionOf(type) !== 'allow'));
+    const replacement = params.replacement ?? '[REDACTED_{type}]';
+    return (input) => {
+      if (wanted.size === 0) return ALLOW;
+      const found = input.texts.map((text) => detectPii(text, wanted, input.partial));
+      const all = found.flat();
+      if (all.length === 0) return ALLOW;
+      const denied = [...new Set(all.filter((span) => actionOf(span.kind as PiiType) === 'deny').map((span) => span.kind))];
+      if (denied.length > 0) return { action: 'deny', reason: `PII detected: ${denied.join(', ')}` };
+      return {
+        action: 'transform',
+        texts: input.texts.map((text, index) => replaceSpans(text, found[index], (span) => replacement.replaceAll('{type}', span.kind.toUpperCase()))),
+        changes: countByKind(all),
+      };
+    };
+  },
+);

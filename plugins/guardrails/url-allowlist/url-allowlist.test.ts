@@ -1,0 +1,43 @@
+import test from 'ava';
+import { answering, ask, askStream, assertRefused, bootError, judge, longText, policyGateway, streaming } from '../../../test/guardrails/helpers.js';
+import { urlAllowlist } from './index.js';
+
+test('params: hosts are host names or *.suffixes; schemes and action are checked', (t) => {
+  assertRefused(t, urlAllowlist({ hosts: ['https://example.com'] }), '/hosts/0');
+  assertRefused(t, urlAllowlist({ hosts: ['example.com'], action: 'warn' as never }), '/action');
+  assertRefused(t, urlAllowlist({ hosts: ['example.com'], schemes: [] }), '/schemes');
+  t.is(bootError(urlAllowlist({ hosts: ['*.example.com', 'docs.python.org'], schemes: ['https', 'http'] })), undefined);
+});
+
+test('allowed hosts pass; other hosts, schemes and malformed URLs are denied (no network)', async (t) => {
+  const guardrail = urlAllowlist({ hosts: ['*.example.com', 'docs.python.org'] });
+  t.like(await judge(guardrail, ['See https://docs.python.org/3/ and https://api.example.com/v1?q=1.'], { side: 'output' }), { action: 'allow' });
+  t.like(await judge(guardrail, ['See https://example.com.'], { side: 'output' }), { action: 'allow' });
+  t.like(await judge(guardrail, ['Go to https://evil.test/login'], { side: 'output' }), { action: 'deny', reason: 'text links to a host that is not allowed' });
+  t.like(await judge(guardrail, ['Go to https://example.com.evil.test/'], { side: 'output' }), { action: 'deny' });
+  t.like(await judge(guardrail, ['Go to http://api.example.com/'], { side: 'output' }), { action: 'deny' });
+  t.like(await judge(guardrail, ['Go to https://exa mple'], { side: 'output' }), { action: 'deny' });
+  t.like(await judge(guardrail, ['Visit www.evil.test today'], { side: 'output' }), { action: 'deny' });
+  t.like(await judge(guardrail, ['javascript://x%0Aalert(1)'], { side: 'output' }), { action: 'deny' });
+});
+
+test('Unicode (IDN hosts), empty and very long text', async (t) => {
+  const guardrail = urlAllowlist({ hosts: ['xn--bcher-kva.example'] });
+  t.like(await judge(guardrail, ['Les livres: https://bücher.example/katalog 📚'], { side: 'output' }), { action: 'allow' });
+  t.like(await judge(guardrail, ['https://bucher.example/'], { side: 'output' }), { action: 'deny' });
+  t.like(await judge(guardrail, [''], { side: 'output' }), { action: 'allow' });
+  t.like(await judge(guardrail, [longText(200_000)], { side: 'output' }), { action: 'allow' });
+});
+
+test('redact replaces only the disallowed URLs', async (t) => {
+  const verdict = await judge(urlAllowlist({ hosts: ['example.com'], action: 'redact' }), ['a https://example.com/x b https://evil.test/y.'], { side: 'output' });
+  t.deepEqual(verdict, { action: 'transform', texts: ['a https://example.com/x b [URL REMOVED].'], changes: { url: 1 } });
+});
+
+test('through the gateway: plain answers are filtered; streamed URLs split across chunks are redacted', async (t) => {
+  const setup = await policyGateway({ output: [urlAllowlist({ hosts: ['example.com'], action: 'redact' })] }, answering('Read https://evil.test/a now.'));
+  t.teardown(() => setup.close());
+  t.like(await ask(setup.client, 'hi'), { content: 'Read [URL REMOVED] now.' });
+  setup.fake.handle(streaming(['Read htt', 'ps://ev', 'il.test/a', ' and https://exam', 'ple.com/b now.']));
+  t.like(await askStream(setup.client, 'hi'), { content: 'Read [URL REMOVED] and https://example.com/b now.', finishReason: 'stop' });
+});
