@@ -2,27 +2,13 @@ import type { Readable } from 'node:stream';
 import { SSE_DONE } from '../http/sse.js';
 import type { ChatChunkChoice, ChatCompletionChunk, ChatResponse, Usage } from '../spec/unified.js';
 import { strictChatChunk } from './chat-strict.js';
-import { relayStream, sseChunk, type StreamRelayOptions, type StreamShape } from './stream-relay.js';
+import { type ChunkIdentity, chunkWithIdentity, relayStream, sseChunk, type StreamRelayOptions, type StreamShape } from './stream-relay.js';
 
 export type ChatStreamOptions = Omit<StreamRelayOptions<ChatCompletionChunk>, 'shape'>;
 
-/** A chunk with the identity (id, created, model, fingerprint) of `source`. */
-function chunkLike(
-  source: Pick<ChatCompletionChunk, 'id' | 'created' | 'model' | 'system_fingerprint'> | undefined,
-  choices: ChatChunkChoice[],
-  usage: Usage | null,
-): ChatCompletionChunk {
-  const chunk: ChatCompletionChunk = {
-    id: source?.id ?? '',
-    object: 'chat.completion.chunk',
-    created: source?.created ?? Math.floor(Date.now() / 1000),
-    model: source?.model ?? '',
-    choices,
-    usage,
-  };
-  if (source?.system_fingerprint !== undefined) chunk.system_fingerprint = source.system_fingerprint;
-  return chunk;
-}
+/** A chat chunk with the identity (id, created, model, fingerprint) of `source`. */
+const chunkLike = (source: ChunkIdentity | undefined, choices: ChatChunkChoice[], usage: Usage | null): ChatCompletionChunk =>
+  chunkWithIdentity<ChatCompletionChunk>('chat.completion.chunk', source, choices, usage);
 
 /** Chat chunks: `object: chat.completion.chunk`, strict fields of OpenAI's chat chunk schema. */
 export const chatStreamShape: StreamShape<ChatCompletionChunk> = {

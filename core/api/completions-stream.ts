@@ -1,7 +1,7 @@
 import { SSE_DONE } from '../http/sse.js';
 import type { CompletionChoice, CompletionResponse, Usage } from '../spec/unified.js';
 import type { StreamableOperation } from './streamed-response.js';
-import { sseChunk, type StreamShape } from './stream-relay.js';
+import { chunkWithIdentity, sseChunk, type StreamShape } from './stream-relay.js';
 import { pick, pickUsage } from './strict-fields.js';
 
 /** OpenAI's text completion schema; streamed chunks have the same shape. */
@@ -15,18 +15,8 @@ export function strictCompletion(response: CompletionResponse): CompletionRespon
   return strict;
 }
 
-function completionLike(source: CompletionResponse | undefined, choices: CompletionChoice[], usage: Usage | null): CompletionResponse {
-  const chunk: CompletionResponse = {
-    id: source?.id ?? '',
-    object: 'text_completion',
-    created: source?.created ?? Math.floor(Date.now() / 1000),
-    model: source?.model ?? '',
-    choices,
-    usage,
-  };
-  if (source?.system_fingerprint !== undefined) chunk.system_fingerprint = source.system_fingerprint;
-  return chunk;
-}
+const completionLike = (source: CompletionResponse | undefined, choices: CompletionChoice[], usage: Usage | null): CompletionResponse =>
+  chunkWithIdentity<CompletionResponse>('text_completion', source, choices, usage);
 
 export const completionStreamShape: StreamShape<CompletionResponse> = {
   strict: strictCompletion,

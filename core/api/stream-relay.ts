@@ -189,6 +189,28 @@ async function* relay<Chunk extends RelayedChunk>(options: StreamRelayOptions<Ch
   }
 }
 
+/** The identity of a stream (id, created, model, fingerprint) as chunks copy it. */
+export interface ChunkIdentity {
+  readonly id?: string;
+  readonly created?: number;
+  readonly model?: string;
+  readonly system_fingerprint?: string | null;
+}
+
+/** A chunk of `object` type with the identity of `source`, the given choices and usage. */
+export function chunkWithIdentity<Chunk extends RelayedChunk>(object: string, source: ChunkIdentity | undefined, choices: Chunk['choices'], usage: Usage | null): Chunk {
+  const chunk: Record<string, unknown> = {
+    id: source?.id ?? '',
+    object,
+    created: source?.created ?? Math.floor(Date.now() / 1000),
+    model: source?.model ?? '',
+    choices,
+    usage,
+  };
+  if (source?.system_fingerprint !== undefined) chunk.system_fingerprint = source.system_fingerprint;
+  return chunk as unknown as Chunk;
+}
+
 /** One chunk as an SSE event, strict when asked. */
 export const sseChunk = <Chunk extends RelayedChunk>(chunk: Chunk, shape: StreamShape<Chunk>, strict: boolean): string =>
   sseData(JSON.stringify(strict ? shape.strict(chunk) : chunk));
