@@ -13,6 +13,7 @@ import { chatCompletions } from './api/chat-completions.js';
 import { gatewayHandler } from './api/handler.js';
 import type { OperationHandler } from './api/operation.js';
 import { passthrough } from './api/passthrough.js';
+import { mountDashboard } from './dashboard/index.js';
 import { errors, toGatewayError } from './errors.js';
 import { authHook } from './hooks/auth.js';
 import { forwardHook } from './hooks/forward.js';
@@ -121,7 +122,7 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
   const pipeline = container.resolve<Pipeline>(TOKENS.pipeline);
   const upstream = container.resolve<UpstreamClient>(TOKENS.upstream);
   const adminGuard = new AdminGuard(accountKey);
-  const app = buildApp({ pipeline, registry, adminGuard, config, logger });
+  const app = buildApp({ pipeline, registry, adminGuard, accountKey, config, logger });
   const servers: Server[] = [];
 
   return {
@@ -166,10 +167,11 @@ function buildApp(parts: {
   pipeline: Pipeline;
   registry: PluginRegistry;
   adminGuard: AdminGuard;
+  accountKey: AccountKey;
   config: ResolvedConfig;
   logger: Logger;
 }): Koa {
-  const { pipeline, registry, adminGuard, config, logger } = parts;
+  const { pipeline, registry, adminGuard, accountKey, config, logger } = parts;
   const app = new Koa();
   app.silent = true;
   app.on('error', (error) => logger.debug({ err: error }, 'connection error'));
@@ -193,6 +195,7 @@ function buildApp(parts: {
   router.get('/admin/plugins', adminGuard.middleware, (koa) => {
     koa.body = registry.list();
   });
+  mountDashboard(router, { adminGuard, accountKey });
   for (const [path, handler] of OPERATIONS) {
     router.post(path, gatewayHandler(pipeline, handler, config));
   }
