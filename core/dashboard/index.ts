@@ -60,10 +60,10 @@ export function mountDashboard(router: Router, options: DashboardOptions): Dashb
   });
 
   router.get('/dashboard/session', (koa) => {
+    // 200 either way: the page asks this on every load, and a 401 would be noise in the console.
     const session = sessions.get(koa.cookies.get(SESSION_COOKIE));
-    if (!session) throw errors.authentication('Not signed in to the dashboard.', { code: 'no_session' });
     koa.set('cache-control', 'no-store');
-    koa.body = sessionBody(session);
+    koa.body = session ? sessionBody(session) : { signed_in: false };
   });
 
   router.post('/dashboard/session', async (koa) => {

@@ -42,14 +42,10 @@ export const api = {
 
 /** The current session, or null when signed out. */
 export async function currentSession() {
-  try {
-    const session = await call('GET', '/dashboard/session');
-    csrfToken = session.csrf_token;
-    return session;
-  } catch (error) {
-    if (error instanceof ApiError && error.status === 401) return null;
-    throw error;
-  }
+  const session = await call('GET', '/dashboard/session');
+  if (!session?.signed_in) return null;
+  csrfToken = session.csrf_token;
+  return session;
 }
 
 export async function signIn(apiKey) {

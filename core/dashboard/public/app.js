@@ -78,7 +78,7 @@ async function showApp() {
   signOutButton.hidden = false;
   if (!location.hash || location.hash === '#') history.replaceState(null, '', '#/logs');
   await route();
-  view.focus();
+  view.focus({ preventScroll: true });
 }
 
 signOutButton.addEventListener('click', async () => {
@@ -91,7 +91,7 @@ signOutButton.addEventListener('click', async () => {
 window.addEventListener('gateway-signed-out', () => showSignIn('Your session ended. Sign in again.'));
 window.addEventListener('hashchange', async () => {
   await route();
-  view.focus();
+  view.focus({ preventScroll: true });
 });
 
 const session = await currentSession().catch(() => null);

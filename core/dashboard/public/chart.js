@@ -15,7 +15,10 @@ function ticks(max, count) {
   const power = 10 ** Math.floor(Math.log10(rough));
   const step = [1, 2, 2.5, 5, 10].map((factor) => factor * power).find((candidate) => candidate >= rough) ?? rough;
   const values = [];
-  for (let value = 0; value <= max + step / 2; value += step) values.push(Math.round(value * 1e9) / 1e9);
+  for (let value = 0; ; value += step) {
+    values.push(Math.round(value * 1e9) / 1e9);
+    if (value >= max) break;
+  }
   return values;
 }
 

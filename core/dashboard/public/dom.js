@@ -61,7 +61,11 @@ export const format = {
   time: (value) => (value ? new Date(value).toLocaleString('en-GB', { dateStyle: 'short', timeStyle: 'medium' }) : '—'),
   ms: (value) => (value === null || value === undefined ? '—' : `${Math.round(value * 10) / 10} ms`),
   count: (value) => (value === null || value === undefined ? '—' : numberFormat.format(value)),
-  usd: (value) => (value === null || value === undefined ? '—' : `$${Number(value) < 0.01 && Number(value) > 0 ? Number(value).toFixed(6) : Number(value).toFixed(4)}`),
+  usd: (value) => {
+    if (value === null || value === undefined) return '—';
+    const amount = Number(value);
+    return `$${amount >= 1 || amount === 0 ? amount.toFixed(2) : amount >= 0.01 ? amount.toFixed(4) : amount.toFixed(6)}`;
+  },
 };
 
 /** Shows a short message in the live region (errors and confirmations). */

@@ -160,6 +160,7 @@ function createForm(once, credentials, policies, plugins, reload) {
       field('Provider', providers.length ? select('provider', providers, providers[0][0]) : h('input', { name: 'provider', required: true })),
       field('Stored credential', select('credential_id', credentialOptions, '')),
       field('Provider key', h('input', { type: 'password', name: 'provider_key', autocomplete: 'off' }), 'used when no stored credential is chosen; sent once, stored encrypted'),
+      field('Custom host', h('input', { type: 'url', name: 'custom_host', autocomplete: 'off' }), 'optional base URL instead of the provider default'),
       field('Guardrail policy', select('guardrail_policy', policyOptions(policies), '')),
       limitFields()),
     h('div', { class: 'actions' }, h('button', { type: 'submit', text: 'Create key' })));
@@ -169,6 +170,7 @@ function createForm(once, credentials, policies, plugins, reload) {
     const body = { name: String(data.get('name')).trim(), provider: String(data.get('provider')) };
     if (data.get('credential_id')) body.credential_id = String(data.get('credential_id'));
     else body.provider_key = String(data.get('provider_key'));
+    if (String(data.get('custom_host') ?? '').trim()) body.custom_host = String(data.get('custom_host')).trim();
     if (data.get('guardrail_policy')) body.guardrail_policy = String(data.get('guardrail_policy'));
     const limits = readLimits(data);
     if (Object.keys(limits).length) body.limits = limits;
