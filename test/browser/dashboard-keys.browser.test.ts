@@ -39,12 +39,13 @@ it('creating a virtual key shows its value once, and the key works through the S
   await signIn(page, gateway.url);
   await page.getByRole('link', { name: 'Virtual keys' }).click();
   await page.getByRole('heading', { name: 'Create a virtual key' }).waitFor();
-  await page.getByLabel('Name', { exact: true }).fill(name);
-  await page.getByLabel('Provider', { exact: true }).selectOption('openai');
-  await page.getByLabel('Provider key').fill(PROVIDER_KEY);
-  await page.getByLabel('Custom host').fill(fake.baseUrl);
-  await page.getByLabel('Requests per day').fill('500');
-  await page.getByRole('button', { name: 'Create key' }).click();
+  const form = page.getByRole('form', { name: 'Create a virtual key' });
+  await form.getByLabel('Name', { exact: true }).fill(name);
+  await form.getByLabel('Provider', { exact: true }).selectOption('openai');
+  await form.getByLabel('Provider key').fill(PROVIDER_KEY);
+  await form.getByLabel('Custom host').fill(fake.baseUrl);
+  await form.getByLabel('Requests per day').fill('500');
+  await form.getByRole('button', { name: 'Create key' }).click();
   const value = page.locator('.once input.key-value');
   await value.waitFor();
   firstValue = await value.inputValue();
@@ -76,7 +77,7 @@ it('editing limits is saved; rotating replaces the value', async (t) => {
   const { page } = browser!;
   const row = page.locator(`tr[data-key-name="${name}"]`);
   await row.getByRole('button', { name: `Edit ${name}` }).click();
-  await page.getByLabel('Requests per day').fill('750');
+  await page.getByRole('form', { name: `Edit ${name}` }).getByLabel('Requests per day').fill('750');
   await page.getByRole('button', { name: 'Save changes' }).click();
   await page.locator(`tr[data-key-name="${name}"]`, { hasText: '750/day' }).waitFor();
   t.true((await adminList()).includes('750'));

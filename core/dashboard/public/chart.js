@@ -23,12 +23,13 @@ function ticks(max, count) {
 }
 
 /**
- * A line chart as SVG: one line per series, a circle per point carrying `data-t`, `data-value`
- * and `data-group` (so the drawn data can be checked), a `<title>` per point for hover.
- * `series`: `[{ group, points: [{ t, value }] }]`; `xDomain`: `[startMs, endMs]`.
+ * A line chart as SVG: one line per series through its finite values, and a circle per marked point
+ * (a bucket with traffic) carrying `data-t`, `data-value` and `data-group` (so the drawn data can be
+ * checked) and a `<title>` for hover. `series`: `[{ group, points: [{ time, value, marked }] }]`;
+ * `xDomain`: `[startMs, endMs]`.
  */
 export function lineChart({ title, metric, series, xDomain, formatValue, formatTime }) {
-  const allValues = series.flatMap((line) => line.points.map((point) => point.value)).filter((value) => Number.isFinite(value));
+  const allValues = series.flatMap((line) => line.points.map((point) => point.value)).filter((value) => typeof value === 'number' && Number.isFinite(value));
   const yTicks = ticks(Math.max(0, ...allValues), 4);
   const yMax = yTicks[yTicks.length - 1] || 1;
   const [x0, x1] = xDomain;
@@ -48,12 +49,12 @@ export function lineChart({ title, metric, series, xDomain, formatValue, formatT
     xTicks.map((time) => s('text', { x: x(time), y: HEIGHT - 8, 'text-anchor': 'middle', class: 'tick', text: formatTime(time) })),
     series.map((line, index) => {
       const color = PALETTE[index % PALETTE.length];
-      const points = line.points.filter((point) => Number.isFinite(point.value)).sort((a, b) => a.time - b.time);
+      const points = line.points.filter((point) => typeof point.value === 'number' && Number.isFinite(point.value)).sort((a, b) => a.time - b.time);
       return s(
         'g',
         { class: 'series', data: { group: line.group } },
         points.length > 1 ? s('polyline', { points: points.map((point) => `${x(point.time)},${y(point.value)}`).join(' '), fill: 'none', stroke: color, 'stroke-width': 2 }) : null,
-        points.map((point) =>
+        points.filter((point) => point.marked !== false).map((point) =>
           s(
             'circle',
             { cx: x(point.time), cy: y(point.value), r: 3, fill: color, class: 'point', data: { t: new Date(point.time).toISOString(), value: point.value, group: line.group } },

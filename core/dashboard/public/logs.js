@@ -51,7 +51,15 @@ export async function renderLogs(view, query) {
   const pager = h('nav', { class: 'pager', 'aria-label': 'Pages' });
   replace(view, h('h1', { text: 'Logs' }), form, status, tableHolder, pager);
 
-  const page = await api.get('/admin/logs', apiQuery(query));
+  let page;
+  try {
+    page = await api.get('/admin/logs', apiQuery(query));
+  } catch (error) {
+    status.className = 'notice error';
+    status.setAttribute('role', 'alert');
+    status.textContent = error.message;
+    return;
+  }
   const rows = page?.data ?? [];
   status.textContent = rows.length === 0 ? 'No requests match these filters.' : `Showing ${rows.length} request${rows.length === 1 ? '' : 's'}${pageTrail.cursors.length ? ` (page ${pageTrail.cursors.length + 1})` : ''}.`;
   if (rows.length) replace(tableHolder, logTable(rows));

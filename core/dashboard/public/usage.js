@@ -13,7 +13,12 @@ const METRICS = [
   ['cost_usd', 'Cost', format.usd],
 ];
 
-const valueOf = (point, metric) => (metric === 'tokens' ? (point.prompt_tokens ?? 0) + (point.completion_tokens ?? 0) : point[metric]);
+// A bucket without requests has no latency (a gap, not 0 ms); its other measures are real zeros.
+const valueOf = (point, metric) => {
+  if (metric === 'tokens') return (point.prompt_tokens ?? 0) + (point.completion_tokens ?? 0);
+  if ((metric === 'p50_ms' || metric === 'p95_ms') && !point.requests) return null;
+  return point[metric];
+};
 
 /** Usage over time: one chart per measure, a line per group, and the totals as a table. */
 export async function renderUsage(view, query) {
@@ -54,7 +59,7 @@ export async function renderUsage(view, query) {
           xDomain: [Math.min(start, ...series.flatMap((line) => line.points.map((point) => point.time))), end],
           formatValue,
           formatTime,
-          series: series.map((line) => ({ group: line.group, points: line.points.map((point) => ({ time: point.time, value: valueOf(point, metric) })) })),
+          series: series.map((line) => ({ group: line.group, points: line.points.map((point) => ({ time: point.time, value: valueOf(point, metric), marked: point.requests > 0 })) })),
         }),
       ),
     ),
