@@ -13,6 +13,26 @@ export interface CustomHostPolicy {
   allowCidrs?: string[];
 }
 
+/** Request log settings. Environment variables override them (named in docs/logs.md). */
+export interface LogsConfig {
+  /** Store request and response bodies (redacted, capped). Default true; `x-gateway-log-bodies: false` turns it off per request. */
+  bodies?: boolean;
+  /** Cap of each stored body in characters (default 32 768). */
+  bodyMaxBytes?: number;
+  /** Entries held in memory before overflowing to the spill file (default 10 000). */
+  queueCapacity?: number;
+  /** Records per store write (default 500). */
+  batchSize?: number;
+  /** Delay between attempts to reach a failed store (default 1000 ms). */
+  retryMs?: number;
+  /** Cap of the spill file; past it entries are dropped and counted (default 1 GiB). */
+  spillMaxBytes?: number;
+  /** SQLite retention: by age (default 30 days) and by size (default 1 GiB); 0 disables either. */
+  retention?: { maxAgeDays?: number; maxBytes?: number };
+  /** PostgreSQL schema for the log tables (default `public`). */
+  postgresSchema?: string;
+}
+
 /** The configuration a `gateway.config.ts` declares. Every field but `providers` is optional. */
 export interface GatewayConfig {
   providers: ProviderRegistration[];
@@ -31,6 +51,10 @@ export interface GatewayConfig {
     connectionsPerOrigin?: number;
   };
   customHosts?: CustomHostPolicy;
+  /** Request logs: the durable store, bodies, queue and retention (see docs/logs.md). */
+  logs?: LogsConfig;
+  /** `/metrics`: open to any caller when `public` (default false: the account key or a dashboard session). */
+  metrics?: { public?: boolean };
   /** Extra runtime checks (next() misuse); defaults to NODE_ENV !== 'production'. */
   development?: boolean;
 }
@@ -49,6 +73,22 @@ export interface ResolvedConfig {
   readonly upstream: { timeoutMs: number; connectTimeoutMs: number; connectionsPerOrigin: number };
   readonly customHosts: Required<CustomHostPolicy>;
   readonly development: boolean;
+  readonly logs: {
+    bodies: boolean;
+    bodyMaxBytes: number;
+    queueCapacity: number;
+    batchSize: number;
+    retryMs: number;
+    spillMaxBytes: number;
+    retentionMaxAgeMs: number;
+    retentionMaxBytes: number;
+    /** PostgreSQL connection string (`DATABASE_URL`); the SQLite file under the data dir when absent. */
+    databaseUrl?: string;
+    postgresSchema: string;
+  };
+  readonly metricsPublic: boolean;
+  /** OTLP/HTTP trace export; absent when no endpoint is configured. */
+  readonly telemetry?: { tracesUrl: string; headers: Record<string, string>; serviceName: string };
 }
 
 /** Declares a gateway configuration with its types checked. */
@@ -63,6 +103,56 @@ const positiveInteger = (value: unknown, name: string): number => {
   }
   return number;
 };
+
+const MB = 1024 * 1024;
+
+const booleanOf = (value: string | undefined, name: string): boolean | undefined => {
+  if (value === undefined || value === '') return undefined;
+  if (/^(true|1|yes|on)$/i.test(value)) return true;
+  if (/^(false|0|no|off)$/i.test(value)) return false;
+  throw new BootError('INVALID_CONFIG', `${name} must be true or false, got ${JSON.stringify(value)}`);
+};
+
+/** `OTEL_EXPORTER_OTLP_HEADERS`: `name=value,name2=value2` (values URL-encoded). */
+const otlpHeaders = (text: string | undefined): Record<string, string> => {
+  const headers: Record<string, string> = {};
+  for (const pair of (text ?? '').split(',')) {
+    const at = pair.indexOf('=');
+    if (at > 0) headers[pair.slice(0, at).trim().toLowerCase()] = decodeURIComponent(pair.slice(at + 1).trim());
+  }
+  return headers;
+};
+
+function resolveTelemetry(environment: NodeJS.ProcessEnv): ResolvedConfig['telemetry'] {
+  const tracesEndpoint = environment.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT;
+  const endpoint = environment.OTEL_EXPORTER_OTLP_ENDPOINT;
+  if (!tracesEndpoint && !endpoint) return undefined;
+  return {
+    tracesUrl: tracesEndpoint || `${endpoint!.replace(/\/+$/, '')}/v1/traces`,
+    headers: { ...otlpHeaders(environment.OTEL_EXPORTER_OTLP_HEADERS), ...otlpHeaders(environment.OTEL_EXPORTER_OTLP_TRACES_HEADERS) },
+    serviceName: environment.OTEL_SERVICE_NAME || 'llm-gateway',
+  };
+}
+
+function resolveLogs(logs: LogsConfig = {}, environment: NodeJS.ProcessEnv): ResolvedConfig['logs'] {
+  const days = environment.GATEWAY_LOG_RETENTION_DAYS ?? logs.retention?.maxAgeDays ?? 30;
+  const maxBytes = environment.GATEWAY_LOG_MAX_MB !== undefined ? positiveInteger(environment.GATEWAY_LOG_MAX_MB, 'GATEWAY_LOG_MAX_MB') * MB : logs.retention?.maxBytes ?? 1024 * MB;
+  const spill = environment.GATEWAY_LOG_SPILL_MAX_MB !== undefined ? positiveInteger(environment.GATEWAY_LOG_SPILL_MAX_MB, 'GATEWAY_LOG_SPILL_MAX_MB') * MB : logs.spillMaxBytes ?? 1024 * MB;
+  const schema = environment.GATEWAY_LOG_PG_SCHEMA || logs.postgresSchema || 'public';
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new BootError('INVALID_CONFIG', `the log schema must be a lower-case SQL identifier, got ${JSON.stringify(schema)}`);
+  return {
+    bodies: booleanOf(environment.GATEWAY_LOG_BODIES, 'GATEWAY_LOG_BODIES') ?? logs.bodies ?? true,
+    bodyMaxBytes: positiveInteger(logs.bodyMaxBytes ?? 32 * 1024, 'logs.bodyMaxBytes'),
+    queueCapacity: Math.max(1, positiveInteger(logs.queueCapacity ?? 10_000, 'logs.queueCapacity')),
+    batchSize: Math.max(1, positiveInteger(logs.batchSize ?? 500, 'logs.batchSize')),
+    retryMs: Math.max(1, positiveInteger(logs.retryMs ?? 1000, 'logs.retryMs')),
+    spillMaxBytes: positiveInteger(spill, 'logs.spillMaxBytes'),
+    retentionMaxAgeMs: positiveInteger(typeof days === 'string' ? Number(days) : days, 'GATEWAY_LOG_RETENTION_DAYS') * 86_400_000,
+    retentionMaxBytes: positiveInteger(maxBytes, 'logs.retention.maxBytes'),
+    databaseUrl: environment.DATABASE_URL || undefined,
+    postgresSchema: schema,
+  };
+}
 
 /** Applies defaults, then the environment (HOST, PORT, GATEWAY_DATA_DIR, GATEWAY_API_KEY, LOG_LEVEL). */
 export function resolveConfig(config: GatewayConfig, environment: NodeJS.ProcessEnv = process.env): ResolvedConfig {
@@ -88,5 +178,8 @@ export function resolveConfig(config: GatewayConfig, environment: NodeJS.Process
       allowCidrs: config.customHosts?.allowCidrs ?? [],
     },
     development: config.development ?? environment.NODE_ENV !== 'production',
+    logs: resolveLogs(config.logs, environment),
+    metricsPublic: booleanOf(environment.GATEWAY_METRICS_PUBLIC, 'GATEWAY_METRICS_PUBLIC') ?? config.metrics?.public ?? false,
+    telemetry: resolveTelemetry(environment),
   };
 }

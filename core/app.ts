@@ -9,6 +9,7 @@ import { container as rootContainer, instanceCachingFactory } from 'tsyringe';
 import { type GatewayConfig, type ResolvedConfig, resolveConfig } from '../config/index.js';
 import { AccountKey } from './account-key.js';
 import { AdminGuard } from './admin/guard.js';
+import { mountLogsApi } from './admin/logs.js';
 import { chatCompletions } from './api/chat-completions.js';
 import { gatewayHandler } from './api/handler.js';
 import type { OperationHandler } from './api/operation.js';
@@ -22,10 +23,16 @@ import { logHook } from './hooks/log.js';
 import { transformHook } from './hooks/transform.js';
 import { CustomHostGuard } from './http/custom-host.js';
 import { UpstreamClient } from './http/upstream.js';
+import { bodyCaptureHook } from './logs/capture.js';
 import type { LogSink } from './logs/entry.js';
+import { createRequestLog } from './logs/index.js';
 import { PinoLogSink } from './logs/pino-sink.js';
+import type { LogStore } from './logs/store.js';
+import { GatewayMetrics } from './metrics/metrics.js';
 import { Pipeline } from './pipeline/runner.js';
 import { PluginRegistry } from './registry.js';
+import { OtlpExporter } from './telemetry/otlp-exporter.js';
+import { Tracer } from './telemetry/tracer.js';
 
 /** Options for building a gateway beyond its configuration (used by tests, the bench and main). */
 export interface GatewayOptions {
@@ -45,12 +52,21 @@ export interface Gateway {
   readonly pipeline: Pipeline;
   /** Guards every admin route; features add credential kinds (dashboard sessions) and key recognisers. */
   readonly adminGuard: AdminGuard;
+  /** The durable request log (SQLite, or PostgreSQL with `DATABASE_URL`). */
+  readonly logStore: LogStore;
+  /** Resolves once every request logged so far is in the log store (waits through a store outage). */
+  flushLogs(): Promise<void>;
+  /** Prometheus metrics (`GET /metrics`). */
+  readonly metrics: GatewayMetrics;
   /** Set when the account key was generated on this start: shown once, never stored. */
   readonly generatedAccountKey?: string;
   listen(port?: number, host?: string): Promise<{ url: string; server: Server }>;
   /** Stops accepting; requests in flight get up to `graceMs` (default 0) to finish. */
   close(graceMs?: number): Promise<void>;
 }
+
+/** Reported in traces (`service.version`). */
+const GATEWAY_VERSION = '0.1.0';
 
 const TOKENS = {
   config: Symbol('config'),
@@ -79,6 +95,24 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
     options.logDestination ?? pino.destination({ dest: 1, sync: false }),
   );
   const { accountKey, generated } = AccountKey.load(config.dataDir, config.accountKey);
+  let upstreamPools: () => ReturnType<UpstreamClient['stats']> = () => [];
+  const metrics = new GatewayMetrics({
+    // Read on scrape, after requestLog exists.
+    logQueue: () => ({ depth: requestLog.queue.depth, spillBytes: requestLog.queue.spillBytes, storeUp: requestLog.queue.storeUp }),
+    upstreamPools: () => upstreamPools(),
+  });
+  const requestLog = createRequestLog(config, logger, metrics.logQueueObserver);
+  const exporter = config.telemetry
+    ? new OtlpExporter({
+        url: config.telemetry.tracesUrl,
+        headers: config.telemetry.headers,
+        serviceName: config.telemetry.serviceName,
+        version: GATEWAY_VERSION,
+        onError: (error) => logger.debug({ err: { message: (error as Error)?.message } }, 'trace export failed'),
+      })
+    : undefined;
+  const tracer = new Tracer(exporter);
+  const sinks: LogSink[] = [new PinoLogSink(logger), metrics.sink, requestLog.queue, ...(tracer.sink ? [tracer.sink] : []), ...(options.sinks ?? [])];
 
   container.register(TOKENS.config, { useValue: config });
   container.register(TOKENS.logger, { useValue: logger });
@@ -104,10 +138,11 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
               accountKey: c.resolve(TOKENS.accountKey),
               customHosts: c.resolve(TOKENS.customHosts),
             }),
+            ...(config.logs.bodies ? [bodyCaptureHook({ enabled: true, maxBytes: config.logs.bodyMaxBytes })] : []),
             guardrailHook(),
             transformHook({ operations: new Map([...OPERATIONS.map(([, handler]) => handler), passthrough].map((handler) => [handler.name, handler])) }),
-            forwardHook({ upstream: c.resolve(TOKENS.upstream) }),
-            logHook({ sinks: [new PinoLogSink(logger), ...(options.sinks ?? [])] }),
+            forwardHook({ upstream: c.resolve(TOKENS.upstream), traceHeaders: tracer.traceHeaders }),
+            logHook({ sinks, bodies: config.logs.bodies }),
             ...config.hooks,
           ],
           {
@@ -121,8 +156,10 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
   const registry = container.resolve<PluginRegistry>(TOKENS.registry);
   const pipeline = container.resolve<Pipeline>(TOKENS.pipeline);
   const upstream = container.resolve<UpstreamClient>(TOKENS.upstream);
+  upstreamPools = () => upstream.stats();
+  const logs = requestLog;
   const adminGuard = new AdminGuard(accountKey);
-  const app = buildApp({ pipeline, registry, adminGuard, accountKey, config, logger });
+  const app = buildApp({ pipeline, registry, adminGuard, accountKey, config, logger, logStore: logs.store, metrics });
   const servers: Server[] = [];
 
   return {
@@ -133,6 +170,9 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
     pipeline,
     adminGuard,
     generatedAccountKey: generated,
+    logStore: logs.store,
+    metrics,
+    flushLogs: () => logs.queue.flush(),
     async listen(port = config.port, host = config.host) {
       const server = app.listen(port, host);
       await once(server, 'listening');
@@ -158,6 +198,8 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
         ),
       );
       await upstream.close();
+      await logs.close();
+      await exporter?.flush();
       await new Promise<void>((resolve) => logger.flush(() => resolve()));
     },
   };
@@ -170,6 +212,8 @@ function buildApp(parts: {
   accountKey: AccountKey;
   config: ResolvedConfig;
   logger: Logger;
+  logStore: LogStore;
+  metrics: GatewayMetrics;
 }): Koa {
   const { pipeline, registry, adminGuard, accountKey, config, logger } = parts;
   const app = new Koa();
@@ -195,6 +239,13 @@ function buildApp(parts: {
   router.get('/admin/plugins', adminGuard.middleware, (koa) => {
     koa.body = registry.list();
   });
+  mountLogsApi(router, { guard: adminGuard, store: parts.logStore });
+  const metricsRoute = async (koa: Koa.Context) => {
+    koa.type = parts.metrics.contentType;
+    koa.body = await parts.metrics.render();
+  };
+  if (config.metricsPublic) router.get('/metrics', metricsRoute);
+  else router.get('/metrics', adminGuard.middleware, metricsRoute);
   mountDashboard(router, { adminGuard, accountKey });
   for (const [path, handler] of OPERATIONS) {
     router.post(path, gatewayHandler(pipeline, handler, config));

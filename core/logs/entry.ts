@@ -31,7 +31,7 @@ export interface LogEntry {
   readonly gatewayMs: number;
   readonly upstreamMs?: number;
   readonly timeToFirstTokenMs?: number;
-  /** Token usage; `cachedTokens` and `reasoningTokens` only when the provider reported them. */
+  /** Token usage; `cachedTokens` and `reasoningTokens` only when the provider reported a non-zero count. */
   readonly usage?: {
     readonly promptTokens: number;
     readonly completionTokens: number;
@@ -60,8 +60,11 @@ export interface LogBodies {
 
 /** A destination for log entries. Writes must not block the response path. */
 export interface LogSink {
-  /** `bodies` is present when body logging is on for this request. */
-  write(entry: LogEntry, bodies?: LogBodies): void;
+  /**
+   * `bodies` is present when body logging is on for this request; `context` is the finished
+   * request's context, for sinks that correlate more than the entry holds (traces).
+   */
+  write(entry: LogEntry, bodies?: LogBodies, context?: GatewayContext): void;
 }
 
 const KEY_LIKE = /\b(?:sk|pk|rk|gw|gsk|xai|key)-[A-Za-z0-9_-]{8,}|\bBearer\s+\S+|\bAKIA[0-9A-Z]{16}\b|\bAIza[0-9A-Za-z_-]{20,}/g;
@@ -79,7 +82,8 @@ const round = (value: number) => Math.round(value * 1000) / 1000;
 
 const detail = (details: Record<string, unknown> | null | undefined, name: string): number | undefined => {
   const value = details?.[name];
-  return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
+  // Zero counts are left out: most providers send them for every request, and absent reads the same.
+  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : undefined;
 };
 
 /** The secrets of a request that must never reach a log: the provider credential and the caller's key. */
