@@ -16,6 +16,7 @@ const test = anyTest as TestFn<Context>;
 const skipReason = browserSkipReason();
 const it = skipReason ? test.skip : test.serial;
 const run = Math.random().toString(36).slice(2, 8);
+const MARKUP = '<img src=x onerror="document.title=1" id=injected>';
 // model per request: three of one, two of another; one request the upstream fails with 500.
 const REQUESTS: Array<{ label: string; model: string; fail?: boolean }> = [
   { label: 'a', model: 'gpt-4o-mini' },
@@ -24,6 +25,8 @@ const REQUESTS: Array<{ label: string; model: string; fail?: boolean }> = [
   { label: 'd', model: 'gpt-4.1-nano' },
   { label: 'e', model: 'gpt-4.1-nano' },
   { label: 'f', model: 'gpt-4o-mini', fail: true },
+  // Logged values are data, never markup: this one must show up as text.
+  { label: 'x', model: MARKUP },
 ];
 
 test.before(async (t) => {
@@ -105,6 +108,10 @@ it('signing in with the account key shows the SDK’s requests in the logs table
   const firstRow = page.locator(`table.logs tbody tr[data-trace-id="${t.context.traces.a}"]`);
   t.deepEqual((await firstRow.locator('td').allInnerTexts()).slice(1, 5), ['200', 'openai', 'gpt-4o-mini', 'account']);
   t.regex(await firstRow.locator('td').nth(6).innerText(), /^29$/);
+  const markupRow = page.locator(`table.logs tbody tr[data-trace-id="${t.context.traces.x}"]`);
+  t.is(await markupRow.locator('td').nth(3).innerText(), MARKUP);
+  t.is(await page.locator('#injected').count(), 0);
+  t.not(await page.title(), '1');
   await screenshot(page, 'dashboard-logs');
 });
 
