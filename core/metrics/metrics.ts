@@ -104,10 +104,12 @@ export class GatewayMetrics {
       registers,
       collect() {
         this.reset();
+        // Custom hosts have a pool of their own (`guarded:<origin>`); both count for the origin.
         for (const pool of pools?.() ?? []) {
-          this.set({ origin: pool.origin, state: 'connected' }, pool.connected);
-          this.set({ origin: pool.origin, state: 'running' }, pool.running);
-          this.set({ origin: pool.origin, state: 'pending' }, pool.pending);
+          const origin = pool.origin.replace(/^guarded:/, '');
+          this.inc({ origin, state: 'connected' }, pool.connected);
+          this.inc({ origin, state: 'running' }, pool.running);
+          this.inc({ origin, state: 'pending' }, pool.pending);
         }
       },
     });
