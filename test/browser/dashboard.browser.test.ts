@@ -190,6 +190,27 @@ it('the usage charts draw the test’s requests, split by model', async (t) => {
   await screenshot(page, 'dashboard-usage');
 });
 
+it('the sections are reachable with the keyboard, in reading order', async (t) => {
+  const { page } = t.context.browser;
+  await page.getByRole('link', { name: 'Logs' }).click();
+  await page.locator('table.logs').waitFor();
+  // From the first focusable element, the skip link, onwards.
+  await page.locator('a.skip').focus();
+  const focused: string[] = ['Skip to content'];
+  for (let index = 1; index < 8; index++) {
+    await page.keyboard.press('Tab');
+    focused.push(await page.evaluate(() => (globalThis as any).document.activeElement?.textContent?.trim() ?? ''));
+  }
+  t.deepEqual(focused.slice(0, 7), ['Skip to content', 'Logs', 'Usage', 'Virtual keys', 'Credentials', 'Plugins and policies', 'Sign out']);
+  t.regex(focused[7], /Last 24 hours/, 'then the first filter, the time range');
+  // Back to "Usage" and open it with Enter.
+  for (let index = 0; index < 5; index++) await page.keyboard.press('Shift+Tab');
+  await page.keyboard.press('Enter');
+  await hashIncludes(page, '#/usage');
+  await page.getByRole('heading', { name: 'Usage' }).waitFor();
+  t.is(await page.getByRole('link', { name: 'Usage' }).getAttribute('aria-current'), 'page');
+});
+
 it('signing out returns to the sign-in form and the admin API refuses the old cookie', async (t) => {
   const { page, context } = t.context.browser;
   const before = (await context.cookies()).find((cookie) => cookie.name === 'gateway_session')!;

@@ -89,7 +89,7 @@ function filterForm(query) {
     'form',
     { class: 'filters', role: 'search', 'aria-label': 'Filter logs' },
     field('Time range', range),
-    field('From (overrides the range)', input('from', 'datetime-local')),
+    field('From', input('from', 'datetime-local'), 'overrides the range'),
     field('To', input('to', 'datetime-local')),
     field('Status', statusClass),
     TEXT_FILTERS.map(([name, label]) => field(label, input(name))),
