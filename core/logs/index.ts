@@ -4,7 +4,7 @@ import type { ResolvedConfig } from '../../config/index.js';
 import { PostgresLogStore } from './postgres-store.js';
 import { LogQueue, type LogQueueObserver } from './queue.js';
 import { SpillFile } from './spill.js';
-import { SqliteLogStore } from './sqlite-store.js';
+import { SqliteWorkerStore } from './sqlite-worker-store.js';
 import type { LogStore } from './store.js';
 
 /** Redacts the password of a connection string for messages. */
@@ -30,7 +30,7 @@ export function createRequestLog(config: ResolvedConfig, logger: Logger, observe
   const logs = config.logs;
   const store: LogStore = logs.databaseUrl
     ? new PostgresLogStore({ connectionString: logs.databaseUrl, schema: logs.postgresSchema })
-    : new SqliteLogStore(
+    : new SqliteWorkerStore(
         join(config.dataDir, 'logs.db'),
         { maxAgeMs: logs.retentionMaxAgeMs, maxBytes: logs.retentionMaxBytes },
         (message) => logger.warn(message),

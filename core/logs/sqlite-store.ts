@@ -98,7 +98,10 @@ export class SqliteLogStore implements LogStore {
     try {
       // busy_timeout 0: a locked database fails the batch at once (it then spills) rather than
       // blocking the event loop.
-      database.exec('PRAGMA busy_timeout = 0; PRAGMA auto_vacuum = INCREMENTAL; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;');
+      // cache_size -65536: 64 MiB of page cache (the default 2 MiB thrashes once the indexes outgrow it).
+      database.exec(
+        'PRAGMA busy_timeout = 0; PRAGMA auto_vacuum = INCREMENTAL; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA cache_size = -65536;',
+      );
       const version = Number((database.prepare('PRAGMA user_version').get() as Row).user_version);
       if (version < SCHEMA_VERSION) {
         database.exec(`BEGIN; ${SCHEMA} PRAGMA user_version = ${SCHEMA_VERSION}; COMMIT;`);

@@ -5,6 +5,7 @@ import test from 'ava';
 import { PostgresLogStore } from '../../core/logs/postgres-store.js';
 import type { LogRecord } from '../../core/logs/record.js';
 import { SqliteLogStore } from '../../core/logs/sqlite-store.js';
+import { SqliteWorkerStore } from '../../core/logs/sqlite-worker-store.js';
 import { decodeCursor, encodeCursor, type LogQuery, type LogStore } from '../../core/logs/store.js';
 import { DATABASE_URL, dropSchemas, makeRecord, postgresReachable, uniqueSchema } from './fixtures.js';
 
@@ -15,6 +16,7 @@ test.after.always(() => dropSchemas(schemas));
 
 const factories: Array<[name: string, make: () => LogStore, available: boolean]> = [
   ['sqlite', () => new SqliteLogStore(join(mkdtempSync(join(tmpdir(), 'log-store-')), 'logs.db')), true],
+  ['sqlite-worker', () => new SqliteWorkerStore(join(mkdtempSync(join(tmpdir(), 'log-store-')), 'logs.db')), true],
   [
     'postgres',
     () => {

@@ -1,0 +1,23 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import { SqliteLogStore, type SqliteRetention } from './sqlite-store.js';
+
+/** Runs a {@link SqliteLogStore} in a worker thread; see `SqliteWorkerStore`. */
+interface Call {
+  id: number;
+  method: 'init' | 'insert' | 'list' | 'get' | 'usage' | 'count' | 'prune' | 'close' | 'usedBytes';
+  args: unknown[];
+}
+
+const { path, retention } = workerData as { path: string; retention: SqliteRetention };
+const store = new SqliteLogStore(path, retention, (message) => parentPort!.postMessage({ warning: message }));
+
+parentPort!.on('message', async (call: Call) => {
+  try {
+    const method = store[call.method] as (...args: unknown[]) => unknown;
+    const result = await method.apply(store, call.args);
+    parentPort!.postMessage({ id: call.id, result });
+  } catch (error) {
+    const failure = error as Error & { errcode?: number; code?: string };
+    parentPort!.postMessage({ id: call.id, error: { message: failure.message, errcode: failure.errcode, code: failure.code } });
+  }
+});
