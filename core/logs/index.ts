@@ -29,7 +29,7 @@ const PRUNE_INTERVAL_MS = 60_000;
 export function createRequestLog(config: ResolvedConfig, logger: Logger, observer: LogQueueObserver = {}): RequestLog {
   const logs = config.logs;
   const store: LogStore = logs.databaseUrl
-    ? new PostgresLogStore({ connectionString: logs.databaseUrl, schema: logs.postgresSchema })
+    ? new PostgresLogStore({ connectionString: logs.databaseUrl, schema: logs.postgresSchema, maxAgeMs: logs.retentionMaxAgeMs })
     : new SqliteWorkerStore(
         join(config.dataDir, 'logs.db'),
         { maxAgeMs: logs.retentionMaxAgeMs, maxBytes: logs.retentionMaxBytes },

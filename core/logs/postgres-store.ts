@@ -76,6 +76,8 @@ export interface PostgresLogStoreOptions {
   schema?: string;
   /** Pool size (default 4). */
   maxConnections?: number;
+  /** Rows older than this are deleted by {@link PostgresLogStore.prune} (0 = keep forever). */
+  maxAgeMs?: number;
 }
 
 /**
@@ -89,8 +91,10 @@ export class PostgresLogStore implements LogStore {
   private readonly pool: pg.Pool;
   readonly schema: string;
   private insertSql = '';
+  private readonly maxAgeMs: number;
 
   constructor(options: PostgresLogStoreOptions) {
+    this.maxAgeMs = options.maxAgeMs ?? 0;
     this.schema = options.schema ?? 'public';
     if (!/^[a-z_][a-z0-9_]{0,62}$/.test(this.schema)) throw new Error(`invalid log schema name "${this.schema}"`);
     this.pool = new pg.Pool({
@@ -193,9 +197,26 @@ export class PostgresLogStore implements LogStore {
     return Number(result.rows[0].n);
   }
 
-  /** Retention of the shared store is the database operator's (partitioning, pg_cron); nothing is deleted here. */
-  async prune(): Promise<number> {
-    return 0;
+  /**
+   * Deletes rows older than the age limit, a few thousand at a time so that no statement holds
+   * locks for long. Size limits of a shared database are the operator's (partitioning, quotas).
+   */
+  async prune(now = Date.now()): Promise<number> {
+    if (this.maxAgeMs <= 0) return 0;
+    const before = now - this.maxAgeMs;
+    let deleted = 0;
+    for (;;) {
+      const result = await this.pool.query(
+        `WITH gone AS (DELETE FROM ${this.schema}.logs WHERE id IN (SELECT id FROM ${this.schema}.logs WHERE time_ms < $1 LIMIT 5000) RETURNING id),
+           bodies AS (DELETE FROM ${this.schema}.log_bodies WHERE id IN (SELECT id FROM gone))
+         SELECT count(*) AS n FROM gone`,
+        [before],
+      );
+      const count = Number(result.rows[0].n);
+      deleted += count;
+      if (count < 5000) break;
+    }
+    return deleted;
   }
 
   async close(): Promise<void> {

@@ -14,15 +14,16 @@ if (!postgres.ok) console.log(`PostgreSQL log store contract tests skipped: ${po
 const schemas: string[] = [];
 test.after.always(() => dropSchemas(schemas));
 
-const factories: Array<[name: string, make: () => LogStore, available: boolean]> = [
-  ['sqlite', () => new SqliteLogStore(join(mkdtempSync(join(tmpdir(), 'log-store-')), 'logs.db')), true],
-  ['sqlite-worker', () => new SqliteWorkerStore(join(mkdtempSync(join(tmpdir(), 'log-store-')), 'logs.db')), true],
+const databaseFile = () => join(mkdtempSync(join(tmpdir(), 'log-store-')), 'logs.db');
+const factories: Array<[name: string, make: (maxAgeMs?: number) => LogStore, available: boolean]> = [
+  ['sqlite', (maxAgeMs = 0) => new SqliteLogStore(databaseFile(), { maxAgeMs, maxBytes: 0 }), true],
+  ['sqlite-worker', (maxAgeMs = 0) => new SqliteWorkerStore(databaseFile(), { maxAgeMs, maxBytes: 0 }), true],
   [
     'postgres',
-    () => {
+    (maxAgeMs = 0) => {
       const schema = uniqueSchema('contract');
       schemas.push(schema);
-      return new PostgresLogStore({ connectionString: DATABASE_URL, schema });
+      return new PostgresLogStore({ connectionString: DATABASE_URL, schema, maxAgeMs });
     },
     postgres.ok,
   ],
@@ -48,9 +49,9 @@ async function listAll(store: LogStore, query: Omit<LogQuery, 'cursor'>): Promis
 for (const [name, make, available] of factories) {
   const contract = available ? test : test.skip;
 
-  const withStore = (title: string, body: (t: import('ava').ExecutionContext, store: LogStore) => Promise<void>) =>
+  const withStore = (title: string, body: (t: import('ava').ExecutionContext, store: LogStore) => Promise<void>, maxAgeMs?: number) =>
     contract(`${name}: ${title}`, async (t) => {
-      const store = make();
+      const store = make(maxAgeMs);
       await store.init();
       try {
         await body(t, store);
@@ -153,20 +154,22 @@ for (const [name, make, available] of factories) {
     const byKey = await store.usage({ from: BASE, to: BASE + 120_000, bucketMs: 120_000, groupBy: 'key' });
     t.deepEqual(byKey.map((cell) => [cell.group, cell.requests]), [['account', 6]]);
   });
-}
 
-test('sqlite: retention deletes rows older than the age limit, with their bodies', async (t) => {
-  const store = new SqliteLogStore(join(mkdtempSync(join(tmpdir(), 'log-store-')), 'logs.db'), { maxAgeMs: 60_000, maxBytes: 0 });
-  await store.init();
-  const old = makeRecord({ time: at(0), request_body: 'old body', metadata: { a: 'b' } });
-  const fresh = makeRecord({ time: at(120_000), request_body: 'new body' });
-  await store.insert([old, fresh]);
-  t.is(await store.prune(BASE + 130_000), 1);
-  t.is(await store.get(old.id), undefined);
-  t.is((await store.get(fresh.id))?.request_body, 'new body');
-  t.deepEqual((await store.list({ limit: 10, metadataKey: 'a' })).data, []);
-  await store.close();
-});
+  withStore(
+    'retention deletes rows older than the age limit, with their bodies',
+    async (t, store) => {
+      const old = makeRecord({ time: at(0), request_body: 'old body', metadata: { a: 'b' } });
+      const fresh = makeRecord({ time: at(120_000), request_body: 'new body' });
+      await store.insert([old, fresh]);
+      t.is(await store.prune(BASE + 130_000), 1);
+      t.is(await store.get(old.id), undefined);
+      t.is((await store.get(fresh.id))?.request_body, 'new body');
+      t.deepEqual((await store.list({ limit: 10, metadataKey: 'a' })).data, []);
+      t.is(await store.count(), 1);
+    },
+    60_000,
+  );
+}
 
 test('sqlite: retention keeps the database under its size cap by deleting the oldest rows', async (t) => {
   const path = join(mkdtempSync(join(tmpdir(), 'log-store-')), 'logs.db');
