@@ -195,15 +195,17 @@ function editForm(slot, key, policies, reload) {
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     const data = new FormData(form);
-    const body = {
-      name: String(data.get('name')).trim(),
-      guardrail_policy: data.get('guardrail_policy') ? String(data.get('guardrail_policy')) : null,
-      limits: readLimits(data),
-      expires_at: data.get('expires_at') ? new Date(String(data.get('expires_at'))).toISOString() : null,
-    };
+    // Only what changed, besides the limits (null clears a policy or an expiry).
+    const body = { limits: readLimits(data) };
+    const name = String(data.get('name')).trim();
+    if (name !== key.name) body.name = name;
+    const policy = data.get('guardrail_policy') ? String(data.get('guardrail_policy')) : null;
+    if (policy !== (key.guardrail_policy ?? null)) body.guardrail_policy = policy;
+    const expiresAt = data.get('expires_at') ? new Date(String(data.get('expires_at'))).toISOString() : null;
+    if (expiresAt?.slice(0, 16) !== (key.expires_at ?? null)?.slice(0, 16)) body.expires_at = expiresAt;
     if ((await api.patch(`/admin/virtual-keys/${encodeURIComponent(key.id)}`, body).then(() => true, failed)) === true) {
       await reload();
-      notify(`Saved ${body.name}.`);
+      notify(`Saved ${name}.`);
     }
   });
   replace(slot, form);
