@@ -18,7 +18,8 @@ async function main(command = 'start'): Promise<void> {
   const gateway = createGateway(config);
   const { url } = await gateway.listen();
   const providers = gateway.registry.list().providers.map((provider) => `${provider.id} (${provider.operations?.join(', ')})`);
-  process.stdout.write(`gateway listening on ${url}\nproviders: ${providers.join('; ')}\n`);
+  const logs = gateway.config.logs.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `SQLite (${gateway.config.dataDir}/logs.db)`;
+  process.stdout.write(`gateway listening on ${url}\nproviders: ${providers.join('; ')}\nrequest logs: ${logs}\n`);
   if (gateway.generatedAccountKey) {
     process.stdout.write(
       `\nA new account API key was generated (only its hash is stored in ${gateway.config.dataDir}/account-key.json).\n` +

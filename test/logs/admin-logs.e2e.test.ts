@@ -180,3 +180,20 @@ test('admin log routes need the account key and answer bad input with a 400 nami
   t.is(missing.status, 404);
   t.like(missing.body.error, { type: 'not_found_error', code: 'log_not_found' });
 });
+
+test('pass-through requests are logged too, without bodies', async (t) => {
+  const trace = traceId('passthrough');
+  const response = await fetch(`${gateway.url}/v1/models`, {
+    headers: { 'x-gateway-api-key': ACCOUNT_KEY, 'x-gateway-provider': 'openai', 'x-gateway-custom-host': fake.baseUrl, authorization: `Bearer ${PROVIDER_KEY}`, 'x-gateway-trace-id': trace },
+  });
+  t.is(response.status, 200);
+  await response.arrayBuffer();
+  await gateway.gateway.flushLogs();
+  const list = await admin(`/admin/logs?trace_id=${trace}`);
+  t.is(list.body.data.length, 1);
+  t.like(list.body.data[0], { operation: 'passthrough', method: 'GET', path: '/v1/models', status: 200, provider: 'openai', caller_type: 'account' });
+  const detail = await admin(`/admin/logs/${list.body.data[0].id}`);
+  t.is(detail.body.request_body, null);
+  t.is(detail.body.response_body, null);
+  assertNoSecrets(t, detail.text);
+});
