@@ -1,15 +1,14 @@
 import { ACCOUNT_KEY, type TestGateway } from '../harness.js';
 
 /**
- * Waits until every trace id is readable through `GET /admin/logs` (flushing the log queue first
- * when the gateway offers `flushLogs`).
+ * Waits until every trace id is readable through `GET /admin/logs`. The log stage runs when a
+ * response closes, which can be just after the SDK has its answer: so flush, look, and repeat.
  */
 export async function waitForLogs(gateway: TestGateway, traceIds: string[], timeoutMs = 15_000): Promise<void> {
-  const flush = (gateway.gateway as { flushLogs?: () => Promise<void> }).flushLogs;
   const deadline = Date.now() + timeoutMs;
   let missing = traceIds;
   while (Date.now() < deadline) {
-    await flush?.call(gateway.gateway);
+    await gateway.gateway.flushLogs();
     const found = await Promise.all(
       missing.map(async (traceId) => {
         const response = await fetch(`${gateway.url}/admin/logs?trace_id=${encodeURIComponent(traceId)}`, { headers: { 'x-gateway-api-key': ACCOUNT_KEY } });
