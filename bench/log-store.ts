@@ -4,6 +4,8 @@
  *
  *   npm run build && npx node dist/bench/log-store.js
  *
+ * BENCH_LOG_ROWS sets the table size, BENCH_LOG_STORES=sqlite|postgres runs one store.
+ *
  * PostgreSQL is taken from DATABASE_URL (default the loopback server), in a schema of its own that
  * is dropped at the end; it is skipped with a message when unreachable.
  */
@@ -23,6 +25,8 @@ const BATCH = 500;
 const THROUGHPUT_ROWS = Math.min(100_000, ROWS);
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const DAY = 86_400_000;
+/** `BENCH_LOG_STORES=sqlite` or `postgres` to run one. */
+const STORES = (process.env.BENCH_LOG_STORES ?? 'sqlite,postgres').split(',');
 
 const MODELS = Array.from({ length: 20 }, (_, index) => `model-${index}`);
 const PROVIDERS = ['openai', 'anthropic', 'bedrock', 'vertex'];
@@ -155,11 +159,12 @@ async function main(): Promise<void> {
   const directory = mkdtempSync(join(tmpdir(), 'bench-log-store-'));
   const path = join(directory, 'logs.db');
   try {
-    await benchStore('SQLite (node:sqlite, WAL, in its worker thread)', new SqliteWorkerStore(path), async () => `, file ${(statSync(path).size / 1024 / 1024).toFixed(0)} MB`);
+    if (STORES.includes('sqlite')) await benchStore('SQLite (node:sqlite, WAL, in its worker thread)', new SqliteWorkerStore(path), async () => `, file ${(statSync(path).size / 1024 / 1024).toFixed(0)} MB`);
   } finally {
     rmSync(directory, { recursive: true, force: true });
   }
 
+  if (!STORES.includes('postgres')) return;
   const schema = `gw_bench_${process.pid}`;
   const probe = new pg.Client({ connectionString: DATABASE_URL, connectionTimeoutMillis: 3000 });
   try {

@@ -98,34 +98,37 @@ export function decodeCursor(text: string): LogCursor | undefined {
 
 /**
  * The WHERE clause of a list query, shared by both stores. `placeholder(n)` renders the n-th
- * parameter (`?` for SQLite, `$n` for PostgreSQL); `metadata` renders the metadata condition,
- * which is stored differently by each.
+ * parameter (`?n` for SQLite, `$n` for PostgreSQL); `metadata` renders the metadata condition,
+ * which is stored differently by each. `columns` qualifies the column names when the query joins
+ * (`time` and `id` may come from another table whose index gives the order).
  */
 export function listWhere(
   query: LogQuery,
   placeholder: (index: number) => string,
-  metadata: (key: string, value: string | undefined, param: (value: unknown) => string) => string,
-): { where: string; params: unknown[] } {
+  metadata: ((key: string, value: string | undefined, param: (value: unknown) => string) => string) | undefined,
+  columns: { prefix: string; time: string; id: string } = { prefix: '', time: 'time_ms', id: 'id' },
+): { where: string; params: unknown[]; param: (value: unknown) => string } {
   const params: unknown[] = [];
   const param = (value: unknown) => {
     params.push(value);
     return placeholder(params.length);
   };
+  const { prefix, time, id } = columns;
   const conditions: string[] = [];
-  if (query.from !== undefined) conditions.push(`time_ms >= ${param(query.from)}`);
-  if (query.to !== undefined) conditions.push(`time_ms < ${param(query.to)}`);
-  if (query.statusClass !== undefined) conditions.push(`status_class = ${param(query.statusClass)}`);
-  if (query.provider !== undefined) conditions.push(`provider = ${param(query.provider)}`);
-  if (query.model !== undefined) conditions.push(`model = ${param(query.model)}`);
-  if (query.key === 'account') conditions.push(`caller_type = ${param('account')}`);
-  else if (query.key !== undefined) conditions.push(`key_id = ${param(query.key)}`);
-  if (query.traceId !== undefined) conditions.push(`trace_id = ${param(query.traceId)}`);
-  if (query.metadataKey !== undefined) conditions.push(metadata(query.metadataKey, query.metadataValue, param));
+  if (query.from !== undefined) conditions.push(`${time} >= ${param(query.from)}`);
+  if (query.to !== undefined) conditions.push(`${time} < ${param(query.to)}`);
+  if (query.statusClass !== undefined) conditions.push(`${prefix}status_class = ${param(query.statusClass)}`);
+  if (query.provider !== undefined) conditions.push(`${prefix}provider = ${param(query.provider)}`);
+  if (query.model !== undefined) conditions.push(`${prefix}model = ${param(query.model)}`);
+  if (query.key === 'account') conditions.push(`${prefix}caller_type = ${param('account')}`);
+  else if (query.key !== undefined) conditions.push(`${prefix}key_id = ${param(query.key)}`);
+  if (query.traceId !== undefined) conditions.push(`${prefix}trace_id = ${param(query.traceId)}`);
+  if (query.metadataKey !== undefined && metadata) conditions.push(metadata(query.metadataKey, query.metadataValue, param));
   if (query.cursor) {
-    const time = param(query.cursor.timeMs);
-    conditions.push(`(time_ms < ${time} OR (time_ms = ${time} AND id < ${param(query.cursor.id)}))`);
+    const at = param(query.cursor.timeMs);
+    conditions.push(`(${time} < ${at} OR (${time} = ${at} AND ${id} < ${param(query.cursor.id)}))`);
   }
-  return { where: conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '', params };
+  return { where: conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '', params, param };
 }
 
 /** Percentile with linear interpolation between closest ranks (PostgreSQL's `percentile_cont`). */
