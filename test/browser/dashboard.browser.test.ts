@@ -115,7 +115,7 @@ it('signing in with the account key shows the SDK’s requests in the logs table
   await screenshot(page, 'dashboard-logs');
 });
 
-it('filtering by model, by trace id and by status class narrows the table', async (t) => {
+it('filtering by model, trace id, status class, metadata and key narrows the table', async (t) => {
   const { page } = t.context.browser;
   await applyFilter(page, 'Model', 'gpt-4.1-nano');
   t.deepEqual((await tableTraceIds(page)).sort(), [t.context.traces.d, t.context.traces.e]);
@@ -139,12 +139,19 @@ it('filtering by model, by trace id and by status class narrows the table', asyn
   await hashIncludes(page, 'metadata_key=team');
   await page.locator('p.muted', { hasText: /^Showing/ }).waitFor();
   t.deepEqual(await tableTraceIds(page), [t.context.traces.a]);
+
+  // The key cell adds a key filter to the ones in place.
+  await page.locator(`table.logs tbody tr[data-trace-id="${t.context.traces.a}"] a.quiet`).click();
+  await hashIncludes(page, 'key=account');
+  await page.locator('p.muted', { hasText: /^Showing/ }).waitFor();
+  t.true(await page.evaluate(() => (globalThis as any).location.hash.includes('metadata_key=team')));
+  t.deepEqual(await tableTraceIds(page), [t.context.traces.a]);
 });
 
 it('the detail view shows timings and the pretty-printed request body with the provider key redacted', async (t) => {
   const { page } = t.context.browser;
   await applyFilter(page, 'Trace id', t.context.traces.a);
-  await page.locator(`table.logs tbody tr[data-trace-id="${t.context.traces.a}"] a`).click();
+  await page.locator(`table.logs tbody tr[data-trace-id="${t.context.traces.a}"] a.open-detail`).click();
   const requestBody = page.locator('#request-body pre');
   await requestBody.waitFor();
   const text = await requestBody.innerText();

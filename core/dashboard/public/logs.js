@@ -13,7 +13,7 @@ const RANGES = [
 const TEXT_FILTERS = [
   ['provider', 'Provider'],
   ['model', 'Model'],
-  ['key', 'Key (id or name)'],
+  ['key', 'Key id (or account)'],
   ['trace_id', 'Trace id'],
   ['metadata_key', 'Metadata key'],
   ['metadata_value', 'Metadata value'],
@@ -106,6 +106,16 @@ function filterForm(query) {
 
 const statusClass = (status) => (status >= 500 ? 'status-5xx' : status >= 400 ? 'status-4xx' : 'status-2xx');
 
+/** The caller: a link that filters the table by this key (the API filters by key id, or `account`). */
+function keyCell(row) {
+  const filter = row.key_id ?? (row.caller_type === 'account' ? 'account' : null);
+  const label = row.key_name ?? row.key_id ?? row.caller_type ?? '—';
+  if (!filter) return label;
+  const target = new URLSearchParams(filtersOf(new URLSearchParams(location.hash.split('?')[1] ?? '')));
+  target.set('key', filter);
+  return h('a', { class: 'quiet', href: `#/logs?${target}`, title: `Only requests with ${label}`, text: label });
+}
+
 function logTable(rows) {
   const columns = ['Time', 'Status', 'Provider', 'Model', 'Key', 'Latency', 'Tokens', 'Cost'];
   return h(
@@ -120,11 +130,11 @@ function logTable(rows) {
         h(
           'tr',
           { data: { logId: row.id, traceId: row.trace_id, model: row.model, status: row.status } },
-          h('td', {}, h('a', { href: `#/logs/${encodeURIComponent(row.id)}`, text: format.time(row.time), title: `Trace ${row.trace_id ?? ''}` })),
+          h('td', {}, h('a', { class: 'open-detail', href: `#/logs/${encodeURIComponent(row.id)}`, text: format.time(row.time), title: `Trace ${row.trace_id ?? ''}` })),
           h('td', {}, h('span', { class: `status ${statusClass(row.status)}`, text: row.status })),
           h('td', { text: row.provider ?? '—' }),
           h('td', { text: row.model ?? '—' }),
-          h('td', { text: row.key_name ?? row.key_id ?? row.caller_type ?? '—' }),
+          h('td', {}, keyCell(row)),
           h('td', { class: 'number', text: format.ms(row.latency_ms) }),
           h('td', { class: 'number', text: format.count(row.total_tokens) }),
           h('td', { class: 'number', text: format.usd(row.cost_usd) }),
