@@ -1,4 +1,5 @@
 import { BootError } from '../core/errors.js';
+import type { Caller } from '../core/pipeline/context.js';
 import type { Hook } from '../core/spec/hook.js';
 import type { GuardrailRegistration } from '../core/spec/guardrail.js';
 import type { ProviderRegistration } from '../core/spec/provider.js';
@@ -13,10 +14,17 @@ export interface CustomHostPolicy {
   allowCidrs?: string[];
 }
 
+/** Whether bodies are logged: always, never, or decided per request (caller, metadata). */
+export type BodyLogging = boolean | ((request: { readonly caller?: Caller; readonly metadata: Readonly<Record<string, string>> }) => boolean);
+
 /** Request log settings. Environment variables override them (named in docs/logs.md). */
 export interface LogsConfig {
-  /** Store request and response bodies (redacted, capped). Default true; `x-gateway-log-bodies: false` turns it off per request. */
-  bodies?: boolean;
+  /**
+   * Store request and response bodies (redacted, capped). Default true. A function decides per
+   * request, e.g. per virtual key: `(request) => request.caller?.type !== 'virtual-key' || request.caller.id !== 'vk_1'`.
+   * `x-gateway-log-bodies: false` turns it off for one request either way.
+   */
+  bodies?: BodyLogging;
   /** Cap of each stored body in characters (default 32 768). */
   bodyMaxBytes?: number;
   /** Entries held in memory before overflowing to the spill file (default 10 000). */
@@ -74,7 +82,7 @@ export interface ResolvedConfig {
   readonly customHosts: Required<CustomHostPolicy>;
   readonly development: boolean;
   readonly logs: {
-    bodies: boolean;
+    bodies: BodyLogging;
     bodyMaxBytes: number;
     queueCapacity: number;
     batchSize: number;

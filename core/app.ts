@@ -138,7 +138,7 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
               accountKey: c.resolve(TOKENS.accountKey),
               customHosts: c.resolve(TOKENS.customHosts),
             }),
-            ...(config.logs.bodies ? [bodyCaptureHook({ enabled: true, maxBytes: config.logs.bodyMaxBytes })] : []),
+            ...(config.logs.bodies === false ? [] : [bodyCaptureHook({ policy: config.logs.bodies, maxBytes: config.logs.bodyMaxBytes })]),
             guardrailHook(),
             transformHook({ operations: new Map([...OPERATIONS.map(([, handler]) => handler), passthrough].map((handler) => [handler.name, handler])) }),
             forwardHook({ upstream: c.resolve(TOKENS.upstream), traceHeaders: tracer.traceHeaders }),

@@ -1,3 +1,4 @@
+import type { BodyLogging } from '../../config/index.js';
 import { capturedBodies } from '../logs/capture.js';
 import { buildLogEntry, type LogSink } from '../logs/entry.js';
 import type { Hook } from '../spec/hook.js';
@@ -7,7 +8,7 @@ import type { Hook } from '../spec/hook.js';
  * request, and hands one {@link LogEntry} to each sink, with the request's bodies as references
  * when body logging is on (`bodies`). Sinks queue; nothing here waits on I/O.
  */
-export function logHook(dependencies: { sinks: readonly LogSink[]; bodies?: boolean }): Hook {
+export function logHook(dependencies: { sinks: readonly LogSink[]; bodies?: BodyLogging }): Hook {
   return {
     name: 'gateway-log',
     stage: 'log',

@@ -1,4 +1,5 @@
 import { pipeline, Transform } from 'node:stream';
+import type { BodyLogging } from '../../config/index.js';
 import type { GatewayContext } from '../pipeline/context.js';
 import type { Hook } from '../spec/hook.js';
 import { type LogBodies, requestSecrets } from './entry.js';
@@ -14,11 +15,12 @@ interface StreamCapture {
 
 const streams = new WeakMap<GatewayContext, StreamCapture>();
 
-/** Whether this request's bodies are logged: the global switch, the request's header, and JSON operations only. */
-export function bodiesWanted(context: GatewayContext, enabled: boolean): boolean {
-  if (!enabled || context.operation === 'passthrough') return false;
+/** Whether this request's bodies are logged: the configured switch or rule, the request's header, and JSON operations only. */
+export function bodiesWanted(context: GatewayContext, policy: BodyLogging): boolean {
+  if (policy === false || context.operation === 'passthrough') return false;
   const header = context.incoming.headers[LOG_BODIES_HEADER]?.trim().toLowerCase();
-  return !(header === 'false' || header === 'off' || header === '0' || header === 'no');
+  if (header === 'false' || header === 'off' || header === '0' || header === 'no') return false;
+  return policy === true || policy({ caller: context.auth?.caller, metadata: context.metadata });
 }
 
 /**
@@ -26,14 +28,14 @@ export function bodiesWanted(context: GatewayContext, enabled: boolean): boolean
  * (after guardrails). A streamed answer gets a pass-through tap that keeps references to the
  * first `maxBytes` of what the client receives; nothing is copied or parsed on the request path.
  */
-export function bodyCaptureHook(options: { enabled: boolean; maxBytes: number }): Hook {
+export function bodyCaptureHook(options: { policy: BodyLogging; maxBytes: number }): Hook {
   return {
     name: 'gateway-log-capture',
     stage: 'auth',
     async run(context, next) {
       await next();
       const body = context.response?.body;
-      if (!body || !('stream' in body) || !bodiesWanted(context, options.enabled)) return;
+      if (!body || !('stream' in body) || !bodiesWanted(context, options.policy)) return;
       const capture: StreamCapture = { chunks: [], bytes: 0, truncated: false };
       streams.set(context, capture);
       const tap = new Transform({
@@ -52,8 +54,8 @@ export function bodyCaptureHook(options: { enabled: boolean; maxBytes: number })
 }
 
 /** The bodies of a finished request, as references (serialised later by the writer). */
-export function capturedBodies(context: GatewayContext, enabled: boolean): LogBodies | undefined {
-  if (!bodiesWanted(context, enabled)) return undefined;
+export function capturedBodies(context: GatewayContext, policy: BodyLogging): LogBodies | undefined {
+  if (!bodiesWanted(context, policy)) return undefined;
   let response: LogBodies['response'];
   const body = context.response?.body;
   if (context.error) response = { json: context.error.toJSON() };

@@ -197,3 +197,61 @@ test('pass-through requests are logged too, without bodies', async (t) => {
   t.is(detail.body.response_body, null);
   assertNoSecrets(t, detail.text);
 });
+
+test('a body-logging rule decides per request (caller, metadata)', async (t) => {
+  const own = await startGateway({ logs: { bodies: (request) => request.caller?.type === 'account' && request.metadata.tenant !== 'private' } });
+  try {
+    const client = (tenant: string) => sdkClient(own.url, fake.baseUrl, { 'x-gateway-metadata': JSON.stringify({ tenant }) });
+    await client('public').chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'logged' }] });
+    await client('private').chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'not logged' }] });
+    await own.gateway.flushLogs();
+    const bodies = async (tenant: string) => {
+      const [row] = (await own.gateway.logStore.list({ limit: 1, metadataKey: 'tenant', metadataValue: tenant })).data;
+      return own.gateway.logStore.get(row.id);
+    };
+    t.regex((await bodies('public'))?.request_body ?? '', /logged/);
+    t.is((await bodies('private'))?.request_body, null);
+    t.is((await bodies('private'))?.response_body, null);
+  } finally {
+    await own.close();
+  }
+});
+
+test('no secret reaches the log database, its WAL, the spill files or the pino log', async (t) => {
+  const own = await startGateway();
+  try {
+    const client = sdkClient(own.url, fake.baseUrl, { 'x-gateway-metadata': JSON.stringify({ note: 'secrets' }) });
+    await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: `keys: ${PROVIDER_KEY} ${ACCOUNT_KEY}` }] });
+    const stream = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: PROVIDER_KEY }], stream: true });
+    for await (const _chunk of stream) {
+      // drain
+    }
+    await fetch(`${own.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'x-gateway-api-key': ACCOUNT_KEY, 'content-type': 'application/json', authorization: `Bearer ${PROVIDER_KEY}` },
+      body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: PROVIDER_KEY }] }), // no provider header: 400
+    });
+    await own.gateway.flushLogs();
+    t.is(await own.gateway.logStore.count(), 3);
+    await own.close();
+    const { readdirSync, readFileSync, statSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const files: string[] = [];
+    const walk = (directory: string) => {
+      for (const name of readdirSync(directory)) {
+        const path = join(directory, name);
+        if (statSync(path).isDirectory()) walk(path);
+        else files.push(path);
+      }
+    };
+    walk(own.gateway.config.dataDir);
+    t.true(files.some((file) => file.endsWith('logs.db')));
+    for (const file of files) {
+      const bytes = readFileSync(file);
+      for (const secret of SECRETS) t.false(bytes.includes(secret), `${secret} found in ${file}`);
+    }
+    for (const secret of SECRETS) t.false(own.rawLog().includes(secret));
+  } finally {
+    await own.close();
+  }
+});
