@@ -102,6 +102,9 @@ export class PostgresLogStore implements LogStore {
       max: options.maxConnections ?? 4,
       options: `-c search_path=${this.schema}`,
       connectionTimeoutMillis: 5000,
+      // A hung database fails the batch (which then spills) instead of stalling the writer.
+      query_timeout: 30_000,
+      statement_timeout: 30_000,
     });
     // An idle client losing its connection must not crash the process; the next query reconnects.
     this.pool.on('error', () => {});

@@ -12,6 +12,8 @@ export interface LogQueueOptions {
   bodyMaxBytes: number;
   /** Delay between attempts to reach a store that failed (default 1000 ms). */
   retryMs: number;
+  /** How long a partial batch waits for more entries (default 0: next turn of the event loop). */
+  lingerMs?: number;
 }
 
 /** What the queue reports, for metrics and warnings. */
@@ -46,6 +48,7 @@ export class LogQueue implements LogSink {
   private initialized = false;
   private closed = false;
   private retryTimer?: NodeJS.Timeout;
+  private lingerTimer?: NodeJS.Timeout;
   private idleWaiters: Array<() => void> = [];
   readonly totals = { written: 0, spilled: 0, replayed: 0, dropped: 0 };
 
@@ -59,7 +62,7 @@ export class LogQueue implements LogSink {
   /** Opens the store and replays what an earlier run spilled. Never throws: a store that fails is retried. */
   start(): void {
     this.up = true;
-    this.schedule();
+    this.schedule(true);
   }
 
   /** Entries waiting in memory. */
@@ -110,8 +113,25 @@ export class LogQueue implements LogSink {
     }
   }
 
-  private schedule(): void {
+  /**
+   * Starts the writer: at once for a full batch (or when asked), otherwise after `lingerMs`, so
+   * that light traffic still makes batches rather than one store write (and one message to the
+   * SQLite worker) per request.
+   */
+  private schedule(immediate = false): void {
     if (this.running || this.closed) return;
+    if (!immediate && this.memory.length < this.options.batchSize) {
+      if (!this.lingerTimer) {
+        this.lingerTimer = setTimeout(() => {
+          this.lingerTimer = undefined;
+          this.schedule(true);
+        }, this.options.lingerMs ?? 0);
+        this.lingerTimer.unref();
+      }
+      return;
+    }
+    clearTimeout(this.lingerTimer);
+    this.lingerTimer = undefined;
     this.running = true;
     setImmediate(() => void this.drain());
   }
@@ -122,7 +142,7 @@ export class LogQueue implements LogSink {
     clearTimeout(this.retryTimer);
     this.retryTimer = setTimeout(() => {
       this.up = true;
-      this.schedule();
+      this.schedule(true);
     }, this.options.retryMs);
     this.retryTimer.unref();
   }
@@ -211,7 +231,7 @@ export class LogQueue implements LogSink {
     if (this.isSettled()) return Promise.resolve();
     return new Promise((resolve) => {
       this.idleWaiters.push(resolve);
-      this.schedule();
+      this.schedule(true);
     });
   }
 
@@ -223,7 +243,10 @@ export class LogQueue implements LogSink {
     clearTimeout(timer);
     this.closed = true;
     clearTimeout(this.retryTimer);
-    while (this.running) await new Promise((resolve) => setTimeout(resolve, 5));
+    clearTimeout(this.lingerTimer);
+    // A batch in flight gets one more second; if its write then fails, it still goes to the spill file.
+    const deadline = Date.now() + 1000;
+    while (this.running && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
     if (this.memory.length > 0) this.overflow();
     await this.store.close().catch(() => {});
   }
