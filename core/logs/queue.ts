@@ -81,7 +81,8 @@ export class LogQueue implements LogSink {
   write(entry: LogEntry, bodies?: LogBodies): void {
     if (this.memory.length >= this.options.capacity) this.overflow();
     this.memory.push({ entry, bodies });
-    this.schedule();
+    if (this.closed) this.overflow(); // after close: straight to the spill file, replayed on the next start
+    else this.schedule();
   }
 
   private record(pending: Pending): LogRecord {
