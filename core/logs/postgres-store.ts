@@ -55,12 +55,12 @@ type Row = Record<string, unknown>;
 const NUMERIC = new Set(['upstream_ms', 'ttft_ms', 'latency_ms', 'gateway_ms', 'cost_usd']);
 
 function fromRow(row: Row): LogRecord {
-  const record: Record<string, unknown> = {};
+  // id and time first, as the API documents them.
+  const record: Record<string, unknown> = { id: row.id, time: new Date(Number(row.time_ms)).toISOString() };
   for (const field of SCALAR_FIELDS) {
     const value = row[field] ?? null;
     record[field] = value !== null && NUMERIC.has(field) ? Number(value) : value;
   }
-  record.time = new Date(Number(row.time_ms)).toISOString();
   record.metadata = row.metadata;
   record.guardrails = row.guardrails;
   if ('request_body' in row) {

@@ -55,9 +55,9 @@ type Row = Record<string, SQLInputValue>;
 
 /** Maps a stored row back to the API's record shape. */
 function fromRow(row: Row): LogRecord {
-  const record: Record<string, unknown> = {};
+  // id and time first, as the API documents them.
+  const record: Record<string, unknown> = { id: row.id, time: new Date(Number(row.time_ms)).toISOString() };
   for (const field of SCALAR_FIELDS) record[field] = row[field] ?? null;
-  record.time = new Date(Number(row.time_ms)).toISOString();
   record.streaming = row.streaming === 1;
   record.metadata = JSON.parse(String(row.metadata));
   record.guardrails = JSON.parse(String(row.guardrails));
