@@ -43,7 +43,6 @@ const MIGRATIONS: ReadonlyArray<string> = [
    CREATE INDEX logs_model ON logs (model, time_ms DESC, id DESC);
    CREATE INDEX logs_provider ON logs (provider, time_ms DESC, id DESC);
    CREATE INDEX logs_key ON logs (key_id, time_ms DESC, id DESC);
-   CREATE INDEX logs_caller ON logs (caller_type, time_ms DESC, id DESC);
    CREATE INDEX logs_status ON logs (status_class, time_ms DESC, id DESC);
    CREATE INDEX logs_metadata ON logs USING GIN (metadata);
    CREATE TABLE log_bodies (id text PRIMARY KEY, time_ms bigint NOT NULL, request_body text, response_body text);

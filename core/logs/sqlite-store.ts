@@ -41,7 +41,6 @@ CREATE INDEX IF NOT EXISTS logs_trace ON logs (trace_id);
 CREATE INDEX IF NOT EXISTS logs_model ON logs (model, time_ms, id);
 CREATE INDEX IF NOT EXISTS logs_provider ON logs (provider, time_ms, id);
 CREATE INDEX IF NOT EXISTS logs_key ON logs (key_id, time_ms, id);
-CREATE INDEX IF NOT EXISTS logs_caller ON logs (caller_type, time_ms, id);
 CREATE INDEX IF NOT EXISTS logs_status ON logs (status_class, time_ms, id);
 CREATE TABLE IF NOT EXISTS log_bodies (id TEXT PRIMARY KEY, time_ms INTEGER NOT NULL, request_body TEXT, response_body TEXT);
 CREATE INDEX IF NOT EXISTS log_bodies_time ON log_bodies (time_ms);

@@ -120,7 +120,9 @@ export function listWhere(
   if (query.statusClass !== undefined) conditions.push(`${prefix}status_class = ${param(query.statusClass)}`);
   if (query.provider !== undefined) conditions.push(`${prefix}provider = ${param(query.provider)}`);
   if (query.model !== undefined) conditions.push(`${prefix}model = ${param(query.model)}`);
-  if (query.key === 'account') conditions.push(`${prefix}caller_type = ${param('account')}`);
+  // The account key has no key id: its rows are found through the key index's NULL range (one
+  // index fewer to maintain on every insert).
+  if (query.key === 'account') conditions.push(`${prefix}key_id IS NULL AND ${prefix}caller_type = ${param('account')}`);
   else if (query.key !== undefined) conditions.push(`${prefix}key_id = ${param(query.key)}`);
   if (query.traceId !== undefined) conditions.push(`${prefix}trace_id = ${param(query.traceId)}`);
   if (query.metadataKey !== undefined && metadata) conditions.push(metadata(query.metadataKey, query.metadataValue, param));
