@@ -119,7 +119,9 @@ export class GatewayMetrics {
   readonly sink: LogSink = {
     write: (entry: LogEntry) => {
       const provider = entry.provider ?? '';
-      const model = entry.model ?? '';
+      // Unauthenticated requests name any model they like: keep them out of the label values, or
+      // anyone could grow the registry without a key.
+      const model = entry.callerType ? (entry.model ?? '') : '';
       const operation = entry.operation;
       this.requests.inc({ provider, model, operation, status: String(entry.status) });
       this.gatewayDuration.observe({ provider, operation }, entry.gatewayMs / 1000);
