@@ -118,10 +118,11 @@ export class GatewayMetrics {
   /** Feeds the request metrics from each log entry. */
   readonly sink: LogSink = {
     write: (entry: LogEntry) => {
-      const provider = entry.provider ?? '';
-      // Unauthenticated requests name any model they like: keep them out of the label values, or
-      // anyone could grow the registry without a key.
-      const model = entry.callerType ? (entry.model ?? '') : '';
+      // Requests that did not pass auth name any provider and model they like: keep those out of
+      // the label values, or anyone could grow the registry without a key.
+      const passed = entry.callerType !== undefined;
+      const provider = passed ? (entry.provider ?? '') : '';
+      const model = passed ? (entry.model ?? '') : '';
       const operation = entry.operation;
       this.requests.inc({ provider, model, operation, status: String(entry.status) });
       this.gatewayDuration.observe({ provider, operation }, entry.gatewayMs / 1000);
