@@ -1,5 +1,6 @@
 import { BootError } from '../core/errors.js';
 import type { PolicyDefinition } from '../core/guardrails/policy.js';
+import type { Caller } from '../core/pipeline/context.js';
 import type { Hook } from '../core/spec/hook.js';
 import type { GuardrailFactory, GuardrailRegistration } from '../core/spec/guardrail.js';
 import type { ProviderRegistration } from '../core/spec/provider.js';
@@ -13,6 +14,33 @@ export interface CustomHostPolicy {
   allowPrivate?: boolean;
   /** Extra CIDR ranges allowed even though private (e.g. `10.1.0.0/16`). Link-local and metadata stay refused. */
   allowCidrs?: string[];
+}
+
+/** Whether bodies are logged: always, never, or decided per request (caller, metadata). */
+export type BodyLogging = boolean | ((request: { readonly caller?: Caller; readonly metadata: Readonly<Record<string, string>> }) => boolean);
+
+/** Request log settings. Environment variables override them (named in docs/logs.md). */
+export interface LogsConfig {
+  /**
+   * Store request and response bodies (redacted, capped). Default true. A function decides per
+   * request, e.g. per virtual key: `(request) => request.caller?.type !== 'virtual-key' || request.caller.id !== 'vk_1'`.
+   * `x-gateway-log-bodies: false` turns it off for one request either way.
+   */
+  bodies?: BodyLogging;
+  /** Cap of each stored body in characters (default 32 768). */
+  bodyMaxBytes?: number;
+  /** Entries held in memory before overflowing to the spill file (default 10 000). */
+  queueCapacity?: number;
+  /** Records per store write (default 500). */
+  batchSize?: number;
+  /** Delay between attempts to reach a failed store (default 1000 ms). */
+  retryMs?: number;
+  /** Cap of the spill file; past it entries are dropped and counted (default 1 GiB). */
+  spillMaxBytes?: number;
+  /** SQLite retention: by age (default 30 days) and by size (default 1 GiB); 0 disables either. */
+  retention?: { maxAgeDays?: number; maxBytes?: number };
+  /** PostgreSQL schema for the log tables (default `public`). */
+  postgresSchema?: string;
 }
 
 /** The configuration a `gateway.config.ts` declares. Every field but `providers` is optional. */
@@ -41,6 +69,10 @@ export interface GatewayConfig {
     connectionsPerOrigin?: number;
   };
   customHosts?: CustomHostPolicy;
+  /** Request logs: the durable store, bodies, queue and retention (see docs/logs.md). */
+  logs?: LogsConfig;
+  /** `/metrics`: open to any caller when `public` (default false: the account key or a dashboard session). */
+  metrics?: { public?: boolean };
   /** Extra runtime checks (next() misuse); defaults to NODE_ENV !== 'production'. */
   development?: boolean;
   /** The vault and virtual keys (state is shared through Redis when `REDIS_URL` is set). */
@@ -78,6 +110,22 @@ export interface ResolvedConfig {
   readonly redisUrl?: string;
   readonly vault: Required<VaultSettings>;
   readonly pricing: PricingOptions;
+  readonly logs: {
+    bodies: BodyLogging;
+    bodyMaxBytes: number;
+    queueCapacity: number;
+    batchSize: number;
+    retryMs: number;
+    spillMaxBytes: number;
+    retentionMaxAgeMs: number;
+    retentionMaxBytes: number;
+    /** PostgreSQL connection string (`DATABASE_URL`); the SQLite file under the data dir when absent. */
+    databaseUrl?: string;
+    postgresSchema: string;
+  };
+  readonly metricsPublic: boolean;
+  /** OTLP/HTTP trace export; absent when no endpoint is configured. */
+  readonly telemetry?: { tracesUrl: string; headers: Record<string, string>; serviceName: string };
 }
 
 /** Declares a gateway configuration with its types checked. */
@@ -93,9 +141,59 @@ const positiveInteger = (value: unknown, name: string): number => {
   return number;
 };
 
+const MB = 1024 * 1024;
+
+const booleanOf = (value: string | undefined, name: string): boolean | undefined => {
+  if (value === undefined || value === '') return undefined;
+  if (/^(true|1|yes|on)$/i.test(value)) return true;
+  if (/^(false|0|no|off)$/i.test(value)) return false;
+  throw new BootError('INVALID_CONFIG', `${name} must be true or false, got ${JSON.stringify(value)}`);
+};
+
+/** `OTEL_EXPORTER_OTLP_HEADERS`: `name=value,name2=value2` (values URL-encoded). */
+const otlpHeaders = (text: string | undefined): Record<string, string> => {
+  const headers: Record<string, string> = {};
+  for (const pair of (text ?? '').split(',')) {
+    const at = pair.indexOf('=');
+    if (at > 0) headers[pair.slice(0, at).trim().toLowerCase()] = decodeURIComponent(pair.slice(at + 1).trim());
+  }
+  return headers;
+};
+
+function resolveTelemetry(environment: NodeJS.ProcessEnv): ResolvedConfig['telemetry'] {
+  const tracesEndpoint = environment.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT;
+  const endpoint = environment.OTEL_EXPORTER_OTLP_ENDPOINT;
+  if (!tracesEndpoint && !endpoint) return undefined;
+  return {
+    tracesUrl: tracesEndpoint || `${endpoint!.replace(/\/+$/, '')}/v1/traces`,
+    headers: { ...otlpHeaders(environment.OTEL_EXPORTER_OTLP_HEADERS), ...otlpHeaders(environment.OTEL_EXPORTER_OTLP_TRACES_HEADERS) },
+    serviceName: environment.OTEL_SERVICE_NAME || 'llm-gateway',
+  };
+}
+
+function resolveLogs(logs: LogsConfig = {}, environment: NodeJS.ProcessEnv): ResolvedConfig['logs'] {
+  const days = environment.GATEWAY_LOG_RETENTION_DAYS ?? logs.retention?.maxAgeDays ?? 30;
+  const maxBytes = environment.GATEWAY_LOG_MAX_MB !== undefined ? positiveInteger(environment.GATEWAY_LOG_MAX_MB, 'GATEWAY_LOG_MAX_MB') * MB : logs.retention?.maxBytes ?? 1024 * MB;
+  const spill = environment.GATEWAY_LOG_SPILL_MAX_MB !== undefined ? positiveInteger(environment.GATEWAY_LOG_SPILL_MAX_MB, 'GATEWAY_LOG_SPILL_MAX_MB') * MB : logs.spillMaxBytes ?? 1024 * MB;
+  const schema = environment.GATEWAY_LOG_PG_SCHEMA || logs.postgresSchema || 'public';
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new BootError('INVALID_CONFIG', `the log schema must be a lower-case SQL identifier, got ${JSON.stringify(schema)}`);
+  return {
+    bodies: booleanOf(environment.GATEWAY_LOG_BODIES, 'GATEWAY_LOG_BODIES') ?? logs.bodies ?? true,
+    bodyMaxBytes: positiveInteger(logs.bodyMaxBytes ?? 32 * 1024, 'logs.bodyMaxBytes'),
+    queueCapacity: Math.max(1, positiveInteger(logs.queueCapacity ?? 10_000, 'logs.queueCapacity')),
+    batchSize: Math.max(1, positiveInteger(logs.batchSize ?? 500, 'logs.batchSize')),
+    retryMs: Math.max(1, positiveInteger(logs.retryMs ?? 1000, 'logs.retryMs')),
+    spillMaxBytes: positiveInteger(spill, 'logs.spillMaxBytes'),
+    retentionMaxAgeMs: positiveInteger(typeof days === 'string' ? Number(days) : days, 'GATEWAY_LOG_RETENTION_DAYS') * 86_400_000,
+    retentionMaxBytes: positiveInteger(maxBytes, 'logs.retention.maxBytes'),
+    databaseUrl: environment.DATABASE_URL || undefined,
+    postgresSchema: schema,
+  };
+}
+
 /**
  * Applies defaults, then the environment (HOST, PORT, GATEWAY_DATA_DIR, GATEWAY_API_KEY, LOG_LEVEL,
- * REDIS_URL, GATEWAY_REDIS_PREFIX). GATEWAY_MASTER_KEY is not read here: only the vault worker reads it.
+ * REDIS_URL, GATEWAY_REDIS_PREFIX, DATABASE_URL, GATEWAY_LOG_*, GATEWAY_METRICS_PUBLIC, OTEL_*). GATEWAY_MASTER_KEY is not read here: only the vault worker reads it.
  */
 export function resolveConfig(config: GatewayConfig, environment: NodeJS.ProcessEnv = process.env): ResolvedConfig {
   if (!Array.isArray(config.providers)) throw new BootError('INVALID_CONFIG', 'providers must be an array');
@@ -139,5 +237,8 @@ export function resolveConfig(config: GatewayConfig, environment: NodeJS.Process
       outputTokenEstimate: positiveInteger(config.vault?.outputTokenEstimate ?? 1024, 'vault.outputTokenEstimate'),
     },
     pricing: config.pricing ?? {},
+    logs: resolveLogs(config.logs, environment),
+    metricsPublic: booleanOf(environment.GATEWAY_METRICS_PUBLIC, 'GATEWAY_METRICS_PUBLIC') ?? config.metrics?.public ?? false,
+    telemetry: resolveTelemetry(environment),
   };
 }

@@ -10,6 +10,7 @@ import { type GatewayConfig, type ResolvedConfig, resolveConfig } from '../confi
 import { AccountKey } from './account-key.js';
 import { AdminGuard } from './admin/guard.js';
 import { virtualKeyAdminRouter } from './admin/virtual-keys.js';
+import { mountLogsApi } from './admin/logs.js';
 import { chatCompletions } from './api/chat-completions.js';
 import { completions } from './api/completions.js';
 import { embeddings } from './api/embeddings.js';
@@ -19,6 +20,7 @@ import { imagesGenerate } from './api/images-generate.js';
 import { models } from './api/models.js';
 import type { OperationHandler } from './api/operation.js';
 import { passthrough } from './api/passthrough.js';
+import { mountDashboard } from './dashboard/index.js';
 import { speech } from './api/speech.js';
 import { errors, toGatewayError } from './errors.js';
 import { authHook } from './hooks/auth.js';
@@ -30,10 +32,16 @@ import { logHook } from './hooks/log.js';
 import { transformHook } from './hooks/transform.js';
 import { CustomHostGuard } from './http/custom-host.js';
 import { UpstreamClient } from './http/upstream.js';
+import { bodyCaptureHook } from './logs/capture.js';
 import type { LogSink } from './logs/entry.js';
+import { createRequestLog } from './logs/index.js';
 import { PinoLogSink } from './logs/pino-sink.js';
+import type { LogStore } from './logs/store.js';
+import { GatewayMetrics } from './metrics/metrics.js';
 import { Pipeline } from './pipeline/runner.js';
 import { PluginRegistry } from './registry.js';
+import { OtlpExporter } from './telemetry/otlp-exporter.js';
+import { Tracer } from './telemetry/tracer.js';
 import { VaultService } from './vault/service.js';
 
 /** Options for building a gateway beyond its configuration (used by tests, the bench and main). */
@@ -58,12 +66,21 @@ export interface Gateway {
   readonly adminGuard: AdminGuard;
   /** Credentials, virtual keys and their limits; opened by `listen` (or `vault.start()`). */
   readonly vault: VaultService;
+  /** The durable request log (SQLite, or PostgreSQL with `DATABASE_URL`). */
+  readonly logStore: LogStore;
+  /** Resolves once every request logged so far is in the log store (waits through a store outage). */
+  flushLogs(): Promise<void>;
+  /** Prometheus metrics (`GET /metrics`). */
+  readonly metrics: GatewayMetrics;
   /** Set when the account key was generated on this start: shown once, never stored. */
   readonly generatedAccountKey?: string;
   listen(port?: number, host?: string): Promise<{ url: string; server: Server }>;
   /** Stops accepting; requests in flight get up to `graceMs` (default 0) to finish. */
   close(graceMs?: number): Promise<void>;
 }
+
+/** Reported in traces (`service.version`). */
+const GATEWAY_VERSION = '0.1.0';
 
 const TOKENS = {
   config: Symbol('config'),
@@ -113,6 +130,24 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
     pricing: config.pricing,
     outputTokenEstimate: config.vault.outputTokenEstimate,
   });
+  let upstreamPools: () => ReturnType<UpstreamClient['stats']> = () => [];
+  const metrics = new GatewayMetrics({
+    // Read on scrape, after requestLog exists.
+    logQueue: () => ({ depth: requestLog.queue.depth, spillBytes: requestLog.queue.spillBytes, storeUp: requestLog.queue.storeUp }),
+    upstreamPools: () => upstreamPools(),
+  });
+  const requestLog = createRequestLog(config, logger, metrics.logQueueObserver);
+  const exporter = config.telemetry
+    ? new OtlpExporter({
+        url: config.telemetry.tracesUrl,
+        headers: config.telemetry.headers,
+        serviceName: config.telemetry.serviceName,
+        version: GATEWAY_VERSION,
+        onError: (error) => logger.debug({ err: { message: (error as Error)?.message } }, 'trace export failed'),
+      })
+    : undefined;
+  const tracer = new Tracer(exporter);
+  const sinks: LogSink[] = [new PinoLogSink(logger), metrics.sink, requestLog.queue, ...(tracer.sink ? [tracer.sink] : []), ...(options.sinks ?? [])];
 
   container.register(TOKENS.config, { useValue: config });
   container.register(TOKENS.logger, { useValue: logger });
@@ -151,12 +186,13 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
               keyResolvers: [vault.resolver],
             }),
             vault.hooks.admit,
+            ...(config.logs.bodies === false ? [] : [bodyCaptureHook({ policy: config.logs.bodies, maxBytes: config.logs.bodyMaxBytes })]),
             guardrailHook({ policies: c.resolve(TOKENS.policies), defaultPolicy: config.defaultPolicy }),
             transformHook({ operations: new Map([...OPERATIONS.map(([, handler]) => handler), passthrough].map((handler) => [handler.name, handler])) }),
-            forwardHook({ upstream: c.resolve(TOKENS.upstream) }),
+            forwardHook({ upstream: c.resolve(TOKENS.upstream), traceHeaders: tracer.traceHeaders }),
             // Settles the key's cost and sets context.costUsd before the log entry is built.
             vault.hooks.settle,
-            logHook({ sinks: [new PinoLogSink(logger), ...(options.sinks ?? [])] }),
+            logHook({ sinks, bodies: config.logs.bodies }),
             ...config.hooks,
           ],
           {
@@ -171,16 +207,21 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
   const registry = container.resolve<PluginRegistry>(TOKENS.registry);
   const pipeline = container.resolve<Pipeline>(TOKENS.pipeline);
   const upstream = container.resolve<UpstreamClient>(TOKENS.upstream);
+  upstreamPools = () => upstream.stats();
+  const logs = requestLog;
   const adminGuard = new AdminGuard(accountKey);
   const app = buildApp({
     pipeline,
     registry,
     policies,
     adminGuard,
+    accountKey,
     config,
     logger,
     vault,
     customHosts: container.resolve<CustomHostGuard>(TOKENS.customHosts),
+    logStore: logs.store,
+    metrics,
   });
   const servers: Server[] = [];
 
@@ -194,6 +235,9 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
     adminGuard,
     vault,
     generatedAccountKey: generated,
+    logStore: logs.store,
+    metrics,
+    flushLogs: () => logs.queue.flush(),
     async listen(port = config.port, host = config.host) {
       await vault.start();
       const server = app.listen(port, host);
@@ -221,6 +265,8 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
       );
       await upstream.close();
       await vault.close();
+      await logs.close();
+      await exporter?.flush();
       await new Promise<void>((resolve) => logger.flush(() => resolve()));
     },
   };
@@ -231,12 +277,15 @@ function buildApp(parts: {
   registry: PluginRegistry;
   policies: PolicyRegistry;
   adminGuard: AdminGuard;
+  accountKey: AccountKey;
   config: ResolvedConfig;
   logger: Logger;
   vault: VaultService;
   customHosts: CustomHostGuard;
+  logStore: LogStore;
+  metrics: GatewayMetrics;
 }): Koa {
-  const { pipeline, registry, policies, adminGuard, config, logger } = parts;
+  const { pipeline, registry, policies, adminGuard, accountKey, config, logger } = parts;
   const app = new Koa();
   app.silent = true;
   app.on('error', (error) => logger.debug({ err: error }, 'connection error'));
@@ -268,6 +317,14 @@ function buildApp(parts: {
   router.get('/admin/policies', adminGuard.middleware, (koa) => {
     koa.body = { policies: policies.list(), defaultPolicy: config.defaultPolicy ?? null };
   });
+  mountLogsApi(router, { guard: adminGuard, store: parts.logStore });
+  const metricsRoute = async (koa: Koa.Context) => {
+    koa.type = parts.metrics.contentType;
+    koa.body = await parts.metrics.render();
+  };
+  if (config.metricsPublic) router.get('/metrics', metricsRoute);
+  else router.get('/metrics', adminGuard.middleware, metricsRoute);
+  mountDashboard(router, { adminGuard, accountKey });
   for (const [path, handler] of OPERATIONS) {
     router[handler.method === 'GET' ? 'get' : 'post'](path, gatewayHandler(pipeline, handler, config));
   }

@@ -47,7 +47,8 @@ async function main(command = 'start'): Promise<void> {
   const { createGateway } = await import('./app.js');
   const gateway = createGateway(config);
   const { url } = await gateway.listen();
-  process.stdout.write(`gateway listening on ${url}\n${providerBanner(gateway.registry.list().providers)}`);
+  const logs = gateway.config.logs.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `SQLite (${gateway.config.dataDir}/logs.db)`;
+  process.stdout.write(`gateway listening on ${url}\n${providerBanner(gateway.registry.list().providers)}request logs: ${logs}\ndashboard: ${url}/dashboard\n`);
   if (gateway.generatedAccountKey) {
     process.stdout.write(
       `\nA new account API key was generated (only its hash is stored in ${gateway.config.dataDir}/account-key.json).\n` +

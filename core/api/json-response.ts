@@ -1,6 +1,6 @@
 import type { ForwardSlice, GatewayContext, GatewayResponse, TransformSlice } from '../pipeline/context.js';
 import type { ProviderPlugin, ProviderTarget } from '../spec/provider.js';
-import { readUpstreamJson } from './operation.js';
+import { mapAnswer, readUpstreamJson } from './operation.js';
 
 export interface JsonAnswer<Response> {
   /** The adapter's `fromUpstream`, bound to the request. */
@@ -22,7 +22,7 @@ export async function respondWithJson<Response>(
   if (!auth || !transform) throw new Error(`${context.operation} response without auth or transform slice`);
   const parsed = await readUpstreamJson(forward.body, provider.id);
   forward.endedAt = performance.now();
-  const response = answer.map(parsed, auth.target);
+  const response = mapAnswer(provider.id, () => answer.map(parsed, auth.target));
   answer.record(response, transform);
   return { status: 200, headers: {}, body: { json: context.strict ? answer.strict(response) : response } };
 }

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { errors, type GatewayError } from '../errors.js';
+import { errors, GatewayError } from '../errors.js';
 import type { ForwardSlice, GatewayContext, GatewayResponse, RequestSlice } from '../pipeline/context.js';
 import type { ProviderPlugin, ProviderTarget, RequestProblem, UpstreamRequest } from '../spec/provider.js';
 import type { OperationName } from '../spec/unified.js';
@@ -50,6 +50,21 @@ export async function readUpstreamJson(body: AsyncIterable<Uint8Array>, provider
     return JSON.parse(bytes.toString('utf8'));
   } catch {
     throw errors.badGateway(`The provider "${provider}" answered with a body that is not JSON.`, { code: 'upstream_invalid_json' });
+  }
+}
+
+/**
+ * Runs a provider's response mapping. A mapper that throws on an answer it cannot read (a shape the
+ * provider should not have sent) is the provider's fault: 502, not an unexpected 500.
+ */
+export function mapAnswer<Response>(provider: string, map: () => Response): Response {
+  try {
+    return map();
+  } catch (error) {
+    if (error instanceof GatewayError) throw error;
+    throw errors.badGateway(`The provider "${provider}" answered with a body the gateway cannot read: ${(error as Error)?.message ?? 'unknown shape'}.`, {
+      code: 'upstream_invalid_response',
+    });
   }
 }
 

@@ -2,7 +2,7 @@ import { SseDecoder } from '../http/sse.js';
 import type { ChunkTransformer, ForwardSlice, GatewayContext, GatewayResponse } from '../pipeline/context.js';
 import type { ProviderPlugin, StreamingAdapter } from '../spec/provider.js';
 import type { Usage } from '../spec/unified.js';
-import { readUpstreamJson } from './operation.js';
+import { mapAnswer, readUpstreamJson } from './operation.js';
 import { relayStream, type RelayedChunk, type StreamShape } from './stream-relay.js';
 
 export const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' };
@@ -83,7 +83,7 @@ export async function respondStreamable<Request extends StreamableRequest, Respo
 
   const parsed = await readUpstreamJson(forward.body, provider.id);
   forward.endedAt = performance.now();
-  const mapped = adapter.fromUpstream(parsed, request, auth.target);
+  const mapped = mapAnswer(provider.id, () => adapter.fromUpstream(parsed, request, auth.target));
   const response = output ? await output.response(mapped) : mapped;
   if (response.usage) transform.usage = response.usage;
   if (response.model) transform.model = response.model;

@@ -1,5 +1,6 @@
 import { errors } from '../errors.js';
 import type { UpstreamClient } from '../http/upstream.js';
+import type { GatewayContext } from '../pipeline/context.js';
 import type { Hook } from '../spec/hook.js';
 
 /** Largest per-request time-out a caller may ask for with `x-gateway-request-timeout` (1 hour). */
@@ -11,7 +12,11 @@ const MAX_TIMEOUT_MS = 3_600_000;
  * the client leaves (`context.signal`). `x-gateway-request-timeout` (milliseconds) overrides the
  * configured upstream time-out for one request.
  */
-export function forwardHook(dependencies: { upstream: UpstreamClient }): Hook {
+export function forwardHook(dependencies: {
+  upstream: UpstreamClient;
+  /** Headers added to every upstream request (trace context: `traceparent`). */
+  traceHeaders?: (context: GatewayContext) => Record<string, string>;
+}): Hook {
   return {
     name: 'gateway-forward',
     stage: 'forward',
@@ -30,8 +35,11 @@ export function forwardHook(dependencies: { upstream: UpstreamClient }): Hook {
           });
         }
       }
+      const extra = dependencies.traceHeaders?.(context);
+      const upstreamRequest =
+        extra && Object.keys(extra).length > 0 ? { ...transform.upstreamRequest, headers: { ...transform.upstreamRequest.headers, ...extra } } : transform.upstreamRequest;
       const sentAt = performance.now();
-      const answer = await dependencies.upstream.send(transform.upstreamRequest, {
+      const answer = await dependencies.upstream.send(upstreamRequest, {
         signal: context.signal,
         guarded: auth.target.customHost,
         timeoutMs,

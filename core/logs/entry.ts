@@ -1,12 +1,16 @@
+import { randomUUID } from 'node:crypto';
 import type { GatewayContext, UsageUnits } from '../pipeline/context.js';
 import type { OperationName } from '../spec/unified.js';
 
 /**
- * One request, as logged. A typed value so that sinks (pino now; durable stores later) share one
- * shape. It never holds headers, bodies or credentials; error messages pass through
- * {@link redactSecrets} first.
+ * One request, as logged. A typed value so that sinks (pino, the durable log store, metrics,
+ * traces) share one shape. It never holds headers, bodies or credentials; error messages pass
+ * through {@link redactSecrets} first. Bodies travel beside it ({@link LogBodies}) to the sinks
+ * that store them.
  */
 export interface LogEntry {
+  /** Unique id of the entry (the admin API's `id`). */
+  readonly id: string;
   readonly time: string;
   readonly traceId: string;
   readonly method: string;
@@ -17,13 +21,24 @@ export interface LogEntry {
   readonly status: number;
   readonly outcome: 'ok' | 'error' | 'stream_error' | 'client_closed';
   readonly error?: { readonly type: string; readonly code: string | null; readonly message: string };
+  /** `account` or `virtual-key:<id>` (kept for log readers); the three fields below split it. */
   readonly caller?: string;
+  readonly callerType?: 'account' | 'virtual-key';
+  readonly keyId?: string;
+  readonly keyName?: string;
   readonly streaming: boolean;
   readonly durationMs: number;
   readonly gatewayMs: number;
   readonly upstreamMs?: number;
   readonly timeToFirstTokenMs?: number;
-  readonly usage?: { readonly promptTokens: number; readonly completionTokens: number; readonly totalTokens: number };
+  /** Token usage; `cachedTokens` and `reasoningTokens` only when the provider reported a non-zero count. */
+  readonly usage?: {
+    readonly promptTokens: number;
+    readonly completionTokens: number;
+    readonly totalTokens: number;
+    readonly cachedTokens?: number;
+    readonly reasoningTokens?: number;
+  };
   /** Counts besides tokens: requests and characters for speech, requests and images for image operations. */
   readonly units?: UsageUnits;
   /** The request's cost in USD from its usage and the price table, when both are known. */
@@ -47,9 +62,26 @@ export interface LoggedVerdict {
   readonly checks?: number;
 }
 
+/**
+ * The request and response bodies of one request, as references captured on the hot path; the
+ * log store's writer serialises, caps and redacts them later (see `core/logs/record.ts`).
+ */
+export interface LogBodies {
+  /** The JSON request body's bytes as received (JSON operations only). */
+  readonly request?: Buffer;
+  /** The JSON answer, or the bytes streamed to the client (SSE), or nothing. */
+  readonly response?: { readonly json: unknown } | { readonly chunks: ReadonlyArray<Uint8Array | string>; readonly truncated: boolean };
+  /** Secrets of this request to remove from the text (provider key, caller key). */
+  readonly secrets: ReadonlyArray<string | undefined>;
+}
+
 /** A destination for log entries. Writes must not block the response path. */
 export interface LogSink {
-  write(entry: LogEntry): void;
+  /**
+   * `bodies` is present when body logging is on for this request; `context` is the finished
+   * request's context, for sinks that correlate more than the entry holds (traces).
+   */
+  write(entry: LogEntry, bodies?: LogBodies, context?: GatewayContext): void;
 }
 
 const KEY_LIKE = /\b(?:sk|pk|rk|gw|vk|gsk|xai|key)-[A-Za-z0-9_-]{8,}|\bBearer\s+\S+|\bAKIA[0-9A-Z]{16}\b|\bAIza[0-9A-Za-z_-]{20,}/g;
@@ -63,7 +95,27 @@ export function redactSecrets(text: string, secrets: readonly (string | undefine
   return redacted.replace(KEY_LIKE, '[REDACTED]');
 }
 
+/**
+ * A UUIDv7 (48-bit millisecond time, then random): ids sort by time, so the stores' primary-key
+ * index grows at its end instead of taking random inserts.
+ */
+export function timeOrderedId(now = Date.now()): string {
+  const time = now.toString(16).padStart(12, '0');
+  return `${time.slice(0, 8)}-${time.slice(8, 12)}-7${randomUUID().slice(15)}`;
+}
+
 const round = (value: number) => Math.round(value * 1000) / 1000;
+
+const detail = (details: Record<string, unknown> | null | undefined, name: string): number | undefined => {
+  const value = details?.[name];
+  // Zero counts are left out: most providers send them for every request, and absent reads the same.
+  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : undefined;
+};
+
+/** The secrets of a request that must never reach a log: the provider credential and the caller's key. */
+export function requestSecrets(context: GatewayContext): Array<string | undefined> {
+  return [context.auth?.target.credentials.apiKey, context.incoming.headers['x-gateway-api-key']];
+}
 
 /** Builds the entry for a finished request. */
 export function buildLogEntry(context: GatewayContext, finishedAt: number): LogEntry {
@@ -73,9 +125,13 @@ export function buildLogEntry(context: GatewayContext, finishedAt: number): LogE
   const durationMs = finishedAt - context.startedAt;
   const upstreamMs = forward ? (forward.endedAt ?? finishedAt) - forward.sentAt : undefined;
   const failure = error?.body ?? transform?.streamError;
-  const secrets = [auth?.target.credentials.apiKey, context.incoming.headers['x-gateway-api-key']];
+  const secrets = requestSecrets(context);
   const usage = transform?.usage;
+  const cachedTokens = detail(usage?.prompt_tokens_details, 'cached_tokens');
+  const reasoningTokens = detail(usage?.completion_tokens_details, 'reasoning_tokens');
+  const caller = auth?.caller;
   return {
+    id: timeOrderedId(),
     time: new Date().toISOString(),
     traceId: context.traceId,
     method: context.incoming.method,
@@ -86,14 +142,24 @@ export function buildLogEntry(context: GatewayContext, finishedAt: number): LogE
     status,
     outcome: clientClosed ? 'client_closed' : error || status >= 400 ? 'error' : transform?.streamError ? 'stream_error' : 'ok',
     ...(failure ? { error: { type: failure.type, code: failure.code, message: redactSecrets(failure.message, secrets) } } : {}),
-    caller: auth ? (auth.caller.type === 'account' ? 'account' : `virtual-key:${auth.caller.id}`) : undefined,
+    caller: caller ? (caller.type === 'account' ? 'account' : `virtual-key:${caller.id}`) : undefined,
+    ...(caller ? { callerType: caller.type } : {}),
+    ...(caller?.type === 'virtual-key' ? { keyId: caller.id, keyName: caller.name } : {}),
     streaming: context.request.streaming,
     durationMs: round(durationMs),
     gatewayMs: round(durationMs - (upstreamMs ?? 0)),
     ...(upstreamMs === undefined ? {} : { upstreamMs: round(upstreamMs) }),
     ...(transform?.firstTokenAt === undefined ? {} : { timeToFirstTokenMs: round(transform.firstTokenAt - context.startedAt) }),
     ...(usage
-      ? { usage: { promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens, totalTokens: usage.total_tokens } }
+      ? {
+          usage: {
+            promptTokens: usage.prompt_tokens,
+            completionTokens: usage.completion_tokens,
+            totalTokens: usage.total_tokens,
+            ...(cachedTokens === undefined ? {} : { cachedTokens }),
+            ...(reasoningTokens === undefined ? {} : { reasoningTokens }),
+          },
+        }
       : {}),
     ...(transform?.units ? { units: transform.units } : {}),
     ...(context.costUsd === undefined ? {} : { costUsd: context.costUsd }),

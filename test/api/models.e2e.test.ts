@@ -13,6 +13,10 @@ test.before(async () => {
       response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
       return;
     }
+    if (request.headers['x-scenario'] === 'wrong-shape') {
+      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'chat.completion', choices: [] }));
+      return;
+    }
     return openAIHandler(request, response);
   });
 });
@@ -48,4 +52,13 @@ test('a single model (/v1/models/{id}) still passes through', async (t) => {
   t.is(api.received(trace).url, '/v1/models/gpt-4o-mini');
   const entry = await loggedOnce(api.gateway, trace);
   t.like(entry, { operation: 'passthrough', status: 404 });
+});
+
+test("an answer of the wrong shape is the provider's fault: 502 upstream_invalid_response, not 500", async (t) => {
+  const { client, trace } = api.client('models-wrong', { 'x-scenario': 'wrong-shape' });
+  const error = await t.throwsAsync(client.models.list());
+  t.is((error as { status?: number }).status, 502);
+  t.is((error as { code?: string }).code, 'upstream_invalid_response');
+  const entry = await loggedOnce(api.gateway, trace);
+  t.like(entry, { operation: 'models', status: 502 });
 });

@@ -1,0 +1,69 @@
+/**
+ * Where the log stage's CPU goes: drives N chat requests through an in-process gateway (durable
+ * log on, bodies on) against an in-process mock, for a CPU profile (`node --cpu-prof`).
+ *
+ *   npm run build && npx node --cpu-prof --cpu-prof-dir=/tmp/prof dist/bench/log-overhead.js
+ */
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import { mkdtempSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { Pool } from 'undici';
+import { createGateway } from '../core/app.js';
+import { openai } from '../plugins/providers/openai/index.js';
+
+const TOTAL = Number(process.env.BENCH_REQUESTS ?? 20_000);
+const COMPLETION = JSON.stringify({
+  id: 'c1',
+  object: 'chat.completion',
+  created: 1,
+  model: 'm',
+  choices: [{ index: 0, message: { role: 'assistant', content: 'Hello there, how can I help?' }, finish_reason: 'stop' }],
+  usage: { prompt_tokens: 10, completion_tokens: 8, total_tokens: 18 },
+});
+
+const mock = createServer((request, response) => {
+  request.resume();
+  request.on('end', () => response.writeHead(200, { 'content-type': 'application/json' }).end(COMPLETION));
+});
+mock.listen(0, '127.0.0.1');
+await once(mock, 'listening');
+const mockUrl = `http://127.0.0.1:${(mock.address() as AddressInfo).port}/v1`;
+const gateway = createGateway(
+  { providers: [openai()] },
+  {
+    environment: { NODE_ENV: 'production', GATEWAY_API_KEY: 'gw-bench-key-0123456789', GATEWAY_DATA_DIR: mkdtempSync(join(tmpdir(), 'log-overhead-')) },
+    logDestination: pino.destination({ dest: '/dev/null', sync: false }),
+  },
+);
+const { url } = await gateway.listen(0, '127.0.0.1');
+const client = new Pool(url, { connections: 50 });
+const body = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'Say hello in a friendly way, please.' }] });
+let next = 0;
+const started = performance.now();
+const cpu = process.cpuUsage();
+await Promise.all(
+  Array.from({ length: 50 }, async () => {
+    while (next++ < TOTAL) {
+      const answer = await client.request({
+        path: '/v1/chat/completions',
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-gateway-api-key': 'gw-bench-key-0123456789', 'x-gateway-provider': 'openai', 'x-gateway-custom-host': mockUrl, authorization: 'Bearer sk-bench' },
+        body,
+      });
+      await answer.body.dump();
+    }
+  }),
+);
+const seconds = (performance.now() - started) / 1000;
+const used = process.cpuUsage(cpu);
+await gateway.flushLogs();
+process.stdout.write(
+  `${TOTAL} requests in ${seconds.toFixed(1)} s (${Math.round(TOTAL / seconds)} req/s), process CPU ${Math.round((used.user + used.system) / TOTAL)} µs/request (client, gateway, mock and log worker together), ${await gateway.logStore.count()} logged\n`,
+);
+await client.close();
+await gateway.close();
+mock.close();

@@ -1,0 +1,106 @@
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import type { AccountKey } from '../account-key.js';
+import type { AdminGuard } from '../admin/guard.js';
+import { errors } from '../errors.js';
+import { parseJsonObject, readBody } from '../http/body.js';
+import { DashboardSessions } from './sessions.js';
+import { loadAssets, type StaticAsset } from './static.js';
+
+export const SESSION_COOKIE = 'gateway_session';
+export const CSRF_HEADER = 'x-gateway-csrf';
+
+/** Tight by design: the page loads only its own scripts and styles and talks only to this origin. */
+const PAGE_HEADERS = {
+  'content-security-policy':
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'x-frame-options': 'DENY',
+  'cache-control': 'no-cache',
+};
+
+export interface DashboardOptions {
+  readonly adminGuard: AdminGuard;
+  readonly accountKey: AccountKey;
+  /** Session lifetime (default 8 hours). */
+  readonly sessionTtlMs?: number;
+}
+
+/**
+ * Mounts the dashboard on the app's router: the page and its assets under `/dashboard`, and the
+ * session routes that exchange the account key for an HttpOnly, SameSite=Strict cookie. The cookie
+ * (with the CSRF header) is registered with the admin guard, so the page calls the admin API with it.
+ */
+export function mountDashboard(router: Router, options: DashboardOptions): DashboardSessions {
+  const sessions = new DashboardSessions(options.sessionTtlMs);
+  const assets = loadAssets();
+  const index = assets.get('index.html');
+  if (!index) throw new Error('The dashboard has no index.html.');
+
+  options.adminGuard.accept({
+    verify(koa) {
+      const session = sessions.get(koa.cookies.get(SESSION_COOKIE));
+      return session !== undefined && DashboardSessions.csrfMatches(session, koa.get(CSRF_HEADER));
+    },
+  });
+
+  const send = (koa: Context, asset: StaticAsset) => {
+    koa.set(PAGE_HEADERS);
+    koa.type = asset.contentType;
+    koa.body = asset.body;
+  };
+  router.get('/dashboard', (koa) => send(koa, index));
+  router.get('/dashboard/', (koa) => send(koa, index));
+  router.get('/dashboard/assets/:name', (koa) => {
+    const asset = koa.params.name === 'index.html' ? undefined : assets.get(koa.params.name);
+    if (!asset) throw errors.notFound(`No dashboard asset named ${koa.params.name}.`, { code: 'route_not_found' });
+    send(koa, asset);
+  });
+
+  router.get('/dashboard/session', (koa) => {
+    // 200 either way: the page asks this on every load, and a 401 would be noise in the console.
+    const session = sessions.get(koa.cookies.get(SESSION_COOKIE));
+    koa.set('cache-control', 'no-store');
+    koa.body = session ? sessionBody(session) : { signed_in: false };
+  });
+
+  router.post('/dashboard/session', async (koa) => {
+    const body = parseJsonObject(await readBody(koa.req, 4096));
+    const apiKey = body.api_key;
+    if (typeof apiKey !== 'string' || apiKey === '') {
+      throw errors.invalidRequest('api_key must be the account API key, as a non-empty string.', { param: 'api_key', code: 'missing_api_key' });
+    }
+    if (!options.accountKey.matches(apiKey)) {
+      throw errors.authentication('That is not the account API key.', { code: 'invalid_api_key' });
+    }
+    sessions.delete(koa.cookies.get(SESSION_COOKIE));
+    const { id, session } = sessions.create();
+    koa.cookies.set(SESSION_COOKIE, id, {
+      httpOnly: true,
+      sameSite: 'strict',
+      path: '/',
+      secure: koa.secure,
+      expires: new Date(session.expiresAt),
+      overwrite: true,
+    });
+    koa.set('cache-control', 'no-store');
+    koa.status = 201;
+    koa.body = sessionBody(session);
+  });
+
+  router.delete('/dashboard/session', (koa) => {
+    sessions.delete(koa.cookies.get(SESSION_COOKIE));
+    koa.cookies.set(SESSION_COOKIE, '', { httpOnly: true, sameSite: 'strict', path: '/', secure: koa.secure, expires: new Date(0), overwrite: true });
+    koa.status = 204;
+  });
+
+  return sessions;
+}
+
+const sessionBody = (session: { expiresAt: number; csrfToken: string }) => ({
+  signed_in: true,
+  expires_at: new Date(session.expiresAt).toISOString(),
+  csrf_token: session.csrfToken,
+});

@@ -1,0 +1,63 @@
+// Talks to the admin API with the session cookie (sent by the browser, HttpOnly) and the CSRF
+// token, which lives only in this module's memory. The account key is never kept.
+
+let csrfToken = '';
+
+export class ApiError extends Error {
+  constructor(status, body) {
+    super(body?.error?.message ?? `Request failed with status ${status}`);
+    this.status = status;
+    this.body = body;
+  }
+}
+
+async function call(method, path, { query, body } = {}) {
+  const url = new URL(path, location.origin);
+  for (const [name, value] of Object.entries(query ?? {})) if (value !== undefined && value !== null && value !== '') url.searchParams.set(name, value);
+  const headers = { accept: 'application/json' };
+  if (csrfToken) headers['x-gateway-csrf'] = csrfToken;
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  const response = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'same-origin', cache: 'no-store' });
+  const text = await response.text();
+  const parsed = text ? safeJson(text) : null;
+  if (response.status === 401 && !path.startsWith('/dashboard/session')) window.dispatchEvent(new Event('gateway-signed-out'));
+  if (!response.ok) throw new ApiError(response.status, parsed);
+  return parsed;
+}
+
+function safeJson(text) {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}
+
+export const api = {
+  get: (path, query) => call('GET', path, { query }),
+  post: (path, body) => call('POST', path, { body: body ?? {} }),
+  patch: (path, body) => call('PATCH', path, { body }),
+  delete: (path) => call('DELETE', path),
+};
+
+/** The current session, or null when signed out. */
+export async function currentSession() {
+  const session = await call('GET', '/dashboard/session');
+  if (!session?.signed_in) return null;
+  csrfToken = session.csrf_token;
+  return session;
+}
+
+export async function signIn(apiKey) {
+  const session = await call('POST', '/dashboard/session', { body: { api_key: apiKey } });
+  csrfToken = session.csrf_token;
+  return session;
+}
+
+export async function signOut() {
+  await call('DELETE', '/dashboard/session');
+  csrfToken = '';
+}
+
+/** Lists come back as `{data: [...]}` or as an array. */
+export const listOf = (answer) => (Array.isArray(answer) ? answer : Array.isArray(answer?.data) ? answer.data : []);

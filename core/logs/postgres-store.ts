@@ -1,0 +1,227 @@
+import pg from 'pg';
+import type { LogRecord } from './record.js';
+import { SCALAR_FIELDS } from './record.js';
+import {
+  groupExpression,
+  listWhere,
+  type LogPage,
+  type LogQuery,
+  type LogStore,
+  statusClassOf,
+  timeMsOf,
+  type UsageCell,
+  type UsageQuery,
+} from './store.js';
+
+const TYPES: Record<string, string> = {
+  status: 'integer',
+  prompt_tokens: 'integer',
+  completion_tokens: 'integer',
+  cached_tokens: 'integer',
+  reasoning_tokens: 'integer',
+  total_tokens: 'integer',
+  streaming: 'boolean',
+  latency_ms: 'double precision',
+  gateway_ms: 'double precision',
+  upstream_ms: 'double precision',
+  ttft_ms: 'double precision',
+  cost_usd: 'double precision',
+  time_ms: 'bigint',
+  status_class: 'smallint',
+  metadata: 'jsonb',
+  guardrails: 'jsonb',
+};
+const NOT_NULL = new Set(['id', 'time_ms', 'trace_id', 'operation', 'method', 'path', 'status', 'status_class', 'outcome', 'streaming', 'latency_ms', 'gateway_ms', 'metadata', 'guardrails']);
+const COLUMNS = [...SCALAR_FIELDS, 'time_ms', 'status_class', 'metadata', 'guardrails'];
+const typeOf = (column: string) => TYPES[column] ?? 'text';
+
+/** Schema migrations, in order; each runs once, in a transaction, under an advisory lock. */
+const MIGRATIONS: ReadonlyArray<string> = [
+  `CREATE TABLE logs (${COLUMNS.map((column) => `${column} ${typeOf(column)}${NOT_NULL.has(column) ? ' NOT NULL' : ''}${column === 'id' ? ' PRIMARY KEY' : ''}`).join(', ')});
+   CREATE INDEX logs_time ON logs (time_ms DESC, id DESC);
+   CREATE INDEX logs_trace ON logs (trace_id);
+   CREATE INDEX logs_model ON logs (model, time_ms DESC, id DESC);
+   CREATE INDEX logs_provider ON logs (provider, time_ms DESC, id DESC);
+   CREATE INDEX logs_key ON logs (key_id, time_ms DESC, id DESC);
+   CREATE INDEX logs_status ON logs (status_class, time_ms DESC, id DESC);
+   CREATE INDEX logs_metadata ON logs USING GIN (metadata);
+   CREATE TABLE log_bodies (id text PRIMARY KEY, time_ms bigint NOT NULL, request_body text, response_body text);
+   CREATE INDEX log_bodies_time ON log_bodies (time_ms);`,
+];
+
+type Row = Record<string, unknown>;
+
+const NUMERIC = new Set(['upstream_ms', 'ttft_ms', 'latency_ms', 'gateway_ms', 'cost_usd']);
+
+function fromRow(row: Row): LogRecord {
+  // id and time first, as the API documents them.
+  const record: Record<string, unknown> = { id: row.id, time: new Date(Number(row.time_ms)).toISOString() };
+  for (const field of SCALAR_FIELDS) {
+    const value = row[field] ?? null;
+    record[field] = value !== null && NUMERIC.has(field) ? Number(value) : value;
+  }
+  record.metadata = row.metadata;
+  record.guardrails = row.guardrails;
+  if ('request_body' in row) {
+    record.request_body = row.request_body ?? null;
+    record.response_body = row.response_body ?? null;
+  }
+  return record as unknown as LogRecord;
+}
+
+export interface PostgresLogStoreOptions {
+  connectionString: string;
+  /** Schema holding the tables (created when missing); default `public`. */
+  schema?: string;
+  /** Pool size (default 4). */
+  maxConnections?: number;
+  /** Rows older than this are deleted by {@link PostgresLogStore.prune} (0 = keep forever). */
+  maxAgeMs?: number;
+}
+
+/**
+ * The shared log store: PostgreSQL through `pg` (pure JavaScript). Every instance of the gateway
+ * writes to the same tables; the schema is created and migrated on start under an advisory lock,
+ * so instances starting together do not race. A batch is one statement (`json_to_recordset`), so it
+ * is atomic and costs one round trip; `ON CONFLICT DO NOTHING` makes replays idempotent.
+ */
+export class PostgresLogStore implements LogStore {
+  readonly kind = 'postgres';
+  private readonly pool: pg.Pool;
+  readonly schema: string;
+  private insertSql = '';
+  private readonly maxAgeMs: number;
+
+  constructor(options: PostgresLogStoreOptions) {
+    this.maxAgeMs = options.maxAgeMs ?? 0;
+    this.schema = options.schema ?? 'public';
+    if (!/^[a-z_][a-z0-9_]{0,62}$/.test(this.schema)) throw new Error(`invalid log schema name "${this.schema}"`);
+    this.pool = new pg.Pool({
+      connectionString: options.connectionString,
+      max: options.maxConnections ?? 4,
+      options: `-c search_path=${this.schema}`,
+      connectionTimeoutMillis: 5000,
+      // A hung database fails the batch (which then spills) instead of stalling the writer.
+      query_timeout: 30_000,
+      statement_timeout: 30_000,
+    });
+    // An idle client losing its connection must not crash the process; the next query reconnects.
+    this.pool.on('error', () => {});
+  }
+
+  async init(): Promise<void> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`gateway-logs:${this.schema}`]);
+      await client.query(`CREATE SCHEMA IF NOT EXISTS ${this.schema}`);
+      await client.query(`CREATE TABLE IF NOT EXISTS ${this.schema}.log_schema_version (version integer NOT NULL)`);
+      const current = await client.query(`SELECT max(version) AS version FROM ${this.schema}.log_schema_version`);
+      const from = Number(current.rows[0]?.version ?? 0);
+      for (let index = from; index < MIGRATIONS.length; index++) {
+        await client.query(`SET LOCAL search_path = ${this.schema}`);
+        await client.query(MIGRATIONS[index]);
+        await client.query(`INSERT INTO ${this.schema}.log_schema_version (version) VALUES ($1)`, [index + 1]);
+      }
+      await client.query('COMMIT');
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw error;
+    } finally {
+      client.release();
+    }
+    const definition = [...COLUMNS.map((column) => `${column} ${typeOf(column)}`), 'request_body text', 'response_body text'].join(', ');
+    this.insertSql = `WITH input AS (SELECT * FROM json_to_recordset($1::json) AS r(${definition})),
+      inserted AS (INSERT INTO ${this.schema}.logs (${COLUMNS.join(', ')}) SELECT ${COLUMNS.join(', ')} FROM input ON CONFLICT (id) DO NOTHING RETURNING id)
+      INSERT INTO ${this.schema}.log_bodies (id, time_ms, request_body, response_body)
+        SELECT input.id, input.time_ms, input.request_body, input.response_body FROM input JOIN inserted USING (id)
+        WHERE input.request_body IS NOT NULL OR input.response_body IS NOT NULL
+      ON CONFLICT (id) DO NOTHING`;
+  }
+
+  async insert(records: readonly LogRecord[]): Promise<void> {
+    if (records.length === 0) return;
+    const rows = records.map((record) => ({ ...record, time_ms: timeMsOf(record), status_class: statusClassOf(record.status) }));
+    await this.pool.query(this.insertSql, [JSON.stringify(rows)]);
+  }
+
+  async list(query: LogQuery): Promise<LogPage> {
+    const { where, params } = listWhere(
+      query,
+      (index) => `$${index}`,
+      (key, value, param) => (value === undefined ? `metadata ? ${param(key)}` : `metadata @> ${param(JSON.stringify({ [key]: value }))}::jsonb`),
+    );
+    const result = await this.pool.query(
+      `SELECT ${COLUMNS.join(', ')} FROM ${this.schema}.logs ${where} ORDER BY time_ms DESC, id DESC LIMIT ${query.limit + 1}`,
+      params,
+    );
+    const rows = result.rows as Row[];
+    const more = rows.length > query.limit;
+    const page = rows.slice(0, query.limit);
+    const last = page.at(-1);
+    return { data: page.map(fromRow), nextCursor: more && last ? { timeMs: Number(last.time_ms), id: String(last.id) } : null };
+  }
+
+  async get(id: string): Promise<LogRecord | undefined> {
+    const result = await this.pool.query(
+      `SELECT ${COLUMNS.map((column) => `logs.${column}`).join(', ')}, log_bodies.request_body, log_bodies.response_body
+       FROM ${this.schema}.logs LEFT JOIN ${this.schema}.log_bodies USING (id) WHERE logs.id = $1`,
+      [id],
+    );
+    return result.rows[0] ? fromRow(result.rows[0] as Row) : undefined;
+  }
+
+  async usage(query: UsageQuery): Promise<UsageCell[]> {
+    const result = await this.pool.query(
+      `SELECT ${groupExpression(query.groupBy)} AS grp, (time_ms - $1::bigint) / $3::bigint AS bucket, count(*) AS requests,
+         count(*) FILTER (WHERE status >= 400) AS errors,
+         percentile_cont(0.5) WITHIN GROUP (ORDER BY latency_ms) AS p50,
+         percentile_cont(0.95) WITHIN GROUP (ORDER BY latency_ms) AS p95,
+         COALESCE(sum(prompt_tokens), 0) AS prompt, COALESCE(sum(completion_tokens), 0) AS completion, COALESCE(sum(cost_usd), 0) AS cost
+       FROM ${this.schema}.logs WHERE time_ms >= $1::bigint AND time_ms < $2::bigint GROUP BY 1, 2`,
+      [query.from, query.to, query.bucketMs],
+    );
+    return (result.rows as Row[]).map((row) => ({
+      group: String(row.grp),
+      bucket: query.from + Number(row.bucket) * query.bucketMs,
+      requests: Number(row.requests),
+      errors: Number(row.errors),
+      p50Ms: Number(row.p50),
+      p95Ms: Number(row.p95),
+      promptTokens: Number(row.prompt),
+      completionTokens: Number(row.completion),
+      costUsd: Number(row.cost),
+    }));
+  }
+
+  async count(): Promise<number> {
+    const result = await this.pool.query(`SELECT count(*) AS n FROM ${this.schema}.logs`);
+    return Number(result.rows[0].n);
+  }
+
+  /**
+   * Deletes rows older than the age limit, a few thousand at a time so that no statement holds
+   * locks for long. Size limits of a shared database are the operator's (partitioning, quotas).
+   */
+  async prune(now = Date.now()): Promise<number> {
+    if (this.maxAgeMs <= 0) return 0;
+    const before = now - this.maxAgeMs;
+    let deleted = 0;
+    for (;;) {
+      const result = await this.pool.query(
+        `WITH gone AS (DELETE FROM ${this.schema}.logs WHERE id IN (SELECT id FROM ${this.schema}.logs WHERE time_ms < $1 LIMIT 5000) RETURNING id),
+           bodies AS (DELETE FROM ${this.schema}.log_bodies WHERE id IN (SELECT id FROM gone))
+         SELECT count(*) AS n FROM gone`,
+        [before],
+      );
+      const count = Number(result.rows[0].n);
+      deleted += count;
+      if (count < 5000) break;
+    }
+    return deleted;
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}

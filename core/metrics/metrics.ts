@@ -1,0 +1,159 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { LogEntry, LogSink } from '../logs/entry.js';
+import type { LogQueueObserver } from '../logs/queue.js';
+
+/** Seconds; from sub-millisecond gateway overhead to long generations. */
+const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
+
+/** What the metrics read on each scrape. */
+export interface MetricsSources {
+  /** Log queue state. */
+  logQueue?: () => { depth: number; spillBytes: number; storeUp: boolean };
+  /** Upstream connection pools. */
+  upstreamPools?: () => Array<{ origin: string; connected: number; pending: number; running: number }>;
+}
+
+/**
+ * The gateway's Prometheus metrics, on a registry of its own (one per gateway, so that several in
+ * one process do not mix). Request metrics are fed from the log entry by {@link sink}; the log
+ * queue reports through {@link logQueueObserver}; gauges are read on scrape.
+ */
+export class GatewayMetrics {
+  readonly registry = new Registry();
+  private readonly requests: Counter<'provider' | 'model' | 'operation' | 'status'>;
+  private readonly gatewayDuration: Histogram<'provider' | 'operation'>;
+  private readonly upstreamDuration: Histogram<'provider' | 'operation'>;
+  private readonly timeToFirstToken: Histogram<'provider' | 'operation'>;
+  private readonly tokens: Counter<'provider' | 'model' | 'type'>;
+  private readonly cost: Counter<'provider' | 'model'>;
+  private readonly guardrailVerdicts: Counter<'guardrail' | 'side' | 'action'>;
+  private readonly logEntries: Counter<'result'>;
+  private readonly logDropped: Counter<'reason'>;
+
+  constructor(sources: MetricsSources = {}) {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry, prefix: 'gateway_process_' });
+    this.requests = new Counter({
+      name: 'gateway_requests_total',
+      help: 'Requests answered, by provider, model, operation and HTTP status.',
+      labelNames: ['provider', 'model', 'operation', 'status'],
+      registers,
+    });
+    const histogram = (name: string, help: string) =>
+      new Histogram({ name, help, labelNames: ['provider', 'operation'], buckets: LATENCY_BUCKETS, registers });
+    this.gatewayDuration = histogram('gateway_overhead_seconds', 'Time spent in the gateway itself (total minus upstream).');
+    this.upstreamDuration = histogram('gateway_upstream_duration_seconds', 'Time from sending the upstream request to the end of its body.');
+    this.timeToFirstToken = histogram('gateway_time_to_first_token_seconds', 'Streams: time from the request to the first content sent.');
+    this.tokens = new Counter({
+      name: 'gateway_tokens_total',
+      help: 'Tokens reported by providers, by type (prompt, completion, cached, reasoning).',
+      labelNames: ['provider', 'model', 'type'],
+      registers,
+    });
+    this.cost = new Counter({ name: 'gateway_cost_usd_total', help: 'Priced cost of requests in USD.', labelNames: ['provider', 'model'], registers });
+    this.guardrailVerdicts = new Counter({
+      name: 'gateway_guardrail_verdicts_total',
+      help: 'Guardrail verdicts, by guardrail, side (input, output) and action.',
+      labelNames: ['guardrail', 'side', 'action'],
+      registers,
+    });
+    this.logEntries = new Counter({
+      name: 'gateway_log_entries_total',
+      help: 'Log entries by what happened to them: written (to the store), spilled (to the spill file), replayed (from it).',
+      labelNames: ['result'],
+      registers,
+    });
+    for (const result of ['written', 'spilled', 'replayed']) this.logEntries.inc({ result }, 0);
+    this.logDropped = new Counter({
+      name: 'gateway_log_entries_dropped_total',
+      help: 'Log entries lost: spill file full (spill_full), not writable (spill_unwritable), or a line cut by a crash (spill_unreadable).',
+      labelNames: ['reason'],
+      registers,
+    });
+    this.logDropped.inc({ reason: 'spill_full' }, 0);
+    const queue = sources.logQueue;
+    new Gauge({
+      name: 'gateway_log_queue_depth',
+      help: 'Log entries waiting in memory.',
+      registers,
+      collect() {
+        if (queue) this.set(queue().depth);
+      },
+    });
+    new Gauge({
+      name: 'gateway_log_spill_bytes',
+      help: 'Bytes in the spill file waiting for replay.',
+      registers,
+      collect() {
+        if (queue) this.set(queue().spillBytes);
+      },
+    });
+    new Gauge({
+      name: 'gateway_log_store_up',
+      help: '1 when the log store accepts writes.',
+      registers,
+      collect() {
+        if (queue) this.set(queue().storeUp ? 1 : 0);
+      },
+    });
+    const pools = sources.upstreamPools;
+    new Gauge({
+      name: 'gateway_upstream_connections',
+      help: 'Upstream pool usage per origin: connected sockets, running and pending requests.',
+      labelNames: ['origin', 'state'],
+      registers,
+      collect() {
+        this.reset();
+        // Custom hosts have a pool of their own (`guarded:<origin>`); both count for the origin.
+        for (const pool of pools?.() ?? []) {
+          const origin = pool.origin.replace(/^guarded:/, '');
+          this.inc({ origin, state: 'connected' }, pool.connected);
+          this.inc({ origin, state: 'running' }, pool.running);
+          this.inc({ origin, state: 'pending' }, pool.pending);
+        }
+      },
+    });
+  }
+
+  /** Feeds the request metrics from each log entry. */
+  readonly sink: LogSink = {
+    write: (entry: LogEntry) => {
+      // Requests that did not pass auth name any provider and model they like: keep those out of
+      // the label values, or anyone could grow the registry without a key.
+      const passed = entry.callerType !== undefined;
+      const provider = passed ? (entry.provider ?? '') : '';
+      const model = passed ? (entry.model ?? '') : '';
+      const operation = entry.operation;
+      this.requests.inc({ provider, model, operation, status: String(entry.status) });
+      this.gatewayDuration.observe({ provider, operation }, entry.gatewayMs / 1000);
+      if (entry.upstreamMs !== undefined) this.upstreamDuration.observe({ provider, operation }, entry.upstreamMs / 1000);
+      if (entry.timeToFirstTokenMs !== undefined) this.timeToFirstToken.observe({ provider, operation }, entry.timeToFirstTokenMs / 1000);
+      const usage = entry.usage;
+      if (usage) {
+        this.tokens.inc({ provider, model, type: 'prompt' }, usage.promptTokens);
+        this.tokens.inc({ provider, model, type: 'completion' }, usage.completionTokens);
+        if (usage.cachedTokens) this.tokens.inc({ provider, model, type: 'cached' }, usage.cachedTokens);
+        if (usage.reasoningTokens) this.tokens.inc({ provider, model, type: 'reasoning' }, usage.reasoningTokens);
+      }
+      if (entry.costUsd) this.cost.inc({ provider, model }, entry.costUsd);
+      for (const verdict of entry.guardrails) this.guardrailVerdicts.inc({ guardrail: verdict.guardrail, side: verdict.side, action: verdict.action });
+    },
+  };
+
+  /** Counts what the log queue does with entries. */
+  readonly logQueueObserver: LogQueueObserver = {
+    written: (count) => this.logEntries.inc({ result: 'written' }, count),
+    spilled: (count) => this.logEntries.inc({ result: 'spilled' }, count),
+    replayed: (count) => this.logEntries.inc({ result: 'replayed' }, count),
+    dropped: (count, reason) => this.logDropped.inc({ reason }, count),
+  };
+
+  /** The Prometheus text exposition. */
+  render(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+}

@@ -1,0 +1,98 @@
+import test from 'ava';
+import OpenAI from 'openai';
+import { startFake } from '../fakes/openai-fake.js';
+import { ACCOUNT_KEY, PROVIDER_KEY, startGateway } from '../harness.js';
+import { browserSkipReason, openBrowser, screenshot, signIn } from './browser.js';
+
+// Skipped only when Chromium is missing outside CI (under CI=true a missing browser fails).
+const skipReason = browserSkipReason();
+const gateway = await startGateway();
+const fake = await startFake();
+const it = skipReason ? test.skip : test.serial;
+// ava runs no hooks when every test is skipped: close now so the worker can exit.
+if (skipReason) await Promise.all([gateway.close(), fake.close()]);
+
+const browser = skipReason ? undefined : await openBrowser();
+test.after.always(async () => {
+  await browser?.close();
+  await gateway.close();
+  await fake.close();
+});
+
+const name = `browser-key-${Math.random().toString(36).slice(2, 8)}`;
+const clientWith = (virtualKey: string) =>
+  new OpenAI({ apiKey: 'unused-by-the-gateway', baseURL: `${gateway.url}/v1`, maxRetries: 0, timeout: 10_000, defaultHeaders: { 'x-gateway-api-key': virtualKey } });
+const ask = (virtualKey: string) => clientWith(virtualKey).chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hello' }] });
+const adminList = async () => (await fetch(`${gateway.url}/admin/virtual-keys`, { headers: { 'x-gateway-api-key': ACCOUNT_KEY } })).text();
+
+let firstValue = '';
+let rotatedValue = '';
+
+it('creating a virtual key shows its value once, and the key works through the SDK', async (t) => {
+  const { page } = browser!;
+  page.on('dialog', (dialog) => dialog.accept());
+  await signIn(page, gateway.url);
+  await page.getByRole('link', { name: 'Virtual keys' }).click();
+  await page.getByRole('heading', { name: 'Create a virtual key' }).waitFor();
+  const form = page.getByRole('form', { name: 'Create a virtual key' });
+  await form.getByLabel('Name', { exact: true }).fill(name);
+  await form.getByLabel('Provider', { exact: true }).selectOption('openai');
+  await form.getByLabel('Provider key').fill(PROVIDER_KEY);
+  await form.getByLabel('Custom host').fill(fake.baseUrl);
+  await form.getByLabel('Requests per day').fill('500');
+  await form.getByRole('button', { name: 'Create key' }).click();
+  const value = page.locator('.once input.key-value');
+  await value.waitFor();
+  firstValue = await value.inputValue();
+  t.true(firstValue.length >= 20, firstValue);
+  t.not(firstValue, PROVIDER_KEY);
+  t.is(await page.getByRole('button', { name: 'Copy' }).count(), 1);
+  const row = page.locator(`tr[data-key-name="${name}"]`);
+  t.true((await row.innerText()).includes('500/day'));
+
+  const completion = await ask(firstValue);
+  t.is(completion.choices[0].message.content, 'Hello! How can I assist you today?');
+  t.is(fake.requests.at(-1)!.headers.authorization, `Bearer ${PROVIDER_KEY}`);
+
+  // Once dismissed (or after navigating), the value is nowhere: not in the page, not in the API.
+  await page.getByRole('button', { name: 'I have saved it' }).click();
+  await page.getByRole('link', { name: 'Logs' }).click();
+  await page.getByRole('link', { name: 'Virtual keys' }).click();
+  await row.waitFor();
+  const html = await page.content();
+  t.false(html.includes(firstValue));
+  t.false(html.includes(PROVIDER_KEY));
+  const listing = await adminList();
+  t.false(listing.includes(firstValue));
+  t.false(listing.includes(PROVIDER_KEY));
+  await screenshot(page, 'dashboard-keys');
+});
+
+it('editing limits is saved; rotating replaces the value', async (t) => {
+  const { page } = browser!;
+  const row = page.locator(`tr[data-key-name="${name}"]`);
+  await row.getByRole('button', { name: `Edit ${name}` }).click();
+  await page.getByRole('form', { name: `Edit ${name}` }).getByLabel('Requests per day').fill('750');
+  await page.getByRole('button', { name: 'Save changes' }).click();
+  await page.locator(`tr[data-key-name="${name}"]`, { hasText: '750/day' }).waitFor();
+  t.true((await adminList()).includes('750'));
+
+  await row.getByRole('button', { name: `Rotate ${name}` }).click();
+  const value = page.locator('.once input.key-value');
+  await value.waitFor();
+  rotatedValue = await value.inputValue();
+  t.not(rotatedValue, firstValue);
+  await t.throwsAsync(ask(firstValue), { instanceOf: OpenAI.AuthenticationError });
+  t.truthy((await ask(rotatedValue)).id);
+});
+
+it('deleting the key removes it from the list and the SDK is refused with it', async (t) => {
+  const { page } = browser!;
+  await page.getByRole('link', { name: 'Logs' }).click();
+  await page.getByRole('link', { name: 'Virtual keys' }).click();
+  const row = page.locator(`tr[data-key-name="${name}"]`);
+  await row.getByRole('button', { name: `Delete ${name}` }).click();
+  await row.waitFor({ state: 'detached' });
+  t.false((await adminList()).includes(name));
+  await t.throwsAsync(ask(rotatedValue), { instanceOf: OpenAI.AuthenticationError });
+});
