@@ -5,7 +5,7 @@ import type { MultipartAdapter, ProviderOperations } from '../spec/provider.js';
 import type { FormFile, ImageResponse, MultipartForm } from '../spec/unified.js';
 import { recordImageUsage, strictImageResponse } from './images-generate.js';
 import { respondWithJson } from './json-response.js';
-import { type OperationHandler, throwIfProblem, unsupportedOperation } from './operation.js';
+import { type OperationHandler, readUpstreamBody, throwIfProblem, unsupportedOperation } from './operation.js';
 import { readPngInfo } from './png.js';
 import { invalid } from './validate.js';
 
@@ -146,11 +146,20 @@ function multipartOperation(spec: {
       if (!adapter) throw new Error(`${spec.name} response without adapter`);
       const { fromUpstream } = adapter;
       if (!fromUpstream) {
-        // Answers whose format the caller picked (json, text, srt, vtt) are relayed as received.
+        // Answers whose format the caller picked (json, text, srt, vtt) are relayed as received. A
+        // JSON transcript is small: it is read whole so that the usage it reports reaches the log.
+        const headers = endToEndHeaders(forward.headers);
+        if (String(forward.headers['content-type'] ?? '').startsWith('application/json') && context.transform) {
+          const bytes = await readUpstreamBody(forward.body);
+          forward.endedAt = performance.now();
+          recordAudioUsage(bytes, context.transform);
+          return { status: forward.status, headers, body: { bytes } };
+        }
+        if (context.transform) context.transform.units = { requests: 1 };
         forward.body.once('end', () => {
           forward.endedAt = performance.now();
         });
-        return { status: forward.status, headers: endToEndHeaders(forward.headers), body: { stream: forward.body } };
+        return { status: forward.status, headers, body: { stream: forward.body } };
       }
       const form = context.request.body as MultipartForm;
       return respondWithJson(context, provider, forward, {
@@ -160,6 +169,26 @@ function multipartOperation(spec: {
       });
     },
   };
+}
+
+/**
+ * Usage a JSON transcript reports: tokens (`input_tokens`/`output_tokens`, the newer transcription
+ * models) or a duration in seconds (whisper). Anything else records one request.
+ */
+function recordAudioUsage(bytes: Buffer, transform: TransformSlice): void {
+  let usage: unknown;
+  try {
+    usage = (JSON.parse(bytes.toString('utf8')) as { usage?: unknown }).usage;
+  } catch {
+    usage = undefined;
+  }
+  const reported = (typeof usage === 'object' && usage !== null ? usage : {}) as Record<string, unknown>;
+  const { input_tokens: input, output_tokens: output, seconds } = reported;
+  if (typeof input === 'number' && typeof output === 'number') {
+    const total = typeof reported.total_tokens === 'number' ? reported.total_tokens : input + output;
+    transform.usage = { prompt_tokens: input, completion_tokens: output, total_tokens: total };
+  }
+  transform.units = { requests: 1, ...(typeof seconds === 'number' ? { seconds } : {}) };
 }
 
 /** `POST /v1/images/edits` (multipart). */

@@ -149,6 +149,8 @@ export interface UsageUnits {
   readonly characters?: number;
   /** Images produced (image operations). */
   readonly images?: number;
+  /** Seconds of audio, when a transcription reports its usage as a duration. */
+  readonly seconds?: number;
 }
 
 export interface ForwardSlice {

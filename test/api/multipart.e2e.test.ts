@@ -99,10 +99,15 @@ test.serial('audio.transcriptions.create uploads the audio intact; JSON and text
 
   const text = await client.audio.transcriptions.create({ file: await toFile(audio, 'speech.mp3'), model: 'whisper-1', response_format: 'text' });
   t.is(text, 'Bonjour, comment ça va ?\n');
-  const entries = await gateway.waitForEntries(1);
-  const entry = entries.filter((logged) => logged.operation === 'transcription').at(-1);
-  t.is(entry?.status, 200);
-  t.is(entry?.model, 'whisper-1');
+  const entries = await gateway.waitForEntries(2);
+  const logged = entries.filter((entry) => entry.operation === 'transcription');
+  t.like(logged.at(-2), { status: 200, model: 'whisper-1', units: { requests: 1, seconds: 3 } }, "the JSON answer's duration is logged");
+  t.like(logged.at(-1), { status: 200, model: 'whisper-1', units: { requests: 1 } });
+
+  const tokens = await client.audio.transcriptions.create({ file: await toFile(audio, 'speech.mp3'), model: 'gpt-4o-transcribe' });
+  t.is(tokens.text, 'Bonjour, comment ça va ?');
+  const withTokens = (await gateway.waitForEntries(entries.length + 1)).filter((entry) => entry.operation === 'transcription').at(-1);
+  t.deepEqual(withTokens?.usage, { promptTokens: 14, completionTokens: 45, totalTokens: 59 });
   await noUploadsLeft(t);
 });
 

@@ -35,7 +35,11 @@ export const multipartHandler: FakeHandler = async (request, response) => {
       response.end(`${text}\n`);
     } else {
       response.writeHead(200, { 'content-type': 'application/json' });
-      response.end(JSON.stringify({ text, usage: { type: 'duration', seconds: 3 } }));
+      // whisper reports a duration; the newer transcription models report tokens.
+      const usage = form.fields.model?.startsWith('gpt-')
+        ? { type: 'tokens', input_tokens: 14, input_token_details: { audio_tokens: 14 }, output_tokens: 45, total_tokens: 59 }
+        : { type: 'duration', seconds: 3 };
+      response.end(JSON.stringify({ text, usage }));
     }
     return;
   }
