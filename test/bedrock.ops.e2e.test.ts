@@ -16,8 +16,11 @@ let gateway: TestGateway;
 
 test.before(async () => {
   fake = await startFake((request, response) => {
-    const fixture = request.url.includes('cohere.embed') ? 'cohere-embed-response.json' : 'titan-embed-response.json';
-    response.writeHead(200, { 'content-type': 'application/json' }).end(bedrockFixture(fixture));
+    const cohere = request.url.includes('cohere.embed');
+    // InvokeModel reports the input token count in a header (Cohere's body has none).
+    response
+      .writeHead(200, { 'content-type': 'application/json', 'x-amzn-bedrock-input-token-count': cohere ? '4' : '6' })
+      .end(bedrockFixture(cohere ? 'cohere-embed-response.json' : 'titan-embed-response.json'));
   });
   gateway = await startGateway({ providers: [openai(), bedrock()] });
 });
@@ -57,6 +60,7 @@ test.serial('Cohere embeddings on Bedrock take a list', async (t) => {
   const result = await client().embeddings.create({ model: 'cohere.embed-english-v3', input: ['hello', 'world'], encoding_format: 'float' });
   t.is(result.data.length, 2);
   t.deepEqual(result.data[1].embedding, [0.4, 0.5, -0.6]);
+  t.deepEqual(result.usage, { prompt_tokens: 4, total_tokens: 4 }, 'usage from the token-count header');
   t.deepEqual(fake.requests[before].json(), { texts: ['hello', 'world'], input_type: 'search_document' });
 });
 

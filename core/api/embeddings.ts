@@ -46,7 +46,7 @@ export const embeddings: OperationHandler = {
 
   respond: (context, provider, forward) =>
     respondWithJson(context, provider, forward, {
-      map: (body, target) => requireAdapter(provider).fromUpstream(body, context.request.body as EmbeddingRequest, target),
+      map: (body, target, headers) => requireAdapter(provider).fromUpstream(body, context.request.body as EmbeddingRequest, target, headers),
       strict: strictEmbeddingResponse,
       record(response, transform) {
         const usage = response.usage;

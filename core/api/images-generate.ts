@@ -53,7 +53,7 @@ export const imagesGenerate: OperationHandler = {
 
   respond: (context, provider, forward) =>
     respondWithJson(context, provider, forward, {
-      map: (body, target) => requireAdapter(provider).fromUpstream(body, context.request.body as ImageGenerateRequest, target),
+      map: (body, target, headers) => requireAdapter(provider).fromUpstream(body, context.request.body as ImageGenerateRequest, target, headers),
       strict: strictImageResponse,
       record: recordImageUsage,
     }),

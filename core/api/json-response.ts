@@ -4,7 +4,7 @@ import { mapAnswer, readUpstreamJson } from './operation.js';
 
 export interface JsonAnswer<Response> {
   /** The adapter's `fromUpstream`, bound to the request. */
-  map(body: unknown, target: ProviderTarget): Response;
+  map(body: unknown, target: ProviderTarget, headers: ForwardSlice['headers']): Response;
   /** The response with only the fields of the OpenAI schema. */
   strict(response: Response): Response;
   /** Puts what the log entry needs (usage, units, model) into the transform slice. */
@@ -22,7 +22,7 @@ export async function respondWithJson<Response>(
   if (!auth || !transform) throw new Error(`${context.operation} response without auth or transform slice`);
   const parsed = await readUpstreamJson(forward.body, provider.id);
   forward.endedAt = performance.now();
-  const response = mapAnswer(provider.id, () => answer.map(parsed, auth.target));
+  const response = mapAnswer(provider.id, () => answer.map(parsed, auth.target, forward.headers));
   answer.record(response, transform);
   return { status: 200, headers: {}, body: { json: context.strict ? answer.strict(response) : response } };
 }

@@ -83,7 +83,7 @@ export async function respondStreamable<Request extends StreamableRequest, Respo
 
   const parsed = await readUpstreamJson(forward.body, provider.id);
   forward.endedAt = performance.now();
-  const mapped = mapAnswer(provider.id, () => adapter.fromUpstream(parsed, request, auth.target));
+  const mapped = mapAnswer(provider.id, () => adapter.fromUpstream(parsed, request, auth.target, forward.headers));
   const response = output ? await output.response(mapped) : mapped;
   if (response.usage) transform.usage = response.usage;
   if (response.model) transform.model = response.model;

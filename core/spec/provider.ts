@@ -124,7 +124,11 @@ export interface OperationAdapter<Request, Response> {
    * it saves work on the hot path and keeps numbers JavaScript cannot hold exactly (64-bit seeds).
    */
   toUpstream(request: Request, target: ProviderTarget, original?: Uint8Array): UpstreamRequest;
-  fromUpstream(body: unknown, request: Request, target: ProviderTarget): Response;
+  /**
+   * `headers` are the upstream answer's (lower-cased), for providers that report something there
+   * rather than in the body (Bedrock's token counts on InvokeModel).
+   */
+  fromUpstream(body: unknown, request: Request, target: ProviderTarget, headers?: UpstreamReply['headers']): Response;
   /** Checks of the provider's own beyond the unified bounds (e.g. its image models' sizes). */
   validate?(request: Request): RequestProblem | undefined;
 }

@@ -54,12 +54,13 @@ export const bedrockEmbed: EmbedAdapter = {
     if (found) throw badRequest(found.param, found.message);
     return { method: 'POST', url: modelPath(target.baseUrl, request.model, 'invoke'), headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify(body(request)) };
   },
-  fromUpstream(raw, request): EmbeddingResponse {
+  fromUpstream(raw, request, _target, headers = {}): EmbeddingResponse {
     const value = (raw ?? {}) as Record<string, unknown>;
     const cohere = isCohere(request.model);
     const base64 = request.encoding_format === 'base64';
-    // Titan counts input tokens in its body; Cohere on Bedrock reports them only in a response header.
-    const tokens = typeof value.inputTextTokenCount === 'number' ? value.inputTextTokenCount : 0;
+    // Titan counts input tokens in its body; InvokeModel reports them in a response header for every model.
+    const header = Number(headers['x-amzn-bedrock-input-token-count']);
+    const tokens = typeof value.inputTextTokenCount === 'number' ? value.inputTextTokenCount : Number.isInteger(header) ? header : 0;
     return {
       object: 'list',
       data: vectors(value, cohere).map((vector, index) => ({ object: 'embedding', index, embedding: base64 ? vectorToBase64(vector) : vector })),
