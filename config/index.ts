@@ -155,7 +155,12 @@ const otlpHeaders = (text: string | undefined): Record<string, string> => {
   const headers: Record<string, string> = {};
   for (const pair of (text ?? '').split(',')) {
     const at = pair.indexOf('=');
-    if (at > 0) headers[pair.slice(0, at).trim().toLowerCase()] = decodeURIComponent(pair.slice(at + 1).trim());
+    if (at <= 0) continue;
+    try {
+      headers[pair.slice(0, at).trim().toLowerCase()] = decodeURIComponent(pair.slice(at + 1).trim());
+    } catch {
+      throw new BootError('INVALID_CONFIG', `OTEL_EXPORTER_OTLP_HEADERS has a value that is not URL-encoded (header "${pair.slice(0, at).trim()}")`);
+    }
   }
   return headers;
 };

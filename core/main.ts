@@ -25,7 +25,8 @@ async function loadConfig(path: string | undefined): Promise<GatewayConfig> {
 }
 
 /** How long SIGINT/SIGTERM lets requests in flight (long streams included) finish. */
-const SHUTDOWN_GRACE_MS = Number(process.env.GATEWAY_SHUTDOWN_GRACE_MS ?? 30_000);
+const graceSetting = Number(process.env.GATEWAY_SHUTDOWN_GRACE_MS ?? 30_000);
+const SHUTDOWN_GRACE_MS = Number.isFinite(graceSetting) && graceSetting >= 0 ? graceSetting : 30_000;
 
 /**
  * CLI entry. `start` (default) serves the gateway configured by `gateway.config.ts` on HOST:PORT.
@@ -33,7 +34,7 @@ const SHUTDOWN_GRACE_MS = Number(process.env.GATEWAY_SHUTDOWN_GRACE_MS ?? 30_000
  */
 async function main(command = 'start'): Promise<void> {
   if (command === 'credentials' || command === 'keys' || command === 'rotate-master-key') {
-    const { default: config } = await import('../gateway.config.js');
+    const config = await loadConfig(process.env.GATEWAY_CONFIG);
     const { runVaultCli } = await import('./vault/cli.js');
     const io = { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, environment: process.env };
     process.exitCode = await runVaultCli(process.argv.slice(2), config, io);

@@ -84,23 +84,35 @@ export function gatewayHandler(
       strict: parseHeader(() => strictOf(headers['x-gateway-strict-api-compliance']), true),
       request: { streaming: false },
     };
+    let handled!: () => void;
+    const settled = new Promise<void>((resolve) => {
+      handled = resolve;
+    });
     res.once('close', () => {
       if (!res.writableFinished) controller.abort();
-      void pipeline.complete(context);
-      void context.request.cleanup?.().catch(() => {});
+      // The log stage and the clean-up wait until the request's own work (parse, stages) is over,
+      // so whatever a stage reserved or created is settled even when the client left early.
+      void settled.then(() => {
+        void pipeline.complete(context);
+        void context.request.cleanup?.().catch(() => {});
+      });
     });
 
     try {
-      if (headerError) throw headerError;
-      context.request = await handler.parse(req, { bodyLimitBytes: options.bodyLimitBytes, strict: context.strict });
-    } catch (error) {
-      context.error = toGatewayError(error);
-    }
-    if (!context.error) await pipeline.run(context);
-    if (context.error) {
-      context.response = errorResponse(context.error);
-      // The body was not read (or not all of it): close the connection rather than drain it.
-      if (!req.complete) res.shouldKeepAlive = false;
+      try {
+        if (headerError) throw headerError;
+        context.request = await handler.parse(req, { bodyLimitBytes: options.bodyLimitBytes, strict: context.strict });
+      } catch (error) {
+        context.error = toGatewayError(error);
+      }
+      if (!context.error && !controller.signal.aborted) await pipeline.run(context);
+      if (context.error) {
+        context.response = errorResponse(context.error);
+        // The body was not read (or not all of it): close the connection rather than drain it.
+        if (!req.complete) res.shouldKeepAlive = false;
+      }
+    } finally {
+      handled();
     }
     if (res.destroyed) return;
     send(res, context, context.response ?? errorResponse(toGatewayError(new Error('no response'))));

@@ -91,3 +91,13 @@ test('encodeMultipart re-encodes fields and files byte for byte with an exact Co
   t.false(text.includes('name="prompt"'));
   await cleanup();
 });
+
+test('fields named like Object.prototype members are plain fields', async (t) => {
+  const named = (name: string) => `--${BOUNDARY}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\nv-${name}\r\n`;
+  const form = Buffer.from(`${named('constructor')}${named('__proto__')}${named('toString')}--${BOUNDARY}--\r\n`);
+  const { form: parsed, cleanup } = await spoolMultipart(incoming([form]), 1 << 20);
+  t.is(parsed.fields['constructor' as string], 'v-constructor');
+  t.is(parsed.fields['toString' as string], 'v-toString');
+  t.deepEqual(parsed.repeated.__proto__, ['v-__proto__']);
+  await cleanup();
+});

@@ -81,8 +81,9 @@ export async function spoolMultipart(request: IncomingMessage, limitBytes: numbe
     await rm(dir, { recursive: true, force: true });
   };
 
-  const fields: Record<string, string> = {};
-  const repeated: Record<string, string[]> = {};
+  // No prototype: a field named `constructor` or `__proto__` is just a field.
+  const fields: Record<string, string> = Object.create(null) as Record<string, string>;
+  const repeated: Record<string, string[]> = Object.create(null) as Record<string, string[]>;
   const files: FormFile[] = [];
   const delimiter = Buffer.from(`\r\n--${boundary}`);
   // The body starts with `--boundary` (no leading CRLF): prefix one so that every delimiter looks alike.

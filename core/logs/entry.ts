@@ -112,9 +112,10 @@ const detail = (details: Record<string, unknown> | null | undefined, name: strin
   return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : undefined;
 };
 
-/** The secrets of a request that must never reach a log: the provider credential and the caller's key. */
+/** The secrets of a request that must never reach a log: the provider credential (with a stored credential's fields) and the caller's key. */
 export function requestSecrets(context: GatewayContext): Array<string | undefined> {
-  return [context.auth?.target.credentials.apiKey, context.incoming.headers['x-gateway-api-key']];
+  const credentials = context.auth?.target.credentials;
+  return [credentials?.apiKey, ...Object.values(credentials?.fields ?? {}), context.incoming.headers['x-gateway-api-key']];
 }
 
 /** Builds the entry for a finished request. */

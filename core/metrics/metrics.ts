@@ -2,6 +2,9 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { LogEntry, LogSink } from '../logs/entry.js';
 import type { LogQueueObserver } from '../logs/queue.js';
 
+/** Distinct `model` label values kept; more are reported as `other`, so the registry cannot grow without bound. */
+export const MAX_MODEL_LABELS = 500;
+
 /** Seconds; from sub-millisecond gateway overhead to long generations. */
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
 
@@ -115,6 +118,17 @@ export class GatewayMetrics {
     });
   }
 
+  /** Model label values seen; past {@link MAX_MODEL_LABELS} new names are counted as `other`. */
+  private readonly models = new Set<string>();
+
+  /** Authenticated callers still choose the model name they send: cap the label's values. */
+  private modelLabel(model: string): string {
+    if (this.models.has(model)) return model;
+    if (this.models.size >= MAX_MODEL_LABELS) return 'other';
+    this.models.add(model);
+    return model;
+  }
+
   /** Feeds the request metrics from each log entry. */
   readonly sink: LogSink = {
     write: (entry: LogEntry) => {
@@ -122,7 +136,7 @@ export class GatewayMetrics {
       // the label values, or anyone could grow the registry without a key.
       const passed = entry.callerType !== undefined;
       const provider = passed ? (entry.provider ?? '') : '';
-      const model = passed ? (entry.model ?? '') : '';
+      const model = passed ? this.modelLabel(entry.model ?? '') : '';
       const operation = entry.operation;
       this.requests.inc({ provider, model, operation, status: String(entry.status) });
       this.gatewayDuration.observe({ provider, operation }, entry.gatewayMs / 1000);

@@ -4,7 +4,7 @@ import type { Admission, AdmissionResult, InvalidationEvent, Settlement, SharedS
 
 /**
  * Checks every limit of one request and counts it, atomically (one Lua script). Returns
- * {status, value, a, b}: status 0 admitted (a = minute count, b = day count), 1 per-minute limit
+ * {status, value, a, b}: status 0 admitted (value = reserved, a = minute count, b = day count), 1 per-minute limit
  * (value = ms until a slot frees), 2 per-day limit, 3 budget (a = spent, b = reserved).
  */
 const ADMIT = `
@@ -12,7 +12,8 @@ local now = tonumber(ARGV[1])
 local rpm = tonumber(ARGV[2])
 local rpd = tonumber(ARGV[3])
 local budget = tonumber(ARGV[4])
-local reservation = tonumber(ARGV[5])
+local reservation = 0
+if tonumber(ARGV[4]) >= 0 then reservation = tonumber(ARGV[5]) end
 local minuteCount = 0
 if rpm >= 0 then
   redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - 60000)
@@ -29,7 +30,9 @@ end
 if budget >= 0 then
   local spent = tonumber(redis.call('GET', KEYS[4]) or '0')
   local reserved = tonumber(redis.call('GET', KEYS[5]) or '0')
-  if spent + reserved + reservation > budget or (reservation == 0 and spent + reserved >= budget) then
+  local room = budget - spent - reserved
+  if ARGV[9] == '1' then reservation = math.min(reservation, math.max(room, 0)) end
+  if reservation > room or room <= 0 then
     return {3, 0, spent, reserved}
   end
   redis.call('INCRBY', KEYS[5], reservation)
@@ -42,7 +45,7 @@ end
 redis.call('INCR', KEYS[2])
 redis.call('PEXPIRE', KEYS[2], tonumber(ARGV[8]) + 86400000)
 redis.call('INCR', KEYS[3])
-return {0, 0, minuteCount + 1, dayCount + 1}
+return {0, reservation, minuteCount + 1, dayCount + 1}
 `;
 
 /** Releases a reservation and adds the actual cost to each spend counter, atomically. */
@@ -142,10 +145,11 @@ export class RedisState implements SharedState {
         admission.requestId,
         admission.periodTtlMs ?? 0,
         admission.msUntilDayEnds,
+        admission.reservationIsCeiling ? 1 : 0,
       ].map(String),
     })) as number[];
     const [status, value, first, second] = reply.map(Number);
-    if (status === 0) return { admitted: true, minuteCount: first, dayCount: second };
+    if (status === 0) return { admitted: true, minuteCount: first, dayCount: second, reservedNanos: value };
     if (status === 1) return { admitted: false, reason: 'requests_per_minute', retryAfterMs: value, count: first };
     if (status === 2) return { admitted: false, reason: 'requests_per_day', retryAfterMs: value, count: first };
     return { admitted: false, reason: 'budget', spentNanos: first, reservedNanos: second };

@@ -56,6 +56,7 @@ export class SqliteState implements SharedState {
 
   private admitNow(admission: Admission): AdmissionResult {
     const { now } = admission;
+    let reservation = admission.budgetNanos === undefined ? 0 : admission.reservationNanos;
     let minuteCount = 0;
     if (admission.requestsPerMinute !== undefined) {
       this.sql.trimWindow.run(admission.minuteWindowKey, now - 60_000);
@@ -72,16 +73,17 @@ export class SqliteState implements SharedState {
     if (admission.budgetNanos !== undefined) {
       const spent = this.counter(admission.spentKey, now);
       const reserved = this.counter(admission.reservedKey, now);
-      const total = spent + reserved + admission.reservationNanos;
-      if (total > admission.budgetNanos || (admission.reservationNanos === 0 && spent + reserved >= admission.budgetNanos)) {
+      const room = admission.budgetNanos - spent - reserved;
+      reservation = admission.reservationIsCeiling ? Math.min(reservation, Math.max(room, 0)) : reservation;
+      if (reservation > room || room <= 0) {
         return { admitted: false, reason: 'budget', spentNanos: spent, reservedNanos: reserved };
       }
-      this.increment(admission.reservedKey, admission.reservationNanos, admission.periodTtlMs === undefined ? null : now + admission.periodTtlMs);
+      this.increment(admission.reservedKey, reservation, admission.periodTtlMs === undefined ? null : now + admission.periodTtlMs);
     }
     if (admission.requestsPerMinute !== undefined) this.sql.addToWindow.run(admission.minuteWindowKey, admission.requestId, now);
     this.increment(admission.dayCounterKey, 1, now + admission.msUntilDayEnds + 86_400_000);
     this.increment(admission.totalCounterKey, 1, null);
-    return { admitted: true, minuteCount: minuteCount + 1, dayCount: dayCount + 1 };
+    return { admitted: true, minuteCount: minuteCount + 1, dayCount: dayCount + 1, reservedNanos: reservation };
   }
 
   async settle(settlement: Settlement): Promise<void> {

@@ -51,6 +51,11 @@ export interface Admission {
   readonly requestsPerDay?: number;
   readonly budgetNanos?: number;
   readonly reservationNanos: number;
+  /**
+   * The reservation is a ceiling (pass-through, whose cost is unknown): reserve what is left of the
+   * budget up to it, and admit while anything is left. Otherwise it must fit whole.
+   */
+  readonly reservationIsCeiling?: boolean;
   /** How long the reservation counter of the current period must live (ms); undefined: forever. */
   readonly periodTtlMs?: number;
   /** Milliseconds until the current UTC day ends (Retry-After for the daily limit). */
@@ -58,7 +63,7 @@ export interface Admission {
 }
 
 export type AdmissionResult =
-  | { readonly admitted: true; readonly minuteCount: number; readonly dayCount: number }
+  | { readonly admitted: true; readonly minuteCount: number; readonly dayCount: number; readonly reservedNanos: number }
   | { readonly admitted: false; readonly reason: 'requests_per_minute'; readonly retryAfterMs: number; readonly count: number }
   | { readonly admitted: false; readonly reason: 'requests_per_day'; readonly retryAfterMs: number; readonly count: number }
   | { readonly admitted: false; readonly reason: 'budget'; readonly spentNanos: number; readonly reservedNanos: number };

@@ -99,6 +99,9 @@ function refusal(result: Exclude<AdmissionResult, { admitted: true }>, record: V
   });
 }
 
+/** What a pass-through request of a key with a budget reserves, and is charged when its usage cannot be read. */
+export const PASSTHROUGH_RESERVATION_USD = 0.01;
+
 /**
  * The limits of virtual keys, as two hooks. `admit` (auth stage, after the key is resolved) checks
  * model, user, request volume and budget, and reserves the request's expected cost in one atomic
@@ -111,9 +114,14 @@ export function limitHooks(dependencies: LimitsDependencies): { admit: Hook; set
   const reservations = new WeakMap<GatewayContext, Reservation>();
   const observed = new WeakMap<GatewayContext, ObservedUsage>();
 
-  /** The expected cost in nano-USD (0 for pass-through, whose body is not read); 403 for an unpriced model under a budget. */
+  /**
+   * The expected cost in nano-USD; 403 for an unpriced model under a budget. Pass-through bodies are
+   * not read, so a pass-through request reserves up to a fixed amount (what is left of the budget,
+   * at most), which is also what it is charged when its answer reports no usage the gateway can read.
+   */
   function reservationOf(record: VirtualKeyRecord, context: GatewayContext, price: ModelPrice | undefined): number {
-    if (record.limits?.budget_usd === undefined || context.operation === 'passthrough') return 0;
+    if (record.limits?.budget_usd === undefined) return 0;
+    if (context.operation === 'passthrough') return toNanos(PASSTHROUGH_RESERVATION_USD);
     if (price === undefined) {
       throw errors.permission(`The model "${context.request.model}" has no price, and this key has a budget.`, { param: 'model', code: 'model_not_priced' });
     }
@@ -149,13 +157,14 @@ export function limitHooks(dependencies: LimitsDependencies): { admit: Hook; set
         requestsPerDay: limits.requests_per_day,
         budgetNanos: limits.budget_usd === undefined ? undefined : toNanos(limits.budget_usd),
         reservationNanos,
+        reservationIsCeiling: context.operation === 'passthrough',
         periodTtlMs: budgetPeriod === 'day' ? periods.msUntilDayEnds + DAY_MS : budgetPeriod === 'month' ? periods.msUntilMonthEnds + DAY_MS : undefined,
         msUntilDayEnds: periods.msUntilDayEnds,
       });
       if (!result.admitted) throw refusal(result, record);
       reservations.set(context, {
         reservedKey: periods.reserved[budgetPeriod],
-        reservationNanos,
+        reservationNanos: result.reservedNanos,
         spent: [
           { key: periods.spent.total },
           { key: periods.spent.day, ttlMs: periods.msUntilDayEnds + DAY_MS },

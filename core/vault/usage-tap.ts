@@ -9,15 +9,28 @@ export interface ObservedUsage {
 const JSON_LIMIT = 4 * 1024 * 1024;
 const STREAM_TAIL = 64 * 1024;
 
+const count = (value: unknown): number | undefined => (typeof value === 'number' && Number.isFinite(value) ? value : undefined);
+
+/** Usage in the shapes providers report it: `prompt_tokens`/`completion_tokens`, or `input_tokens`/`output_tokens`. */
+function tokensOf(value: unknown): Usage | undefined {
+  if (value === null || typeof value !== 'object') return undefined;
+  const usage = value as Record<string, unknown>;
+  const prompt = count(usage.prompt_tokens) ?? count(usage.input_tokens);
+  if (prompt === undefined) return undefined;
+  const completion = count(usage.completion_tokens) ?? count(usage.output_tokens) ?? 0;
+  return { ...usage, prompt_tokens: prompt, completion_tokens: completion, total_tokens: count(usage.total_tokens) ?? prompt + completion };
+}
+
+/**
+ * The usage a pass-through body reports: at its top level (chat, Anthropic messages), or inside
+ * `response` (the Responses API's final stream event) or `message` (Anthropic's message_start).
+ */
 function usageOf(value: unknown): ObservedUsage | undefined {
   if (value === null || typeof value !== 'object') return undefined;
-  const object = value as { usage?: unknown; model?: unknown };
-  const usage = object.usage as Usage | undefined;
-  if (!usage || typeof usage.prompt_tokens !== 'number') return undefined;
-  return {
-    usage: { ...usage, completion_tokens: typeof usage.completion_tokens === 'number' ? usage.completion_tokens : 0 },
-    ...(typeof object.model === 'string' ? { model: object.model } : {}),
-  };
+  const object = value as { usage?: unknown; model?: unknown; response?: unknown; message?: unknown };
+  const usage = tokensOf(object.usage);
+  if (!usage) return usageOf(object.response) ?? usageOf(object.message);
+  return { usage, ...(typeof object.model === 'string' ? { model: object.model } : {}) };
 }
 
 /**

@@ -18,6 +18,7 @@ export class VaultTamperedError extends Error {
 export class Vault {
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
+  private exited = false;
 
   private constructor(
     private readonly worker: Worker,
@@ -34,7 +35,10 @@ export class Vault {
       waiting.resolve(reply);
     });
     worker.on('error', (error) => this.failAll(error));
-    worker.on('exit', () => this.failAll(new Error('The vault worker stopped.')));
+    worker.on('exit', () => {
+      this.exited = true;
+      this.failAll(new Error('The vault worker stopped.'));
+    });
     worker.unref();
   }
 
@@ -94,6 +98,8 @@ export class Vault {
   }
 
   private call(operation: Operation): Promise<VaultReply> {
+    // A stopped worker answers nothing: refuse at once rather than wait forever.
+    if (this.exited) return Promise.reject(new Error('The vault worker stopped.'));
     const id = this.nextId++;
     return new Promise<VaultReply>((resolve, reject) => {
       // Referenced only while a reply is awaited, so an idle vault never keeps the process alive.

@@ -149,3 +149,51 @@ test.serial('a streamed pass-through response is charged from the usage event it
     fake.handle(fixedUsageHandler());
   }
 });
+
+test.serial('pass-through usage in input/output_tokens (Responses API) is charged; an answer without usage is charged the pass-through reservation', async (t) => {
+  fake.handle((request, response) => {
+    if (request.url.startsWith('/v1/responses')) {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end(JSON.stringify({ id: 'resp_1', object: 'response', model: 'gpt-4o-mini', usage: { input_tokens: 2000, output_tokens: 1000, total_tokens: 3000 } }));
+      return;
+    }
+    response.writeHead(200, { 'content-type': 'application/json' }).end('{"object":"list","data":[]}');
+  });
+  try {
+    const { id, key } = await createKey(t, gateway, {
+      name: 'pass-responses',
+      provider: 'openai',
+      provider_key: 'sk-pass-responses-secret-0123456789',
+      custom_host: fake.baseUrl,
+      limits: { budget_usd: 0.0209 },
+    });
+    const call = (path: string, body?: unknown) =>
+      fetch(`${gateway.url}${path}`, {
+        method: body ? 'POST' : 'GET',
+        headers: { 'x-gateway-api-key': key, ...(body ? { 'content-type': 'application/json' } : {}) },
+        body: body ? JSON.stringify(body) : undefined,
+      }).then(async (response) => ({ status: response.status, text: await response.text() }));
+    // Settlement runs when the response closes: poll until the spend reaches what is expected.
+    const spendNanos = async (expected: number) => {
+      const deadline = Date.now() + 3000;
+      let nanos: number;
+      do nanos = Math.round((await admin(gateway, 'GET', `/admin/virtual-keys/${id}/usage`)).json.spend_usd.total * 1e9);
+      while (nanos !== expected && Date.now() < deadline);
+      return nanos;
+    };
+
+    t.is((await call('/v1/responses', { model: 'gpt-4o-mini', input: 'hi' })).status, 200);
+    // 2000 × 0.15 + 1000 × 0.60, per million = 0.0009 USD.
+    t.is(await spendNanos(900_000), 900_000);
+    // No usage in the answer: charged the fixed pass-through reservation, 0.01 USD each.
+    t.is((await call('/v1/files')).status, 200);
+    t.is(await spendNanos(10_900_000), 10_900_000);
+    t.is((await call('/v1/files')).status, 200);
+    t.is(await spendNanos(20_900_000), 20_900_000);
+    const refused = await call('/v1/files');
+    t.is(refused.status, 403);
+    t.is(JSON.parse(refused.text).error.code, 'budget_exceeded');
+  } finally {
+    fake.handle(fixedUsageHandler());
+  }
+});

@@ -1,0 +1,34 @@
+import test from 'ava';
+import type { LogEntry } from '../logs/entry.js';
+import { GatewayMetrics, MAX_MODEL_LABELS } from './metrics.js';
+
+const entry = (model: string): LogEntry => ({
+  id: 'id',
+  time: new Date().toISOString(),
+  traceId: 't',
+  method: 'POST',
+  path: '/v1/chat/completions',
+  operation: 'chat',
+  provider: 'openai',
+  model,
+  status: 200,
+  outcome: 'ok',
+  callerType: 'virtual-key',
+  streaming: false,
+  durationMs: 1,
+  gatewayMs: 1,
+  metadata: {},
+  guardrails: [],
+});
+
+test('model label values are capped: a caller inventing model names cannot grow the registry without bound', async (t) => {
+  const metrics = new GatewayMetrics({});
+  for (let index = 0; index < MAX_MODEL_LABELS + 100; index++) metrics.sink.write(entry(`model-${index}`));
+  metrics.sink.write(entry('model-0'));
+  const text = await metrics.render();
+  const models = new Set([...text.matchAll(/^gateway_requests_total\{[^}]*model="([^"]*)"/gm)].map((match) => match[1]));
+  t.is(models.size, MAX_MODEL_LABELS + 1);
+  t.true(models.has('other'));
+  t.regex(text, /gateway_requests_total\{[^}]*model="other"[^}]*\} 100\b/);
+  t.regex(text, /gateway_requests_total\{[^}]*model="model-0"[^}]*\} 2\b/, 'a known model keeps its own label');
+});
