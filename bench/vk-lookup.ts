@@ -40,10 +40,10 @@ async function measure(kind: string, environment: NodeJS.ProcessEnv): Promise<vo
       values.push(key);
     }
     const hot = values[0];
-    await service.resolver.resolve(hot);
+    await service.resolver.resolve(hot, {});
     process.stdout.write(`\n${kind}\n`);
     await timeAsync('lookup, in-memory hit (request path, common case)', 200_000, () => service.keys.lookup(hot));
-    await timeAsync('resolve: lookup + cached credential + resolution', 200_000, () => service.resolver.resolve(hot));
+    await timeAsync('resolve: lookup + cached credential + resolution', 200_000, () => service.resolver.resolve(hot, {}));
     await timeAsync('lookup, cold (store read: hash → id → record)', 2_000, async (index) => new VirtualKeys(service.parts.state).lookup(values[index % values.length]));
     await timeAsync('unknown key (negative cache)', 200_000, () => service.keys.lookup('vk-unknown-value-0000000000000000000000000000'));
     let request = 0;

@@ -134,6 +134,7 @@ export const adminOpenApi = {
           guardrail_policy: { type: 'string' },
           limits: ref('Limits'),
           expires_at: { type: 'string', format: 'date-time' },
+          log_bodies: { type: 'boolean', default: true, description: 'False keeps this key’s request and response bodies out of the request log (the global switch still wins when off)' },
         },
       },
       VirtualKeyPatch: {
@@ -149,6 +150,7 @@ export const adminOpenApi = {
           guardrail_policy: { type: ['string', 'null'] },
           limits: { oneOf: [ref('Limits'), { type: 'null' }] },
           expires_at: { type: ['string', 'null'], format: 'date-time' },
+          log_bodies: { type: 'boolean' },
         },
       },
       VirtualKey: {
@@ -162,6 +164,7 @@ export const adminOpenApi = {
           guardrail_policy: { type: 'string' },
           limits: ref('Limits'),
           expires_at: { type: 'string', format: 'date-time' },
+          log_bodies: { type: 'boolean', description: 'Whether the request log stores this key’s bodies (true unless set false)' },
           created_at: { type: 'string', format: 'date-time' },
           updated_at: { type: 'string', format: 'date-time' },
           key_hint: { type: 'string', description: 'Masked: prefix and last 4 characters' },

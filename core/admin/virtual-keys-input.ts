@@ -1,4 +1,4 @@
-import { invalid, optionalEnum, optionalNumber, requireObject, requireString } from '../api/validate.js';
+import { invalid, optionalBoolean, optionalEnum, optionalNumber, requireObject, requireString } from '../api/validate.js';
 import type { CredentialSecret, VirtualKeyLimits } from '../vault/records.js';
 
 /**
@@ -72,8 +72,8 @@ export function parseExpiry(value: unknown): string {
   return new Date(time).toISOString();
 }
 
-/** Fields of a virtual key body: creation needs name and provider; a PATCH may give any, `null` clears optional ones. */
-export const VIRTUAL_KEY_FIELDS = ['name', 'provider', 'credential_id', 'provider_key', 'custom_host', 'guardrail_policy', 'limits', 'expires_at'] as const;
+/** Fields of a virtual key body: creation needs name and provider; a PATCH may give any, `null` clears optional ones (not `log_bodies`: true or false). */
+export const VIRTUAL_KEY_FIELDS = ['name', 'provider', 'credential_id', 'provider_key', 'custom_host', 'guardrail_policy', 'limits', 'expires_at', 'log_bodies'] as const;
 
 export function checkVirtualKeyShape(body: Record<string, unknown>, creating: boolean): void {
   onlyFields(body, VIRTUAL_KEY_FIELDS);
@@ -90,5 +90,6 @@ export function checkVirtualKeyShape(body: Record<string, unknown>, creating: bo
   if (body.expires_at !== undefined && !(body.expires_at === null && !creating)) {
     body.expires_at = parseExpiry(body.expires_at);
   }
+  optionalBoolean(body.log_bodies, 'log_bodies');
   if (!creating && Object.keys(body).length === 0) throw invalid('body', 'give at least one field to change.');
 }

@@ -2,7 +2,7 @@ import type { AccountKey } from '../account-key.js';
 import { errors } from '../errors.js';
 import type { CustomHostGuard } from '../http/custom-host.js';
 import { HOP_BY_HOP } from '../http/headers.js';
-import type { Caller } from '../pipeline/context.js';
+import type { Caller, GatewayContext } from '../pipeline/context.js';
 import type { PluginRegistry } from '../registry.js';
 import type { Hook } from '../spec/hook.js';
 import type { ProviderCredentials } from '../spec/provider.js';
@@ -26,11 +26,12 @@ export interface KeyResolution {
 
 /**
  * Resolves a key that carries a recognised prefix (virtual keys plug in here). Returns undefined
- * when the key is not one it knows; may throw a GatewayError (e.g. an expired key).
+ * when the key is not one it knows; may throw a GatewayError (e.g. an expired key). As soon as it
+ * knows the key, it sets `context.logBodies = false` when the key keeps bodies out of the log.
  */
 export interface KeyResolver {
   readonly prefix: string;
-  resolve(key: string): Promise<KeyResolution | undefined>;
+  resolve(key: string, context: Pick<GatewayContext, 'logBodies'>): Promise<KeyResolution | undefined>;
 }
 
 /** Headers never forwarded through `x-gateway-forward-headers`: they describe this hop or the gateway. */
@@ -101,7 +102,7 @@ export function authHook(dependencies: {
       }
       const resolver = keyResolvers.find((candidate) => key.startsWith(candidate.prefix));
       const resolution: KeyResolution | undefined = resolver
-        ? await resolver.resolve(key)
+        ? await resolver.resolve(key, context)
         : accountKey.matches(key)
           ? { caller: { type: 'account' } }
           : undefined;

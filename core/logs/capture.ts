@@ -15,9 +15,12 @@ interface StreamCapture {
 
 const streams = new WeakMap<GatewayContext, StreamCapture>();
 
-/** Whether this request's bodies are logged: the configured switch or rule, the request's header, and JSON operations only. */
+/**
+ * Whether this request's bodies are logged: the configured switch or rule, the caller's key
+ * (`log_bodies: false` wins over everything), the request's header, and JSON operations only.
+ */
 export function bodiesWanted(context: GatewayContext, policy: BodyLogging): boolean {
-  if (policy === false || context.operation === 'passthrough') return false;
+  if (policy === false || context.logBodies === false || context.operation === 'passthrough') return false;
   const header = context.incoming.headers[LOG_BODIES_HEADER]?.trim().toLowerCase();
   if (header === 'false' || header === 'off' || header === '0' || header === 'no') return false;
   return policy === true || policy({ caller: context.auth?.caller, metadata: context.metadata });

@@ -39,6 +39,12 @@ export interface GatewayContext {
   error?: GatewayError;
   /** The request's cost in USD, once usage is known and priced (set before the log entry is built). */
   costUsd?: number;
+  /**
+   * Written by the auth stage as soon as the caller's key is known: `false` when that key keeps
+   * request and response bodies out of the log (a virtual key's `log_bodies: false`). Set before
+   * the key's own checks run, so that a request they refuse (an expired key) is covered too.
+   */
+  logBodies?: false;
 }
 
 export interface IncomingRequest {

@@ -22,7 +22,8 @@ export const CLI_USAGE = `usage: node dist/core/main.js <command>
   credentials delete <id>
   keys create --name <name> --provider <id> [--credential <id> | --stdin] [--custom-host <url>]
         [--policy <name>] [--budget-usd <n>] [--budget-period total|day|month] [--rpm <n>] [--rpd <n>]
-        [--allowed-users a,b] [--allowed-models a,b] [--expires-at <iso time>]
+        [--allowed-users a,b] [--allowed-models a,b] [--expires-at <iso time>] [--no-log-bodies]
+        --no-log-bodies keeps the key's request and response bodies out of the request log
         without --credential the provider key comes from GATEWAY_PROVIDER_KEY, or stdin with --stdin
   keys list | keys get <id> | keys usage <id> | keys rotate <id> | keys delete <id>
   rotate-master-key
@@ -72,6 +73,7 @@ export async function runVaultCli(argv: readonly string[], gatewayConfig: Gatewa
         'allowed-users': { type: 'string' },
         'allowed-models': { type: 'string' },
         'expires-at': { type: 'string' },
+        'no-log-bodies': { type: 'boolean' },
         stdin: { type: 'boolean' },
         json: { type: 'boolean' },
       },
@@ -144,6 +146,7 @@ export async function runVaultCli(argv: readonly string[], gatewayConfig: Gatewa
             guardrail_policy: values.policy,
             limits: Object.keys(limits).length ? limits : undefined,
             expires_at: values['expires-at'],
+            log_bodies: values['no-log-bodies'] ? false : undefined,
           }).filter(([, value]) => value !== undefined),
         );
         const created = await actions.createKey(body);

@@ -29,6 +29,11 @@ export interface VirtualKeyRecord {
   readonly limits?: VirtualKeyLimits;
   /** ISO time after which the key is refused. */
   readonly expires_at?: string;
+  /**
+   * False keeps this key's request and response bodies out of the request log, whatever the
+   * global setting (which still wins when it is off). Absent in records stored before the field: true.
+   */
+  readonly log_bodies?: boolean;
   readonly created_at: string;
   readonly updated_at: string;
   readonly key_hash: string;
@@ -57,10 +62,10 @@ export interface CredentialSecret {
   readonly fields?: Readonly<Record<string, string>>;
 }
 
-/** What the admin API shows of a virtual key. */
-export function publicVirtualKey(record: VirtualKeyRecord): Omit<VirtualKeyRecord, 'key_hash'> {
+/** What the admin API shows of a virtual key (`log_bodies` always present, true by default). */
+export function publicVirtualKey(record: VirtualKeyRecord): Omit<VirtualKeyRecord, 'key_hash'> & { readonly log_bodies: boolean } {
   const { key_hash: _hash, ...shown } = record;
-  return shown;
+  return { ...shown, log_bodies: record.log_bodies ?? true };
 }
 
 /** What the admin API shows of a credential. */

@@ -6,14 +6,16 @@ import { VIRTUAL_KEY_PREFIX, type VirtualKeys } from './virtual-keys.js';
 
 /**
  * The auth stage's resolver for virtual keys: the key's record (from memory in the common case),
- * its decrypted credential (cached briefly), provider, custom host and guardrail policy.
+ * its decrypted credential (cached briefly), provider, custom host and guardrail policy; a key with
+ * `log_bodies: false` marks the request so that its bodies stay out of the log.
  */
 export function virtualKeyResolver(parts: { keys: () => VirtualKeys; credentials: () => Credentials }): KeyResolver {
   return {
     prefix: VIRTUAL_KEY_PREFIX,
-    async resolve(value) {
+    async resolve(value, context) {
       const record = await parts.keys().lookup(value);
       if (!record) return undefined;
+      if (record.log_bodies === false) context.logBodies = false;
       if (record.expires_at !== undefined && Date.parse(record.expires_at) <= Date.now()) {
         throw errors.authentication('This virtual key has expired.', { code: 'virtual_key_expired' });
       }

@@ -30,6 +30,8 @@ export interface VirtualKeyInput {
   readonly guardrail_policy?: string;
   readonly limits?: VirtualKeyLimits;
   readonly expires_at?: string;
+  /** Default true. */
+  readonly log_bodies?: boolean;
 }
 
 /** Fields a PATCH may change; `null` removes an optional one. */
@@ -70,7 +72,7 @@ export class VirtualKeys {
     if (!(await this.state.claim(nameClaim(input.name), id))) throw new DuplicateNameError(`A virtual key named "${input.name}" exists.`);
     const { value, hash, hint } = newKeyValue();
     const now = new Date().toISOString();
-    const record: VirtualKeyRecord = { id, ...input, created_at: now, updated_at: now, key_hash: hash, key_hint: hint };
+    const record: VirtualKeyRecord = { id, ...input, log_bodies: input.log_bodies ?? true, created_at: now, updated_at: now, key_hash: hash, key_hint: hint };
     await this.state.records.set(hashKey(hash), id);
     await this.state.records.set(recordKey(id), record);
     await this.state.addToSet(SET, id);

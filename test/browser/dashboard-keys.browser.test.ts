@@ -24,6 +24,7 @@ const clientWith = (virtualKey: string) =>
   new OpenAI({ apiKey: 'unused-by-the-gateway', baseURL: `${gateway.url}/v1`, maxRetries: 0, timeout: 10_000, defaultHeaders: { 'x-gateway-api-key': virtualKey } });
 const ask = (virtualKey: string) => clientWith(virtualKey).chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hello' }] });
 const adminList = async () => (await fetch(`${gateway.url}/admin/virtual-keys`, { headers: { 'x-gateway-api-key': ACCOUNT_KEY } })).text();
+const adminKey = async () => JSON.parse(await adminList()).data.find((key: { name: string }) => key.name === name);
 
 let firstValue = '';
 let rotatedValue = '';
@@ -40,6 +41,9 @@ it('creating a virtual key shows its value once, and the key works through the S
   await form.getByLabel('Provider key').fill(PROVIDER_KEY);
   await form.getByLabel('Custom host').fill(fake.baseUrl);
   await form.getByLabel('Requests per day').fill('500');
+  const bodies = form.getByLabel('Log request and response bodies');
+  t.true(await bodies.isChecked(), 'bodies are logged by default');
+  await bodies.uncheck();
   await form.getByRole('button', { name: 'Create key' }).click();
   const value = page.locator('.once input.key-value');
   await value.waitFor();
@@ -49,6 +53,8 @@ it('creating a virtual key shows its value once, and the key works through the S
   t.is(await page.getByRole('button', { name: 'Copy' }).count(), 1);
   const row = page.locator(`tr[data-key-name="${name}"]`);
   t.true((await row.innerText()).includes('500/day'));
+  t.is(await row.locator('td.log-bodies').innerText(), 'no');
+  t.false((await adminKey()).log_bodies);
 
   const completion = await ask(firstValue);
   t.is(completion.choices[0].message.content, 'Hello! How can I assist you today?');
@@ -72,10 +78,15 @@ it('editing limits is saved; rotating replaces the value', async (t) => {
   const { page } = browser!;
   const row = page.locator(`tr[data-key-name="${name}"]`);
   await row.getByRole('button', { name: `Edit ${name}` }).click();
-  await page.getByRole('form', { name: `Edit ${name}` }).getByLabel('Requests per day').fill('750');
+  const edit = page.getByRole('form', { name: `Edit ${name}` });
+  await edit.getByLabel('Requests per day').fill('750');
+  t.false(await edit.getByLabel('Log request and response bodies').isChecked(), 'the form shows the key\'s switch');
+  await edit.getByLabel('Log request and response bodies').check();
   await page.getByRole('button', { name: 'Save changes' }).click();
   await page.locator(`tr[data-key-name="${name}"]`, { hasText: '750/day' }).waitFor();
   t.true((await adminList()).includes('750'));
+  t.true((await adminKey()).log_bodies);
+  t.is(await row.locator('td.log-bodies').innerText(), 'yes');
 
   await row.getByRole('button', { name: `Rotate ${name}` }).click();
   const value = page.locator('.once input.key-value');

@@ -62,6 +62,8 @@ test.serial('the OpenAPI description is served at /admin/openapi.json', async (t
   for (const path of ['/admin/credentials', '/admin/credentials/{id}', '/admin/virtual-keys', '/admin/virtual-keys/{id}', '/admin/virtual-keys/{id}/rotate', '/admin/virtual-keys/{id}/usage']) {
     t.truthy(document.paths[path], path);
   }
+  for (const schema of ['VirtualKeyInput', 'VirtualKeyPatch', 'VirtualKey']) t.is(document.components.schemas[schema].properties.log_bodies.type, 'boolean', schema);
+  t.is(document.components.schemas.VirtualKeyInput.properties.log_bodies.default, true);
 });
 
 test.serial('the admin API needs the account key', async (t) => {
@@ -89,7 +91,7 @@ test.serial('credentials and virtual keys: create, list, read, change, use with 
   t.regex(key, /^vk-[A-Za-z0-9_-]{43}$/, '32 random bytes behind a recognisable prefix');
   t.is(created.json.key_hint, `vk-…${key.slice(-4)}`);
   t.is(created.json.key_hash, undefined);
-  t.like(created.json, { name: 'search-team', provider: 'openai', credential_id: credential.json.id, guardrail_policy: 'strict' });
+  t.like(created.json, { name: 'search-team', provider: 'openai', credential_id: credential.json.id, guardrail_policy: 'strict', log_bodies: true });
 
   const duplicate = await call('POST', '/admin/virtual-keys', { name: 'search-team', provider: 'openai', credential_id: credential.json.id });
   t.is(duplicate.status, 409);
@@ -101,6 +103,7 @@ test.serial('credentials and virtual keys: create, list, read, change, use with 
   t.is(listed.json.data[0].key, undefined);
   t.false(listed.text.includes(key));
   t.is((await call('GET', `/admin/virtual-keys/${id}`)).json.name, 'search-team');
+  t.is(listed.json.data[0].log_bodies, true, 'bodies are logged by default');
 
   // The SDK sends only the virtual key: no provider header, no provider token of its own.
   const client = new OpenAI({ apiKey: 'unused-by-the-gateway', baseURL: `${gateway.url}/v1`, maxRetries: 0, defaultHeaders: { 'x-gateway-api-key': key } });
@@ -116,6 +119,14 @@ test.serial('credentials and virtual keys: create, list, read, change, use with 
   t.is(patched.status, 200);
   t.like(patched.json, { name: 'search-team-2' });
   t.is(patched.json.guardrail_policy, undefined);
+  for (const value of [null, 'false', 0]) {
+    const refused = await call('PATCH', `/admin/virtual-keys/${id}`, { log_bodies: value });
+    t.is(refused.status, 400, refused.text);
+    t.like(refused.json.error, { type: 'invalid_request_error', param: 'log_bodies' });
+  }
+  const quiet = await call('PATCH', `/admin/virtual-keys/${id}`, { log_bodies: false });
+  t.is(quiet.json.log_bodies, false);
+  t.is((await call('GET', `/admin/virtual-keys/${id}`)).json.log_bodies, false);
   t.is((await client.chat.completions.create({ model: 'gpt-4o-mini', messages: FIXED_MESSAGES })).choices.length, 1);
   t.is(seenPolicies.at(-1), undefined);
 
@@ -213,6 +224,7 @@ const invalidBodies: Array<[label: string, path: string, body: unknown, param: s
   ['fractional rpd', '/admin/virtual-keys', { name: 'x', provider: 'openai', provider_key: 'sk-x', limits: { requests_per_day: 1.5 } }, 'limits.requests_per_day'],
   ['bad period', '/admin/virtual-keys', { name: 'x', provider: 'openai', provider_key: 'sk-x', limits: { budget_usd: 1, budget_period: 'week' } }, 'limits.budget_period'],
   ['bad users', '/admin/virtual-keys', { name: 'x', provider: 'openai', provider_key: 'sk-x', limits: { allowed_users: ['a', 3] } }, 'limits.allowed_users[1]'],
+  ['log_bodies not a boolean', '/admin/virtual-keys', { name: 'x', provider: 'openai', provider_key: 'sk-x', log_bodies: 'no' }, 'log_bodies'],
   ['bad expiry', '/admin/virtual-keys', { name: 'x', provider: 'openai', provider_key: 'sk-x', expires_at: 'tomorrow' }, 'expires_at'],
   ['refused custom host', '/admin/virtual-keys', { name: 'x', provider: 'openai', provider_key: 'sk-x', custom_host: 'http://169.254.169.254/v1' }, 'custom_host'],
   ['credential without secret', '/admin/credentials', { name: 'x' }, 'api_key'],

@@ -163,6 +163,14 @@ test.serial('the CLI creates, lists and deletes keys, taking the provider key fr
   t.is(await runVaultCli(['keys', 'list'], { providers: [openai()] }, listed.io), 0);
   t.false(listed.out().includes(record.key));
   t.is(JSON.parse(listed.out())[0].name, 'from-cli');
+  t.is(JSON.parse(listed.out())[0].log_bodies, true, 'bodies are logged unless asked otherwise');
+
+  const quiet = cliIo(environment, secret);
+  t.is(await runVaultCli(['keys', 'create', '--name', 'quiet-cli', '--provider', 'openai', '--no-log-bodies', '--stdin'], { providers: [openai()] }, quiet.io), 0, quiet.err());
+  const quietRecord = JSON.parse(quiet.out());
+  t.is(quietRecord.log_bodies, false);
+  const droppedQuiet = cliIo(environment);
+  t.is(await runVaultCli(['keys', 'delete', quietRecord.id], { providers: [openai()] }, droppedQuiet.io), 0, droppedQuiet.err());
 
   const invalid = cliIo(environment, secret);
   t.is(await runVaultCli(['keys', 'create', '--name', 'bad', '--provider', 'nope', '--stdin'], { providers: [openai()] }, invalid.io), 1);

@@ -16,6 +16,11 @@ async function optionalList(path) {
 const hintOf = (key) => key.key_hint ?? key.hint ?? key.masked_key ?? key.masked ?? '—';
 const csv = (text) => text.split(',').map((item) => item.trim()).filter(Boolean);
 const numberOrUndefined = (text) => (text === '' ? undefined : Number(text));
+/** A key logs its bodies unless `log_bodies` is false (absent means true). */
+const logsBodies = (key) => key.log_bodies !== false;
+const BODIES_LABEL = 'Log request and response bodies';
+const bodiesField = (checked) => field(BODIES_LABEL, h('input', { type: 'checkbox', name: 'log_bodies', checked }),
+  'off keeps this key\'s bodies out of the request log; the global switch still wins when it is off');
 
 /** A value shown once (new or rotated key) with a copy button; gone when dismissed or on navigation. */
 function shownOnce(slot, title, value) {
@@ -113,7 +118,7 @@ export async function renderKeys(view) {
   const table = keys.length === 0
     ? h('p', { class: 'muted', text: 'No virtual keys yet.' })
     : h('div', { class: 'table-wrap' }, h('table', { class: 'keys' },
-      h('thead', {}, h('tr', {}, ['Name', 'Provider', 'Key', 'Policy', 'Limits', 'Usage', 'Expires', 'Actions'].map((name) => h('th', { scope: 'col', text: name })))),
+      h('thead', {}, h('tr', {}, ['Name', 'Provider', 'Key', 'Policy', 'Limits', 'Usage', 'Expires', 'Bodies logged', 'Actions'].map((name) => h('th', { scope: 'col', text: name })))),
       h('tbody', {}, keys.map((key, index) => {
         const edit = h('button', { type: 'button', text: 'Edit', 'aria-label': `Edit ${key.name}` });
         edit.addEventListener('click', () => editForm(editor, key, policies, reload));
@@ -139,6 +144,7 @@ export async function renderKeys(view) {
           h('td', { text: limitsText(key.limits) }),
           h('td', { class: 'usage', text: usageText(usages[index], key.limits) }),
           h('td', { text: key.expires_at ? format.time(key.expires_at) : 'never' }),
+          h('td', { class: 'log-bodies', text: logsBodies(key) ? 'yes' : 'no' }),
           h('td', { class: 'row-actions' }, edit, rotate, remove));
       }))));
 
@@ -162,6 +168,7 @@ function createForm(once, credentials, policies, plugins, reload) {
       field('Provider key', h('input', { type: 'password', name: 'provider_key', autocomplete: 'off' }), 'used when no stored credential is chosen; sent once, stored encrypted'),
       field('Custom host', h('input', { type: 'url', name: 'custom_host', autocomplete: 'off' }), 'optional base URL instead of the provider default'),
       field('Guardrail policy', select('guardrail_policy', policyOptions(policies), '')),
+      bodiesField(true),
       limitFields()),
     h('div', { class: 'actions' }, h('button', { type: 'submit', text: 'Create key' })));
   form.addEventListener('submit', async (event) => {
@@ -172,6 +179,7 @@ function createForm(once, credentials, policies, plugins, reload) {
     else body.provider_key = String(data.get('provider_key'));
     if (String(data.get('custom_host') ?? '').trim()) body.custom_host = String(data.get('custom_host')).trim();
     if (data.get('guardrail_policy')) body.guardrail_policy = String(data.get('guardrail_policy'));
+    if (!data.has('log_bodies')) body.log_bodies = false;
     const limits = readLimits(data);
     if (Object.keys(limits).length) body.limits = limits;
     if (data.get('expires_at')) body.expires_at = new Date(String(data.get('expires_at'))).toISOString();
@@ -190,6 +198,7 @@ function editForm(slot, key, policies, reload) {
     h('div', { class: 'grid' },
       field('Name', h('input', { name: 'name', required: true, value: key.name })),
       field('Guardrail policy', select('guardrail_policy', policyOptions(policies), key.guardrail_policy ?? '')),
+      bodiesField(logsBodies(key)),
       limitFields(key.limits, key.expires_at)),
     h('div', { class: 'actions' }, h('button', { type: 'submit', text: 'Save changes' }), h('button', { type: 'button', class: 'secondary', text: 'Cancel', on: { click: () => replace(slot) } })));
   form.addEventListener('submit', async (event) => {
@@ -201,6 +210,7 @@ function editForm(slot, key, policies, reload) {
     if (name !== key.name) body.name = name;
     const policy = data.get('guardrail_policy') ? String(data.get('guardrail_policy')) : null;
     if (policy !== (key.guardrail_policy ?? null)) body.guardrail_policy = policy;
+    if (data.has('log_bodies') !== logsBodies(key)) body.log_bodies = data.has('log_bodies');
     const expiresAt = data.get('expires_at') ? new Date(String(data.get('expires_at'))).toISOString() : null;
     if (expiresAt?.slice(0, 16) !== (key.expires_at ?? null)?.slice(0, 16)) body.expires_at = expiresAt;
     if ((await api.patch(`/admin/virtual-keys/${encodeURIComponent(key.id)}`, body).then(() => true, failed)) === true) {
