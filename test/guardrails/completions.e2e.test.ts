@@ -1,5 +1,6 @@
 import test from 'ava';
 import config from '../../gateway.config.js';
+import { maxTokens } from '../../plugins/guardrails/index.js';
 import { jsonOutput } from '../../plugins/guardrails/json-output/index.js';
 import type { FakeHandler } from '../fakes/openai-fake.js';
 import { gatewayHeaders, loggedOnce, traceId } from '../harness.js';
@@ -186,4 +187,17 @@ test('input redaction rewrites the prompt in the form sent; a prompt of token id
   t.deepEqual(setup.fake.requests[1].json().prompt, ['plain', 'call [REDACTED_PHONE]']);
   await setup.client.completions.create({ model: MODEL, prompt: [1212, 318, 257] });
   t.deepEqual(setup.fake.requests[2].json().prompt, [1212, 318, 257]);
+});
+
+test('max-tokens caps a larger max_tokens of a completion, and leaves one that asked for none at its default', async (t) => {
+  const setup = await policyGateway({ input: [maxTokens({ max: 64 })] }, answeringText('ok'));
+  t.teardown(() => setup.close());
+  await setup.client.completions.create({ model: MODEL, prompt: 'hi', max_tokens: 4000 });
+  await setup.client.completions.create({ model: MODEL, prompt: 'hi', max_tokens: 10 });
+  await setup.client.completions.create({ model: MODEL, prompt: 'hi' });
+  const sent = setup.fake.requests.map((request) => request.json());
+  t.is(sent[0].max_tokens, 64);
+  t.is(sent[0].prompt, 'hi');
+  t.is(sent[1].max_tokens, 10);
+  t.false('max_tokens' in sent[2]);
 });
