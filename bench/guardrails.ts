@@ -2,6 +2,7 @@
 // chain of five built-in guardrails adds to one request, measured in-process through the guardrail
 // stage itself on a 1 KB prompt. Prints figures only; never fails on a slow result.
 import { cpus, loadavg } from 'node:os';
+import { chatAnswerText } from '../core/api/answer-text.js';
 import { guardrailHook } from '../core/hooks/guardrail.js';
 import { PolicyRegistry } from '../core/guardrails/registry.js';
 import type { GatewayContext } from '../core/pipeline/context.js';
@@ -76,7 +77,7 @@ async function main(): Promise<void> {
   const both = await measure(async () => {
     const current = context();
     await hook.run(current, async () => {
-      await current.guardrail!.output!.response(ANSWER);
+      await current.guardrail!.output!.response(ANSWER, chatAnswerText);
     });
   });
   const lines = [

@@ -1,4 +1,5 @@
 import { readBody, parseJsonObject } from '../http/body.js';
+import { chatAnswerText } from './answer-text.js';
 import type { ChatRequest } from '../spec/unified.js';
 import { validateChatRequest } from './chat-schema.js';
 import { chatStreamShape, completionAsStream } from './chat-stream.js';
@@ -35,6 +36,6 @@ export const chatCompletions: OperationHandler = {
       shape: chatStreamShape,
       strictResponse: strictChatResponse,
       asStream: completionAsStream,
-      output: (context) => context.guardrail?.output,
+      text: chatAnswerText,
     }),
 };

@@ -1,4 +1,5 @@
 import { SSE_DONE } from '../http/sse.js';
+import { completionAnswerText } from './answer-text.js';
 import type { CompletionChoice, CompletionResponse, Usage } from '../spec/unified.js';
 import type { StreamableOperation } from './streamed-response.js';
 import { chunkWithIdentity, sseChunk, type StreamShape } from './stream-relay.js';
@@ -35,4 +36,5 @@ export const textCompletionStreaming: StreamableOperation<CompletionResponse, Co
   shape: completionStreamShape,
   strictResponse: strictCompletion,
   asStream: textCompletionAsStream,
+  text: completionAnswerText,
 };

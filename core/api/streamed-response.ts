@@ -1,5 +1,5 @@
 import { SseDecoder } from '../http/sse.js';
-import type { ChunkTransformer, ForwardSlice, GatewayContext, GatewayResponse } from '../pipeline/context.js';
+import type { AnswerText, ForwardSlice, GatewayContext, GatewayResponse, TextChoice } from '../pipeline/context.js';
 import type { ProviderPlugin, StreamingAdapter } from '../spec/provider.js';
 import type { Usage } from '../spec/unified.js';
 import { mapAnswer, readUpstreamJson } from './operation.js';
@@ -13,19 +13,20 @@ interface StreamableRequest {
 }
 
 interface StreamableResponse {
+  choices: TextChoice[];
   usage?: Usage | null;
   model?: string;
 }
 
 /** What differs between the operations that stream (chat, text completions). */
-export interface StreamableOperation<Response, Chunk extends RelayedChunk> {
+export interface StreamableOperation<Response extends StreamableResponse, Chunk extends RelayedChunk & { choices: TextChoice[] }> {
   readonly shape: StreamShape<Chunk>;
   /** The response with only the fields of the OpenAI schema. */
   strictResponse(response: Response): Response;
   /** A whole response as the SSE events of a stream, `[DONE]` included. */
   asStream(response: Response, includeUsage: boolean, strict: boolean): string;
-  /** The output guardrails of the request's policy, when this operation is judged by them (chat). */
-  output?(context: GatewayContext): { response(response: Response): Promise<Response>; stream(): ChunkTransformer<Chunk> } | undefined;
+  /** Where the answer's text is, for the request's output filter (guardrails) when one is installed. */
+  readonly text: AnswerText<Response, Chunk>;
 }
 
 /**
@@ -34,7 +35,7 @@ export interface StreamableOperation<Response, Chunk extends RelayedChunk> {
  * for one: some OpenAI-compatible servers ignore `stream: true`). Usage and model go to the
  * transform slice for the log entry.
  */
-export async function respondStreamable<Request extends StreamableRequest, Response extends StreamableResponse, Chunk extends RelayedChunk>(
+export async function respondStreamable<Request extends StreamableRequest, Response extends StreamableResponse, Chunk extends RelayedChunk & { choices: TextChoice[] }>(
   context: GatewayContext,
   provider: ProviderPlugin,
   forward: ForwardSlice,
@@ -46,7 +47,7 @@ export async function respondStreamable<Request extends StreamableRequest, Respo
   if (!adapter || !auth || !transform) throw new Error(`${context.operation} response without adapter, auth or transform slice`);
   const request = context.request.body as Request;
   const includeUsage = request.stream_options?.include_usage === true;
-  const output = operation.output?.(context);
+  const filter = context.guardrail?.output;
 
   const answeredWithJson = String(forward.headers['content-type'] ?? '').startsWith('application/json');
   if (context.request.streaming && adapter.stream && !answeredWithJson) {
@@ -61,7 +62,7 @@ export async function respondStreamable<Request extends StreamableRequest, Respo
       strict: context.strict,
       signal: context.signal,
       provider: provider.id,
-      transformer: output?.stream(),
+      transformer: filter?.stream(operation.text),
       observe: {
         usage: (usage) => {
           transform.usage = usage;
@@ -84,7 +85,7 @@ export async function respondStreamable<Request extends StreamableRequest, Respo
   const parsed = await readUpstreamJson(forward.body, provider.id);
   forward.endedAt = performance.now();
   const mapped = mapAnswer(provider.id, () => adapter.fromUpstream(parsed, request, auth.target, forward.headers));
-  const response = output ? await output.response(mapped) : mapped;
+  const response = filter ? await filter.response(mapped, operation.text) : mapped;
   if (response.usage) transform.usage = response.usage;
   if (response.model) transform.model = response.model;
   if (context.request.streaming) {

@@ -1,4 +1,5 @@
 import test from 'ava';
+import { chatAnswerText } from '../api/answer-text.js';
 import { pii } from '../../plugins/guardrails/pii/index.js';
 import type { GuardrailRecord } from '../pipeline/context.js';
 import type { ChatCompletionChunk } from '../spec/unified.js';
@@ -33,7 +34,7 @@ const chunk = (content: string | undefined, finish: string | null = null): ChatC
 test('the judge holds text back, redacts a span split across chunks and aggregates one record per guardrail', async (t) => {
   const policies = new PolicyRegistry({ p: { output: [pii({})] } }, () => ({ logger: silent }));
   const records: GuardrailRecord[] = [];
-  const judge = new StreamJudge(policies.get('p')!, { operation: 'chat', metadata: {}, parameters: {} }, records);
+  const judge = new StreamJudge(policies.get('p')!, { operation: 'chat', metadata: {}, parameters: {} }, records, chatAnswerText.chunk);
   const released: string[] = [];
   for (const piece of ['Mail ana@ex', 'ample.com. Then', ' more', ' text.']) {
     const step = await judge.push(chunk(piece));
@@ -51,7 +52,7 @@ test('the judge holds text back, redacts a span split across chunks and aggregat
 
 test('a denial mid-stream stops with a content_filter chunk and drops the held text', async (t) => {
   const policies = new PolicyRegistry({ p: { output: [pii({ action: 'deny' })] } }, () => ({ logger: silent }));
-  const judge = new StreamJudge(policies.get('p')!, { operation: 'chat', metadata: {}, parameters: {} }, []);
+  const judge = new StreamJudge(policies.get('p')!, { operation: 'chat', metadata: {}, parameters: {} }, [], chatAnswerText.chunk);
   t.deepEqual((await judge.push(chunk('Fine. My card is 4111 1111'))).chunks[0].choices[0].delta, { content: 'Fine.' });
   const step = await judge.push(chunk(' 1111 1111 ok'));
   t.true(step.stop);

@@ -1,6 +1,5 @@
-import type { ChunkFilterStep, ChunkTransformer, GuardrailRecord } from '../pipeline/context.js';
+import type { ChunkFilterStep, ChunkText, ChunkTransformer, GuardrailRecord, TextChoice } from '../pipeline/context.js';
 import type { GuardrailInput } from '../spec/guardrail.js';
-import type { ChatChunkChoice, ChatCompletionChunk } from '../spec/unified.js';
 import { aggregate, runChain } from './chain.js';
 import type { CompiledPolicy, CompiledStep } from './registry.js';
 import type { StreamWindow } from './policy.js';
@@ -45,14 +44,15 @@ export function releasePoint(text: string, window: StreamWindow): number {
  * is sent and a redaction rewrites spans split across chunks. Guardrails that need the whole answer
  * run when the choice finishes: with `wholeAnswer: 'buffer'` nothing is released before they have
  * judged; with `'after'` their verdict is only logged. A denial ends the stream with a
- * `finish_reason: "content_filter"` chunk.
+ * `finish_reason: "content_filter"` chunk. Where a choice's text is comes from the operation's
+ * {@link ChunkText} (chat: `delta.content`; text completions: `text`).
  */
-export class StreamJudge implements ChunkTransformer {
+export class StreamJudge<Chunk extends { choices: TextChoice[] }> implements ChunkTransformer<Chunk> {
   private readonly windows = new Map<number, ChoiceWindow>();
   private readonly incremental: readonly CompiledStep[];
   private readonly whole: readonly CompiledStep[];
   private readonly buffer: boolean;
-  private last?: ChatCompletionChunk;
+  private last?: Chunk;
   /** Set when a finished answer was denied: the rest (bar the usage chunk) is dropped. */
   private denied = false;
 
@@ -60,44 +60,43 @@ export class StreamJudge implements ChunkTransformer {
     private readonly policy: CompiledPolicy,
     private readonly base: Omit<GuardrailInput, 'texts' | 'partial' | 'side'>,
     private readonly records: GuardrailRecord[],
+    private readonly text: ChunkText<Chunk>,
   ) {
     this.incremental = policy.output.filter((compiled) => compiled.manifest.incremental);
     this.whole = policy.output.filter((compiled) => !compiled.manifest.incremental);
     this.buffer = this.whole.length > 0 && policy.wholeAnswer === 'buffer';
   }
 
-  async push(chunk: ChatCompletionChunk): Promise<ChunkFilterStep> {
+  async push(chunk: Chunk): Promise<ChunkFilterStep<Chunk>> {
     if (this.denied) return { chunks: [] };
     this.last = chunk;
-    const choices: ChatChunkChoice[] = [];
+    const choices: Chunk['choices'] = [];
     for (const choice of chunk.choices) {
       let window = this.windows.get(choice.index);
       if (!window) {
         window = { pending: '', released: '', finished: false };
         this.windows.set(choice.index, window);
       }
-      const content = choice.delta?.content;
-      if (typeof content === 'string') window.pending += content;
+      const content = this.text.read(choice);
+      if (content !== undefined) window.pending += content;
       const final = choice.finish_reason !== null && choice.finish_reason !== undefined;
       const judged = await this.judge(window, final);
       if (judged === undefined) return this.cut(chunk, !final);
-      const { content: _content, ...rest } = choice.delta ?? {};
-      const hasContent = typeof content === 'string';
-      // A delta whose text is all held back is dropped, unless it carries something else.
-      if (hasContent && judged === '' && Object.keys(rest).length === 0 && choice.finish_reason == null) continue;
-      choices.push({ ...choice, delta: hasContent || judged ? { ...rest, content: judged } : rest });
+      // A choice whose text is all held back is dropped, unless it carries something else.
+      if (content !== undefined && judged === '' && !final && !this.text.carriesMore(choice)) continue;
+      choices.push(content !== undefined || judged ? this.text.write(choice, judged) : choice);
     }
     return { chunks: choices.length > 0 ? [{ ...chunk, choices }] : [] };
   }
 
-  async end(): Promise<ChunkFilterStep> {
+  async end(): Promise<ChunkFilterStep<Chunk>> {
     if (this.denied) return { chunks: [] };
-    const choices: ChatChunkChoice[] = [];
+    const choices: Chunk['choices'] = [];
     for (const [index, window] of this.windows) {
       if (window.finished) continue;
       const judged = await this.judge(window, true);
       if (judged === undefined) return this.cut(this.last, false);
-      if (judged) choices.push({ index, delta: { content: judged }, logprobs: null, finish_reason: null });
+      if (judged) choices.push(this.text.released(index, judged));
     }
     return { chunks: choices.length > 0 && this.last ? [{ ...this.last, choices, usage: null }] : [] };
   }
@@ -143,18 +142,9 @@ export class StreamJudge implements ChunkTransformer {
    * The `content_filter` chunk. Mid-stream the stream stops there (the upstream is cancelled); once
    * the upstream has finished its answer, the rest is read so that the usage chunk still passes.
    */
-  private cut(source: ChatCompletionChunk | undefined, stop: boolean): ChunkFilterStep {
+  private cut(source: Chunk | undefined, stop: boolean): ChunkFilterStep<Chunk> {
     this.denied = true;
     const indices = this.windows.size > 0 ? [...this.windows.keys()] : [0];
-    const chunk: ChatCompletionChunk = {
-      id: source?.id ?? '',
-      object: 'chat.completion.chunk',
-      created: source?.created ?? Math.floor(Date.now() / 1000),
-      model: source?.model ?? '',
-      choices: indices.map((index) => ({ index, delta: {}, logprobs: null, finish_reason: 'content_filter' })),
-      usage: null,
-    };
-    if (source?.system_fingerprint !== undefined) chunk.system_fingerprint = source.system_fingerprint;
-    return { chunks: [chunk], stop };
+    return { chunks: [this.text.filtered(source, indices)], stop };
   }
 }

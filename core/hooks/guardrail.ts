@@ -1,11 +1,13 @@
 import { runChain } from '../guardrails/chain.js';
 import { requestParameters, requestTexts, rewriteRequest } from '../guardrails/chat-texts.js';
+import { promptParameters, promptTexts, rewritePrompt } from '../guardrails/completion-texts.js';
 import { outputFilter } from '../guardrails/output-filter.js';
 import type { PolicyRegistry } from '../guardrails/registry.js';
 import { errors } from '../errors.js';
 import type { GatewayContext } from '../pipeline/context.js';
 import type { Hook } from '../spec/hook.js';
-import type { ChatRequest } from '../spec/unified.js';
+import type { GuardrailParameters } from '../spec/guardrail.js';
+import type { ChatRequest, CompletionRequest } from '../spec/unified.js';
 import type { CompiledPolicy } from '../guardrails/registry.js';
 
 /**
@@ -30,15 +32,15 @@ export function guardrailHook(dependencies: { policies: PolicyRegistry; defaultP
       if (!policy) throw errors.internal('The guardrail policy of this key is not configured.', { code: 'guardrail_policy_missing' });
       context.guardrail.policy = name;
       if (policy.input.length > 0) await judgeInput(context, policy);
-      if (policy.output.length > 0 && context.operation === 'chat') context.guardrail.output = outputFilter(context, policy);
+      // Operations whose answers carry text (chat, text completions) apply it; the others ignore it.
+      if (policy.output.length > 0) context.guardrail.output = outputFilter(context, policy);
       await next();
     },
   };
 }
 
 async function judgeInput(context: GatewayContext, policy: CompiledPolicy): Promise<void> {
-  const chat = context.operation === 'chat' ? (context.request.body as ChatRequest) : undefined;
-  const { texts, slots } = chat ? requestTexts(chat) : { texts: [], slots: [] };
+  const { texts, parameters, rewrite } = judgedRequest(context);
   const records = context.guardrail!.verdicts;
   const outcome = await runChain(
     policy.input,
@@ -48,7 +50,7 @@ async function judgeInput(context: GatewayContext, policy: CompiledPolicy): Prom
       model: context.request.model,
       texts,
       metadata: context.metadata,
-      parameters: chat ? requestParameters(chat) : {},
+      parameters,
       partial: false,
     },
     policy.mode,
@@ -61,8 +63,28 @@ async function judgeInput(context: GatewayContext, policy: CompiledPolicy): Prom
       { code: 'guardrail_denied' },
     );
   }
-  if (outcome.action === 'transform' && chat) {
-    const body = rewriteRequest(chat, slots, outcome.texts, outcome.parameters);
-    context.request = { ...context.request, body, raw: undefined };
+  if (outcome.action === 'transform' && rewrite) {
+    context.request = { ...context.request, body: rewrite(outcome.texts, outcome.parameters), raw: undefined };
   }
+}
+
+interface JudgedRequest {
+  readonly texts: string[];
+  readonly parameters: GuardrailParameters;
+  /** The request body with rewritten texts and parameters; absent when the operation has none to rewrite. */
+  readonly rewrite?: (texts: readonly string[], parameters: GuardrailParameters) => unknown;
+}
+
+/** What input guardrails judge of a request: chat messages' texts, a text completion's prompt; other operations none. */
+function judgedRequest(context: GatewayContext): JudgedRequest {
+  if (context.operation === 'chat') {
+    const chat = context.request.body as ChatRequest;
+    const { texts, slots } = requestTexts(chat);
+    return { texts, parameters: requestParameters(chat), rewrite: (rewritten, parameters) => rewriteRequest(chat, slots, rewritten, parameters) };
+  }
+  if (context.operation === 'completion') {
+    const completion = context.request.body as CompletionRequest;
+    return { texts: promptTexts(completion), parameters: promptParameters(completion), rewrite: (rewritten, parameters) => rewritePrompt(completion, rewritten, parameters) };
+  }
+  return { texts: [], parameters: {} };
 }

@@ -13,7 +13,7 @@ export type GuardrailSide = 'input' | 'output';
 
 /** Request parameters a guardrail may read (and, through a transform, rewrite). */
 export interface GuardrailParameters {
-  /** `max_completion_tokens`, else `max_tokens`, of a chat request. */
+  /** `max_completion_tokens`, else `max_tokens`, of a chat request; `max_tokens` of a text completion. */
   readonly maxTokens?: number;
 }
 
@@ -22,7 +22,7 @@ export interface GuardrailInput {
   readonly side: GuardrailSide;
   readonly operation: OperationName;
   readonly model?: string;
-  /** The texts under judgement, in order (message contents, or output text). */
+  /** The texts under judgement, in order (message contents or a completion prompt, or output text). */
   readonly texts: readonly string[];
   readonly metadata: Readonly<Record<string, string>>;
   readonly parameters: GuardrailParameters;
