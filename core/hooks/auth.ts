@@ -5,7 +5,7 @@ import { HOP_BY_HOP } from '../http/headers.js';
 import type { Caller, GatewayContext } from '../pipeline/context.js';
 import type { PluginRegistry } from '../registry.js';
 import type { Hook } from '../spec/hook.js';
-import type { ProviderCredentials } from '../spec/provider.js';
+import type { ProviderCredentials, ProviderPlugin } from '../spec/provider.js';
 
 /**
  * What a {@link KeyResolver} knows about a key: the caller and, for a key bound to a target (a
@@ -63,6 +63,34 @@ export function closeMatches(id: string, known: readonly string[]): string[] {
 }
 
 /** Stored credential fields named like gateway headers supply those headers' values (over the client's). */
+const originOf = (url: string): string | undefined => {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return undefined;
+  }
+};
+
+/**
+ * A stored credential goes only to the host its own fields (or the provider's default) name: the
+ * caller's headers may choose a path (a deployment, a model) but never another host, or a key
+ * holder could have the vault's secret sent to a server of their choosing.
+ */
+function assertHostPinned(provider: ProviderPlugin, credentials: ProviderCredentials, baseUrl: string): void {
+  let pinned: string | undefined;
+  try {
+    pinned = originOf(provider.baseUrl(withCredentialFields({}, credentials)));
+  } catch {
+    pinned = undefined;
+  }
+  if (pinned === undefined || pinned !== originOf(baseUrl)) {
+    throw errors.invalidRequest(
+      "This key's stored credential fixes the upstream host: request headers cannot choose it. Store the host-naming x-gateway-* fields (resource, region, endpoint) in the credential.",
+      { param: 'x-gateway-api-key', code: 'host_not_pinned' },
+    );
+  }
+}
+
 function withCredentialFields(
   headers: Readonly<Record<string, string | undefined>>,
   credentials: ProviderCredentials | undefined,
@@ -143,6 +171,7 @@ export function authHook(dependencies: {
       const targetHeaders = withCredentialFields(headers, resolution.credentials);
       const customHost = resolution.customHost ?? headers['x-gateway-custom-host'];
       const baseUrl = customHost ? await customHosts.check(customHost) : provider.baseUrl(targetHeaders);
+      if (resolution.credentials !== undefined && !customHost) assertHostPinned(provider, resolution.credentials, baseUrl);
 
       const authorization = headers.authorization;
       let apiKey: string | undefined;

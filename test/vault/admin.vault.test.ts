@@ -194,6 +194,26 @@ test.serial('a structured cloud credential supplies the cloud headers and the fi
   t.is(upstream.headers['x-test-secret-length'], String(CLOUD_SECRET.length));
 });
 
+test.serial('request headers cannot send a stored credential to another host', async (t) => {
+  const credential = await call('POST', '/admin/credentials', {
+    name: 'cloud-unpinned',
+    provider: 'cloud-test',
+    fields: { access_key_id: 'AKIDTEST', secret_access_key: CLOUD_SECRET },
+  });
+  const created = await call('POST', '/admin/virtual-keys', { name: 'cloud-unpinned-key', provider: 'cloud-test', credential_id: credential.json.id });
+  keyValues.push(created.json.key);
+  const before = fake.requests.length;
+  // The credential names no endpoint: the caller's header would choose where the secret goes.
+  const response = await fetch(`${gateway.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-gateway-api-key': created.json.key, 'x-gateway-cloud-test-endpoint': fake.baseUrl },
+    body: JSON.stringify({ model: 'some-model', messages: FIXED_MESSAGES }),
+  });
+  t.is(response.status, 400);
+  t.like(((await response.json()) as { error: object }).error, { code: 'host_not_pinned', param: 'x-gateway-api-key' });
+  t.is(fake.requests.length, before, 'nothing was sent');
+});
+
 test.serial('a virtual key fixes its target: another provider or a custom host in the request is refused', async (t) => {
   const created = await call('POST', '/admin/virtual-keys', { name: 'fixed', provider: 'openai', provider_key: PROVIDER_SECRET, custom_host: fake.baseUrl });
   keyValues.push(created.json.key);
