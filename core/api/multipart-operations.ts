@@ -4,6 +4,7 @@ import type { GatewayResponse, TransformSlice } from '../pipeline/context.js';
 import type { MultipartAdapter, ProviderOperations } from '../spec/provider.js';
 import type { FormFile, ImageResponse, MultipartForm } from '../spec/unified.js';
 import { recordImageUsage, strictImageResponse } from './images-generate.js';
+import { IMAGE_MODEL_A } from './images-generate-schema.js';
 import { respondWithJson } from './json-response.js';
 import { type OperationHandler, readUpstreamBody, throwIfProblem, unsupportedOperation } from './operation.js';
 import { readPngInfo } from './png.js';
@@ -65,7 +66,7 @@ async function squarePng(file: FormFile | undefined, field: string) {
 
 function dallE2Only(form: MultipartForm): void {
   const model = form.fields.model;
-  if (model !== undefined && model !== 'dall-e-2') throw invalid('model', `only dall-e-2 supports this operation, got "${model.slice(0, 40)}".`);
+  if (model !== undefined && model !== IMAGE_MODEL_A) throw invalid('model', `only ${IMAGE_MODEL_A} supports this operation, got "${model.slice(0, 40)}".`);
 }
 
 function imageOptions(form: MultipartForm): void {
@@ -196,7 +197,7 @@ export const imageEdits = multipartOperation({
   name: 'imageEdit',
   route: 'POST /v1/images/edits',
   validate: validateImageEdit,
-  defaultModel: 'dall-e-2',
+  defaultModel: IMAGE_MODEL_A,
   json: { strict: strictImageResponse, record: recordImageUsage },
   limitBytes: IMAGE_BODY_LIMIT,
 });
@@ -206,7 +207,7 @@ export const imageVariations = multipartOperation({
   name: 'imageVariation',
   route: 'POST /v1/images/variations',
   validate: validateImageVariation,
-  defaultModel: 'dall-e-2',
+  defaultModel: IMAGE_MODEL_A,
   json: { strict: strictImageResponse, record: recordImageUsage },
   limitBytes: IMAGE_BODY_LIMIT,
 });

@@ -125,10 +125,6 @@ export class PolicyRegistry {
     return this.policies.get(name);
   }
 
-  names(): string[] {
-    return [...this.policies.keys()];
-  }
-
   /** One registration per guardrail plugin the policies use (for the plugin listing). */
   registrations(): GuardrailRegistration[] {
     const byId = new Map<string, GuardrailRegistration>();

@@ -153,9 +153,3 @@ export function toLogRecord(entry: LogEntry, bodies: LogBodies | undefined, body
     response_body: bodies?.response ? capText(responseText(bodies.response), bodyMaxBytes, bodies.secrets) : null,
   };
 }
-
-/** Drops the bodies. */
-export function summaryOf(record: LogRecord): LogSummary {
-  const { request_body: _request, response_body: _response, ...summary } = record;
-  return summary;
-}
