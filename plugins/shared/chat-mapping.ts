@@ -10,6 +10,9 @@ import type { ChatMessage, ErrorBody, UpstreamReply } from '../../core/spec/inde
 /** A user or tool content part, as the unified API gives it. */
 export type ContentPart = { type: 'text'; text: string } | { type: 'image'; url: string; detail?: string };
 
+/** A JSON object (not null, not an array). */
+export const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
 /** A 400 naming the request field at fault. */
 export const badRequest = (param: string, message: string, code = 'unsupported_parameter'): GatewayError =>
   errors.invalidRequest(message, { param, code });
@@ -131,6 +134,50 @@ export function errorBody(status: number, message: unknown, code: unknown = null
 
 /** A stream error body. */
 export const streamError = (message: string, code: string, type = 'upstream_error'): ErrorBody => ({ message, type, param: null, code });
+
+/** The error a stream ends with when the provider sends an event that is not JSON. */
+export const MALFORMED_EVENT: ErrorBody = streamError('The provider sent a stream event that is not JSON.', 'malformed_stream');
+
+/**
+ * One block of a non-streamed answer's `message.content_blocks` (only when strict compliance is off),
+ * in answer order. A `thinking` block's `signature` and a `redacted_thinking` block's `data` must come
+ * back unchanged in the assistant message's `content_blocks` (providers refuse thinking + tools
+ * otherwise).
+ */
+export type ContentBlock =
+  | { type: 'thinking'; text: string; signature?: string }
+  | { type: 'redacted_thinking'; data: string }
+  | { type: 'text' | 'tool_plan'; text: string };
+
+/**
+ * One streamed piece of a content block, in `delta.content_blocks`. Pieces with the same `index`
+ * belong to one block: their `text` concatenates, `signature` / `data` complete it. Collected by
+ * index, the pieces give the non-streamed `content_blocks` entries (plus `index`).
+ */
+export type ContentBlockDelta = { index: number } & (
+  | { type: 'thinking'; text?: string; signature?: string }
+  | { type: 'redacted_thinking'; data: string }
+  | { type: 'tool_plan'; text: string }
+);
+
+/** The `delta` fields carrying one content block piece. */
+export const contentBlockDelta = (piece: ContentBlockDelta): { content_blocks: ContentBlockDelta[] } => ({ content_blocks: [piece] });
+
+/** Reasoning blocks a client sends back in an assistant message's `content_blocks` (other entries are skipped). */
+export function thinkingBlocksOf(message: ChatMessage): Array<Extract<ContentBlock, { type: 'thinking' | 'redacted_thinking' }>> {
+  if (!Array.isArray(message.content_blocks)) return [];
+  const blocks: Array<Extract<ContentBlock, { type: 'thinking' | 'redacted_thinking' }>> = [];
+  for (const block of message.content_blocks as unknown[]) {
+    if (!isRecord(block)) continue;
+    if (block.type === 'thinking') {
+      const text = typeof block.text === 'string' ? block.text : typeof block.thinking === 'string' ? block.thinking : '';
+      blocks.push(typeof block.signature === 'string' && block.signature ? { type: 'thinking', text, signature: block.signature } : { type: 'thinking', text });
+    } else if (block.type === 'redacted_thinking' && typeof block.data === 'string') {
+      blocks.push({ type: 'redacted_thinking', data: block.data });
+    }
+  }
+  return blocks;
+}
 
 /** A completion id for providers whose answers carry none. */
 export const completionId = (): string => `chatcmpl-${randomUUID().replace(/-/g, '')}`;

@@ -9,6 +9,7 @@ import {
   parseDataUrl,
   requireSingleChoice,
   stopList,
+  thinkingBlocksOf,
   toolChoiceOf,
 } from '../../shared/chat-mapping.js';
 
@@ -46,8 +47,20 @@ function userBlocks(message: ChatMessage, param: string): BedrockBlock[] {
     .filter((block): block is BedrockBlock => block !== undefined);
 }
 
+/**
+ * The reasoning a client sends back (`content_blocks` of an earlier answer) opens the assistant turn:
+ * Claude on Bedrock refuses a thinking turn with tool use whose signed reasoning is missing.
+ */
+function reasoningBlocks(message: ChatMessage): BedrockBlock[] {
+  return thinkingBlocksOf(message).map((block): BedrockBlock =>
+    block.type === 'thinking'
+      ? { reasoningContent: { reasoningText: block.signature ? { text: block.text, signature: block.signature } : { text: block.text } } }
+      : { reasoningContent: { redactedContent: block.data } },
+  );
+}
+
 function assistantBlocks(message: ChatMessage, index: number): BedrockBlock[] {
-  const blocks: BedrockBlock[] = [];
+  const blocks: BedrockBlock[] = reasoningBlocks(message);
   const text = contentText(message.content, `messages[${index}].content`);
   if (text.trim() !== '') blocks.push({ text });
   (message.tool_calls ?? []).forEach((call, callIndex) => {

@@ -104,7 +104,60 @@ test('guardrail intervention is content_filter; max_tokens is length; thinking o
   t.is(strict.choices[0].message.content, '4');
   t.is(strict.choices[0].message.content_blocks, undefined);
   const loose = fromConverseResponse(json('converse-response-thinking.json'), request, target({ strict: false }));
-  t.deepEqual(loose.choices[0].message.content_blocks, [{ type: 'thinking', text: 'The user wants 2+2. That is 4.' }]);
+  t.deepEqual(loose.choices[0].message.content_blocks, [
+    { type: 'thinking', text: 'The user wants 2+2. That is 4.', signature: 'EqoBCkgIARABGAIiQL' },
+    { type: 'text', text: '4' },
+  ]);
+  const redacted = fromConverseResponse({ output: { message: { content: [{ reasoningContent: { redactedContent: 'c2VjcmV0' } }, { text: 'ok' }] } } }, request, target({ strict: false }));
+  t.deepEqual(redacted.choices[0].message.content_blocks, [
+    { type: 'redacted_thinking', data: 'c2VjcmV0' },
+    { type: 'text', text: 'ok' },
+  ]);
+});
+
+test('thinking + tool use round trip: content_blocks sent back open the assistant turn as reasoningContent', (t) => {
+  const tools = [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }];
+  // The first answer, as the gateway returns it, goes back verbatim with the tool result.
+  const answer = fromConverseResponse(
+    {
+      output: {
+        message: {
+          content: [
+            { reasoningContent: { reasoningText: { text: 'I need the weather.', signature: 'sig-1' } } },
+            { reasoningContent: { redactedContent: 'ZW5jcnlwdGVk' } },
+            { toolUse: { toolUseId: 'tooluse_1', name: 'get_weather', input: { city: 'Paris' } } },
+          ],
+        },
+      },
+      stopReason: 'tool_use',
+    },
+    request,
+    target({ strict: false }),
+  ).choices[0].message;
+  const body = toConverseBody({
+    ...request,
+    thinking: { type: 'enabled', budget_tokens: 2048 },
+    tools,
+    messages: [{ role: 'user', content: 'Weather in Paris?' }, answer, { role: 'tool', tool_call_id: 'tooluse_1', content: '18C' }],
+  });
+  t.deepEqual(body.messages, [
+    { role: 'user', content: [{ text: 'Weather in Paris?' }] },
+    {
+      role: 'assistant',
+      content: [
+        { reasoningContent: { reasoningText: { text: 'I need the weather.', signature: 'sig-1' } } },
+        { reasoningContent: { redactedContent: 'ZW5jcnlwdGVk' } },
+        { toolUse: { toolUseId: 'tooluse_1', name: 'get_weather', input: { city: 'Paris' } } },
+      ],
+    },
+    { role: 'user', content: [{ toolResult: { toolUseId: 'tooluse_1', content: [{ text: '18C' }] } }] },
+  ]);
+  // Other content_blocks entries (text, tool plans) and malformed ones are not reasoning: skipped.
+  const other = toConverseBody({
+    ...request,
+    messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: 'y', content_blocks: [{ type: 'text', text: 'y' }, null, { type: 'redacted_thinking' }] }],
+  });
+  t.deepEqual((other.messages as Array<{ content: unknown }>)[1].content, [{ text: 'y' }]);
 });
 
 test('empty content maps to an empty string; a body without output is refused', (t) => {
@@ -138,7 +191,13 @@ test('thinking deltas appear only when not strict; unknown events are ignored', 
   t.false(strict.chunks.some((chunk) => chunk.choices[0]?.delta.content_blocks));
   t.is(strict.chunks.map((chunk) => chunk.choices[0]?.delta.content ?? '').join(''), '4');
   const loose = runStream('converse-stream-thinking.jsonl', false);
-  t.deepEqual(loose.chunks.flatMap((chunk) => chunk.choices[0]?.delta.content_blocks ?? []), [{ type: 'thinking', text: 'Two plus two' }]);
+  t.deepEqual(loose.chunks.flatMap((chunk) => chunk.choices[0]?.delta.content_blocks ?? []), [
+    { index: 0, type: 'thinking', text: 'Two plus two' },
+    { index: 0, type: 'thinking', signature: 'EqoBCkgIARAB' },
+  ]);
+  const mapper = createBedrockStreamMapper(request, target({ strict: false }));
+  const redacted = mapper.map({ event: 'contentBlockDelta', data: '{"contentBlockIndex":2,"delta":{"reasoningContent":{"redactedContent":"ZW5j"}}}' });
+  t.deepEqual(redacted.chunks?.[0].choices[0].delta, { content_blocks: [{ index: 2, type: 'redacted_thinking', data: 'ZW5j' }] });
 });
 
 test('an exception event ends the stream with its message', (t) => {
