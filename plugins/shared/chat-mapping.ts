@@ -52,13 +52,19 @@ export function parseDataUrl(url: string): { mediaType: string; data: string } |
   return match ? { mediaType: match[1].toLowerCase(), data: match[2] } : undefined;
 }
 
-/** A tool call's JSON `arguments` string as the object native APIs want. */
-export function parseArguments(text: string, param: string): unknown {
+/**
+ * A tool call's `arguments` string (echoed back by the client) as the JSON object native APIs want.
+ * A model may have produced invalid JSON, and the history must still be accepted: a value that is
+ * not an object is wrapped as `{"arguments": <value>}`, text that is not JSON as `{"arguments": "<raw>"}`.
+ * Empty arguments are `{}`.
+ */
+export function toolInput(text: string): Record<string, unknown> {
   if (text.trim() === '') return {};
   try {
-    return JSON.parse(text);
+    const parsed: unknown = JSON.parse(text);
+    return isRecord(parsed) ? parsed : { arguments: parsed };
   } catch {
-    throw badRequest(param, `${param} is not valid JSON.`, 'invalid_json');
+    return { arguments: text };
   }
 }
 
@@ -162,6 +168,19 @@ export type ContentBlockDelta = { index: number } & (
 
 /** The `delta` fields carrying one content block piece. */
 export const contentBlockDelta = (piece: ContentBlockDelta): { content_blocks: ContentBlockDelta[] } => ({ content_blocks: [piece] });
+
+/** Numbers a stream's content blocks 0, 1, … in order of first appearance, by the provider's own block key. */
+export function blockNumbering(): (key: string) => number {
+  const numbers = new Map<string, number>();
+  return (key) => {
+    let number = numbers.get(key);
+    if (number === undefined) {
+      number = numbers.size;
+      numbers.set(key, number);
+    }
+    return number;
+  };
+}
 
 /** Reasoning blocks a client sends back in an assistant message's `content_blocks` (other entries are skipped). */
 export function thinkingBlocksOf(message: ChatMessage): Array<Extract<ContentBlock, { type: 'thinking' | 'redacted_thinking' }>> {

@@ -5,12 +5,12 @@ import {
   contentText,
   functionTools,
   hasToolTurns,
-  parseArguments,
   parseDataUrl,
   requireSingleChoice,
   stopList,
   thinkingBlocksOf,
   toolChoiceOf,
+  toolInput,
 } from '../../shared/chat-mapping.js';
 
 /** Bedrock Converse content blocks the gateway writes or reads. */
@@ -63,15 +63,15 @@ function assistantBlocks(message: ChatMessage, index: number): BedrockBlock[] {
   const blocks: BedrockBlock[] = reasoningBlocks(message);
   const text = contentText(message.content, `messages[${index}].content`);
   if (text.trim() !== '') blocks.push({ text });
-  (message.tool_calls ?? []).forEach((call, callIndex) => {
+  for (const call of message.tool_calls ?? []) {
     blocks.push({
       toolUse: {
         toolUseId: call.id,
         name: call.function.name,
-        input: parseArguments(call.function.arguments, `messages[${index}].tool_calls[${callIndex}].function.arguments`),
+        input: toolInput(call.function.arguments),
       },
     });
-  });
+  }
   return blocks;
 }
 

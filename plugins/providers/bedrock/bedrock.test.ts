@@ -52,6 +52,15 @@ test('tool_choice: auto, named, and none (tools dropped unless the history holds
   t.deepEqual(toConverseBody({ ...request, messages: history, tools, tool_choice: 'none' }).toolConfig, { tools: [{ toolSpec: { name: 'f', inputSchema: { json: { type: 'object' } } } }] });
 });
 
+test('tool-call arguments a model got wrong are sent wrapped, as the other native providers do, not refused', (t) => {
+  const call = (args: string) =>
+    (toConverseBody({ ...request, messages: [{ role: 'assistant', content: '', tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: args } }] }] }).messages as any)[0].content[0].toolUse.input;
+  t.deepEqual(call('{oops'), { arguments: '{oops' });
+  t.deepEqual(call('[1,2]'), { arguments: [1, 2] });
+  t.deepEqual(call(' '), {});
+  t.deepEqual(call('{"a":1}'), { a: 1 });
+});
+
 test('thinking goes to additionalModelRequestFields', (t) => {
   t.deepEqual(toConverseBody({ ...request, thinking: { type: 'enabled', budget_tokens: 2048 } }).additionalModelRequestFields, {
     thinking: { type: 'enabled', budget_tokens: 2048 },
@@ -64,7 +73,6 @@ test('unsupported input is a 400 naming the field', (t) => {
     [{ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/tiff;base64,AAAA' } }] }] }, 'messages[0].content[0].image_url.url'],
     [{ n: 2 }, 'n'],
     [{ response_format: { type: 'json_schema', json_schema: { name: 'x', schema: {} } } }, 'response_format'],
-    [{ messages: [{ role: 'assistant', content: '', tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{oops' } }] }] }, 'messages[0].tool_calls[0].function.arguments'],
     [{ messages: [{ role: 'function', name: 'f', content: 'x' }] }, 'messages[0].role'],
   ];
   for (const [change, param] of cases) {
