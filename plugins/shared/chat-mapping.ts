@@ -10,6 +10,9 @@ import type { ChatMessage, ErrorBody, UpstreamReply } from '../../core/spec/inde
 /** A user or tool content part, as the unified API gives it. */
 export type ContentPart = { type: 'text'; text: string } | { type: 'image'; url: string; detail?: string };
 
+/** A JSON object (not null, not an array). */
+export const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
 /** A 400 naming the request field at fault. */
 export const badRequest = (param: string, message: string, code = 'unsupported_parameter'): GatewayError =>
   errors.invalidRequest(message, { param, code });
@@ -49,13 +52,19 @@ export function parseDataUrl(url: string): { mediaType: string; data: string } |
   return match ? { mediaType: match[1].toLowerCase(), data: match[2] } : undefined;
 }
 
-/** A tool call's JSON `arguments` string as the object native APIs want. */
-export function parseArguments(text: string, param: string): unknown {
+/**
+ * A tool call's `arguments` string (echoed back by the client) as the JSON object native APIs want.
+ * A model may have produced invalid JSON, and the history must still be accepted: a value that is
+ * not an object is wrapped as `{"arguments": <value>}`, text that is not JSON as `{"arguments": "<raw>"}`.
+ * Empty arguments are `{}`.
+ */
+export function toolInput(text: string): Record<string, unknown> {
   if (text.trim() === '') return {};
   try {
-    return JSON.parse(text);
+    const parsed: unknown = JSON.parse(text);
+    return isRecord(parsed) ? parsed : { arguments: parsed };
   } catch {
-    throw badRequest(param, `${param} is not valid JSON.`, 'invalid_json');
+    return { arguments: text };
   }
 }
 
@@ -131,6 +140,63 @@ export function errorBody(status: number, message: unknown, code: unknown = null
 
 /** A stream error body. */
 export const streamError = (message: string, code: string, type = 'upstream_error'): ErrorBody => ({ message, type, param: null, code });
+
+/** The error a stream ends with when the provider sends an event that is not JSON. */
+export const MALFORMED_EVENT: ErrorBody = streamError('The provider sent a stream event that is not JSON.', 'malformed_stream');
+
+/**
+ * One block of a non-streamed answer's `message.content_blocks` (only when strict compliance is off),
+ * in answer order. A `thinking` block's `signature` and a `redacted_thinking` block's `data` must come
+ * back unchanged in the assistant message's `content_blocks` (providers refuse thinking + tools
+ * otherwise).
+ */
+export type ContentBlock =
+  | { type: 'thinking'; text: string; signature?: string }
+  | { type: 'redacted_thinking'; data: string }
+  | { type: 'text' | 'tool_plan'; text: string };
+
+/**
+ * One streamed piece of a content block, in `delta.content_blocks`. Pieces with the same `index`
+ * belong to one block: their `text` concatenates, `signature` / `data` complete it. Collected by
+ * index, the pieces give the non-streamed `content_blocks` entries (plus `index`).
+ */
+export type ContentBlockDelta = { index: number } & (
+  | { type: 'thinking'; text?: string; signature?: string }
+  | { type: 'redacted_thinking'; data: string }
+  | { type: 'tool_plan'; text: string }
+);
+
+/** The `delta` fields carrying one content block piece. */
+export const contentBlockDelta = (piece: ContentBlockDelta): { content_blocks: ContentBlockDelta[] } => ({ content_blocks: [piece] });
+
+/** Numbers a stream's content blocks 0, 1, … in order of first appearance, by the provider's own block key. */
+export function blockNumbering(): (key: string) => number {
+  const numbers = new Map<string, number>();
+  return (key) => {
+    let number = numbers.get(key);
+    if (number === undefined) {
+      number = numbers.size;
+      numbers.set(key, number);
+    }
+    return number;
+  };
+}
+
+/** Reasoning blocks a client sends back in an assistant message's `content_blocks` (other entries are skipped). */
+export function thinkingBlocksOf(message: ChatMessage): Array<Extract<ContentBlock, { type: 'thinking' | 'redacted_thinking' }>> {
+  if (!Array.isArray(message.content_blocks)) return [];
+  const blocks: Array<Extract<ContentBlock, { type: 'thinking' | 'redacted_thinking' }>> = [];
+  for (const block of message.content_blocks as unknown[]) {
+    if (!isRecord(block)) continue;
+    if (block.type === 'thinking') {
+      const text = typeof block.text === 'string' ? block.text : typeof block.thinking === 'string' ? block.thinking : '';
+      blocks.push(typeof block.signature === 'string' && block.signature ? { type: 'thinking', text, signature: block.signature } : { type: 'thinking', text });
+    } else if (block.type === 'redacted_thinking' && typeof block.data === 'string') {
+      blocks.push({ type: 'redacted_thinking', data: block.data });
+    }
+  }
+  return blocks;
+}
 
 /** A completion id for providers whose answers carry none. */
 export const completionId = (): string => `chatcmpl-${randomUUID().replace(/-/g, '')}`;

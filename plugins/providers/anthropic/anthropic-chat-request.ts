@@ -1,5 +1,6 @@
 import { invalid } from '../../../core/api/validate.js';
 import type { ChatMessage, ChatRequest, RequestProblem } from '../../../core/spec/index.js';
+import { isRecord, parseDataUrl, thinkingBlocksOf, toolInput } from '../../shared/chat-mapping.js';
 
 export type AnthropicBlock = Record<string, unknown> & { type: string };
 
@@ -25,8 +26,6 @@ export interface AnthropicRequestOptions {
 /** Anthropic's minimum thinking budget, used when `thinking.budget_tokens` is absent. */
 const DEFAULT_THINKING_BUDGET = 1024;
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
-
 /** Unified fields Anthropic has no equivalent for, refused rather than silently dropped. */
 export function checkAnthropicRequest(request: ChatRequest): RequestProblem | undefined {
   if (typeof request.n === 'number' && request.n > 1) return { param: 'n', message: 'This provider returns one choice per request: n must be 1.' };
@@ -51,8 +50,8 @@ function textBlocks(content: unknown): AnthropicBlock[] {
 }
 
 function imageBlock(url: string, param: string): AnthropicBlock {
-  const data = /^data:([^;,]+)(?:;[^,]*)?;base64,(.*)$/s.exec(url);
-  if (data) return { type: 'image', source: { type: 'base64', media_type: data[1], data: data[2] } };
+  const data = parseDataUrl(url);
+  if (data) return { type: 'image', source: { type: 'base64', media_type: data.mediaType, data: data.data } };
   if (/^https?:\/\//i.test(url)) return { type: 'image', source: { type: 'url', url } };
   throw invalid(param, 'expected a base64 data URL or an http(s):// URL.');
 }
@@ -71,33 +70,13 @@ function userContent(content: unknown, param: string): string | AnthropicBlock[]
   });
 }
 
-function parseInput(raw: string): Record<string, unknown> {
-  try {
-    const parsed: unknown = JSON.parse(raw);
-    return isRecord(parsed) ? parsed : { arguments: parsed };
-  } catch {
-    return { arguments: raw };
-  }
-}
-
 /** Thinking blocks a client sends back (from a previous answer's `content_blocks`), needed with tools. */
-function thinkingBlocks(message: ChatMessage): AnthropicBlock[] {
-  if (!Array.isArray(message.content_blocks)) return [];
-  const blocks: AnthropicBlock[] = [];
-  for (const block of message.content_blocks) {
-    if (!isRecord(block)) continue;
-    if (block.type === 'thinking') {
-      blocks.push({ type: 'thinking', thinking: String(block.text ?? block.thinking ?? ''), signature: String(block.signature ?? '') });
-    } else if (block.type === 'redacted_thinking' && typeof block.data === 'string') {
-      blocks.push({ type: 'redacted_thinking', data: block.data });
-    }
-  }
-  return blocks;
-}
+const thinkingBlocks = (message: ChatMessage): AnthropicBlock[] =>
+  thinkingBlocksOf(message).map((block) => (block.type === 'thinking' ? { type: 'thinking', thinking: block.text, signature: block.signature ?? '' } : block));
 
 function assistantBlocks(message: ChatMessage): AnthropicBlock[] {
   const blocks = [...thinkingBlocks(message), ...textBlocks(message.content)];
-  for (const call of message.tool_calls ?? []) blocks.push({ type: 'tool_use', id: call.id, name: call.function.name, input: parseInput(call.function.arguments) });
+  for (const call of message.tool_calls ?? []) blocks.push({ type: 'tool_use', id: call.id, name: call.function.name, input: toolInput(call.function.arguments) });
   return blocks;
 }
 

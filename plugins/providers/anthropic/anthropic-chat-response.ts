@@ -1,4 +1,5 @@
 import type { ChatChoice, ChatRequest, ChatResponse, ProviderTarget, ToolCall, Usage } from '../../../core/spec/index.js';
+import type { ContentBlock } from '../../shared/chat-mapping.js';
 
 export interface AnthropicUsage {
   input_tokens?: number;
@@ -46,8 +47,6 @@ export function mapAnthropicUsage(usage: AnthropicUsage | undefined): Usage {
     prompt_tokens_details: { cached_tokens: cacheRead, cache_creation_tokens: cacheCreation },
   };
 }
-
-type ContentBlock = { type: string; text?: string; [field: string]: unknown };
 
 /** A Messages API answer as a unified chat completion; thinking goes to `content_blocks` when not strict. */
 export function fromAnthropicResponse(body: unknown, request: ChatRequest, target: ProviderTarget): ChatResponse {

@@ -1,8 +1,7 @@
 import type { ChatChunkChoice, ChatCompletionChunk, ChatRequest, ChatStreamMapper, ProviderTarget, StreamStep } from '../../../core/spec/index.js';
 import { type AnthropicUsage, mapAnthropicStopReason, mapAnthropicUsage } from './anthropic-chat-response.js';
+import { type ContentBlockDelta, contentBlockDelta, MALFORMED_EVENT } from '../../shared/chat-mapping.js';
 import { anthropicErrorBody } from './anthropic-error.js';
-
-const malformed = { message: 'The provider sent a stream event that is not JSON.', type: 'upstream_error', param: null, code: 'malformed_stream' };
 
 type Delta = ChatChunkChoice['delta'];
 
@@ -28,8 +27,7 @@ export function createAnthropicStreamMapper(request: ChatRequest, target: Provid
     choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
     usage: null,
   });
-  const thinkingChunk = (index: number, delta: Record<string, unknown>): StreamStep =>
-    target.strict ? {} : { chunks: [chunk({ content_blocks: [{ index, delta }] })] };
+  const thinkingChunk = (piece: ContentBlockDelta): StreamStep => (target.strict ? {} : { chunks: [chunk(contentBlockDelta(piece))] });
   const takeUsage = (value: unknown) => {
     if (typeof value !== 'object' || value === null) return;
     for (const [key, count] of Object.entries(value)) if (typeof count === 'number') (usage as Record<string, number>)[key] = count;
@@ -42,8 +40,8 @@ export function createAnthropicStreamMapper(request: ChatRequest, target: Provid
       toolIndexByBlock.set(index, toolIndex);
       return { chunks: [chunk({ tool_calls: [{ index: toolIndex, id: String(block.id ?? ''), type: 'function', function: { name: String(block.name ?? ''), arguments: '' } }] })] };
     }
-    if (block.type === 'thinking' && typeof block.thinking === 'string' && block.thinking) return thinkingChunk(index, { thinking: block.thinking });
-    if (block.type === 'redacted_thinking') return thinkingChunk(index, { type: 'redacted_thinking', data: block.data });
+    if (block.type === 'thinking' && typeof block.thinking === 'string' && block.thinking) return thinkingChunk({ index, type: 'thinking', text: block.thinking });
+    if (block.type === 'redacted_thinking' && typeof block.data === 'string') return thinkingChunk({ index, type: 'redacted_thinking', data: block.data });
     return {};
   };
 
@@ -57,9 +55,9 @@ export function createAnthropicStreamMapper(request: ChatRequest, target: Provid
         return { chunks: [chunk({ tool_calls: [{ index: toolIndex, function: { arguments: delta.partial_json } }] })] };
       }
       case 'thinking_delta':
-        return typeof delta.thinking === 'string' ? thinkingChunk(index, { thinking: delta.thinking }) : {};
+        return typeof delta.thinking === 'string' ? thinkingChunk({ index, type: 'thinking', text: delta.thinking }) : {};
       case 'signature_delta':
-        return typeof delta.signature === 'string' ? thinkingChunk(index, { signature: delta.signature }) : {};
+        return typeof delta.signature === 'string' ? thinkingChunk({ index, type: 'thinking', signature: delta.signature }) : {};
       default:
         return {}; // citations and future delta types
     }
@@ -71,7 +69,7 @@ export function createAnthropicStreamMapper(request: ChatRequest, target: Provid
       try {
         parsed = JSON.parse(event.data);
       } catch {
-        return { error: malformed };
+        return { error: MALFORMED_EVENT };
       }
       if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return {};
       const data = parsed as Record<string, unknown>;

@@ -253,9 +253,9 @@ test('thinking deltas and signatures appear as content_blocks only when not stri
   t.deepEqual(steps[8], {}, 'a citations delta is ignored');
   const blocks = steps.flatMap((step) => step.chunks ?? []).flatMap((chunk) => (chunk.choices[0]?.delta.content_blocks as unknown[]) ?? []);
   t.deepEqual(blocks, [
-    { index: 0, delta: { thinking: 'I need to find the GCD of 1071 and 462.' } },
-    { index: 0, delta: { thinking: ' 1071 = 2 * 462 + 147 ... GCD is 21.' } },
-    { index: 0, delta: { signature: 'EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds' } },
+    { index: 0, type: 'thinking', text: 'I need to find the GCD of 1071 and 462.' },
+    { index: 0, type: 'thinking', text: ' 1071 = 2 * 462 + 147 ... GCD is 21.' },
+    { index: 0, type: 'thinking', signature: 'EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds' },
   ]);
   const chunks = steps.flatMap((step) => step.chunks ?? []);
   t.is(chunks.find((chunk) => chunk.choices[0]?.finish_reason)?.choices[0].finish_reason, 'length');

@@ -5,11 +5,12 @@ import {
   contentText,
   functionTools,
   hasToolTurns,
-  parseArguments,
   parseDataUrl,
   requireSingleChoice,
   stopList,
+  thinkingBlocksOf,
   toolChoiceOf,
+  toolInput,
 } from '../../shared/chat-mapping.js';
 
 /** Bedrock Converse content blocks the gateway writes or reads. */
@@ -46,19 +47,31 @@ function userBlocks(message: ChatMessage, param: string): BedrockBlock[] {
     .filter((block): block is BedrockBlock => block !== undefined);
 }
 
+/**
+ * The reasoning a client sends back (`content_blocks` of an earlier answer) opens the assistant turn:
+ * Claude on Bedrock refuses a thinking turn with tool use whose signed reasoning is missing.
+ */
+function reasoningBlocks(message: ChatMessage): BedrockBlock[] {
+  return thinkingBlocksOf(message).map((block): BedrockBlock =>
+    block.type === 'thinking'
+      ? { reasoningContent: { reasoningText: block.signature ? { text: block.text, signature: block.signature } : { text: block.text } } }
+      : { reasoningContent: { redactedContent: block.data } },
+  );
+}
+
 function assistantBlocks(message: ChatMessage, index: number): BedrockBlock[] {
-  const blocks: BedrockBlock[] = [];
+  const blocks: BedrockBlock[] = reasoningBlocks(message);
   const text = contentText(message.content, `messages[${index}].content`);
   if (text.trim() !== '') blocks.push({ text });
-  (message.tool_calls ?? []).forEach((call, callIndex) => {
+  for (const call of message.tool_calls ?? []) {
     blocks.push({
       toolUse: {
         toolUseId: call.id,
         name: call.function.name,
-        input: parseArguments(call.function.arguments, `messages[${index}].tool_calls[${callIndex}].function.arguments`),
+        input: toolInput(call.function.arguments),
       },
     });
-  });
+  }
   return blocks;
 }
 

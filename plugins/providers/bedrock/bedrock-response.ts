@@ -1,5 +1,5 @@
 import type { ChatChoice, ChatRequest, ChatResponse, ProviderTarget, ToolCall, Usage } from '../../../core/spec/index.js';
-import { completionId, nowSeconds } from '../../shared/chat-mapping.js';
+import { type ContentBlock, completionId, isRecord, nowSeconds } from '../../shared/chat-mapping.js';
 
 export const FINISH_REASONS: Readonly<Record<string, string>> = {
   end_turn: 'stop',
@@ -33,17 +33,25 @@ export function fromConverseResponse(body: unknown, request: ChatRequest, target
   if (!Array.isArray(blocks)) throw new TypeError('Bedrock Converse response without output.message.content');
   let text = '';
   const toolCalls: ToolCall[] = [];
-  const thinking: Array<{ type: string; text?: string }> = [];
-  for (const block of blocks as Array<Record<string, any>>) {
-    if (typeof block.text === 'string') text += block.text;
-    else if (block.toolUse) {
+  const ordered: ContentBlock[] = [];
+  for (const block of blocks as unknown[]) {
+    if (!isRecord(block)) continue;
+    if (typeof block.text === 'string') {
+      text += block.text;
+      ordered.push({ type: 'text', text: block.text });
+    } else if (isRecord(block.toolUse)) {
       toolCalls.push({ id: String(block.toolUse.toolUseId), type: 'function', function: { name: String(block.toolUse.name), arguments: JSON.stringify(block.toolUse.input ?? {}) } });
-    } else if (block.reasoningContent?.reasoningText) thinking.push({ type: 'thinking', text: String(block.reasoningContent.reasoningText.text ?? '') });
-    else if (block.reasoningContent?.redactedContent) thinking.push({ type: 'redacted_thinking' });
+    } else if (isRecord(block.reasoningContent)) {
+      const { reasoningText, redactedContent } = block.reasoningContent;
+      if (isRecord(reasoningText)) {
+        const thought = String(reasoningText.text ?? '');
+        ordered.push(typeof reasoningText.signature === 'string' && reasoningText.signature ? { type: 'thinking', text: thought, signature: reasoningText.signature } : { type: 'thinking', text: thought });
+      } else if (typeof redactedContent === 'string') ordered.push({ type: 'redacted_thinking', data: redactedContent });
+    }
   }
   const message: ChatChoice['message'] = { role: 'assistant', content: text === '' && toolCalls.length ? null : text };
   if (toolCalls.length) message.tool_calls = toolCalls;
-  if (!target.strict && thinking.length) message.content_blocks = thinking;
+  if (!target.strict && ordered.some((block) => block.type !== 'text')) message.content_blocks = ordered;
   return {
     id: completionId(),
     object: 'chat.completion',

@@ -1,5 +1,5 @@
 import type { ChatChunkChoice, ChatCompletionChunk, ChatRequest, ChatStreamMapper, ProviderTarget, StreamStep, Usage } from '../../../core/spec/index.js';
-import { completionId, nowSeconds, parseEventData, streamError } from '../../shared/chat-mapping.js';
+import { completionId, contentBlockDelta, isRecord, nowSeconds, parseEventData, streamError } from '../../shared/chat-mapping.js';
 import { finishReason, mapUsage } from './bedrock-response.js';
 import { DECODE_ERROR_EVENT } from './bedrock-eventstream.js';
 
@@ -27,6 +27,14 @@ export function createBedrockStreamMapper(request: ChatRequest, target: Provider
     chunks: [chunk([{ index: 0, delta: value, logprobs: null, finish_reason: finish }])],
   });
 
+  /** A reasoning delta carries text, the block's signature, or (redacted) its encrypted data. */
+  const reasoning = (index: number, value: Record<string, unknown>): StreamStep => {
+    if (typeof value.text === 'string') return delta(contentBlockDelta({ index, type: 'thinking', text: value.text }));
+    if (typeof value.signature === 'string') return delta(contentBlockDelta({ index, type: 'thinking', signature: value.signature }));
+    if (typeof value.redactedContent === 'string') return delta(contentBlockDelta({ index, type: 'redacted_thinking', data: value.redactedContent }));
+    return {};
+  };
+
   return {
     map(event): StreamStep {
       if (event.event === DECODE_ERROR_EVENT) {
@@ -51,16 +59,14 @@ export function createBedrockStreamMapper(request: ChatRequest, target: Provider
           return delta({ tool_calls: [{ index, id: String(toolUse.toolUseId), type: 'function', function: { name: String(toolUse.name), arguments: '' } }] });
         }
         case 'contentBlockDelta': {
-          const value = (data.delta ?? {}) as { text?: unknown; toolUse?: { input?: unknown }; reasoningContent?: { text?: unknown } };
+          const value = (isRecord(data.delta) ? data.delta : {}) as { text?: unknown; toolUse?: { input?: unknown }; reasoningContent?: unknown };
           if (typeof value.text === 'string') return delta({ content: value.text });
           if (value.toolUse && typeof value.toolUse.input === 'string') {
             const index = toolIndexByBlock.get(Number(data.contentBlockIndex));
             if (index === undefined) return {};
             return delta({ tool_calls: [{ index, function: { arguments: value.toolUse.input } }] });
           }
-          if (value.reasoningContent && typeof value.reasoningContent.text === 'string' && !target.strict) {
-            return delta({ content_blocks: [{ type: 'thinking', text: value.reasoningContent.text }] });
-          }
+          if (isRecord(value.reasoningContent) && !target.strict) return reasoning(Number(data.contentBlockIndex ?? 0), value.reasoningContent);
           return {};
         }
         case 'messageStop':

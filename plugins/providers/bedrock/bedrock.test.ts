@@ -52,6 +52,15 @@ test('tool_choice: auto, named, and none (tools dropped unless the history holds
   t.deepEqual(toConverseBody({ ...request, messages: history, tools, tool_choice: 'none' }).toolConfig, { tools: [{ toolSpec: { name: 'f', inputSchema: { json: { type: 'object' } } } }] });
 });
 
+test('tool-call arguments a model got wrong are sent wrapped, as the other native providers do, not refused', (t) => {
+  const call = (args: string) =>
+    (toConverseBody({ ...request, messages: [{ role: 'assistant', content: '', tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: args } }] }] }).messages as any)[0].content[0].toolUse.input;
+  t.deepEqual(call('{oops'), { arguments: '{oops' });
+  t.deepEqual(call('[1,2]'), { arguments: [1, 2] });
+  t.deepEqual(call(' '), {});
+  t.deepEqual(call('{"a":1}'), { a: 1 });
+});
+
 test('thinking goes to additionalModelRequestFields', (t) => {
   t.deepEqual(toConverseBody({ ...request, thinking: { type: 'enabled', budget_tokens: 2048 } }).additionalModelRequestFields, {
     thinking: { type: 'enabled', budget_tokens: 2048 },
@@ -64,7 +73,6 @@ test('unsupported input is a 400 naming the field', (t) => {
     [{ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/tiff;base64,AAAA' } }] }] }, 'messages[0].content[0].image_url.url'],
     [{ n: 2 }, 'n'],
     [{ response_format: { type: 'json_schema', json_schema: { name: 'x', schema: {} } } }, 'response_format'],
-    [{ messages: [{ role: 'assistant', content: '', tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{oops' } }] }] }, 'messages[0].tool_calls[0].function.arguments'],
     [{ messages: [{ role: 'function', name: 'f', content: 'x' }] }, 'messages[0].role'],
   ];
   for (const [change, param] of cases) {
@@ -104,7 +112,60 @@ test('guardrail intervention is content_filter; max_tokens is length; thinking o
   t.is(strict.choices[0].message.content, '4');
   t.is(strict.choices[0].message.content_blocks, undefined);
   const loose = fromConverseResponse(json('converse-response-thinking.json'), request, target({ strict: false }));
-  t.deepEqual(loose.choices[0].message.content_blocks, [{ type: 'thinking', text: 'The user wants 2+2. That is 4.' }]);
+  t.deepEqual(loose.choices[0].message.content_blocks, [
+    { type: 'thinking', text: 'The user wants 2+2. That is 4.', signature: 'EqoBCkgIARABGAIiQL' },
+    { type: 'text', text: '4' },
+  ]);
+  const redacted = fromConverseResponse({ output: { message: { content: [{ reasoningContent: { redactedContent: 'c2VjcmV0' } }, { text: 'ok' }] } } }, request, target({ strict: false }));
+  t.deepEqual(redacted.choices[0].message.content_blocks, [
+    { type: 'redacted_thinking', data: 'c2VjcmV0' },
+    { type: 'text', text: 'ok' },
+  ]);
+});
+
+test('thinking + tool use round trip: content_blocks sent back open the assistant turn as reasoningContent', (t) => {
+  const tools = [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }];
+  // The first answer, as the gateway returns it, goes back verbatim with the tool result.
+  const answer = fromConverseResponse(
+    {
+      output: {
+        message: {
+          content: [
+            { reasoningContent: { reasoningText: { text: 'I need the weather.', signature: 'sig-1' } } },
+            { reasoningContent: { redactedContent: 'ZW5jcnlwdGVk' } },
+            { toolUse: { toolUseId: 'tooluse_1', name: 'get_weather', input: { city: 'Paris' } } },
+          ],
+        },
+      },
+      stopReason: 'tool_use',
+    },
+    request,
+    target({ strict: false }),
+  ).choices[0].message;
+  const body = toConverseBody({
+    ...request,
+    thinking: { type: 'enabled', budget_tokens: 2048 },
+    tools,
+    messages: [{ role: 'user', content: 'Weather in Paris?' }, answer, { role: 'tool', tool_call_id: 'tooluse_1', content: '18C' }],
+  });
+  t.deepEqual(body.messages, [
+    { role: 'user', content: [{ text: 'Weather in Paris?' }] },
+    {
+      role: 'assistant',
+      content: [
+        { reasoningContent: { reasoningText: { text: 'I need the weather.', signature: 'sig-1' } } },
+        { reasoningContent: { redactedContent: 'ZW5jcnlwdGVk' } },
+        { toolUse: { toolUseId: 'tooluse_1', name: 'get_weather', input: { city: 'Paris' } } },
+      ],
+    },
+    { role: 'user', content: [{ toolResult: { toolUseId: 'tooluse_1', content: [{ text: '18C' }] } }] },
+  ]);
+  // Other content_blocks entries (text, tool plans) and malformed ones are not reasoning: skipped.
+  const other = toConverseBody({
+    ...request,
+    messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: 'y', content_blocks: [{ type: 'text', text: 'y' }, null, { type: 'redacted_thinking' }] }],
+  });
+  t.deepEqual((other.messages as Array<{ content: unknown }>)[1].content, [{ text: 'y' }]);
 });
 
 test('empty content maps to an empty string; a body without output is refused', (t) => {
@@ -138,7 +199,13 @@ test('thinking deltas appear only when not strict; unknown events are ignored', 
   t.false(strict.chunks.some((chunk) => chunk.choices[0]?.delta.content_blocks));
   t.is(strict.chunks.map((chunk) => chunk.choices[0]?.delta.content ?? '').join(''), '4');
   const loose = runStream('converse-stream-thinking.jsonl', false);
-  t.deepEqual(loose.chunks.flatMap((chunk) => chunk.choices[0]?.delta.content_blocks ?? []), [{ type: 'thinking', text: 'Two plus two' }]);
+  t.deepEqual(loose.chunks.flatMap((chunk) => chunk.choices[0]?.delta.content_blocks ?? []), [
+    { index: 0, type: 'thinking', text: 'Two plus two' },
+    { index: 0, type: 'thinking', signature: 'EqoBCkgIARAB' },
+  ]);
+  const mapper = createBedrockStreamMapper(request, target({ strict: false }));
+  const redacted = mapper.map({ event: 'contentBlockDelta', data: '{"contentBlockIndex":2,"delta":{"reasoningContent":{"redactedContent":"ZW5j"}}}' });
+  t.deepEqual(redacted.chunks?.[0].choices[0].delta, { content_blocks: [{ index: 2, type: 'redacted_thinking', data: 'ZW5j' }] });
 });
 
 test('an exception event ends the stream with its message', (t) => {

@@ -1,5 +1,5 @@
 import type { ChatChunkChoice, ChatCompletionChunk, ChatRequest, ChatStreamMapper, ProviderTarget, StreamStep, Usage } from '../../../core/spec/index.js';
-import { completionId, nowSeconds, parseEventData, streamError } from '../../shared/chat-mapping.js';
+import { blockNumbering, completionId, contentBlockDelta, nowSeconds, parseEventData, streamError } from '../../shared/chat-mapping.js';
 import { FAILED, finishReason, mapUsage } from './cohere-response.js';
 
 /**
@@ -13,6 +13,7 @@ export function createCohereStreamMapper(request: ChatRequest, target: ProviderT
   let id = completionId();
   const created = nowSeconds();
   const toolIndex = new Map<number, number>();
+  const blockIndex = blockNumbering();
 
   const chunk = (choices: ChatChunkChoice[], usage: Usage | null = null): ChatCompletionChunk => ({ id, object: 'chat.completion.chunk', created, model: request.model, choices, usage });
   const delta = (value: ChatChunkChoice['delta'], finish: string | null = null): StreamStep => ({
@@ -32,11 +33,11 @@ export function createCohereStreamMapper(request: ChatRequest, target: ProviderT
         case 'content-delta': {
           const content = message.content ?? {};
           if (typeof content.text === 'string') return delta({ content: content.text });
-          if (typeof content.thinking === 'string' && !target.strict) return delta({ content_blocks: [{ type: 'thinking', text: content.thinking }] });
+          if (typeof content.thinking === 'string' && !target.strict) return delta(contentBlockDelta({ index: blockIndex(`content:${String(data.index ?? 0)}`), type: 'thinking', text: content.thinking }));
           return {};
         }
         case 'tool-plan-delta':
-          return typeof message.tool_plan === 'string' && !target.strict ? delta({ content_blocks: [{ type: 'tool_plan', text: message.tool_plan }] }) : {};
+          return typeof message.tool_plan === 'string' && !target.strict ? delta(contentBlockDelta({ index: blockIndex('tool_plan'), type: 'tool_plan', text: message.tool_plan })) : {};
         case 'tool-call-start': {
           const call = message.tool_calls ?? {};
           const index = toolIndex.size;

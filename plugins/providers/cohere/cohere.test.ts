@@ -98,6 +98,7 @@ test('the recorded tool-call stream: one call with its id, name and argument fra
   t.false(chunks.some((chunk) => chunk.choices[0]?.delta.content_blocks));
   const loose = runStream('chat-stream-tool-calls.txt', false).chunks.flatMap((chunk) => chunk.choices[0]?.delta.content_blocks ?? []);
   t.deepEqual((loose as Array<{ text: string }>).map((block) => block.text).join(''), 'I will check the weather.');
+  t.true((loose as Array<{ type: string; index: number }>).every((block) => block.type === 'tool_plan' && block.index === 0), 'the tool plan is one block, numbered first');
 });
 
 test('citations and thinking: text maps, citation events are ignored, thinking only when not strict', (t) => {
@@ -105,7 +106,7 @@ test('citations and thinking: text maps, citation events are ignored, thinking o
   t.is(strict.chunks.map((chunk) => chunk.choices[0]?.delta.content ?? '').join(''), 'It is 18C in Paris.');
   t.false(strict.chunks.some((chunk) => chunk.choices[0]?.delta.content_blocks));
   const loose = runStream('chat-stream-citations.txt', false);
-  t.deepEqual(loose.chunks.flatMap((chunk) => chunk.choices[0]?.delta.content_blocks ?? []), [{ type: 'thinking', text: 'Recall the tool result.' }]);
+  t.deepEqual(loose.chunks.flatMap((chunk) => chunk.choices[0]?.delta.content_blocks ?? []), [{ index: 0, type: 'thinking', text: 'Recall the tool result.' }]);
 });
 
 test('stream errors: failed message-end, error events, malformed JSON; unknown events ignored', (t) => {

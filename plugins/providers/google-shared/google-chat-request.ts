@@ -1,5 +1,6 @@
 import { invalid } from '../../../core/api/validate.js';
 import type { ChatMessage, ChatRequest } from '../../../core/spec/index.js';
+import { isRecord, parseDataUrl, toolInput } from '../../shared/chat-mapping.js';
 import { splitCallId } from './google-chat-response.js';
 import { cleanGeminiSchema, geminiParameters } from './google-schema.js';
 
@@ -38,7 +39,6 @@ const MIME_BY_EXTENSION: Record<string, string> = {
 /** Effort levels of OpenAI's `reasoning_effort`, as Gemini thinking budgets. */
 const BUDGET_BY_EFFORT: Record<string, number> = { minimal: 0, low: 1024, medium: 8192, high: 24576 };
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** The text of a string content or of its `text` parts. */
 export function textOf(content: unknown): string {
@@ -51,8 +51,8 @@ export function textOf(content: unknown): string {
 }
 
 function imagePart(url: string, param: string): GeminiPart {
-  const data = /^data:([^;,]+)(?:;[^,]*)?;base64,(.*)$/s.exec(url);
-  if (data) return { inlineData: { mimeType: data[1], data: data[2] } };
+  const data = parseDataUrl(url);
+  if (data) return { inlineData: { mimeType: data.mediaType, data: data.data } };
   if (/^(https?|gs):\/\//i.test(url)) {
     const extension = /\.([a-z0-9]+)(?:[?#]|$)/i.exec(url)?.[1]?.toLowerCase();
     return { fileData: { mimeType: MIME_BY_EXTENSION[extension ?? ''] ?? 'image/jpeg', fileUri: url } };
@@ -72,15 +72,6 @@ function userParts(content: unknown, param: string): GeminiPart[] {
   });
 }
 
-function parseArguments(raw: string): Record<string, unknown> {
-  try {
-    const parsed: unknown = JSON.parse(raw);
-    return isRecord(parsed) ? parsed : { arguments: parsed };
-  } catch {
-    return { arguments: raw };
-  }
-}
-
 function functionResponse(content: unknown): Record<string, unknown> {
   const text = textOf(content);
   try {
@@ -98,12 +89,12 @@ function assistantParts(message: ChatMessage): GeminiPart[] {
   if (text) parts.push({ text });
   for (const call of message.tool_calls ?? []) {
     const { thoughtSignature } = splitCallId(call.id);
-    const part: GeminiPart = { functionCall: { name: call.function.name, args: parseArguments(call.function.arguments) } };
+    const part: GeminiPart = { functionCall: { name: call.function.name, args: toolInput(call.function.arguments) } };
     parts.push(thoughtSignature ? { ...part, thoughtSignature } : part);
   }
   const legacy = message.function_call;
   if (isRecord(legacy) && typeof legacy.name === 'string') {
-    parts.push({ functionCall: { name: legacy.name, args: parseArguments(String(legacy.arguments ?? '{}')) } });
+    parts.push({ functionCall: { name: legacy.name, args: toolInput(String(legacy.arguments ?? '{}')) } });
   }
   return parts;
 }

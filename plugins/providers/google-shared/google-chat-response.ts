@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ChatChoice, ChatRequest, ChatResponse, ProviderTarget, ToolCall, Usage } from '../../../core/spec/index.js';
+import { type ContentBlock, isRecord } from '../../shared/chat-mapping.js';
 
 export interface GeminiCandidate {
   content?: { role?: string; parts?: Array<Record<string, unknown>> };
@@ -72,17 +73,31 @@ export interface GeminiPartsDigest {
   toolCalls: ToolCall[];
 }
 
-/** Splits a candidate's parts into answer text, thought text and function calls. */
-export function digestParts(parts: Array<Record<string, unknown>> | undefined): GeminiPartsDigest {
+/**
+ * A response's candidates that are objects, each with its index (given, else its position); a
+ * malformed `candidates` value counts as none.
+ */
+export function candidatesOf(response: GeminiResponseBody): Array<{ index: number; candidate: GeminiCandidate }> {
+  if (!Array.isArray(response.candidates)) return [];
+  return (response.candidates as unknown[]).flatMap((candidate, position) =>
+    isRecord(candidate) ? [{ index: typeof candidate.index === 'number' ? candidate.index : position, candidate: candidate as GeminiCandidate }] : [],
+  );
+}
+
+/** Splits a candidate's parts into answer text, thought text and function calls (malformed parts are skipped). */
+export function digestParts(candidate: GeminiCandidate): GeminiPartsDigest {
   const digest: GeminiPartsDigest = { text: '', hasText: false, thinking: '', toolCalls: [] };
-  for (const part of parts ?? []) {
+  const parts: unknown = isRecord(candidate.content) ? candidate.content.parts : undefined;
+  if (!Array.isArray(parts)) return digest;
+  for (const part of parts as unknown[]) {
+    if (!isRecord(part)) continue;
     if (typeof part.text === 'string') {
       if (part.thought === true) digest.thinking += part.text;
       else {
         digest.text += part.text;
         digest.hasText = true;
       }
-    } else if (typeof part.functionCall === 'object' && part.functionCall !== null) {
+    } else if (isRecord(part.functionCall)) {
       const call = part.functionCall as { name?: unknown; args?: unknown; id?: unknown };
       const id = typeof call.id === 'string' && call.id ? call.id : newCallId();
       digest.toolCalls.push({
@@ -99,30 +114,32 @@ export const chatId = (responseId: string | undefined): string => `chatcmpl-${re
 
 /** A `generateContent` answer as a unified chat completion. */
 export function fromGeminiResponse(body: unknown, request: ChatRequest, target: ProviderTarget): ChatResponse {
-  if (typeof body !== 'object' || body === null) throw new TypeError('Gemini response is not an object');
+  if (!isRecord(body)) throw new TypeError('Gemini response is not an object');
   const response = body as GeminiResponseBody;
-  const candidates = response.candidates ?? [];
-  const choices: ChatChoice[] = candidates.map((candidate, position) => {
-    const digest = digestParts(candidate.content?.parts);
-    const finish = mapGeminiFinishReason(candidate.finishReason, digest.toolCalls.length > 0) ?? 'stop';
+  const choices: ChatChoice[] = candidatesOf(response).map(({ index, candidate }) => {
+    const digest = digestParts(candidate);
+    const finish = mapGeminiFinishReason(typeof candidate.finishReason === 'string' ? candidate.finishReason : undefined, digest.toolCalls.length > 0) ?? 'stop';
     const message: ChatChoice['message'] = {
       role: 'assistant',
       content: digest.hasText ? digest.text : digest.toolCalls.length > 0 || finish === 'content_filter' ? null : '',
     };
     if (digest.toolCalls.length > 0) message.tool_calls = digest.toolCalls;
-    if (!target.strict && digest.thinking) message.content_blocks = [{ type: 'thinking', text: digest.thinking }, ...(digest.hasText ? [{ type: 'text', text: digest.text }] : [])];
-    return { index: candidate.index ?? position, message, finish_reason: finish, logprobs: null };
+    if (!target.strict && digest.thinking) {
+      const blocks: ContentBlock[] = [{ type: 'thinking', text: digest.thinking }, ...(digest.hasText ? [{ type: 'text' as const, text: digest.text }] : [])];
+      message.content_blocks = blocks;
+    }
+    return { index, message, finish_reason: finish, logprobs: null };
   });
   if (choices.length === 0) {
     // The prompt itself was blocked: no candidates, only promptFeedback.blockReason.
-    choices.push({ index: 0, message: { role: 'assistant', content: null }, finish_reason: response.promptFeedback?.blockReason ? 'content_filter' : 'stop', logprobs: null });
+    choices.push({ index: 0, message: { role: 'assistant', content: null }, finish_reason: isRecord(response.promptFeedback) && response.promptFeedback.blockReason ? 'content_filter' : 'stop', logprobs: null });
   }
   return {
-    id: chatId(response.responseId),
+    id: chatId(typeof response.responseId === 'string' ? response.responseId : undefined),
     object: 'chat.completion',
     created: Math.floor(Date.now() / 1000),
-    model: response.modelVersion ?? request.model,
+    model: typeof response.modelVersion === 'string' && response.modelVersion ? response.modelVersion : request.model,
     choices,
-    usage: mapGeminiUsage(response.usageMetadata),
+    usage: mapGeminiUsage(isRecord(response.usageMetadata) ? response.usageMetadata : undefined),
   };
 }

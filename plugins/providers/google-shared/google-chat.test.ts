@@ -111,7 +111,7 @@ test('a multi-turn tool conversation: functionCall parts, functionResponse parts
     { role: 'user', parts: [{ text: 'Weather and time?' }] },
     {
       role: 'model',
-      parts: [{ text: 'Let me look.' }, { functionCall: { name: 'get_weather', args: { city: 'Paris' } } }, { functionCall: { name: 'get_time', args: { arguments: '' } } }],
+      parts: [{ text: 'Let me look.' }, { functionCall: { name: 'get_weather', args: { city: 'Paris' } } }, { functionCall: { name: 'get_time', args: {} } }],
     },
     {
       role: 'user',
@@ -228,7 +228,7 @@ test('thinking streams to content_blocks only when not strict; unknown shapes ar
   const steps = mapAll('stream-thinking.txt', base, loose);
   t.deepEqual(steps[1], { chunks: [] }, 'an event of an unknown shape emits nothing');
   const chunks = steps.flatMap((step) => step.chunks ?? []);
-  t.deepEqual(chunks[0].choices[0].delta, { role: 'assistant', content_blocks: [{ index: 0, delta: { thinking: 'Let me think about 2+2.' } }] });
+  t.deepEqual(chunks[0].choices[0].delta, { role: 'assistant', content_blocks: [{ index: 0, type: 'thinking', text: 'Let me think about 2+2.' }] });
   t.is(chunks.find((chunk) => chunk.choices[0]?.finish_reason)?.choices[0].finish_reason, 'length');
   t.like(chunks.at(-1)?.usage, { completion_tokens: 51, completion_tokens_details: { reasoning_tokens: 50 }, prompt_tokens_details: { cached_tokens: 2 } });
 });
@@ -240,6 +240,29 @@ test('a blocked prompt ends the stream with content_filter; an error object ends
   const errored = mapAll('stream-error.txt', base, target);
   t.deepEqual(errored[1], { error: { message: 'The model is overloaded. Please try again later.', type: 'overloaded_error', param: null, code: 'UNAVAILABLE' } });
   t.like(createGeminiStreamMapper(base, target).map({ data: '{"candidates":[' }).error, { code: 'malformed_stream' });
+});
+
+test('malformed candidates and parts are skipped, never thrown, streamed or not', (t) => {
+  const events = [
+    '{"candidates":{}}',
+    '{"candidates":[null]}',
+    '{"candidates":[{"content":{"parts":[null]}}]}',
+    '{"candidates":[{"content":{"parts":{}}}]}',
+    '{"candidates":[{"content":null,"index":"x","finishReason":7}]}',
+    '{"candidates":[{"content":{"parts":[5,"x",{"functionCall":null},{"text":"ok"}]}}]}',
+    '{"promptFeedback":null,"usageMetadata":[],"modelVersion":3}',
+  ];
+  for (const data of events) {
+    const mapper = createGeminiStreamMapper(base, loose);
+    t.notThrows(() => mapper.map({ data }), data);
+    t.notThrows(() => fromGeminiResponse(JSON.parse(data), base, loose), data);
+  }
+  // What is well formed in a malformed event still maps.
+  const mapped = createGeminiStreamMapper(base, loose).map({ data: events[5] });
+  t.deepEqual(mapped.chunks?.map((chunk) => chunk.choices[0].delta), [{ role: 'assistant', content: 'ok' }]);
+  t.deepEqual(createGeminiStreamMapper(base, loose).map({ data: events[1] }), { chunks: [] });
+  const answer = fromGeminiResponse({ candidates: [null, { content: { parts: [{ text: 'b' }] }, finishReason: 'STOP' }] }, base, loose);
+  t.deepEqual(answer.choices.map((choice) => [choice.index, choice.message.content]), [[1, 'b']], 'the candidate keeps its position');
 });
 
 test('n > 1: the stream ends once every candidate has finished', (t) => {

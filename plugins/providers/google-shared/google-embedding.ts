@@ -1,4 +1,5 @@
 import type { EmbeddingRequest, RequestProblem } from '../../../core/spec/index.js';
+import { vectorToBase64 } from '../../shared/chat-mapping.js';
 
 /** Google's embedding APIs take text only: token-array inputs are refused. */
 export function checkTextInput(request: EmbeddingRequest): RequestProblem | undefined {
@@ -12,6 +13,5 @@ export const textInputs = (request: EmbeddingRequest): string[] => (typeof reque
 
 /** A float vector as OpenAI's `encoding_format: base64` gives it: little-endian float32 bytes. */
 export function encodeEmbedding(values: number[], format: EmbeddingRequest['encoding_format']): number[] | string {
-  if (format !== 'base64') return values;
-  return Buffer.from(new Float32Array(values).buffer).toString('base64');
+  return format === 'base64' ? vectorToBase64(values) : values;
 }

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { cleanGeminiSchema, geminiParameters } from './google-schema.js';
+import { cleanGeminiSchema, geminiParameters, MAX_NODES } from './google-schema.js';
 
 test('OpenAI strict-mode schema: additionalProperties, strict and $schema dropped, nullable type arrays folded', (t) => {
   const schema = {
@@ -90,4 +90,48 @@ test('unresolvable references and odd values do not throw', (t) => {
   t.deepEqual(cleanGeminiSchema({ $ref: 'https://example.com/schema.json' }), { type: 'object', description: 'A nested value (its recursive schema was cut for the provider).' });
   t.deepEqual(cleanGeminiSchema('nonsense'), {});
   t.deepEqual(cleanGeminiSchema({ type: 'object', properties: { a: 'nonsense' } }), { type: 'object', properties: { a: {} } });
+});
+
+/** Schema nodes in a cleaned schema (every object value counts). */
+function countNodes(value: unknown): number {
+  if (Array.isArray(value)) return value.reduce((sum: number, entry) => sum + countNodes(entry), 0);
+  if (typeof value !== 'object' || value === null) return 0;
+  return 1 + Object.values(value).reduce((sum: number, entry) => sum + countNodes(entry), 0);
+}
+
+test('definitions that each point twice to the next are expanded to a bounded size, not exponentially', (t) => {
+  const $defs: Record<string, unknown> = {};
+  for (let level = 0; level < 20; level += 1) {
+    const next = level === 19 ? { type: 'string' } : { $ref: `#/$defs/d${level + 1}` };
+    $defs[`d${level}`] = { type: 'object', properties: { left: next, right: next } };
+  }
+  const schema = { type: 'object', $defs, properties: { root: { $ref: '#/$defs/d0' } } };
+  t.true(JSON.stringify(schema).length < 2500);
+  const cleaned = cleanGeminiSchema(schema);
+  const nodes = countNodes(cleaned);
+  // Without a cap this is 2^21 nodes; with it, at most MAX_NODES schemas plus their `properties` maps.
+  t.true(nodes <= 2 * MAX_NODES + 1, `${nodes} nodes`);
+  t.true(nodes > 100);
+  // The top stays intact; the deep end is cut to a plain object.
+  const root = (cleaned.properties as Record<string, { type: string; properties: Record<string, unknown> }>).root;
+  t.is(root.type, 'object');
+  t.deepEqual(Object.keys(root.properties), ['left', 'right']);
+  t.true(JSON.stringify(cleaned).includes('"description":"A nested value'));
+});
+
+test('allOf parts that each reference the next twice are bounded too', (t) => {
+  const $defs: Record<string, unknown> = {};
+  for (let level = 0; level < 24; level += 1) {
+    $defs[`d${level}`] = level === 23 ? { properties: { [`p${level}`]: { type: 'string' } } } : { allOf: [{ $ref: `#/$defs/d${level + 1}` }, { $ref: `#/$defs/d${level + 1}` }] };
+  }
+  const cleaned = cleanGeminiSchema({ $defs, $ref: '#/$defs/d0' });
+  t.true(countNodes(cleaned) <= 2 * MAX_NODES + 1);
+});
+
+test('a $ref with a malformed percent escape is cut, not thrown', (t) => {
+  t.notThrows(() => cleanGeminiSchema({ type: 'object', properties: { a: { $ref: '#/%E0' } } }));
+  t.deepEqual(cleanGeminiSchema({ type: 'object', properties: { a: { $ref: '#/%E0' } } }), {
+    type: 'object',
+    properties: { a: { type: 'object', description: 'A nested value (its recursive schema was cut for the provider).' } },
+  });
 });

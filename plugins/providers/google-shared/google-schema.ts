@@ -41,13 +41,32 @@ const FORMATS: Record<string, Set<string>> = {
 /** Recursive `$ref`s are cut at this depth (Gemini has no recursion) to a plain object. */
 const MAX_DEPTH = 32;
 
+/**
+ * At most this many schema nodes are written: `$ref`s are inlined each time they appear, so a small
+ * schema whose definitions point to each other twice would otherwise expand exponentially. Nodes past
+ * the budget are cut to a plain object, like recursion.
+ */
+export const MAX_NODES = 2000;
+
+/** The document `$ref`s resolve against, and the nodes still allowed. */
+interface Context {
+  root: Schema;
+  budget: number;
+}
+
 const isSchema = (value: unknown): value is Schema => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 function resolvePointer(root: Schema, reference: string): Schema | undefined {
   if (!reference.startsWith('#')) return undefined;
   let node: unknown = root;
   for (const raw of reference.slice(1).split('/').filter(Boolean)) {
-    const key = decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~');
+    let decoded: string;
+    try {
+      decoded = decodeURIComponent(raw);
+    } catch {
+      return undefined; // a malformed escape (`%E0`) points nowhere: cut like any unresolvable reference
+    }
+    const key = decoded.replace(/~1/g, '/').replace(/~0/g, '~');
     if (!isSchema(node)) return undefined;
     node = node[key];
   }
@@ -55,13 +74,14 @@ function resolvePointer(root: Schema, reference: string): Schema | undefined {
 }
 
 /** Inlines `$ref` and merges `allOf`, so the rest of the cleaner sees plain schemas. */
-function expand(node: Schema, root: Schema, stack: readonly string[]): { schema: Schema; stack: readonly string[] } | undefined {
+function expand(node: Schema, context: Context, stack: readonly string[]): { schema: Schema; stack: readonly string[] } | undefined {
   let schema = node;
   let seen = stack;
   while (typeof schema.$ref === 'string') {
     const reference = schema.$ref;
-    if (seen.includes(reference) || seen.length >= MAX_DEPTH) return undefined;
-    const target = resolvePointer(root, reference);
+    if (seen.includes(reference) || seen.length >= MAX_DEPTH || context.budget <= 0) return undefined;
+    context.budget -= 1;
+    const target = resolvePointer(context.root, reference);
     if (!target) return undefined;
     const { $ref: _ref, ...siblings } = schema;
     schema = { ...target, ...siblings };
@@ -71,8 +91,9 @@ function expand(node: Schema, root: Schema, stack: readonly string[]): { schema:
     const { allOf, ...rest } = schema;
     const merged: Schema = { ...rest };
     for (const part of allOf) {
-      if (!isSchema(part)) continue;
-      const expanded = expand(part, root, seen);
+      if (!isSchema(part) || context.budget <= 0) continue;
+      context.budget -= 1;
+      const expanded = expand(part, context, seen);
       if (!expanded) continue;
       const { properties, required, ...others } = expanded.schema;
       Object.assign(merged, { ...others, ...merged });
@@ -84,9 +105,11 @@ function expand(node: Schema, root: Schema, stack: readonly string[]): { schema:
   return { schema, stack: seen };
 }
 
-function clean(node: unknown, root: Schema, stack: readonly string[]): Schema {
+function clean(node: unknown, context: Context, stack: readonly string[]): Schema {
   if (!isSchema(node)) return {};
-  const expanded = expand(node, root, stack);
+  if (context.budget <= 0) return { type: 'object', description: describeCut(node) };
+  context.budget -= 1;
+  const expanded = expand(node, context, stack);
   if (!expanded) return { type: 'object', description: describeCut(node) };
   const source = expanded.schema;
   const inner = expanded.stack;
@@ -108,7 +131,7 @@ function clean(node: unknown, root: Schema, stack: readonly string[]): Schema {
   if (alternatives) {
     const kept = alternatives.filter((entry) => !(isSchema(entry) && entry.type === 'null'));
     if (kept.length < alternatives.length) out.nullable = true;
-    const cleaned = kept.map((entry) => clean(entry, root, inner));
+    const cleaned = kept.map((entry) => clean(entry, context, inner));
     if (cleaned.length === 1) Object.assign(out, cleaned[0], out.nullable ? { nullable: true } : {});
     else if (cleaned.length > 1) out.anyOf = cleaned;
   }
@@ -118,11 +141,11 @@ function clean(node: unknown, root: Schema, stack: readonly string[]): Schema {
     if (key === 'properties') {
       if (!isSchema(value)) continue;
       const properties: Schema = {};
-      for (const [name, property] of Object.entries(value)) properties[name] = clean(property, root, inner);
+      for (const [name, property] of Object.entries(value)) properties[name] = clean(property, context, inner);
       if (Object.keys(properties).length > 0) out.properties = properties;
     } else if (key === 'items') {
       const item = Array.isArray(value) ? value[0] : value;
-      if (isSchema(item)) out.items = clean(item, root, inner);
+      if (isSchema(item)) out.items = clean(item, context, inner);
     } else if (key === 'enum') {
       if (!Array.isArray(value)) continue;
       const values = value.filter((entry) => entry !== null);
@@ -156,7 +179,7 @@ const describeCut = (node: Schema): string =>
 
 /** Rewrites one JSON Schema (with `$defs`/`definitions` resolved against itself) to Gemini's subset. */
 export function cleanGeminiSchema(schema: unknown): Schema {
-  return isSchema(schema) ? clean(schema, schema, []) : {};
+  return isSchema(schema) ? clean(schema, { root: schema, budget: MAX_NODES }, []) : {};
 }
 
 /**

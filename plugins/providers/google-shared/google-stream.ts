@@ -1,8 +1,7 @@
 import type { ChatChunkChoice, ChatCompletionChunk, ChatRequest, ChatStreamMapper, ProviderTarget, StreamStep, Usage } from '../../../core/spec/index.js';
-import { chatId, digestParts, type GeminiResponseBody, mapGeminiFinishReason, mapGeminiUsage } from './google-chat-response.js';
+import { candidatesOf, chatId, digestParts, type GeminiResponseBody, mapGeminiFinishReason, mapGeminiUsage } from './google-chat-response.js';
+import { contentBlockDelta, isRecord, MALFORMED_EVENT } from '../../shared/chat-mapping.js';
 import { googleErrorBody } from './google-error.js';
-
-const malformed = { message: 'The provider sent a stream event that is not JSON.', type: 'upstream_error', param: null, code: 'malformed_stream' };
 
 /**
  * Maps `streamGenerateContent?alt=sse` events (each a whole `GenerateContentResponse` holding the
@@ -35,41 +34,40 @@ export function createGeminiStreamMapper(request: ChatRequest, target: ProviderT
       try {
         parsed = JSON.parse(event.data);
       } catch {
-        return { error: malformed };
+        return { error: MALFORMED_EVENT };
       }
-      if (typeof parsed !== 'object' || parsed === null) return {};
-      const value = (Array.isArray(parsed) ? parsed[0] : parsed) as GeminiResponseBody & { error?: unknown };
-      if (typeof value !== 'object' || value === null) return {};
-      if (value.error && typeof value.error === 'object') return { error: googleErrorBody(value.error as Record<string, unknown>, 500) };
-      id ??= chatId(value.responseId);
-      if (value.modelVersion) model = value.modelVersion;
-      if (value.usageMetadata) usage = mapGeminiUsage(value.usageMetadata);
+      const first: unknown = Array.isArray(parsed) ? parsed[0] : parsed;
+      if (!isRecord(first)) return {};
+      const value = first as GeminiResponseBody & { error?: unknown };
+      if (isRecord(value.error)) return { error: googleErrorBody(value.error, 500) };
+      id ??= chatId(typeof value.responseId === 'string' ? value.responseId : undefined);
+      if (typeof value.modelVersion === 'string' && value.modelVersion) model = value.modelVersion;
+      if (isRecord(value.usageMetadata)) usage = mapGeminiUsage(value.usageMetadata);
 
       const chunks: ChatCompletionChunk[] = [];
-      const candidates = value.candidates ?? [];
-      if (candidates.length === 0 && value.promptFeedback?.blockReason) {
+      const candidates = candidatesOf(value);
+      if (candidates.length === 0 && isRecord(value.promptFeedback) && value.promptFeedback.blockReason) {
         chunks.push(chunk([{ index: 0, delta: { role: 'assistant', content: null }, logprobs: null, finish_reason: 'content_filter' }]));
         chunks.push(chunk([], usage ?? mapGeminiUsage(undefined)));
         return { chunks, done: true };
       }
-      for (const [position, candidate] of candidates.entries()) {
-        const index = candidate.index ?? position;
+      for (const { index, candidate } of candidates) {
         if (finished.has(index)) continue;
-        const digest = digestParts(candidate.content?.parts);
+        const digest = digestParts(candidate);
         const delta: ChatChunkChoice['delta'] = {};
         if (!started.has(index)) {
           started.add(index);
           delta.role = 'assistant';
         }
         if (digest.hasText) delta.content = digest.text;
-        if (!target.strict && digest.thinking) delta.content_blocks = [{ index: 0, delta: { thinking: digest.thinking } }];
+        if (!target.strict && digest.thinking) Object.assign(delta, contentBlockDelta({ index: 0, type: 'thinking', text: digest.thinking }));
         if (digest.toolCalls.length > 0) {
           const first = toolCounts.get(index) ?? 0;
           toolCounts.set(index, first + digest.toolCalls.length);
           delta.tool_calls = digest.toolCalls.map((call, offset) => ({ index: first + offset, ...call }));
         }
         if (Object.keys(delta).length > 0) chunks.push(chunk([{ index, delta, logprobs: null, finish_reason: null }]));
-        const finish = mapGeminiFinishReason(candidate.finishReason, (toolCounts.get(index) ?? 0) > 0);
+        const finish = mapGeminiFinishReason(typeof candidate.finishReason === 'string' ? candidate.finishReason : undefined, (toolCounts.get(index) ?? 0) > 0);
         if (finish) {
           finished.add(index);
           chunks.push(chunk([{ index, delta: {}, logprobs: null, finish_reason: finish }]));

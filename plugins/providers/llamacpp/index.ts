@@ -7,7 +7,7 @@ export const llamacppManifest: CompatibleProviderManifest = {
   description: 'A llama.cpp llama-server (default loopback, or x-gateway-custom-host).',
   baseUrl: 'http://127.0.0.1:8080/v1',
   operations: ['chat', 'embed'],
-  auth: { kind: 'bearer', optional: true },
+  auth: { kind: 'bearer' },
   chat: {
     // llama-server refuses n > 1 ("Only one completion choice is allowed").
     n: false,

@@ -7,7 +7,7 @@ export const lmstudioManifest: CompatibleProviderManifest = {
   description: 'An LM Studio local server (default loopback, or x-gateway-custom-host).',
   baseUrl: 'http://127.0.0.1:1234/v1',
   operations: ['chat', 'embed'],
-  auth: { kind: 'bearer', optional: true },
+  auth: { kind: 'bearer' },
   chat: {
     n: false,
   },

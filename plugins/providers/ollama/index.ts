@@ -7,7 +7,7 @@ export const ollamaManifest: CompatibleProviderManifest = {
   description: "An Ollama server's OpenAI-compatible API (default loopback); its native /api/* via pass-through.",
   baseUrl: 'http://127.0.0.1:11434/v1',
   operations: ['chat', 'embed'],
-  auth: { kind: 'bearer', optional: true },
+  auth: { kind: 'bearer' },
   chat: {
     // Not among the request fields Ollama's compatibility layer reads.
     n: false,

@@ -6,8 +6,8 @@
 
 /** How the credential travels. */
 export type CompatibleAuth =
-  /** `Authorization: Bearer <key>`. `optional`: local servers that run without a key (sent only when given). */
-  | { readonly kind: 'bearer'; readonly optional?: boolean }
+  /** `Authorization: Bearer <key>` (like every style, sent only when a key was given: local servers run without one). */
+  | { readonly kind: 'bearer' }
   /** A header of the provider's own, e.g. `x-api-key: <key>`, with an optional value prefix. */
   | { readonly kind: 'header'; readonly header: string; readonly prefix?: string };
 

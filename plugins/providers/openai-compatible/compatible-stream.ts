@@ -1,4 +1,5 @@
 import type { ChatCompletionChunk, ErrorBody, StreamMapper, StreamStep, Usage } from '../../../core/spec/index.js';
+import { isRecord, MALFORMED_EVENT } from '../../shared/chat-mapping.js';
 
 const text = (value: unknown): string | null => (typeof value === 'string' ? value : null);
 
@@ -28,17 +29,18 @@ export function createCompatibleStreamMapper<Chunk = ChatCompletionChunk>(option
       try {
         parsed = JSON.parse(event.data);
       } catch {
-        return { error: { message: 'The provider sent a stream event that is not JSON.', type: 'upstream_error', param: null, code: 'malformed_stream' } };
+        return { error: MALFORMED_EVENT };
       }
-      if (typeof parsed !== 'object' || parsed === null) return {};
-      const value = parsed as Record<string, unknown>;
-      if (value.error && typeof value.error === 'object') return { error: streamError(value.error as Record<string, unknown>) };
-      if (!Array.isArray(value.choices)) return {}; // unknown event shapes are ignored, never fatal
-      if (options.usageField && !value.usage) {
-        const usage = at(value, options.usageField);
-        if (typeof usage === 'object' && usage !== null) return { chunks: [{ ...value, usage: usage as Usage } as Chunk] };
+      if (!isRecord(parsed)) return {};
+      const value = parsed;
+      if (isRecord(value.error)) return { error: streamError(value.error) };
+      const lifted = options.usageField && !isRecord(value.usage) ? at(value, options.usageField) : undefined;
+      const usage = isRecord(value.usage) ? value.usage : isRecord(lifted) ? lifted : undefined;
+      if (!Array.isArray(value.choices)) {
+        // A usage-only chunk without `choices` keeps its usage; other unknown shapes are ignored, never fatal.
+        return usage ? { chunks: [{ ...value, choices: [], usage: usage as unknown as Usage } as Chunk] } : {};
       }
-      return { chunks: [value as Chunk] };
+      return { chunks: [(isRecord(lifted) ? { ...value, usage: lifted as unknown as Usage } : value) as Chunk] };
     },
   };
 }

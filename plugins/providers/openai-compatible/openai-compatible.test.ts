@@ -65,6 +65,18 @@ test('usage a provider puts elsewhere in its last chunk is lifted to usage', (t)
   t.deepEqual(mapper.map({ data: '[DONE]' }), { done: true });
 });
 
+test('a usage chunk without a choices key keeps its usage (as a chunk with no choices); other shapes without choices are ignored', (t) => {
+  const mapper = createCompatibleStreamMapper();
+  const usage = { prompt_tokens: 4, completion_tokens: 5, total_tokens: 9 };
+  const step = mapper.map({ data: JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', usage }) });
+  t.deepEqual(step.chunks, [{ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [], usage }]);
+  const lifted = createCompatibleStreamMapper({ usageField: 'x_groq.usage' }).map({ data: JSON.stringify({ id: 'c', x_groq: { usage } }) });
+  t.deepEqual(lifted.chunks?.[0].usage, usage);
+  t.deepEqual(lifted.chunks?.[0].choices, []);
+  t.deepEqual(mapper.map({ data: '{"id":"c","usage":null}' }), {});
+  t.deepEqual(mapper.map({ data: '{"id":"c","object":"ping"}' }), {});
+});
+
 test('error bodies: OpenAI envelope, top-level object, FastAPI detail, anything else', (t) => {
   const reply = (status: number, body: unknown) => ({ status, headers: {}, body: Buffer.from(typeof body === 'string' ? body : JSON.stringify(body)) });
   t.deepEqual(mapCompatibleError(reply(400, { object: 'error', message: 'bad temperature', type: 'invalid_request_error', param: null, code: 400 })), {

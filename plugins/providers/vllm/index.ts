@@ -7,7 +7,7 @@ export const vllmManifest: CompatibleProviderManifest = {
   description: 'A vLLM OpenAI-compatible server (self-hosted; default loopback, or x-gateway-custom-host).',
   baseUrl: 'http://127.0.0.1:8000/v1',
   operations: ['chat', 'embed'],
-  auth: { kind: 'bearer', optional: true },
+  auth: { kind: 'bearer' },
 };
 
 /** A vLLM OpenAI-compatible server (self-hosted; default loopback, or x-gateway-custom-host). */
