@@ -110,7 +110,7 @@ test('streamed completion: a card number in the 30th chunk is cut before any of 
   t.false(sent.some((data) => data.includes('"error"')));
 
   const upstream = setup.fake.requests[0];
-  const closedAfter = await Promise.race([upstream.closed, new Promise<number>((resolve) => setTimeout(() => resolve(-1), 3000))]);
+  const closedAfter = await Promise.race([upstream.closed, new Promise<number>((resolve) => setTimeout(() => resolve(-1), 10_000))]);
   t.not(closedAfter, -1, 'the upstream request was never cancelled');
   // Cut mid-answer: the fake saw its client leave before it had written all 50 pieces.
   await new Promise((resolve) => setTimeout(resolve, 50));

@@ -83,18 +83,24 @@ export const answering =
 
 /** A fake streaming `pieces` as content chunks (then finish, usage when asked, [DONE]), `gapMs` apart. */
 export const streaming =
-  (pieces: readonly string[], gapMs = 0): FakeHandler =>
+  (pieces: readonly string[], gapMs = 0, options: { progress?: { written: number }; holdAfter?: number } = {}): FakeHandler =>
   async (request, response) => {
     const body = request.json();
     response.writeHead(200, { 'content-type': 'text/event-stream' });
+    const closed = new Promise<void>((resolve) => response.once('close', () => resolve()));
     const chunk = (choice: object) =>
       `data: ${JSON.stringify({ id: 'chatcmpl-s', object: 'chat.completion.chunk', created: 1, model: 'gpt-4o', choices: [choice], usage: null })}\n\n`;
     response.write(chunk({ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }));
-    for (const piece of pieces) {
+    for (const [index, piece] of pieces.entries()) {
       if (response.destroyed) return;
       response.write(chunk({ index: 0, delta: { content: piece }, finish_reason: null }));
+      if (options.progress) options.progress.written++;
+      // Holding here makes "the gateway cancelled the request" independent of machine speed: the rest
+      // is written only if the gateway has not gone away within 10 s.
+      if (index + 1 === options.holdAfter) await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 10_000))]);
       if (gapMs) await new Promise((resolve) => setTimeout(resolve, gapMs));
     }
+    if (response.destroyed) return;
     response.write(chunk({ index: 0, delta: {}, finish_reason: 'stop' }));
     if (body.stream_options?.include_usage) {
       response.write(
