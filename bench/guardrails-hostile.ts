@@ -34,7 +34,7 @@ const CASES: Case[] = [
   { name: 'code-detection 1.9 KB lines def + letters', guardrail: code, text: fill(`def ${'a'.repeat(1900)}\n`) },
   { name: 'prompt-injection system + newlines', guardrail: injection, text: fill('\n', 'system ') },
   { name: 'prompt-injection system + spaces', guardrail: injection, text: fill(' ', 'system ') },
-  { name: 'pii  +1111111111111111 runs', guardrail: piiAll, text: fill('+1111111111111111 ') },
+  { name: 'pii  + and 30 digits runs', guardrail: piiAll, text: fill(`+${'1'.repeat(30)} `) },
   { name: 'pii  digit groups 1 1 1 …', guardrail: piiAll, text: fill('1 ') },
   { name: 'pii  card-like groups 4111-', guardrail: piiAll, text: fill('4111-') },
 ];

@@ -45,13 +45,13 @@ function ibanLength(match: string): number {
  * (`4111 1111 1111 1111 12/25`, `4111111111111111 123`) is kept without them rather than dropped.
  */
 function cardLength(match: string): number {
-  let digits = 0;
-  for (let index = 0; index < match.length; index++) if (match.charCodeAt(index) !== 32 && match.charCodeAt(index) !== 45) digits++;
-  for (let end = match.length; end > 0 && digits >= 13; end--) {
+  const digits = match.replace(/\D/g, '');
+  let count = digits.length;
+  for (let end = match.length; end > 0 && count >= 13; end--) {
     const code = match.charCodeAt(end - 1);
-    if (code === 32 || code === 45) continue;
-    if ((end === match.length || match[end] === ' ' || match[end] === '-') && digits <= 19 && luhnValid(match.slice(0, end).replace(/\D/g, ''))) return end;
-    digits--;
+    if (code < 48 || code > 57) continue;
+    if ((end === match.length || match[end] === ' ' || match[end] === '-') && count <= 19 && luhnValid(digits.slice(0, count))) return end;
+    count--;
   }
   return 0;
 }
