@@ -39,6 +39,23 @@ function ibanLength(match: string): number {
   return 0;
 }
 
+/**
+ * The length of the longest Luhn-valid card number of 13 to 19 digits the match starts with, ending
+ * at a group boundary: the pattern takes up to 19 digits, so a card followed by more digits
+ * (`4111 1111 1111 1111 12/25`, `4111111111111111 123`) is kept without them rather than dropped.
+ */
+function cardLength(match: string): number {
+  const digits = match.replace(/\D/g, '');
+  let count = digits.length;
+  for (let end = match.length; end > 0 && count >= 13; end--) {
+    const code = match.charCodeAt(end - 1);
+    if (code < 48 || code > 57) continue;
+    if ((end === match.length || match[end] === ' ' || match[end] === '-') && count <= 19 && luhnValid(digits.slice(0, count))) return end;
+    count--;
+  }
+  return 0;
+}
+
 const digitCount = (text: string) => text.replace(/\D/g, '').length;
 
 const isLocalPart = (code: number) =>
@@ -80,14 +97,15 @@ const DETECTORS: readonly Detector[] = [
       /\b(?:sk|pk|rk)-(?:[a-z]+-)?[A-Za-z0-9_-]{16,}|\bAKIA[0-9A-Z]{16}\b|\bAIza[0-9A-Za-z_-]{35}|\bgh[pousr]_[A-Za-z0-9]{36,}|\bxox[abprs]-[A-Za-z0-9-]{10,}|\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}|-----BEGIN [A-Z ]*PRIVATE KEY-----/g,
     gate: (text) => ['k-', 'AKIA', 'AIza', '_', 'xox', 'eyJ', '-----BEGIN'].some((marker) => text.includes(marker)),
   },
-  { type: 'card', pattern: /(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-])/g, accept: (match) => luhnValid(match.replace(/\D/g, '')) },
+  { type: 'card', pattern: /(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-])/g, accept: cardLength },
   { type: 'iban', pattern: /\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}\b/g, accept: ibanLength },
   { type: 'ssn', pattern: /(?<!\d)(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?!\d)/g },
   { type: 'email', pattern: /@/g, find: findEmails },
   {
     type: 'phone',
     // International (+CC …, 8 to 15 digits) or North American national ((555) 123-4567, 555-123-4567).
-    pattern: /\+\d{1,3}(?:[ .-]?\(?\d{1,4}\)?){2,6}(?!\d)|(?<!\d)\(?\d{3}\)?[ .-]\d{3}[ .-]\d{4}(?!\d)/g,
+    // One digit per repetition (separators between them), so a long run of digits cannot backtrack.
+    pattern: /\+\d(?:[ .()-]{0,2}\d){7,14}(?!\d)|(?<!\d)\(?\d{3}\)?[ .-]\d{3}[ .-]\d{4}(?!\d)/g,
     accept: (match) => match.startsWith('+') ? digitCount(match) >= 8 && digitCount(match) <= 15 : true,
   },
   {

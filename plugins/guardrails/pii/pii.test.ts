@@ -1,5 +1,5 @@
 import test from 'ava';
-import { answering, ask, assertDenied, assertRefused, bootError, judge, longText, policyGateway } from '../../../test/guardrails/helpers.js';
+import { answering, ask, askStream, assertDenied, assertRefused, bootError, judge, longText, policyGateway, streaming } from '../../../test/guardrails/helpers.js';
 import { pii } from './index.js';
 import { detectPii, ibanValid, luhnValid, PII_TYPES } from './pii-detect.js';
 
@@ -90,4 +90,38 @@ test('through the gateway: input PII is redacted before it leaves; pii-block sty
   t.false(setup.fake.requests[0].body.toString().includes('4111'));
   await assertDenied(t, ask(setup.client, 'my SSN is 123-45-6789'));
   t.is(setup.fake.requests.length, 1);
+});
+
+test('a card followed by more digits is still found (the longest Luhn-valid prefix at a group boundary)', (t) => {
+  t.deepEqual(kinds('Card 4111 1111 1111 1111 12/25'), [['card', '4111 1111 1111 1111']]);
+  t.deepEqual(kinds('pay with 4111111111111111 123'), [['card', '4111111111111111']]);
+  t.deepEqual(kinds('card 4111-1111-1111-1111-99 ok'), [['card', '4111-1111-1111-1111']]);
+  t.deepEqual(kinds('amex 3782 822463 10005 77'), [['card', '3782 822463 10005']]);
+  // Digits glued to the card are not a group boundary: a 19-digit run that fails Luhn stays unflagged.
+  t.deepEqual(kinds('ref 4111111111111111123'), []);
+  t.deepEqual(kinds('card 4111 1111 1111 1112 34 fails Luhn'), []);
+});
+
+test('cards followed by more digits are redacted in a plain answer and in a stream', async (t) => {
+  const answer = 'Card 4111 1111 1111 1111 12/25, or pay with 4111111111111111 123.';
+  const setup = await policyGateway({ output: [pii({})] }, answering(answer));
+  t.teardown(() => setup.close());
+  const redacted = 'Card [REDACTED_CARD] 12/25, or pay with [REDACTED_CARD] 123.';
+  t.like(await ask(setup.client, 'hi'), { content: redacted });
+  setup.fake.handle(streaming(['Card 4111 11', '11 1111 1111 1', '2/25, or pay with 41111111', '11111111 1', '23.']));
+  t.like(await askStream(setup.client, 'hi'), { content: redacted, finishReason: 'stop' });
+});
+
+test('phones: one digit per step; runs of + and digits (~100 KB) find only 8 to 15 digit numbers', (t) => {
+  t.deepEqual(kinds('+33 1 42 68 53 00, +49 (30) 901820, +61.2.9876.5432, +1-212-555-0199'), [
+    ['phone', '+33 1 42 68 53 00'],
+    ['phone', '+49 (30) 901820'],
+    ['phone', '+61.2.9876.5432'],
+    ['phone', '+1-212-555-0199'],
+  ]);
+  t.deepEqual(kinds('+1234567 is short, +1234567890123456 is long'), []);
+  t.deepEqual(kinds('+1111111111111111 '.repeat(6_000)), []);
+  const phones = kinds('+44 20 7946 0958 '.repeat(6_000));
+  t.is(phones.length, 6_000);
+  t.deepEqual(phones[5_999], ['phone', '+44 20 7946 0958']);
 });

@@ -37,7 +37,8 @@ export function wordsOf(text: string): Set<string> {
 const PREVIOUS = '(?:all\\s+|any\\s+|the\\s+|your\\s+|these\\s+|those\\s+)*(?:previous|prior|above|earlier|preceding|original|initial|system)';
 const RULES = '(?:instructions?|prompts?|rules|directions|directives|guidelines|commands|context|messages?)';
 
-const ROLE_LINE = /(?:^|\n)\s*(?:#{1,3}\s*)?(?:system|assistant|developer)\s*(?::|\]|>)/gi;
+/** `[ \t]*` after a line start, not `\s*`: that rescans every run of newlines (quadratic). */
+const ROLE_LINE = /(?:^|\n)[ \t]*(?:#{1,3}\s*)?(?:system|assistant|developer)\s*(?::|\]|>)/gi;
 
 export const SIGNALS: readonly Signal[] = [
   { name: 'override', words: ['ignore', 'disregard', 'forget', 'skip', 'override', 'bypass', 'drop'], weight: 3, pattern: new RegExp(`\\b(?:ignore|disregard|forget|skip|override|bypass|drop)\\s+${PREVIOUS}\\s+${RULES}`, 'i') },
@@ -70,7 +71,7 @@ export const SIGNALS: readonly Signal[] = [
   },
   { name: 'special-token', markers: ['<|', '[', '<<', 'system>'], weight: 3, pattern: /<\|(?:im_start|im_end|system|endoftext|eot_id)\|>|\[\/?(?:system|INST|SYS)\]|<\/?system>|<<SYS>>/i },
   { name: 'role-marker', words: ['system', 'assistant', 'developer'], weight: 2, pattern: new RegExp(ROLE_LINE.source, 'i') },
-  { name: 'fake-section', markers: ['---', '===', '##'], weight: 2, pattern: /(?:^|\n)\s*(?:-{3,}|={3,}|#{2,})\s*(?:end\s+of\s+(?:prompt|instructions|system)|begin\s+(?:new\s+)?(?:instructions|system))/i },
+  { name: 'fake-section', markers: ['---', '===', '##'], weight: 2, pattern: /(?:^|\n)[ \t]*(?:-{3,}|={3,}|#{2,})\s*(?:end\s+of\s+(?:prompt|instructions|system)|begin\s+(?:new\s+)?(?:instructions|system))/i },
   { name: 'obfuscation', words: ['decode', 'base64', 'rot13'], weight: 3, pattern: /\b(?:decode|base64|rot13)\b[\s\S]{0,80}\b(?:and\s+(?:then\s+)?(?:follow|execute|run|obey))/i },
   { name: 'stop-being', words: ['stop', 'longer'], weight: 2, pattern: /\b(?:stop\s+being|you\s+(?:are\s+)?no\s+longer)\s+(?:an?\s+)?(?:AI|assistant|language\s+model|helpful|bound)/i },
   { name: 'exfiltrate', words: ['reveal', 'leak', 'exfiltrate', 'dump'], weight: 1, pattern: /\b(?:reveal|leak|exfiltrate|dump)\s+(?:\w+\s+){0,3}(?:secret|password|key|credentials|confidential|data|notes)\b/i },

@@ -11,49 +11,57 @@ export interface UrlAllowlistParams {
   replacement?: string;
 }
 
-const TRAILING = /[.,;:!?)\]}*_]+$/;
-
-/** Trims trailing punctuation that ends a sentence rather than the URL. */
-const trimmed = (match: string): number => match.length - (TRAILING.exec(match)?.[0].length ?? 0);
-
+/** Trailing punctuation that ends a sentence rather than the URL. */
+const TRAILING = new Set('.,;:!?)]}*_');
 const SCHEME_CHAR = /[a-z0-9+.-]/i;
 const URL_END = /[\s<>"'`]/;
 const WWW = /\bwww\./gi;
 
-/** Where the URL starting at `start` ends (before whitespace or a quote), trailing punctuation trimmed. */
-function urlEnd(text: string, start: number): number {
+/** The end of the non-whitespace run starting at `start` (before whitespace or a quote). */
+function runEnd(text: string, start: number): number {
   let end = start;
   while (end < text.length && !URL_END.test(text[end])) end++;
-  return start + trimmed(text.slice(start, end));
+  return end;
+}
+
+/** `rawEnd` moved back over trailing punctuation (a backwards loop: a pattern anchored at `$` is quadratic on long runs). */
+function trimmedEnd(text: string, start: number, rawEnd: number): number {
+  let end = rawEnd;
+  while (end > start && TRAILING.has(text[end - 1])) end--;
+  return end;
 }
 
 /**
  * URL candidates: `scheme://…` found from each `://` outwards, and `www.…`. (A pattern scanning every
- * word start for a scheme costs several times more on the hot path.)
+ * word start for a scheme costs several times more on the hot path.) Each pass resumes after the run
+ * it just read, so every character is scanned a bounded number of times: a candidate starting inside
+ * an earlier URL's run starts at a letter, which trailing punctuation never is, so it would overlap.
  */
 function findUrls(text: string, partial: boolean): Span[] {
-  const spans: Span[] = [];
-  const add = (start: number, rawEnd: number) => {
-    if (partial && rawEnd >= text.length) return;
-    const end = urlEnd(text, start);
-    if (end > start && !spans.some((span) => span.start <= start && start < span.end)) spans.push({ start, end, kind: 'url' });
-  };
-  for (let at = text.indexOf('://'); at !== -1; at = text.indexOf('://', at + 3)) {
+  const schemed: Span[] = [];
+  for (let at = text.indexOf('://'); at !== -1; ) {
     let start = at;
     while (start > 0 && at - start < 16 && SCHEME_CHAR.test(text[start - 1])) start--;
     while (start < at && !/[a-z]/i.test(text[start])) start++;
-    if (at - start < 2) continue;
-    let rawEnd = at + 3;
-    while (rawEnd < text.length && !URL_END.test(text[rawEnd])) rawEnd++;
-    add(start, rawEnd);
-  }
-  if (text.includes('www.') || text.includes('WWW.')) {
-    WWW.lastIndex = 0;
-    for (let match = WWW.exec(text); match !== null; match = WWW.exec(text)) {
-      let rawEnd = match.index;
-      while (rawEnd < text.length && !URL_END.test(text[rawEnd])) rawEnd++;
-      add(match.index, rawEnd);
+    if (at - start < 2) {
+      at = text.indexOf('://', at + 3);
+      continue;
     }
+    const rawEnd = runEnd(text, at + 3);
+    if (!partial || rawEnd < text.length) schemed.push({ start, end: trimmedEnd(text, start, rawEnd), kind: 'url' });
+    at = text.indexOf('://', rawEnd);
+  }
+  if (!text.includes('www.') && !text.includes('WWW.')) return schemed;
+  const spans = [...schemed];
+  let next = 0;
+  WWW.lastIndex = 0;
+  for (let match = WWW.exec(text); match !== null; match = WWW.exec(text)) {
+    const start = match.index;
+    const rawEnd = runEnd(text, start);
+    WWW.lastIndex = Math.max(rawEnd, start + 4);
+    while (next < schemed.length && schemed[next].end <= start) next++;
+    if (next < schemed.length && schemed[next].start <= start) continue;
+    if (!partial || rawEnd < text.length) spans.push({ start, end: trimmedEnd(text, start, rawEnd), kind: 'url' });
   }
   return spans.sort((left, right) => left.start - right.start);
 }

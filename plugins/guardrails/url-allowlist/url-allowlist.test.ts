@@ -41,3 +41,26 @@ test('through the gateway: plain answers are filtered; streamed URLs split acros
   setup.fake.handle(streaming(['Read htt', 'ps://ev', 'il.test/a', ' and https://exam', 'ple.com/b now.']));
   t.like(await askStream(setup.client, 'hi'), { content: 'Read [URL REMOVED] and https://example.com/b now.', finishReason: 'stop' });
 });
+
+test('hostile runs (~100 KB) give one URL per run: ab://ab://…, www.www.…, a URL followed by 100k dots', async (t) => {
+  const redact = urlAllowlist({ hosts: ['example.com'], action: 'redact' });
+  t.deepEqual(await judge(redact, [`x ${'ab://'.repeat(20_000)} y`], { side: 'output' }), { action: 'transform', texts: ['x [URL REMOVED] y'], changes: { url: 1 } });
+  t.deepEqual(await judge(redact, [`x ${'www.'.repeat(25_000)} y`], { side: 'output' }), { action: 'transform', texts: ['x [URL REMOVED]. y'], changes: { url: 1 } });
+  const dots = '.'.repeat(100_000);
+  t.like(await judge(redact, [`https://example.com/${dots}`], { side: 'output' }), { action: 'allow' });
+  t.deepEqual(await judge(redact, [`https://evil.test/${dots}`], { side: 'output' }), { action: 'transform', texts: [`[URL REMOVED]${dots}`], changes: { url: 1 } });
+});
+
+test('several URLs in one text: each found once, www inside a scheme URL is not counted twice, trailing punctuation stays', async (t) => {
+  const redact = urlAllowlist({ hosts: ['example.com'], action: 'redact' });
+  const verdict = await judge(redact, ['(see https://www.evil.test/a), www.bad.test; https://example.com/ok!? and ftp://x.example.com/f.'], { side: 'output' });
+  t.deepEqual(verdict, {
+    action: 'transform',
+    texts: ['(see [URL REMOVED]), [URL REMOVED]; https://example.com/ok!? and [URL REMOVED].'],
+    changes: { url: 3 },
+  });
+  t.like(await judge(redact, ['1://x and a://y stay: not schemes'], { side: 'output' }), { action: 'allow' });
+  // A stream window still holding an unfinished URL leaves it for later.
+  t.like(await judge(redact, ['go to www.evil.te'], { side: 'output', partial: true }), { action: 'allow' });
+  t.like(await judge(redact, ['go to https://evil.test/a b'], { side: 'output', partial: true }), { action: 'transform' });
+});

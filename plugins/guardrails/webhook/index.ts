@@ -23,9 +23,12 @@ export function sign(secret: string, timestamp: string, body: string): string {
   return `sha256=${createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex')}`;
 }
 
-function signatureMatches(expected: string, received: unknown): boolean {
-  if (typeof received !== 'string' || received.length !== expected.length) return false;
-  return timingSafeEqual(Buffer.from(expected), Buffer.from(received));
+/** Compares byte lengths first: a non-ASCII header can have the expected length in characters, not bytes. */
+export function signatureMatches(expected: string, received: unknown): boolean {
+  if (typeof received !== 'string') return false;
+  const wanted = Buffer.from(expected);
+  const got = Buffer.from(received);
+  return wanted.length === got.length && timingSafeEqual(wanted, got);
 }
 
 /** Maps the webhook's reply (`{ verdict, reason?, texts?, changes? }`) to a verdict; anything else throws. */

@@ -2,7 +2,7 @@ import test from 'ava';
 import nock from 'nock';
 import { step } from '../../../core/guardrails/policy.js';
 import { answering, ask, assertDenied, assertRefused, bootError, judge, policyGateway } from '../../../test/guardrails/helpers.js';
-import { REPLY_SIGNATURE_HEADER, SIGNATURE_HEADER, sign, TIMESTAMP_HEADER, webhook } from './index.js';
+import { REPLY_SIGNATURE_HEADER, SIGNATURE_HEADER, sign, signatureMatches, TIMESTAMP_HEADER, webhook } from './index.js';
 
 const SECRET = 'whsec-test-0123456789abcdef';
 const HOST = 'http://guardrail.test';
@@ -67,6 +67,25 @@ test.serial('a reply with a bad signature is refused: the step fails closed (den
   const [openEntry] = await open.gateway.waitForEntries(1);
   t.like(openEntry.guardrails[0], { guardrail: 'webhook', action: 'allow', failure: 'error' });
   t.true(nock.isDone());
+});
+
+test.serial('a non-ASCII reply signature of the right length in characters is refused cleanly (no RangeError)', async (t) => {
+  const expected = sign(SECRET, '1', '{}');
+  const forged = `${expected.slice(0, -1)}é`;
+  t.is(forged.length, expected.length);
+  t.false(signatureMatches(expected, forged));
+  t.false(signatureMatches(expected, undefined));
+  t.true(signatureMatches(expected, expected));
+  const scope = nock(HOST)
+    .post('/check')
+    .reply(async (request: Request) => {
+      const answer = JSON.stringify({ verdict: 'allow' });
+      const good = sign(SECRET, request.headers.get(TIMESTAMP_HEADER) ?? '', answer);
+      return [200, answer, { 'content-type': 'application/json', [REPLY_SIGNATURE_HEADER]: `${good.slice(0, -1)}é` }];
+    });
+  const error = await t.throwsAsync(judge(webhook({ url: `${HOST}/check`, secret: SECRET }), ['x']));
+  t.is(error?.message, 'webhook reply signature is missing or wrong');
+  t.true(scope.isDone());
 });
 
 test.serial('a wrong shared secret: the webhook refuses the request (401) and the check fails, for the fail mode to decide', async (t) => {
