@@ -1,12 +1,13 @@
 import test from 'ava';
 import OpenAI from 'openai';
+import { pii } from '../../plugins/guardrails/index.js';
 import { startFake } from '../fakes/openai-fake.js';
 import { ACCOUNT_KEY, PROVIDER_KEY, startGateway } from '../harness.js';
 import { browserSkipReason, openBrowser, screenshot, signIn } from './browser.js';
 
 // Skipped only when Chromium is missing outside CI (under CI=true a missing browser fails).
 const skipReason = browserSkipReason();
-const gateway = await startGateway();
+const gateway = await startGateway({ policies: { 'pii-redact': { input: [pii({ action: 'redact' })], output: [pii({ action: 'redact' })] } } });
 const fake = await startFake();
 const it = skipReason ? test.skip : test.serial;
 // ava runs no hooks when every test is skipped: close now so the worker can exit.
@@ -83,6 +84,11 @@ it('creating a virtual key shows its value once, and the key works through the S
   const listing = await adminList();
   t.false(listing.includes(firstValue));
   t.false(listing.includes(PROVIDER_KEY));
+  // The credential sealed from the pasted provider key belongs to this key: listed by the API, not offered for others.
+  const credentials = (await (await admin('/admin/credentials')).json() as { data: Array<{ name: string; owner_key_id?: string }> }).data;
+  const { id } = await adminKey();
+  t.true(credentials.some((credential) => credential.owner_key_id === id));
+  t.deepEqual(await page.getByLabel('Stored credential').locator('option').allInnerTexts(), ['Paste a provider key instead']);
   await screenshot(page, 'dashboard-keys');
 });
 
@@ -121,6 +127,7 @@ it('editing limits is saved; rotating replaces the value', async (t) => {
   await row.getByRole('button', { name: `Edit ${name}` }).click();
   const edit = page.getByRole('form', { name: `Edit ${name}` });
   await edit.getByLabel('Requests per day').fill('750');
+  await edit.getByLabel('Guardrail policy').selectOption('pii-redact');
   t.false(await edit.getByLabel('Log request and response bodies').isChecked(), 'the form shows the key\'s switch');
   await edit.getByLabel('Log request and response bodies').check();
   await page.getByRole('button', { name: 'Save changes' }).click();
@@ -128,6 +135,8 @@ it('editing limits is saved; rotating replaces the value', async (t) => {
   t.true((await adminList()).includes('750'));
   t.true((await adminKey()).log_bodies);
   t.is(await row.locator('td.log-bodies').innerText(), 'yes');
+  t.is((await adminKey()).guardrail_policy, 'pii-redact');
+  t.true((await row.innerText()).includes('pii-redact'));
 
   await row.getByRole('button', { name: `Rotate ${name}` }).click();
   const value = page.locator('.once input.key-value');
@@ -136,6 +145,14 @@ it('editing limits is saved; rotating replaces the value', async (t) => {
   t.not(rotatedValue, firstValue);
   await t.throwsAsync(ask(firstValue), { instanceOf: OpenAI.AuthenticationError });
   t.truthy((await ask(rotatedValue)).id);
+});
+
+it('the catalog lists the configured policy with its steps', async (t) => {
+  const { page } = browser!;
+  await page.getByRole('link', { name: 'Plugins and policies' }).click();
+  const policy = page.locator('ul.policies li', { hasText: 'pii-redact' });
+  await policy.waitFor();
+  t.regex(await policy.innerText(), /^pii-redact: input: \S+; output: \S+$/);
 });
 
 it('deleting the key removes it from the list and the SDK is refused with it', async (t) => {
