@@ -181,7 +181,8 @@ it('the usage charts draw the test’s requests, split by model', async (t) => {
   await page.getByLabel('Split by').selectOption('model');
   await page.getByRole('button', { name: 'Show' }).click();
   await hashIncludes(page, 'group_by=model');
-  await page.locator('svg.chart[data-metric="requests"] circle.point').first().waitFor();
+  // Wait for the split chart itself: until it is drawn, the previous (unsplit) one is still shown.
+  await page.locator('svg.chart[data-metric="requests"] g.series[data-group="gpt-4o-mini"] circle.point').first().waitFor();
   const sumOf = async (metric: string, group: string) =>
     page
       .locator(`svg.chart[data-metric="${metric}"] g.series[data-group="${group}"] circle.point`)

@@ -58,6 +58,3 @@ export async function signOut() {
   await call('DELETE', '/dashboard/session');
   csrfToken = '';
 }
-
-/** Lists come back as `{data: [...]}` or as an array. */
-export const listOf = (answer) => (Array.isArray(answer) ? answer : Array.isArray(answer?.data) ? answer.data : []);

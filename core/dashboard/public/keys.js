@@ -1,23 +1,11 @@
-import { ApiError, api, listOf } from './api.js';
+import { api } from './api.js';
 import { field, format, h, notify, replace, select } from './dom.js';
 
-const BUDGET_PERIODS = [['', 'No budget period'], ['day', 'Per day'], ['week', 'Per week'], ['month', 'Per month'], ['total', 'In total']];
+/** Exactly the periods `limits.budget_period` accepts; `total` is the API's default. */
+const BUDGET_PERIODS = [['total', 'In total'], ['day', 'Per UTC day'], ['month', 'Per UTC month']];
 
-/** Optional list: 404 means this build has no such API yet. */
-async function optionalList(path) {
-  try {
-    return listOf(await api.get(path));
-  } catch (error) {
-    if (error instanceof ApiError && error.status === 404) return null;
-    throw error;
-  }
-}
-
-const hintOf = (key) => key.key_hint ?? key.hint ?? key.masked_key ?? key.masked ?? '—';
 const csv = (text) => text.split(',').map((item) => item.trim()).filter(Boolean);
 const numberOrUndefined = (text) => (text === '' ? undefined : Number(text));
-/** A key logs its bodies unless `log_bodies` is false (absent means true). */
-const logsBodies = (key) => key.log_bodies !== false;
 const BODIES_LABEL = 'Log request and response bodies';
 const bodiesField = (checked) => field(BODIES_LABEL, h('input', { type: 'checkbox', name: 'log_bodies', checked }),
   'off keeps this key\'s bodies out of the request log; the global switch still wins when it is off');
@@ -53,7 +41,7 @@ function limitFields(limits = {}, expiresAt) {
   const local = expires ? new Date(expires.getTime() - expires.getTimezoneOffset() * 60e3).toISOString().slice(0, 16) : '';
   return [
     field('Budget (USD)', number('budget_usd', limits.budget_usd, '0.01')),
-    field('Budget period', select('budget_period', BUDGET_PERIODS, limits.budget_period ?? '')),
+    field('Budget period', select('budget_period', BUDGET_PERIODS, limits.budget_period ?? 'total'), 'what the budget counts; needs a budget'),
     field('Requests per minute', number('requests_per_minute', limits.requests_per_minute)),
     field('Requests per day', number('requests_per_day', limits.requests_per_day)),
     field('Allowed users', h('input', { name: 'allowed_users', value: (limits.allowed_users ?? []).join(', ') }), 'comma-separated; empty allows all'),
@@ -68,7 +56,8 @@ function readLimits(data) {
     const value = numberOrUndefined(String(data.get(name) ?? ''));
     if (value !== undefined) limits[name] = value;
   }
-  if (data.get('budget_period')) limits.budget_period = String(data.get('budget_period'));
+  // The API refuses a period without a budget; the default period (total) need not be sent.
+  if (limits.budget_usd !== undefined && data.get('budget_period') !== 'total') limits.budget_period = String(data.get('budget_period'));
   for (const name of ['allowed_users', 'allowed_models']) {
     const items = csv(String(data.get(name) ?? ''));
     if (items.length) limits[name] = items;
@@ -76,16 +65,17 @@ function readLimits(data) {
   return limits;
 }
 
-const policyOptions = (policies) => [['', 'No policy'], ...(policies ?? []).map((policy) => [policy.name ?? policy.id, policy.name ?? policy.id])];
+const policyOptions = (policies) => [['', 'No policy'], ...policies.map((policy) => [policy.name, policy.name])];
 
-function usageText(usage, limits = {}) {
-  if (!usage) return '—';
-  const spend = usage.spend_usd ?? usage.spend ?? usage.cost_usd;
-  const requests = typeof usage.requests === 'number' ? usage.requests : (usage.requests_today ?? usage.requests?.day ?? usage.requests?.total);
-  const parts = [];
-  if (spend !== undefined) parts.push(`${format.usd(spend)}${limits.budget_usd !== undefined ? ` of ${format.usd(limits.budget_usd)}${limits.budget_period ? ` / ${limits.budget_period}` : ''}` : ''}`);
-  if (requests !== undefined) parts.push(`${format.count(requests)} requests${limits.requests_per_day !== undefined ? ` of ${format.count(limits.requests_per_day)} / day` : ''}`);
-  return parts.join('; ') || '—';
+/**
+ * A key's usage as `GET /admin/virtual-keys/:id/usage` reports it: spend in the budget's period
+ * (total when the key has no budget) and today's requests, each against its limit when there is one.
+ */
+function usageText(usage) {
+  const period = usage.budget_period ?? 'total';
+  const spend = `${format.usd(usage.spend_usd[period])}${usage.budget_usd === null ? '' : ` of ${format.usd(usage.budget_usd)}`} (${period})`;
+  const requests = `${format.count(usage.requests.day)}${usage.requests_per_day === null ? '' : ` of ${format.count(usage.requests_per_day)}`} today`;
+  return `${spend} · ${requests}`;
 }
 
 function limitsText(limits = {}) {
@@ -101,15 +91,12 @@ function limitsText(limits = {}) {
 /** Virtual keys: list with usage against limits, create, edit, rotate, delete. */
 export async function renderKeys(view) {
   const [keys, credentials, policies, plugins] = await Promise.all([
-    optionalList('/admin/virtual-keys'),
-    optionalList('/admin/credentials'),
-    optionalList('/admin/policies'),
-    api.get('/admin/plugins').catch(() => null),
+    api.get('/admin/virtual-keys').then((answer) => answer.data),
+    api.get('/admin/credentials').then((answer) => answer.data),
+    api.get('/admin/policies').then((answer) => answer.policies),
+    api.get('/admin/plugins'),
   ]);
-  if (keys === null) {
-    replace(view, h('h1', { text: 'Virtual keys' }), h('p', { class: 'notice', text: 'This gateway build has no virtual-key API.' }));
-    return;
-  }
+  // A key deleted meanwhile (404) shows no usage rather than failing the page.
   const usages = await Promise.all(keys.map((key) => api.get(`/admin/virtual-keys/${encodeURIComponent(key.id)}/usage`).catch(() => null)));
   const once = h('div', { id: 'shown-once' });
   const editor = h('div', { id: 'key-editor' });
@@ -126,7 +113,7 @@ export async function renderKeys(view) {
         rotate.addEventListener('click', async () => {
           if (!confirm(`Rotate "${key.name}"? The current value stops working.`)) return;
           const answer = await api.post(`/admin/virtual-keys/${encodeURIComponent(key.id)}/rotate`).catch(failed);
-          if (answer?.key) shownOnce(once, `New value for ${key.name}`, answer.key);
+          if (answer) shownOnce(once, `New value for ${key.name}`, answer.key);
         });
         const remove = h('button', { type: 'button', class: 'danger', text: 'Delete', 'aria-label': `Delete ${key.name}` });
         remove.addEventListener('click', async () => {
@@ -138,17 +125,17 @@ export async function renderKeys(view) {
         });
         return h('tr', { data: { keyId: key.id, keyName: key.name } },
           h('th', { scope: 'row', text: key.name }),
-          h('td', { text: key.provider ?? '—' }),
-          h('td', {}, h('code', { text: hintOf(key) })),
+          h('td', { text: key.provider }),
+          h('td', {}, h('code', { text: key.key_hint })),
           h('td', { text: key.guardrail_policy ?? '—' }),
           h('td', { text: limitsText(key.limits) }),
-          h('td', { class: 'usage', text: usageText(usages[index], key.limits) }),
+          h('td', { class: 'usage', text: usages[index] ? usageText(usages[index]) : '—' }),
           h('td', { text: key.expires_at ? format.time(key.expires_at) : 'never' }),
-          h('td', { class: 'log-bodies', text: logsBodies(key) ? 'yes' : 'no' }),
+          h('td', { class: 'log-bodies', text: key.log_bodies ? 'yes' : 'no' }),
           h('td', { class: 'row-actions' }, edit, rotate, remove));
       }))));
 
-  replace(view, h('h1', { text: 'Virtual keys' }), once, table, editor, createForm(once, credentials, policies, plugins, reload));
+  replace(view, h('h1', { text: 'Virtual keys' }), once, table, editor, createForm(credentials, policies, plugins, reload));
 }
 
 function failed(error) {
@@ -156,14 +143,16 @@ function failed(error) {
   return undefined;
 }
 
-function createForm(once, credentials, policies, plugins, reload) {
-  const providers = (plugins?.providers ?? []).map((provider) => [provider.id, provider.name ?? provider.id]);
-  const credentialOptions = [['', 'Paste a provider key instead'], ...(credentials ?? []).map((credential) => [credential.id, `${credential.name ?? credential.id} (${credential.provider ?? '?'})`])];
+function createForm(credentials, policies, plugins, reload) {
+  const providers = plugins.providers.map((provider) => [provider.id, provider.name]);
+  // A credential made from a key's pasted provider key belongs to that key (deleted with it): not offered.
+  const shared = credentials.filter((credential) => credential.owner_key_id === undefined);
+  const credentialOptions = [['', 'Paste a provider key instead'], ...shared.map((credential) => [credential.id, credential.provider ? `${credential.name} (${credential.provider})` : credential.name])];
   const form = h('form', { class: 'editor', 'aria-labelledby': 'create-title' },
     h('h2', { id: 'create-title', text: 'Create a virtual key' }),
     h('div', { class: 'grid' },
       field('Name', h('input', { name: 'name', required: true, autocomplete: 'off' })),
-      field('Provider', providers.length ? select('provider', providers, providers[0][0]) : h('input', { name: 'provider', required: true })),
+      field('Provider', select('provider', providers, providers[0]?.[0])),
       field('Stored credential', select('credential_id', credentialOptions, '')),
       field('Provider key', h('input', { type: 'password', name: 'provider_key', autocomplete: 'off' }), 'used when no stored credential is chosen; sent once, stored encrypted'),
       field('Custom host', h('input', { type: 'url', name: 'custom_host', autocomplete: 'off' }), 'optional base URL instead of the provider default'),
@@ -187,7 +176,8 @@ function createForm(once, credentials, policies, plugins, reload) {
     if (!created) return;
     form.reset();
     await reload();
-    shownOnce(document.getElementById('shown-once'), `Key "${created.name ?? body.name}" created`, created.key);
+    // The reload built a new page: show the value in its slot.
+    shownOnce(document.getElementById('shown-once'), `Key "${created.name}" created`, created.key);
   });
   return form;
 }
@@ -198,7 +188,7 @@ function editForm(slot, key, policies, reload) {
     h('div', { class: 'grid' },
       field('Name', h('input', { name: 'name', required: true, value: key.name })),
       field('Guardrail policy', select('guardrail_policy', policyOptions(policies), key.guardrail_policy ?? '')),
-      bodiesField(logsBodies(key)),
+      bodiesField(key.log_bodies),
       limitFields(key.limits, key.expires_at)),
     h('div', { class: 'actions' }, h('button', { type: 'submit', text: 'Save changes' }), h('button', { type: 'button', class: 'secondary', text: 'Cancel', on: { click: () => replace(slot) } })));
   form.addEventListener('submit', async (event) => {
@@ -210,7 +200,7 @@ function editForm(slot, key, policies, reload) {
     if (name !== key.name) body.name = name;
     const policy = data.get('guardrail_policy') ? String(data.get('guardrail_policy')) : null;
     if (policy !== (key.guardrail_policy ?? null)) body.guardrail_policy = policy;
-    if (data.has('log_bodies') !== logsBodies(key)) body.log_bodies = data.has('log_bodies');
+    if (data.has('log_bodies') !== key.log_bodies) body.log_bodies = data.has('log_bodies');
     const expiresAt = data.get('expires_at') ? new Date(String(data.get('expires_at'))).toISOString() : null;
     if (expiresAt?.slice(0, 16) !== (key.expires_at ?? null)?.slice(0, 16)) body.expires_at = expiresAt;
     if ((await api.patch(`/admin/virtual-keys/${encodeURIComponent(key.id)}`, body).then(() => true, failed)) === true) {
@@ -224,11 +214,7 @@ function editForm(slot, key, policies, reload) {
 
 /** Stored provider credentials: names and providers only, never a secret. */
 export async function renderCredentials(view) {
-  const credentials = await optionalList('/admin/credentials');
-  if (credentials === null) {
-    replace(view, h('h1', { text: 'Credentials' }), h('p', { class: 'notice', text: 'This gateway build has no credential API.' }));
-    return;
-  }
+  const credentials = (await api.get('/admin/credentials')).data;
   replace(view, h('h1', { text: 'Credentials' }),
     h('p', { class: 'muted', text: 'Provider credentials in the vault. Secrets are stored encrypted and never shown.' }),
     credentials.length === 0
@@ -237,7 +223,7 @@ export async function renderCredentials(view) {
         h('thead', {}, h('tr', {}, ['Name', 'Provider', 'Id', 'Created'].map((name) => h('th', { scope: 'col', text: name })))),
         // Only these fields are rendered, whatever the API sends.
         h('tbody', {}, credentials.map((credential) => h('tr', {},
-          h('th', { scope: 'row', text: credential.name ?? '—' }),
+          h('th', { scope: 'row', text: credential.name }),
           h('td', { text: credential.provider ?? '—' }),
           h('td', {}, h('code', { text: credential.id })),
           h('td', { text: format.time(credential.created_at) }))))));
