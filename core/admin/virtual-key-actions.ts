@@ -170,7 +170,15 @@ export class VirtualKeyActions {
 
   /** The credential the key uses: the one named, or a new one sealed from `provider_key` and owned by the key. */
   private async credentialFor(body: Record<string, unknown>, keyId: string): Promise<string> {
-    if (typeof body.credential_id === 'string') return body.credential_id;
+    if (typeof body.credential_id === 'string') {
+      // A credential sealed from another key's provider_key lives and dies with that key: sharing it would
+      // leave this key without a credential once the other one is deleted.
+      const owner = (await this.service.credentials.get(body.credential_id))?.owner_key_id;
+      if (owner !== undefined && owner !== keyId) {
+        throw invalid('credential_id', `the credential "${body.credential_id}" belongs to another virtual key (it was sealed from its provider_key); store a shared credential with POST /admin/credentials.`);
+      }
+      return body.credential_id;
+    }
     const created = await this.service.credentials.create({
       name: `${String(body.name ?? keyId)} (provider key)`,
       ...(typeof body.provider === 'string' ? { provider: body.provider } : {}),

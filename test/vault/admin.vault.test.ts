@@ -166,6 +166,10 @@ test.serial('a provider_key given at creation is sealed into a credential the ke
   const credentials = (await call('GET', '/admin/credentials')).json.data;
   t.is(credentials.length, 1);
   t.is(credentials[0].owner_key_id, created.json.id);
+  // Another key may not use it: it would lose its credential when the owner is deleted.
+  const borrowing = await call('POST', '/admin/virtual-keys', { name: 'borrower', provider: 'openai', credential_id: credentials[0].id });
+  t.is(borrowing.status, 400);
+  t.is(borrowing.json.error.param, 'credential_id');
   t.is((await call('DELETE', `/admin/virtual-keys/${created.json.id}`)).status, 204);
   t.is((await call('GET', '/admin/credentials')).json.data.length, 0);
 });
