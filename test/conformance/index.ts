@@ -8,3 +8,4 @@ export { CHECKS, CheckFailure, CheckSkipped, type Check, type CheckContext } fro
 export { type CheckResult, type ConformanceOptions, type ConformanceReport, formatReport, runConformance } from './kit.js';
 export { shippedSubjects, subjectsOf } from './discover.js';
 export { startScenarioServer, type ScenarioServer } from './fake-server.js';
+export { requestJson, splitText } from './render-helpers.js';

@@ -1,4 +1,5 @@
-import type { ConformanceSubject, ProviderFakeRenderer, ReceivedRequest, RenderedAnswer, Scenario } from '../../../test/conformance/subject.js';
+import type { ConformanceSubject, ProviderFakeRenderer, RenderedAnswer, Scenario } from '../../../test/conformance/subject.js';
+import { requestJson, splitText } from '../../../test/conformance/render-helpers.js';
 import { anthropic } from './index.js';
 
 /** Error `type` Anthropic documents per HTTP status. */
@@ -15,16 +16,6 @@ const ERROR_TYPES: Record<number, string> = {
 
 const json = (value: unknown): string => JSON.stringify(value);
 const sse = (value: { type: string; [field: string]: unknown }): string => `event: ${value.type}\ndata: ${json(value)}\n\n`;
-const bodyOf = (request: ReceivedRequest): Record<string, any> => (request.body.length ? JSON.parse(request.body.toString('utf8')) : {});
-
-/** Splits `text` into about `count` pieces (at least one). */
-export function pieces(text: string, count: number): string[] {
-  const size = Math.max(1, Math.ceil(text.length / count));
-  const out: string[] = [];
-  for (let offset = 0; offset < text.length; offset += size) out.push(text.slice(offset, offset + size));
-  return out.length ? out : [''];
-}
-
 function message(id: string, model: string, content: unknown[], stopReason: string, usage: { promptTokens: number; completionTokens: number }) {
   return { id, type: 'message', role: 'assistant', model, content, stop_reason: stopReason, stop_sequence: null, usage: { input_tokens: usage.promptTokens, output_tokens: usage.completionTokens } };
 }
@@ -46,7 +37,7 @@ export function renderAnthropic(scenario: Scenario, model: string, stream: boole
     return {
       status: 200,
       headers: { 'content-type': 'text/event-stream' },
-      chunks: [sse(start), sse({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }), ...pieces(scenario.text, 3).map((text) => sse({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } }))],
+      chunks: [sse(start), sse({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }), ...splitText(scenario.text, 3).map((text) => sse({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } }))],
     };
   }
   const usage = scenario.usage;
@@ -62,10 +53,10 @@ export function renderAnthropic(scenario: Scenario, model: string, stream: boole
   const events: string[] = [sse(startWithUsage), sse({ type: 'ping' })];
   if (scenario.kind === 'text') {
     events.push(sse({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }));
-    for (const text of pieces(scenario.text, 3)) events.push(sse({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } }));
+    for (const text of splitText(scenario.text, 3)) events.push(sse({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } }));
   } else {
     events.push(sse({ type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: scenario.id, name: scenario.name, input: {} } }));
-    for (const partial of pieces(scenario.arguments, 3)) events.push(sse({ type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: partial } }));
+    for (const partial of splitText(scenario.arguments, 3)) events.push(sse({ type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: partial } }));
   }
   const stop = scenario.kind === 'text' ? (scenario.finishReason === 'length' ? 'max_tokens' : 'end_turn') : 'tool_use';
   events.push(sse({ type: 'content_block_stop', index: 0 }));
@@ -95,9 +86,9 @@ export function anthropicRoles(body: Record<string, any>): string[] {
 export const anthropicFakeRenderer: ProviderFakeRenderer = {
   classify(request) {
     const chat = request.method === 'POST' && /\/messages(\?|$)/.test(request.url);
-    return { operation: chat ? 'chat' : 'other', stream: chat && bodyOf(request).stream === true };
+    return { operation: chat ? 'chat' : 'other', stream: chat && requestJson(request).stream === true };
   },
-  render: (scenario, request, stream) => renderAnthropic(scenario, String(bodyOf(request).model ?? 'claude'), stream),
+  render: (scenario, request, stream) => renderAnthropic(scenario, String(requestJson(request).model ?? 'claude'), stream),
   checkAuth(request, credential) {
     const problems: string[] = [];
     if (request.headers['x-api-key'] !== credential) problems.push('x-api-key does not carry the credential');
@@ -105,8 +96,8 @@ export const anthropicFakeRenderer: ProviderFakeRenderer = {
     if (request.headers.authorization) problems.push('an Authorization header was sent to Anthropic');
     return problems;
   },
-  roles: (request) => anthropicRoles(bodyOf(request)),
-  stopSequences: (request) => bodyOf(request).stop_sequences ?? [],
+  roles: (request) => anthropicRoles(requestJson(request)),
+  stopSequences: (request) => requestJson(request).stop_sequences ?? [],
 };
 
 export const subject: ConformanceSubject = {

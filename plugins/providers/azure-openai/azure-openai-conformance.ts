@@ -1,23 +1,9 @@
 import type { ConformanceSubject, ProviderFakeRenderer, ReceivedRequest, RenderedAnswer, Scenario } from '../../../test/conformance/subject.js';
+import { requestJson, splitText } from '../../../test/conformance/render-helpers.js';
 import { azureOpenAI } from './index.js';
 
 const MODEL = 'gpt-4o-2024-08-06';
 const PROMPT_FILTER = [{ prompt_index: 0, content_filter_results: { hate: { filtered: false, severity: 'safe' } } }];
-
-const bodyOf = (request: ReceivedRequest): Record<string, any> => {
-  try {
-    return JSON.parse(request.body.toString('utf8')) as Record<string, any>;
-  } catch {
-    return {};
-  }
-};
-
-const pieces = (text: string, parts = 3): string[] => {
-  const size = Math.max(1, Math.ceil(text.length / parts));
-  const out: string[] = [];
-  for (let index = 0; index < text.length; index += size) out.push(text.slice(index, index + size));
-  return out.length ? out : [''];
-};
 
 const usageOf = (usage: { promptTokens: number; completionTokens: number }) => ({
   prompt_tokens: usage.promptTokens,
@@ -35,7 +21,7 @@ function streamOf(id: string, choices: Array<Record<string, unknown>>, usage: Re
 }
 
 function render(scenario: Scenario, request: ReceivedRequest, stream: boolean): RenderedAnswer {
-  const body = bodyOf(request);
+  const body = requestJson(request);
   const includeUsage = body.stream_options?.include_usage === true;
   const sseHeaders = { 'content-type': 'text/event-stream' };
   const jsonHeaders = { 'content-type': 'application/json' };
@@ -49,7 +35,7 @@ function render(scenario: Scenario, request: ReceivedRequest, stream: boolean): 
       }
       const choices = texts.flatMap((text, index) => [
         { index, delta: { role: 'assistant', content: '' }, finish_reason: null, logprobs: null },
-        ...pieces(text).map((content) => ({ index, delta: { content }, finish_reason: null, logprobs: null, content_filter_results: {} })),
+        ...splitText(text).map((content) => ({ index, delta: { content }, finish_reason: null, logprobs: null, content_filter_results: {} })),
         { index, delta: {}, finish_reason: scenario.finishReason, logprobs: null },
       ]);
       return { status: 200, headers: sseHeaders, chunks: streamOf('chatcmpl-conf', choices, usageOf(scenario.usage), includeUsage) };
@@ -59,7 +45,7 @@ function render(scenario: Scenario, request: ReceivedRequest, stream: boolean): 
         const message = { role: 'assistant', content: null, tool_calls: [{ id: scenario.id, type: 'function', function: { name: scenario.name, arguments: scenario.arguments } }] };
         return { status: 200, headers: jsonHeaders, chunks: [JSON.stringify({ id: 'chatcmpl-conf', object: 'chat.completion', created: 1731000000, model: MODEL, choices: [{ index: 0, finish_reason: 'tool_calls', logprobs: null, message }], usage: usageOf(scenario.usage) })] };
       }
-      const fragments = pieces(scenario.arguments);
+      const fragments = splitText(scenario.arguments);
       const choices = [
         { index: 0, delta: { role: 'assistant', content: null, tool_calls: [{ index: 0, id: scenario.id, type: 'function', function: { name: scenario.name, arguments: '' } }] }, finish_reason: null, logprobs: null },
         ...fragments.map((fragment) => ({ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: fragment } }] }, finish_reason: null, logprobs: null })),
@@ -91,7 +77,7 @@ function render(scenario: Scenario, request: ReceivedRequest, stream: boolean): 
 export const azureOpenAIFake: ProviderFakeRenderer = {
   classify(request) {
     const path = request.url.split('?')[0];
-    if (path.endsWith('/chat/completions')) return { operation: 'chat', stream: bodyOf(request).stream === true };
+    if (path.endsWith('/chat/completions')) return { operation: 'chat', stream: requestJson(request).stream === true };
     if (path.endsWith('/embeddings')) return { operation: 'embed', stream: false };
     return { operation: 'other', stream: false };
   },
@@ -104,9 +90,9 @@ export const azureOpenAIFake: ProviderFakeRenderer = {
     if (!request.url.includes('/deployments/conformance-deployment/')) problems.push('the deployment is not in the path');
     return problems;
   },
-  roles: (request) => (bodyOf(request).messages ?? []).map((message: { role: string }) => message.role),
+  roles: (request) => (requestJson(request).messages ?? []).map((message: { role: string }) => message.role),
   stopSequences(request) {
-    const stop = bodyOf(request).stop;
+    const stop = requestJson(request).stop;
     return typeof stop === 'string' ? [stop] : Array.isArray(stop) ? stop : [];
   },
 };

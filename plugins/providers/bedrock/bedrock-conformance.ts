@@ -1,4 +1,5 @@
 import type { ConformanceSubject, ProviderFakeRenderer, ReceivedRequest, RenderedAnswer, Scenario } from '../../../test/conformance/subject.js';
+import { requestJson, splitText } from '../../../test/conformance/render-helpers.js';
 import { checkSigV4 } from '../../../test/fakes/bedrock-fake.js';
 import { encodeEvent } from './bedrock-eventstream.js';
 import { bedrock } from './index.js';
@@ -6,22 +7,6 @@ import { bedrock } from './index.js';
 const SECRET = 'conformance/Secret+Access/Key0000000000';
 const SESSION = 'conformance-session-token';
 const REGION = 'eu-west-1';
-
-const bodyOf = (request: ReceivedRequest): Record<string, any> => {
-  try {
-    return JSON.parse(request.body.toString('utf8')) as Record<string, any>;
-  } catch {
-    return {};
-  }
-};
-
-/** Splits a string into `parts` roughly equal pieces (at least one). */
-const pieces = (text: string, parts = 3): string[] => {
-  const size = Math.max(1, Math.ceil(text.length / parts));
-  const out: string[] = [];
-  for (let index = 0; index < text.length; index += size) out.push(text.slice(index, index + size));
-  return out.length ? out : [''];
-};
 
 /** Each frame in two writes, so frames straddle reads. */
 const split = (frames: Buffer[]): Uint8Array[] => frames.flatMap((frame) => [frame.subarray(0, Math.floor(frame.length / 2)), frame.subarray(Math.floor(frame.length / 2))]);
@@ -45,7 +30,7 @@ function render(scenario: Scenario, _request: ReceivedRequest, stream: boolean):
       }
       const frames = [
         encodeEvent('messageStart', { role: 'assistant' }),
-        ...pieces(scenario.text).map((text) => encodeEvent('contentBlockDelta', { contentBlockIndex: 0, delta: { text } })),
+        ...splitText(scenario.text).map((text) => encodeEvent('contentBlockDelta', { contentBlockIndex: 0, delta: { text } })),
         encodeEvent('contentBlockStop', { contentBlockIndex: 0 }),
         encodeEvent('messageStop', { stopReason }),
         encodeEvent('metadata', { usage: usageOf(scenario.usage), metrics: { latencyMs: 1 } }),
@@ -60,7 +45,7 @@ function render(scenario: Scenario, _request: ReceivedRequest, stream: boolean):
       const frames = [
         encodeEvent('messageStart', { role: 'assistant' }),
         encodeEvent('contentBlockStart', { contentBlockIndex: 0, start: { toolUse: { toolUseId: scenario.id, name: scenario.name } } }),
-        ...pieces(scenario.arguments).map((input) => encodeEvent('contentBlockDelta', { contentBlockIndex: 0, delta: { toolUse: { input } } })),
+        ...splitText(scenario.arguments).map((input) => encodeEvent('contentBlockDelta', { contentBlockIndex: 0, delta: { toolUse: { input } } })),
         encodeEvent('contentBlockStop', { contentBlockIndex: 0 }),
         encodeEvent('messageStop', { stopReason: 'tool_use' }),
         encodeEvent('metadata', { usage: usageOf(scenario.usage), metrics: { latencyMs: 1 } }),
@@ -96,7 +81,7 @@ export const bedrockFake: ProviderFakeRenderer = {
   render,
   checkAuth: (request, credential) => checkSigV4(request, { accessKeyId: credential, secretAccessKey: SECRET, sessionToken: SESSION }, REGION),
   roles(request) {
-    const body = bodyOf(request);
+    const body = requestJson(request);
     const roles: string[] = (body.system ?? []).map(() => 'system');
     for (const message of body.messages ?? []) {
       if (message.role === 'assistant') {
@@ -109,7 +94,7 @@ export const bedrockFake: ProviderFakeRenderer = {
     }
     return roles;
   },
-  stopSequences: (request) => bodyOf(request).inferenceConfig?.stopSequences ?? [],
+  stopSequences: (request) => requestJson(request).inferenceConfig?.stopSequences ?? [],
 };
 
 /** The Bedrock plugin for the conformance kit: SigV4 with a session token, Titan embeddings. */

@@ -1,20 +1,6 @@
 import type { ConformanceSubject, ProviderFakeRenderer, ReceivedRequest, RenderedAnswer, Scenario } from '../../../test/conformance/subject.js';
+import { requestJson, splitText } from '../../../test/conformance/render-helpers.js';
 import { cohere } from './index.js';
-
-const bodyOf = (request: ReceivedRequest): Record<string, any> => {
-  try {
-    return JSON.parse(request.body.toString('utf8')) as Record<string, any>;
-  } catch {
-    return {};
-  }
-};
-
-const pieces = (text: string, parts = 3): string[] => {
-  const size = Math.max(1, Math.ceil(text.length / parts));
-  const out: string[] = [];
-  for (let index = 0; index < text.length; index += size) out.push(text.slice(index, index + size));
-  return out.length ? out : [''];
-};
 
 const usageOf = (usage: { promptTokens: number; completionTokens: number }) => ({
   billed_units: { input_tokens: usage.promptTokens, output_tokens: usage.completionTokens },
@@ -45,7 +31,7 @@ function render(scenario: Scenario, _request: ReceivedRequest, stream: boolean):
         chunks: [
           ...start('conf-text'),
           ...event({ type: 'content-start', index: 0, delta: { message: { content: { type: 'text', text: '' } } } }),
-          ...pieces(scenario.text).flatMap((text) => event({ type: 'content-delta', index: 0, delta: { message: { content: { text } } } })),
+          ...splitText(scenario.text).flatMap((text) => event({ type: 'content-delta', index: 0, delta: { message: { content: { text } } } })),
           ...event({ type: 'content-end', index: 0 }),
           ...event({ type: 'message-end', delta: { finish_reason: finish, usage: usageOf(scenario.usage) } }),
         ],
@@ -63,7 +49,7 @@ function render(scenario: Scenario, _request: ReceivedRequest, stream: boolean):
           ...start('conf-tool'),
           ...event({ type: 'tool-plan-delta', delta: { message: { tool_plan: 'I will call the tool.' } } }),
           ...event({ type: 'tool-call-start', index: 0, delta: { message: { tool_calls: { id: scenario.id, type: 'function', function: { name: scenario.name, arguments: '' } } } } }),
-          ...pieces(scenario.arguments).flatMap((fragment) => event({ type: 'tool-call-delta', index: 0, delta: { message: { tool_calls: { function: { arguments: fragment } } } } })),
+          ...splitText(scenario.arguments).flatMap((fragment) => event({ type: 'tool-call-delta', index: 0, delta: { message: { tool_calls: { function: { arguments: fragment } } } } })),
           ...event({ type: 'tool-call-end', index: 0 }),
           ...event({ type: 'message-end', delta: { finish_reason: 'TOOL_CALL', usage: usageOf(scenario.usage) } }),
         ],
@@ -88,14 +74,14 @@ function render(scenario: Scenario, _request: ReceivedRequest, stream: boolean):
 export const cohereFake: ProviderFakeRenderer = {
   classify(request) {
     const path = request.url.split('?')[0];
-    if (path.endsWith('/chat')) return { operation: 'chat', stream: bodyOf(request).stream === true };
+    if (path.endsWith('/chat')) return { operation: 'chat', stream: requestJson(request).stream === true };
     if (path.endsWith('/embed')) return { operation: 'embed', stream: false };
     return { operation: 'other', stream: false };
   },
   render,
   checkAuth: (request, credential) => (request.headers.authorization === `Bearer ${credential}` ? [] : ['Authorization is not "Bearer <credential>"']),
-  roles: (request) => (bodyOf(request).messages ?? []).map((message: { role: string }) => message.role),
-  stopSequences: (request) => bodyOf(request).stop_sequences ?? [],
+  roles: (request) => (requestJson(request).messages ?? []).map((message: { role: string }) => message.role),
+  stopSequences: (request) => requestJson(request).stop_sequences ?? [],
 };
 
 /** The Cohere plugin for the conformance kit. */
