@@ -1,13 +1,13 @@
 import { runChain } from '../guardrails/chain.js';
 import { requestParameters, requestTexts, rewriteRequest } from '../guardrails/chat-texts.js';
-import { promptParameters, promptTexts, rewritePrompt } from '../guardrails/completion-texts.js';
+import { fieldParameters, fieldTexts, rewriteField, TEXT_FIELDS } from '../guardrails/field-texts.js';
 import { outputFilter } from '../guardrails/output-filter.js';
 import type { PolicyRegistry } from '../guardrails/registry.js';
 import { errors } from '../errors.js';
 import type { GatewayContext } from '../pipeline/context.js';
 import type { Hook } from '../spec/hook.js';
 import type { GuardrailParameters } from '../spec/guardrail.js';
-import type { ChatRequest, CompletionRequest } from '../spec/unified.js';
+import type { ChatRequest } from '../spec/unified.js';
 import type { CompiledPolicy } from '../guardrails/registry.js';
 
 /**
@@ -75,16 +75,18 @@ interface JudgedRequest {
   readonly rewrite?: (texts: readonly string[], parameters: GuardrailParameters) => unknown;
 }
 
-/** What input guardrails judge of a request: chat messages' texts, a text completion's prompt; other operations none. */
+/**
+ * What input guardrails judge of a request: chat messages' texts, or the text field of the other
+ * operations that have one (completion prompts, embedding and speech inputs, image prompts).
+ */
 function judgedRequest(context: GatewayContext): JudgedRequest {
   if (context.operation === 'chat') {
     const chat = context.request.body as ChatRequest;
     const { texts, slots } = requestTexts(chat);
     return { texts, parameters: requestParameters(chat), rewrite: (rewritten, parameters) => rewriteRequest(chat, slots, rewritten, parameters) };
   }
-  if (context.operation === 'completion') {
-    const completion = context.request.body as CompletionRequest;
-    return { texts: promptTexts(completion), parameters: promptParameters(completion), rewrite: (rewritten, parameters) => rewritePrompt(completion, rewritten, parameters) };
-  }
-  return { texts: [], parameters: {} };
+  const field = TEXT_FIELDS[context.operation];
+  if (field === undefined) return { texts: [], parameters: {} };
+  const body = context.request.body as Record<string, unknown>;
+  return { texts: fieldTexts(body, field), parameters: fieldParameters(body), rewrite: (rewritten, parameters) => rewriteField(body, field, rewritten, parameters) };
 }
