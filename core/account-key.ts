@@ -25,7 +25,7 @@ export class AccountKey {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
     }
     const generated = `${ACCOUNT_KEY_PREFIX}${randomBytes(24).toString('base64url')}`;
-    mkdirSync(dataDir, { recursive: true });
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     writeFileSync(file, `${JSON.stringify({ sha256: sha256(generated).toString('hex') })}\n`, { mode: 0o600 });
     return { accountKey: new AccountKey(sha256(generated)), generated };
   }

@@ -23,7 +23,7 @@ export class SpillFile {
     readonly directory: string,
     private readonly maxBytes: number,
   ) {
-    mkdirSync(directory, { recursive: true });
+    mkdirSync(directory, { recursive: true, mode: 0o700 });
     const names = readdirSync(directory)
       .filter((name) => NAME.test(name))
       .sort();

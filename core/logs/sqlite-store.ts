@@ -93,7 +93,7 @@ export class SqliteLogStore implements LogStore {
   }
 
   private open(): DatabaseSync {
-    mkdirSync(dirname(this.path), { recursive: true });
+    mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
     const database = new DatabaseSync(this.path);
     try {
       // busy_timeout 0: a locked database fails the batch at once (it then spills) rather than

@@ -19,7 +19,7 @@ export class SqliteState implements SharedState {
   private readonly sql: ReturnType<typeof prepare>;
 
   constructor(dataDir: string) {
-    mkdirSync(dataDir, { recursive: true });
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     const file = join(dataDir, 'gateway.sqlite');
     this.database = new DatabaseSync(file);
     chmodSync(file, 0o600); // hashes and sealed secrets: readable by the gateway's user only

@@ -37,7 +37,7 @@ export function loadKeyring(fromEnvironment: string | undefined, dataDir: string
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
-  mkdirSync(dataDir, { recursive: true });
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const key = randomBytes(32);
   writeFileSync(file, `${key.toString('base64')}\n`, { mode: 0o600, flag: 'wx' });
   chmodSync(file, 0o600);
