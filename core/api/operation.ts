@@ -43,9 +43,31 @@ export function unsupportedOperation(provider: string, operation: OperationName,
   });
 }
 
+/** An answer the gateway reads whole (JSON, transcripts) may be at most this big (256 MB): more is a 502. */
+export const MAX_UPSTREAM_ANSWER_BYTES = 256 * 1024 * 1024;
+
+/**
+ * Reads a whole upstream answer the gateway must parse. Past `limit` bytes it stops reading (which
+ * cancels the upstream body) and answers 502, so a misbehaving host cannot exhaust memory.
+ */
+export async function readUpstreamAnswer(body: AsyncIterable<Uint8Array>, provider: string, limit = MAX_UPSTREAM_ANSWER_BYTES): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.byteLength;
+    if (size > limit) {
+      throw errors.badGateway(`The provider "${provider}" answered with more than ${limit} bytes, which the gateway does not read into memory.`, {
+        code: 'upstream_response_too_large',
+      });
+    }
+    chunks.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+  }
+  return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
+}
+
 /** Reads a whole upstream body as JSON; a body that is not JSON is the provider's fault (502). */
 export async function readUpstreamJson(body: AsyncIterable<Uint8Array>, provider: string): Promise<unknown> {
-  const bytes = await readUpstreamBody(body);
+  const bytes = await readUpstreamAnswer(body, provider);
   try {
     return JSON.parse(bytes.toString('utf8'));
   } catch {
