@@ -22,7 +22,7 @@ export const CLI_USAGE = `usage: node dist/core/main.js <command>
   credentials delete <id>
   keys create --name <name> --provider <id> [--credential <id> | --stdin] [--custom-host <url>]
         [--policy <name>] [--budget-usd <n>] [--budget-period total|day|month] [--rpm <n>] [--rpd <n>]
-        [--allowed-users a,b] [--allowed-models a,b] [--expires-at <iso time>] [--no-log-bodies]
+        [--users a,b] [--models a,b] [--expires-at <iso time>] [--no-log-bodies]
         --no-log-bodies keeps the key's request and response bodies out of the request log
         without --credential the provider key comes from GATEWAY_PROVIDER_KEY, or stdin with --stdin
   keys list | keys get <id> | keys usage <id> | keys rotate <id> | keys delete <id>
@@ -70,8 +70,8 @@ export async function runVaultCli(argv: readonly string[], gatewayConfig: Gatewa
         'budget-period': { type: 'string' },
         rpm: { type: 'string' },
         rpd: { type: 'string' },
-        'allowed-users': { type: 'string' },
-        'allowed-models': { type: 'string' },
+        users: { type: 'string' },
+        models: { type: 'string' },
         'expires-at': { type: 'string' },
         'no-log-bodies': { type: 'boolean' },
         stdin: { type: 'boolean' },
@@ -132,8 +132,8 @@ export async function runVaultCli(argv: readonly string[], gatewayConfig: Gatewa
             budget_period: values['budget-period'],
             requests_per_minute: number(values.rpm as string | undefined, '--rpm'),
             requests_per_day: number(values.rpd as string | undefined, '--rpd'),
-            allowed_users: list(values['allowed-users'] as string | undefined),
-            allowed_models: list(values['allowed-models'] as string | undefined),
+            allowed_users: list(values.users as string | undefined),
+            allowed_models: list(values.models as string | undefined),
           }).filter(([, value]) => value !== undefined),
         );
         const body: Record<string, unknown> = Object.fromEntries(

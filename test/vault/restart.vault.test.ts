@@ -169,6 +169,12 @@ test.serial('the CLI creates, lists and deletes keys, taking the provider key fr
   t.is(await runVaultCli(['keys', 'create', '--name', 'quiet-cli', '--provider', 'openai', '--no-log-bodies', '--stdin'], { providers: [openai()] }, quiet.io), 0, quiet.err());
   const quietRecord = JSON.parse(quiet.out());
   t.is(quietRecord.log_bodies, false);
+  const restricted = cliIo(environment, secret);
+  const restrictedArgs = ['keys', 'create', '--name', 'restricted-cli', '--provider', 'openai', '--users', 'alice,bob', '--models', 'gpt-4o-mini', '--stdin'];
+  t.is(await runVaultCli(restrictedArgs, { providers: [openai()] }, restricted.io), 0, restricted.err());
+  const restrictedRecord = JSON.parse(restricted.out());
+  t.deepEqual(restrictedRecord.limits, { allowed_users: ['alice', 'bob'], allowed_models: ['gpt-4o-mini'] });
+  t.is(await runVaultCli(['keys', 'delete', restrictedRecord.id], { providers: [openai()] }, cliIo(environment).io), 0);
   const droppedQuiet = cliIo(environment);
   t.is(await runVaultCli(['keys', 'delete', quietRecord.id], { providers: [openai()] }, droppedQuiet.io), 0, droppedQuiet.err());
 
