@@ -22,17 +22,11 @@ export class DuplicateNameError extends Error {
   override readonly name = 'DuplicateNameError';
 }
 
-export interface VirtualKeyInput {
-  readonly name: string;
-  readonly provider: string;
-  readonly credential_id: string;
-  readonly custom_host?: string;
-  readonly guardrail_policy?: string;
-  readonly limits?: VirtualKeyLimits;
-  readonly expires_at?: string;
-  /** Default true. */
-  readonly log_bodies?: boolean;
-}
+/** What a caller sets on a key: the stored record's own fields (`log_bodies` defaults to true). */
+export type VirtualKeyInput = Pick<
+  VirtualKeyRecord,
+  'name' | 'provider' | 'credential_id' | 'custom_host' | 'guardrail_policy' | 'limits' | 'expires_at' | 'log_bodies'
+>;
 
 /** Fields a PATCH may change; `null` removes an optional one. */
 export type VirtualKeyPatch = {
