@@ -1,6 +1,6 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { SharedState } from '../store/state.js';
-import type { VirtualKeyLimits, VirtualKeyRecord } from './records.js';
+import type { VirtualKeyRecord } from './records.js';
 
 /** Every virtual key value starts with this, so the auth stage routes it to the vault's resolver. */
 export const VIRTUAL_KEY_PREFIX = 'vk-';
