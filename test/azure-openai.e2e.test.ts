@@ -4,7 +4,7 @@ import { azureOpenAI } from '../plugins/providers/azure-openai/index.js';
 import { openai } from '../plugins/providers/openai/index.js';
 import { azureFixture, azureStreamEvents } from './fakes/azure-fake.js';
 import { type Fake, startFake } from './fakes/openai-fake.js';
-import { ACCOUNT_KEY, loggedOnce, startGateway, type TestGateway, traceId } from './harness.js';
+import { gatewayClient, loggedOnce, startGateway, type TestGateway, traceId } from './harness.js';
 
 const API_KEY = '0123456789abcdef0123456789abcdef';
 const PATH = '/openai/deployments/gpt4o-prod/chat/completions?api-version=2024-10-21';
@@ -43,13 +43,9 @@ test.after.always(async () => {
 });
 
 const client = (headers: Record<string, string> = {}, apiKey = API_KEY) =>
-  new OpenAI({
-    apiKey,
-    baseURL: `${gateway.url}/v1`,
-    maxRetries: 0,
-    timeout: 10_000,
-    defaultHeaders: {
-      'x-gateway-api-key': ACCOUNT_KEY,
+  gatewayClient(
+    gateway.url,
+    {
       'x-gateway-provider': 'azure-openai',
       'x-gateway-custom-host': `${fake.origin}/openai`,
       'x-gateway-cloud-a-resource-name': 'contoso',
@@ -59,7 +55,8 @@ const client = (headers: Record<string, string> = {}, apiKey = API_KEY) =>
       'x-gateway-forward-headers': 'x-scenario',
       ...headers,
     },
-  });
+    apiKey,
+  );
 
 const tools: OpenAI.Chat.Completions.ChatCompletionTool[] = [
   { type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } },

@@ -6,7 +6,7 @@ import { azureFixture, azureStreamEvents } from './fakes/azure-fake.js';
 import { receivedForm } from './fakes/multipart-fake.js';
 import { type Fake, startFake } from './fakes/openai-fake.js';
 import { makePng } from './fakes/png.js';
-import { ACCOUNT_KEY, startGateway, type TestGateway } from './harness.js';
+import { gatewayClient, startGateway, type TestGateway } from './harness.js';
 
 /**
  * Azure OpenAI's non-chat operations through the gateway: completions, embeddings, images,
@@ -43,19 +43,17 @@ test.after.always(async () => {
 });
 
 const client = (deployment: string) =>
-  new OpenAI({
-    apiKey: 'azure-key-0000',
-    baseURL: `${gateway.url}/v1`,
-    maxRetries: 0,
-    defaultHeaders: {
-      'x-gateway-api-key': ACCOUNT_KEY,
+  gatewayClient(
+    gateway.url,
+    {
       'x-gateway-provider': 'azure-openai',
       'x-gateway-custom-host': `${fake.origin}/openai`,
       'x-gateway-cloud-a-resource-name': 'contoso',
       'x-gateway-cloud-a-deployment-id': deployment,
       'x-gateway-cloud-a-api-version': '2024-10-21',
     },
-  });
+    'azure-key-0000',
+  );
 
 test.serial('completions, plain and streamed with usage', async (t) => {
   const before = fake.requests.length;

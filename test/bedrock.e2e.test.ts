@@ -4,7 +4,7 @@ import { bedrock } from '../plugins/providers/bedrock/index.js';
 import { openai } from '../plugins/providers/openai/index.js';
 import { bedrockFixture, bedrockStreamFrames, checkSigV4 } from './fakes/bedrock-fake.js';
 import { type Fake, startFake } from './fakes/openai-fake.js';
-import { ACCOUNT_KEY, loggedOnce, startGateway, type TestGateway, traceId } from './harness.js';
+import { gatewayClient, loggedOnce, startGateway, type TestGateway, traceId } from './harness.js';
 
 const ACCESS_KEY_ID = 'AKIDE2ETEST000000001';
 const SECRET = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYE2ETSECRET';
@@ -74,13 +74,9 @@ test.after.always(async () => {
 });
 
 const client = (headers: Record<string, string> = {}, apiKey = ACCESS_KEY_ID) =>
-  new OpenAI({
-    apiKey,
-    baseURL: `${gateway.url}/v1`,
-    maxRetries: 0,
-    timeout: 10_000,
-    defaultHeaders: {
-      'x-gateway-api-key': ACCOUNT_KEY,
+  gatewayClient(
+    gateway.url,
+    {
       'x-gateway-provider': 'bedrock',
       'x-gateway-custom-host': fake.origin,
       'x-gateway-cloud-c-secret-access-key': SECRET,
@@ -88,7 +84,8 @@ const client = (headers: Record<string, string> = {}, apiKey = ACCESS_KEY_ID) =>
       'x-gateway-cloud-c-region': REGION,
       ...headers,
     },
-  });
+    apiKey,
+  );
 
 const tools: OpenAI.Chat.Completions.ChatCompletionTool[] = [
   { type: 'function', function: { name: 'get_weather', description: 'Weather by city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } },

@@ -4,7 +4,7 @@ import { bedrock } from '../plugins/providers/bedrock/index.js';
 import { openai } from '../plugins/providers/openai/index.js';
 import { bedrockFixture, checkSigV4 } from './fakes/bedrock-fake.js';
 import { type Fake, startFake } from './fakes/openai-fake.js';
-import { ACCOUNT_KEY, startGateway, type TestGateway } from './harness.js';
+import { gatewayClient, startGateway, type TestGateway } from './harness.js';
 
 /**
  * Non-chat operations of the Bedrock plugin through the gateway. These need the core's
@@ -31,18 +31,16 @@ test.after.always(async () => {
 });
 
 const client = () =>
-  new OpenAI({
-    apiKey: 'AKIDOPS',
-    baseURL: `${gateway.url}/v1`,
-    maxRetries: 0,
-    defaultHeaders: {
-      'x-gateway-api-key': ACCOUNT_KEY,
+  gatewayClient(
+    gateway.url,
+    {
       'x-gateway-provider': 'bedrock',
       'x-gateway-custom-host': fake.origin,
       'x-gateway-cloud-c-secret-access-key': 'OPSSECRET',
       'x-gateway-cloud-c-region': 'us-west-2',
     },
-  });
+    'AKIDOPS',
+  );
 
 test.serial('Titan embeddings through InvokeModel, signed', async (t) => {
   const before = fake.requests.length;

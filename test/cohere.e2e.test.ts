@@ -4,7 +4,7 @@ import { cohere } from '../plugins/providers/cohere/index.js';
 import { openai } from '../plugins/providers/openai/index.js';
 import { cohereFixture, cohereStreamEvents } from './fakes/cohere-fake.js';
 import { type Fake, startFake } from './fakes/openai-fake.js';
-import { ACCOUNT_KEY, loggedOnce, startGateway, type TestGateway, traceId } from './harness.js';
+import { gatewayClient, loggedOnce, startGateway, type TestGateway, traceId } from './harness.js';
 
 const API_KEY = 'co-test-key-0123456789';
 const MODEL = 'command-a-03-2025';
@@ -47,19 +47,11 @@ test.after.always(async () => {
 });
 
 const client = (headers: Record<string, string> = {}) =>
-  new OpenAI({
-    apiKey: API_KEY,
-    baseURL: `${gateway.url}/v1`,
-    maxRetries: 0,
-    timeout: 10_000,
-    defaultHeaders: {
-      'x-gateway-api-key': ACCOUNT_KEY,
-      'x-gateway-provider': 'cohere',
-      'x-gateway-custom-host': `${fake.origin}/v2`,
-      'x-gateway-forward-headers': 'x-scenario',
-      ...headers,
-    },
-  });
+  gatewayClient(
+    gateway.url,
+    { 'x-gateway-provider': 'cohere', 'x-gateway-custom-host': `${fake.origin}/v2`, 'x-gateway-forward-headers': 'x-scenario', ...headers },
+    API_KEY,
+  );
 
 const tools: OpenAI.Chat.Completions.ChatCompletionTool[] = [
   { type: 'function', function: { name: 'get_weather', description: 'Weather by city', parameters: { type: 'object', properties: { city: { type: 'string' } } } } },

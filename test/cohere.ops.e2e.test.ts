@@ -1,10 +1,9 @@
 import test from 'ava';
-import OpenAI from 'openai';
 import { cohere } from '../plugins/providers/cohere/index.js';
 import { openai } from '../plugins/providers/openai/index.js';
 import { cohereFixture } from './fakes/cohere-fake.js';
 import { type Fake, startFake } from './fakes/openai-fake.js';
-import { ACCOUNT_KEY, startGateway, type TestGateway } from './harness.js';
+import { gatewayClient, startGateway, type TestGateway } from './harness.js';
 
 /** Cohere embeddings through the gateway; needs the core's `/v1/embeddings` route (unified-API issue). */
 
@@ -24,12 +23,7 @@ test.after.always(async () => {
 });
 
 test.serial('Embed v2 through the SDK', async (t) => {
-  const client = new OpenAI({
-    apiKey: 'co-key',
-    baseURL: `${gateway.url}/v1`,
-    maxRetries: 0,
-    defaultHeaders: { 'x-gateway-api-key': ACCOUNT_KEY, 'x-gateway-provider': 'cohere', 'x-gateway-custom-host': `${fake.origin}/v2` },
-  });
+  const client = gatewayClient(gateway.url, { 'x-gateway-provider': 'cohere', 'x-gateway-custom-host': `${fake.origin}/v2` }, 'co-key');
   const result = await client.embeddings.create({ model: 'embed-v4.0', input: ['hello', 'goodbye'], encoding_format: 'float' });
   t.deepEqual(result.data[0].embedding, [0.016296387, -0.008354187, -0.04699707]);
   t.is(result.usage.prompt_tokens, 2);

@@ -58,20 +58,23 @@ export async function startGateway(config: Partial<GatewayConfig> = {}, environm
   };
 }
 
-/** The official SDK pointed at the gateway, with the fake as custom host. */
-export function sdkClient(gatewayUrl: string, customHost: string, headers: Record<string, string> = {}): OpenAI {
+/**
+ * The official SDK pointed at the gateway with the account key; `headers` pick the provider and
+ * its settings, `apiKey` is the provider credential sent as `Authorization: Bearer`.
+ */
+export function gatewayClient(gatewayUrl: string, headers: Record<string, string>, apiKey = PROVIDER_KEY): OpenAI {
   return new OpenAI({
-    apiKey: PROVIDER_KEY,
+    apiKey,
     baseURL: `${gatewayUrl}/v1`,
     maxRetries: 0,
     timeout: 10_000,
-    defaultHeaders: {
-      'x-gateway-api-key': ACCOUNT_KEY,
-      'x-gateway-provider': 'openai',
-      'x-gateway-custom-host': customHost,
-      ...headers,
-    },
+    defaultHeaders: { 'x-gateway-api-key': ACCOUNT_KEY, ...headers },
   });
+}
+
+/** The official SDK pointed at the gateway, with the fake as custom host. */
+export function sdkClient(gatewayUrl: string, customHost: string, headers: Record<string, string> = {}): OpenAI {
+  return gatewayClient(gatewayUrl, { 'x-gateway-provider': 'openai', 'x-gateway-custom-host': customHost, ...headers });
 }
 
 /** Headers for a raw `fetch` through the gateway to the fake. */
