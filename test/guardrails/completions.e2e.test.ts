@@ -3,8 +3,8 @@ import config from '../../gateway.config.js';
 import { maxTokens } from '../../plugins/guardrails/index.js';
 import { jsonOutput } from '../../plugins/guardrails/json-output/index.js';
 import type { FakeHandler } from '../fakes/openai-fake.js';
-import { gatewayHeaders, loggedOnce, traceId } from '../harness.js';
-import { assertDenied, policyGateway } from './helpers.js';
+import { loggedOnce, traceId } from '../harness.js';
+import { assertDenied, events, policyGateway, rawStream } from './helpers.js';
 
 const CARD = '4111 1111 1111 1111';
 const MODEL = 'gpt-3.5-turbo-instruct';
@@ -52,20 +52,8 @@ const streamingText =
 const wordsWithCardAt30 = (): string[] =>
   Array.from({ length: 50 }, (_unused, index) => (index === 29 ? ` my card is ${CARD} ok.` : ` word${index + 1}${index % 7 === 6 ? '.' : ''}`));
 
-async function rawStream(url: string, customHost: string, trace: string, includeUsage: boolean): Promise<string> {
-  const response = await fetch(`${url}/v1/completions`, {
-    method: 'POST',
-    headers: gatewayHeaders(customHost, { 'content-type': 'application/json', 'x-gateway-trace-id': trace }),
-    body: JSON.stringify({ model: MODEL, prompt: 'talk', stream: true, ...(includeUsage ? { stream_options: { include_usage: true } } : {}) }),
-  });
-  return response.text();
-}
-
-const events = (raw: string) =>
-  raw
-    .split('\n\n')
-    .filter(Boolean)
-    .map((event) => event.replace(/^data: /, ''));
+const streamThrough = (url: string, customHost: string, trace: string, includeUsage: boolean) =>
+  rawStream(url, customHost, trace, '/v1/completions', { model: MODEL, prompt: 'talk' }, includeUsage);
 
 test('plain completion denied by an output guardrail: text "" and finish_reason content_filter, usage kept, logprobs dropped', async (t) => {
   const setup = await policyGateway(config.policies!['pii-block'], answeringText(`Card ${CARD} is yours.`));
@@ -97,7 +85,7 @@ test('streamed completion: a card number in the 30th chunk is cut before any of 
   const setup = await policyGateway(config.policies!['pii-block'], streamingText(wordsWithCardAt30(), 20, progress));
   t.teardown(() => setup.close());
   const trace = traceId('cmpl-card-cut');
-  const raw = await rawStream(setup.gateway.url, setup.fake.baseUrl, trace, true);
+  const raw = await streamThrough(setup.gateway.url, setup.fake.baseUrl, trace, true);
 
   t.false(raw.includes('4111'), 'card digits reached the client');
   t.false(/\b1111\b/.test(raw), 'part of the card reached the client');
@@ -144,7 +132,7 @@ test('streamed completion through the SDK: ends with finish_reason content_filte
 test('streamed completion: a span split across chunks is redacted', async (t) => {
   const setup = await policyGateway(config.policies!['pii-redact'], streamingText(['Write to an', 'a.lo', 'pez@exam', 'ple.com', ' now', ' please.']));
   t.teardown(() => setup.close());
-  const raw = await rawStream(setup.gateway.url, setup.fake.baseUrl, traceId('cmpl-redact'), false);
+  const raw = await streamThrough(setup.gateway.url, setup.fake.baseUrl, traceId('cmpl-redact'), false);
   const sent = events(raw);
   t.is(sent.at(-1), '[DONE]');
   const text = sent
@@ -158,7 +146,7 @@ test('streamed completion: a span split across chunks is redacted', async (t) =>
 test('streamed completion denied once the upstream finished: content_filter, then the usage chunk asked for, then [DONE]', async (t) => {
   const setup = await policyGateway({ output: [jsonOutput({})] }, streamingText(['not ', 'json.']));
   t.teardown(() => setup.close());
-  const raw = await rawStream(setup.gateway.url, setup.fake.baseUrl, traceId('cmpl-usage'), true);
+  const raw = await streamThrough(setup.gateway.url, setup.fake.baseUrl, traceId('cmpl-usage'), true);
   const sent = events(raw);
   t.is(sent.at(-1), '[DONE]');
   t.like(JSON.parse(sent.at(-2)!), { object: 'text_completion', choices: [], usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 } });

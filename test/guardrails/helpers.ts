@@ -5,7 +5,7 @@ import type { PolicyDefinition } from '../../core/guardrails/policy.js';
 import { PolicyRegistry } from '../../core/guardrails/registry.js';
 import type { GuardrailInput, GuardrailRegistration, GuardrailVerdict } from '../../core/spec/guardrail.js';
 import { type Fake, type FakeHandler, openAIChatHandler, startFake } from '../fakes/openai-fake.js';
-import { sdkClient, startGateway, type TestGateway } from '../harness.js';
+import { gatewayHeaders, sdkClient, startGateway, type TestGateway } from '../harness.js';
 
 const silent = { info() {}, warn() {}, error() {}, debug() {} };
 
@@ -135,3 +135,20 @@ export async function assertDenied(t: ExecutionContext, promise: Promise<unknown
   const error = await t.throwsAsync(promise);
   t.like(error as object, { status: 400, code: 'guardrail_denied', type: 'invalid_request_error' });
 }
+
+/** POSTs a streamed request through the gateway and returns the raw bytes the client received. */
+export async function rawStream(url: string, customHost: string, trace: string, path: string, body: Record<string, unknown>, includeUsage: boolean): Promise<string> {
+  const response = await fetch(`${url}${path}`, {
+    method: 'POST',
+    headers: gatewayHeaders(customHost, { 'content-type': 'application/json', 'x-gateway-trace-id': trace }),
+    body: JSON.stringify({ ...body, stream: true, ...(includeUsage ? { stream_options: { include_usage: true } } : {}) }),
+  });
+  return response.text();
+}
+
+/** The `data:` payloads of an SSE text, in order. */
+export const events = (raw: string): string[] =>
+  raw
+    .split('\n\n')
+    .filter(Boolean)
+    .map((event) => event.replace(/^data: /, ''));

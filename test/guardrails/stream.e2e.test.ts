@@ -2,8 +2,8 @@ import test from 'ava';
 import config from '../../gateway.config.js';
 import { pii } from '../../plugins/guardrails/index.js';
 import { jsonOutput } from '../../plugins/guardrails/json-output/index.js';
-import { gatewayHeaders, loggedOnce, traceId } from '../harness.js';
-import { askStream, policyGateway, streaming } from './helpers.js';
+import { loggedOnce, traceId } from '../harness.js';
+import { askStream, events, policyGateway, rawStream, streaming } from './helpers.js';
 
 const CARD = '4111 1111 1111 1111';
 
@@ -12,27 +12,15 @@ function wordsWithCardAt30(): string[] {
   return Array.from({ length: 50 }, (_unused, index) => (index === 29 ? ` my card is ${CARD} ok.` : ` word${index + 1}${index % 7 === 6 ? '.' : ''}`));
 }
 
-async function rawStream(url: string, customHost: string, trace: string, includeUsage: boolean): Promise<string> {
-  const response = await fetch(`${url}/v1/chat/completions`, {
-    method: 'POST',
-    headers: gatewayHeaders(customHost, { 'content-type': 'application/json', 'x-gateway-trace-id': trace }),
-    body: JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'talk' }], stream: true, ...(includeUsage ? { stream_options: { include_usage: true } } : {}) }),
-  });
-  return response.text();
-}
-
-const events = (raw: string) =>
-  raw
-    .split('\n\n')
-    .filter(Boolean)
-    .map((event) => event.replace(/^data: /, ''));
+const streamThrough = (url: string, customHost: string, trace: string, includeUsage: boolean) =>
+  rawStream(url, customHost, trace, '/v1/chat/completions', { model: 'gpt-4o', messages: [{ role: 'user', content: 'talk' }] }, includeUsage);
 
 test('pii-block: a card number in the 30th chunk is cut before any of it reaches the client; content_filter, [DONE], upstream cancelled', async (t) => {
   const progress = { written: 0 };
   const setup = await policyGateway(config.policies!['pii-block'], streaming(wordsWithCardAt30(), 20, { progress, holdAfter: 35 }));
   t.teardown(() => setup.close());
   const trace = traceId('card-cut');
-  const raw = await rawStream(setup.gateway.url, setup.fake.baseUrl, trace, true);
+  const raw = await streamThrough(setup.gateway.url, setup.fake.baseUrl, trace, true);
 
   t.false(raw.includes('4111'), 'card digits reached the client');
   t.false(/\b1111\b/.test(raw), 'part of the card reached the client');
@@ -71,7 +59,7 @@ test('pii-redact: every PII span is replaced even when split across chunks, and 
   const setup = await policyGateway(config.policies!['pii-redact'], streaming(pieces));
   t.teardown(() => setup.close());
   const trace = traceId('redact');
-  const raw = await rawStream(setup.gateway.url, setup.fake.baseUrl, trace, false);
+  const raw = await streamThrough(setup.gateway.url, setup.fake.baseUrl, trace, false);
   const text = events(raw)
     .slice(0, -1)
     .map((data) => JSON.parse(data).choices[0]?.delta?.content ?? '')
@@ -110,7 +98,7 @@ test('whole-answer guardrails: buffer mode judges before release; after mode str
   t.teardown(() => buffered.close());
   t.deepEqual(await askStream(buffered.client, 'x'), { content: '', finishReason: 'content_filter' });
   // Denied once the upstream had finished: the usage chunk (asked for) still follows, then [DONE].
-  const raw = await rawStream(buffered.gateway.url, buffered.fake.baseUrl, traceId('usage'), true);
+  const raw = await streamThrough(buffered.gateway.url, buffered.fake.baseUrl, traceId('usage'), true);
   const sent = events(raw);
   t.is(sent.at(-1), '[DONE]');
   t.like(JSON.parse(sent.at(-2)!), { choices: [], usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 } });
