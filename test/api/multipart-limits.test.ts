@@ -1,15 +1,12 @@
 import { once } from 'node:events';
-import { mkdtempSync, readdirSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import test from 'ava';
 import { type Fake, startFake } from '../fakes/openai-fake.js';
 import { multipartHandler } from '../fakes/multipart-fake.js';
 import { gatewayHeaders, startGateway, type TestGateway } from '../harness.js';
+import { privateUploads } from './uploads.js';
 
-const uploads = mkdtempSync(join(tmpdir(), 'multipart-limits-'));
-process.env.TMPDIR = uploads;
+const { noUploadsLeft } = privateUploads('multipart-limits');
 
 let gateway: TestGateway;
 let fake: Fake;
@@ -25,14 +22,6 @@ test.after.always(async () => {
 
 const MB = 1024 * 1024;
 const BOUNDARY = 'limits-boundary';
-const uploadsLeft = () => readdirSync(uploads).filter((name) => name.startsWith('gateway-upload-'));
-
-async function noUploadsLeft(t: { deepEqual: (a: unknown, b: unknown, m?: string) => void }) {
-  const deadline = Date.now() + 3000;
-  while (uploadsLeft().length > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
-  t.deepEqual(uploadsLeft(), [], 'temporary upload files were removed');
-}
-
 /**
  * Streams a multipart upload of `fileBytes` generated on the fly (never held whole), honouring
  * back-pressure, until the server answers or the upload is done. `declare` sends a Content-Length.

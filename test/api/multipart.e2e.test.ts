@@ -1,16 +1,12 @@
-import { mkdtempSync, readdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import test from 'ava';
 import { toFile } from 'openai';
 import { type Fake, startFake } from '../fakes/openai-fake.js';
 import { multipartHandler, receivedForm } from '../fakes/multipart-fake.js';
 import { makePng } from '../fakes/png.js';
 import { PROVIDER_KEY, sdkClient, startGateway, type TestGateway } from '../harness.js';
+import { privateUploads } from './uploads.js';
 
-// Uploads are spooled under os.tmpdir(): give this file its own folder so that leftovers can be counted.
-const uploads = mkdtempSync(join(tmpdir(), 'multipart-e2e-'));
-process.env.TMPDIR = uploads;
+const { noUploadsLeft } = privateUploads('multipart-e2e');
 
 let gateway: TestGateway;
 let fake: Fake;
@@ -23,14 +19,6 @@ test.after.always(async () => {
   await gateway?.close();
   await fake?.close();
 });
-
-/** Temporary upload folders are removed when the response closes, just after the client has its answer. */
-async function noUploadsLeft(t: { deepEqual: (a: unknown, b: unknown, m?: string) => void }) {
-  const deadline = Date.now() + 2000;
-  const left = () => readdirSync(uploads).filter((name) => name.startsWith('gateway-upload-'));
-  while (left().length > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
-  t.deepEqual(left(), [], 'temporary upload files were removed');
-}
 
 const lastRequest = () => fake.requests[fake.requests.length - 1];
 
