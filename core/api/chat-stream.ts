@@ -1,10 +1,7 @@
-import type { Readable } from 'node:stream';
 import { SSE_DONE } from '../http/sse.js';
 import type { ChatChunkChoice, ChatCompletionChunk, ChatResponse, Usage } from '../spec/unified.js';
 import { strictChatChunk } from './chat-strict.js';
-import { type ChunkIdentity, chunkWithIdentity, relayStream, sseChunk, type StreamRelayOptions, type StreamShape } from './stream-relay.js';
-
-export type ChatStreamOptions = Omit<StreamRelayOptions<ChatCompletionChunk>, 'shape'>;
+import { type ChunkIdentity, chunkWithIdentity, sseChunk, type StreamShape } from './stream-relay.js';
 
 /** A chat chunk with the identity (id, created, model, fingerprint) of `source`. */
 const chunkLike = (source: ChunkIdentity | undefined, choices: ChatChunkChoice[], usage: Usage | null): ChatCompletionChunk =>
@@ -15,11 +12,6 @@ export const chatStreamShape: StreamShape<ChatCompletionChunk> = {
   strict: strictChatChunk,
   usageChunk: (source, usage) => chunkLike(source, [], usage),
 };
-
-/** Relays an upstream chat stream under the API spec's streaming rules (see {@link relayStream}). */
-export function relayChatStream(options: ChatStreamOptions): Readable {
-  return relayStream({ ...options, shape: chatStreamShape });
-}
 
 /**
  * A whole completion as the SSE events of a stream (for upstreams that answer a streamed request

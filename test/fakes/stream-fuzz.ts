@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { relayChatStream } from '../../core/api/chat-stream.js';
+import { chatStreamShape } from '../../core/api/chat-stream.js';
+import { relayStream } from '../../core/api/stream-relay.js';
 import { SseDecoder } from '../../core/http/sse.js';
 import type { ChatStreamMapper } from '../../core/spec/index.js';
 
@@ -37,7 +38,8 @@ export async function relayText(pieces: Uint8Array[], mapper: ChatStreamMapper, 
   async function* upstream() {
     for (const piece of pieces) yield piece;
   }
-  const stream = relayChatStream({
+  const stream = relayStream({
+    shape: chatStreamShape,
     upstream: upstream(),
     origin: 'http://127.0.0.1',
     decoder: new SseDecoder(),
