@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
 import { RedisState } from '../../core/store/redis-state.js';
-import { SqliteState } from '../../core/store/sqlite-state.js';
+import { COUNTER_FLUSH_MS, SqliteState } from '../../core/store/sqlite-state.js';
 import type { Admission, InvalidationEvent, SharedState } from '../../core/store/state.js';
 import { clearRedisPrefix, REDIS_URL, redisAvailable } from './vault-harness.js';
 
@@ -120,4 +120,27 @@ test.serial('Redis: an event published by one connection reaches another', async
   const received = new Promise<InvalidationEvent>((resolve) => second.subscribe(resolve));
   await first.publish({ kind: 'virtual-key', id: 'vk_1' });
   t.deepEqual(await received, { kind: 'virtual-key', id: 'vk_1' });
+});
+
+test.serial('embedded SQLite: counters and the per-minute window are written to the file within the flush interval and read back after a restart', async (t) => {
+  const directory = mkdtempSync(join(tmpdir(), 'store-test-'));
+  const first = new SqliteState(directory);
+  const base = admission({ requestsPerMinute: 2, requestsPerDay: 10, budgetNanos: 1000, reservationNanos: 100 });
+  t.true((await first.admit({ ...base, requestId: 'r1' })).admitted);
+  await first.settle({ reservedKey: base.reservedKey, reservationNanos: 100, spent: [{ key: base.spentKey }], actualNanos: 30 });
+  t.true((await first.admit({ ...base, requestId: 'r2' })).admitted);
+  const expected = [2, 2, 30, 100];
+  const keys = [base.dayCounterKey, base.totalCounterKey, base.spentKey, base.reservedKey];
+
+  // Without closing the first (as after a crash), a second handle on the file sees what was flushed.
+  await new Promise((resolve) => setTimeout(resolve, COUNTER_FLUSH_MS * 3));
+  const reader = new SqliteState(directory);
+  t.deepEqual(await reader.read(keys), expected);
+  await reader.close();
+
+  await first.close();
+  const reopened = new SqliteState(directory);
+  opened.push(reopened);
+  t.deepEqual(await reopened.read(keys), expected, 'counters survive a restart');
+  t.like(await reopened.admit({ ...base, requestId: 'r3' }), { admitted: false, reason: 'requests_per_minute', count: 2 }, 'so does the window');
 });

@@ -1,0 +1,91 @@
+/**
+ * Where the full pipeline's CPU goes: an in-process gateway (default config plus a virtual key with
+ * limits, the embedded log store on, optionally a three-guardrail policy) in front of a mock upstream
+ * in a child process, loaded by autocannon in another child process. For CPU profiles:
+ *
+ *   npm run build && npx node --cpu-prof --cpu-prof-dir=/tmp/prof dist/bench/pipeline-profile.js [account|vk|guard]
+ *
+ * Prints req/s and the gateway process's CPU µs per request.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { createGateway } from '../core/app.js';
+import { lengthBounds, pii, regex } from '../plugins/guardrails/index.js';
+import { openai } from '../plugins/providers/openai/index.js';
+import { startServer, stopAllServers } from './children.js';
+
+const mode = process.argv[2] ?? 'vk';
+const seconds = Number(process.env.BENCH_DURATION ?? 10);
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const accountKey = 'gw-bench-key-0123456789abcdef';
+const mock = await startServer('mock', { BENCH_STREAM_CHUNKS: '5', BENCH_STREAM_GAP_MS: '1' });
+const dataDir = mkdtempSync(join(tmpdir(), 'pipeline-profile-'));
+const gateway = createGateway(
+  {
+    providers: [openai()],
+    policies: {
+      three: {
+        input: [pii({ action: 'redact' }), lengthBounds({ unit: 'words', max: 100_000 }), regex({ pattern: '\\b(?:password|secret)\\b', flags: 'i', mode: 'redact' })],
+      },
+    },
+  },
+  {
+    environment: { NODE_ENV: 'production', GATEWAY_API_KEY: accountKey, GATEWAY_DATA_DIR: dataDir, LOG_LEVEL: 'info' },
+    logDestination: pino.destination({ dest: '/dev/null', sync: false }),
+  },
+);
+const { url } = await gateway.listen(0, '127.0.0.1');
+
+async function createKey(policy?: string): Promise<string> {
+  const answer = await fetch(`${url}/admin/virtual-keys`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-gateway-api-key': accountKey },
+    body: JSON.stringify({
+      name: `bench-${policy ?? 'plain'}`,
+      provider: 'openai',
+      provider_key: 'sk-bench',
+      custom_host: `${mock.url}/v1`,
+      limits: { budget_usd: 1_000_000, requests_per_minute: 100_000_000, requests_per_day: 100_000_000_000 },
+      ...(policy ? { guardrail_policy: policy } : {}),
+    }),
+  });
+  if (answer.status !== 201) throw new Error(`creating a key: ${answer.status} ${await answer.text()}`);
+  return ((await answer.json()) as { key: string }).key;
+}
+
+const headers: Record<string, string> =
+  mode === 'account'
+    ? { 'x-gateway-api-key': accountKey, 'x-gateway-provider': 'openai', 'x-gateway-custom-host': `${mock.url}/v1`, authorization: 'Bearer sk-bench' }
+    : { 'x-gateway-api-key': await createKey(mode === 'guard' ? 'three' : undefined) };
+headers['content-type'] = 'application/json';
+const body = JSON.stringify({
+  model: 'gpt-4o-mini',
+  messages: [{ role: 'user', content: 'Please summarise the notes from the weekly planning meeting and send them to ana.lopez@example.com, keeping the action items and owners in a short list at the end.' }],
+});
+
+const autocannonBin = join(createRequire(import.meta.url).resolve('autocannon'), '..', 'autocannon.js');
+const cpu = process.cpuUsage();
+const started = performance.now();
+const output = await new Promise<string>((resolve, reject) => {
+  const args = [autocannonBin, '-j', '-c', String(connections), '-d', String(seconds), '-m', 'POST', '-b', body];
+  for (const [name, value] of Object.entries(headers)) args.push('-H', `${name}=${value}`);
+  const child = spawn(process.execPath, [...args, `${url}/v1/chat/completions`], { stdio: ['ignore', 'pipe', 'ignore'] });
+  let text = '';
+  child.stdout.on('data', (part: Buffer) => (text += part));
+  child.once('exit', (code) => (code === 0 ? resolve(text) : reject(new Error(`autocannon exited ${code}`))));
+});
+const used = process.cpuUsage(cpu);
+const wall = performance.now() - started;
+const result = JSON.parse(output) as { requests: { average: number; total: number }; non2xx: number; latency: { p50: number; p99: number } };
+await gateway.flushLogs();
+process.stdout.write(
+  `${mode}: ${Math.round(result.requests.average)} req/s, ${result.requests.total} requests, non-2xx ${result.non2xx}, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, ` +
+    `gateway CPU ${Math.round((used.user + used.system) / result.requests.total)} µs/request (${Math.round((100 * (used.user + used.system)) / 1000 / wall)} %), logged ${await gateway.logStore.count()}\n`,
+);
+await gateway.close();
+await stopAllServers();
+rmSync(dataDir, { recursive: true, force: true });
