@@ -5,12 +5,15 @@
  *
  *   npm run build && npx node --cpu-prof --cpu-prof-dir=/tmp/prof dist/bench/pipeline-profile.js [account|vk|guard]
  *
+ * BENCH_DURATION (s), BENCH_CONNECTIONS and BENCH_RATE (req/s, default: as fast as possible) shape the load.
+ *
  * Prints req/s and the gateway process's CPU µs per request.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { createGateway } from '../core/app.js';
@@ -21,6 +24,8 @@ import { startServer, stopAllServers } from './children.js';
 const mode = process.argv[2] ?? 'vk';
 const seconds = Number(process.env.BENCH_DURATION ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
+/** A fixed overall rate (req/s) instead of as fast as possible. */
+const rate = process.env.BENCH_RATE;
 const accountKey = 'gw-bench-key-0123456789abcdef';
 const mock = await startServer('mock', { BENCH_STREAM_CHUNKS: '5', BENCH_STREAM_GAP_MS: '1' });
 const dataDir = mkdtempSync(join(tmpdir(), 'pipeline-profile-'));
@@ -34,7 +39,7 @@ const gateway = createGateway(
     },
   },
   {
-    environment: { NODE_ENV: 'production', GATEWAY_API_KEY: accountKey, GATEWAY_DATA_DIR: dataDir, LOG_LEVEL: 'info' },
+    environment: { NODE_ENV: 'production', GATEWAY_API_KEY: accountKey, GATEWAY_DATA_DIR: dataDir, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info', GATEWAY_LOG_BODIES: process.env.GATEWAY_LOG_BODIES },
     logDestination: pino.destination({ dest: '/dev/null', sync: false }),
   },
 );
@@ -68,23 +73,32 @@ const body = JSON.stringify({
 });
 
 const autocannonBin = join(createRequire(import.meta.url).resolve('autocannon'), '..', 'autocannon.js');
+function load(durationSeconds: number): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    const args = [autocannonBin, '-j', '-c', String(connections), '-d', String(durationSeconds), '-m', 'POST', '-b', body, ...(rate ? ['-R', rate] : [])];
+    for (const [name, value] of Object.entries(headers)) args.push('-H', `${name}=${value}`);
+    const child = spawn(process.execPath, [...args, `${url}/v1/chat/completions`], { stdio: ['ignore', 'pipe', 'ignore'] });
+    let text = '';
+    child.stdout.on('data', (part: Buffer) => (text += part));
+    child.once('exit', (code) => (code === 0 ? resolve(text) : reject(new Error(`autocannon exited ${code}`))));
+  });
+}
+await load(Number(process.env.BENCH_WARMUP ?? 3));
+const loopDelay = monitorEventLoopDelay({ resolution: 1 });
+loopDelay.enable();
 const cpu = process.cpuUsage();
+const mainCpu = process.threadCpuUsage();
 const started = performance.now();
-const output = await new Promise<string>((resolve, reject) => {
-  const args = [autocannonBin, '-j', '-c', String(connections), '-d', String(seconds), '-m', 'POST', '-b', body];
-  for (const [name, value] of Object.entries(headers)) args.push('-H', `${name}=${value}`);
-  const child = spawn(process.execPath, [...args, `${url}/v1/chat/completions`], { stdio: ['ignore', 'pipe', 'ignore'] });
-  let text = '';
-  child.stdout.on('data', (part: Buffer) => (text += part));
-  child.once('exit', (code) => (code === 0 ? resolve(text) : reject(new Error(`autocannon exited ${code}`))));
-});
+const output = await load(seconds);
 const used = process.cpuUsage(cpu);
+const mainUsed = process.threadCpuUsage(mainCpu);
 const wall = performance.now() - started;
+loopDelay.disable();
 const result = JSON.parse(output) as { requests: { average: number; total: number }; non2xx: number; latency: { p50: number; p99: number } };
 await gateway.flushLogs();
 process.stdout.write(
   `${mode}: ${Math.round(result.requests.average)} req/s, ${result.requests.total} requests, non-2xx ${result.non2xx}, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, ` +
-    `gateway CPU ${Math.round((used.user + used.system) / result.requests.total)} µs/request (${Math.round((100 * (used.user + used.system)) / 1000 / wall)} %), logged ${await gateway.logStore.count()}\n`,
+    `gateway CPU ${Math.round((used.user + used.system) / result.requests.total)} µs/request, main thread ${Math.round((mainUsed.user + mainUsed.system) / result.requests.total)} µs (${Math.round((100 * (used.user + used.system)) / 1000 / wall)} %), logged ${await gateway.logStore.count()}; event-loop delay p50 ${(loopDelay.percentile(50) / 1e6).toFixed(2)} ms, p99 ${(loopDelay.percentile(99) / 1e6).toFixed(2)} ms, max ${(loopDelay.max / 1e6).toFixed(1)} ms\n`,
 );
 await gateway.close();
 await stopAllServers();

@@ -34,7 +34,7 @@ function send(res: ServerResponse, context: GatewayContext, response: GatewayRes
   if (body === null) {
     res.writeHead(response.status, headers).end();
   } else if ('json' in body) {
-    const bytes = Buffer.from(JSON.stringify(body.json));
+    const bytes = body.serialised ?? Buffer.from(JSON.stringify(body.json));
     headers['content-type'] = 'application/json';
     headers['content-length'] = String(bytes.length);
     res.writeHead(response.status, headers).end(bytes);

@@ -11,6 +11,15 @@ export interface JsonAnswer<Response> {
   record(response: Response, transform: TransformSlice): void;
 }
 
+/**
+ * The client's JSON body. When mapping and strict stripping left the upstream's parsed answer
+ * itself (an OpenAI-shaped provider with nothing to strip), its bytes are sent as received: no
+ * second serialisation, here or in the log.
+ */
+export function jsonBody(answer: unknown, upstream: { value: unknown; bytes: Uint8Array }): { json: unknown; serialised?: Uint8Array } {
+  return answer === upstream.value ? { json: answer, serialised: upstream.bytes } : { json: answer };
+}
+
 /** The response side of an operation answered with one JSON body: read, map, record, strip when strict. */
 export async function respondWithJson<Response>(
   context: GatewayContext,
@@ -22,7 +31,7 @@ export async function respondWithJson<Response>(
   if (!auth || !transform) throw new Error(`${context.operation} response without auth or transform slice`);
   const parsed = await readUpstreamJson(forward.body, provider.id);
   forward.endedAt = performance.now();
-  const response = mapAnswer(provider.id, () => answer.map(parsed, auth.target, forward.headers));
+  const response = mapAnswer(provider.id, () => answer.map(parsed.value, auth.target, forward.headers));
   answer.record(response, transform);
-  return { status: 200, headers: {}, body: { json: context.strict ? answer.strict(response) : response } };
+  return { status: 200, headers: {}, body: jsonBody(context.strict ? answer.strict(response) : response, parsed) };
 }

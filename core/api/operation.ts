@@ -65,11 +65,14 @@ export async function readUpstreamAnswer(body: AsyncIterable<Uint8Array>, provid
   return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
 }
 
-/** Reads a whole upstream body as JSON; a body that is not JSON is the provider's fault (502). */
-export async function readUpstreamJson(body: AsyncIterable<Uint8Array>, provider: string): Promise<unknown> {
+/**
+ * Reads a whole upstream body as JSON; a body that is not JSON is the provider's fault (502). The
+ * bytes come back too: an answer that needs no change is sent to the client as received.
+ */
+export async function readUpstreamJson(body: AsyncIterable<Uint8Array>, provider: string): Promise<{ value: unknown; bytes: Buffer }> {
   const bytes = await readUpstreamAnswer(body, provider);
   try {
-    return JSON.parse(bytes.toString('utf8'));
+    return { value: JSON.parse(bytes.toString('utf8')), bytes };
   } catch {
     throw errors.badGateway(`The provider "${provider}" answered with a body that is not JSON.`, { code: 'upstream_invalid_json' });
   }

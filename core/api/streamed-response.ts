@@ -2,6 +2,7 @@ import { SseDecoder } from '../http/sse.js';
 import type { AnswerText, ForwardSlice, GatewayContext, GatewayResponse, TextChoice } from '../pipeline/context.js';
 import type { ProviderPlugin, StreamingAdapter } from '../spec/provider.js';
 import type { Usage } from '../spec/unified.js';
+import { jsonBody } from './json-response.js';
 import { mapAnswer, readUpstreamJson } from './operation.js';
 import { relayStream, type RelayedChunk, type StreamShape } from './stream-relay.js';
 
@@ -84,12 +85,12 @@ export async function respondStreamable<Request extends StreamableRequest, Respo
 
   const parsed = await readUpstreamJson(forward.body, provider.id);
   forward.endedAt = performance.now();
-  const mapped = mapAnswer(provider.id, () => adapter.fromUpstream(parsed, request, auth.target, forward.headers));
+  const mapped = mapAnswer(provider.id, () => adapter.fromUpstream(parsed.value, request, auth.target, forward.headers));
   const response = filter ? await filter.response(mapped, operation.text) : mapped;
   if (response.usage) transform.usage = response.usage;
   if (response.model) transform.model = response.model;
   if (context.request.streaming) {
     return { status: 200, headers: SSE_HEADERS, body: { bytes: Buffer.from(operation.asStream(response, includeUsage, context.strict)) } };
   }
-  return { status: 200, headers: {}, body: { json: context.strict ? operation.strictResponse(response) : response } };
+  return { status: 200, headers: {}, body: jsonBody(context.strict ? operation.strictResponse(response) : response, parsed) };
 }

@@ -6,6 +6,14 @@
 /** Usage fields of OpenAI's schemas (details objects included). */
 export const USAGE_FIELDS = ['prompt_tokens', 'completion_tokens', 'total_tokens', 'prompt_tokens_details', 'completion_tokens_details'];
 
+/** True when `value` has no own field outside `fields` (then stripping it changes nothing). */
+export function onlyFields(value: object, fields: readonly string[]): boolean {
+  for (const field in value) {
+    if (Object.hasOwn(value, field) && !fields.includes(field)) return false;
+  }
+  return true;
+}
+
 /** A copy of `value` with only `fields` (those present). */
 export function pick<T extends object>(value: T, fields: readonly string[]): T {
   const picked: Record<string, unknown> = {};

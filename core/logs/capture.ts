@@ -62,7 +62,7 @@ export function capturedBodies(context: GatewayContext, policy: BodyLogging): Lo
   let response: LogBodies['response'];
   const body = context.response?.body;
   if (context.error) response = { json: context.error.toJSON() };
-  else if (body && 'json' in body) response = { json: body.json };
+  else if (body && 'json' in body) response = body.serialised ? { json: body.json, serialised: body.serialised } : { json: body.json };
   else if (body && 'bytes' in body) response = { chunks: [body.bytes], truncated: false };
   else {
     const capture = streams.get(context);

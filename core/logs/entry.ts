@@ -70,7 +70,7 @@ export interface LogBodies {
   /** The JSON request body's bytes as received (JSON operations only). */
   readonly request?: Buffer;
   /** The JSON answer, or the bytes streamed to the client (SSE), or nothing. */
-  readonly response?: { readonly json: unknown } | { readonly chunks: ReadonlyArray<Uint8Array | string>; readonly truncated: boolean };
+  readonly response?: { readonly json: unknown; readonly serialised?: Uint8Array } | { readonly chunks: ReadonlyArray<Uint8Array | string>; readonly truncated: boolean };
   /** Secrets of this request to remove from the text (provider key, caller key). */
   readonly secrets: ReadonlyArray<string | undefined>;
 }

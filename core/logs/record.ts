@@ -109,7 +109,7 @@ export function assembleStream(text: string, truncated: boolean): string {
 }
 
 function responseText(response: NonNullable<LogBodies['response']>): string {
-  if ('json' in response) return JSON.stringify(response.json);
+  if ('json' in response) return response.serialised ? chunkText(response.serialised) : JSON.stringify(response.json);
   return assembleStream(response.chunks.map(chunkText).join(''), response.truncated);
 }
 

@@ -210,9 +210,14 @@ export interface ForwardSlice {
   endedAt?: number;
 }
 
-/** The gateway's answer: JSON (serialised by the core), bytes, or a stream piped to the client. */
+/**
+ * The gateway's answer: JSON (serialised by the core), bytes, or a stream piped to the client. A
+ * JSON answer may carry `serialised`: its exact JSON text, set when the upstream's answer is sent
+ * unchanged, so that neither the response nor the log serialises it again. Whoever changes `json`
+ * builds a new body without it.
+ */
 export interface GatewayResponse {
   readonly status: number;
   readonly headers: Record<string, string | string[]>;
-  readonly body: { readonly json: unknown } | { readonly stream: Readable } | { readonly bytes: Uint8Array } | null;
+  readonly body: { readonly json: unknown; readonly serialised?: Uint8Array } | { readonly stream: Readable } | { readonly bytes: Uint8Array } | null;
 }
