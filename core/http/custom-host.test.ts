@@ -175,3 +175,25 @@ test('IPv4-compatible and NAT64 forms of the metadata address are refused like t
   }
   t.is(guard.refusal('2001:db8::1'), undefined);
 });
+
+test.serial('an allowed IP-literal host is parsed once and remembered; refused values are never remembered', async (t) => {
+  const host = guard();
+  const parsed: string[] = [];
+  const OriginalURL = globalThis.URL;
+  globalThis.URL = class extends OriginalURL {
+    constructor(value: string | URL, base?: string | URL) {
+      super(value, base);
+      parsed.push(String(value));
+    }
+  } as typeof URL;
+  try {
+    t.is(await host.check('http://127.0.0.1:9000/v1/'), 'http://127.0.0.1:9000/v1');
+    t.is(await host.check('http://127.0.0.1:9000/v1/'), 'http://127.0.0.1:9000/v1');
+    t.deepEqual(parsed.filter((value) => value.includes(':9000')), ['http://127.0.0.1:9000/v1/'], 'the second check did not parse again');
+    await refused(t, host, 'http://169.254.169.254/latest');
+    await refused(t, host, 'http://169.254.169.254/latest');
+    t.is(parsed.filter((value) => value.includes('169.254')).length, 2, 'a refused value is checked every time');
+  } finally {
+    globalThis.URL = OriginalURL;
+  }
+});

@@ -52,6 +52,9 @@ function unwrap(address: string): string {
   return [high >> 8, high & 255, low >> 8, low & 255].join('.');
 }
 
+/** Bound on remembered IP-literal custom hosts (callers choose them, so the map must not grow freely). */
+const MAX_REMEMBERED_LITERALS = 1024;
+
 /**
  * Decides which `x-gateway-custom-host` values a caller may use. The address rules are applied to
  * the literal IP, and for names to every address DNS returns, both when the request is checked and
@@ -60,6 +63,11 @@ function unwrap(address: string): string {
  */
 export class CustomHostGuard {
   private readonly allowed: BlockList;
+  /**
+   * Values already allowed whose host is an IP literal: their verdict depends on nothing but the
+   * policy, so a virtual key's stored host (checked on every request) is parsed once.
+   */
+  private readonly allowedLiterals = new Map<string, string>();
 
   constructor(private readonly policy: Policy) {
     this.allowed = new BlockList();
@@ -87,6 +95,8 @@ export class CustomHostGuard {
 
   /** Validates a custom host value; returns the normalised base URL (no trailing slash). Throws a 400. */
   async check(value: string): Promise<string> {
+    const known = this.allowedLiterals.get(value);
+    if (known !== undefined) return known;
     const refuse = (reason: string) =>
       errors.invalidRequest(`x-gateway-custom-host refused: ${reason}.`, {
         param: 'x-gateway-custom-host',
@@ -109,7 +119,9 @@ export class CustomHostGuard {
       const reason = this.refusal(address);
       if (reason) throw refuse(reason);
     }
-    return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
+    const normalised = `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
+    if (isIP(host) && this.allowedLiterals.size < MAX_REMEMBERED_LITERALS) this.allowedLiterals.set(value, normalised);
+    return normalised;
   }
 
   /** A `net.connect` lookup that refuses forbidden addresses at connect time. */
