@@ -14,6 +14,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { writeHeapSnapshot } from 'node:v8';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { createGateway } from '../core/app.js';
@@ -84,21 +85,32 @@ function load(durationSeconds: number): Promise<string> {
   });
 }
 await load(Number(process.env.BENCH_WARMUP ?? 3));
+// BENCH_HEAP_SNAPSHOTS=<dir>: heap snapshots after the warm-up and after the load, to compare.
+const snapshots = process.env.BENCH_HEAP_SNAPSHOTS;
+if (snapshots) writeHeapSnapshot(join(snapshots, 'before.heapsnapshot'));
 const loopDelay = monitorEventLoopDelay({ resolution: 1 });
 loopDelay.enable();
 const cpu = process.cpuUsage();
 const mainCpu = process.threadCpuUsage();
+let peakRss = 0;
+let peakUsage: NodeJS.MemoryUsage | undefined;
+const rssSampler = setInterval(() => {
+  const usage = process.memoryUsage();
+  if (usage.rss > peakRss) [peakRss, peakUsage] = [usage.rss, usage];
+}, 100);
 const started = performance.now();
 const output = await load(seconds);
+clearInterval(rssSampler);
 const used = process.cpuUsage(cpu);
 const mainUsed = process.threadCpuUsage(mainCpu);
 const wall = performance.now() - started;
 loopDelay.disable();
 const result = JSON.parse(output) as { requests: { average: number; total: number }; non2xx: number; latency: { p50: number; p99: number } };
 await gateway.flushLogs();
+if (snapshots) writeHeapSnapshot(join(snapshots, 'after.heapsnapshot'));
 process.stdout.write(
   `${mode}: ${Math.round(result.requests.average)} req/s, ${result.requests.total} requests, non-2xx ${result.non2xx}, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, ` +
-    `gateway CPU ${Math.round((used.user + used.system) / result.requests.total)} µs/request, main thread ${Math.round((mainUsed.user + mainUsed.system) / result.requests.total)} µs (${Math.round((100 * (used.user + used.system)) / 1000 / wall)} %), logged ${await gateway.logStore.count()}; event-loop delay p50 ${(loopDelay.percentile(50) / 1e6).toFixed(2)} ms, p99 ${(loopDelay.percentile(99) / 1e6).toFixed(2)} ms, max ${(loopDelay.max / 1e6).toFixed(1)} ms\n`,
+    `gateway CPU ${Math.round((used.user + used.system) / result.requests.total)} µs/request, main thread ${Math.round((mainUsed.user + mainUsed.system) / result.requests.total)} µs (${Math.round((100 * (used.user + used.system)) / 1000 / wall)} %), logged ${await gateway.logStore.count()}; peak RSS ${Math.round(peakRss / 1048576)} MB (heap total ${Math.round((peakUsage?.heapTotal ?? 0) / 1048576)}, used ${Math.round((peakUsage?.heapUsed ?? 0) / 1048576)}, external ${Math.round((peakUsage?.external ?? 0) / 1048576)} MB); event-loop delay p50 ${(loopDelay.percentile(50) / 1e6).toFixed(2)} ms, p99 ${(loopDelay.percentile(99) / 1e6).toFixed(2)} ms, max ${(loopDelay.max / 1e6).toFixed(1)} ms\n`,
 );
 await gateway.close();
 await stopAllServers();
