@@ -2,7 +2,8 @@
 // evaluation. No timing: every clock value is given by the test.
 import test from 'ava';
 import { type Dispatch, latencyStart, PacedSchedule } from './paced-load.js';
-import { mean, median, percentile } from './stats.js';
+import { maxOverlap, mean, median, percentile } from './stats.js';
+import { soakGrowth } from './soak.js';
 import { evaluateTargets, growthPercent, type TargetFigures, type TargetRow } from './targets.js';
 
 test('percentile is nearest-rank over unsorted values, NaN when empty', (t) => {
@@ -119,7 +120,7 @@ const MET: Required<TargetFigures> = {
   vkCpuMicrosecondsAtFixedRate: 140,
   streamFirstByteP50DeltaMs: 0.8,
   streamGaps: { gatewayMeanMs: 20.3, directMeanMs: 20.2, gatewayP99Ms: 23, directP99Ms: 22 },
-  openStreams: { requested: 1000, completeOk: 1000, peakRssBytes: 200 * MB },
+  openStreams: { requested: 1000, completeOk: 1000, maxOpenAtOnce: 1000, peakRssBytes: 200 * MB },
   vkRssMaxAtMaximumBytes: 120 * MB,
   soakGrowthPercent: 3,
   startupMs: 400,
@@ -147,6 +148,7 @@ test('each target misses on its own when its figure is on the wrong side', (t) =
     [{ streamGaps: { ...MET.streamGaps, gatewayMeanMs: 21.3 } }, 6],
     [{ streamGaps: { ...MET.streamGaps, gatewayP99Ms: 24.5 } }, 6],
     [{ openStreams: { ...MET.openStreams, completeOk: 999 } }, 7],
+    [{ openStreams: { ...MET.openStreams, maxOpenAtOnce: 990 } }, 7],
     [{ openStreams: { ...MET.openStreams, peakRssBytes: 300 * MB } }, 7],
     [{ vkRssMaxAtMaximumBytes: 151 * MB }, 8],
     [{ soakGrowthPercent: 10 }, 9],
@@ -185,4 +187,35 @@ test('growthPercent', (t) => {
   t.is(growthPercent(100, 105), 5);
   t.is(growthPercent(200, 190), -5);
   t.true(Number.isNaN(growthPercent(0, 10)));
+});
+
+test('maxOverlap counts intervals open at the same time; touching ones do not overlap', (t) => {
+  t.is(maxOverlap([]), 0);
+  t.is(
+    maxOverlap([
+      [0, 10],
+      [1, 5],
+      [2, 3],
+      [6, 8],
+    ]),
+    3,
+  );
+  t.is(
+    maxOverlap([
+      [0, 1],
+      [1, 2],
+      [2, 3],
+    ]),
+    1,
+  );
+});
+
+test('soak growth: from the first sample at or after minute one to the last', (t) => {
+  const MB = 1024 * 1024;
+  const samples = [10, 20, 30, 40, 50, 60, 70, 600].map((atSeconds, index) => ({ atSeconds, bytes: (100 + index) * MB }));
+  const growth = soakGrowth(samples);
+  t.is(growth.atMinuteOne, 105 * MB);
+  t.is(growth.atEnd, 107 * MB);
+  t.is(Math.round(growth.growthPercent * 100) / 100, 1.9);
+  t.true(Number.isNaN(soakGrowth(samples.slice(0, 3)).atMinuteOne));
 });

@@ -29,3 +29,18 @@ export function mean(values: ArrayLike<number>): number {
 export function median(values: ArrayLike<number>): number {
   return percentile(values, 0.5);
 }
+
+/** The most intervals `[start, end)` open at one time (streams open at once). */
+export function maxOverlap(intervals: ReadonlyArray<readonly [start: number, end: number]>): number {
+  const events: Array<[time: number, change: number]> = [];
+  for (const [start, end] of intervals) events.push([start, 1], [end, -1]);
+  // At equal times an end goes before a start: touching intervals do not overlap.
+  events.sort((left, right) => left[0] - right[0] || left[1] - right[1]);
+  let open = 0;
+  let most = 0;
+  for (const [, change] of events) {
+    open += change;
+    most = Math.max(most, open);
+  }
+  return most;
+}
