@@ -134,10 +134,10 @@ export function startupLines(runs: readonly StartupRun[], medianReadyMs: number,
 }
 
 /** The soak result in a few lines. */
-export function soakLines(soak: SoakFigures, rate: number): string[] {
+export function soakLines(soak: SoakFigures, rate: number, sampleSeconds: number): string[] {
   const { result } = soak;
   return [
-    `Soak: ${soak.minutes} min at ${formatNumber(rate)} req/s through the gateway (virtual key), RSS every few seconds:`,
+    `Soak: ${soak.minutes} min at ${formatNumber(rate)} req/s through a fresh gateway (virtual key), RSS read every ${sampleSeconds} s:`,
     `  RSS at minute 1 ${megabytes(soak.rssAtMinuteOneBytes)} MB, at the end ${megabytes(soak.rssAtEndBytes)} MB: growth ${signed(soak.growthPercent, 1)} %`,
     `  RSS samples (MB): ${soak.samples.map((sample) => megabytes(sample.bytes)).join(' ')}`,
     `  ${formatNumber(result.completed)} completed, ${result.non2xx} non-2xx, ${result.errors} errors; p50 ${formatNumber(result.p50Ms, 3)} ms, p99 ${formatNumber(result.p99Ms, 3)} ms, max ${formatNumber(result.maxMs, 3)} ms`,

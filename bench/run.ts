@@ -433,7 +433,7 @@ function report(settings: Settings, loadBefore: number, measured: Measured): str
   if (measured.startup) {
     lines.push(...startupLines(measured.startup, median(measured.startup.map((run) => run.readyMs)), median(measured.startup.map((run) => run.firstAnswerMs))), '');
   }
-  if (measured.soak) lines.push(...soakLines(measured.soak, settings.rate), '');
+  if (measured.soak) lines.push(...soakLines(measured.soak, settings.rate, settings.soakSampleSeconds), '');
   else lines.push('Soak: not run (set BENCH_SOAK_MINUTES, e.g. 10).', '');
   lines.push('Targets (issue 9):', targetsTable(evaluateTargets(targetFigures(measured))), '');
   return lines.join('\n');
