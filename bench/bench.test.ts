@@ -108,6 +108,21 @@ test('the schedule counts non-2xx answers and errors apart', (t) => {
   t.deepEqual(result.statusCodes, { 200: 1, 429: 1 });
 });
 
+test('a run cut off counts what was still queued or in flight as unfinished, with the wait so far', (t) => {
+  const paced = schedule(1000, 1, 0.004);
+  const [first] = paced.take(1.5); // request 0 in flight, request 1 queued
+  paced.abandon(10);
+  t.true(paced.done());
+  t.is(paced.nextDueAt(), undefined, 'requests 2 and 3 are never sent');
+  t.is(paced.finish(first, 12, { status: 200 }), undefined, 'a late answer changes nothing');
+  const result = paced.result();
+  t.is(result.completed, 0);
+  t.is(result.unfinished, 2);
+  // Lower bounds: request 0 counted from its send at 1.5, request 1 from its due time 1.
+  t.is(result.maxMs, 9);
+  t.is(result.p50Ms, 8.5);
+});
+
 const MB = 1024 * 1024;
 
 /** Every target met with room to spare. */

@@ -41,6 +41,12 @@ export interface PacedResult {
   statusCodes: Record<string, number>;
   /** Requests that failed without an answer (connection error, time-out). */
   errors: number;
+  /**
+   * Requests still queued or in flight when the load was cut off (the server fell behind the rate
+   * for longer than the drain allowance). They are in the latency figures with the time they had
+   * waited so far, a lower bound.
+   */
+  unfinished: number;
   firstError?: string;
   /** Completed requests per second, from the first due time to the last completion. */
   requestsPerSecond: number;
@@ -67,6 +73,9 @@ export class PacedSchedule {
   private readonly free: Array<{ connection: number; freeAt: number }> = [];
   private readonly queue: Array<{ index: number; dueAt: number }> = [];
   private readonly latencies: number[] = [];
+  private readonly inFlight = new Set<Dispatch>();
+  private unfinished = 0;
+  private abandoned = false;
   private readonly lags: number[] = [];
   private maxQueued = 0;
   private finishedCount = 0;
@@ -92,9 +101,24 @@ export class PacedSchedule {
     return this.next < this.total ? this.dueAt(this.next) : undefined;
   }
 
-  /** True once every scheduled request has finished (answered or failed). */
+  /** True once every scheduled request has finished (answered or failed), or the rest were abandoned. */
   done(): boolean {
-    return this.finishedCount === this.total;
+    return this.abandoned || this.finishedCount === this.total;
+  }
+
+  /**
+   * Gives up at `now` on every request not finished: queued, in flight, or not yet due. Those taken
+   * enter the latency figures with the time they have waited so far; later answers are ignored.
+   */
+  abandon(now: number): void {
+    if (this.abandoned) return;
+    for (const request of this.queue) this.latencies.push(now - request.dueAt);
+    for (const dispatch of this.inFlight) this.latencies.push(now - dispatch.countFrom);
+    this.unfinished = this.queue.length + this.inFlight.size;
+    this.queue.length = 0;
+    this.inFlight.clear();
+    this.next = this.total;
+    this.abandoned = true;
   }
 
   /** Takes every request due by `now`: those that can go out now are returned, the rest queue. */
@@ -116,6 +140,8 @@ export class PacedSchedule {
    * connection; returns the queued request that goes out on it right away, if any.
    */
   finish(dispatch: Dispatch, now: number, outcome: { status: number } | { error: string }): Dispatch | undefined {
+    if (this.abandoned) return undefined;
+    this.inFlight.delete(dispatch);
     this.finishedCount++;
     this.lastFinishedAt = Math.max(this.lastFinishedAt, now);
     if ('error' in outcome) {
@@ -136,13 +162,15 @@ export class PacedSchedule {
   private dispatch(request: { index: number; dueAt: number }, connection: { connection: number; freeAt: number }, now: number): Dispatch {
     const countFrom = latencyStart(request.dueAt, connection.freeAt, now);
     this.lags.push(now - Math.max(request.dueAt, connection.freeAt));
-    return { index: request.index, dueAt: request.dueAt, sentAt: now, connection: connection.connection, countFrom };
+    const dispatch = { index: request.index, dueAt: request.dueAt, sentAt: now, connection: connection.connection, countFrom };
+    this.inFlight.add(dispatch);
+    return dispatch;
   }
 
   result(): PacedResult {
     const sorted = Float64Array.from(this.latencies).sort();
     const lags = Float64Array.from(this.lags).sort();
-    const completed = this.latencies.length;
+    const completed = this.latencies.length - this.unfinished;
     const elapsedMs = this.lastFinishedAt - this.options.startAt;
     return {
       scheduled: this.total,
@@ -150,6 +178,7 @@ export class PacedSchedule {
       non2xx: this.non2xx,
       statusCodes: { ...this.statusCodes },
       errors: this.errors,
+      unfinished: this.unfinished,
       ...(this.firstError === undefined ? {} : { firstError: this.firstError }),
       requestsPerSecond: elapsedMs > 0 ? (1000 * completed) / elapsedMs : Number.NaN,
       p50Ms: percentileOfSorted(sorted, 0.5),
@@ -161,6 +190,9 @@ export class PacedSchedule {
     };
   }
 }
+
+/** How long a run waits after its last request fell due before giving up on the rest. */
+const DRAIN_MS = 15_000;
 
 /** The request a paced load sends, again and again. */
 export interface PacedRequest {
@@ -177,25 +209,47 @@ export interface PacedRequest {
  * measured run starts on open connections.
  */
 export class PacedLoader {
-  private readonly clients: Client[];
+  private clients: Client[];
+  /** A run was cut off: its connections may still carry requests nobody waits for. */
+  private stale = false;
 
   constructor(
     private readonly request: PacedRequest,
-    connections: number,
+    private readonly connections: number,
     private readonly timeoutMs = 10_000,
   ) {
-    this.clients = Array.from({ length: connections }, () => new Client(request.origin, { pipelining: 1, keepAliveTimeout: 60_000, headersTimeout: timeoutMs, bodyTimeout: timeoutMs }));
+    this.clients = this.connect();
   }
 
-  /** Runs `ratePerSecond` for `durationSeconds` and resolves when every request has finished. */
-  run(ratePerSecond: number, durationSeconds: number): Promise<PacedResult> {
+  private connect(): Client[] {
+    const options = { pipelining: 1, keepAliveTimeout: 60_000, headersTimeout: this.timeoutMs, bodyTimeout: this.timeoutMs };
+    return Array.from({ length: this.connections }, () => new Client(this.request.origin, options));
+  }
+
+  /**
+   * Runs `ratePerSecond` for `durationSeconds` and resolves when every request has finished, or
+   * `drainMs` after the last one fell due, whichever comes first (see `PacedResult.unfinished`).
+   */
+  async run(ratePerSecond: number, durationSeconds: number, drainMs = DRAIN_MS): Promise<PacedResult> {
+    if (this.stale) {
+      // The last run was cut off: start from free connections.
+      await Promise.all(this.clients.map((client) => client.destroy()));
+      this.clients = this.connect();
+      this.stale = false;
+    }
     const schedule = new PacedSchedule({ ratePerSecond, connections: this.clients.length, durationSeconds, startAt: performance.now() });
     const headers = { ...this.request.headers, 'content-length': String(Buffer.byteLength(this.request.body)) };
     return new Promise((resolve) => {
       let timer: NodeJS.Timeout | undefined;
+      const cutOff = setTimeout(() => {
+        schedule.abandon(performance.now());
+        this.stale = true;
+        settleIfDone();
+      }, durationSeconds * 1000 + drainMs);
       const settleIfDone = (): void => {
         if (schedule.done()) {
           clearTimeout(timer);
+          clearTimeout(cutOff);
           resolve(schedule.result());
         }
       };
@@ -224,7 +278,8 @@ export class PacedLoader {
     });
   }
 
+  /** Closes the connections (at once when a run was cut off with requests still in flight). */
   async close(): Promise<void> {
-    await Promise.all(this.clients.map((client) => client.close()));
+    await Promise.all(this.clients.map((client) => (this.stale ? client.destroy() : client.close())));
   }
 }

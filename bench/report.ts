@@ -60,7 +60,7 @@ export function throughputTable(loads: readonly LoadFigures[], floor: LoadFigure
 
 /** The fixed-rate table (paced load tool, latencies with 3 decimals). */
 export function pacedTable(loads: readonly PacedFigures[]): string {
-  const header = ['load', 'req/s', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'completed', 'non-2xx', 'errors', 'CPU µs/req', 'CPU %', 'RSS max MB', 'send lag p99 ms', 'max queued', 'machine busy %'];
+  const header = ['load', 'req/s', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'completed', 'unfinished', 'non-2xx', 'errors', 'CPU µs/req', 'CPU %', 'RSS max MB', 'send lag p99 ms', 'max queued', 'machine busy %'];
   const rows = loads.map(({ label, result, proxy, machineBusyPercent }) => [
     label,
     formatNumber(result.requestsPerSecond),
@@ -69,6 +69,7 @@ export function pacedTable(loads: readonly PacedFigures[]): string {
     formatNumber(result.p99Ms, 3),
     formatNumber(result.maxMs, 3),
     formatNumber(result.completed),
+    formatNumber(result.unfinished),
     formatNumber(result.non2xx),
     formatNumber(result.errors),
     formatNumber(proxy.cpuMicrosecondsPerRequest),
@@ -140,7 +141,7 @@ export function soakLines(soak: SoakFigures, rate: number, sampleSeconds: number
     `Soak: ${soak.minutes} min at ${formatNumber(rate)} req/s through a fresh gateway (virtual key), RSS read every ${sampleSeconds} s:`,
     `  RSS at minute 1 ${megabytes(soak.rssAtMinuteOneBytes)} MB, at the end ${megabytes(soak.rssAtEndBytes)} MB: growth ${signed(soak.growthPercent, 1)} %`,
     `  RSS samples (MB): ${soak.samples.map((sample) => megabytes(sample.bytes)).join(' ')}`,
-    `  ${formatNumber(result.completed)} completed, ${result.non2xx} non-2xx, ${result.errors} errors; p50 ${formatNumber(result.p50Ms, 3)} ms, p99 ${formatNumber(result.p99Ms, 3)} ms, max ${formatNumber(result.maxMs, 3)} ms`,
+    `  ${formatNumber(result.completed)} completed, ${result.unfinished} unfinished (cut off), ${result.non2xx} non-2xx, ${result.errors} errors; p50 ${formatNumber(result.p50Ms, 3)} ms, p99 ${formatNumber(result.p99Ms, 3)} ms, max ${formatNumber(result.maxMs, 3)} ms`,
   ];
 }
 
