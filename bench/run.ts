@@ -1,10 +1,10 @@
 // `npm run bench`: the gateway against a do-nothing proxy (the floor), both in front of a mock
 // upstream, all on loopback in separate processes; the load tools run here. Prints one report
 // ending with the issue-9 targets table (PASS/MISS). Exits non-zero only when the harness failed
-// (a non-2xx answer, a broken stream, a crash), never on a missed target. Settings: readSettings().
+// (a non-2xx answer, a broken stream, a crash), never on a missed target. Settings: bench/settings.ts.
 import { randomBytes } from 'node:crypto';
 import { Agent } from 'node:http';
-import { availableParallelism, cpus, loadavg } from 'node:os';
+import { loadavg } from 'node:os';
 import { createVirtualKey, waitForLogEntry } from './admin.js';
 import { killAllServers, type ServerChild, startServer, stopAllServers } from './children.js';
 import { postOnce, type Target } from './client.js';
@@ -12,46 +12,12 @@ import { type LoadFigures, type LoadRequest, measureLoad, measurePacedLoad, type
 import { holdOpenStreams, type OpenStreamsFigures } from './open-streams.js';
 import { PacedLoader } from './paced-load.js';
 import { CHILD_ENVIRONMENT } from './protocol.js';
-import {
-  loadProblems,
-  openStreamsLines,
-  pacedDifference,
-  pacedProblems,
-  pacedTable,
-  soakLines,
-  startupLines,
-  streamTable,
-  targetsTable,
-  throughputTable,
-} from './report.js';
+import { pacedProblems } from './report.js';
+import { readSettings, runBudgetMs, type Settings } from './settings.js';
 import { runSoak, type SoakFigures } from './soak.js';
 import { measureStartup, type StartupRun } from './startup.js';
-import { median } from './stats.js';
 import { compareStreams, type StreamSummary } from './stream-test.js';
-import { evaluateTargets, type TargetFigures } from './targets.js';
-
-const SECTIONS = ['throughput', 'paced', 'streams', 'open-streams', 'startup'] as const;
-type Section = (typeof SECTIONS)[number];
-
-interface Settings {
-  durationSeconds: number;
-  warmUpSeconds: number;
-  connections: number;
-  rate: number;
-  rateConnections: number;
-  streamRuns: number;
-  streamChunks: number;
-  streamGapMs: number;
-  openStreams: number;
-  openStreamChunks: number;
-  openStreamGapMs: number;
-  startupRuns: number;
-  startupPollMs: number;
-  soakMinutes: number;
-  soakSampleSeconds: number;
-  rssSampleMs: number;
-  sections: ReadonlySet<Section>;
-}
+import { harnessProblems, type Measured, report } from './summary.js';
 
 const CHAT_PATH = '/v1/chat/completions';
 const REQUEST_LIMIT_MS = 10_000;
@@ -69,58 +35,6 @@ const LABELS = {
   gatewayVk: 'gateway (virtual key + limits + log store)',
   gatewayGuarded: 'gateway (virtual key + 3 guardrails)',
 } as const;
-
-function integerSetting(name: string, fallback: number, minimum: number, maximum: number): number {
-  const raw = process.env[name];
-  const value = raw === undefined || raw === '' ? fallback : Number(raw);
-  if (!Number.isInteger(value) || value < minimum || value > maximum) {
-    throw new Error(`${name} must be an integer from ${minimum} to ${maximum}, got ${raw}`);
-  }
-  return value;
-}
-
-function sectionsSetting(): ReadonlySet<Section> {
-  const raw = process.env.BENCH_SECTIONS;
-  if (raw === undefined || raw.trim() === '') return new Set(SECTIONS);
-  const asked = raw.split(',').map((name) => name.trim());
-  const unknown = asked.filter((name) => !(SECTIONS as readonly string[]).includes(name));
-  if (unknown.length > 0) throw new Error(`BENCH_SECTIONS: unknown section(s) ${unknown.join(', ')}; expected some of ${SECTIONS.join(', ')}`);
-  return new Set(asked as Section[]);
-}
-
-function readSettings(): Settings {
-  return {
-    durationSeconds: integerSetting('BENCH_DURATION', 10, 1, 120),
-    warmUpSeconds: integerSetting('BENCH_WARMUP', 5, 0, 60),
-    connections: integerSetting('BENCH_CONNECTIONS', 50, 1, 500),
-    rate: integerSetting('BENCH_RATE', 1000, 1, 50_000),
-    rateConnections: integerSetting('BENCH_RATE_CONNECTIONS', 10, 1, 500),
-    streamRuns: integerSetting('BENCH_STREAM_RUNS', 20, 1, 200),
-    streamChunks: integerSetting('BENCH_STREAM_CHUNKS', 50, 1, 1000),
-    streamGapMs: integerSetting('BENCH_STREAM_GAP_MS', 20, 0, 1000),
-    openStreams: integerSetting('BENCH_OPEN_STREAMS', 1000, 1, 10_000),
-    openStreamChunks: integerSetting('BENCH_OPEN_STREAM_CHUNKS', 50, 1, 1000),
-    openStreamGapMs: integerSetting('BENCH_OPEN_STREAM_GAP_MS', 200, 1, 1000),
-    startupRuns: integerSetting('BENCH_STARTUP_RUNS', 3, 1, 20),
-    startupPollMs: integerSetting('BENCH_STARTUP_POLL_MS', 5, 1, 1000),
-    soakMinutes: integerSetting('BENCH_SOAK_MINUTES', 0, 0, 24 * 60),
-    soakSampleSeconds: integerSetting('BENCH_SOAK_SAMPLE_SECONDS', 10, 1, 600),
-    rssSampleMs: integerSetting('BENCH_RSS_SAMPLE_MS', 100, 10, 10_000),
-    sections: sectionsSetting(),
-  };
-}
-
-/** An upper bound on the whole run, after which it is abandoned as hung. */
-function runBudgetMs(settings: Settings): number {
-  const load = settings.durationSeconds + settings.warmUpSeconds;
-  const throughput = 5 * load * 1000;
-  const paced = 3 * load * 1000;
-  const streams = 3 * (settings.streamRuns + 2) * (settings.streamChunks * settings.streamGapMs + 1000);
-  const open = settings.openStreamChunks * settings.openStreamGapMs + 60_000;
-  const startup = settings.startupRuns * (STARTUP_LIMIT_MS + 5_000);
-  const soak = settings.soakMinutes * 60_000 + 60_000;
-  return throughput + paced + streams + open + startup + soak + 120_000;
-}
 
 function progress(message: string): void {
   process.stderr.write(`bench: ${message}\n`);
@@ -357,108 +271,14 @@ async function runSoakSection(settings: Settings, apiKey: string, mock: ServerCh
   }
 }
 
-function describeMachine(settings: Settings, loadBefore: number): string {
-  const model = cpus()[0]?.model ?? 'unknown CPU';
-  const load = `1-minute load average ${loadBefore.toFixed(2)} before the run, ${loadavg()[0].toFixed(2)} after`;
-  return (
-    `Node ${process.version}, ${availableParallelism()} cores (${model}), ${load}\n` +
-    `loads: ${settings.warmUpSeconds} s warm-up + ${settings.durationSeconds} s each; one process per server ` +
-    `(mock, floor, and each gateway variant); the load tools run in the bench process`
-  );
-}
-
-/** Everything one run measured; a section not run leaves its part undefined. */
-interface Measured {
-  throughput?: LoadFigures[];
-  paced?: PacedFigures[];
-  streams?: StreamSummary[];
-  openStreams?: OpenStreamsFigures;
-  startup?: StartupRun[];
-  soak?: SoakFigures;
-}
-
-function targetFigures(measured: Measured): TargetFigures {
-  const figures: TargetFigures = {};
-  const [, floor, , vk, guarded] = measured.throughput ?? [];
-  if (floor && vk && guarded) {
-    figures.vkShareOfFloorPercent = (100 * vk.requestsPerSecond) / floor.requestsPerSecond;
-    figures.guardedShareOfFloorPercent = (100 * guarded.requestsPerSecond) / floor.requestsPerSecond;
-    figures.vkCpuMicrosecondsAtMaximum = vk.proxy?.cpuMicrosecondsPerRequest ?? Number.NaN;
-    figures.vkRssMaxAtMaximumBytes = vk.proxy?.rssMaxBytes ?? Number.NaN;
-  }
-  const [pacedFloor, , pacedVk] = measured.paced ?? [];
-  if (pacedFloor && pacedVk) {
-    figures.pacedP99DeltaMs = pacedVk.result.p99Ms - pacedFloor.result.p99Ms;
-    figures.pacedP50DeltaMs = pacedVk.result.p50Ms - pacedFloor.result.p50Ms;
-    figures.vkCpuMicrosecondsAtFixedRate = pacedVk.proxy.cpuMicrosecondsPerRequest;
-  }
-  const [direct, , gatewayStream] = measured.streams ?? [];
-  if (direct && gatewayStream) {
-    figures.streamFirstByteP50DeltaMs = gatewayStream.firstByteMedianMs - direct.firstByteMedianMs;
-    figures.streamGaps = { gatewayMeanMs: gatewayStream.meanGapMs, directMeanMs: direct.meanGapMs, gatewayP99Ms: gatewayStream.p99GapMs, directP99Ms: direct.p99GapMs };
-  }
-  if (measured.openStreams) {
-    const open = measured.openStreams;
-    const maxOpenAtOnce = Math.min(open.maxOpenAtClient, Number.isNaN(open.peakOpenAtMock) ? open.maxOpenAtClient : open.peakOpenAtMock);
-    figures.openStreams = { requested: open.requested, completeOk: open.completeOk, maxOpenAtOnce, peakRssBytes: open.peakRssBytes };
-  }
-  if (measured.startup) figures.startupMs = median(measured.startup.map((run) => run.firstAnswerMs));
-  if (measured.soak) figures.soakGrowthPercent = measured.soak.growthPercent;
-  return figures;
-}
-
-function report(settings: Settings, loadBefore: number, measured: Measured): string {
-  const lines = ['', describeMachine(settings, loadBefore), ''];
-  if (measured.throughput) {
-    lines.push(`Max throughput, c=${settings.connections}, non-streaming chat (autocannon; latency in whole ms):`);
-    lines.push(throughputTable(measured.throughput, measured.throughput[1]), '');
-  }
-  if (measured.paced) {
-    const [floor, ...gateways] = measured.paced;
-    lines.push(`Fixed ${settings.rate} req/s, c=${settings.rateConnections} (paced open-loop load, latency from the due time when queued; ms):`);
-    lines.push(pacedTable(measured.paced), ...gateways.map((gateway) => pacedDifference(gateway, floor)), '');
-  }
-  if (measured.streams) {
-    const [direct, floor, gateway] = measured.streams;
-    lines.push(`Streams, one at a time (${settings.streamChunks} chunks ${settings.streamGapMs} ms apart), ms measured by the client from sending the request:`);
-    lines.push(
-      streamTable(measured.streams, [
-        [gateway, direct],
-        [floor, direct],
-      ]),
-      '',
-    );
-  }
-  if (measured.openStreams) lines.push(...openStreamsLines(measured.openStreams, { chunks: settings.openStreamChunks, gapMs: settings.openStreamGapMs }), '');
-  if (measured.startup) {
-    lines.push(...startupLines(measured.startup, median(measured.startup.map((run) => run.readyMs)), median(measured.startup.map((run) => run.firstAnswerMs))), '');
-  }
-  if (measured.soak) lines.push(...soakLines(measured.soak, settings.rate, settings.soakSampleSeconds), '');
-  else lines.push('Soak: not run (set BENCH_SOAK_MINUTES, e.g. 10).', '');
-  lines.push('Targets (issue 9):', targetsTable(evaluateTargets(targetFigures(measured))), '');
-  return lines.join('\n');
-}
-
-function harnessProblems(measured: Measured): string[] {
-  return [
-    ...loadProblems(measured.throughput ?? []),
-    ...pacedProblems(measured.paced ?? []),
-    ...(measured.streams ?? []).flatMap((summary) => summary.problems.map((problem) => `${summary.label} stream: ${problem}`)),
-    ...(measured.openStreams && measured.openStreams.completeOk < measured.openStreams.requested
-      ? [`concurrent streams: ${measured.openStreams.requested - measured.openStreams.completeOk} not complete (${measured.openStreams.problems.join('; ')})`]
-      : []),
-    ...(measured.soak ? pacedProblems([{ label: 'soak', result: measured.soak.result }]) : []),
-  ];
-}
-
 async function main(): Promise<number> {
   process.exitCode = 1; // should the run ever stop without reaching the end, it failed
   const settings = readSettings();
   const loadBefore = loadavg()[0];
   const budget = setTimeout(() => {
-    progress(`the run took longer than its ${runBudgetMs(settings)} ms budget: abandoned`);
+    progress(`the run took longer than its ${runBudgetMs(settings, STARTUP_LIMIT_MS)} ms budget: abandoned`);
     void stopAllServers().finally(() => process.exit(1));
-  }, runBudgetMs(settings));
+  }, runBudgetMs(settings, STARTUP_LIMIT_MS));
   budget.unref();
 
   const apiKey = `gw-bench-${randomBytes(18).toString('base64url')}`;
