@@ -1,11 +1,15 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { ChildMessage, ServerRole, UsageQuery } from './protocol.js';
+import { readRssBytes } from './rss.js';
 
 /** CPU time (µs, user + system) and resident memory (bytes) of one server process. */
 export interface ProcessUsage {
   cpuMicroseconds: number;
   rssBytes: number;
+  /** The mock only: streams open now and the most ever open at once. */
+  openStreams?: number;
+  peakOpenStreams?: number;
 }
 
 /** A server child process, listening on loopback. */
@@ -13,8 +17,21 @@ export interface ServerChild {
   readonly role: ServerRole;
   readonly url: string;
   readonly pid: number;
+  /** performance.now() just before the spawn, and when its `ready` message arrived. */
+  readonly spawnedAt: number;
+  readonly readyAt: number;
   /** Asks the child for its usage so far. */
   usage(): Promise<ProcessUsage>;
+  /** Its RSS now, read from /proc without involving the child (over IPC where /proc is missing). */
+  rss(): Promise<number>;
+  /** SIGTERM (the child cleans up, e.g. removes its data directory), SIGKILL after a few seconds. */
+  stop(): Promise<void>;
+}
+
+/** A child just spawned: `ready` resolves once it listens. */
+export interface SpawnedServer {
+  readonly spawnedAt: number;
+  readonly ready: Promise<ServerChild>;
 }
 
 const SERVERS_SCRIPT = fileURLToPath(new URL('./servers.js', import.meta.url));
@@ -33,10 +50,10 @@ function withTimeLimit<T>(promise: Promise<T>, limitMs: number, what: string): P
   return Promise.race([promise, limit]).finally(() => clearTimeout(timer));
 }
 
-function waitForReady(child: ChildProcess, role: ServerRole): Promise<string> {
+function waitForReady(child: ChildProcess, role: ServerRole): Promise<{ url: string; readyAt: number }> {
   return new Promise((resolve, reject) => {
     const onMessage = (message: ChildMessage): void => {
-      if (message.type === 'ready') resolve(message.url);
+      if (message.type === 'ready') resolve({ url: message.url, readyAt: performance.now() });
       if (message.type === 'failed') reject(new Error(`the ${role} server failed to start:\n${message.message}`));
     };
     child.on('message', onMessage);
@@ -51,7 +68,8 @@ function queryUsage(child: ChildProcess, role: ServerRole): Promise<ProcessUsage
     const onMessage = (message: ChildMessage): void => {
       if (message.type !== 'usage' || message.id !== id) return;
       child.off('message', onMessage);
-      resolve({ cpuMicroseconds: message.cpuMicroseconds, rssBytes: message.rssBytes });
+      const { type: _type, id: _id, ...usage } = message;
+      resolve(usage);
     };
     child.on('message', onMessage);
     const query: UsageQuery = { type: 'usage', id };
@@ -62,20 +80,39 @@ function queryUsage(child: ChildProcess, role: ServerRole): Promise<ProcessUsage
 }
 
 /**
- * Starts `servers.js <role>` under this same Node binary with an IPC channel and resolves once it
- * listens. `environment` is added to this process's environment (NODE_ENV is production).
+ * Spawns `servers.js <role>` under this same Node binary with an IPC channel; `ready` resolves once
+ * it listens. `environment` is added to this process's environment (NODE_ENV is production).
  */
-export async function startServer(role: ServerRole, environment: Record<string, string> = {}): Promise<ServerChild> {
-  // BENCH_CPU_PROF=<dir>: profile the gateway child (`node --cpu-prof`), for finding where time goes.
+export function spawnServer(role: ServerRole, environment: Record<string, string> = {}): SpawnedServer {
+  // BENCH_CPU_PROF=<dir>: profile the gateway children (`node --cpu-prof`), for finding where time goes.
   const profile = role === 'gateway' && process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF] : [];
+  const spawnedAt = performance.now();
   const child = spawn(process.execPath, [...profile, SERVERS_SCRIPT, role], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     env: { ...process.env, ...environment, NODE_ENV: 'production' },
   });
   started.add(child);
   child.once('exit', () => started.delete(child));
-  const url = await withTimeLimit(waitForReady(child, role), READY_LIMIT_MS, `starting the ${role} server`);
-  return { role, url, pid: child.pid ?? -1, usage: () => queryUsage(child, role) };
+  const ready = withTimeLimit(waitForReady(child, role), READY_LIMIT_MS, `starting the ${role} server`).then(({ url, readyAt }): ServerChild => {
+    const pid = child.pid ?? -1;
+    const usage = () => queryUsage(child, role);
+    return {
+      role,
+      url,
+      pid,
+      spawnedAt,
+      readyAt,
+      usage,
+      rss: async () => readRssBytes(pid) ?? (await usage()).rssBytes,
+      stop: () => stopOne(child),
+    };
+  });
+  return { spawnedAt, ready };
+}
+
+/** Spawns `servers.js <role>` (see `spawnServer`) and resolves once it listens. */
+export function startServer(role: ServerRole, environment: Record<string, string> = {}): Promise<ServerChild> {
+  return spawnServer(role, environment).ready;
 }
 
 function stopOne(child: ChildProcess): Promise<void> {

@@ -10,6 +10,8 @@ export interface Target {
 
 /** Client-side timing of one streamed response, in ms from the moment the request was sent. */
 export interface StreamTiming {
+  /** performance.now() when the request was sent (the origin of the other figures). */
+  sentAt: number;
   status: number;
   headersMs: number;
   firstByteMs: number;
@@ -17,6 +19,8 @@ export interface StreamTiming {
   contentEvents: number;
   /** Gaps between consecutive content events as they reached the client. */
   gapsMs: number[];
+  /** When the response ended. */
+  endMs: number;
   sawDone: boolean;
   sawError: boolean;
 }
@@ -109,12 +113,14 @@ export function timeStream(target: Target, limitMs: number): Promise<StreamTimin
       response.once('error', reject);
       response.once('end', () =>
         resolve({
+          sentAt,
           status: response.statusCode ?? 0,
           headersMs: headersAt - sentAt,
           firstByteMs: (firstByteAt ?? Number.NaN) - sentAt,
           firstContentMs: (state.contentTimes[0] ?? Number.NaN) - sentAt,
           contentEvents: state.contentTimes.length,
           gapsMs: gapsBetween(state.contentTimes),
+          endMs: performance.now() - sentAt,
           sawDone: state.sawDone,
           sawError: state.sawError,
         }),

@@ -1,6 +1,8 @@
 import autocannon from 'autocannon';
 import type { ServerChild } from './children.js';
 import { busyPercent, readMachineCpuTimes } from './machine.js';
+import { PacedLoader, type PacedResult } from './paced-load.js';
+import { RssSampler } from './rss.js';
 
 /** The request every load sends. */
 export interface LoadRequest {
@@ -17,6 +19,8 @@ export interface LoadPlan {
   durationSeconds: number;
   warmUpSeconds: number;
   overallRate?: number;
+  /** How often the proxy's RSS is sampled during warm-up and load. */
+  rssSampleMs: number;
 }
 
 /** What one measured load produced. CPU and memory are those of `proxy` (absent for direct loads). */
@@ -32,7 +36,8 @@ export interface LoadFigures {
   statusCodes: Record<string, number>;
   /** How busy the whole machine (all cores, every process) was during the load, in percent. */
   machineBusyPercent: number;
-  proxy?: { role: string; cpuMicrosecondsPerRequest: number; cpuPercent: number; rssBytes: number };
+  /** CPU over the measured load; RSS at its end and the largest sampled during warm-up and load. */
+  proxy?: { role: string; cpuMicrosecondsPerRequest: number; cpuPercent: number; rssBytes: number; rssMaxBytes: number };
 }
 
 /** Extra time allowed beyond a load's duration before it counts as hung. */
@@ -75,9 +80,10 @@ function statusCodesOf(result: autocannon.Result): Record<string, number> {
 
 /**
  * Warms the target up, then runs the measured load with autocannon in this process, reading the
- * proxy process's CPU time and memory just before and just after it.
+ * proxy process's CPU time just before and just after it and sampling its RSS throughout.
  */
 export async function measureLoad(plan: LoadPlan, request: LoadRequest, proxy?: ServerChild): Promise<LoadFigures> {
+  const sampler = proxy ? new RssSampler(() => proxy.rss(), plan.rssSampleMs).start() : undefined;
   if (plan.warmUpSeconds > 0) await runAutocannon(plan, request, plan.warmUpSeconds);
   const before = await proxy?.usage();
   const machineBefore = readMachineCpuTimes();
@@ -86,6 +92,7 @@ export async function measureLoad(plan: LoadPlan, request: LoadRequest, proxy?: 
   const wallMicroseconds = (performance.now() - startedAt) * 1000;
   const machineAfter = readMachineCpuTimes();
   const after = await proxy?.usage();
+  const rss = await sampler?.stop();
   const completed = result.requests.total;
   const figures: LoadFigures = {
     label: plan.label,
@@ -106,8 +113,71 @@ export async function measureLoad(plan: LoadPlan, request: LoadRequest, proxy?: 
       cpuMicrosecondsPerRequest: completed > 0 ? cpuMicroseconds / completed : Number.NaN,
       cpuPercent: (100 * cpuMicroseconds) / wallMicroseconds,
       rssBytes: after.rssBytes,
+      rssMaxBytes: Math.max(rss?.maxBytes ?? 0, after.rssBytes),
     };
   }
   return figures;
 }
 
+
+/** One fixed-rate load with the paced load tool (sub-millisecond latencies). */
+export interface PacedPlan {
+  label: string;
+  baseUrl: string;
+  connections: number;
+  ratePerSecond: number;
+  durationSeconds: number;
+  warmUpSeconds: number;
+  rssSampleMs: number;
+}
+
+/** What one paced load produced; CPU and memory are those of `proxy`. */
+export interface PacedFigures {
+  label: string;
+  result: PacedResult;
+  machineBusyPercent: number;
+  proxy: { role: string; cpuMicrosecondsPerRequest: number; cpuPercent: number; rssMaxBytes: number };
+}
+
+/**
+ * Warms up at the same rate on the same connections, then runs the measured paced load (in this
+ * process), reading the proxy's CPU time before and after and sampling its RSS throughout.
+ */
+export async function measurePacedLoad(plan: PacedPlan, request: LoadRequest, proxy: ServerChild): Promise<PacedFigures> {
+  const loader = new PacedLoader({ origin: plan.baseUrl, path: request.path, headers: request.headers, body: request.body }, plan.connections);
+  const sampler = new RssSampler(() => proxy.rss(), plan.rssSampleMs).start();
+  try {
+    if (plan.warmUpSeconds > 0) await withHangLimit(loader.run(plan.ratePerSecond, plan.warmUpSeconds), plan.warmUpSeconds, `${plan.label} (warm-up)`);
+    const before = await proxy.usage();
+    const machineBefore = readMachineCpuTimes();
+    const startedAt = performance.now();
+    const result = await withHangLimit(loader.run(plan.ratePerSecond, plan.durationSeconds), plan.durationSeconds, plan.label);
+    const wallMicroseconds = (performance.now() - startedAt) * 1000;
+    const machineAfter = readMachineCpuTimes();
+    const after = await proxy.usage();
+    const rss = await sampler.stop();
+    const cpuMicroseconds = after.cpuMicroseconds - before.cpuMicroseconds;
+    return {
+      label: plan.label,
+      result,
+      machineBusyPercent: busyPercent(machineBefore, machineAfter),
+      proxy: {
+        role: proxy.role,
+        cpuMicrosecondsPerRequest: result.completed > 0 ? cpuMicroseconds / result.completed : Number.NaN,
+        cpuPercent: (100 * cpuMicroseconds) / wallMicroseconds,
+        rssMaxBytes: Math.max(rss.maxBytes, after.rssBytes),
+      },
+    };
+  } finally {
+    await sampler.stop();
+    await loader.close();
+  }
+}
+
+function withHangLimit<T>(work: Promise<T>, durationSeconds: number, label: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`load "${label}" did not finish within ${durationSeconds} s + ${HANG_MARGIN_MS} ms`)), durationSeconds * 1000 + HANG_MARGIN_MS);
+  });
+  return Promise.race([work, limit]).finally(() => clearTimeout(timer));
+}

@@ -8,7 +8,13 @@ export interface MockStreamShape {
   gapMs: number;
 }
 
-/** Largest request body the mock reads (the bench sends ~80 bytes). */
+/** Streams open now and the most ever open at once (the concurrent-streams test checks them). */
+export interface StreamGauge {
+  open: number;
+  peak: number;
+}
+
+/** Largest request body the mock reads (the bench sends a few hundred bytes). */
 const BODY_LIMIT_BYTES = 64 * 1024;
 
 const FIXTURE_PATH = join('plugins', 'providers', 'openai', '__fixtures__', 'chat-completion.json');
@@ -18,14 +24,14 @@ const FIXTURE_PATH = join('plugins', 'providers', 'openai', '__fixtures__', 'cha
  * completion fixture, or with `"stream": true` a stream of content chunks (plus a usage chunk when
  * `stream_options.include_usage` is asked for) ending with `data: [DONE]`.
  */
-export function createMockUpstream(shape: MockStreamShape): Server {
+export function createMockUpstream(shape: MockStreamShape, gauge: StreamGauge = { open: 0, peak: 0 }): Server {
   const completion = Buffer.from(JSON.stringify(JSON.parse(readFileSync(join(process.cwd(), FIXTURE_PATH), 'utf8'))));
   return createServer((request, response) => {
-    void answer(request, response, completion, shape).catch(() => response.destroy());
+    void answer(request, response, completion, shape, gauge).catch(() => response.destroy());
   });
 }
 
-async function answer(request: IncomingMessage, response: ServerResponse, completion: Buffer, shape: MockStreamShape): Promise<void> {
+async function answer(request: IncomingMessage, response: ServerResponse, completion: Buffer, shape: MockStreamShape, gauge: StreamGauge): Promise<void> {
   if (request.method !== 'POST' || !request.url?.endsWith('/chat/completions')) {
     response.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"not found","type":"invalid_request_error"}}');
     return;
@@ -35,6 +41,9 @@ async function answer(request: IncomingMessage, response: ServerResponse, comple
     stream_options?: { include_usage?: boolean };
   };
   if (body.stream === true) {
+    gauge.open++;
+    gauge.peak = Math.max(gauge.peak, gauge.open);
+    response.once('close', () => gauge.open--);
     streamChunks(response, shape, body.stream_options?.include_usage === true);
     return;
   }

@@ -20,6 +20,9 @@ export interface UsageReport {
   id: number;
   cpuMicroseconds: number;
   rssBytes: number;
+  /** The mock only: streams open now, and the most ever open at once. */
+  openStreams?: number;
+  peakOpenStreams?: number;
 }
 
 /** Child → parent: it could not start. */
@@ -42,4 +45,10 @@ export const CHILD_ENVIRONMENT = {
   gatewayApiKey: 'BENCH_GATEWAY_API_KEY',
   streamChunks: 'BENCH_STREAM_CHUNKS',
   streamGapMs: 'BENCH_STREAM_GAP_MS',
+  /** Gateway: `three` adds the bench's three-guardrail policy (bench/policies.ts) to its config. */
+  gatewayPolicies: 'BENCH_GATEWAY_POLICIES',
+  /** Gateway: `upstream.connectionsPerOrigin` (default: the gateway's own default). */
+  gatewayUpstreamConnections: 'BENCH_GATEWAY_UPSTREAM_CONNECTIONS',
+  /** Any server: the loopback port to listen on (default: a free one). The start-up test polls it before `ready`. */
+  port: 'BENCH_PORT',
 } as const;

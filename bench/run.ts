@@ -1,65 +1,53 @@
 // `npm run bench`: the gateway against a do-nothing proxy (the floor), both in front of a mock
-// upstream, all on loopback in separate processes; autocannon runs here. Prints figures only:
-// exits non-zero when the harness failed (including any non-2xx answer), never on a slow result.
+// upstream, all on loopback in separate processes; the load tools run here. Prints one report
+// ending with the issue-9 targets table (PASS/MISS). Exits non-zero only when the harness failed
+// (a non-2xx answer, a broken stream, a crash), never on a missed target. Settings: bench/settings.ts.
 import { randomBytes } from 'node:crypto';
 import { Agent } from 'node:http';
-import { availableParallelism, cpus, loadavg } from 'node:os';
+import { loadavg } from 'node:os';
+import { createVirtualKey, waitForLogEntry } from './admin.js';
 import { killAllServers, type ServerChild, startServer, stopAllServers } from './children.js';
 import { postOnce, type Target } from './client.js';
-import { type LoadFigures, type LoadRequest, measureLoad } from './load.js';
+import { type LoadFigures, type LoadRequest, measureLoad, measurePacedLoad, type PacedFigures } from './load.js';
+import { holdOpenStreams, type OpenStreamsFigures } from './open-streams.js';
+import { PacedLoader } from './paced-load.js';
 import { CHILD_ENVIRONMENT } from './protocol.js';
-import { comparisonLine, loadProblems, loadTable, streamTable } from './report.js';
-import { compareStreams } from './stream-test.js';
-
-interface Settings {
-  durationSeconds: number;
-  warmUpSeconds: number;
-  connections: number;
-  rate: number;
-  rateConnections: number;
-  streamRuns: number;
-  streamChunks: number;
-  streamGapMs: number;
-}
+import { pacedProblems } from './report.js';
+import { readSettings, runBudgetMs, type Settings } from './settings.js';
+import { runSoak, type SoakFigures } from './soak.js';
+import { measureStartup, type StartupRun } from './startup.js';
+import { compareStreams, type StreamSummary } from './stream-test.js';
+import { harnessProblems, type Measured, report } from './summary.js';
 
 const CHAT_PATH = '/v1/chat/completions';
 const REQUEST_LIMIT_MS = 10_000;
+const STARTUP_LIMIT_MS = 15_000;
 
-function integerSetting(name: string, fallback: number, minimum: number, maximum: number): number {
-  const raw = process.env[name];
-  const value = raw === undefined || raw === '' ? fallback : Number(raw);
-  if (!Number.isInteger(value) || value < minimum || value > maximum) {
-    throw new Error(`${name} must be an integer from ${minimum} to ${maximum}, got ${raw}`);
-  }
-  return value;
-}
+/** About 200 characters of an ordinary request with one e-mail address (so PII redaction has work). */
+const USER_MESSAGE =
+  'Please draft a short, friendly reply to the customer who wrote to jordan.miles@example.com about order 4471: ' +
+  'apologise for the delay, confirm delivery next Tuesday and offer a 10% discount. Thank you.';
 
-function readSettings(): Settings {
-  return {
-    durationSeconds: integerSetting('BENCH_DURATION', 10, 1, 120),
-    warmUpSeconds: integerSetting('BENCH_WARMUP', 5, 0, 60),
-    connections: integerSetting('BENCH_CONNECTIONS', 50, 1, 500),
-    rate: integerSetting('BENCH_RATE', 1000, 1, 50_000),
-    rateConnections: integerSetting('BENCH_RATE_CONNECTIONS', 10, 1, 500),
-    streamRuns: integerSetting('BENCH_STREAM_RUNS', 20, 1, 200),
-    streamChunks: integerSetting('BENCH_STREAM_CHUNKS', 50, 1, 1000),
-    streamGapMs: integerSetting('BENCH_STREAM_GAP_MS', 20, 0, 1000),
-  };
-}
-
-/** An upper bound on the whole run, after which it is abandoned as hung. */
-function runBudgetMs(settings: Settings): number {
-  const loads = 5 * (settings.durationSeconds + settings.warmUpSeconds) * 1000;
-  const oneStream = settings.streamChunks * settings.streamGapMs + 1000;
-  const streams = 3 * (settings.streamRuns + 2) * oneStream;
-  return loads + streams + 120_000;
-}
+const LABELS = {
+  direct: 'direct to mock',
+  floor: 'floor',
+  gatewayDefault: 'gateway (default config)',
+  gatewayVk: 'gateway (virtual key + limits + log store)',
+  gatewayGuarded: 'gateway (virtual key + 3 guardrails)',
+} as const;
 
 function progress(message: string): void {
   process.stderr.write(`bench: ${message}\n`);
 }
 
-function chatHeaders(apiKey: string, mockUrl: string): Record<string, string> {
+function chatBody(stream: boolean): string {
+  const body: Record<string, unknown> = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: USER_MESSAGE }] };
+  if (stream) body.stream = true;
+  return JSON.stringify(body);
+}
+
+/** The account key with the provider's headers, as a caller without a virtual key sends them. */
+function accountHeaders(apiKey: string, mockUrl: string): Record<string, string> {
   return {
     'content-type': 'application/json',
     authorization: 'Bearer sk-bench',
@@ -69,59 +57,218 @@ function chatHeaders(apiKey: string, mockUrl: string): Record<string, string> {
   };
 }
 
-function chatBody(stream: boolean): string {
-  const body: Record<string, unknown> = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hello' }] };
-  if (stream) body.stream = true;
-  return JSON.stringify(body);
+/** A virtual key alone: no Authorization, no provider header. */
+function virtualKeyHeaders(virtualKey: string): Record<string, string> {
+  return { 'content-type': 'application/json', 'x-gateway-api-key': virtualKey };
 }
 
-async function startServers(settings: Settings, apiKey: string): Promise<{ mock: ServerChild; floor: ServerChild; gateway: ServerChild }> {
+/** A target the loads hit: where, with which headers, and its server process (undefined: the mock itself). */
+interface Endpoint {
+  label: string;
+  url: string;
+  headers: Record<string, string>;
+  process?: ServerChild;
+}
+
+function target(endpoint: Endpoint, stream: boolean, agent: Agent): Target {
+  return { url: `${endpoint.url}${CHAT_PATH}`, headers: endpoint.headers, body: chatBody(stream), agent };
+}
+
+function request(endpoint: Endpoint): LoadRequest {
+  return { path: CHAT_PATH, headers: endpoint.headers, body: chatBody(false) };
+}
+
+/** One plain request through each endpoint must come back 200 with a chat completion before loading. */
+async function preflight(endpoints: readonly Endpoint[]): Promise<void> {
+  for (const endpoint of endpoints) {
+    const answer = await postOnce(target(endpoint, false, new Agent({ keepAlive: false })), REQUEST_LIMIT_MS);
+    const looksRight = answer.status === 200 && Array.isArray((JSON.parse(answer.body) as { choices?: unknown }).choices);
+    if (!looksRight) throw new Error(`pre-flight request to ${endpoint.label} answered ${answer.status}: ${answer.body.slice(0, 500)}`);
+  }
+}
+
+interface Gateways {
+  mock: ServerChild;
+  direct: Endpoint;
+  floor: Endpoint;
+  gatewayDefault: Endpoint;
+  gatewayVk: Endpoint;
+  gatewayGuarded: Endpoint;
+}
+
+/**
+ * The mock, the floor, and one gateway process per variant (so that each one's CPU and RSS are its
+ * own): the default config called with the account key, a virtual key with limits, and a virtual
+ * key whose policy runs three guardrails. The keys are created through the admin HTTP API.
+ */
+async function startGateways(settings: Settings, apiKey: string): Promise<Gateways> {
   const mock = await startServer('mock', {
     [CHILD_ENVIRONMENT.streamChunks]: String(settings.streamChunks),
     [CHILD_ENVIRONMENT.streamGapMs]: String(settings.streamGapMs),
   });
-  const floor = await startServer('floor', { [CHILD_ENVIRONMENT.upstreamUrl]: mock.url });
-  const gateway = await startServer('gateway', { [CHILD_ENVIRONMENT.gatewayApiKey]: apiKey });
-  return { mock, floor, gateway };
+  const accountKey = { [CHILD_ENVIRONMENT.gatewayApiKey]: apiKey };
+  const [floor, gatewayDefault, gatewayVk, gatewayGuarded] = await Promise.all([
+    startServer('floor', { [CHILD_ENVIRONMENT.upstreamUrl]: mock.url }),
+    startServer('gateway', accountKey),
+    startServer('gateway', accountKey),
+    startServer('gateway', { ...accountKey, [CHILD_ENVIRONMENT.gatewayPolicies]: 'three' }),
+  ]);
+  const vk = await createVirtualKey(gatewayVk.url, apiKey, { name: 'bench', mockUrl: mock.url });
+  const guardedVk = await createVirtualKey(gatewayGuarded.url, apiKey, { name: 'bench-guarded', mockUrl: mock.url, guardrailPolicy: 'three' });
+  const headers = accountHeaders(apiKey, mock.url);
+  return {
+    mock,
+    direct: { label: LABELS.direct, url: mock.url, headers },
+    floor: { label: LABELS.floor, url: floor.url, headers, process: floor },
+    gatewayDefault: { label: LABELS.gatewayDefault, url: gatewayDefault.url, headers, process: gatewayDefault },
+    gatewayVk: { label: LABELS.gatewayVk, url: gatewayVk.url, headers: virtualKeyHeaders(vk), process: gatewayVk },
+    gatewayGuarded: { label: LABELS.gatewayGuarded, url: gatewayGuarded.url, headers: virtualKeyHeaders(guardedVk), process: gatewayGuarded },
+  };
 }
 
-/** One plain request through each target must come back 200 with a chat completion before loading. */
-async function preflight(targets: ReadonlyArray<{ label: string; target: Target }>): Promise<void> {
-  for (const { label, target } of targets) {
-    const answer = await postOnce(target, REQUEST_LIMIT_MS);
-    const looksRight = answer.status === 200 && Array.isArray((JSON.parse(answer.body) as { choices?: unknown }).choices);
-    if (!looksRight) throw new Error(`pre-flight request to ${label} answered ${answer.status}: ${answer.body.slice(0, 500)}`);
-  }
+/**
+ * The virtual-key endpoint with a key of its own for one section: a key's per-minute window holds
+ * its requests of the last 60 s, and each section should start from the same (empty) state rather
+ * than inherit the one before's.
+ */
+async function withFreshKey(endpoint: Endpoint, apiKey: string, mockUrl: string, name: string): Promise<Endpoint> {
+  return { ...endpoint, headers: virtualKeyHeaders(await createVirtualKey(endpoint.url, apiKey, { name, mockUrl })) };
 }
 
-async function runLoads(settings: Settings, servers: { mock: ServerChild; floor: ServerChild; gateway: ServerChild }, request: LoadRequest) {
-  const common = { durationSeconds: settings.durationSeconds, warmUpSeconds: settings.warmUpSeconds };
-  const maximum = { ...common, connections: settings.connections };
-  const fixed = { ...common, connections: settings.rateConnections, overallRate: settings.rate };
-  const rateLabel = `${settings.rate} req/s, c=${settings.rateConnections}`;
-  const plans = [
-    { plan: { ...maximum, label: `direct to mock, c=${settings.connections}`, baseUrl: servers.mock.url }, proxy: undefined },
-    { plan: { ...maximum, label: `floor, c=${settings.connections}`, baseUrl: servers.floor.url }, proxy: servers.floor },
-    { plan: { ...maximum, label: `gateway, c=${settings.connections}`, baseUrl: servers.gateway.url }, proxy: servers.gateway },
-    { plan: { ...fixed, label: `floor, ${rateLabel}`, baseUrl: servers.floor.url }, proxy: servers.floor },
-    { plan: { ...fixed, label: `gateway, ${rateLabel}`, baseUrl: servers.gateway.url }, proxy: servers.gateway },
-  ];
+/** Shows that the variants do what their labels say: the key was used, the log store written, the guardrails ran. */
+async function checkVariants(gateways: Gateways, apiKey: string): Promise<void> {
+  await waitForLogEntry(gateways.gatewayVk.url, apiKey, (entry) => entry.caller_type === 'virtual-key' && entry.status === 200);
+  const guarded = await waitForLogEntry(gateways.gatewayGuarded.url, apiKey, (entry) => entry.caller_type === 'virtual-key' && entry.status === 200);
+  const ran = new Set(guarded.guardrails.filter((verdict) => verdict.side === 'input').map((verdict) => verdict.guardrail));
+  const missing = ['pii', 'length-bounds', 'regex'].filter((id) => !ran.has(id));
+  if (missing.length > 0) throw new Error(`the guarded gateway's log entry shows no verdict of ${missing.join(', ')}: ${JSON.stringify(guarded.guardrails)}`);
+}
+
+async function runThroughput(settings: Settings, gateways: Gateways): Promise<LoadFigures[]> {
   const figures: LoadFigures[] = [];
-  for (const { plan, proxy } of plans) {
-    progress(`${plan.label}: ${plan.warmUpSeconds} s warm-up + ${plan.durationSeconds} s`);
-    figures.push(await measureLoad(plan, request, proxy));
+  for (const endpoint of [gateways.direct, gateways.floor, gateways.gatewayDefault, gateways.gatewayVk, gateways.gatewayGuarded]) {
+    const label = `${endpoint.label}, c=${settings.connections}`;
+    progress(`${label}: ${settings.warmUpSeconds} s warm-up + ${settings.durationSeconds} s`);
+    const plan = { label, baseUrl: endpoint.url, connections: settings.connections, durationSeconds: settings.durationSeconds, warmUpSeconds: settings.warmUpSeconds, rssSampleMs: settings.rssSampleMs };
+    figures.push(await measureLoad(plan, request(endpoint), endpoint.process));
   }
-  return { direct: figures[0], floorMaximum: figures[1], gatewayMaximum: figures[2], floorFixed: figures[3], gatewayFixed: figures[4], all: figures };
+  return figures;
 }
 
-function describeMachine(settings: Settings, loadBefore: number): string {
-  const model = cpus()[0]?.model ?? 'unknown CPU';
-  const load = `1-minute load average ${loadBefore.toFixed(2)} before the run, ${loadavg()[0].toFixed(2)} after`;
-  return (
-    `Node ${process.version}, ${availableParallelism()} cores (${model}), ${load}\n` +
-    `loads: ${settings.warmUpSeconds} s warm-up + ${settings.durationSeconds} s each; ` +
-    `streams: ${settings.streamChunks} chunks ${settings.streamGapMs} ms apart, ${settings.streamRuns} runs per target`
+async function runPaced(settings: Settings, gateways: Gateways): Promise<PacedFigures[]> {
+  const figures: PacedFigures[] = [];
+  for (const endpoint of [gateways.floor, gateways.gatewayDefault, gateways.gatewayVk]) {
+    const label = `${endpoint.label}, ${settings.rate} req/s, c=${settings.rateConnections}`;
+    progress(`${label}: ${settings.warmUpSeconds} s warm-up + ${settings.durationSeconds} s`);
+    const plan = {
+      label,
+      baseUrl: endpoint.url,
+      connections: settings.rateConnections,
+      ratePerSecond: settings.rate,
+      durationSeconds: settings.durationSeconds,
+      warmUpSeconds: settings.warmUpSeconds,
+      rssSampleMs: settings.rssSampleMs,
+    };
+    figures.push(await measurePacedLoad(plan, request(endpoint), endpoint.process!));
+  }
+  return figures;
+}
+
+async function runStreams(settings: Settings, gateways: Gateways): Promise<StreamSummary[]> {
+  progress(`streams: ${settings.streamRuns} runs each, direct, through the floor and through the gateway (virtual key), in turn`);
+  const oneAtATime = () => new Agent({ keepAlive: true, maxSockets: 1 });
+  return compareStreams(
+    [
+      { label: 'direct', target: target(gateways.direct, true, oneAtATime()) },
+      { label: 'floor', target: target(gateways.floor, true, oneAtATime()) },
+      { label: 'gateway (vk)', target: target(gateways.gatewayVk, true, oneAtATime()) },
+    ],
+    { runs: settings.streamRuns, expectedChunks: settings.streamChunks, limitMs: settings.streamChunks * settings.streamGapMs + REQUEST_LIMIT_MS },
   );
+}
+
+/**
+ * A mock whose streams last long enough to hold them all open together, and a fresh gateway
+ * (virtual key) whose upstream pool can hold that many connections to it (its default is 128 per
+ * origin, which would queue the rest inside the gateway).
+ */
+async function runOpenStreams(settings: Settings, apiKey: string): Promise<OpenStreamsFigures> {
+  progress(`concurrent streams: ${settings.openStreams} at once through a fresh gateway (virtual key)`);
+  const mock = await startServer('mock', {
+    [CHILD_ENVIRONMENT.streamChunks]: String(settings.openStreamChunks),
+    [CHILD_ENVIRONMENT.streamGapMs]: String(settings.openStreamGapMs),
+  });
+  const gateway = await startServer('gateway', {
+    [CHILD_ENVIRONMENT.gatewayApiKey]: apiKey,
+    [CHILD_ENVIRONMENT.gatewayUpstreamConnections]: String(Math.max(128, settings.openStreams + 24)),
+  });
+  try {
+    if (settings.warmUpSeconds > 0) await warmUp(gateway, apiKey, mock.url);
+    const vk = await createVirtualKey(gateway.url, apiKey, { name: 'bench-open-streams', mockUrl: mock.url });
+    return await holdOpenStreams({
+      gateway,
+      mock,
+      url: `${gateway.url}${CHAT_PATH}`,
+      headers: virtualKeyHeaders(vk),
+      body: chatBody(true),
+      count: settings.openStreams,
+      expectedChunks: settings.openStreamChunks,
+      limitMs: settings.openStreamChunks * settings.openStreamGapMs + 60_000,
+      rssSampleMs: settings.rssSampleMs,
+    });
+  } finally {
+    await Promise.all([gateway.stop(), mock.stop()]);
+  }
+}
+
+/** 2 s of plain chat at 500 req/s on a key of its own, so that a fresh gateway is not measured cold (JIT). */
+async function warmUp(gateway: ServerChild, apiKey: string, mockUrl: string): Promise<void> {
+  const vk = await createVirtualKey(gateway.url, apiKey, { name: 'bench-warm-up', mockUrl });
+  const loader = new PacedLoader({ origin: gateway.url, path: CHAT_PATH, headers: virtualKeyHeaders(vk), body: chatBody(false) }, 10);
+  try {
+    const result = await loader.run(500, 2);
+    const problems = pacedProblems([{ label: 'warm-up', result }]);
+    if (problems.length > 0) throw new Error(`the warm-up of the concurrent-streams gateway failed: ${problems.join('; ')}`);
+  } finally {
+    await loader.close();
+  }
+}
+
+async function runStartup(settings: Settings, apiKey: string, mock: ServerChild): Promise<StartupRun[]> {
+  progress(`start-up: ${settings.startupRuns} fresh gateway child(ren), polled every ${settings.startupPollMs} ms`);
+  const runs: StartupRun[] = [];
+  for (let run = 0; run < settings.startupRuns; run++) {
+    runs.push(
+      await measureStartup({
+        path: CHAT_PATH,
+        headers: accountHeaders(apiKey, mock.url),
+        body: chatBody(false),
+        accountKey: apiKey,
+        pollMs: settings.startupPollMs,
+        limitMs: STARTUP_LIMIT_MS,
+      }),
+    );
+  }
+  return runs;
+}
+
+async function runSoakSection(settings: Settings, apiKey: string, mock: ServerChild): Promise<SoakFigures> {
+  progress(`soak: ${settings.soakMinutes} min at ${settings.rate} req/s through a fresh gateway (virtual key)`);
+  const gateway = await startServer('gateway', { [CHILD_ENVIRONMENT.gatewayApiKey]: apiKey });
+  try {
+    const vk = await createVirtualKey(gateway.url, apiKey, { name: 'bench-soak', mockUrl: mock.url });
+    const headers = virtualKeyHeaders(vk);
+    return await runSoak({
+      gateway,
+      request: { path: CHAT_PATH, headers, body: chatBody(false) },
+      ratePerSecond: settings.rate,
+      connections: settings.rateConnections,
+      minutes: settings.soakMinutes,
+      sampleSeconds: settings.soakSampleSeconds,
+    });
+  } finally {
+    await gateway.stop();
+  }
 }
 
 async function main(): Promise<number> {
@@ -129,58 +276,43 @@ async function main(): Promise<number> {
   const settings = readSettings();
   const loadBefore = loadavg()[0];
   const budget = setTimeout(() => {
-    progress(`the run took longer than its ${runBudgetMs(settings)} ms budget: abandoned`);
+    progress(`the run took longer than its ${runBudgetMs(settings, STARTUP_LIMIT_MS)} ms budget: abandoned`);
     void stopAllServers().finally(() => process.exit(1));
-  }, runBudgetMs(settings));
+  }, runBudgetMs(settings, STARTUP_LIMIT_MS));
   budget.unref();
 
   const apiKey = `gw-bench-${randomBytes(18).toString('base64url')}`;
-  progress('starting the mock upstream, the floor proxy and the gateway');
-  const servers = await startServers(settings, apiKey);
-  const headers = chatHeaders(apiKey, servers.mock.url);
-  const plainTarget = (url: string): Target => ({ url: `${url}${CHAT_PATH}`, headers, body: chatBody(false), agent: new Agent({ keepAlive: true }) });
-  await preflight([
-    { label: 'the mock', target: plainTarget(servers.mock.url) },
-    { label: 'the floor', target: plainTarget(servers.floor.url) },
-    { label: 'the gateway', target: plainTarget(servers.gateway.url) },
-  ]);
+  const measured: Measured = {};
+  const { sections } = settings;
+  const loadsWanted = sections.has('throughput') || sections.has('paced') || sections.has('streams');
+  let mock: ServerChild;
+  if (loadsWanted) {
+    progress('starting the mock upstream, the floor proxy and three gateways (default; virtual key; virtual key + 3 guardrails)');
+    const gateways = await startGateways(settings, apiKey);
+    mock = gateways.mock;
+    await preflight([gateways.direct, gateways.floor, gateways.gatewayDefault, gateways.gatewayVk, gateways.gatewayGuarded]);
+    await checkVariants(gateways, apiKey);
+    if (sections.has('throughput')) measured.throughput = await runThroughput(settings, gateways);
+    await gateways.gatewayGuarded.process!.stop();
+    if (sections.has('paced')) {
+      gateways.gatewayVk = await withFreshKey(gateways.gatewayVk, apiKey, mock.url, 'bench-paced');
+      measured.paced = await runPaced(settings, gateways);
+    }
+    await gateways.gatewayDefault.process!.stop();
+    if (sections.has('streams')) {
+      gateways.gatewayVk = await withFreshKey(gateways.gatewayVk, apiKey, mock.url, 'bench-streams');
+      measured.streams = await runStreams(settings, gateways);
+    }
+    await Promise.all([gateways.floor.process!.stop(), gateways.gatewayVk.process!.stop()]);
+  } else {
+    mock = await startServer('mock', { [CHILD_ENVIRONMENT.streamChunks]: String(settings.streamChunks), [CHILD_ENVIRONMENT.streamGapMs]: String(settings.streamGapMs) });
+  }
+  if (sections.has('open-streams')) measured.openStreams = await runOpenStreams(settings, apiKey);
+  if (sections.has('startup')) measured.startup = await runStartup(settings, apiKey, mock);
+  if (settings.soakMinutes > 0) measured.soak = await runSoakSection(settings, apiKey, mock);
 
-  const loads = await runLoads(settings, servers, { path: CHAT_PATH, headers, body: chatBody(false) });
-
-  progress(`streams: ${settings.streamRuns} runs each, direct, through the floor and through the gateway, in turn`);
-  const streamTarget = (url: string): Target => ({ url: `${url}${CHAT_PATH}`, headers, body: chatBody(true), agent: new Agent({ keepAlive: true, maxSockets: 1 }) });
-  const [directStream, floorStream, gatewayStream] = await compareStreams(
-    [
-      { label: 'direct', target: streamTarget(servers.mock.url) },
-      { label: 'floor', target: streamTarget(servers.floor.url) },
-      { label: 'gateway', target: streamTarget(servers.gateway.url) },
-    ],
-    { runs: settings.streamRuns, expectedChunks: settings.streamChunks, limitMs: settings.streamChunks * settings.streamGapMs + REQUEST_LIMIT_MS },
-  );
-  const streams = [directStream, floorStream, gatewayStream];
-
-  const lines = [
-    '',
-    describeMachine(settings, loadBefore),
-    '',
-    loadTable(loads.all),
-    '',
-    comparisonLine(`Max throughput, c=${settings.connections}`, loads.floorMaximum, loads.gatewayMaximum),
-    comparisonLine(`Fixed ${settings.rate} req/s, c=${settings.rateConnections}`, loads.floorFixed, loads.gatewayFixed),
-    '',
-    `Stream timings in ms, measured by the client from sending the request (${settings.streamChunks} chunks, ${settings.streamGapMs} ms apart):`,
-    streamTable(streams, [
-      [gatewayStream, directStream],
-      [gatewayStream, floorStream],
-    ]),
-    '',
-  ];
-  process.stdout.write(`${lines.join('\n')}\n`);
-
-  const problems = [
-    ...loadProblems(loads.all),
-    ...streams.flatMap((summary) => summary.problems.map((problem) => `${summary.label} stream: ${problem}`)),
-  ];
+  process.stdout.write(report(settings, loadBefore, measured));
+  const problems = harnessProblems(measured);
   if (problems.length === 0) return 0;
   process.stdout.write(`HARNESS PROBLEM: some figures above are not valid:\n${problems.map((problem) => `  ${problem}`).join('\n')}\n`);
   return 1;
@@ -189,7 +321,7 @@ async function main(): Promise<number> {
 process.on('exit', killAllServers);
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
-    // SIGTERM first so that the children clean up (the gateway removes its data directory).
+    // SIGTERM first so that the children clean up (the gateways remove their data directories).
     void stopAllServers().finally(() => process.exit(130));
   });
 }

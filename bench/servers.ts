@@ -8,16 +8,20 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createFloorProxy } from './floor-proxy.js';
-import { createMockUpstream } from './mock-upstream.js';
-import { CHILD_ENVIRONMENT, type ChildMessage, isServerRole, type ServerRole, type UsageQuery } from './protocol.js';
+import { createMockUpstream, type StreamGauge } from './mock-upstream.js';
+import { CHILD_ENVIRONMENT, type ChildMessage, isServerRole, type ServerRole, type UsageQuery, type UsageReport } from './protocol.js';
 
 interface RunningServer {
   url: string;
   close(): Promise<void>;
+  /** Extra figures for usage reports (the mock's stream gauge). */
+  usage?(): Partial<UsageReport>;
 }
 
 const LOOPBACK = '127.0.0.1';
 const SHUTDOWN_LIMIT_MS = 3_000;
+/** Accept queue length: the concurrent-streams test opens ~1000 connections at once (Node's default is 511). */
+const LISTEN_BACKLOG = 4096;
 
 function send(message: ChildMessage): void {
   process.send?.(message);
@@ -29,8 +33,13 @@ function requiredEnvironment(name: string): string {
   return value;
 }
 
+/** The port asked for with BENCH_PORT, or 0 (any free one). */
+function requestedPort(): number {
+  return Number(process.env[CHILD_ENVIRONMENT.port] ?? 0);
+}
+
 async function listenOnLoopback(server: Server): Promise<string> {
-  server.listen(0, LOOPBACK);
+  server.listen({ port: requestedPort(), host: LOOPBACK, backlog: LISTEN_BACKLOG });
   await once(server, 'listening');
   return `http://${LOOPBACK}:${(server.address() as AddressInfo).port}`;
 }
@@ -43,11 +52,19 @@ function closeServer(server: Server): Promise<void> {
 }
 
 async function startMock(): Promise<RunningServer> {
-  const server = createMockUpstream({
-    chunks: Number(requiredEnvironment(CHILD_ENVIRONMENT.streamChunks)),
-    gapMs: Number(requiredEnvironment(CHILD_ENVIRONMENT.streamGapMs)),
-  });
-  return { url: await listenOnLoopback(server), close: () => closeServer(server) };
+  const gauge: StreamGauge = { open: 0, peak: 0 };
+  const server = createMockUpstream(
+    {
+      chunks: Number(requiredEnvironment(CHILD_ENVIRONMENT.streamChunks)),
+      gapMs: Number(requiredEnvironment(CHILD_ENVIRONMENT.streamGapMs)),
+    },
+    gauge,
+  );
+  return {
+    url: await listenOnLoopback(server),
+    close: () => closeServer(server),
+    usage: () => ({ openStreams: gauge.open, peakOpenStreams: gauge.peak }),
+  };
 }
 
 async function startFloor(): Promise<RunningServer> {
@@ -62,16 +79,28 @@ async function startFloor(): Promise<RunningServer> {
   };
 }
 
-/** The real gateway, production settings, its log stage writing to /dev/null asynchronously. */
+/**
+ * The real gateway, production settings, its pino log writing to /dev/null asynchronously, the
+ * durable log store (embedded SQLite) in a fresh data directory. `{ providers: [openai()] }` is its
+ * whole configuration, plus the bench's guardrail policy or a larger upstream pool when asked for.
+ */
 async function startGateway(): Promise<RunningServer> {
-  const [{ createGateway }, { openai }, { pino }] = await Promise.all([
+  const [{ createGateway }, { openai }, { pino }, { benchPolicies }] = await Promise.all([
     import('../core/app.js'),
     import('../plugins/providers/openai/index.js'),
     import('pino'),
+    import('./policies.js'),
   ]);
   const dataDirectory = mkdtempSync(join(tmpdir(), 'gateway-bench-'));
+  const policies = process.env[CHILD_ENVIRONMENT.gatewayPolicies];
+  if (policies !== undefined && policies !== 'three') throw new Error(`${CHILD_ENVIRONMENT.gatewayPolicies} must be "three", got ${policies}`);
+  const upstreamConnections = process.env[CHILD_ENVIRONMENT.gatewayUpstreamConnections];
   const gateway = createGateway(
-    { providers: [openai()] },
+    {
+      providers: [openai()],
+      ...(policies === 'three' ? { policies: benchPolicies() } : {}),
+      ...(upstreamConnections ? { upstream: { connectionsPerOrigin: Number(upstreamConnections) } } : {}),
+    },
     {
       environment: {
         NODE_ENV: 'production',
@@ -82,7 +111,7 @@ async function startGateway(): Promise<RunningServer> {
       logDestination: pino.destination({ dest: '/dev/null', sync: false }),
     },
   );
-  const { url } = await gateway.listen(0, LOOPBACK);
+  const { url } = await gateway.listen(requestedPort(), LOOPBACK);
   return {
     url,
     async close() {
@@ -94,11 +123,11 @@ async function startGateway(): Promise<RunningServer> {
 
 const STARTERS: Record<ServerRole, () => Promise<RunningServer>> = { mock: startMock, floor: startFloor, gateway: startGateway };
 
-function answerUsageQueries(): void {
+function answerUsageQueries(running: RunningServer): void {
   process.on('message', (message: UsageQuery) => {
     if (message?.type !== 'usage') return;
     const cpu = process.cpuUsage();
-    send({ type: 'usage', id: message.id, cpuMicroseconds: cpu.user + cpu.system, rssBytes: process.memoryUsage.rss() });
+    send({ type: 'usage', id: message.id, cpuMicroseconds: cpu.user + cpu.system, rssBytes: process.memoryUsage.rss(), ...running.usage?.() });
   });
 }
 
@@ -124,7 +153,7 @@ async function main(): Promise<void> {
   if (!process.send) throw new Error('servers.js must be started by bench/run.js with an IPC channel');
   try {
     const running = await STARTERS[role]();
-    answerUsageQueries();
+    answerUsageQueries(running);
     exitOnParentLeaving(running);
     send({ type: 'ready', role, url: running.url });
   } catch (error) {

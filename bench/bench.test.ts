@@ -1,0 +1,236 @@
+// The bench's pure parts: percentiles, the paced schedule's latency accounting, the PASS/MISS
+// evaluation. No timing: every clock value is given by the test.
+import test from 'ava';
+import { type Dispatch, latencyStart, PacedSchedule } from './paced-load.js';
+import { maxOverlap, mean, median, percentile } from './stats.js';
+import { soakGrowth } from './soak.js';
+import { evaluateTargets, growthPercent, type TargetFigures, type TargetRow } from './targets.js';
+
+test('percentile is nearest-rank over unsorted values, NaN when empty', (t) => {
+  const values = [5, 1, 4, 2, 3, 10, 9, 8, 7, 6];
+  t.is(percentile(values, 0.5), 5);
+  t.is(percentile(values, 0.9), 9);
+  t.is(percentile(values, 0.99), 10);
+  t.is(percentile(values, 1), 10);
+  t.is(percentile(values, 0), 1);
+  t.is(percentile([0.25], 0.99), 0.25);
+  t.true(Number.isNaN(percentile([], 0.5)));
+  t.deepEqual(values, [5, 1, 4, 2, 3, 10, 9, 8, 7, 6], 'the input is not reordered');
+});
+
+test('p99 of 1000 values is the 990th smallest', (t) => {
+  const values = Array.from({ length: 1000 }, (_, index) => 1000 - index);
+  t.is(percentile(values, 0.99), 990);
+  t.is(percentile(values, 0.5), 500);
+});
+
+test('mean and median', (t) => {
+  t.is(mean([1, 2, 3, 6]), 3);
+  t.true(Number.isNaN(mean([])));
+  t.is(median([300, 100, 200]), 200);
+});
+
+test('latencyStart: a request whose connection was free when due counts from when it was sent', (t) => {
+  t.is(latencyStart(10, Number.NEGATIVE_INFINITY, 10), 10);
+  // The load tool's timer fired 0.8 ms late: that lateness is not the server's.
+  t.is(latencyStart(10, 5, 10.8), 10.8);
+});
+
+test('latencyStart: a request that waited for a busy connection counts from when it was due', (t) => {
+  // Due at 10, every connection busy until 14, sent at once when one freed.
+  t.is(latencyStart(10, 14, 14), 10);
+  // Its connection freed at 12 but the tool only sent at 12.5: the 2 ms wait counts, the 0.5 ms does not.
+  t.is(latencyStart(10, 12, 12.5), 10.5);
+});
+
+/** Drives a schedule by hand: `take` at given times, `finish` given dispatches at given times. */
+function schedule(ratePerSecond: number, connections: number, durationSeconds: number): PacedSchedule {
+  return new PacedSchedule({ ratePerSecond, connections, durationSeconds, startAt: 0 });
+}
+
+test('the schedule is open-loop: requests fall due every 1000/rate ms whatever the answers do', (t) => {
+  const paced = schedule(1000, 2, 0.005);
+  t.is(paced.total, 5);
+  t.deepEqual([0, 1, 2, 3, 4].map((index) => paced.dueAt(index)), [0, 1, 2, 3, 4]);
+  const first = paced.take(0);
+  t.deepEqual(first.map((dispatch) => dispatch.index), [0]);
+  t.is(paced.nextDueAt(), 1);
+  // Late timer: at 2.5 the requests due at 1 and 2 are both taken; one connection is left for them.
+  const second = paced.take(2.5);
+  t.deepEqual(second.map((dispatch) => [dispatch.index, dispatch.connection, dispatch.countFrom]), [[1, 1, 2.5]]);
+  t.is(paced.result().maxQueued, 1, 'request 2 waits: both connections are busy');
+});
+
+test('the schedule counts a queued request from its due time (no coordinated omission)', (t) => {
+  const paced = schedule(1000, 1, 0.003);
+  const [first] = paced.take(0);
+  t.deepEqual(paced.take(2), [], 'requests 1 and 2 are due but the only connection is busy');
+  // The server answers request 0 after 5 ms: request 1 goes out at once on the freed connection.
+  const second = paced.finish(first, 5, { status: 200 }) as Dispatch;
+  t.is(second.index, 1);
+  t.is(second.sentAt, 5);
+  t.is(second.countFrom, 1, 'counted from its due time, not from 5');
+  const third = paced.finish(second, 5.5, { status: 200 }) as Dispatch;
+  t.is(third.countFrom, 2);
+  t.is(paced.finish(third, 6, { status: 200 }), undefined);
+  t.true(paced.done());
+  const result = paced.result();
+  t.is(result.completed, 3);
+  // Latencies: 5 - 0, 5.5 - 1, 6 - 2.
+  t.is(result.maxMs, 5);
+  t.is(result.p50Ms, 4.5);
+  t.is(result.maxQueued, 2);
+  t.is(result.sendLagP99Ms, 0);
+});
+
+test('the schedule reports send lag and keeps it out of latency', (t) => {
+  const paced = schedule(1000, 1, 0.001);
+  const [only] = paced.take(0.75); // due at 0, sent at 0.75
+  paced.finish(only, 1.25, { status: 200 });
+  const result = paced.result();
+  t.is(result.p50Ms, 0.5);
+  t.is(result.sendLagP99Ms, 0.75);
+});
+
+test('the schedule counts non-2xx answers and errors apart', (t) => {
+  const paced = schedule(1000, 3, 0.003);
+  const dispatches = paced.take(2);
+  t.is(dispatches.length, 3);
+  paced.finish(dispatches[0], 3, { status: 200 });
+  paced.finish(dispatches[1], 3, { status: 429 });
+  paced.finish(dispatches[2], 3, { error: 'socket hang up' });
+  const result = paced.result();
+  t.true(paced.done());
+  t.is(result.completed, 2, 'an error has no latency');
+  t.is(result.non2xx, 1);
+  t.is(result.errors, 1);
+  t.is(result.firstError, 'socket hang up');
+  t.deepEqual(result.statusCodes, { 200: 1, 429: 1 });
+});
+
+test('a run cut off counts what was still queued or in flight as unfinished, with the wait so far', (t) => {
+  const paced = schedule(1000, 1, 0.004);
+  const [first] = paced.take(1.5); // request 0 in flight, request 1 queued
+  paced.abandon(10);
+  t.true(paced.done());
+  t.is(paced.nextDueAt(), undefined, 'requests 2 and 3 are never sent');
+  t.is(paced.finish(first, 12, { status: 200 }), undefined, 'a late answer changes nothing');
+  const result = paced.result();
+  t.is(result.completed, 0);
+  t.is(result.unfinished, 2);
+  // Lower bounds: request 0 counted from its send at 1.5, request 1 from its due time 1.
+  t.is(result.maxMs, 9);
+  t.is(result.p50Ms, 8.5);
+});
+
+const MB = 1024 * 1024;
+
+/** Every target met with room to spare. */
+const MET: Required<TargetFigures> = {
+  vkShareOfFloorPercent: 61,
+  guardedShareOfFloorPercent: 52,
+  pacedP99DeltaMs: 0.9,
+  pacedP50DeltaMs: 0.2,
+  vkCpuMicrosecondsAtMaximum: 95,
+  vkCpuMicrosecondsAtFixedRate: 140,
+  streamFirstByteP50DeltaMs: 0.8,
+  streamGaps: { gatewayMeanMs: 20.3, directMeanMs: 20.2, gatewayP99Ms: 23, directP99Ms: 22 },
+  openStreams: { requested: 1000, completeOk: 1000, maxOpenAtOnce: 1000, peakRssBytes: 200 * MB },
+  vkRssMaxAtMaximumBytes: 120 * MB,
+  soakGrowthPercent: 3,
+  startupMs: 400,
+};
+
+function verdicts(rows: TargetRow[]): string[] {
+  return rows.map((row) => row.verdict);
+}
+
+test('every target met: one PASS row per target of issue 9', (t) => {
+  const rows = evaluateTargets(MET);
+  t.is(rows.length, 11);
+  t.deepEqual(new Set(verdicts(rows)), new Set(['PASS']));
+  t.true(rows.every((row) => row.goal.length > 0 && row.measured.length > 0));
+});
+
+test('each target misses on its own when its figure is on the wrong side', (t) => {
+  const misses: Array<[Partial<TargetFigures>, number]> = [
+    [{ vkShareOfFloorPercent: 59.9 }, 0],
+    [{ guardedShareOfFloorPercent: 49 }, 1],
+    [{ pacedP99DeltaMs: 1.001 }, 2],
+    [{ pacedP50DeltaMs: 0.31 }, 3],
+    [{ vkCpuMicrosecondsAtMaximum: 101 }, 4],
+    [{ streamFirstByteP50DeltaMs: 1.2 }, 5],
+    [{ streamGaps: { ...MET.streamGaps, gatewayMeanMs: 21.3 } }, 6],
+    [{ streamGaps: { ...MET.streamGaps, gatewayP99Ms: 24.5 } }, 6],
+    [{ openStreams: { ...MET.openStreams, completeOk: 999 } }, 7],
+    [{ openStreams: { ...MET.openStreams, maxOpenAtOnce: 990 } }, 7],
+    [{ openStreams: { ...MET.openStreams, peakRssBytes: 300 * MB } }, 7],
+    [{ vkRssMaxAtMaximumBytes: 151 * MB }, 8],
+    [{ soakGrowthPercent: 10 }, 9],
+    [{ startupMs: 500 }, 10],
+  ];
+  for (const [change, row] of misses) {
+    const result = verdicts(evaluateTargets({ ...MET, ...change }));
+    t.is(result[row], 'MISS', JSON.stringify(change));
+    t.is(result.filter((verdict) => verdict === 'MISS').length, 1, `only row ${row} misses for ${JSON.stringify(change)}`);
+  }
+});
+
+test('goals are inclusive where the issue says "at least" / "within" and strict where it says "under"', (t) => {
+  const edge = verdicts(
+    evaluateTargets({ ...MET, vkShareOfFloorPercent: 60, guardedShareOfFloorPercent: 50, pacedP99DeltaMs: 1, pacedP50DeltaMs: 0.3, vkCpuMicrosecondsAtMaximum: 100, vkRssMaxAtMaximumBytes: 150 * MB }),
+  );
+  t.deepEqual(new Set(edge), new Set(['PASS']));
+  t.is(verdicts(evaluateTargets({ ...MET, streamGaps: { gatewayMeanMs: 21, directMeanMs: 20, gatewayP99Ms: 24, directP99Ms: 22 } }))[6], 'PASS');
+});
+
+test('a section not run is "not run"; a figure that could not be computed is a MISS', (t) => {
+  const { soakGrowthPercent: _soak, openStreams: _open, ...withoutSoak } = MET;
+  const rows = evaluateTargets(withoutSoak);
+  t.is(rows[9].verdict, 'not run');
+  t.is(rows[9].measured, '-');
+  t.is(rows[7].verdict, 'not run');
+  t.is(evaluateTargets({ ...MET, vkShareOfFloorPercent: Number.NaN })[0].verdict, 'MISS');
+  t.is(evaluateTargets({})[0].verdict, 'not run');
+});
+
+test('the CPU row shows the fixed-rate figure too', (t) => {
+  t.is(evaluateTargets(MET)[4].measured, '95 µs (fixed rate: 140 µs)');
+});
+
+test('growthPercent', (t) => {
+  t.is(growthPercent(100, 105), 5);
+  t.is(growthPercent(200, 190), -5);
+  t.true(Number.isNaN(growthPercent(0, 10)));
+});
+
+test('maxOverlap counts intervals open at the same time; touching ones do not overlap', (t) => {
+  t.is(maxOverlap([]), 0);
+  t.is(
+    maxOverlap([
+      [0, 10],
+      [1, 5],
+      [2, 3],
+      [6, 8],
+    ]),
+    3,
+  );
+  t.is(
+    maxOverlap([
+      [0, 1],
+      [1, 2],
+      [2, 3],
+    ]),
+    1,
+  );
+});
+
+test('soak growth: from the first sample at or after minute one to the last', (t) => {
+  const MB = 1024 * 1024;
+  const samples = [10, 20, 30, 40, 50, 60, 70, 600].map((atSeconds, index) => ({ atSeconds, bytes: (100 + index) * MB }));
+  const growth = soakGrowth(samples);
+  t.is(growth.atMinuteOne, 105 * MB);
+  t.is(growth.atEnd, 107 * MB);
+  t.is(Math.round(growth.growthPercent * 100) / 100, 1.9);
+  t.true(Number.isNaN(soakGrowth(samples.slice(0, 3)).atMinuteOne));
+});

@@ -1,0 +1,76 @@
+// The bench's settings, from environment variables (documented in docs/performance.md, Method).
+
+export const SECTIONS = ['throughput', 'paced', 'streams', 'open-streams', 'startup'] as const;
+export type Section = (typeof SECTIONS)[number];
+
+export interface Settings {
+  durationSeconds: number;
+  warmUpSeconds: number;
+  connections: number;
+  rate: number;
+  rateConnections: number;
+  streamRuns: number;
+  streamChunks: number;
+  streamGapMs: number;
+  openStreams: number;
+  openStreamChunks: number;
+  openStreamGapMs: number;
+  startupRuns: number;
+  startupPollMs: number;
+  soakMinutes: number;
+  soakSampleSeconds: number;
+  rssSampleMs: number;
+  sections: ReadonlySet<Section>;
+}
+
+function integerSetting(name: string, fallback: number, minimum: number, maximum: number): number {
+  const raw = process.env[name];
+  const value = raw === undefined || raw === '' ? fallback : Number(raw);
+  if (!Number.isInteger(value) || value < minimum || value > maximum) {
+    throw new Error(`${name} must be an integer from ${minimum} to ${maximum}, got ${raw}`);
+  }
+  return value;
+}
+
+function sectionsSetting(): ReadonlySet<Section> {
+  const raw = process.env.BENCH_SECTIONS;
+  if (raw === undefined || raw.trim() === '') return new Set(SECTIONS);
+  const asked = raw.split(',').map((name) => name.trim());
+  const unknown = asked.filter((name) => !(SECTIONS as readonly string[]).includes(name));
+  if (unknown.length > 0) throw new Error(`BENCH_SECTIONS: unknown section(s) ${unknown.join(', ')}; expected some of ${SECTIONS.join(', ')}`);
+  return new Set(asked as Section[]);
+}
+
+export function readSettings(): Settings {
+  return {
+    durationSeconds: integerSetting('BENCH_DURATION', 10, 1, 120),
+    warmUpSeconds: integerSetting('BENCH_WARMUP', 5, 0, 60),
+    connections: integerSetting('BENCH_CONNECTIONS', 50, 1, 500),
+    rate: integerSetting('BENCH_RATE', 1000, 1, 50_000),
+    rateConnections: integerSetting('BENCH_RATE_CONNECTIONS', 10, 1, 500),
+    streamRuns: integerSetting('BENCH_STREAM_RUNS', 20, 1, 200),
+    streamChunks: integerSetting('BENCH_STREAM_CHUNKS', 50, 1, 1000),
+    streamGapMs: integerSetting('BENCH_STREAM_GAP_MS', 20, 0, 1000),
+    openStreams: integerSetting('BENCH_OPEN_STREAMS', 1000, 1, 10_000),
+    openStreamChunks: integerSetting('BENCH_OPEN_STREAM_CHUNKS', 50, 1, 1000),
+    openStreamGapMs: integerSetting('BENCH_OPEN_STREAM_GAP_MS', 200, 1, 1000),
+    startupRuns: integerSetting('BENCH_STARTUP_RUNS', 3, 1, 20),
+    startupPollMs: integerSetting('BENCH_STARTUP_POLL_MS', 5, 1, 1000),
+    soakMinutes: integerSetting('BENCH_SOAK_MINUTES', 0, 0, 24 * 60),
+    soakSampleSeconds: integerSetting('BENCH_SOAK_SAMPLE_SECONDS', 10, 1, 600),
+    rssSampleMs: integerSetting('BENCH_RSS_SAMPLE_MS', 100, 10, 10_000),
+    sections: sectionsSetting(),
+  };
+}
+
+/** An upper bound on the whole run, after which it is abandoned as hung. */
+export function runBudgetMs(settings: Settings, startupLimitMs: number): number {
+  const load = settings.durationSeconds + settings.warmUpSeconds;
+  const throughput = 5 * load * 1000;
+  const paced = 3 * load * 1000;
+  const streams = 3 * (settings.streamRuns + 2) * (settings.streamChunks * settings.streamGapMs + 1000);
+  const open = settings.openStreamChunks * settings.openStreamGapMs + 60_000;
+  const startup = settings.startupRuns * (startupLimitMs + 5_000);
+  const soak = settings.soakMinutes * 60_000 + 60_000;
+  return throughput + paced + streams + open + startup + soak + 120_000;
+}
