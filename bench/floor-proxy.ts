@@ -14,9 +14,9 @@ function forwardable(headers: HeaderRecord | IncomingHttpHeaders): Record<string
   return kept;
 }
 
-/** What a proxy that does nothing costs: the same pool settings the gateway uses (keep-alive, 128 connections). */
+/** What a proxy that does nothing costs: the same pool settings the gateway uses (keep-alive, 1024 connections). */
 function createUpstreamPool(upstreamUrl: string): Pool {
-  return new Pool(new URL(upstreamUrl).origin, { connections: 128, keepAliveTimeout: 30_000 });
+  return new Pool(new URL(upstreamUrl).origin, { connections: 1024, keepAliveTimeout: 30_000 });
 }
 
 /**

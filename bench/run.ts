@@ -200,7 +200,8 @@ async function runOpenStreams(settings: Settings, apiKey: string): Promise<OpenS
   });
   const gateway = await startServer('gateway', {
     [CHILD_ENVIRONMENT.gatewayApiKey]: apiKey,
-    [CHILD_ENVIRONMENT.gatewayUpstreamConnections]: String(Math.max(128, settings.openStreams + 24)),
+    // The default pool (1024 connections per origin) holds the default 1000 streams; more need a larger one.
+    ...(settings.openStreams + 24 > 1024 ? { [CHILD_ENVIRONMENT.gatewayUpstreamConnections]: String(settings.openStreams + 24) } : {}),
   });
   try {
     if (settings.warmUpSeconds > 0) await warmUp(gateway, apiKey, mock.url);

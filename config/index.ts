@@ -65,7 +65,10 @@ export interface GatewayConfig {
     timeoutMs?: number;
     /** Time allowed to open a connection (default 10 000 ms). */
     connectTimeoutMs?: number;
-    /** Keep-alive connections per upstream origin (default 128). */
+    /**
+     * Most connections per upstream origin (default 1024). HTTP/1.1 carries one request at a time,
+     * so this is also the most requests (streams included) in flight to one provider; more wait.
+     */
     connectionsPerOrigin?: number;
   };
   customHosts?: CustomHostPolicy;
@@ -227,7 +230,7 @@ export function resolveConfig(config: GatewayConfig, environment: NodeJS.Process
     upstream: {
       timeoutMs: positiveInteger(config.upstream?.timeoutMs ?? 600_000, 'upstream.timeoutMs'),
       connectTimeoutMs: positiveInteger(config.upstream?.connectTimeoutMs ?? 10_000, 'upstream.connectTimeoutMs'),
-      connectionsPerOrigin: positiveInteger(config.upstream?.connectionsPerOrigin ?? 128, 'upstream.connectionsPerOrigin'),
+      connectionsPerOrigin: positiveInteger(config.upstream?.connectionsPerOrigin ?? 1024, 'upstream.connectionsPerOrigin'),
     },
     customHosts: {
       allowLoopback: config.customHosts?.allowLoopback ?? true,
