@@ -49,6 +49,9 @@ export const lengthBounds = defineGuardrail<LengthBoundsParams>(
   (params) => {
     if (params.min !== undefined && params.max !== undefined && params.min > params.max) throw new Error('min is greater than max');
     return (input) => {
+      // Every unit holds at least one UTF-16 code unit, so texts no longer than `max` in all are
+      // within it: segmenting (Intl.Segmenter, the costly part) is skipped when only `max` is set.
+      if (params.min === undefined && input.texts.reduce((sum, text) => sum + text.length, 0) <= params.max!) return ALLOW;
       const count = input.texts.reduce((sum, text) => sum + countUnits(text, params.unit), 0);
       if (params.min !== undefined && count < params.min) return { action: 'deny', reason: `${params.unit} ${count} below the minimum ${params.min}` };
       if (params.max !== undefined && count > params.max) return { action: 'deny', reason: `${params.unit} ${count} above the maximum ${params.max}` };

@@ -33,3 +33,22 @@ test('through the gateway: an over-long prompt is refused', async (t) => {
   t.like(await ask(setup.client, 'short'), { content: 'ok' });
   t.is(setup.fake.requests.length, 1);
 });
+
+test.serial('a max-only bound skips segmenting texts that are no longer than the max in code units', async (t) => {
+  const segment = Intl.Segmenter.prototype.segment;
+  let calls = 0;
+  Intl.Segmenter.prototype.segment = function (this: Intl.Segmenter, text: string) {
+    calls++;
+    return segment.call(this, text);
+  };
+  try {
+    const guard = lengthBounds({ unit: 'words', max: 40 });
+    t.like(await judge(guard, ['Short enough, ', 'in two parts.']), { action: 'allow' });
+    t.is(calls, 0, 'no segmenting: 27 code units cannot hold more than 40 words');
+    t.like(await judge(guard, ['a '.repeat(30)]), { action: 'allow' }, '60 code units, 30 words');
+    t.true(calls > 0, 'longer texts are counted');
+    t.like(await judge(guard, ['a '.repeat(41)]), { action: 'deny', reason: 'words 41 above the maximum 40' });
+  } finally {
+    Intl.Segmenter.prototype.segment = segment;
+  }
+});
