@@ -14,23 +14,56 @@ export const fromNanos = (nanos: number): number => nanos / NANOS_PER_USD;
 
 const DAY_MS = 86_400_000;
 
-/** UTC calendar periods and counter keys of one virtual key at `now`. */
-export function periodsOf(keyId: string, now: number) {
+/** Request ids for per-minute windows: unique across instances (random per process), cheap per request. */
+const PROCESS_ID = randomUUID();
+let requestSequence = 0;
+
+interface DayKeys {
+  /** Start and end of the UTC day these keys belong to, and the end of its month (epoch ms). */
+  readonly dayStart: number;
+  readonly nextDay: number;
+  readonly nextMonth: number;
+  readonly keys: {
+    readonly minuteWindow: string;
+    readonly requestsTotal: string;
+    readonly requestsDay: string;
+    readonly spent: { readonly total: string; readonly day: string; readonly month: string };
+    readonly reserved: { readonly total: string; readonly day: string; readonly month: string };
+  };
+}
+
+/** Each key's counter keys for the current UTC day: built once a day instead of on every request; bounded. */
+const dayKeysCache = new Map<string, DayKeys>();
+const MAX_CACHED_KEYS = 10_000;
+
+function dayKeysOf(keyId: string, now: number): DayKeys {
   const date = new Date(now);
   const day = date.toISOString().slice(0, 10);
   const month = day.slice(0, 7);
-  const nextDay = Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate() + 1);
-  const nextMonth = Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1);
   const base = `usage:${keyId}`;
   return {
-    msUntilDayEnds: nextDay - now,
-    msUntilMonthEnds: nextMonth - now,
-    minuteWindow: `${base}:minute`,
-    requestsTotal: `${base}:requests:total`,
-    requestsDay: `${base}:requests:day:${day}`,
-    spent: { total: `${base}:spent:total`, day: `${base}:spent:day:${day}`, month: `${base}:spent:month:${month}` },
-    reserved: { total: `${base}:reserved:total`, day: `${base}:reserved:day:${day}`, month: `${base}:reserved:month:${month}` },
+    dayStart: Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate()),
+    nextDay: Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate() + 1),
+    nextMonth: Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1),
+    keys: {
+      minuteWindow: `${base}:minute`,
+      requestsTotal: `${base}:requests:total`,
+      requestsDay: `${base}:requests:day:${day}`,
+      spent: { total: `${base}:spent:total`, day: `${base}:spent:day:${day}`, month: `${base}:spent:month:${month}` },
+      reserved: { total: `${base}:reserved:total`, day: `${base}:reserved:day:${day}`, month: `${base}:reserved:month:${month}` },
+    },
   };
+}
+
+/** UTC calendar periods and counter keys of one virtual key at `now`. */
+export function periodsOf(keyId: string, now: number) {
+  let entry = dayKeysCache.get(keyId);
+  if (entry === undefined || now < entry.dayStart || now >= entry.nextDay) {
+    entry = dayKeysOf(keyId, now);
+    if (dayKeysCache.size >= MAX_CACHED_KEYS) dayKeysCache.clear();
+    dayKeysCache.set(keyId, entry);
+  }
+  return { msUntilDayEnds: entry.nextDay - now, msUntilMonthEnds: entry.nextMonth - now, ...entry.keys };
 }
 
 interface Reservation {
@@ -147,7 +180,7 @@ export function limitHooks(dependencies: LimitsDependencies): { admit: Hook; set
       const budgetPeriod = limits.budget_period ?? 'total';
       const result = await dependencies.state().admit({
         now,
-        requestId: randomUUID(),
+        requestId: `${PROCESS_ID}:${++requestSequence}`,
         minuteWindowKey: periods.minuteWindow,
         dayCounterKey: periods.requestsDay,
         totalCounterKey: periods.requestsTotal,

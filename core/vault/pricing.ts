@@ -21,6 +21,8 @@ export interface PricingOptions {
 /** The date the shipped prices were last checked. */
 export const PRICES_DATE: string = shipped.date;
 
+const MAX_REMEMBERED_LOOKUPS = 4096;
+
 /** Strips a release-date suffix (`-2024-08-06`, `-20241022`) and `-latest`, in that order of trial. */
 function candidates(model: string): string[] {
   const lower = model.toLowerCase();
@@ -67,8 +69,21 @@ export class PriceTable {
     this.unknownModel = options.unknownModel ?? 'refuse';
   }
 
+  /** Lookups already made (each request makes two), by provider and model name as sent; bounded. */
+  private readonly found = new Map<string, ModelPrice | null>();
+
   /** The table's price for the model, or undefined when it is not listed. */
   listed(provider: string, model: string): ModelPrice | undefined {
+    const key = `${provider}\u0000${model}`;
+    const known = this.found.get(key);
+    if (known !== undefined) return known ?? undefined;
+    const price = this.lookUp(provider, model);
+    // Callers choose model names: past the bound, lookups are simply not remembered.
+    if (this.found.size < MAX_REMEMBERED_LOOKUPS) this.found.set(key, price ?? null);
+    return price;
+  }
+
+  private lookUp(provider: string, model: string): ModelPrice | undefined {
     const models = this.table.get(provider);
     if (!models) return undefined;
     for (const candidate of candidates(model)) {
