@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
-import { pipeline as pipeStreams } from 'node:stream';
 import type { Context as KoaContext } from 'koa';
 import { type GatewayError, toGatewayError } from '../errors.js';
 import { flattenHeaders } from '../http/headers.js';
+import { pipeInto } from '../http/pipe.js';
 import type { GatewayContext, GatewayResponse } from '../pipeline/context.js';
 import type { Pipeline } from '../pipeline/runner.js';
 import type { OperationHandler } from './operation.js';
@@ -44,8 +44,8 @@ function send(res: ServerResponse, context: GatewayContext, response: GatewayRes
   } else {
     res.writeHead(response.status, headers);
     res.flushHeaders();
-    // pipeline destroys the source when the client goes away, which cancels the upstream read.
-    pipeStreams(body.stream, res, () => {});
+    // A client that goes away destroys the source, which cancels the upstream read.
+    pipeInto(body.stream, res);
   }
 }
 

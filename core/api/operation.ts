@@ -1,4 +1,6 @@
 import type { IncomingMessage } from 'node:http';
+import type { Readable } from 'node:stream';
+import { readChunks } from '../http/body.js';
 import { errors, GatewayError } from '../errors.js';
 import type { ForwardSlice, GatewayContext, GatewayResponse, RequestSlice } from '../pipeline/context.js';
 import type { ProviderPlugin, ProviderTarget, RequestProblem, UpstreamRequest } from '../spec/provider.js';
@@ -24,13 +26,13 @@ export interface OperationHandler {
 }
 
 /** Reads a whole upstream body, up to `limit` bytes (the rest is discarded). */
-export async function readUpstreamBody(body: AsyncIterable<Uint8Array>, limit = Number.POSITIVE_INFINITY): Promise<Buffer> {
+export async function readUpstreamBody(body: Readable, limit = Number.POSITIVE_INFINITY): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of body) {
-    if (size < limit) chunks.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+  await readChunks(body, (chunk) => {
+    if (size < limit) chunks.push(chunk);
     size += chunk.byteLength;
-  }
+  });
   const all = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
   return all.length > limit ? all.subarray(0, limit) : all;
 }
@@ -50,18 +52,18 @@ export const MAX_UPSTREAM_ANSWER_BYTES = 256 * 1024 * 1024;
  * Reads a whole upstream answer the gateway must parse. Past `limit` bytes it stops reading (which
  * cancels the upstream body) and answers 502, so a misbehaving host cannot exhaust memory.
  */
-export async function readUpstreamAnswer(body: AsyncIterable<Uint8Array>, provider: string, limit = MAX_UPSTREAM_ANSWER_BYTES): Promise<Buffer> {
+export async function readUpstreamAnswer(body: Readable, provider: string, limit = MAX_UPSTREAM_ANSWER_BYTES): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of body) {
+  await readChunks(body, (chunk) => {
     size += chunk.byteLength;
     if (size > limit) {
       throw errors.badGateway(`The provider "${provider}" answered with more than ${limit} bytes, which the gateway does not read into memory.`, {
         code: 'upstream_response_too_large',
       });
     }
-    chunks.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
-  }
+    chunks.push(chunk);
+  });
   return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
 }
 
@@ -69,7 +71,7 @@ export async function readUpstreamAnswer(body: AsyncIterable<Uint8Array>, provid
  * Reads a whole upstream body as JSON; a body that is not JSON is the provider's fault (502). The
  * bytes come back too: an answer that needs no change is sent to the client as received.
  */
-export async function readUpstreamJson(body: AsyncIterable<Uint8Array>, provider: string): Promise<{ value: unknown; bytes: Buffer }> {
+export async function readUpstreamJson(body: Readable, provider: string): Promise<{ value: unknown; bytes: Buffer }> {
   const bytes = await readUpstreamAnswer(body, provider);
   try {
     return { value: JSON.parse(bytes.toString('utf8')), bytes };

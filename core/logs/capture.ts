@@ -1,4 +1,5 @@
-import { pipeline, Transform } from 'node:stream';
+import { Transform } from 'node:stream';
+import { pipeInto } from '../http/pipe.js';
 import type { BodyLogging } from '../../config/index.js';
 import type { GatewayContext } from '../pipeline/context.js';
 import type { Hook } from '../spec/hook.js';
@@ -50,8 +51,8 @@ export function bodyCaptureHook(options: { policy: BodyLogging; maxBytes: number
           callback(null, chunk);
         },
       });
-      // pipeline destroys the source when the tap is destroyed (client gone), cancelling the upstream.
-      context.response = { ...context.response!, body: { stream: pipeline(body.stream, tap, () => {}) } };
+      // The source is destroyed when the tap is (client gone), cancelling the upstream.
+      context.response = { ...context.response!, body: { stream: pipeInto(body.stream, tap) } };
     },
   };
 }
