@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { GatewayContext, UsageUnits } from '../pipeline/context.js';
+import type { GatewayContext, GuardrailRecord, UsageUnits } from '../pipeline/context.js';
 import type { OperationName } from '../spec/unified.js';
 
 /**
@@ -120,6 +120,8 @@ export function requestSecrets(context: GatewayContext): Array<string | undefine
 
 /** Builds the entry for a finished request. */
 export function buildLogEntry(context: GatewayContext, finishedAt: number): LogEntry {
+  // Optional fields are assigned one by one rather than spread in: conditional object spreads made
+  // this function ~2% of the request thread's CPU.
   const { forward, transform, auth, response, error } = context;
   const clientClosed = context.signal.aborted;
   const status = clientClosed ? 499 : (error?.status ?? response?.status ?? 500);
@@ -128,10 +130,8 @@ export function buildLogEntry(context: GatewayContext, finishedAt: number): LogE
   const failure = error?.body ?? transform?.streamError;
   const secrets = requestSecrets(context);
   const usage = transform?.usage;
-  const cachedTokens = detail(usage?.prompt_tokens_details, 'cached_tokens');
-  const reasoningTokens = detail(usage?.completion_tokens_details, 'reasoning_tokens');
   const caller = auth?.caller;
-  return {
+  const entry: Mutable<LogEntry> = {
     id: timeOrderedId(),
     time: new Date().toISOString(),
     traceId: context.traceId,
@@ -142,39 +142,42 @@ export function buildLogEntry(context: GatewayContext, finishedAt: number): LogE
     model: transform?.model ?? context.request.model,
     status,
     outcome: clientClosed ? 'client_closed' : error || status >= 400 ? 'error' : transform?.streamError ? 'stream_error' : 'ok',
-    ...(failure ? { error: { type: failure.type, code: failure.code, message: redactSecrets(failure.message, secrets) } } : {}),
     caller: caller ? (caller.type === 'account' ? 'account' : `virtual-key:${caller.id}`) : undefined,
-    ...(caller ? { callerType: caller.type } : {}),
-    ...(caller?.type === 'virtual-key' ? { keyId: caller.id, keyName: caller.name } : {}),
     streaming: context.request.streaming,
     durationMs: round(durationMs),
     gatewayMs: round(durationMs - (upstreamMs ?? 0)),
-    ...(upstreamMs === undefined ? {} : { upstreamMs: round(upstreamMs) }),
-    ...(transform?.firstTokenAt === undefined ? {} : { timeToFirstTokenMs: round(transform.firstTokenAt - context.startedAt) }),
-    ...(usage
-      ? {
-          usage: {
-            promptTokens: usage.prompt_tokens,
-            completionTokens: usage.completion_tokens,
-            totalTokens: usage.total_tokens,
-            ...(cachedTokens === undefined ? {} : { cachedTokens }),
-            ...(reasoningTokens === undefined ? {} : { reasoningTokens }),
-          },
-        }
-      : {}),
-    ...(transform?.units ? { units: transform.units } : {}),
-    ...(context.costUsd === undefined ? {} : { costUsd: context.costUsd }),
     metadata: context.metadata,
-    ...(context.guardrail?.policy ? { guardrailPolicy: context.guardrail.policy } : {}),
-    guardrails: (context.guardrail?.verdicts ?? []).map((entry) => ({
-      guardrail: entry.guardrail,
-      side: entry.side,
-      action: entry.verdict.action,
-      ms: round(entry.ms),
-      ...(entry.verdict.action === 'deny' ? { reason: redactSecrets(entry.verdict.reason, secrets) } : {}),
-      ...(entry.verdict.action === 'transform' ? { changes: { ...entry.verdict.changes } } : {}),
-      ...(entry.failure ? { failure: entry.failure } : {}),
-      ...(entry.checks ? { checks: entry.checks } : {}),
-    })),
+    guardrails: (context.guardrail?.verdicts ?? []).map((record) => loggedVerdict(record, secrets)),
   };
+  if (failure) entry.error = { type: failure.type, code: failure.code, message: redactSecrets(failure.message, secrets) };
+  if (caller) entry.callerType = caller.type;
+  if (caller?.type === 'virtual-key') {
+    entry.keyId = caller.id;
+    entry.keyName = caller.name;
+  }
+  if (upstreamMs !== undefined) entry.upstreamMs = round(upstreamMs);
+  if (transform?.firstTokenAt !== undefined) entry.timeToFirstTokenMs = round(transform.firstTokenAt - context.startedAt);
+  if (usage) {
+    const tokens: Mutable<NonNullable<LogEntry['usage']>> = { promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens, totalTokens: usage.total_tokens };
+    const cachedTokens = detail(usage.prompt_tokens_details, 'cached_tokens');
+    const reasoningTokens = detail(usage.completion_tokens_details, 'reasoning_tokens');
+    if (cachedTokens !== undefined) tokens.cachedTokens = cachedTokens;
+    if (reasoningTokens !== undefined) tokens.reasoningTokens = reasoningTokens;
+    entry.usage = tokens;
+  }
+  if (transform?.units) entry.units = transform.units;
+  if (context.costUsd !== undefined) entry.costUsd = context.costUsd;
+  if (context.guardrail?.policy) entry.guardrailPolicy = context.guardrail.policy;
+  return entry;
+}
+
+type Mutable<T> = { -readonly [Field in keyof T]: T[Field] };
+
+function loggedVerdict(record: GuardrailRecord, secrets: ReadonlyArray<string | undefined>): LoggedVerdict {
+  const logged: Mutable<LoggedVerdict> = { guardrail: record.guardrail, side: record.side, action: record.verdict.action, ms: round(record.ms) };
+  if (record.verdict.action === 'deny') logged.reason = redactSecrets(record.verdict.reason, secrets);
+  if (record.verdict.action === 'transform') logged.changes = { ...record.verdict.changes };
+  if (record.failure) logged.failure = record.failure;
+  if (record.checks) logged.checks = record.checks;
+  return logged;
 }
