@@ -1,7 +1,7 @@
 // The bench's pure parts: percentiles, the paced schedule's latency accounting, the PASS/MISS
 // evaluation. No timing: every clock value is given by the test.
 import test from 'ava';
-import { type Dispatch, latencyStart, PacedSchedule } from './paced-load.js';
+import { type Dispatch, latencyStart, mergePacedResults, PacedSchedule, type PacedResult } from './paced-load.js';
 import { maxOverlap, mean, median, percentile } from './stats.js';
 import { soakGrowth } from './soak.js';
 import { evaluateTargets, growthPercent, type TargetFigures, type TargetRow } from './targets.js';
@@ -233,4 +233,32 @@ test('soak growth: from the first sample at or after minute one to the last', (t
   t.is(growth.atEnd, 107 * MB);
   t.is(Math.round(growth.growthPercent * 100) / 100, 1.9);
   t.true(Number.isNaN(soakGrowth(samples.slice(0, 3)).atMinuteOne));
+});
+
+test('mergePacedResults adds counts and takes percentiles over every slice sample', (t) => {
+  const slice = (latencies: number[], completed: number, non2xx: number): PacedResult => ({
+    scheduled: completed,
+    completed,
+    non2xx,
+    statusCodes: { 200: completed - non2xx, ...(non2xx ? { 500: non2xx } : {}) },
+    errors: 0,
+    unfinished: 0,
+    requestsPerSecond: 0,
+    p50Ms: 0,
+    p90Ms: 0,
+    p99Ms: 0,
+    maxMs: 0,
+    sendLagP99Ms: 0,
+    maxQueued: completed,
+    samples: { latencies: Float64Array.from(latencies).sort(), lags: Float64Array.from(latencies.map(() => 0.1)), elapsedMs: 1000 },
+  });
+  const merged = mergePacedResults([slice([1, 2, 3, 4, 5], 5, 0), slice([6, 7, 8, 9, 100], 5, 1)]);
+  t.is(merged.completed, 10);
+  t.is(merged.non2xx, 1);
+  t.deepEqual(merged.statusCodes, { 200: 9, 500: 1 });
+  t.is(merged.p50Ms, 5);
+  t.is(merged.maxMs, 100);
+  t.is(merged.p90Ms, 9);
+  t.is(merged.requestsPerSecond, 5, '10 completed over 2 s of slices');
+  t.is(merged.maxQueued, 5);
 });

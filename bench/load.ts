@@ -1,7 +1,7 @@
 import autocannon from 'autocannon';
 import type { ServerChild } from './children.js';
 import { busyPercent, readMachineCpuTimes } from './machine.js';
-import { PacedLoader, type PacedResult } from './paced-load.js';
+import { mergePacedResults, PacedLoader, type PacedResult } from './paced-load.js';
 import { RssSampler } from './rss.js';
 
 /** The request every load sends. */
@@ -140,37 +140,64 @@ export interface PacedFigures {
 }
 
 /**
- * Warms up at the same rate on the same connections, then runs the measured paced load (in this
- * process), reading the proxy's CPU time before and after and sampling its RSS throughout.
+ * Several paced loads measured in alternation: each target is warmed up, then `rounds` rounds each
+ * give every target a slice of `durationSeconds / rounds`, in turn, so that a disturbance of the
+ * shared machine (which moves p99 by milliseconds on this VM) falls on all targets alike rather than
+ * on whichever ran at that moment. Latencies are merged over the slices; CPU time is summed.
  */
-export async function measurePacedLoad(plan: PacedPlan, request: LoadRequest, proxy: ServerChild): Promise<PacedFigures> {
-  const loader = new PacedLoader({ origin: plan.baseUrl, path: request.path, headers: request.headers, body: request.body }, plan.connections);
-  const sampler = new RssSampler(() => proxy.rss(), plan.rssSampleMs).start();
+export async function measurePacedInterleaved(
+  targets: ReadonlyArray<{ plan: PacedPlan; request: LoadRequest; proxy: ServerChild }>,
+  rounds: number,
+): Promise<PacedFigures[]> {
+  const states = targets.map(({ plan, request, proxy }) => ({
+    plan,
+    proxy,
+    loader: new PacedLoader({ origin: plan.baseUrl, path: request.path, headers: request.headers, body: request.body }, plan.connections),
+    sampler: new RssSampler(() => proxy.rss(), plan.rssSampleMs),
+    results: [] as PacedResult[],
+    cpuMicroseconds: 0,
+    wallMicroseconds: 0,
+    machine: [] as number[],
+  }));
   try {
-    if (plan.warmUpSeconds > 0) await withHangLimit(loader.run(plan.ratePerSecond, plan.warmUpSeconds), plan.warmUpSeconds, `${plan.label} (warm-up)`);
-    const before = await proxy.usage();
-    const machineBefore = readMachineCpuTimes();
-    const startedAt = performance.now();
-    const result = await withHangLimit(loader.run(plan.ratePerSecond, plan.durationSeconds), plan.durationSeconds, plan.label);
-    const wallMicroseconds = (performance.now() - startedAt) * 1000;
-    const machineAfter = readMachineCpuTimes();
-    const after = await proxy.usage();
-    const rss = await sampler.stop();
-    const cpuMicroseconds = after.cpuMicroseconds - before.cpuMicroseconds;
-    return {
-      label: plan.label,
-      result,
-      machineBusyPercent: busyPercent(machineBefore, machineAfter),
-      proxy: {
-        role: proxy.role,
-        cpuMicrosecondsPerRequest: result.completed > 0 ? cpuMicroseconds / result.completed : Number.NaN,
-        cpuPercent: (100 * cpuMicroseconds) / wallMicroseconds,
-        rssMaxBytes: Math.max(rss.maxBytes, after.rssBytes),
-      },
-    };
+    for (const { plan, loader } of states) {
+      if (plan.warmUpSeconds > 0) await withHangLimit(loader.run(plan.ratePerSecond, plan.warmUpSeconds), plan.warmUpSeconds, `${plan.label} (warm-up)`);
+    }
+    for (const state of states) state.sampler.start();
+    for (let round = 0; round < rounds; round++) {
+      for (const state of states) {
+        const slice = state.plan.durationSeconds / rounds;
+        const before = await state.proxy.usage();
+        const machineBefore = readMachineCpuTimes();
+        const startedAt = performance.now();
+        state.results.push(await withHangLimit(state.loader.run(state.plan.ratePerSecond, slice), slice, state.plan.label));
+        state.wallMicroseconds += (performance.now() - startedAt) * 1000;
+        state.machine.push(busyPercent(machineBefore, readMachineCpuTimes()));
+        state.cpuMicroseconds += (await state.proxy.usage()).cpuMicroseconds - before.cpuMicroseconds;
+      }
+    }
+    const figures: PacedFigures[] = [];
+    for (const state of states) {
+      const result = mergePacedResults(state.results);
+      const rss = await state.sampler.stop();
+      figures.push({
+        label: state.plan.label,
+        result,
+        machineBusyPercent: state.machine.reduce((sum, value) => sum + value, 0) / state.machine.length,
+        proxy: {
+          role: state.proxy.role,
+          cpuMicrosecondsPerRequest: result.completed > 0 ? state.cpuMicroseconds / result.completed : Number.NaN,
+          cpuPercent: (100 * state.cpuMicroseconds) / state.wallMicroseconds,
+          rssMaxBytes: rss.maxBytes,
+        },
+      });
+    }
+    return figures;
   } finally {
-    await sampler.stop();
-    await loader.close();
+    for (const state of states) {
+      await state.sampler.stop();
+      await state.loader.close();
+    }
   }
 }
 

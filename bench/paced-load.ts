@@ -58,6 +58,46 @@ export interface PacedResult {
   sendLagP99Ms: number;
   /** Most requests ever waiting for a connection at once. */
   maxQueued: number;
+  /** The raw latencies and send lags (ms), so that runs can be merged ({@link mergePacedResults}). */
+  samples: { latencies: Float64Array; lags: Float64Array; elapsedMs: number };
+}
+
+/** One result from several runs of the same load (interleaved slices): counts add up, percentiles are recomputed over every sample. */
+export function mergePacedResults(results: readonly PacedResult[]): PacedResult {
+  const concat = (pick: (result: PacedResult) => Float64Array): Float64Array => {
+    const all = new Float64Array(results.reduce((sum, result) => sum + pick(result).length, 0));
+    let offset = 0;
+    for (const result of results) {
+      all.set(pick(result), offset);
+      offset += pick(result).length;
+    }
+    return all.sort();
+  };
+  const latencies = concat((result) => result.samples.latencies);
+  const lags = concat((result) => result.samples.lags);
+  const sum = (pick: (result: PacedResult) => number): number => results.reduce((total, result) => total + pick(result), 0);
+  const statusCodes: Record<string, number> = {};
+  for (const result of results) for (const [code, count] of Object.entries(result.statusCodes)) statusCodes[code] = (statusCodes[code] ?? 0) + count;
+  const completed = sum((result) => result.completed);
+  const elapsedMs = sum((result) => result.samples.elapsedMs);
+  const firstError = results.find((result) => result.firstError !== undefined)?.firstError;
+  return {
+    scheduled: sum((result) => result.scheduled),
+    completed,
+    non2xx: sum((result) => result.non2xx),
+    statusCodes,
+    errors: sum((result) => result.errors),
+    unfinished: sum((result) => result.unfinished),
+    ...(firstError === undefined ? {} : { firstError }),
+    requestsPerSecond: elapsedMs > 0 ? (1000 * completed) / elapsedMs : Number.NaN,
+    p50Ms: percentileOfSorted(latencies, 0.5),
+    p90Ms: percentileOfSorted(latencies, 0.9),
+    p99Ms: percentileOfSorted(latencies, 0.99),
+    maxMs: latencies.length === 0 ? Number.NaN : latencies[latencies.length - 1],
+    sendLagP99Ms: percentileOfSorted(lags, 0.99),
+    maxQueued: Math.max(...results.map((result) => result.maxQueued)),
+    samples: { latencies, lags, elapsedMs },
+  };
 }
 
 /**
@@ -187,6 +227,7 @@ export class PacedSchedule {
       maxMs: sorted.length === 0 ? Number.NaN : sorted[sorted.length - 1],
       sendLagP99Ms: percentileOfSorted(lags, 0.99),
       maxQueued: this.maxQueued,
+      samples: { latencies: sorted, lags, elapsedMs },
     };
   }
 }

@@ -8,7 +8,7 @@ import { loadavg } from 'node:os';
 import { createVirtualKey, waitForLogEntry } from './admin.js';
 import { killAllServers, type ServerChild, startServer, stopAllServers } from './children.js';
 import { postOnce, type Target } from './client.js';
-import { type LoadFigures, type LoadRequest, measureLoad, measurePacedLoad, type PacedFigures } from './load.js';
+import { type LoadFigures, type LoadRequest, measureLoad, measurePacedInterleaved, type PacedFigures } from './load.js';
 import { holdOpenStreams, type OpenStreamsFigures } from './open-streams.js';
 import { PacedLoader } from './paced-load.js';
 import { CHILD_ENVIRONMENT } from './protocol.js';
@@ -156,22 +156,27 @@ async function runThroughput(settings: Settings, gateways: Gateways): Promise<Lo
 }
 
 async function runPaced(settings: Settings, gateways: Gateways): Promise<PacedFigures[]> {
-  const figures: PacedFigures[] = [];
-  for (const endpoint of [gateways.floor, gateways.gatewayDefault, gateways.gatewayVk]) {
-    const label = `${endpoint.label}, ${settings.rate} req/s, c=${settings.rateConnections}`;
-    progress(`${label}: ${settings.warmUpSeconds} s warm-up + ${settings.durationSeconds} s`);
-    const plan = {
-      label,
-      baseUrl: endpoint.url,
-      connections: settings.rateConnections,
-      ratePerSecond: settings.rate,
-      durationSeconds: settings.durationSeconds,
-      warmUpSeconds: settings.warmUpSeconds,
-      rssSampleMs: settings.rssSampleMs,
-    };
-    figures.push(await measurePacedLoad(plan, request(endpoint), endpoint.process!));
-  }
-  return figures;
+  const endpoints = [gateways.floor, gateways.gatewayDefault, gateways.gatewayVk];
+  progress(
+    `${settings.rate} req/s, c=${settings.rateConnections}: ${settings.warmUpSeconds} s warm-up each, then ${settings.pacedRounds} rounds of ` +
+      `${settings.durationSeconds / settings.pacedRounds} s per target in turn (${settings.durationSeconds} s each in all)`,
+  );
+  return measurePacedInterleaved(
+    endpoints.map((endpoint) => ({
+      plan: {
+        label: `${endpoint.label}, ${settings.rate} req/s, c=${settings.rateConnections}`,
+        baseUrl: endpoint.url,
+        connections: settings.rateConnections,
+        ratePerSecond: settings.rate,
+        durationSeconds: settings.durationSeconds,
+        warmUpSeconds: settings.warmUpSeconds,
+        rssSampleMs: settings.rssSampleMs,
+      },
+      request: request(endpoint),
+      proxy: endpoint.process!,
+    })),
+    settings.pacedRounds,
+  );
 }
 
 async function runStreams(settings: Settings, gateways: Gateways): Promise<StreamSummary[]> {

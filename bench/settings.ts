@@ -8,6 +8,8 @@ export interface Settings {
   warmUpSeconds: number;
   connections: number;
   rate: number;
+  /** The fixed-rate loads alternate between targets in this many rounds (BENCH_PACED_ROUNDS). */
+  pacedRounds: number;
   rateConnections: number;
   streamRuns: number;
   streamChunks: number;
@@ -47,6 +49,7 @@ export function readSettings(): Settings {
     warmUpSeconds: integerSetting('BENCH_WARMUP', 5, 0, 60),
     connections: integerSetting('BENCH_CONNECTIONS', 50, 1, 500),
     rate: integerSetting('BENCH_RATE', 1000, 1, 50_000),
+    pacedRounds: integerSetting('BENCH_PACED_ROUNDS', 5, 1, 100),
     rateConnections: integerSetting('BENCH_RATE_CONNECTIONS', 10, 1, 500),
     streamRuns: integerSetting('BENCH_STREAM_RUNS', 20, 1, 200),
     streamChunks: integerSetting('BENCH_STREAM_CHUNKS', 50, 1, 1000),
