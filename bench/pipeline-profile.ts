@@ -18,9 +18,10 @@ import { writeHeapSnapshot } from 'node:v8';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { createGateway } from '../core/app.js';
-import { lengthBounds, pii, regex } from '../plugins/guardrails/index.js';
 import { openai } from '../plugins/providers/openai/index.js';
+import { createVirtualKey } from './admin.js';
 import { startServer, stopAllServers } from './children.js';
+import { benchPolicies } from './policies.js';
 
 const mode = process.argv[2] ?? 'vk';
 const seconds = Number(process.env.BENCH_DURATION ?? 10);
@@ -33,11 +34,7 @@ const dataDir = mkdtempSync(join(tmpdir(), 'pipeline-profile-'));
 const gateway = createGateway(
   {
     providers: [openai()],
-    policies: {
-      three: {
-        input: [pii({ action: 'redact' }), lengthBounds({ unit: 'words', max: 100_000 }), regex({ pattern: '\\b(?:password|secret)\\b', flags: 'i', mode: 'redact' })],
-      },
-    },
+    policies: benchPolicies(),
   },
   {
     environment: { NODE_ENV: 'production', GATEWAY_API_KEY: accountKey, GATEWAY_DATA_DIR: dataDir, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info', GATEWAY_LOG_BODIES: process.env.GATEWAY_LOG_BODIES },
@@ -46,27 +43,10 @@ const gateway = createGateway(
 );
 const { url } = await gateway.listen(0, '127.0.0.1');
 
-async function createKey(policy?: string): Promise<string> {
-  const answer = await fetch(`${url}/admin/virtual-keys`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-gateway-api-key': accountKey },
-    body: JSON.stringify({
-      name: `bench-${policy ?? 'plain'}`,
-      provider: 'openai',
-      provider_key: 'sk-bench',
-      custom_host: `${mock.url}/v1`,
-      limits: { budget_usd: 1_000_000, requests_per_minute: 100_000_000, requests_per_day: 100_000_000_000 },
-      ...(policy ? { guardrail_policy: policy } : {}),
-    }),
-  });
-  if (answer.status !== 201) throw new Error(`creating a key: ${answer.status} ${await answer.text()}`);
-  return ((await answer.json()) as { key: string }).key;
-}
-
 const headers: Record<string, string> =
   mode === 'account'
     ? { 'x-gateway-api-key': accountKey, 'x-gateway-provider': 'openai', 'x-gateway-custom-host': `${mock.url}/v1`, authorization: 'Bearer sk-bench' }
-    : { 'x-gateway-api-key': await createKey(mode === 'guard' ? 'three' : undefined) };
+    : { 'x-gateway-api-key': await createVirtualKey(url, accountKey, { name: `bench-${mode}`, mockUrl: mock.url, ...(mode === 'guard' ? { guardrailPolicy: 'three' } : {}) }) };
 headers['content-type'] = 'application/json';
 const body = JSON.stringify({
   model: 'gpt-4o-mini',
