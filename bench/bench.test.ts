@@ -1,6 +1,9 @@
 // The bench's pure parts: percentiles, the paced schedule's latency accounting, the PASS/MISS
 // evaluation. No timing: every clock value is given by the test.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import test from 'ava';
+import { GATEWAY_NODE_FLAGS } from './children.js';
 import { type Dispatch, latencyStart, mergePacedResults, PacedSchedule, type PacedResult } from './paced-load.js';
 import { maxOverlap, mean, median, percentile } from './stats.js';
 import { soakGrowth } from './soak.js';
@@ -261,4 +264,10 @@ test('mergePacedResults adds counts and takes percentiles over every slice sampl
   t.is(merged.p90Ms, 9);
   t.is(merged.requestsPerSecond, 5, '10 completed over 2 s of slices');
   t.is(merged.maxQueued, 5);
+});
+
+test('the bench starts its gateways with the Node flags of `npm start`', (t) => {
+  const scripts = (JSON.parse(readFileSync(join(process.cwd(), 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+  const flags = scripts.start.split(' ').filter((word) => word.startsWith('--'));
+  t.deepEqual(flags, [...GATEWAY_NODE_FLAGS]);
 });

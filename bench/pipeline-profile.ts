@@ -10,7 +10,7 @@
  * Prints req/s and the gateway process's CPU µs per request.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -24,6 +24,28 @@ import { startServer, stopAllServers } from './children.js';
 import { benchPolicies } from './policies.js';
 
 const mode = process.argv[2] ?? 'vk';
+
+/** CPU time (ms) of each thread of this process by thread name, from /proc (Linux; empty elsewhere). */
+function threadCpu(): Map<string, number> {
+  const byName = new Map<string, number>();
+  let tasks: string[] = [];
+  try {
+    tasks = readdirSync('/proc/self/task');
+  } catch {
+    return byName;
+  }
+  for (const task of tasks) {
+    try {
+      const name = readFileSync(`/proc/self/task/${task}/comm`, 'utf8').trim();
+      // Fields after the parenthesised name: utime and stime are the 12th and 13th (clock ticks, 100 Hz).
+      const fields = readFileSync(`/proc/self/task/${task}/stat`, 'utf8').split(') ')[1].split(' ');
+      byName.set(name, (byName.get(name) ?? 0) + (Number(fields[11]) + Number(fields[12])) * 10);
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return byName;
+}
 const seconds = Number(process.env.BENCH_DURATION ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 /** A fixed overall rate (req/s) instead of as fast as possible. */
@@ -72,8 +94,19 @@ const loopDelay = monitorEventLoopDelay({ resolution: 1 });
 loopDelay.enable();
 const cpu = process.cpuUsage();
 const mainCpu = process.threadCpuUsage();
+const threadsBefore = threadCpu();
 let peakRss = 0;
 let peakUsage: NodeJS.MemoryUsage | undefined;
+// BENCH_MEMORY_EVERY=<s>: print the process's memory every so many seconds (what grows: heap or native).
+const memoryEvery = Number(process.env.BENCH_MEMORY_EVERY ?? 0);
+const memoryPrinter =
+  memoryEvery > 0
+    ? setInterval(() => {
+        const usage = process.memoryUsage();
+        const mb = (bytes: number) => Math.round(bytes / 1048576);
+        process.stdout.write(`memory: rss ${mb(usage.rss)} MB, heap total ${mb(usage.heapTotal)}, used ${mb(usage.heapUsed)}, external ${mb(usage.external)}, array buffers ${mb(usage.arrayBuffers)}\n`);
+      }, memoryEvery * 1000)
+    : undefined;
 const rssSampler = setInterval(() => {
   const usage = process.memoryUsage();
   if (usage.rss > peakRss) [peakRss, peakUsage] = [usage.rss, usage];
@@ -81,8 +114,10 @@ const rssSampler = setInterval(() => {
 const started = performance.now();
 const output = await load(seconds);
 clearInterval(rssSampler);
+clearInterval(memoryPrinter);
 const used = process.cpuUsage(cpu);
 const mainUsed = process.threadCpuUsage(mainCpu);
+const threadsAfter = threadCpu();
 const wall = performance.now() - started;
 loopDelay.disable();
 const result = JSON.parse(output) as { requests: { average: number; total: number }; non2xx: number; latency: { p50: number; p99: number } };
@@ -92,6 +127,11 @@ process.stdout.write(
   `${mode}: ${Math.round(result.requests.average)} req/s, ${result.requests.total} requests, non-2xx ${result.non2xx}, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, ` +
     `gateway CPU ${Math.round((used.user + used.system) / result.requests.total)} µs/request, main thread ${Math.round((mainUsed.user + mainUsed.system) / result.requests.total)} µs (${Math.round((100 * (used.user + used.system)) / 1000 / wall)} %), logged ${await gateway.logStore.count()}; peak RSS ${Math.round(peakRss / 1048576)} MB (heap total ${Math.round((peakUsage?.heapTotal ?? 0) / 1048576)}, used ${Math.round((peakUsage?.heapUsed ?? 0) / 1048576)}, external ${Math.round((peakUsage?.external ?? 0) / 1048576)} MB); event-loop delay p50 ${(loopDelay.percentile(50) / 1e6).toFixed(2)} ms, p99 ${(loopDelay.percentile(99) / 1e6).toFixed(2)} ms, max ${(loopDelay.max / 1e6).toFixed(1)} ms\n`,
 );
+const perThread = [...threadsAfter]
+  .map(([name, ms]) => [name, ms - (threadsBefore.get(name) ?? 0)] as const)
+  .filter(([, ms]) => ms > 0)
+  .map(([name, ms]) => `${name} ${Math.round((ms * 1000) / result.requests.total)}`);
+process.stdout.write(`CPU µs per request by thread (from /proc, 10 ms ticks): ${perThread.join(', ')}\n`);
 await gateway.close();
 await stopAllServers();
 rmSync(dataDir, { recursive: true, force: true });
