@@ -3,6 +3,7 @@
 // the parent goes away (IPC disconnect) or sends SIGTERM.
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { enableCompileCache } from 'node:module';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -85,6 +86,7 @@ async function startFloor(): Promise<RunningServer> {
  * whole configuration, plus the bench's guardrail policy or a larger upstream pool when asked for.
  */
 async function startGateway(): Promise<RunningServer> {
+  enableCompileCache(); // as core/main.ts does before it loads the gateway
   const [{ createGateway }, { openai }, { pino }, { benchPolicies }] = await Promise.all([
     import('../core/app.js'),
     import('../plugins/providers/openai/index.js'),

@@ -1,4 +1,5 @@
-import { Ajv } from 'ajv';
+import type { ValidateFunction } from 'ajv';
+import { paramsValidator } from './params-schema.js';
 import { BootError } from './errors.js';
 import type { GuardrailPlugin, GuardrailRegistration } from './spec/guardrail.js';
 import type { PluginDependencies, PluginManifest, PluginRegistration } from './spec/manifest.js';
@@ -27,7 +28,6 @@ export class PluginRegistry {
     guardrails: readonly GuardrailRegistration[],
     dependencies: (manifest: PluginManifest) => PluginDependencies,
   ) {
-    const ajv = new Ajv({ allErrors: true, strict: false });
     const check = (registration: PluginRegistration<PluginManifest['kind'], unknown>, kind: PluginManifest['kind'], seen: Set<string>) => {
       const manifest = registration?.manifest;
       const label = `${kind} plugin "${manifest?.id ?? '(no id)'}"`;
@@ -52,9 +52,9 @@ export class PluginRegistry {
       if (seen.has(manifest.id)) throw new BootError('DUPLICATE_PLUGIN', `${label} is registered twice`);
       seen.add(manifest.id);
       if (manifest.params !== undefined) {
-        let validate: ReturnType<Ajv['compile']>;
+        let validate: ValidateFunction;
         try {
-          validate = ajv.compile(manifest.params);
+          validate = paramsValidator(manifest.params);
         } catch (error) {
           throw new BootError('INVALID_MANIFEST', `${label}: params schema does not compile: ${(error as Error).message}`);
         }

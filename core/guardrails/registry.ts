@@ -1,4 +1,5 @@
-import { Ajv, type ValidateFunction } from 'ajv';
+import type { ValidateFunction } from 'ajv';
+import { paramsValidator } from '../params-schema.js';
 import { BootError } from '../errors.js';
 import type { GuardrailManifest, GuardrailPlugin, GuardrailRegistration, GuardrailSide } from '../spec/guardrail.js';
 import type { PluginDependencies, PluginManifest } from '../spec/manifest.js';
@@ -60,8 +61,6 @@ export class PolicyRegistry {
   private readonly policies = new Map<string, CompiledPolicy>();
 
   constructor(definitions: Readonly<Record<string, PolicyDefinition>>, dependencies: (manifest: PluginManifest) => PluginDependencies) {
-    const ajv = new Ajv({ allErrors: true, strict: false });
-    const validators = new Map<object, ValidateFunction>();
     for (const [name, definition] of Object.entries(definitions)) {
       const label = `policy "${name}"`;
       if (!NAME_PATTERN.test(name)) throw new BootError('INVALID_CONFIG', `${label}: a policy name must match ${NAME_PATTERN}`);
@@ -82,14 +81,11 @@ export class PolicyRegistry {
           if (onError !== 'fail-closed' && onError !== 'fail-open') throw new BootError('INVALID_CONFIG', `${at}: onError must be "fail-closed" or "fail-open"`);
           if (!Number.isInteger(timeoutMs) || timeoutMs < 1) throw new BootError('INVALID_CONFIG', `${at}: timeoutMs must be a positive integer`);
           if (manifest.params) {
-            let validate = validators.get(manifest.params);
-            if (!validate) {
-              try {
-                validate = ajv.compile(manifest.params);
-              } catch (error) {
-                throw new BootError('INVALID_MANIFEST', `${at}: params schema does not compile: ${(error as Error).message}`);
-              }
-              validators.set(manifest.params, validate);
+            let validate: ValidateFunction;
+            try {
+              validate = paramsValidator(manifest.params);
+            } catch (error) {
+              throw new BootError('INVALID_MANIFEST', `${at}: params schema does not compile: ${(error as Error).message}`);
             }
             if (!validate(guardrail.params ?? {})) {
               const problems = (validate.errors ?? []).map((problem) => `${problem.instancePath || 'params'} ${problem.message}`).join('; ');
