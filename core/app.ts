@@ -130,6 +130,10 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
     pricing: config.pricing,
     outputTokenEstimate: config.vault.outputTokenEstimate,
   });
+  // The vault's worker thread takes ~50-75 ms to boot: it starts now, in parallel with the rest of
+  // the construction, rather than in listen(). A failure is reported by listen() (or
+  // vault.start()), which awaits the same promise.
+  vault.start().catch(() => {});
   let upstreamPools: () => ReturnType<UpstreamClient['stats']> = () => [];
   const metrics = new GatewayMetrics({
     // Read on scrape, after requestLog exists.

@@ -76,14 +76,26 @@ export class VaultService {
   }
 
   private async open(): Promise<void> {
-    const state = await openSharedState({ dataDir: this.options.dataDir, redisUrl: this.options.redisUrl, redisPrefix: this.options.redisPrefix });
-    let vault: Vault;
+    // The worker thread is created first (synchronously, before any await) so that its boot runs
+    // in parallel with the store's opening and with whatever the caller does next.
+    const vaultStarting = Vault.start({ dataDir: this.options.dataDir, environment: this.options.environment }).then(
+      (vault) => ({ vault }),
+      (error: unknown) => ({ error }),
+    );
+    let state: SharedState;
     try {
-      vault = await Vault.start({ dataDir: this.options.dataDir, environment: this.options.environment });
+      state = await openSharedState({ dataDir: this.options.dataDir, redisUrl: this.options.redisUrl, redisPrefix: this.options.redisPrefix });
     } catch (error) {
-      await state.close();
-      throw new BootError('INVALID_CONFIG', `vault: ${(error as Error).message}`);
+      const started = await vaultStarting;
+      if ('vault' in started) await started.vault.close();
+      throw error;
     }
+    const started = await vaultStarting;
+    if ('error' in started) {
+      await state.close();
+      throw new BootError('INVALID_CONFIG', `vault: ${(started.error as Error).message}`);
+    }
+    const vault = started.vault;
     try {
       await checkCanary(state, vault);
     } catch (error) {
