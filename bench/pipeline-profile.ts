@@ -1,19 +1,25 @@
 /**
- * Where the full pipeline's CPU goes: an in-process gateway (default config plus a virtual key with
- * limits, the embedded log store on, optionally a three-guardrail policy) in front of a mock upstream
- * in a child process, loaded by autocannon in another child process. For CPU profiles:
+ * Where the full pipeline's CPU and memory go: an in-process gateway (default config, or a virtual
+ * key with limits, or that plus the bench's three-guardrail policy; the embedded log store on) in
+ * front of the bench's mock upstream in a child process, loaded by autocannon in another child
+ * process. Prints req/s, the process's and the main thread's CPU µs per request, CPU per thread
+ * (from /proc), peak RSS and event-loop delay.
  *
- *   npm run build && npx node --cpu-prof --cpu-prof-dir=/tmp/prof dist/bench/pipeline-profile.js [account|vk|guard]
+ *   npm run build && npx node dist/bench/pipeline-profile.js [account|vk|guard]
+ *   npx node --cpu-prof --cpu-prof-dir=/tmp/prof dist/bench/pipeline-profile.js vk   (then bench/stage-breakdown.ts)
  *
- * BENCH_DURATION (s), BENCH_CONNECTIONS and BENCH_RATE (req/s, default: as fast as possible) shape the load.
- *
- * Prints req/s and the gateway process's CPU µs per request.
+ * Settings: BENCH_DURATION (s, default 10), BENCH_WARMUP (s, 3), BENCH_CONNECTIONS (50), BENCH_RATE
+ * (req/s; default as fast as possible), BENCH_MEMORY_EVERY (s: print memory periodically),
+ * BENCH_HEAP_SNAPSHOTS (a directory: snapshots after the warm-up and after the load),
+ * BENCH_ALLOCATIONS (a file: a sampling allocation profile of the load), LOG_LEVEL, GATEWAY_LOG_BODIES.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { Session } from 'node:inspector/promises';
+import { writeFileSync } from 'node:fs';
 import { writeHeapSnapshot } from 'node:v8';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -90,6 +96,13 @@ await load(Number(process.env.BENCH_WARMUP ?? 3));
 // BENCH_HEAP_SNAPSHOTS=<dir>: heap snapshots after the warm-up and after the load, to compare.
 const snapshots = process.env.BENCH_HEAP_SNAPSHOTS;
 if (snapshots) writeHeapSnapshot(join(snapshots, 'before.heapsnapshot'));
+// BENCH_ALLOCATIONS=<file>: a sampling profile of every allocation during the load (objects the
+// young-generation GC collected included), to see what the request path allocates.
+const allocations = process.env.BENCH_ALLOCATIONS ? new Session() : undefined;
+if (allocations) {
+  allocations.connect();
+  await allocations.post('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+}
 const loopDelay = monitorEventLoopDelay({ resolution: 1 });
 loopDelay.enable();
 const cpu = process.cpuUsage();
@@ -120,6 +133,11 @@ const mainUsed = process.threadCpuUsage(mainCpu);
 const threadsAfter = threadCpu();
 const wall = performance.now() - started;
 loopDelay.disable();
+if (allocations) {
+  const { profile } = await allocations.post('HeapProfiler.stopSampling');
+  writeFileSync(process.env.BENCH_ALLOCATIONS!, JSON.stringify(profile));
+  allocations.disconnect();
+}
 const result = JSON.parse(output) as { requests: { average: number; total: number }; non2xx: number; latency: { p50: number; p99: number } };
 await gateway.flushLogs();
 if (snapshots) writeHeapSnapshot(join(snapshots, 'after.heapsnapshot'));
