@@ -62,6 +62,17 @@ export interface PacedResult {
   samples: { latencies: Float64Array; lags: Float64Array; elapsedMs: number };
 }
 
+/** The percentiles of sorted latencies and send lags (ms). */
+function latencyFigures(latencies: Float64Array, lags: Float64Array): Pick<PacedResult, 'p50Ms' | 'p90Ms' | 'p99Ms' | 'maxMs' | 'sendLagP99Ms'> {
+  return {
+    p50Ms: percentileOfSorted(latencies, 0.5),
+    p90Ms: percentileOfSorted(latencies, 0.9),
+    p99Ms: percentileOfSorted(latencies, 0.99),
+    maxMs: latencies.length === 0 ? Number.NaN : latencies[latencies.length - 1],
+    sendLagP99Ms: percentileOfSorted(lags, 0.99),
+  };
+}
+
 /** One result from several runs of the same load (interleaved slices): counts add up, percentiles are recomputed over every sample. */
 export function mergePacedResults(results: readonly PacedResult[]): PacedResult {
   const concat = (pick: (result: PacedResult) => Float64Array): Float64Array => {
@@ -90,11 +101,7 @@ export function mergePacedResults(results: readonly PacedResult[]): PacedResult 
     unfinished: sum((result) => result.unfinished),
     ...(firstError === undefined ? {} : { firstError }),
     requestsPerSecond: elapsedMs > 0 ? (1000 * completed) / elapsedMs : Number.NaN,
-    p50Ms: percentileOfSorted(latencies, 0.5),
-    p90Ms: percentileOfSorted(latencies, 0.9),
-    p99Ms: percentileOfSorted(latencies, 0.99),
-    maxMs: latencies.length === 0 ? Number.NaN : latencies[latencies.length - 1],
-    sendLagP99Ms: percentileOfSorted(lags, 0.99),
+    ...latencyFigures(latencies, lags),
     maxQueued: Math.max(...results.map((result) => result.maxQueued)),
     samples: { latencies, lags, elapsedMs },
   };
@@ -221,11 +228,7 @@ export class PacedSchedule {
       unfinished: this.unfinished,
       ...(this.firstError === undefined ? {} : { firstError: this.firstError }),
       requestsPerSecond: elapsedMs > 0 ? (1000 * completed) / elapsedMs : Number.NaN,
-      p50Ms: percentileOfSorted(sorted, 0.5),
-      p90Ms: percentileOfSorted(sorted, 0.9),
-      p99Ms: percentileOfSorted(sorted, 0.99),
-      maxMs: sorted.length === 0 ? Number.NaN : sorted[sorted.length - 1],
-      sendLagP99Ms: percentileOfSorted(lags, 0.99),
+      ...latencyFigures(sorted, lags),
       maxQueued: this.maxQueued,
       samples: { latencies: sorted, lags, elapsedMs },
     };
