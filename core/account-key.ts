@@ -1,11 +1,12 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** Account keys start with this prefix; virtual keys get their own, so the auth stage tells them apart. */
 export const ACCOUNT_KEY_PREFIX = 'gw-';
 
-const sha256 = (value: string): Buffer => createHash('sha256').update(value).digest();
+// One-shot `hash()`: half the CPU of createHash().update().digest(); this runs on every request.
+const sha256 = (value: string): Buffer => hash('sha256', value, 'buffer');
 
 /**
  * The account API key. Only its SHA-256 is kept (in memory and, when generated, in

@@ -31,6 +31,8 @@ const CONNECT_FAILURES = new Set([
   'EPIPE',
 ]);
 
+const MAX_PARSED_URLS = 1024;
+
 /**
  * The forward transport: one keep-alive undici Pool per upstream origin (measured 44 µs CPU per
  * request against 278 µs for axios; see DESIGN.md). Knows nothing about providers.
@@ -65,12 +67,12 @@ export class UpstreamClient {
     request: UpstreamRequest,
     options: { signal: AbortSignal; guarded: boolean; timeoutMs?: number },
   ): Promise<UpstreamAnswer> {
-    const url = new URL(request.url);
+    const url = this.parse(request.url);
     const timeout = options.timeoutMs ?? this.options.timeoutMs;
     try {
       const answer = await this.pool(url.origin, options.guarded).request({
         method: request.method,
-        path: url.pathname + url.search,
+        path: url.path,
         headers: request.headers,
         body: request.body ?? null,
         signal: options.signal,
@@ -81,6 +83,20 @@ export class UpstreamClient {
     } catch (error) {
       throw upstreamFailure(error, url.origin, options.signal);
     }
+  }
+
+  /** Upstream URLs already parsed: a provider sends every request to the same few, so each is parsed once (bounded). */
+  private readonly parsed = new Map<string, { origin: string; path: string }>();
+
+  private parse(value: string): { origin: string; path: string } {
+    let url = this.parsed.get(value);
+    if (url === undefined) {
+      const parsed = new URL(value);
+      url = { origin: parsed.origin, path: parsed.pathname + parsed.search };
+      if (this.parsed.size >= MAX_PARSED_URLS) this.parsed.clear();
+      this.parsed.set(value, url);
+    }
+    return url;
   }
 
   async close(): Promise<void> {

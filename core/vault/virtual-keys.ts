@@ -1,4 +1,4 @@
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { hash, randomBytes, randomUUID } from 'node:crypto';
 import type { SharedState } from '../store/state.js';
 import type { VirtualKeyRecord } from './records.js';
 
@@ -11,7 +11,7 @@ const hashKey = (hash: string) => `vkhash:${hash}`;
 const nameClaim = (name: string) => `vkname:${name}`;
 
 /** SHA-256 of a key value: the values carry 256 random bits, so a fast hash is enough to store them. */
-export const hashKeyValue = (value: string): string => createHash('sha256').update(value).digest('hex');
+export const hashKeyValue = (value: string): string => hash('sha256', value); // one-shot: hex, half createHash()'s CPU
 
 function newKeyValue(): { value: string; hash: string; hint: string } {
   const value = `${VIRTUAL_KEY_PREFIX}${randomBytes(32).toString('base64url')}`;
