@@ -5,6 +5,7 @@ import { openai } from '../plugins/providers/openai/index.js';
 import { azureFixture, azureStreamEvents } from './fakes/azure-fake.js';
 import { type Fake, startFake } from './fakes/openai-fake.js';
 import { gatewayClient, loggedOnce, startGateway, type TestGateway, traceId } from './harness.js';
+import { collectStream } from './fakes/chat-e2e.js';
 
 const API_KEY = '0123456789abcdef0123456789abcdef';
 const PATH = '/openai/deployments/gpt4o-prod/chat/completions?api-version=2024-10-21';
@@ -120,24 +121,14 @@ test.serial('streamed tool-call round trip', async (t) => {
   const sdk = client();
   const messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Weather in Paris?' }];
   const first = await sdk.chat.completions.create({ model: 'gpt-4o', messages, tools, stream: true });
-  let id = '';
-  let name = '';
-  let args = '';
-  let finish: string | null = null;
-  for await (const chunk of first) {
-    for (const call of chunk.choices[0]?.delta.tool_calls ?? []) {
-      id ||= call.id ?? '';
-      name ||= call.function?.name ?? '';
-      args += call.function?.arguments ?? '';
-    }
-    finish = chunk.choices[0]?.finish_reason ?? finish;
-  }
+  const collected = await collectStream(first);
+  const [{ id, name, arguments: args }] = collected.toolCalls;
+  const finish = collected.finishReason;
   t.deepEqual([id, name, args, finish], ['call_azs1', 'get_weather', '{"city":"Paris"}', 'tool_calls']);
   messages.push({ role: 'assistant', content: null, tool_calls: [{ id, type: 'function', function: { name, arguments: args } }] }, { role: 'tool', tool_call_id: id, content: '18C' });
   const before = fake.requests.length;
   const second = await sdk.chat.completions.create({ model: 'gpt-4o', messages, tools, stream: true });
-  let text = '';
-  for await (const chunk of second) text += chunk.choices[0]?.delta.content ?? '';
+  const { text } = await collectStream(second);
   t.is(text, 'Hello from Azure!');
   t.deepEqual(fake.requests[before].json().messages.at(-1), { role: 'tool', tool_call_id: 'call_azs1', content: '18C' });
 });

@@ -5,6 +5,7 @@ import { openai } from '../plugins/providers/openai/index.js';
 import { cohereFixture, cohereStreamEvents } from './fakes/cohere-fake.js';
 import { type Fake, startFake } from './fakes/openai-fake.js';
 import { gatewayClient, loggedOnce, startGateway, type TestGateway, traceId } from './harness.js';
+import { collectStream } from './fakes/chat-e2e.js';
 
 const API_KEY = 'co-test-key-0123456789';
 const MODEL = 'command-a-03-2025';
@@ -111,25 +112,15 @@ test.serial('streamed tool-call round trip', async (t) => {
   const sdk = client();
   const messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Weather in Paris?' }];
   const first = await sdk.chat.completions.create({ model: MODEL, messages, tools, stream: true });
-  let id = '';
-  let name = '';
-  let args = '';
-  let finish: string | null = null;
-  for await (const chunk of first) {
-    for (const call of chunk.choices[0]?.delta.tool_calls ?? []) {
-      id ||= call.id ?? '';
-      name ||= call.function?.name ?? '';
-      args += call.function?.arguments ?? '';
-    }
-    finish = chunk.choices[0]?.finish_reason ?? finish;
-  }
+  const collected = await collectStream(first);
+  const [{ id, name, arguments: args }] = collected.toolCalls;
+  const finish = collected.finishReason;
   t.is(finish, 'tool_calls');
   t.deepEqual([id, name, JSON.parse(args)], ['get_weather_s7k2m4', 'get_weather', { city: 'Paris' }]);
   messages.push({ role: 'assistant', content: null, tool_calls: [{ id, type: 'function', function: { name, arguments: args } }] }, { role: 'tool', tool_call_id: id, content: '18C' });
   const before = fake.requests.length;
   const second = await sdk.chat.completions.create({ model: MODEL, messages, tools, stream: true });
-  let text = '';
-  for await (const chunk of second) text += chunk.choices[0]?.delta.content ?? '';
+  const { text } = await collectStream(second);
   t.is(text, 'Hello! How can I help?');
   t.deepEqual(fake.requests[before].json().messages.slice(1), [
     { role: 'assistant', tool_calls: [{ id: 'get_weather_s7k2m4', type: 'function', function: { name: 'get_weather', arguments: args } }] },
