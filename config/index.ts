@@ -1,4 +1,5 @@
 import { BootError } from '../core/errors.js';
+import { defaultMemoryBudgetBytes } from '../core/http/memory-budget.js';
 import type { PolicyDefinition } from '../core/guardrails/policy.js';
 import type { Caller } from '../core/pipeline/context.js';
 import type { Hook } from '../core/spec/hook.js';
@@ -72,6 +73,12 @@ export interface GatewayConfig {
     connectionsPerOrigin?: number;
   };
   customHosts?: CustomHostPolicy;
+  /**
+   * Bytes held in memory across all requests in flight (request bodies being read, upstream
+   * answers read whole). Default: an eighth of the process's memory, 256 MiB to 2 GiB
+   * (env `GATEWAY_MEMORY_BUDGET_MB`). Past it: 503 `overloaded` with Retry-After.
+   */
+  memoryBudgetBytes?: number;
   /** Request logs: the durable store, bodies, queue and retention (see docs/logs.md). */
   logs?: LogsConfig;
   /** `/metrics`: open to any caller when `public` (default false: the account key or a dashboard session). */
@@ -108,6 +115,7 @@ export interface ResolvedConfig {
   readonly bodyLimitBytes: number;
   readonly upstream: { timeoutMs: number; connectTimeoutMs: number; connectionsPerOrigin: number };
   readonly customHosts: Required<CustomHostPolicy>;
+  readonly memoryBudgetBytes: number;
   readonly development: boolean;
   /** `REDIS_URL`: shared state for several instances; the embedded SQLite file when unset. */
   readonly redisUrl?: string;
@@ -237,6 +245,10 @@ export function resolveConfig(config: GatewayConfig, environment: NodeJS.Process
       allowPrivate: config.customHosts?.allowPrivate ?? false,
       allowCidrs: config.customHosts?.allowCidrs ?? [],
     },
+    memoryBudgetBytes:
+      environment.GATEWAY_MEMORY_BUDGET_MB !== undefined
+        ? positiveInteger(environment.GATEWAY_MEMORY_BUDGET_MB, 'GATEWAY_MEMORY_BUDGET_MB') * MB
+        : positiveInteger(config.memoryBudgetBytes ?? defaultMemoryBudgetBytes(), 'memoryBudgetBytes'),
     development: config.development ?? environment.NODE_ENV !== 'production',
     redisUrl: environment.REDIS_URL || undefined,
     vault: {

@@ -31,6 +31,7 @@ import { guardrailHook } from './hooks/guardrail.js';
 import { logHook } from './hooks/log.js';
 import { transformHook } from './hooks/transform.js';
 import { CustomHostGuard } from './http/custom-host.js';
+import { MemoryBudget } from './http/memory-budget.js';
 import { UpstreamClient } from './http/upstream.js';
 import { bodyCaptureHook } from './logs/capture.js';
 import type { LogSink } from './logs/entry.js';
@@ -72,6 +73,8 @@ export interface Gateway {
   flushLogs(): Promise<void>;
   /** Prometheus metrics (`GET /metrics`). */
   readonly metrics: GatewayMetrics;
+  /** Bytes held in memory by requests in flight (bodies read, answers read whole), bounded. */
+  readonly memoryBudget: MemoryBudget;
   /** Set when the account key was generated on this start: shown once, never stored. */
   readonly generatedAccountKey?: string;
   listen(port?: number, host?: string): Promise<{ url: string; server: Server }>;
@@ -120,6 +123,7 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
     { level: config.logLevel, base: undefined },
     options.logDestination ?? pino.destination({ dest: 1, sync: false }),
   );
+  const memoryBudget = new MemoryBudget(config.memoryBudgetBytes);
   const { accountKey, generated } = AccountKey.load(config.dataDir, config.accountKey);
   const vault = new VaultService({
     dataDir: config.dataDir,
@@ -241,6 +245,7 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
     generatedAccountKey: generated,
     logStore: logs.store,
     metrics,
+    memoryBudget,
     flushLogs: () => logs.queue.flush(),
     async listen(port = config.port, host = config.host) {
       await vault.start();

@@ -38,6 +38,8 @@ export const errors = {
   internal: make(500, 'api_error'),
   badGateway: make(502, 'upstream_error'),
   upstreamTimeout: make(504, 'timeout_error'),
+  /** The gateway is out of a shared resource (memory budget); comes with Retry-After. */
+  overloaded: make(503, 'overloaded_error'),
 };
 
 /** An upstream's own error: its status is kept, its body mapped by the provider, `provider` added. */
