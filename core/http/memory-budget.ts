@@ -1,4 +1,4 @@
-import { constrainedMemory, totalmem } from 'node:os';
+import { totalmem } from 'node:os';
 import { errors, type GatewayError } from '../errors.js';
 
 /**
@@ -6,7 +6,7 @@ import { errors, type GatewayError } from '../errors.js';
  * there is one, else the machine's), between 256 MiB and 2 GiB.
  */
 export function defaultMemoryBudgetBytes(): number {
-  const limit = constrainedMemory() || totalmem();
+  const limit = process.constrainedMemory() || totalmem();
   return Math.min(2 * 1024 ** 3, Math.max(256 * 1024 ** 2, Math.floor(limit / 8)));
 }
 
