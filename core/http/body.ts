@@ -13,9 +13,11 @@ function prematureClose(): Error {
  * Reads a stream to its end with 'data' events, handing each chunk to `take`; when `take` throws,
  * the stream is destroyed and the promise rejects with that error (as `for await` would do). Events
  * rather than `for await`: a small body took ~0.19 ms through the async iterator on an idle
- * gateway and ~0.09 ms this way, on every request and every upstream answer.
+ * gateway and ~0.09 ms this way, on every request and every upstream answer. For a client's request
+ * body (`options.answered`) the stream is paused instead of destroyed, because destroying a request
+ * destroys its socket before the error could be answered.
  */
-export function readChunks(stream: Readable, take: (chunk: Buffer) => void): Promise<void> {
+export function readChunks(stream: Readable, take: (chunk: Buffer) => void, options: { answered?: boolean } = {}): Promise<void> {
   if (stream.readableEnded) return Promise.resolve();
   if (stream.destroyed) return Promise.reject(stream.errored ?? prematureClose());
   return new Promise((resolve, reject) => {
@@ -25,7 +27,8 @@ export function readChunks(stream: Readable, take: (chunk: Buffer) => void): Pro
       stream.off('error', onError);
       stream.off('close', onClose);
       if (error === undefined) return resolve();
-      stream.destroy();
+      if (options.answered) stream.pause();
+      else stream.destroy();
       reject(error);
     };
     const onData = (chunk: Buffer): void => {
@@ -54,11 +57,15 @@ export async function readBody(request: IncomingMessage, limit: number): Promise
   if (declared > limit) throw tooLarge(limit);
   const chunks: Buffer[] = [];
   let size = 0;
-  await readChunks(request, (chunk) => {
-    size += chunk.length;
-    if (size > limit) throw tooLarge(limit);
-    chunks.push(chunk);
-  });
+  await readChunks(
+    request,
+    (chunk) => {
+      size += chunk.length;
+      if (size > limit) throw tooLarge(limit);
+      chunks.push(chunk);
+    },
+    { answered: true },
+  );
   return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
 }
 
