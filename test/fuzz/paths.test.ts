@@ -1,0 +1,75 @@
+import test from 'ava';
+import fc from 'fast-check';
+import { GOOD_HEADERS } from './arbitraries.js';
+import { type FuzzAnswer, type FuzzRequest, fuzzSuite, notAClientError } from './fuzz-setup.js';
+
+const suite = fuzzSuite(test);
+
+/** Text as a Node client sends it in a request line: a UTF-8 string becomes its bytes, one latin1 character each. */
+const asWireText = (text: string): string => Buffer.from(text, 'utf8').toString('latin1');
+
+const plainSegment = fc.stringMatching(/^[A-Za-z0-9_~-]{1,12}$/);
+/** Path segments that are odd but hold no dot segment, encoded slash or backslash. */
+const oddSegment = fc.oneof(
+  { weight: 4, arbitrary: plainSegment },
+  { weight: 2, arbitrary: fc.string({ unit: 'grapheme', minLength: 1, maxLength: 8 }).map((text) => encodeURIComponent(text)) },
+  { weight: 2, arbitrary: fc.constantFrom('!', "$&'()*+,;=:@", '|', '^', '[', ']', '{', '}', '`', '"', '<', '>', '~', '...', '.a', 'a.', '%25', '%252e', '%252f', '%00', '%0a', '%0d%0a', '%20', '%7f', '%ff', '%c0%ae', '%e2%80%ae', 'x%', '%zz', '%4', '%E0%A4%A', '%u002e', '@', ':', 'a:b', 'v1') },
+  { weight: 1, arbitrary: fc.integer({ min: 200, max: 6000 }).map((length) => 'a'.repeat(length)) },
+);
+/** A `.`/`..` segment (raw or percent-encoded), an encoded slash or backslash, or a raw backslash. */
+const traversalSegment = fc.oneof(
+  fc.constantFrom('.', '..', '%2e', '%2E', '%2e%2e', '%2E%2e', '.%2e', '%2e.', '.%2E'),
+  fc.tuple(fc.constantFrom('%2f', '%2F', '%5c', '%5C', '\\'), plainSegment, plainSegment).map(([escape, before, after]) => `${before}${escape}${after}`),
+  fc.constantFrom('%2f', '%5c', '..%2f..', '%2e%2e%5c', '\\..\\'),
+);
+const query = fc.oneof(
+  { weight: 3, arbitrary: fc.constant('') },
+  { weight: 1, arbitrary: fc.webQueryParameters().map((text) => `?${text}`) },
+  { weight: 1, arbitrary: fc.constantFrom('?', '??', '?a=%zz', '?%00=1', '?a=1&a=2', '?limit=-1') },
+);
+const method = fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS');
+
+function passthroughRequest(verb: string, path: string): FuzzRequest {
+  const body = verb === 'POST' || verb === 'PUT' ? Buffer.from('{"fuzz":true}') : undefined;
+  return { method: verb, path, headers: body ? { ...GOOD_HEADERS, 'content-type': 'application/json' } : { ...GOOD_HEADERS }, body };
+}
+
+/** Under /v1/: one to six odd segments, sometimes an empty one or a trailing slash; elsewhere: prefixes that are almost /v1/. */
+const oddPath = fc.oneof(
+  { weight: 5, arbitrary: fc.tuple(fc.array(oddSegment, { minLength: 1, maxLength: 6 }), fc.constantFrom('', '/', '//'), query).map(([segments, end, search]) => `/v1/${segments.join('/')}${end}${search}`) },
+  { weight: 1, arbitrary: fc.tuple(fc.constantFrom('/v1', '/V1/', '/%76%31/', '/v1%2f', '//v1/', '/v2/', '/', '/admin/x/', '/v1/../', '/./v1/', '/%2e/v1/'), fc.array(oddSegment, { maxLength: 3 }), query).map(([prefix, segments, search]) => `${prefix}${segments.join('/')}${search}`) },
+);
+/** A path under /v1/ with at least one traversal piece among ordinary segments. */
+const traversalPath = fc
+  .tuple(fc.array(plainSegment, { maxLength: 3 }), traversalSegment, fc.array(fc.oneof(plainSegment, traversalSegment), { maxLength: 3 }), query)
+  .map(([before, bad, after, search]) => `/v1/${[...before, bad, ...after].join('/')}${search}`);
+
+const invalidPath = (answer: FuzzAnswer): string | undefined => {
+  const problem = notAClientError(answer);
+  if (problem) return problem;
+  if (answer.status !== 400) return `status ${answer.status}, expected 400 invalid_path`;
+  const code = JSON.parse(answer.text).error.code;
+  return code === 'invalid_path' ? undefined : `code ${JSON.stringify(code)}, expected "invalid_path"`;
+};
+
+/**
+ * Raw non-ASCII bytes (UTF-8 text sent unencoded) and DEL in a request target are not HTTP: Node's
+ * parser refuses them before the gateway sees the request, with a bare 400 unless the server has a
+ * `clientError` handler. Checked here: a 4xx, never a reset or a 5xx.
+ */
+const rawBytesPath = fc
+  .tuple(fc.array(plainSegment, { maxLength: 2 }), fc.string({ unit: 'grapheme', minLength: 1, maxLength: 8 }).map((text) => `${asWireText(text).replace(/[\x00-\x20/?#\\]/g, '')}\x80`))
+  .map(([segments, raw]) => `/v1/${[...segments, raw].join('/')}`);
+const answeredWith4xx = (answer: FuzzAnswer): string | undefined => (answer.status >= 400 && answer.status < 500 ? undefined : `status ${answer.status}, expected 4xx`);
+
+suite.property('request targets with raw non-ASCII bytes are answered with a 4xx', () => fc.tuple(method, rawBytesPath).map(([verb, path]) => passthroughRequest(verb, path)), { runs: 100, check: answeredWith4xx });
+
+suite.property('odd request paths are answered with an OpenAI-shaped 4xx', () => fc.tuple(method, oddPath).map(([verb, path]) => passthroughRequest(verb, path)), { runs: 900, batches: 2 });
+
+// Fails until the lead's path canonicalisation (core/http/request-path.ts on main) is merged; then
+// drop `failing`. Today these paths are normalised by URL parsing and sent upstream.
+suite.property('dot segments, encoded slashes and backslashes are refused with 400 invalid_path', () => fc.tuple(method, traversalPath).map(([verb, path]) => passthroughRequest(verb, path)), {
+  runs: 400,
+  check: invalidPath,
+  failing: true,
+});
