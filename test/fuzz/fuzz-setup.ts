@@ -40,8 +40,6 @@ export interface FuzzTarget {
   readonly gateway: TestGateway;
   /** The fake provider's `/v1` base URL (loopback). */
   readonly fakeBaseUrl: string;
-  /** Requests the fake provider received. */
-  readonly upstreamRequests: () => number;
   readonly guard: LoopbackGuard;
   send(request: FuzzRequest): Promise<FuzzAnswer>;
   close(): Promise<void>;
@@ -53,10 +51,9 @@ const REFUSAL = Buffer.from(
 );
 
 /** A loopback provider that reads each request whole and answers it with {@link REFUSAL}. */
-async function startRefusingFake(): Promise<{ baseUrl: string; received: number; close(): Promise<void> }> {
-  const fake = { baseUrl: '', received: 0, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+async function startRefusingFake(): Promise<{ baseUrl: string; close(): Promise<void> }> {
+  const fake = { baseUrl: '', close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
   const server = createServer((request, response) => {
-    fake.received++;
     request.resume();
     request.once('end', () => response.writeHead(400, { 'content-type': 'application/json', 'content-length': String(REFUSAL.length) }).end(REFUSAL));
   });
@@ -81,7 +78,6 @@ export async function startFuzzTarget(): Promise<FuzzTarget> {
   return {
     gateway,
     fakeBaseUrl: fake.baseUrl,
-    upstreamRequests: () => fake.received,
     guard,
     send: (request) => send(agent, url, request),
     async close() {
@@ -160,13 +156,14 @@ export interface PropertyOptions {
 }
 
 /**
- * One fuzz test file: a target started before its tests and closed after them, and properties
+ * One fuzz test file: a target started (then `prepare`d) before its tests and closed after them, and properties
  * registered as serial ava tests, one per batch, each with its own fixed seed.
  */
-export function fuzzSuite(test: TestFn) {
+export function fuzzSuite(test: TestFn, prepare?: (target: FuzzTarget) => Promise<void>) {
   let target: FuzzTarget | undefined;
   test.before(async () => {
     target = await startFuzzTarget();
+    await prepare?.(target);
   });
   test.after.always(async () => {
     await target?.close();
@@ -185,15 +182,11 @@ export function fuzzSuite(test: TestFn) {
         const register = options.failing ? test.serial.failing : test.serial;
         register(`${title} (${options.runs} requests, seed ${seed})`, async (t) => {
           const running = target!;
-          const stats = new Map<string, number>();
           const requests = arbitrary(running).map((request) => Object.assign(request, { [fc.toStringMethod]: () => describe(request) }));
           const property = fc.asyncProperty(requests, async (request) => {
             let answer: FuzzAnswer;
             try {
-              const began = performance.now();
               answer = await running.send(request);
-              if (process.env.FUZZ_SLOW && performance.now() - began > 300) console.log('SLOW', Math.round(performance.now() - began), describe(request).slice(0, 400));
-              if (process.env.FUZZ_STATS) { const code = /"code":("[^"]*"|null)/.exec(answer.text)?.[1]; stats.set(`${answer.status} ${code}`, (stats.get(`${answer.status} ${code}`) ?? 0) + 1); }
             } catch (error) {
               throw new Error(`no answer (${(error as Error).message})\n${describe(request)}`);
             }
@@ -211,7 +204,6 @@ export function fuzzSuite(test: TestFn) {
             const cause = details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
             t.fail(`${cause}\n\n${fc.defaultReportMessage(details) ?? ''}`);
           }
-          if (process.env.FUZZ_STATS) console.log(title, running.upstreamRequests(), [...stats].sort((a, b) => b[1] - a[1]));
           if (details.interrupted) t.log(`interrupted after ${details.numRuns} of ${options.runs} requests`);
           const health = await running.send({ method: 'GET', path: '/health', headers: {} });
           t.is(health.status, 200, 'GET /health after the batch');
