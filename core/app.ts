@@ -32,6 +32,7 @@ import { logHook } from './hooks/log.js';
 import { transformHook } from './hooks/transform.js';
 import { CustomHostGuard } from './http/custom-host.js';
 import { MemoryBudget } from './http/memory-budget.js';
+import { canonicalPath, rawPathOf } from './http/request-path.js';
 import { UpstreamClient } from './http/upstream.js';
 import { bodyCaptureHook } from './logs/capture.js';
 import type { LogSink } from './logs/entry.js';
@@ -338,6 +339,17 @@ function buildApp(parts: {
   // (a regular expression per route) is the larger cost on the path every model call takes.
   const operationRoutes = new Map(OPERATIONS.map(([path, handler]) => [`${handler.method ?? 'POST'} ${path}`, gatewayHandler(pipeline, handler, config)]));
   app.use((koa, next) => {
+    // Route on the path exactly as it will be sent upstream; an unacceptable one falls through to
+    // the pass-through handler, which refuses it (400 invalid_path) and logs it.
+    if (koa.path.startsWith('/v1/')) {
+      try {
+        const raw = rawPathOf(koa.url);
+        const canonical = canonicalPath(raw);
+        if (canonical !== raw) koa.path = canonical;
+      } catch {
+        // refused by the handler
+      }
+    }
     const route = operationRoutes.get(`${koa.method} ${koa.path}`);
     return route ? route(koa) : next();
   });

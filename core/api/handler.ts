@@ -4,6 +4,7 @@ import type { Context as KoaContext } from 'koa';
 import { type GatewayError, toGatewayError } from '../errors.js';
 import { flattenHeaders } from '../http/headers.js';
 import { pipeInto } from '../http/pipe.js';
+import { canonicalPath, rawPathOf } from '../http/request-path.js';
 import type { GatewayContext, GatewayResponse } from '../pipeline/context.js';
 import type { Pipeline } from '../pipeline/runner.js';
 import type { OperationHandler } from './operation.js';
@@ -78,7 +79,7 @@ export function gatewayHandler(
       traceId: parseHeader(() => traceIdOf(headers['x-gateway-trace-id']), randomUUID()),
       startedAt,
       operation: handler.name,
-      incoming: { method: req.method ?? 'GET', path: koa.path, search: koa.querystring ? `?${koa.querystring}` : '', headers },
+      incoming: { method: req.method ?? 'GET', path: parseHeader(() => canonicalPath(rawPathOf(req.url)), koa.path), search: koa.querystring ? `?${koa.querystring}` : '', headers },
       signal: controller.signal,
       metadata: parseHeader(() => metadataOf(headers['x-gateway-metadata']), {}),
       strict: parseHeader(() => strictOf(headers['x-gateway-strict-api-compliance']), true),

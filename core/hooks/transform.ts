@@ -1,3 +1,4 @@
+import { assertStableUrl } from '../http/request-path.js';
 import type { OperationHandler } from '../api/operation.js';
 import { readUpstreamBody } from '../api/operation.js';
 import { upstreamError } from '../errors.js';
@@ -25,6 +26,7 @@ export function transformHook(dependencies: { operations: ReadonlyMap<string, Op
       const { provider, target } = auth;
 
       const mapped = handler.toUpstream(context, provider, target);
+      assertStableUrl(mapped.url);
       const upstreamRequest = { ...mapped, headers: { ...mapped.headers } };
       Object.assign(upstreamRequest.headers, provider.auth(upstreamRequest, target), auth.forwardHeaders);
       context.transform = { upstreamRequest };
