@@ -111,8 +111,9 @@ export class VaultService {
   }
 
   /**
-   * Re-wraps every data key (and the start-up canary) under the worker's active master key, record
-   * by record: each record stays readable throughout, so instances keep serving. Returns the count.
+   * Re-wraps every data key (and the start-up canary) under the master key `kid` (else the worker's
+   * active one), record by record: each record stays readable throughout, so instances keep
+   * serving. Returns the count.
    */
   async rewrapAll(kid?: string): Promise<number> {
     const { state, vault, credentials } = this.parts;
