@@ -163,9 +163,13 @@ test.serial('reset-account-key prints a new key once and stores its hash; refuse
 test.serial('an account key shorter than 24 characters is refused at boot, without echoing it', async (t) => {
   const dataDir = mkdtempSync(join(tmpdir(), 'gateway-cli-'));
   const short = startCli({ GATEWAY_DATA_DIR: dataDir, GATEWAY_API_KEY: 'gw-too-short-key-1234' });
-  short.ready.catch(() => {});
-  const [code] = await once(short.child, 'exit');
-  t.is(code, 1);
+  // `ready` settles either way: it resolves once listening, and rejects when the process exits.
+  const outcome = await short.ready.then(
+    () => 'listening' as const,
+    () => short.child.exitCode,
+  );
+  if (outcome === 'listening') await stopCli(short.child);
+  t.is(outcome, 1);
   t.regex(short.output(), /INVALID_CONFIG: GATEWAY_API_KEY is 21 characters; an account key must have at least 24/);
   t.false(short.output().includes('gw-too-short-key-1234'));
   t.false(short.output().includes('gateway listening'));
