@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import test, { type ExecutionContext } from 'ava';
 import { runVaultCli } from '../../core/vault/cli.js';
+import { VaultService } from '../../core/vault/service.js';
 import { openai } from '../../plugins/providers/openai/index.js';
 import { type Fake, startFake } from '../fakes/openai-fake.js';
 import { startGateway, type TestGateway } from '../harness.js';
@@ -88,6 +89,43 @@ test.serial('embedded store: rotate with the gateway running, create a credentia
     await callsReachTheProvider(t, gateway, keys, 'after a restart');
   } finally {
     await gateway.close();
+  }
+});
+
+const embeddedService = (dataDir: string) =>
+  new VaultService({ dataDir, redisPrefix: 'gateway', environment: {}, credentialCacheMs: 0, outputTokenEstimate: 1024 });
+
+test.serial('a rotation that completes while a credential is being stored: the writer re-wraps it, so retiring the old key loses nothing', async (t) => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'vault-rotation-race-'));
+  const gateway = embeddedService(dataDir);
+  const operator = embeddedService(dataDir);
+  await gateway.start();
+  await operator.start();
+  const records = gateway.parts.state.records;
+  const store = records.set.bind(records);
+  let rotated: Awaited<ReturnType<VaultService['rotateMasterKey']>> | undefined;
+  // The gateway has sealed under the old key; before its record is stored, a whole rotation runs.
+  records.set = (async (key: string, value: unknown, ttl?: number) => {
+    if (key.startsWith('cred:') && rotated === undefined) rotated = await operator.rotateMasterKey();
+    return store(key, value, ttl);
+  }) as typeof records.set;
+  const secret = secretOf('race');
+  let id = '';
+  try {
+    const created = await gateway.credentials.create({ name: 'racing', secret: { api_key: secret } });
+    id = created.id;
+    t.deepEqual(rotated?.retained, [], 'the rotation saw no record under the old key and retired it');
+    t.is(keyLines(dataDir), 1);
+    t.is(created.sealed.kid as string | undefined, rotated?.activeKeyId, 'the writer re-wrapped its record under the new key');
+  } finally {
+    await Promise.all([gateway.close(), operator.close()]);
+  }
+  const restarted = embeddedService(dataDir);
+  await restarted.start();
+  try {
+    t.deepEqual(await restarted.credentials.open(id), { apiKey: secret });
+  } finally {
+    await restarted.close();
   }
 });
 
