@@ -76,7 +76,7 @@ export interface Gateway {
   readonly metrics: GatewayMetrics;
   /** Bytes held in memory by requests in flight (bodies read, answers read whole), bounded. */
   readonly memoryBudget: MemoryBudget;
-  /** Set when the account key was generated on this start: shown once, never stored. */
+  /** Set when the account key was generated on this start: shown once; only its hash is stored, by the first successful `listen`. */
   readonly generatedAccountKey?: string;
   listen(port?: number, host?: string): Promise<{ url: string; server: Server }>;
   /** Stops accepting; requests in flight get up to `graceMs` (default 0) to finish. */
@@ -253,6 +253,9 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
       const server = app.listen(port, host);
       await once(server, 'listening');
       servers.push(server);
+      // A generated account key is stored only now that the gateway serves (the caller shows it):
+      // a start that failed before this point leaves the data dir as it was.
+      if (generated && servers.length === 1) AccountKey.store(config.dataDir, generated);
       const address = server.address() as AddressInfo;
       const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
       return { url: `http://${shownHost}:${address.port}`, server };

@@ -189,7 +189,7 @@ test('list() of an empty registry', (t) => {
 });
 
 const environment = (): NodeJS.ProcessEnv => ({
-  GATEWAY_API_KEY: 'gw-registry-test-key',
+  GATEWAY_API_KEY: 'gw-registry-test-key-0123456789',
   GATEWAY_DATA_DIR: mkdtempSync(join(tmpdir(), 'gateway-registry-test-')),
 });
 const silentDestination = { write() {} };

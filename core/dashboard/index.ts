@@ -67,6 +67,10 @@ export function mountDashboard(router: Router, options: DashboardOptions): Dashb
   });
 
   router.post('/dashboard/session', async (koa) => {
+    // A form post (which a cross-site page can send without a preflight) is refused before it is read.
+    if (!koa.is('application/json')) {
+      throw errors.invalidRequest('Sign in with a JSON body ({"api_key": "..."}) sent as content-type application/json.', { code: 'unsupported_content_type' });
+    }
     const body = parseJsonObject(await readBody(koa.req, 4096));
     const apiKey = body.api_key;
     if (typeof apiKey !== 'string' || apiKey === '') {
@@ -91,6 +95,11 @@ export function mountDashboard(router: Router, options: DashboardOptions): Dashb
   });
 
   router.delete('/dashboard/session', (koa) => {
+    // Ending a live session takes its CSRF token, so another site cannot sign the user out.
+    const session = sessions.get(koa.cookies.get(SESSION_COOKIE));
+    if (session !== undefined && !DashboardSessions.csrfMatches(session, koa.get(CSRF_HEADER))) {
+      throw errors.permission(`Signing out needs the session's CSRF token in ${CSRF_HEADER}.`, { code: 'csrf_token_invalid' });
+    }
     sessions.delete(koa.cookies.get(SESSION_COOKIE));
     koa.cookies.set(SESSION_COOKIE, '', { httpOnly: true, sameSite: 'strict', path: '/', secure: koa.secure, expires: new Date(0), overwrite: true });
     koa.status = 204;
