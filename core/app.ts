@@ -23,6 +23,7 @@ import { passthrough } from './api/passthrough.js';
 import { mountDashboard } from './dashboard/index.js';
 import { speech } from './api/speech.js';
 import { errors, toGatewayError } from './errors.js';
+import { FailedAuthLimiter } from './failed-auth.js';
 import { authHook } from './hooks/auth.js';
 import { forwardHook } from './hooks/forward.js';
 import { PolicyRegistry } from './guardrails/registry.js';
@@ -124,6 +125,7 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
     options.logDestination ?? pino.destination({ dest: 1, sync: false }),
   );
   const memoryBudget = new MemoryBudget(config.memoryBudgetBytes);
+  const failedAuth = new FailedAuthLimiter({ ...config.server.failedAuth, maxAddresses: 10_000 });
   const { accountKey, generated } = AccountKey.load(config.dataDir, config.accountKey);
   const vault = new VaultService({
     dataDir: config.dataDir,
@@ -192,6 +194,7 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
               accountKey: c.resolve(TOKENS.accountKey),
               customHosts: c.resolve(TOKENS.customHosts),
               keyResolvers: [vault.resolver],
+              failedAuth,
             }),
             vault.hooks.admit,
             ...(config.logs.bodies === false ? [] : [bodyCaptureHook({ policy: config.logs.bodies, maxBytes: config.logs.bodyMaxBytes })]),
@@ -217,7 +220,7 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
   const upstream = container.resolve<UpstreamClient>(TOKENS.upstream);
   upstreamPools = () => upstream.stats();
   const logs = requestLog;
-  const adminGuard = new AdminGuard(accountKey);
+  const adminGuard = new AdminGuard(accountKey, { failedAuth, trustProxy: config.server.trustProxy });
   const app = buildApp({
     pipeline,
     registry,
@@ -230,6 +233,8 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
     customHosts: container.resolve<CustomHostGuard>(TOKENS.customHosts),
     logStore: logs.store,
     metrics,
+    memoryBudget,
+    failedAuth,
   });
   const servers: Server[] = [];
 
@@ -250,6 +255,7 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
     async listen(port = config.port, host = config.host) {
       await vault.start();
       const server = app.listen(port, host);
+      applyServerTimeouts(server, config.server);
       await once(server, 'listening');
       servers.push(server);
       const address = server.address() as AddressInfo;
@@ -281,6 +287,13 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
   };
 }
 
+/** Node's server timeouts from `server.*` (docs/limits.md); the body idle timeout is the route's. */
+function applyServerTimeouts(server: Server, settings: ResolvedConfig['server']): void {
+  server.headersTimeout = settings.headersTimeoutMs;
+  server.requestTimeout = settings.requestTimeoutMs;
+  server.keepAliveTimeout = settings.keepAliveTimeoutMs;
+}
+
 function buildApp(parts: {
   pipeline: Pipeline;
   registry: PluginRegistry;
@@ -293,6 +306,8 @@ function buildApp(parts: {
   customHosts: CustomHostGuard;
   logStore: LogStore;
   metrics: GatewayMetrics;
+  memoryBudget: MemoryBudget;
+  failedAuth: FailedAuthLimiter;
 }): Koa {
   const { pipeline, registry, policies, adminGuard, accountKey, config, logger } = parts;
   const app = new Koa();
@@ -333,10 +348,16 @@ function buildApp(parts: {
   };
   if (config.metricsPublic) router.get('/metrics', metricsRoute);
   else router.get('/metrics', adminGuard.middleware, metricsRoute);
-  mountDashboard(router, { adminGuard, accountKey });
+  mountDashboard(router, { adminGuard, accountKey, failedAuth: parts.failedAuth, trustProxy: config.server.trustProxy });
+  const handlerOptions = {
+    bodyLimitBytes: config.bodyLimitBytes,
+    memoryBudget: parts.memoryBudget,
+    bodyTimeoutMs: config.server.bodyTimeoutMs,
+    trustProxy: config.server.trustProxy,
+  };
   // The unified operations are found with one map lookup before the router, whose layer matching
   // (a regular expression per route) is the larger cost on the path every model call takes.
-  const operationRoutes = new Map(OPERATIONS.map(([path, handler]) => [`${handler.method ?? 'POST'} ${path}`, gatewayHandler(pipeline, handler, config)]));
+  const operationRoutes = new Map(OPERATIONS.map(([path, handler]) => [`${handler.method ?? 'POST'} ${path}`, gatewayHandler(pipeline, handler, handlerOptions)]));
   app.use((koa, next) => {
     const route = operationRoutes.get(`${koa.method} ${koa.path}`);
     return route ? route(koa) : next();
@@ -352,7 +373,7 @@ function buildApp(parts: {
     }).routes(),
   );
 
-  const passthroughHandler = gatewayHandler(pipeline, passthrough, config);
+  const passthroughHandler = gatewayHandler(pipeline, passthrough, handlerOptions);
   app.use(async (koa) => {
     if (!koa.path.startsWith('/v1/')) {
       throw errors.notFound(`No route for ${koa.method} ${koa.path}.`, { code: 'route_not_found' });
