@@ -33,6 +33,7 @@ import { logHook } from './hooks/log.js';
 import { transformHook } from './hooks/transform.js';
 import { CustomHostGuard } from './http/custom-host.js';
 import { MemoryBudget } from './http/memory-budget.js';
+import { createGatewayServer } from './http/server.js';
 import { UpstreamClient } from './http/upstream.js';
 import { bodyCaptureHook } from './logs/capture.js';
 import type { LogSink } from './logs/entry.js';
@@ -254,8 +255,8 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
     flushLogs: () => logs.queue.flush(),
     async listen(port = config.port, host = config.host) {
       await vault.start();
-      const server = app.listen(port, host);
-      applyServerTimeouts(server, config.server);
+      const server = createGatewayServer(app.callback(), config.server);
+      server.listen(port, host);
       await once(server, 'listening');
       servers.push(server);
       const address = server.address() as AddressInfo;
@@ -285,13 +286,6 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
       await new Promise<void>((resolve) => logger.flush(() => resolve()));
     },
   };
-}
-
-/** Node's server timeouts from `server.*` (docs/limits.md); the body idle timeout is the route's. */
-function applyServerTimeouts(server: Server, settings: ResolvedConfig['server']): void {
-  server.headersTimeout = settings.headersTimeoutMs;
-  server.requestTimeout = settings.requestTimeoutMs;
-  server.keepAliveTimeout = settings.keepAliveTimeoutMs;
 }
 
 function buildApp(parts: {
