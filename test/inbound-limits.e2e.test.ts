@@ -1,4 +1,3 @@
-import { once } from 'node:events';
 import { readdirSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
