@@ -58,7 +58,7 @@ export interface GatewayConfig {
   defaultPolicy?: string;
   /** Extra hooks of your own, placed by stage after the built-in ones of that stage. */
   hooks?: Hook[];
-  server?: { host?: string; port?: number };
+  server?: ServerSettings;
   /** Largest accepted JSON request body in bytes (default 25 MB); larger gets 413. */
   bodyLimitBytes?: number;
   upstream?: {
@@ -91,6 +91,34 @@ export interface GatewayConfig {
   pricing?: PricingOptions;
 }
 
+/**
+ * The HTTP server: address, limits and timeouts (defaults like nginx's; docs/limits.md). A timeout
+ * of 0 disables it.
+ */
+export interface ServerSettings {
+  host?: string;
+  port?: number;
+  /**
+   * Proxy hops to trust in X-Forwarded-For when telling the client's address (default 0: the
+   * socket's address). Behind one load balancer: 1. Used by the failed-authentication limit.
+   */
+  trustProxy?: number;
+  /** Time allowed to receive a request's headers (default 60 000 ms, nginx's client_header_timeout). */
+  headersTimeoutMs?: number;
+  /** Time allowed to receive a whole request, body included (default 300 000 ms; Node's default). */
+  requestTimeoutMs?: number;
+  /** Most time between two chunks of a request body before 408 `body_timeout` (default 60 000 ms, nginx's client_body_timeout). */
+  bodyTimeoutMs?: number;
+  /** How long an idle keep-alive connection stays open (default 75 000 ms, nginx's keepalive_timeout; above common load balancers' 60 s). */
+  keepAliveTimeoutMs?: number;
+  /**
+   * Failed authentications (wrong API key, admin key or dashboard sign-in) allowed per client address
+   * and in total per window before further failures get 429 `too_many_failed_auth` (default 20 per
+   * address and 1000 in total per 60 000 ms). Counted per instance, in memory.
+   */
+  failedAuth?: { perAddress?: number; global?: number; windowMs?: number };
+}
+
 export interface VaultSettings {
   /** How long a decrypted credential stays cached in the request thread (default 60 000 ms; 0: never). */
   credentialCacheMs?: number;
@@ -109,6 +137,14 @@ export interface ResolvedConfig {
   readonly hooks: Hook[];
   readonly host: string;
   readonly port: number;
+  readonly server: {
+    trustProxy: number;
+    headersTimeoutMs: number;
+    requestTimeoutMs: number;
+    bodyTimeoutMs: number;
+    keepAliveTimeoutMs: number;
+    failedAuth: { perAddress: number; global: number; windowMs: number };
+  };
   readonly dataDir: string;
   readonly accountKey?: string;
   readonly logLevel: string;
@@ -207,9 +243,29 @@ function resolveLogs(logs: LogsConfig = {}, environment: NodeJS.ProcessEnv): Res
   };
 }
 
+function resolveServer(server: ServerSettings, environment: NodeJS.ProcessEnv): ResolvedConfig['server'] {
+  const headersTimeoutMs = positiveInteger(server.headersTimeoutMs ?? 60_000, 'server.headersTimeoutMs');
+  const requestTimeoutMs = positiveInteger(server.requestTimeoutMs ?? 300_000, 'server.requestTimeoutMs');
+  if (requestTimeoutMs > 0 && headersTimeoutMs > requestTimeoutMs) {
+    throw new BootError('INVALID_CONFIG', 'server.headersTimeoutMs must not be larger than server.requestTimeoutMs');
+  }
+  return {
+    trustProxy: positiveInteger(environment.GATEWAY_TRUST_PROXY ?? server.trustProxy ?? 0, 'server.trustProxy'),
+    headersTimeoutMs,
+    requestTimeoutMs,
+    bodyTimeoutMs: positiveInteger(server.bodyTimeoutMs ?? 60_000, 'server.bodyTimeoutMs'),
+    keepAliveTimeoutMs: positiveInteger(server.keepAliveTimeoutMs ?? 75_000, 'server.keepAliveTimeoutMs'),
+    failedAuth: {
+      perAddress: Math.max(1, positiveInteger(server.failedAuth?.perAddress ?? 20, 'server.failedAuth.perAddress')),
+      global: Math.max(1, positiveInteger(server.failedAuth?.global ?? 1000, 'server.failedAuth.global')),
+      windowMs: Math.max(1, positiveInteger(server.failedAuth?.windowMs ?? 60_000, 'server.failedAuth.windowMs')),
+    },
+  };
+}
+
 /**
  * Applies defaults, then the environment (HOST, PORT, GATEWAY_DATA_DIR, GATEWAY_API_KEY, LOG_LEVEL,
- * REDIS_URL, GATEWAY_REDIS_PREFIX, DATABASE_URL, GATEWAY_LOG_*, GATEWAY_METRICS_PUBLIC, OTEL_*). GATEWAY_MASTER_KEY is not read here: only the vault worker reads it.
+ * GATEWAY_TRUST_PROXY, REDIS_URL, GATEWAY_REDIS_PREFIX, DATABASE_URL, GATEWAY_LOG_*, GATEWAY_METRICS_PUBLIC, OTEL_*). GATEWAY_MASTER_KEY is not read here: only the vault worker reads it.
  */
 export function resolveConfig(config: GatewayConfig, environment: NodeJS.ProcessEnv = process.env): ResolvedConfig {
   if (!Array.isArray(config.providers)) throw new BootError('INVALID_CONFIG', 'providers must be an array');
@@ -231,6 +287,7 @@ export function resolveConfig(config: GatewayConfig, environment: NodeJS.Process
     hooks: config.hooks ?? [],
     host: environment.HOST ?? config.server?.host ?? '127.0.0.1',
     port: positiveInteger(environment.PORT ?? config.server?.port ?? 8787, 'PORT'),
+    server: resolveServer(config.server ?? {}, environment),
     dataDir: environment.GATEWAY_DATA_DIR ?? './data',
     accountKey: environment.GATEWAY_API_KEY || undefined,
     logLevel: environment.LOG_LEVEL ?? 'info',

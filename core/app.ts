@@ -23,6 +23,7 @@ import { passthrough } from './api/passthrough.js';
 import { mountDashboard } from './dashboard/index.js';
 import { speech } from './api/speech.js';
 import { errors, toGatewayError } from './errors.js';
+import { FailedAuthLimiter } from './failed-auth.js';
 import { authHook } from './hooks/auth.js';
 import { forwardHook } from './hooks/forward.js';
 import { PolicyRegistry } from './guardrails/registry.js';
@@ -33,6 +34,7 @@ import { transformHook } from './hooks/transform.js';
 import { CustomHostGuard } from './http/custom-host.js';
 import { MemoryBudget } from './http/memory-budget.js';
 import { canonicalPath, rawPathOf } from './http/request-path.js';
+import { createGatewayServer } from './http/server.js';
 import { UpstreamClient } from './http/upstream.js';
 import { bodyCaptureHook } from './logs/capture.js';
 import type { LogSink } from './logs/entry.js';
@@ -125,6 +127,7 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
     options.logDestination ?? pino.destination({ dest: 1, sync: false }),
   );
   const memoryBudget = new MemoryBudget(config.memoryBudgetBytes);
+  const failedAuth = new FailedAuthLimiter({ ...config.server.failedAuth, maxAddresses: 10_000 });
   const { accountKey, generated } = AccountKey.load(config.dataDir, config.accountKey);
   const vault = new VaultService({
     dataDir: config.dataDir,
@@ -193,6 +196,7 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
               accountKey: c.resolve(TOKENS.accountKey),
               customHosts: c.resolve(TOKENS.customHosts),
               keyResolvers: [vault.resolver],
+              failedAuth,
             }),
             vault.hooks.admit,
             ...(config.logs.bodies === false ? [] : [bodyCaptureHook({ policy: config.logs.bodies, maxBytes: config.logs.bodyMaxBytes })]),
@@ -218,7 +222,7 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
   const upstream = container.resolve<UpstreamClient>(TOKENS.upstream);
   upstreamPools = () => upstream.stats();
   const logs = requestLog;
-  const adminGuard = new AdminGuard(accountKey);
+  const adminGuard = new AdminGuard(accountKey, { failedAuth, trustProxy: config.server.trustProxy });
   const app = buildApp({
     pipeline,
     registry,
@@ -231,6 +235,8 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
     customHosts: container.resolve<CustomHostGuard>(TOKENS.customHosts),
     logStore: logs.store,
     metrics,
+    memoryBudget,
+    failedAuth,
   });
   const servers: Server[] = [];
 
@@ -250,7 +256,8 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
     flushLogs: () => logs.queue.flush(),
     async listen(port = config.port, host = config.host) {
       await vault.start();
-      const server = app.listen(port, host);
+      const server = createGatewayServer(app.callback(), config.server);
+      server.listen(port, host);
       await once(server, 'listening');
       servers.push(server);
       // A generated account key is stored only now that the gateway serves (the caller shows it):
@@ -297,6 +304,8 @@ function buildApp(parts: {
   customHosts: CustomHostGuard;
   logStore: LogStore;
   metrics: GatewayMetrics;
+  memoryBudget: MemoryBudget;
+  failedAuth: FailedAuthLimiter;
 }): Koa {
   const { pipeline, registry, policies, adminGuard, accountKey, config, logger } = parts;
   const app = new Koa();
@@ -337,10 +346,16 @@ function buildApp(parts: {
   };
   if (config.metricsPublic) router.get('/metrics', metricsRoute);
   else router.get('/metrics', adminGuard.middleware, metricsRoute);
-  mountDashboard(router, { adminGuard, accountKey });
+  mountDashboard(router, { adminGuard, accountKey, failedAuth: parts.failedAuth, trustProxy: config.server.trustProxy });
+  const handlerOptions = {
+    bodyLimitBytes: config.bodyLimitBytes,
+    memoryBudget: parts.memoryBudget,
+    bodyTimeoutMs: config.server.bodyTimeoutMs,
+    trustProxy: config.server.trustProxy,
+  };
   // The unified operations are found with one map lookup before the router, whose layer matching
   // (a regular expression per route) is the larger cost on the path every model call takes.
-  const operationRoutes = new Map(OPERATIONS.map(([path, handler]) => [`${handler.method ?? 'POST'} ${path}`, gatewayHandler(pipeline, handler, config)]));
+  const operationRoutes = new Map(OPERATIONS.map(([path, handler]) => [`${handler.method ?? 'POST'} ${path}`, gatewayHandler(pipeline, handler, handlerOptions)]));
   app.use((koa, next) => {
     // Route on the path exactly as it will be sent upstream; an unacceptable one falls through to
     // the pass-through handler, which refuses it (400 invalid_path) and logs it.
@@ -367,7 +382,7 @@ function buildApp(parts: {
     }).routes(),
   );
 
-  const passthroughHandler = gatewayHandler(pipeline, passthrough, config);
+  const passthroughHandler = gatewayHandler(pipeline, passthrough, handlerOptions);
   app.use(async (koa) => {
     if (!koa.path.startsWith('/v1/')) {
       throw errors.notFound(`No route for ${koa.method} ${koa.path}.`, { code: 'route_not_found' });

@@ -124,7 +124,7 @@ function multipartOperation(spec: {
     mapsErrors: true,
 
     async parse(request, options) {
-      const { form, cleanup } = await spoolMultipart(request, Math.min(options.bodyLimitBytes, spec.limitBytes ?? Number.POSITIVE_INFINITY));
+      const { form, cleanup } = await spoolMultipart(request, Math.min(options.bodyLimitBytes, spec.limitBytes ?? Number.POSITIVE_INFINITY), options);
       try {
         await spec.validate(form);
       } catch (error) {

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
-import { readChunks } from '../http/body.js';
+import { type BodyReadOptions, readChunks } from '../http/body.js';
 import { errors, GatewayError } from '../errors.js';
 import type { ForwardSlice, GatewayContext, GatewayResponse, RequestSlice } from '../pipeline/context.js';
 import type { ProviderPlugin, ProviderTarget, RequestProblem, UpstreamRequest } from '../spec/provider.js';
@@ -15,8 +15,12 @@ export interface OperationHandler {
   readonly name: OperationName;
   /** The HTTP method of its route; POST when absent. */
   readonly method?: 'GET' | 'POST';
-  /** Reads and validates the client's request (400/413 on failure). */
-  parse(request: IncomingMessage, options: { bodyLimitBytes: number; strict: boolean }): Promise<RequestSlice>;
+  /**
+   * Reads and validates the client's request (400/413 on failure), counting what it holds in memory
+   * on `options.lease` (503 past the budget) and refusing a stalled body (408). Runs only once the
+   * caller is authenticated.
+   */
+  parse(request: IncomingMessage, options: { bodyLimitBytes: number; strict: boolean } & BodyReadOptions): Promise<RequestSlice>;
   /** Builds the upstream request; throws a 400 when the provider lacks the operation. */
   toUpstream(context: GatewayContext, provider: ProviderPlugin, target: ProviderTarget): UpstreamRequest;
   /** Maps a 2xx upstream answer to the response. Upstream errors are mapped by the transform stage. */

@@ -1,7 +1,8 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import type { AccountKey } from '../account-key.js';
-import type { AdminGuard } from '../admin/guard.js';
+import { type AdminGuard, refusedKey } from '../admin/guard.js';
+import type { FailedAuthLimiter } from '../failed-auth.js';
 import { errors } from '../errors.js';
 import { parseJsonObject, readBody } from '../http/body.js';
 import { DashboardSessions } from './sessions.js';
@@ -26,6 +27,10 @@ export interface DashboardOptions {
   readonly accountKey: AccountKey;
   /** Session lifetime (default 8 hours). */
   readonly sessionTtlMs?: number;
+  /** Counts wrong keys at sign-in per client address (429 past the limit). */
+  readonly failedAuth?: FailedAuthLimiter;
+  /** Proxy hops trusted in X-Forwarded-For. */
+  readonly trustProxy?: number;
 }
 
 /**
@@ -77,7 +82,7 @@ export function mountDashboard(router: Router, options: DashboardOptions): Dashb
       throw errors.invalidRequest('api_key must be the account API key, as a non-empty string.', { param: 'api_key', code: 'missing_api_key' });
     }
     if (!options.accountKey.matches(apiKey)) {
-      throw errors.authentication('That is not the account API key.', { code: 'invalid_api_key' });
+      throw refusedKey(koa, errors.authentication('That is not the account API key.', { code: 'invalid_api_key' }), options);
     }
     sessions.delete(koa.cookies.get(SESSION_COOKIE));
     const { id, session } = sessions.create();

@@ -1,5 +1,6 @@
 import type { AccountKey } from '../account-key.js';
-import { errors } from '../errors.js';
+import { errors, GatewayError } from '../errors.js';
+import type { FailedAuthLimiter } from '../failed-auth.js';
 import type { CustomHostGuard } from '../http/custom-host.js';
 import { HOP_BY_HOP } from '../http/headers.js';
 import type { Caller, GatewayContext } from '../pipeline/context.js';
@@ -106,17 +107,41 @@ function withCredentialFields(
 }
 
 /**
+ * Who the key belongs to, or a 401 (429 `too_many_failed_auth` once the client address, or all
+ * clients, failed too often: see {@link FailedAuthLimiter}).
+ */
+async function identify(
+  key: string,
+  context: GatewayContext,
+  keys: { accountKey: AccountKey; keyResolvers: KeyResolver[]; failedAuth?: FailedAuthLimiter },
+): Promise<KeyResolution> {
+  const refuse = (error: GatewayError): GatewayError => keys.failedAuth?.failure(context.incoming.clientAddress ?? 'unknown', error) ?? error;
+  const resolver = keys.keyResolvers.find((candidate) => key.startsWith(candidate.prefix));
+  let resolution: KeyResolution | undefined;
+  try {
+    resolution = resolver ? await resolver.resolve(key, context) : keys.accountKey.matches(key) ? { caller: { type: 'account' } } : undefined;
+  } catch (error) {
+    throw error instanceof GatewayError && error.status === 401 ? refuse(error) : error;
+  }
+  if (resolution === undefined) throw refuse(errors.authentication('The x-gateway-api-key is not valid.', { code: 'invalid_api_key' }));
+  return resolution;
+}
+
+/**
  * The auth stage: identifies the caller from `x-gateway-api-key` (the account key, or a key whose
- * prefix a {@link KeyResolver} claims), then resolves the target: provider plugin, base URL
- * (provider default or a custom host the policy allows), credentials and forwarded headers.
+ * prefix a {@link KeyResolver} claims), only then reads the request body (`context.loadRequest`),
+ * then resolves the target: provider plugin, base URL (provider default or a custom host the policy
+ * allows), credentials and forwarded headers.
  */
 export function authHook(dependencies: {
   registry: PluginRegistry;
   accountKey: AccountKey;
   customHosts: CustomHostGuard;
   keyResolvers?: KeyResolver[];
+  /** Counts wrong keys per client address; absent: not limited. */
+  failedAuth?: FailedAuthLimiter;
 }): Hook {
-  const { registry, accountKey, customHosts, keyResolvers = [] } = dependencies;
+  const { registry, accountKey, customHosts, keyResolvers = [], failedAuth } = dependencies;
   return {
     name: 'gateway-auth',
     stage: 'auth',
@@ -128,15 +153,9 @@ export function authHook(dependencies: {
           code: 'missing_api_key',
         });
       }
-      const resolver = keyResolvers.find((candidate) => key.startsWith(candidate.prefix));
-      const resolution: KeyResolution | undefined = resolver
-        ? await resolver.resolve(key, context)
-        : accountKey.matches(key)
-          ? { caller: { type: 'account' } }
-          : undefined;
-      if (resolution === undefined) {
-        throw errors.authentication('The x-gateway-api-key is not valid.', { code: 'invalid_api_key' });
-      }
+      const resolution = await identify(key, context, { accountKey, keyResolvers, failedAuth });
+      // The caller is known: only now is the body read, parsed or spooled (400/413 from here on).
+      await context.loadRequest?.();
       const caller: Caller = resolution.caller;
       const bound = resolution.provider !== undefined;
       if (bound && headers['x-gateway-custom-host']) {

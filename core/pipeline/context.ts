@@ -23,8 +23,13 @@ export interface GatewayContext {
   /** `x-gateway-strict-api-compliance` (default true). */
   readonly strict: boolean;
 
-  /** Written by the route: the validated request. */
+  /** Written by the route: the validated request (empty until {@link loadRequest} has run). */
   request: RequestSlice;
+  /**
+   * Set by the route: reads and validates the request body into `request`. The auth stage runs it
+   * once the caller is known, so no body of an unauthenticated request is read, parsed or spooled.
+   */
+  readonly loadRequest?: () => Promise<void>;
   /** Written by the auth stage. */
   auth?: AuthSlice;
   /** Written by the guardrail stage. */
@@ -55,6 +60,8 @@ export interface IncomingRequest {
   readonly search: string;
   /** Lower-cased header names; repeated headers joined with `, `. */
   readonly headers: Readonly<Record<string, string | undefined>>;
+  /** The client's address: the socket's, or taken from X-Forwarded-For past `server.trustProxy` hops. */
+  readonly clientAddress?: string;
 }
 
 export interface RequestSlice {
