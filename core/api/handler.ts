@@ -93,6 +93,8 @@ export function gatewayHandler(
       // The log stage and the clean-up wait until the request's own work (parse, stages) is over,
       // so whatever a stage reserved or created is settled even when the client left early.
       void settled.then(() => {
+        // The answer read whole (if any) is no longer held once the response is done.
+        context.forward?.memory.release();
         void pipeline.complete(context);
         void context.request.cleanup?.().catch(() => {});
       });
