@@ -5,6 +5,8 @@ import { errors } from '../errors.js';
 export const tooLarge = (limit: number) =>
   errors.tooLarge(`The request body is larger than this gateway's limit of ${limit} bytes.`, { code: 'body_too_large' });
 
+const ignore = (): void => {};
+
 function prematureClose(): Error {
   return Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' });
 }
@@ -25,6 +27,9 @@ export function readChunks(stream: Readable, take: (chunk: Buffer) => void): Pro
       stream.off('error', onError);
       stream.off('close', onClose);
       if (error === undefined) return resolve();
+      // Destroying an upstream (undici) body before its end emits an abort 'error': with our
+      // listener gone, it would be an uncaught exception that ends the process.
+      stream.on('error', ignore);
       stream.destroy();
       reject(error);
     };
