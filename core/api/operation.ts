@@ -46,7 +46,10 @@ export async function readErrorBody(forward: ForwardSlice, signal: AbortSignal, 
       if (size >= limit) throw ENOUGH;
     });
   } catch (error) {
-    if (error !== ENOUGH) throw bodyFailure(error, forward.origin, signal);
+    if (error !== ENOUGH) {
+      forward.memory.release();
+      throw bodyFailure(error, forward.origin, signal);
+    }
   }
   return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
 }
@@ -106,6 +109,8 @@ export async function readWholeAnswer(forward: ForwardSlice, provider: string, s
   try {
     return await readUpstreamAnswer(forward.body, provider, forward.maxAnswerBytes, forward.memory, copies);
   } catch (error) {
+    // What was read is dropped: give it back now, not when the error response closes.
+    forward.memory.release();
     throw bodyFailure(error, forward.origin, signal);
   }
 }

@@ -61,7 +61,8 @@ test('an answer past upstream.maxAnswerBytes is 502 and the upstream stops being
 });
 
 test('answers read whole share the memory budget: the one that would pass it is 503 overloaded, the other completes', async (t) => {
-  const { gateway, upstream } = await setup({ memoryBudgetBytes: 2 * MiB });
+  // A 1.5 MiB JSON answer counts 7.5 MiB (five copies): one fits in 10 MiB, two do not.
+  const { gateway, upstream } = await setup({ memoryBudgetBytes: 10 * MiB });
   const body = padded(1.5 * MiB);
   let release!: () => void;
   const released = new Promise<void>((resolve) => (release = resolve));
