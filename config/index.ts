@@ -62,8 +62,20 @@ export interface GatewayConfig {
   /** Largest accepted JSON request body in bytes (default 25 MB); larger gets 413. */
   bodyLimitBytes?: number;
   upstream?: {
-    /** Time allowed for the upstream's response headers and between body reads (default 600 000 ms). */
+    /**
+     * Total deadline of one upstream attempt, from sending the request until its answer body is
+     * complete, streams included (default 600 000 ms). `x-gateway-request-timeout` overrides it per
+     * request. Past it: 504 `upstream_timeout` (or, mid-stream, an error event with that code).
+     */
     timeoutMs?: number;
+    /** Longest wait for the next chunk of an answer body, between stream events (default 300 000 ms). */
+    streamIdleTimeoutMs?: number;
+    /** Most bytes of one answer the gateway reads whole (JSON answers, JSON transcripts; default 64 MiB); more is 502 `upstream_response_too_large`. */
+    maxAnswerBytes?: number;
+    /** Most upstream connection pools kept, one per origin (default 256); past it the least recently used idle pool is closed. */
+    maxPools?: number;
+    /** A pool with no request for this long is closed (default 60 000 ms). */
+    poolIdleTimeoutMs?: number;
     /** Time allowed to open a connection (default 10 000 ms). */
     connectTimeoutMs?: number;
     /**
@@ -149,7 +161,15 @@ export interface ResolvedConfig {
   readonly accountKey?: string;
   readonly logLevel: string;
   readonly bodyLimitBytes: number;
-  readonly upstream: { timeoutMs: number; connectTimeoutMs: number; connectionsPerOrigin: number };
+  readonly upstream: {
+    timeoutMs: number;
+    streamIdleTimeoutMs: number;
+    connectTimeoutMs: number;
+    connectionsPerOrigin: number;
+    maxAnswerBytes: number;
+    maxPools: number;
+    poolIdleTimeoutMs: number;
+  };
   readonly customHosts: Required<CustomHostPolicy>;
   readonly memoryBudgetBytes: number;
   readonly development: boolean;
@@ -296,6 +316,10 @@ export function resolveConfig(config: GatewayConfig, environment: NodeJS.Process
       timeoutMs: positiveInteger(config.upstream?.timeoutMs ?? 600_000, 'upstream.timeoutMs'),
       connectTimeoutMs: positiveInteger(config.upstream?.connectTimeoutMs ?? 10_000, 'upstream.connectTimeoutMs'),
       connectionsPerOrigin: positiveInteger(config.upstream?.connectionsPerOrigin ?? 1024, 'upstream.connectionsPerOrigin'),
+      streamIdleTimeoutMs: positiveInteger(config.upstream?.streamIdleTimeoutMs ?? 300_000, 'upstream.streamIdleTimeoutMs'),
+      maxAnswerBytes: positiveInteger(config.upstream?.maxAnswerBytes ?? 64 * MB, 'upstream.maxAnswerBytes'),
+      maxPools: positiveInteger(config.upstream?.maxPools ?? 256, 'upstream.maxPools'),
+      poolIdleTimeoutMs: positiveInteger(config.upstream?.poolIdleTimeoutMs ?? 60_000, 'upstream.poolIdleTimeoutMs'),
     },
     customHosts: {
       allowLoopback: config.customHosts?.allowLoopback ?? true,

@@ -202,7 +202,12 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
             ...(config.logs.bodies === false ? [] : [bodyCaptureHook({ policy: config.logs.bodies, maxBytes: config.logs.bodyMaxBytes })]),
             guardrailHook({ policies: c.resolve(TOKENS.policies), defaultPolicy: config.defaultPolicy }),
             transformHook({ operations: new Map([...OPERATIONS.map(([, handler]) => handler), passthrough].map((handler) => [handler.name, handler])) }),
-            forwardHook({ upstream: c.resolve(TOKENS.upstream), traceHeaders: tracer.traceHeaders }),
+            forwardHook({
+              upstream: c.resolve(TOKENS.upstream),
+              memoryBudget,
+              maxAnswerBytes: config.upstream.maxAnswerBytes,
+              traceHeaders: tracer.traceHeaders,
+            }),
             // Settles the key's cost and sets context.costUsd before the log entry is built.
             vault.hooks.settle,
             logHook({ sinks, bodies: config.logs.bodies }),

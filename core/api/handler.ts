@@ -123,6 +123,8 @@ export function gatewayHandler(pipeline: Pipeline, handler: OperationHandler, op
       // so whatever a stage reserved or created is settled even when the client left early.
       void settled.then(() => {
         lease?.release();
+        // The answer read whole (if any) is no longer held once the response is done.
+        context.forward?.memory.release();
         void pipeline.complete(context);
         void context.request.cleanup?.().catch(() => {});
       });

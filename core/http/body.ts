@@ -18,6 +18,8 @@ export interface BodyReadOptions {
   readonly bodyTimeoutMs?: number;
 }
 
+const ignore = (): void => {};
+
 function prematureClose(): Error {
   return Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' });
 }
@@ -52,7 +54,12 @@ export function readChunks(
       detach();
       if (error === undefined) return resolve();
       if (options.answered) stream.pause();
-      else stream.destroy();
+      else {
+        // Destroying an upstream (undici) body before its end emits an abort 'error': with our
+        // listener gone, it would be an uncaught exception that ends the process.
+        stream.on('error', ignore);
+        stream.destroy();
+      }
       reject(error);
     };
     const onIdle = (): void => {

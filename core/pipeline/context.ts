@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { GatewayError } from '../errors.js';
+import type { MemoryLease } from '../http/memory-budget.js';
 import type { GuardrailSide, GuardrailVerdict } from '../spec/guardrail.js';
 import type { ProviderPlugin, ProviderTarget, UpstreamRequest } from '../spec/provider.js';
 import type { ChatCompletionChunk, ErrorBody, OperationName, Usage } from '../spec/unified.js';
@@ -205,6 +206,8 @@ export interface UsageUnits {
 }
 
 export interface ForwardSlice {
+  /** The origin the request went to (named in errors). */
+  readonly origin: string;
   readonly status: number;
   readonly headers: Readonly<Record<string, string | string[] | undefined>>;
   /** The upstream body, unread. */
@@ -215,6 +218,10 @@ export interface ForwardSlice {
   readonly headersAt: number;
   /** When the upstream body was fully read (set later for streamed bodies). */
   endedAt?: number;
+  /** Counts the bytes of this answer read whole against the memory budget; released when the response closes. */
+  readonly memory: MemoryLease;
+  /** Most bytes of this answer the gateway reads whole (`upstream.maxAnswerBytes`); more is a 502. */
+  readonly maxAnswerBytes: number;
 }
 
 /**
