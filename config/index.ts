@@ -74,6 +74,20 @@ export interface GatewayConfig {
   };
   customHosts?: CustomHostPolicy;
   /**
+   * Whether `x-gateway-forward-headers` may name `cookie` (default false: refused with 400
+   * `header_not_forwardable`, so the dashboard session cookie or other cookies of the gateway's
+   * origin never reach a provider).
+   */
+  forwardCookies?: boolean;
+  /** Pass-through answers (`/v1/<any other path>`). */
+  passthrough?: {
+    /**
+     * Relay the upstream's `Set-Cookie` and `Access-Control-*` headers (default false: they are
+     * removed, so an upstream cannot set cookies on, or widen the CORS policy of, the gateway's origin).
+     */
+    relayUnsafeHeaders?: boolean;
+  };
+  /**
    * Bytes held in memory across all requests in flight (request bodies being read, upstream
    * answers read whole). Default: an eighth of the process's memory, 256 MiB to 2 GiB
    * (env `GATEWAY_MEMORY_BUDGET_MB`). Past it: 503 `overloaded` with Retry-After.
@@ -115,6 +129,8 @@ export interface ResolvedConfig {
   readonly bodyLimitBytes: number;
   readonly upstream: { timeoutMs: number; connectTimeoutMs: number; connectionsPerOrigin: number };
   readonly customHosts: Required<CustomHostPolicy>;
+  readonly forwardCookies: boolean;
+  readonly passthrough: { readonly relayUnsafeHeaders: boolean };
   readonly memoryBudgetBytes: number;
   readonly development: boolean;
   /** `REDIS_URL`: shared state for several instances; the embedded SQLite file when unset. */
@@ -245,6 +261,8 @@ export function resolveConfig(config: GatewayConfig, environment: NodeJS.Process
       allowPrivate: config.customHosts?.allowPrivate ?? false,
       allowCidrs: config.customHosts?.allowCidrs ?? [],
     },
+    forwardCookies: config.forwardCookies ?? false,
+    passthrough: { relayUnsafeHeaders: config.passthrough?.relayUnsafeHeaders ?? false },
     memoryBudgetBytes:
       environment.GATEWAY_MEMORY_BUDGET_MB !== undefined
         ? positiveInteger(environment.GATEWAY_MEMORY_BUDGET_MB, 'GATEWAY_MEMORY_BUDGET_MB') * MB
