@@ -13,7 +13,11 @@ export interface CustomHostPolicy {
   allowLoopback?: boolean;
   /** Private ranges (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7). Default false. */
   allowPrivate?: boolean;
-  /** Extra CIDR ranges allowed even though private (e.g. `10.1.0.0/16`). Link-local and metadata stay refused. */
+  /**
+   * Extra CIDR ranges allowed even though private (e.g. `10.1.0.0/16`). Link-local, metadata and the
+   * other special-purpose ranges of IANA's registries (documentation, benchmarking, multicast,
+   * reserved, 6to4 and mapped forms of them) stay refused (see `core/http/custom-host.ts`).
+   */
   allowCidrs?: string[];
 }
 
