@@ -13,7 +13,11 @@ export interface CustomHostPolicy {
   allowLoopback?: boolean;
   /** Private ranges (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7). Default false. */
   allowPrivate?: boolean;
-  /** Extra CIDR ranges allowed even though private (e.g. `10.1.0.0/16`). Link-local and metadata stay refused. */
+  /**
+   * Extra CIDR ranges allowed even though private (e.g. `10.1.0.0/16`). Link-local, metadata and the
+   * other special-purpose ranges of IANA's registries (documentation, benchmarking, multicast,
+   * reserved, 6to4 and mapped forms of them) stay refused (see `core/http/custom-host.ts`).
+   */
   allowCidrs?: string[];
 }
 
@@ -85,6 +89,20 @@ export interface GatewayConfig {
     connectionsPerOrigin?: number;
   };
   customHosts?: CustomHostPolicy;
+  /**
+   * Whether `x-gateway-forward-headers` may name `cookie` (default false: refused with 400
+   * `header_not_forwardable`, so the dashboard session cookie or other cookies of the gateway's
+   * origin never reach a provider).
+   */
+  forwardCookies?: boolean;
+  /** Pass-through answers (`/v1/<any other path>`). */
+  passthrough?: {
+    /**
+     * Relay the upstream's `Set-Cookie` and `Access-Control-*` headers (default false: they are
+     * removed, so an upstream cannot set cookies on, or widen the CORS policy of, the gateway's origin).
+     */
+    relayUnsafeHeaders?: boolean;
+  };
   /**
    * Bytes held in memory across all requests in flight (request bodies being read, upstream
    * answers read whole). Default: an eighth of the process's memory, 256 MiB to 2 GiB
@@ -171,6 +189,8 @@ export interface ResolvedConfig {
     poolIdleTimeoutMs: number;
   };
   readonly customHosts: Required<CustomHostPolicy>;
+  readonly forwardCookies: boolean;
+  readonly passthrough: { readonly relayUnsafeHeaders: boolean };
   readonly memoryBudgetBytes: number;
   readonly development: boolean;
   /** `REDIS_URL`: shared state for several instances; the embedded SQLite file when unset. */
@@ -326,6 +346,8 @@ export function resolveConfig(config: GatewayConfig, environment: NodeJS.Process
       allowPrivate: config.customHosts?.allowPrivate ?? false,
       allowCidrs: config.customHosts?.allowCidrs ?? [],
     },
+    forwardCookies: config.forwardCookies ?? false,
+    passthrough: { relayUnsafeHeaders: config.passthrough?.relayUnsafeHeaders ?? false },
     memoryBudgetBytes:
       environment.GATEWAY_MEMORY_BUDGET_MB !== undefined
         ? positiveInteger(environment.GATEWAY_MEMORY_BUDGET_MB, 'GATEWAY_MEMORY_BUDGET_MB') * MB

@@ -19,7 +19,7 @@ import { audioTranscriptions, audioTranslations, imageEdits, imageVariations } f
 import { imagesGenerate } from './api/images-generate.js';
 import { models } from './api/models.js';
 import type { OperationHandler } from './api/operation.js';
-import { passthrough } from './api/passthrough.js';
+import { createPassthrough, passthrough } from './api/passthrough.js';
 import { mountDashboard } from './dashboard/index.js';
 import { speech } from './api/speech.js';
 import { errors, toGatewayError } from './errors.js';
@@ -197,11 +197,12 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
               customHosts: c.resolve(TOKENS.customHosts),
               keyResolvers: [vault.resolver],
               failedAuth,
+              forwardCookies: config.forwardCookies,
             }),
             vault.hooks.admit,
             ...(config.logs.bodies === false ? [] : [bodyCaptureHook({ policy: config.logs.bodies, maxBytes: config.logs.bodyMaxBytes })]),
             guardrailHook({ policies: c.resolve(TOKENS.policies), defaultPolicy: config.defaultPolicy }),
-            transformHook({ operations: new Map([...OPERATIONS.map(([, handler]) => handler), passthrough].map((handler) => [handler.name, handler])) }),
+            transformHook({ operations: new Map([...OPERATIONS.map(([, handler]) => handler), createPassthrough(config.passthrough)].map((handler) => [handler.name, handler])) }),
             forwardHook({
               upstream: c.resolve(TOKENS.upstream),
               memoryBudget,

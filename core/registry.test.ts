@@ -223,3 +223,11 @@ test('createGateway: invalid provider params fail at boot', (t) => {
     /"openai"/,
   );
 });
+
+test('a provider that does not declare authHeaders (lower-case names) → INVALID_MANIFEST naming the plugin', (t) => {
+  for (const authHeaders of [undefined, ['X-Api-Key'], [''], 'authorization']) {
+    const registration = openai();
+    const broken: ProviderRegistration = { ...registration, create: (deps) => ({ ...registration.create(deps), authHeaders }) as never };
+    bootError(t, () => new PluginRegistry([broken], [], dependencies), 'INVALID_MANIFEST', /openai/, /authHeaders/);
+  }
+});

@@ -38,6 +38,25 @@ export interface KeyResolver {
 /** Headers never forwarded through `x-gateway-forward-headers`: they describe this hop or the gateway. */
 const NOT_FORWARDABLE = new Set(['host', 'content-length', 'x-gateway-api-key', ...HOP_BY_HOP]);
 
+/** Whether `name` is one of the provider's credential headers (`authorization` always is; `x-amz-*` entries are prefixes). */
+function isAuthHeader(name: string, provider: ProviderPlugin): boolean {
+  if (name === 'authorization') return true;
+  return provider.authHeaders.some((entry) => (entry.endsWith('*') ? name.startsWith(entry.slice(0, -1).toLowerCase()) : name === entry.toLowerCase()));
+}
+
+/**
+ * Why a header named in `x-gateway-forward-headers` may not be forwarded, or undefined when it may:
+ * headers of this hop or of the gateway never; the provider's credential headers not while a
+ * stored credential is in use (the caller's value would replace or shadow the vault's); `cookie`
+ * only when the configuration allows it.
+ */
+function forwardRefusal(name: string, provider: ProviderPlugin, storedCredential: boolean, forwardCookies: boolean): string | undefined {
+  if (NOT_FORWARDABLE.has(name) || name.startsWith('x-gateway-')) return 'it describes this connection or the gateway';
+  if (name === 'cookie' && !forwardCookies) return "cookies are not forwarded unless the gateway's forwardCookies setting allows it";
+  if (storedCredential && isAuthHeader(name, provider)) return "it carries the provider credential, which this key's stored credential supplies";
+  return undefined;
+}
+
 /** Levenshtein distance, for suggesting provider ids close to a mistyped one. */
 function editDistance(a: string, b: string): number {
   let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
@@ -140,8 +159,10 @@ export function authHook(dependencies: {
   keyResolvers?: KeyResolver[];
   /** Counts wrong keys per client address; absent: not limited. */
   failedAuth?: FailedAuthLimiter;
+  /** Whether `cookie` may be named in `x-gateway-forward-headers` (the config's `forwardCookies`). Default false. */
+  forwardCookies?: boolean;
 }): Hook {
-  const { registry, accountKey, customHosts, keyResolvers = [], failedAuth } = dependencies;
+  const { registry, accountKey, customHosts, keyResolvers = [], failedAuth, forwardCookies = false } = dependencies;
   return {
     name: 'gateway-auth',
     stage: 'auth',
@@ -206,8 +227,9 @@ export function authHook(dependencies: {
       for (const name of (headers['x-gateway-forward-headers'] ?? '').split(',')) {
         const lower = name.trim().toLowerCase();
         if (!lower) continue;
-        if (NOT_FORWARDABLE.has(lower) || lower.startsWith('x-gateway-')) {
-          throw errors.invalidRequest(`The header "${lower}" cannot be forwarded.`, {
+        const refusal = forwardRefusal(lower, provider, resolution.credentials !== undefined, forwardCookies);
+        if (refusal !== undefined) {
+          throw errors.invalidRequest(`The header "${lower}" cannot be forwarded: ${refusal}.`, {
             param: 'x-gateway-forward-headers',
             code: 'header_not_forwardable',
           });

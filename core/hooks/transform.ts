@@ -27,8 +27,10 @@ export function transformHook(dependencies: { operations: ReadonlyMap<string, Op
 
       const mapped = handler.toUpstream(context, provider, target);
       assertStableUrl(mapped.url);
-      const upstreamRequest = { ...mapped, headers: { ...mapped.headers } };
-      Object.assign(upstreamRequest.headers, provider.auth(upstreamRequest, target), auth.forwardHeaders);
+      // Forwarded headers go in before auth() runs and its headers last, so a forwarded header can
+      // never replace one the provider's auth set (and a signing plugin signs what is sent).
+      const upstreamRequest = { ...mapped, headers: { ...mapped.headers, ...auth.forwardHeaders } };
+      Object.assign(upstreamRequest.headers, provider.auth(upstreamRequest, target));
       context.transform = { upstreamRequest };
 
       await next();

@@ -21,6 +21,7 @@ const cloudLike: ProviderRegistration = {
       'x-test-access': target.credentials.fields?.access_key_id ?? 'missing',
       'x-test-secret-length': String(target.credentials.fields?.secret_access_key?.length ?? 0),
     }),
+    authHeaders: ['x-test-access', 'x-test-secret-length'],
     mapError: (reply) => ({ message: `status ${reply.status}`, type: 'upstream_error', param: null, code: null }),
   }),
 };
