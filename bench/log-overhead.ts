@@ -35,7 +35,7 @@ const mockUrl = `http://127.0.0.1:${(mock.address() as AddressInfo).port}/v1`;
 const gateway = createGateway(
   { providers: [openai()] },
   {
-    environment: { NODE_ENV: 'production', GATEWAY_API_KEY: 'gw-bench-key-0123456789', GATEWAY_DATA_DIR: mkdtempSync(join(tmpdir(), 'log-overhead-')) },
+    environment: { NODE_ENV: 'production', GATEWAY_API_KEY: 'gw-bench-key-0123456789abcdef', GATEWAY_DATA_DIR: mkdtempSync(join(tmpdir(), 'log-overhead-')) },
     logDestination: pino.destination({ dest: '/dev/null', sync: false }),
   },
 );

@@ -49,6 +49,10 @@ export const CHILD_ENVIRONMENT = {
   gatewayPolicies: 'BENCH_GATEWAY_POLICIES',
   /** Gateway: `upstream.connectionsPerOrigin` (default: the gateway's own default). */
   gatewayUpstreamConnections: 'BENCH_GATEWAY_UPSTREAM_CONNECTIONS',
+  /** Gateway: its memory budget in MiB (`GATEWAY_MEMORY_BUDGET_MB`; default: the gateway's own). */
+  gatewayMemoryBudgetMb: 'BENCH_GATEWAY_MEMORY_BUDGET_MB',
+  /** Gateway: `upstream.maxAnswerBytes` (default: the gateway's own). */
+  gatewayMaxAnswerBytes: 'BENCH_GATEWAY_MAX_ANSWER_BYTES',
   /** Any server: the loopback port to listen on (default: a free one). The start-up test polls it before `ready`. */
   port: 'BENCH_PORT',
 } as const;

@@ -97,11 +97,16 @@ async function startGateway(): Promise<RunningServer> {
   const policies = process.env[CHILD_ENVIRONMENT.gatewayPolicies];
   if (policies !== undefined && policies !== 'three') throw new Error(`${CHILD_ENVIRONMENT.gatewayPolicies} must be "three", got ${policies}`);
   const upstreamConnections = process.env[CHILD_ENVIRONMENT.gatewayUpstreamConnections];
+  const maxAnswerBytes = process.env[CHILD_ENVIRONMENT.gatewayMaxAnswerBytes];
+  const memoryBudgetMb = process.env[CHILD_ENVIRONMENT.gatewayMemoryBudgetMb];
   const gateway = createGateway(
     {
       providers: [openai()],
       ...(policies === 'three' ? { policies: benchPolicies() } : {}),
-      ...(upstreamConnections ? { upstream: { connectionsPerOrigin: Number(upstreamConnections) } } : {}),
+      upstream: {
+        ...(upstreamConnections ? { connectionsPerOrigin: Number(upstreamConnections) } : {}),
+        ...(maxAnswerBytes ? { maxAnswerBytes: Number(maxAnswerBytes) } : {}),
+      },
     },
     {
       environment: {
@@ -109,6 +114,7 @@ async function startGateway(): Promise<RunningServer> {
         GATEWAY_API_KEY: requiredEnvironment(CHILD_ENVIRONMENT.gatewayApiKey),
         GATEWAY_DATA_DIR: dataDirectory,
         LOG_LEVEL: 'info',
+        ...(memoryBudgetMb ? { GATEWAY_MEMORY_BUDGET_MB: memoryBudgetMb } : {}),
       },
       logDestination: pino.destination({ dest: '/dev/null', sync: false }),
     },

@@ -13,7 +13,11 @@ export interface CustomHostPolicy {
   allowLoopback?: boolean;
   /** Private ranges (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7). Default false. */
   allowPrivate?: boolean;
-  /** Extra CIDR ranges allowed even though private (e.g. `10.1.0.0/16`). Link-local and metadata stay refused. */
+  /**
+   * Extra CIDR ranges allowed even though private (e.g. `10.1.0.0/16`). Link-local, metadata and the
+   * other special-purpose ranges of IANA's registries (documentation, benchmarking, multicast,
+   * reserved, 6to4 and mapped forms of them) stay refused (see `core/http/custom-host.ts`).
+   */
   allowCidrs?: string[];
 }
 
@@ -58,12 +62,24 @@ export interface GatewayConfig {
   defaultPolicy?: string;
   /** Extra hooks of your own, placed by stage after the built-in ones of that stage. */
   hooks?: Hook[];
-  server?: { host?: string; port?: number };
+  server?: ServerSettings;
   /** Largest accepted JSON request body in bytes (default 25 MB); larger gets 413. */
   bodyLimitBytes?: number;
   upstream?: {
-    /** Time allowed for the upstream's response headers and between body reads (default 600 000 ms). */
+    /**
+     * Total deadline of one upstream attempt, from sending the request until its answer body is
+     * complete, streams included (default 600 000 ms). `x-gateway-request-timeout` overrides it per
+     * request. Past it: 504 `upstream_timeout` (or, mid-stream, an error event with that code).
+     */
     timeoutMs?: number;
+    /** Longest wait for the next chunk of an answer body, between stream events (default 300 000 ms). */
+    streamIdleTimeoutMs?: number;
+    /** Most bytes of one answer the gateway reads whole (JSON answers, JSON transcripts; default 64 MiB); more is 502 `upstream_response_too_large`. */
+    maxAnswerBytes?: number;
+    /** Most upstream connection pools kept, one per origin (default 256); past it the least recently used idle pool is closed. */
+    maxPools?: number;
+    /** A pool with no request for this long is closed (default 60 000 ms). */
+    poolIdleTimeoutMs?: number;
     /** Time allowed to open a connection (default 10 000 ms). */
     connectTimeoutMs?: number;
     /**
@@ -73,6 +89,20 @@ export interface GatewayConfig {
     connectionsPerOrigin?: number;
   };
   customHosts?: CustomHostPolicy;
+  /**
+   * Whether `x-gateway-forward-headers` may name `cookie` (default false: refused with 400
+   * `header_not_forwardable`, so the dashboard session cookie or other cookies of the gateway's
+   * origin never reach a provider).
+   */
+  forwardCookies?: boolean;
+  /** Pass-through answers (`/v1/<any other path>`). */
+  passthrough?: {
+    /**
+     * Relay the upstream's `Set-Cookie` and `Access-Control-*` headers (default false: they are
+     * removed, so an upstream cannot set cookies on, or widen the CORS policy of, the gateway's origin).
+     */
+    relayUnsafeHeaders?: boolean;
+  };
   /**
    * Bytes held in memory across all requests in flight (request bodies being read, upstream
    * answers read whole). Default: an eighth of the process's memory, 256 MiB to 2 GiB
@@ -89,6 +119,34 @@ export interface GatewayConfig {
   vault?: VaultSettings;
   /** Prices for cost budgets and logged costs: added to (and overriding) the shipped table. */
   pricing?: PricingOptions;
+}
+
+/**
+ * The HTTP server: address, limits and timeouts (defaults like nginx's; docs/limits.md). A timeout
+ * of 0 disables it.
+ */
+export interface ServerSettings {
+  host?: string;
+  port?: number;
+  /**
+   * Proxy hops to trust in X-Forwarded-For when telling the client's address (default 0: the
+   * socket's address). Behind one load balancer: 1. Used by the failed-authentication limit.
+   */
+  trustProxy?: number;
+  /** Time allowed to receive a request's headers (default 60 000 ms, nginx's client_header_timeout). */
+  headersTimeoutMs?: number;
+  /** Time allowed to receive a whole request, body included (default 300 000 ms; Node's default). */
+  requestTimeoutMs?: number;
+  /** Most time between two chunks of a request body before 408 `body_timeout` (default 60 000 ms, nginx's client_body_timeout). */
+  bodyTimeoutMs?: number;
+  /** How long an idle keep-alive connection stays open (default 75 000 ms, nginx's keepalive_timeout; above common load balancers' 60 s). */
+  keepAliveTimeoutMs?: number;
+  /**
+   * Failed authentications (wrong API key, admin key or dashboard sign-in) allowed per client address
+   * and in total per window before further failures get 429 `too_many_failed_auth` (default 20 per
+   * address and 1000 in total per 60 000 ms). Counted per instance, in memory.
+   */
+  failedAuth?: { perAddress?: number; global?: number; windowMs?: number };
 }
 
 export interface VaultSettings {
@@ -109,12 +167,30 @@ export interface ResolvedConfig {
   readonly hooks: Hook[];
   readonly host: string;
   readonly port: number;
+  readonly server: {
+    trustProxy: number;
+    headersTimeoutMs: number;
+    requestTimeoutMs: number;
+    bodyTimeoutMs: number;
+    keepAliveTimeoutMs: number;
+    failedAuth: { perAddress: number; global: number; windowMs: number };
+  };
   readonly dataDir: string;
   readonly accountKey?: string;
   readonly logLevel: string;
   readonly bodyLimitBytes: number;
-  readonly upstream: { timeoutMs: number; connectTimeoutMs: number; connectionsPerOrigin: number };
+  readonly upstream: {
+    timeoutMs: number;
+    streamIdleTimeoutMs: number;
+    connectTimeoutMs: number;
+    connectionsPerOrigin: number;
+    maxAnswerBytes: number;
+    maxPools: number;
+    poolIdleTimeoutMs: number;
+  };
   readonly customHosts: Required<CustomHostPolicy>;
+  readonly forwardCookies: boolean;
+  readonly passthrough: { readonly relayUnsafeHeaders: boolean };
   readonly memoryBudgetBytes: number;
   readonly development: boolean;
   /** `REDIS_URL`: shared state for several instances; the embedded SQLite file when unset. */
@@ -207,9 +283,29 @@ function resolveLogs(logs: LogsConfig = {}, environment: NodeJS.ProcessEnv): Res
   };
 }
 
+function resolveServer(server: ServerSettings, environment: NodeJS.ProcessEnv): ResolvedConfig['server'] {
+  const headersTimeoutMs = positiveInteger(server.headersTimeoutMs ?? 60_000, 'server.headersTimeoutMs');
+  const requestTimeoutMs = positiveInteger(server.requestTimeoutMs ?? 300_000, 'server.requestTimeoutMs');
+  if (requestTimeoutMs > 0 && headersTimeoutMs > requestTimeoutMs) {
+    throw new BootError('INVALID_CONFIG', 'server.headersTimeoutMs must not be larger than server.requestTimeoutMs');
+  }
+  return {
+    trustProxy: positiveInteger(environment.GATEWAY_TRUST_PROXY ?? server.trustProxy ?? 0, 'server.trustProxy'),
+    headersTimeoutMs,
+    requestTimeoutMs,
+    bodyTimeoutMs: positiveInteger(server.bodyTimeoutMs ?? 60_000, 'server.bodyTimeoutMs'),
+    keepAliveTimeoutMs: positiveInteger(server.keepAliveTimeoutMs ?? 75_000, 'server.keepAliveTimeoutMs'),
+    failedAuth: {
+      perAddress: Math.max(1, positiveInteger(server.failedAuth?.perAddress ?? 20, 'server.failedAuth.perAddress')),
+      global: Math.max(1, positiveInteger(server.failedAuth?.global ?? 1000, 'server.failedAuth.global')),
+      windowMs: Math.max(1, positiveInteger(server.failedAuth?.windowMs ?? 60_000, 'server.failedAuth.windowMs')),
+    },
+  };
+}
+
 /**
  * Applies defaults, then the environment (HOST, PORT, GATEWAY_DATA_DIR, GATEWAY_API_KEY, LOG_LEVEL,
- * REDIS_URL, GATEWAY_REDIS_PREFIX, DATABASE_URL, GATEWAY_LOG_*, GATEWAY_METRICS_PUBLIC, OTEL_*). GATEWAY_MASTER_KEY is not read here: only the vault worker reads it.
+ * GATEWAY_TRUST_PROXY, REDIS_URL, GATEWAY_REDIS_PREFIX, DATABASE_URL, GATEWAY_LOG_*, GATEWAY_METRICS_PUBLIC, OTEL_*). GATEWAY_MASTER_KEY is not read here: only the vault worker reads it.
  */
 export function resolveConfig(config: GatewayConfig, environment: NodeJS.ProcessEnv = process.env): ResolvedConfig {
   if (!Array.isArray(config.providers)) throw new BootError('INVALID_CONFIG', 'providers must be an array');
@@ -231,6 +327,7 @@ export function resolveConfig(config: GatewayConfig, environment: NodeJS.Process
     hooks: config.hooks ?? [],
     host: environment.HOST ?? config.server?.host ?? '127.0.0.1',
     port: positiveInteger(environment.PORT ?? config.server?.port ?? 8787, 'PORT'),
+    server: resolveServer(config.server ?? {}, environment),
     dataDir: environment.GATEWAY_DATA_DIR ?? './data',
     accountKey: environment.GATEWAY_API_KEY || undefined,
     logLevel: environment.LOG_LEVEL ?? 'info',
@@ -239,12 +336,18 @@ export function resolveConfig(config: GatewayConfig, environment: NodeJS.Process
       timeoutMs: positiveInteger(config.upstream?.timeoutMs ?? 600_000, 'upstream.timeoutMs'),
       connectTimeoutMs: positiveInteger(config.upstream?.connectTimeoutMs ?? 10_000, 'upstream.connectTimeoutMs'),
       connectionsPerOrigin: positiveInteger(config.upstream?.connectionsPerOrigin ?? 1024, 'upstream.connectionsPerOrigin'),
+      streamIdleTimeoutMs: positiveInteger(config.upstream?.streamIdleTimeoutMs ?? 300_000, 'upstream.streamIdleTimeoutMs'),
+      maxAnswerBytes: positiveInteger(config.upstream?.maxAnswerBytes ?? 64 * MB, 'upstream.maxAnswerBytes'),
+      maxPools: positiveInteger(config.upstream?.maxPools ?? 256, 'upstream.maxPools'),
+      poolIdleTimeoutMs: positiveInteger(config.upstream?.poolIdleTimeoutMs ?? 60_000, 'upstream.poolIdleTimeoutMs'),
     },
     customHosts: {
       allowLoopback: config.customHosts?.allowLoopback ?? true,
       allowPrivate: config.customHosts?.allowPrivate ?? false,
       allowCidrs: config.customHosts?.allowCidrs ?? [],
     },
+    forwardCookies: config.forwardCookies ?? false,
+    passthrough: { relayUnsafeHeaders: config.passthrough?.relayUnsafeHeaders ?? false },
     memoryBudgetBytes:
       environment.GATEWAY_MEMORY_BUDGET_MB !== undefined
         ? positiveInteger(environment.GATEWAY_MEMORY_BUDGET_MB, 'GATEWAY_MEMORY_BUDGET_MB') * MB

@@ -19,10 +19,11 @@ import { audioTranscriptions, audioTranslations, imageEdits, imageVariations } f
 import { imagesGenerate } from './api/images-generate.js';
 import { models } from './api/models.js';
 import type { OperationHandler } from './api/operation.js';
-import { passthrough } from './api/passthrough.js';
+import { createPassthrough, passthrough } from './api/passthrough.js';
 import { mountDashboard } from './dashboard/index.js';
 import { speech } from './api/speech.js';
 import { errors, toGatewayError } from './errors.js';
+import { FailedAuthLimiter } from './failed-auth.js';
 import { authHook } from './hooks/auth.js';
 import { forwardHook } from './hooks/forward.js';
 import { PolicyRegistry } from './guardrails/registry.js';
@@ -32,6 +33,8 @@ import { logHook } from './hooks/log.js';
 import { transformHook } from './hooks/transform.js';
 import { CustomHostGuard } from './http/custom-host.js';
 import { MemoryBudget } from './http/memory-budget.js';
+import { canonicalPath, rawPathOf } from './http/request-path.js';
+import { createGatewayServer } from './http/server.js';
 import { UpstreamClient } from './http/upstream.js';
 import { bodyCaptureHook } from './logs/capture.js';
 import type { LogSink } from './logs/entry.js';
@@ -75,7 +78,7 @@ export interface Gateway {
   readonly metrics: GatewayMetrics;
   /** Bytes held in memory by requests in flight (bodies read, answers read whole), bounded. */
   readonly memoryBudget: MemoryBudget;
-  /** Set when the account key was generated on this start: shown once, never stored. */
+  /** Set when the account key was generated on this start: shown once; only its hash is stored, by the first successful `listen`. */
   readonly generatedAccountKey?: string;
   listen(port?: number, host?: string): Promise<{ url: string; server: Server }>;
   /** Stops accepting; requests in flight get up to `graceMs` (default 0) to finish. */
@@ -124,6 +127,7 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
     options.logDestination ?? pino.destination({ dest: 1, sync: false }),
   );
   const memoryBudget = new MemoryBudget(config.memoryBudgetBytes);
+  const failedAuth = new FailedAuthLimiter({ ...config.server.failedAuth, maxAddresses: 10_000 });
   const { accountKey, generated } = AccountKey.load(config.dataDir, config.accountKey);
   const vault = new VaultService({
     dataDir: config.dataDir,
@@ -192,12 +196,19 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
               accountKey: c.resolve(TOKENS.accountKey),
               customHosts: c.resolve(TOKENS.customHosts),
               keyResolvers: [vault.resolver],
+              failedAuth,
+              forwardCookies: config.forwardCookies,
             }),
             vault.hooks.admit,
             ...(config.logs.bodies === false ? [] : [bodyCaptureHook({ policy: config.logs.bodies, maxBytes: config.logs.bodyMaxBytes })]),
             guardrailHook({ policies: c.resolve(TOKENS.policies), defaultPolicy: config.defaultPolicy }),
-            transformHook({ operations: new Map([...OPERATIONS.map(([, handler]) => handler), passthrough].map((handler) => [handler.name, handler])) }),
-            forwardHook({ upstream: c.resolve(TOKENS.upstream), traceHeaders: tracer.traceHeaders }),
+            transformHook({ operations: new Map([...OPERATIONS.map(([, handler]) => handler), createPassthrough(config.passthrough)].map((handler) => [handler.name, handler])) }),
+            forwardHook({
+              upstream: c.resolve(TOKENS.upstream),
+              memoryBudget,
+              maxAnswerBytes: config.upstream.maxAnswerBytes,
+              traceHeaders: tracer.traceHeaders,
+            }),
             // Settles the key's cost and sets context.costUsd before the log entry is built.
             vault.hooks.settle,
             logHook({ sinks, bodies: config.logs.bodies }),
@@ -217,7 +228,7 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
   const upstream = container.resolve<UpstreamClient>(TOKENS.upstream);
   upstreamPools = () => upstream.stats();
   const logs = requestLog;
-  const adminGuard = new AdminGuard(accountKey);
+  const adminGuard = new AdminGuard(accountKey, { failedAuth, trustProxy: config.server.trustProxy });
   const app = buildApp({
     pipeline,
     registry,
@@ -230,6 +241,8 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
     customHosts: container.resolve<CustomHostGuard>(TOKENS.customHosts),
     logStore: logs.store,
     metrics,
+    memoryBudget,
+    failedAuth,
   });
   const servers: Server[] = [];
 
@@ -249,9 +262,13 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
     flushLogs: () => logs.queue.flush(),
     async listen(port = config.port, host = config.host) {
       await vault.start();
-      const server = app.listen(port, host);
+      const server = createGatewayServer(app.callback(), config.server);
+      server.listen(port, host);
       await once(server, 'listening');
       servers.push(server);
+      // A generated account key is stored only now that the gateway serves (the caller shows it):
+      // a start that failed before this point leaves the data dir as it was.
+      if (generated && servers.length === 1) AccountKey.store(config.dataDir, generated);
       const address = server.address() as AddressInfo;
       const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
       return { url: `http://${shownHost}:${address.port}`, server };
@@ -293,6 +310,8 @@ function buildApp(parts: {
   customHosts: CustomHostGuard;
   logStore: LogStore;
   metrics: GatewayMetrics;
+  memoryBudget: MemoryBudget;
+  failedAuth: FailedAuthLimiter;
 }): Koa {
   const { pipeline, registry, policies, adminGuard, accountKey, config, logger } = parts;
   const app = new Koa();
@@ -333,11 +352,28 @@ function buildApp(parts: {
   };
   if (config.metricsPublic) router.get('/metrics', metricsRoute);
   else router.get('/metrics', adminGuard.middleware, metricsRoute);
-  mountDashboard(router, { adminGuard, accountKey });
+  mountDashboard(router, { adminGuard, accountKey, failedAuth: parts.failedAuth, trustProxy: config.server.trustProxy });
+  const handlerOptions = {
+    bodyLimitBytes: config.bodyLimitBytes,
+    memoryBudget: parts.memoryBudget,
+    bodyTimeoutMs: config.server.bodyTimeoutMs,
+    trustProxy: config.server.trustProxy,
+  };
   // The unified operations are found with one map lookup before the router, whose layer matching
   // (a regular expression per route) is the larger cost on the path every model call takes.
-  const operationRoutes = new Map(OPERATIONS.map(([path, handler]) => [`${handler.method ?? 'POST'} ${path}`, gatewayHandler(pipeline, handler, config)]));
+  const operationRoutes = new Map(OPERATIONS.map(([path, handler]) => [`${handler.method ?? 'POST'} ${path}`, gatewayHandler(pipeline, handler, handlerOptions)]));
   app.use((koa, next) => {
+    // Route on the path exactly as it will be sent upstream; an unacceptable one falls through to
+    // the pass-through handler, which refuses it (400 invalid_path) and logs it.
+    if (koa.path.startsWith('/v1/')) {
+      try {
+        const raw = rawPathOf(koa.url);
+        const canonical = canonicalPath(raw);
+        if (canonical !== raw) koa.path = canonical;
+      } catch {
+        // refused by the handler
+      }
+    }
     const route = operationRoutes.get(`${koa.method} ${koa.path}`);
     return route ? route(koa) : next();
   });
@@ -352,7 +388,7 @@ function buildApp(parts: {
     }).routes(),
   );
 
-  const passthroughHandler = gatewayHandler(pipeline, passthrough, config);
+  const passthroughHandler = gatewayHandler(pipeline, passthrough, handlerOptions);
   app.use(async (koa) => {
     if (!koa.path.startsWith('/v1/')) {
       throw errors.notFound(`No route for ${koa.method} ${koa.path}.`, { code: 'route_not_found' });

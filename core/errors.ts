@@ -31,6 +31,8 @@ export const errors = {
   permission: make(403, 'permission_error'),
   notFound: make(404, 'not_found_error'),
   methodNotAllowed: make(405, 'invalid_request_error'),
+  /** The client stopped sending its request body (the connection is closed). */
+  requestTimeout: make(408, 'timeout_error'),
   tooLarge: make(413, 'request_too_large'),
   rateLimited: make(429, 'rate_limit_error'),
   /** The client went away before its response was complete (nginx's 499); only ever logged. */

@@ -2,7 +2,8 @@
 import { enableCompileCache } from 'node:module';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { GatewayConfig } from '../config/index.js';
+import { type GatewayConfig, resolveConfig } from '../config/index.js';
+import { AccountKey } from './account-key.js';
 import { BootError } from './errors.js';
 import { providerBanner } from './registry.js';
 
@@ -41,8 +42,12 @@ async function main(command = 'start'): Promise<void> {
     process.exitCode = await runVaultCli(process.argv.slice(2), config, io);
     return;
   }
+  if (command === 'reset-account-key') {
+    process.exitCode = resetAccountKey(await loadConfig(process.env.GATEWAY_CONFIG));
+    return;
+  }
   if (command !== 'start') {
-    process.stderr.write(`usage: node dist/core/main.js start | credentials … | keys … | rotate-master-key\n`);
+    process.stderr.write(`usage: node dist/core/main.js start | reset-account-key | credentials … | keys … | rotate-master-key\n`);
     process.exit(2);
   }
   const config = await loadConfig(process.env.GATEWAY_CONFIG);
@@ -66,6 +71,25 @@ async function main(command = 'start'): Promise<void> {
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
+}
+
+/**
+ * Replaces the data dir's account key with a new one, printed once, and stores its hash only after
+ * printing it. Refused while GATEWAY_API_KEY is set: that key, not the stored one, is then in force.
+ */
+function resetAccountKey(config: GatewayConfig): number {
+  const { dataDir, accountKey } = resolveConfig(config, process.env);
+  if (accountKey) {
+    process.stderr.write('GATEWAY_API_KEY is set, so the stored account key is not used: change GATEWAY_API_KEY instead, or unset it and run this again.\n');
+    return 1;
+  }
+  const key = AccountKey.generate();
+  process.stdout.write(
+    `A new account API key (only its hash is stored, in ${dataDir}/account-key.json; the previous key stops working\n` +
+      `when the gateway next starts). It is shown this once; send it as x-gateway-api-key:\n\n  ${key}\n\n`,
+  );
+  AccountKey.store(dataDir, key);
+  return 0;
 }
 
 // Node keeps the compiled code of every module it loads after this call on disk (in the OS temp

@@ -189,7 +189,7 @@ test('list() of an empty registry', (t) => {
 });
 
 const environment = (): NodeJS.ProcessEnv => ({
-  GATEWAY_API_KEY: 'gw-registry-test-key',
+  GATEWAY_API_KEY: 'gw-registry-test-key-0123456789',
   GATEWAY_DATA_DIR: mkdtempSync(join(tmpdir(), 'gateway-registry-test-')),
 });
 const silentDestination = { write() {} };
@@ -222,4 +222,12 @@ test('createGateway: invalid provider params fail at boot', (t) => {
     'INVALID_PARAMS',
     /"openai"/,
   );
+});
+
+test('a provider that does not declare authHeaders (lower-case names) → INVALID_MANIFEST naming the plugin', (t) => {
+  for (const authHeaders of [undefined, ['X-Api-Key'], [''], 'authorization']) {
+    const registration = openai();
+    const broken: ProviderRegistration = { ...registration, create: (deps) => ({ ...registration.create(deps), authHeaders }) as never };
+    bootError(t, () => new PluginRegistry([broken], [], dependencies), 'INVALID_MANIFEST', /openai/, /authHeaders/);
+  }
 });

@@ -76,6 +76,9 @@ export class PluginRegistry {
       if (plugin.id !== registration.manifest.id) {
         throw new BootError('INVALID_MANIFEST', `provider plugin "${registration.manifest.id}" created an instance with id "${plugin.id}"`);
       }
+      if (!Array.isArray(plugin.authHeaders) || !plugin.authHeaders.every((name) => typeof name === 'string' && name === name.toLowerCase() && name.length > 0)) {
+        throw new BootError('INVALID_MANIFEST', `provider plugin "${plugin.id}" must declare authHeaders: the lower-case names of the request headers that carry its credentials`);
+      }
       this.providers.set(plugin.id, { plugin, manifest: registration.manifest });
     }
     for (const registration of guardrails) {

@@ -20,6 +20,8 @@ test.before(async () => {
       'content-type': 'application/json; charset=utf-8',
       'x-upstream-marker': 'echo',
       'set-cookie': ['a=1', 'b=2'],
+      'access-control-allow-origin': '*',
+      'access-control-allow-credentials': 'true',
       'x-request-id': 'req_123',
       'content-length': String(Buffer.byteLength(echo)),
     });
@@ -65,7 +67,9 @@ for (const method of ['GET', 'POST', 'PUT', 'DELETE'] as const) {
     t.is(response.headers.get('content-type'), 'application/json; charset=utf-8');
     t.is(response.headers.get('x-upstream-marker'), 'echo');
     t.is(response.headers.get('x-request-id'), 'req_123');
-    t.deepEqual(response.headers.getSetCookie(), ['a=1', 'b=2']);
+    t.deepEqual(response.headers.getSetCookie(), [], "the upstream's cookies never reach the gateway's origin");
+    t.is(response.headers.get('access-control-allow-origin'), null);
+    t.is(response.headers.get('access-control-allow-credentials'), null);
     t.is(response.headers.get('content-length'), String(Buffer.byteLength(expectedBody)));
     t.is(await response.text(), expectedBody);
     t.is(response.headers.get('x-gateway-trace-id'), trace);
@@ -152,3 +156,18 @@ test('unknown routes outside /v1 get a JSON 404', async (t) => {
 test.after('no log line of this file contains a secret', (t) => {
   for (const secret of SECRETS) t.false(gateway.rawLog().includes(secret));
 });
+
+test('passthrough.relayUnsafeHeaders keeps the upstream Set-Cookie and Access-Control-* headers', async (t) => {
+  const relaying = await startGateway({ passthrough: { relayUnsafeHeaders: true } });
+  try {
+    const response = await fetch(`${relaying.url}/v1/files/file-abc/content`, { headers: gatewayHeaders(fake.baseUrl) });
+    t.is(response.status, 201);
+    t.deepEqual(response.headers.getSetCookie(), ['a=1', 'b=2']);
+    t.is(response.headers.get('access-control-allow-origin'), '*');
+    t.is(response.headers.get('access-control-allow-credentials'), 'true');
+    await response.text();
+  } finally {
+    await relaying.close();
+  }
+});
+

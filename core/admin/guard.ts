@@ -1,6 +1,8 @@
 import type { Context } from 'koa';
 import type { AccountKey } from '../account-key.js';
-import { errors } from '../errors.js';
+import { errors, type GatewayError } from '../errors.js';
+import type { FailedAuthLimiter } from '../failed-auth.js';
+import { clientAddress } from '../http/client-address.js';
 
 /** A second way to prove the account holder (the dashboard's session cookie), checked after the header. */
 export interface AdminCredentialCheck {
@@ -16,7 +18,11 @@ export class AdminGuard {
   private readonly checks: AdminCredentialCheck[] = [];
   private readonly otherKeys: Array<(key: string) => boolean | Promise<boolean>> = [];
 
-  constructor(private readonly accountKey: AccountKey) {}
+  constructor(
+    private readonly accountKey: AccountKey,
+    /** Wrong keys are counted per client address (429 past the limit); absent: not limited. */
+    private readonly throttle: { failedAuth?: FailedAuthLimiter; trustProxy?: number } = {},
+  ) {}
 
   /** Adds a credential kind (e.g. the dashboard's session cookie). */
   accept(check: AdminCredentialCheck): void {
@@ -38,7 +44,7 @@ export class AdminGuard {
           throw errors.permission('The admin API needs the account API key; this key may not use it.', { code: 'admin_forbidden' });
         }
       }
-      throw errors.authentication('The admin API needs the account API key in x-gateway-api-key.', { code: 'invalid_api_key' });
+      throw refusedKey(koa, errors.authentication('The admin API needs the account API key in x-gateway-api-key.', { code: 'invalid_api_key' }), this.throttle);
     }
     for (const check of this.checks) if (await check.verify(koa)) return;
     throw errors.authentication('The admin API needs the account API key in x-gateway-api-key.', { code: 'invalid_api_key' });
@@ -49,4 +55,9 @@ export class AdminGuard {
     await this.check(koa);
     await next();
   };
+}
+
+/** A wrong key's refusal: `refusal` (401), or 429 once this client address, or all, failed too often. */
+export function refusedKey(koa: Context, refusal: GatewayError, throttle: { failedAuth?: FailedAuthLimiter; trustProxy?: number }): GatewayError {
+  return throttle.failedAuth?.failure(clientAddress(koa.req, throttle.trustProxy ?? 0), refusal) ?? refusal;
 }

@@ -65,10 +65,12 @@ export function parseLimits(value: unknown): VirtualKeyLimits {
   return limits as VirtualKeyLimits;
 }
 
-export function parseExpiry(value: unknown): string {
+/** An ISO 8601 date-time in the future, normalised; a key that would be born expired is refused. */
+export function parseExpiry(value: unknown, now = Date.now()): string {
   const text = requireString(value, 'expires_at', { nonEmpty: true });
   const time = Date.parse(text);
   if (!/^\d{4}-\d{2}-\d{2}T/.test(text) || Number.isNaN(time)) throw invalid('expires_at', 'expected an ISO 8601 date-time such as 2030-01-31T00:00:00Z.');
+  if (time <= now) throw invalid('expires_at', 'must be in the future.');
   return new Date(time).toISOString();
 }
 

@@ -13,7 +13,7 @@ export const chatCompletions: OperationHandler = {
   mapsErrors: true,
 
   async parse(request, options) {
-    const raw = await readBody(request, options.bodyLimitBytes);
+    const raw = await readBody(request, options.bodyLimitBytes, options);
     const body = validateChatRequest(parseJsonObject(raw), options.strict);
     return { body, raw, model: body.model, streaming: body.stream === true };
   },

@@ -11,7 +11,7 @@ export const completions: OperationHandler = {
   mapsErrors: true,
 
   async parse(request, options) {
-    const raw = await readBody(request, options.bodyLimitBytes);
+    const raw = await readBody(request, options.bodyLimitBytes, options);
     const body = validateCompletionRequest(parseJsonObject(raw));
     return { body, raw, model: body.model, streaming: body.stream === true };
   },

@@ -31,7 +31,7 @@ export const embeddings: OperationHandler = {
   mapsErrors: true,
 
   async parse(request, options) {
-    const raw = await readBody(request, options.bodyLimitBytes);
+    const raw = await readBody(request, options.bodyLimitBytes, options);
     const body = validateEmbeddingRequest(parseJsonObject(raw));
     await checkEmbeddingTokenLimit(body);
     return { body, raw, model: body.model, streaming: false };

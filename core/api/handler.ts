@@ -2,8 +2,11 @@ import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { Context as KoaContext } from 'koa';
 import { type GatewayError, toGatewayError } from '../errors.js';
+import { clientAddress } from '../http/client-address.js';
 import { flattenHeaders } from '../http/headers.js';
+import type { MemoryBudget } from '../http/memory-budget.js';
 import { pipeInto } from '../http/pipe.js';
+import { canonicalPath, rawPathOf } from '../http/request-path.js';
 import type { GatewayContext, GatewayResponse } from '../pipeline/context.js';
 import type { Pipeline } from '../pipeline/runner.js';
 import type { OperationHandler } from './operation.js';
@@ -49,22 +52,33 @@ function send(res: ServerResponse, context: GatewayContext, response: GatewayRes
   }
 }
 
+/** How the route reads request bodies and tells the client's address. */
+export interface HandlerOptions {
+  readonly bodyLimitBytes: number;
+  /** Request bodies held in memory count against it (503 past it); absent: not counted. */
+  readonly memoryBudget?: MemoryBudget;
+  /** Most time between two body chunks (408); absent or 0: no limit. */
+  readonly bodyTimeoutMs?: number;
+  /** Proxy hops trusted in X-Forwarded-For (0: the socket's address). */
+  readonly trustProxy?: number;
+}
+
 /**
- * The Koa side of every gateway operation: builds the typed context, reads and validates the
- * request, runs the pipeline and writes the response. The log stage is bound to the response's
- * `close` event, so it runs exactly once for every request, whatever happened before.
+ * The Koa side of every gateway operation: builds the typed context, runs the pipeline and writes
+ * the response. The body is read by `context.loadRequest`, which the auth stage runs once the
+ * caller is known: an unauthenticated request is refused with its body unread and its connection
+ * closed. The log stage is bound to the response's `close` event, so it runs exactly once for every
+ * request, whatever happened before.
  */
-export function gatewayHandler(
-  pipeline: Pipeline,
-  handler: OperationHandler,
-  options: { bodyLimitBytes: number },
-): (koa: KoaContext) => Promise<void> {
+export function gatewayHandler(pipeline: Pipeline, handler: OperationHandler, options: HandlerOptions): (koa: KoaContext) => Promise<void> {
   return async (koa) => {
     koa.respond = false;
     const { req, res } = koa;
     const startedAt = performance.now();
     const headers = flattenHeaders(req.headers);
     const controller = new AbortController();
+    const lease = options.memoryBudget?.lease();
+    let loading: Promise<void> | undefined;
     let headerError: GatewayError | undefined;
     const parseHeader = <T>(parse: () => T, fallback: T): T => {
       try {
@@ -78,11 +92,26 @@ export function gatewayHandler(
       traceId: parseHeader(() => traceIdOf(headers['x-gateway-trace-id']), randomUUID()),
       startedAt,
       operation: handler.name,
-      incoming: { method: req.method ?? 'GET', path: koa.path, search: koa.querystring ? `?${koa.querystring}` : '', headers },
+      incoming: {
+        method: req.method ?? 'GET',
+        path: parseHeader(() => canonicalPath(rawPathOf(req.url)), koa.path),
+        search: koa.querystring ? `?${koa.querystring}` : '',
+        headers,
+        clientAddress: clientAddress(req, options.trustProxy ?? 0),
+      },
       signal: controller.signal,
       metadata: parseHeader(() => metadataOf(headers['x-gateway-metadata']), {}),
       strict: parseHeader(() => strictOf(headers['x-gateway-strict-api-compliance']), true),
       request: { streaming: false },
+      loadRequest: () => (loading ??= load()),
+    };
+    const load = async (): Promise<void> => {
+      context.request = await handler.parse(req, {
+        bodyLimitBytes: options.bodyLimitBytes,
+        strict: context.strict,
+        ...(lease ? { lease } : {}),
+        ...(options.bodyTimeoutMs ? { bodyTimeoutMs: options.bodyTimeoutMs } : {}),
+      });
     };
     let handled!: () => void;
     const settled = new Promise<void>((resolve) => {
@@ -93,22 +122,20 @@ export function gatewayHandler(
       // The log stage and the clean-up wait until the request's own work (parse, stages) is over,
       // so whatever a stage reserved or created is settled even when the client left early.
       void settled.then(() => {
+        lease?.release();
+        // The answer read whole (if any) is no longer held once the response is done.
+        context.forward?.memory.release();
         void pipeline.complete(context);
         void context.request.cleanup?.().catch(() => {});
       });
     });
 
     try {
-      try {
-        if (headerError) throw headerError;
-        context.request = await handler.parse(req, { bodyLimitBytes: options.bodyLimitBytes, strict: context.strict });
-      } catch (error) {
-        context.error = toGatewayError(error);
-      }
-      if (!context.error && !controller.signal.aborted) await pipeline.run(context);
+      if (headerError) context.error = headerError;
+      else if (!controller.signal.aborted) await pipeline.run(context);
       if (context.error) {
         context.response = errorResponse(context.error);
-        // The body was not read (or not all of it): close the connection rather than drain it.
+        // The body was not read (unauthenticated, or refused part-way): close the connection rather than drain it.
         if (!req.complete) res.shouldKeepAlive = false;
       }
     } finally {

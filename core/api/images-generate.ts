@@ -39,7 +39,7 @@ export const imagesGenerate: OperationHandler = {
   mapsErrors: true,
 
   async parse(request, options) {
-    const raw = await readBody(request, options.bodyLimitBytes);
+    const raw = await readBody(request, options.bodyLimitBytes, options);
     const body = validateImageGenerateRequest(parseJsonObject(raw));
     return { body, raw, model: typeof body.model === 'string' ? body.model : IMAGE_MODEL_A, streaming: false };
   },

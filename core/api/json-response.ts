@@ -29,7 +29,7 @@ export async function respondWithJson<Response>(
 ): Promise<GatewayResponse> {
   const { auth, transform } = context;
   if (!auth || !transform) throw new Error(`${context.operation} response without auth or transform slice`);
-  const parsed = await readUpstreamJson(forward.body, provider.id);
+  const parsed = await readUpstreamJson(forward, provider.id, context.signal);
   forward.endedAt = performance.now();
   const response = mapAnswer(provider.id, () => answer.map(parsed.value, auth.target, forward.headers));
   answer.record(response, transform);

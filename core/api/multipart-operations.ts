@@ -6,7 +6,7 @@ import type { FormFile, ImageResponse, MultipartForm } from '../spec/unified.js'
 import { recordImageUsage, strictImageResponse } from './images-generate.js';
 import { IMAGE_MODEL_A } from './images-generate-schema.js';
 import { respondWithJson } from './json-response.js';
-import { type OperationHandler, readUpstreamAnswer, throwIfProblem, unsupportedOperation } from './operation.js';
+import { type OperationHandler, readWholeAnswer, throwIfProblem, unsupportedOperation } from './operation.js';
 import { readPngInfo } from './png.js';
 import { invalid } from './validate.js';
 
@@ -124,7 +124,7 @@ function multipartOperation(spec: {
     mapsErrors: true,
 
     async parse(request, options) {
-      const { form, cleanup } = await spoolMultipart(request, Math.min(options.bodyLimitBytes, spec.limitBytes ?? Number.POSITIVE_INFINITY));
+      const { form, cleanup } = await spoolMultipart(request, Math.min(options.bodyLimitBytes, spec.limitBytes ?? Number.POSITIVE_INFINITY), options);
       try {
         await spec.validate(form);
       } catch (error) {
@@ -151,7 +151,7 @@ function multipartOperation(spec: {
         // JSON transcript is small: it is read whole so that the usage it reports reaches the log.
         const headers = endToEndHeaders(forward.headers);
         if (String(forward.headers['content-type'] ?? '').startsWith('application/json') && context.transform) {
-          const bytes = await readUpstreamAnswer(forward.body, provider.id);
+          const bytes = await readWholeAnswer(forward, provider.id, context.signal);
           forward.endedAt = performance.now();
           recordAudioUsage(bytes, context.transform);
           return { status: forward.status, headers, body: { bytes } };

@@ -1,6 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
-import { readChunks } from '../http/body.js';
+import { type BodyReadOptions, readChunks } from '../http/body.js';
+import type { MemoryLease } from '../http/memory-budget.js';
+import { bodyFailure } from '../http/upstream.js';
 import { errors, GatewayError } from '../errors.js';
 import type { ForwardSlice, GatewayContext, GatewayResponse, RequestSlice } from '../pipeline/context.js';
 import type { ProviderPlugin, ProviderTarget, RequestProblem, UpstreamRequest } from '../spec/provider.js';
@@ -15,8 +17,12 @@ export interface OperationHandler {
   readonly name: OperationName;
   /** The HTTP method of its route; POST when absent. */
   readonly method?: 'GET' | 'POST';
-  /** Reads and validates the client's request (400/413 on failure). */
-  parse(request: IncomingMessage, options: { bodyLimitBytes: number; strict: boolean }): Promise<RequestSlice>;
+  /**
+   * Reads and validates the client's request (400/413 on failure), counting what it holds in memory
+   * on `options.lease` (503 past the budget) and refusing a stalled body (408). Runs only once the
+   * caller is authenticated.
+   */
+  parse(request: IncomingMessage, options: { bodyLimitBytes: number; strict: boolean } & BodyReadOptions): Promise<RequestSlice>;
   /** Builds the upstream request; throws a 400 when the provider lacks the operation. */
   toUpstream(context: GatewayContext, provider: ProviderPlugin, target: ProviderTarget): UpstreamRequest;
   /** Maps a 2xx upstream answer to the response. Upstream errors are mapped by the transform stage. */
@@ -25,16 +31,31 @@ export interface OperationHandler {
   readonly mapsErrors: boolean;
 }
 
-/** Reads a whole upstream body, up to `limit` bytes (the rest is discarded). */
-export async function readUpstreamBody(body: Readable, limit = Number.POSITIVE_INFINITY): Promise<Buffer> {
+/** Thrown inside a read to stop it once enough has been read. */
+const ENOUGH = Symbol('enough');
+
+/**
+ * Reads the first `limit` bytes of an upstream error body, for mapping; then stops reading (which
+ * cancels the rest of the body). The bytes count against the answer's memory lease.
+ */
+export async function readErrorBody(forward: ForwardSlice, signal: AbortSignal, limit: number): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
-  await readChunks(body, (chunk) => {
-    if (size < limit) chunks.push(chunk);
-    size += chunk.byteLength;
-  });
-  const all = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
-  return all.length > limit ? all.subarray(0, limit) : all;
+  try {
+    await readChunks(forward.body, (chunk) => {
+      const kept = chunk.byteLength > limit - size ? chunk.subarray(0, limit - size) : chunk;
+      forward.memory.grow(kept.byteLength);
+      chunks.push(kept);
+      size += kept.byteLength;
+      if (size >= limit) throw ENOUGH;
+    });
+  } catch (error) {
+    if (error !== ENOUGH) {
+      forward.memory.release();
+      throw bodyFailure(error, forward.origin, signal);
+    }
+  }
+  return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
 }
 
 /** The 400 for an operation the selected provider does not offer (`route` as in `POST /v1/embeddings`). */
@@ -45,34 +66,66 @@ export function unsupportedOperation(provider: string, operation: OperationName,
   });
 }
 
-/** An answer the gateway reads whole (JSON, transcripts) may be at most this big (256 MB): more is a 502. */
-export const MAX_UPSTREAM_ANSWER_BYTES = 256 * 1024 * 1024;
+/** The default of `upstream.maxAnswerBytes` (64 MiB): an answer the gateway reads whole (JSON, transcripts) may be at most this big. */
+export const MAX_UPSTREAM_ANSWER_BYTES = 64 * 1024 * 1024;
+
+const answerTooLarge = (provider: string, limit: number): GatewayError =>
+  errors.badGateway(`The provider "${provider}" answered with more than ${limit} bytes, which the gateway does not read into memory.`, {
+    code: 'upstream_response_too_large',
+  });
+
+/**
+ * What an answer parsed as JSON holds in memory, in multiples of its size: the bytes read, their
+ * joined copy, the decoded text, the parsed value and the serialised response (measured: a 250 MB
+ * answer took the gateway's RSS up by ~1.3 GB). Its lease is grown by this much per byte read, so
+ * the budget refuses it before the copies are made.
+ */
+export const JSON_ANSWER_COPIES = 5;
 
 /**
  * Reads a whole upstream answer the gateway must parse. Past `limit` bytes it stops reading (which
- * cancels the upstream body) and answers 502, so a misbehaving host cannot exhaust memory.
+ * cancels the upstream body) and answers 502, so a misbehaving host cannot exhaust memory. Each
+ * chunk grows `memory` (when given) first, by `copies` times its size: past the shared budget the
+ * read stops with 503 `overloaded`.
  */
-export async function readUpstreamAnswer(body: Readable, provider: string, limit = MAX_UPSTREAM_ANSWER_BYTES): Promise<Buffer> {
+export async function readUpstreamAnswer(body: Readable, provider: string, limit = MAX_UPSTREAM_ANSWER_BYTES, memory?: MemoryLease, copies = 1): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   await readChunks(body, (chunk) => {
     size += chunk.byteLength;
-    if (size > limit) {
-      throw errors.badGateway(`The provider "${provider}" answered with more than ${limit} bytes, which the gateway does not read into memory.`, {
-        code: 'upstream_response_too_large',
-      });
-    }
+    if (size > limit) throw answerTooLarge(provider, limit);
+    memory?.grow(chunk.byteLength * copies);
     chunks.push(chunk);
   });
   return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
 }
 
 /**
- * Reads a whole upstream body as JSON; a body that is not JSON is the provider's fault (502). The
- * bytes come back too: an answer that needs no change is sent to the client as received.
+ * Reads the whole answer of `forward` within its per-answer cap and memory lease. A declared length
+ * over the cap is refused before reading; a failure while reading (reset, short body, stall, the
+ * deadline, the client gone) becomes its specific error (`bodyFailure`).
  */
-export async function readUpstreamJson(body: Readable, provider: string): Promise<{ value: unknown; bytes: Buffer }> {
-  const bytes = await readUpstreamAnswer(body, provider);
+export async function readWholeAnswer(forward: ForwardSlice, provider: string, signal: AbortSignal, copies = 1): Promise<Buffer> {
+  if (Number(forward.headers['content-length']) > forward.maxAnswerBytes) {
+    forward.body.destroy();
+    throw answerTooLarge(provider, forward.maxAnswerBytes);
+  }
+  try {
+    return await readUpstreamAnswer(forward.body, provider, forward.maxAnswerBytes, forward.memory, copies);
+  } catch (error) {
+    // What was read is dropped: give it back now, not when the error response closes.
+    forward.memory.release();
+    throw bodyFailure(error, forward.origin, signal);
+  }
+}
+
+/**
+ * Reads a whole upstream body as JSON; a body that is not JSON is the provider's fault (502). The
+ * bytes come back too: an answer that needs no change is sent to the client as received. The
+ * answer's lease counts {@link JSON_ANSWER_COPIES} times its bytes.
+ */
+export async function readUpstreamJson(forward: ForwardSlice, provider: string, signal: AbortSignal): Promise<{ value: unknown; bytes: Buffer }> {
+  const bytes = await readWholeAnswer(forward, provider, signal, JSON_ANSWER_COPIES);
   try {
     return { value: JSON.parse(bytes.toString('utf8')), bytes };
   } catch {

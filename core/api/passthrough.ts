@@ -10,8 +10,8 @@ const PASSED = ['content-type', 'content-length', 'accept', 'content-encoding'];
 
 /**
  * Any other `/v1/<path>` (POST, GET, PUT, DELETE): forwarded to the provider's base URL + path with
- * its auth applied, and answered exactly as the provider answered (status, headers minus hop-by-hop,
- * bytes), streamed both ways.
+ * its auth applied, and answered exactly as the provider answered (status, headers minus hop-by-hop
+ * and minus `Set-Cookie` and `Access-Control-*`, bytes), streamed both ways. See {@link createPassthrough}.
  */
 export const passthrough: OperationHandler = {
   name: 'passthrough',
@@ -51,3 +51,17 @@ export const passthrough: OperationHandler = {
     return { status: forward.status, headers: endToEndHeaders(forward.headers), body: { stream: forward.body } };
   },
 };
+
+/**
+ * The pass-through with the config's `passthrough` settings: `relayUnsafeHeaders` keeps the
+ * upstream's `Set-Cookie` and `Access-Control-*` headers in its answers.
+ */
+export function createPassthrough(options: { relayUnsafeHeaders?: boolean } = {}): OperationHandler {
+  if (!options.relayUnsafeHeaders) return passthrough;
+  return {
+    ...passthrough,
+    async respond(_context, _provider, forward) {
+      return { status: forward.status, headers: endToEndHeaders(forward.headers, { relayUnsafe: true }), body: { stream: forward.body } };
+    },
+  };
+}

@@ -13,7 +13,7 @@ export const speech: OperationHandler = {
   mapsErrors: true,
 
   async parse(request, options) {
-    const raw = await readBody(request, options.bodyLimitBytes);
+    const raw = await readBody(request, options.bodyLimitBytes, options);
     const body = validateSpeechRequest(parseJsonObject(raw));
     return { body, raw, model: body.model, streaming: false };
   },

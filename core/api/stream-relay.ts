@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { upstreamFailure } from '../http/upstream.js';
+import { bodyFailure } from '../http/upstream.js';
 import { SSE_DONE, sseData } from '../http/sse.js';
 import type { ChunkTransformer } from '../pipeline/context.js';
 import type { StreamDecoder, StreamMapper, StreamStep, UpstreamEvent } from '../spec/provider.js';
@@ -182,7 +182,7 @@ async function* relay<Chunk extends RelayedChunk>(options: StreamRelayOptions<Ch
     yield out + finish();
   } catch (error) {
     if (options.signal.aborted) return;
-    yield fail({ ...upstreamFailure(error, options.origin).body, provider: options.provider });
+    yield fail({ ...bodyFailure(error, options.origin).body, provider: options.provider });
   } finally {
     // Leaving early for any other reason (error event, client gone) releases the upstream body.
     if (!finished) await upstream.return?.();

@@ -83,7 +83,7 @@ export async function respondStreamable<Request extends StreamableRequest, Respo
     return { status: 200, headers: SSE_HEADERS, body: { stream: body } };
   }
 
-  const parsed = await readUpstreamJson(forward.body, provider.id);
+  const parsed = await readUpstreamJson(forward, provider.id, context.signal);
   forward.endedAt = performance.now();
   const mapped = mapAnswer(provider.id, () => adapter.fromUpstream(parsed.value, request, auth.target, forward.headers));
   const response = filter ? await filter.response(mapped, operation.text) : mapped;

@@ -1,7 +1,8 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import type { AccountKey } from '../account-key.js';
-import type { AdminGuard } from '../admin/guard.js';
+import { type AdminGuard, refusedKey } from '../admin/guard.js';
+import type { FailedAuthLimiter } from '../failed-auth.js';
 import { errors } from '../errors.js';
 import { parseJsonObject, readBody } from '../http/body.js';
 import { DashboardSessions } from './sessions.js';
@@ -26,6 +27,10 @@ export interface DashboardOptions {
   readonly accountKey: AccountKey;
   /** Session lifetime (default 8 hours). */
   readonly sessionTtlMs?: number;
+  /** Counts wrong keys at sign-in per client address (429 past the limit). */
+  readonly failedAuth?: FailedAuthLimiter;
+  /** Proxy hops trusted in X-Forwarded-For. */
+  readonly trustProxy?: number;
 }
 
 /**
@@ -67,13 +72,17 @@ export function mountDashboard(router: Router, options: DashboardOptions): Dashb
   });
 
   router.post('/dashboard/session', async (koa) => {
+    // A form post (which a cross-site page can send without a preflight) is refused before it is read.
+    if (!koa.is('application/json')) {
+      throw errors.invalidRequest('Sign in with a JSON body ({"api_key": "..."}) sent as content-type application/json.', { code: 'unsupported_content_type' });
+    }
     const body = parseJsonObject(await readBody(koa.req, 4096));
     const apiKey = body.api_key;
     if (typeof apiKey !== 'string' || apiKey === '') {
       throw errors.invalidRequest('api_key must be the account API key, as a non-empty string.', { param: 'api_key', code: 'missing_api_key' });
     }
     if (!options.accountKey.matches(apiKey)) {
-      throw errors.authentication('That is not the account API key.', { code: 'invalid_api_key' });
+      throw refusedKey(koa, errors.authentication('That is not the account API key.', { code: 'invalid_api_key' }), options);
     }
     sessions.delete(koa.cookies.get(SESSION_COOKIE));
     const { id, session } = sessions.create();
@@ -91,6 +100,11 @@ export function mountDashboard(router: Router, options: DashboardOptions): Dashb
   });
 
   router.delete('/dashboard/session', (koa) => {
+    // Ending a live session takes its CSRF token, so another site cannot sign the user out.
+    const session = sessions.get(koa.cookies.get(SESSION_COOKIE));
+    if (session !== undefined && !DashboardSessions.csrfMatches(session, koa.get(CSRF_HEADER))) {
+      throw errors.permission(`Signing out needs the session's CSRF token in ${CSRF_HEADER}.`, { code: 'csrf_token_invalid' });
+    }
     sessions.delete(koa.cookies.get(SESSION_COOKIE));
     koa.cookies.set(SESSION_COOKIE, '', { httpOnly: true, sameSite: 'strict', path: '/', secure: koa.secure, expires: new Date(0), overwrite: true });
     koa.status = 204;

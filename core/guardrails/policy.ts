@@ -33,6 +33,12 @@ export interface PolicyDefinition {
   readonly mode?: 'sequential' | 'parallel';
   /** Show the denial reason to the client (default false: a generic message). */
   readonly revealReasons?: boolean;
+  /**
+   * Pass-through requests (`/v1/<any other path>`) carry bodies no guardrail can read, so a caller
+   * under this policy is refused them (403 `passthrough_not_judged`) unless the policy says
+   * `allow-unjudged`: a key with a policy never reaches a provider unjudged by accident.
+   */
+  readonly passthrough?: 'refuse' | 'allow-unjudged';
   readonly stream?: {
     /** Default `{ kind: 'sentence' }`. */
     readonly window?: StreamWindow;

@@ -27,6 +27,7 @@ export interface CompiledPolicy {
   readonly output: readonly CompiledStep[];
   readonly mode: 'sequential' | 'parallel';
   readonly revealReasons: boolean;
+  readonly passthrough: 'refuse' | 'allow-unjudged';
   readonly window: StreamWindow;
   readonly wholeAnswer: 'buffer' | 'after';
 }
@@ -37,6 +38,7 @@ export interface PolicyListing {
   readonly description?: string;
   readonly mode: 'sequential' | 'parallel';
   readonly revealReasons: boolean;
+  readonly passthrough: 'refuse' | 'allow-unjudged';
   readonly stream: { readonly window: StreamWindow; readonly wholeAnswer: 'buffer' | 'after' };
   readonly input: readonly StepListing[];
   readonly output: readonly StepListing[];
@@ -107,6 +109,7 @@ export class PolicyRegistry {
         output: compileSide('output'),
         mode: definition.mode ?? 'sequential',
         revealReasons: definition.revealReasons === true,
+        passthrough: checkPassthrough(label, definition.passthrough ?? 'refuse'),
         window: checkWindow(label, definition.stream?.window ?? { kind: 'sentence' }),
         wholeAnswer: checkWholeAnswer(label, definition.stream?.wholeAnswer ?? 'buffer'),
       });
@@ -144,11 +147,17 @@ export class PolicyRegistry {
       ...(policy.description ? { description: policy.description } : {}),
       mode: policy.mode,
       revealReasons: policy.revealReasons,
+      passthrough: policy.passthrough,
       stream: { window: policy.window, wholeAnswer: policy.wholeAnswer },
       input: steps(policy.input),
       output: steps(policy.output),
     }));
   }
+}
+
+function checkPassthrough(label: string, value: string): 'refuse' | 'allow-unjudged' {
+  if (value === 'refuse' || value === 'allow-unjudged') return value;
+  throw new BootError('INVALID_CONFIG', `${label}: passthrough must be 'refuse' or 'allow-unjudged', got ${JSON.stringify(value)}`);
 }
 
 function checkWindow(label: string, window: StreamWindow): StreamWindow {

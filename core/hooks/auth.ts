@@ -1,5 +1,6 @@
 import type { AccountKey } from '../account-key.js';
-import { errors } from '../errors.js';
+import { errors, GatewayError } from '../errors.js';
+import type { FailedAuthLimiter } from '../failed-auth.js';
 import type { CustomHostGuard } from '../http/custom-host.js';
 import { HOP_BY_HOP } from '../http/headers.js';
 import type { Caller, GatewayContext } from '../pipeline/context.js';
@@ -36,6 +37,25 @@ export interface KeyResolver {
 
 /** Headers never forwarded through `x-gateway-forward-headers`: they describe this hop or the gateway. */
 const NOT_FORWARDABLE = new Set(['host', 'content-length', 'x-gateway-api-key', ...HOP_BY_HOP]);
+
+/** Whether `name` is one of the provider's credential headers (`authorization` always is; `x-amz-*` entries are prefixes). */
+function isAuthHeader(name: string, provider: ProviderPlugin): boolean {
+  if (name === 'authorization') return true;
+  return provider.authHeaders.some((entry) => (entry.endsWith('*') ? name.startsWith(entry.slice(0, -1).toLowerCase()) : name === entry.toLowerCase()));
+}
+
+/**
+ * Why a header named in `x-gateway-forward-headers` may not be forwarded, or undefined when it may:
+ * headers of this hop or of the gateway never; the provider's credential headers not while a
+ * stored credential is in use (the caller's value would replace or shadow the vault's); `cookie`
+ * only when the configuration allows it.
+ */
+function forwardRefusal(name: string, provider: ProviderPlugin, storedCredential: boolean, forwardCookies: boolean): string | undefined {
+  if (NOT_FORWARDABLE.has(name) || name.startsWith('x-gateway-')) return 'it describes this connection or the gateway';
+  if (name === 'cookie' && !forwardCookies) return "cookies are not forwarded unless the gateway's forwardCookies setting allows it";
+  if (storedCredential && isAuthHeader(name, provider)) return "it carries the provider credential, which this key's stored credential supplies";
+  return undefined;
+}
 
 /** Levenshtein distance, for suggesting provider ids close to a mistyped one. */
 function editDistance(a: string, b: string): number {
@@ -106,17 +126,43 @@ function withCredentialFields(
 }
 
 /**
+ * Who the key belongs to, or a 401 (429 `too_many_failed_auth` once the client address, or all
+ * clients, failed too often: see {@link FailedAuthLimiter}).
+ */
+async function identify(
+  key: string,
+  context: GatewayContext,
+  keys: { accountKey: AccountKey; keyResolvers: KeyResolver[]; failedAuth?: FailedAuthLimiter },
+): Promise<KeyResolution> {
+  const refuse = (error: GatewayError): GatewayError => keys.failedAuth?.failure(context.incoming.clientAddress ?? 'unknown', error) ?? error;
+  const resolver = keys.keyResolvers.find((candidate) => key.startsWith(candidate.prefix));
+  let resolution: KeyResolution | undefined;
+  try {
+    resolution = resolver ? await resolver.resolve(key, context) : keys.accountKey.matches(key) ? { caller: { type: 'account' } } : undefined;
+  } catch (error) {
+    throw error instanceof GatewayError && error.status === 401 ? refuse(error) : error;
+  }
+  if (resolution === undefined) throw refuse(errors.authentication('The x-gateway-api-key is not valid.', { code: 'invalid_api_key' }));
+  return resolution;
+}
+
+/**
  * The auth stage: identifies the caller from `x-gateway-api-key` (the account key, or a key whose
- * prefix a {@link KeyResolver} claims), then resolves the target: provider plugin, base URL
- * (provider default or a custom host the policy allows), credentials and forwarded headers.
+ * prefix a {@link KeyResolver} claims), only then reads the request body (`context.loadRequest`),
+ * then resolves the target: provider plugin, base URL (provider default or a custom host the policy
+ * allows), credentials and forwarded headers.
  */
 export function authHook(dependencies: {
   registry: PluginRegistry;
   accountKey: AccountKey;
   customHosts: CustomHostGuard;
   keyResolvers?: KeyResolver[];
+  /** Counts wrong keys per client address; absent: not limited. */
+  failedAuth?: FailedAuthLimiter;
+  /** Whether `cookie` may be named in `x-gateway-forward-headers` (the config's `forwardCookies`). Default false. */
+  forwardCookies?: boolean;
 }): Hook {
-  const { registry, accountKey, customHosts, keyResolvers = [] } = dependencies;
+  const { registry, accountKey, customHosts, keyResolvers = [], failedAuth, forwardCookies = false } = dependencies;
   return {
     name: 'gateway-auth',
     stage: 'auth',
@@ -128,15 +174,9 @@ export function authHook(dependencies: {
           code: 'missing_api_key',
         });
       }
-      const resolver = keyResolvers.find((candidate) => key.startsWith(candidate.prefix));
-      const resolution: KeyResolution | undefined = resolver
-        ? await resolver.resolve(key, context)
-        : accountKey.matches(key)
-          ? { caller: { type: 'account' } }
-          : undefined;
-      if (resolution === undefined) {
-        throw errors.authentication('The x-gateway-api-key is not valid.', { code: 'invalid_api_key' });
-      }
+      const resolution = await identify(key, context, { accountKey, keyResolvers, failedAuth });
+      // The caller is known: only now is the body read, parsed or spooled (400/413 from here on).
+      await context.loadRequest?.();
       const caller: Caller = resolution.caller;
       const bound = resolution.provider !== undefined;
       if (bound && headers['x-gateway-custom-host']) {
@@ -187,8 +227,9 @@ export function authHook(dependencies: {
       for (const name of (headers['x-gateway-forward-headers'] ?? '').split(',')) {
         const lower = name.trim().toLowerCase();
         if (!lower) continue;
-        if (NOT_FORWARDABLE.has(lower) || lower.startsWith('x-gateway-')) {
-          throw errors.invalidRequest(`The header "${lower}" cannot be forwarded.`, {
+        const refusal = forwardRefusal(lower, provider, resolution.credentials !== undefined, forwardCookies);
+        if (refusal !== undefined) {
+          throw errors.invalidRequest(`The header "${lower}" cannot be forwarded: ${refusal}.`, {
             param: 'x-gateway-forward-headers',
             code: 'header_not_forwardable',
           });

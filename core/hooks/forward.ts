@@ -1,4 +1,5 @@
 import { errors } from '../errors.js';
+import type { MemoryBudget } from '../http/memory-budget.js';
 import type { UpstreamClient } from '../http/upstream.js';
 import type { GatewayContext } from '../pipeline/context.js';
 import type { Hook } from '../spec/hook.js';
@@ -10,10 +11,15 @@ const MAX_TIMEOUT_MS = 3_600_000;
  * The forward stage: sends the upstream request the transform stage built and records status,
  * headers and the unread body. It knows nothing about providers. The request is cancelled when
  * the client leaves (`context.signal`). `x-gateway-request-timeout` (milliseconds) overrides the
- * configured upstream time-out for one request.
+ * configured total deadline of the attempt (`upstream.timeoutMs`) for one request. The slice gets
+ * a lease on the memory budget for whatever reads the answer whole.
  */
 export function forwardHook(dependencies: {
   upstream: UpstreamClient;
+  /** The shared count of bytes held in memory; answers read whole grow a lease on it. */
+  memoryBudget: MemoryBudget;
+  /** Most bytes of one answer read whole (`upstream.maxAnswerBytes`). */
+  maxAnswerBytes: number;
   /** Headers added to every upstream request (trace context: `traceparent`). */
   traceHeaders?: (context: GatewayContext) => Record<string, string>;
 }): Hook {
@@ -44,7 +50,13 @@ export function forwardHook(dependencies: {
         guarded: auth.target.customHost,
         timeoutMs,
       });
-      context.forward = { ...answer, sentAt, headersAt: performance.now() };
+      context.forward = {
+        ...answer,
+        sentAt,
+        headersAt: performance.now(),
+        memory: dependencies.memoryBudget.lease(),
+        maxAnswerBytes: dependencies.maxAnswerBytes,
+      };
       await next();
     },
   };

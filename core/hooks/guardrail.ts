@@ -31,6 +31,14 @@ export function guardrailHook(dependencies: { policies: PolicyRegistry; defaultP
       // from the configuration is refused rather than served unguarded.
       if (!policy) throw errors.internal('The guardrail policy of this key is not configured.', { code: 'guardrail_policy_missing' });
       context.guardrail.policy = name;
+      // A pass-through body is opaque to guardrails: sending it would let a guarded key reach the
+      // provider unjudged (issue 14), so it is refused unless the policy opts in.
+      if (context.operation === 'passthrough' && policy.passthrough !== 'allow-unjudged') {
+        throw errors.permission(
+          `Pass-through requests cannot be judged by the guardrail policy that applies to this key, so they are refused. Use a unified operation, or declare passthrough: 'allow-unjudged' on the policy.`,
+          { code: 'passthrough_not_judged' },
+        );
+      }
       if (policy.input.length > 0) await judgeInput(context, policy);
       // Operations whose answers carry text (chat, text completions) apply it; the others ignore it.
       if (policy.output.length > 0) context.guardrail.output = outputFilter(context, policy);

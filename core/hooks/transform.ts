@@ -1,9 +1,10 @@
+import { assertStableUrl } from '../http/request-path.js';
 import type { OperationHandler } from '../api/operation.js';
-import { readUpstreamBody } from '../api/operation.js';
+import { readErrorBody } from '../api/operation.js';
 import { upstreamError } from '../errors.js';
 import type { Hook } from '../spec/hook.js';
 
-/** Upstream error bodies are read up to this size for mapping; the rest is discarded. */
+/** Upstream error bodies are read up to this size for mapping; the rest is not read. */
 const ERROR_BODY_LIMIT = 1024 * 1024;
 /** Upstream headers an error response keeps. */
 const KEPT_ERROR_HEADERS = ['retry-after', 'retry-after-ms', 'x-request-id'];
@@ -25,8 +26,11 @@ export function transformHook(dependencies: { operations: ReadonlyMap<string, Op
       const { provider, target } = auth;
 
       const mapped = handler.toUpstream(context, provider, target);
-      const upstreamRequest = { ...mapped, headers: { ...mapped.headers } };
-      Object.assign(upstreamRequest.headers, provider.auth(upstreamRequest, target), auth.forwardHeaders);
+      assertStableUrl(mapped.url);
+      // Forwarded headers go in before auth() runs and its headers last, so a forwarded header can
+      // never replace one the provider's auth set (and a signing plugin signs what is sent).
+      const upstreamRequest = { ...mapped, headers: { ...mapped.headers, ...auth.forwardHeaders } };
+      Object.assign(upstreamRequest.headers, provider.auth(upstreamRequest, target));
       context.transform = { upstreamRequest };
 
       await next();
@@ -34,7 +38,7 @@ export function transformHook(dependencies: { operations: ReadonlyMap<string, Op
       const forward = context.forward;
       if (!forward) throw new Error('transform stage resumed without a forward slice');
       if (forward.status >= 400 && handler.mapsErrors) {
-        const body = await readUpstreamBody(forward.body, ERROR_BODY_LIMIT);
+        const body = await readErrorBody(forward, context.signal, ERROR_BODY_LIMIT);
         forward.endedAt = performance.now();
         const kept: Record<string, string> = {};
         for (const name of KEPT_ERROR_HEADERS) {

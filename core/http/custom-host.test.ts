@@ -1,6 +1,8 @@
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import test, { type ExecutionContext } from 'ava';
 import { GatewayError } from '../errors.js';
-import { CustomHostGuard } from './custom-host.js';
+import { type AddressLookup, CustomHostGuard } from './custom-host.js';
 
 type Policy = ConstructorParameters<typeof CustomHostGuard>[0];
 
@@ -173,7 +175,8 @@ test('IPv4-compatible and NAT64 forms of the metadata address are refused like t
   for (const address of ['::a9fe:a9fe', '64:ff9b::a9fe:a9fe', '64:ff9b::169.254.169.254']) {
     t.regex(guard.refusal(address) ?? '', /always refused \(169\.254\.169\.254\)/, address);
   }
-  t.is(guard.refusal('2001:db8::1'), undefined);
+  // 2001:db8::/32 is documentation (RFC 3849), now refused; a public address stands in for it.
+  t.is(guard.refusal('2606:4700:4700::1111'), undefined);
 });
 
 test.serial('an allowed IP-literal host is parsed once and remembered; refused values are never remembered', async (t) => {
@@ -197,3 +200,110 @@ test.serial('an allowed IP-literal host is parsed once and remembered; refused v
     globalThis.URL = OriginalURL;
   }
 });
+
+/** One sample per special-purpose range of the IANA registries: refused whatever the policy allows. */
+const SPECIAL_PURPOSE: ReadonlyArray<[string, readonly string[]]> = [
+  ['0.0.0.0/8 this network (RFC 791)', ['0.0.0.1', '0.255.255.255']],
+  ['192.0.0.0/24 IETF protocol assignments (RFC 6890)', ['192.0.0.1', '192.0.0.8', '192.0.0.170', '192.0.0.255']],
+  ['192.0.2.0/24 TEST-NET-1 (RFC 5737)', ['192.0.2.1']],
+  ['192.88.99.0/24 6to4 relay anycast (RFC 7526)', ['192.88.99.1']],
+  ['198.18.0.0/15 benchmarking (RFC 2544)', ['198.18.0.1', '198.19.255.254']],
+  ['198.51.100.0/24 TEST-NET-2 (RFC 5737)', ['198.51.100.7']],
+  ['203.0.113.0/24 TEST-NET-3 (RFC 5737)', ['203.0.113.7']],
+  ['224.0.0.0/4 multicast (RFC 5771)', ['224.0.0.1', '239.255.255.250']],
+  ['240.0.0.0/4 reserved (RFC 1112)', ['240.0.0.1', '250.1.2.3', '255.255.255.254']],
+  ['255.255.255.255 limited broadcast (RFC 8190)', ['255.255.255.255']],
+  ['100::/64 discard-only (RFC 6666)', ['100::1']],
+  ['2001::/23 IETF protocol assignments, Teredo (RFC 2928, RFC 4380)', ['2001::1', '2001:0:4136:e378:8000:63bf:3fff:fdd2', '2001:2::1']],
+  ['2001:db8::/32 documentation (RFC 3849)', ['2001:db8::1']],
+  ['3fff::/20 documentation (RFC 9637)', ['3fff::1']],
+  ['5f00::/16 SRv6 SIDs (RFC 9602)', ['5f00::1']],
+  ['fec0::/10 site-local (RFC 3879)', ['fec0::1', 'feff::1']],
+  ['ff00::/8 multicast (RFC 4291)', ['ff02::1', 'ff05::2']],
+];
+
+for (const [range, addresses] of SPECIAL_PURPOSE) {
+  test(`special-purpose range ${range} is always refused`, async (t) => {
+    for (const host of [DEFAULT, STRICT, PERMISSIVE]) {
+      for (const address of addresses) t.regex(host.refusal(address) ?? '', /always refused/, address);
+    }
+    const literal = addresses[0].includes(':') ? `[${addresses[0]}]` : addresses[0];
+    await refused(t, PERMISSIVE, `http://${literal}:8080/v1`, /always refused/);
+  });
+}
+
+test('the ranges beside the special-purpose ones stay allowed', (t) => {
+  for (const address of ['192.0.3.1', '198.17.255.255', '198.20.0.1', '223.255.255.255', '2001:200::1', '2001:4860:4860::8888', '2002:808:808::1', '::ffff:0:808:808']) {
+    t.is(DEFAULT.refusal(address), undefined, address);
+  }
+});
+
+test('6to4 (2002::/16) is judged by the IPv4 address in bits 16-47', async (t) => {
+  for (const address of ['2002:a9fe:a9fe::', '2002:a9fe:a9fe::1', '2002:a9fe::1', '2002:a9fe:a9fe:1:2:3:4:5']) {
+    t.regex(PERMISSIVE.refusal(address) ?? '', /always refused \(169\.254\./, address);
+  }
+  t.regex(STRICT.refusal('2002:7f00:1::') ?? '', /loopback.*\(127\.0\.0\.1\)/);
+  t.regex(DEFAULT.refusal('2002:a00:1::') ?? '', /private network addresses are refused unless allowed in customHosts \(10\.0\.0\.1\)/);
+  t.is(DEFAULT.refusal('2002:808:808::'), undefined, '6to4 of 8.8.8.8');
+  await refused(t, PERMISSIVE, 'http://[2002:a9fe:a9fe::]/latest/meta-data', /always refused/);
+});
+
+test('IPv4-translated (SIIT, ::ffff:0:0:0/96) is judged by the IPv4 address in its last 32 bits', async (t) => {
+  t.regex(PERMISSIVE.refusal('::ffff:0:a9fe:a9fe') ?? '', /always refused \(169\.254\.169\.254\)/);
+  t.regex(PERMISSIVE.refusal('::ffff:0:169.254.169.254') ?? '', /always refused \(169\.254\.169\.254\)/);
+  t.regex(DEFAULT.refusal('::ffff:0:c0a8:101') ?? '', /private.*192\.168\.1\.1/);
+  await refused(t, PERMISSIVE, 'http://[::ffff:0:a9fe:a9fe]/', /always refused/);
+});
+
+test('mapped forms of the new IPv4 ranges are refused too', (t) => {
+  for (const address of ['::ffff:198.18.0.1', '::ffff:240.0.0.1', '::ffff:255.255.255.255', '::ffff:224.0.0.1', '64:ff9b::c000:1']) {
+    t.regex(PERMISSIVE.refusal(address) ?? '', /always refused/, address);
+  }
+});
+
+/** A lookup that answers every name with `addresses` and records the names it was asked. */
+function fixedLookup(addresses: string[], asked: string[] = []): AddressLookup {
+  return (hostname, _options, callback) => {
+    asked.push(hostname);
+    callback(null, addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })));
+  };
+}
+
+test('a name resolving to a refused address is refused by check() (resolver injected, nothing resolved for real)', async (t) => {
+  const asked: string[] = [];
+  const host = new CustomHostGuard({ allowLoopback: true, allowPrivate: true, allowCidrs: [] }, fixedLookup(['8.8.8.8', '2002:a9fe:a9fe::'], asked));
+  await refused(t, host, 'https://models.example.test/v1', /always refused \(169\.254\.169\.254\)/);
+  t.deepEqual(asked, ['models.example.test']);
+});
+
+test.serial('a refused address is refused at connect time before any connection is opened', async (t) => {
+  // A loopback server counts connections; the injected resolver points the name at it, and the
+  // guard's policy refuses loopback, so the request must fail in the lookup and the count stay 0.
+  let connections = 0;
+  const server = createServer((_request, response) => response.end('reached'));
+  server.on('connection', () => connections++);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const asked: string[] = [];
+  const guarded = new CustomHostGuard({ allowLoopback: false, allowPrivate: false, allowCidrs: [] }, fixedLookup(['127.0.0.1'], asked));
+  const open = new CustomHostGuard({ allowLoopback: true, allowPrivate: false, allowCidrs: [] }, fixedLookup(['127.0.0.1']));
+  const get = (lookup: CustomHostGuard['lookup']) =>
+    new Promise<string>((resolve) => {
+      const outgoing = request({ host: 'rebound.example.test', port, path: '/', lookup, agent: false }, (response) => {
+        response.resume();
+        response.on('end', () => resolve(`status ${response.statusCode}`));
+      });
+      outgoing.on('error', (error: NodeJS.ErrnoException) => resolve(`error ${error.code}`));
+      outgoing.end();
+    });
+  try {
+    t.is(await get(guarded.lookup), 'error EREFUSEDHOST');
+    t.deepEqual(asked, ['rebound.example.test']);
+    t.is(connections, 0, 'no connection was opened to the refused address');
+    t.is(await get(open.lookup), 'status 200', 'the same name and server are reached when the policy allows them');
+    t.is(connections, 1);
+  } finally {
+    server.close();
+  }
+});
+

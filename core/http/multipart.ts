@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { errors } from '../errors.js';
 import type { FormFile, MultipartForm } from '../spec/unified.js';
-import { tooLarge } from './body.js';
+import { type BodyReadOptions, bodyTimedOut, tooLarge } from './body.js';
 
 /** Text fields larger than this are refused (they are held in memory, unlike files). */
 const FIELD_LIMIT = 1024 * 1024;
@@ -66,9 +66,11 @@ function parsePartHeaders(block: string): { name: string; filename?: string; con
  * Streams a multipart/form-data request in: text fields into memory (each up to 1 MB), files into a
  * fresh temporary folder, never holding a whole file in memory. More than `limitBytes` in all is
  * refused with 413 as soon as it is seen (a declared Content-Length over the limit before reading).
- * On any failure the folder is removed before the error is thrown.
+ * Text fields are counted on `options.lease` (503 past the memory budget); a sender that stalls for
+ * `options.bodyTimeoutMs` gets 408. On any failure the folder is removed before the error is thrown,
+ * and the request is left unread (not destroyed) so that the error can be answered.
  */
-export async function spoolMultipart(request: IncomingMessage, limitBytes: number): Promise<SpooledForm> {
+export async function spoolMultipart(request: IncomingMessage, limitBytes: number, options: BodyReadOptions = {}): Promise<SpooledForm> {
   const boundary = boundaryOf(request.headers['content-type']);
   const declared = Number(request.headers['content-length']);
   if (declared > limitBytes) throw tooLarge(limitBytes);
@@ -117,6 +119,7 @@ export async function spoolMultipart(request: IncomingMessage, limitBytes: numbe
       if (current.size > FIELD_LIMIT) {
         throw errors.invalidRequest(`The form field "${current.name}" is longer than ${FIELD_LIMIT} bytes.`, { param: current.name, code: 'field_too_large' });
       }
+      options.lease?.grow(bytes.length);
       current.text.push(Buffer.from(bytes));
     }
   };
@@ -174,8 +177,16 @@ export async function spoolMultipart(request: IncomingMessage, limitBytes: numbe
     }
   };
 
+  // Not destroyed on return: the error is answered, then the connection closed.
+  const chunks = request.iterator({ destroyOnReturn: false }) as AsyncIterator<Buffer>;
+  let waiting = false;
   try {
-    for await (const chunk of request as AsyncIterable<Buffer>) {
+    for (;;) {
+      waiting = true;
+      const next = await nextWithin(chunks, options.bodyTimeoutMs ?? 0);
+      waiting = false;
+      if (next.done) break;
+      const chunk = next.value;
       total += chunk.length;
       if (total > limitBytes) throw tooLarge(limitBytes);
       if (state === 'done') continue;
@@ -185,10 +196,22 @@ export async function spoolMultipart(request: IncomingMessage, limitBytes: numbe
     if (state !== 'done') throw invalid('The multipart body ended before its closing boundary.');
     return { form: { fields, repeated, files }, cleanup };
   } catch (error) {
+    // A read still pending (a stalled sender) cannot be returned; it ends with the connection.
+    if (!waiting) await chunks.return?.().catch(() => {});
     await current?.handle?.close().catch(() => {});
     await cleanup();
     throw error;
   }
+}
+
+/** The iterator's next chunk, or 408 when none arrives within `idleMs` (0: no limit). */
+function nextWithin(chunks: AsyncIterator<Buffer>, idleMs: number): Promise<IteratorResult<Buffer>> {
+  if (idleMs <= 0) return chunks.next();
+  let timer: NodeJS.Timeout | undefined;
+  const idle = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(bodyTimedOut(idleMs)), idleMs);
+  });
+  return Promise.race([chunks.next(), idle]).finally(() => clearTimeout(timer));
 }
 
 /** Escapes a name or filename as the HTML form encoding does (quotes and line breaks percent-encoded). */

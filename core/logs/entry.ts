@@ -84,15 +84,29 @@ export interface LogSink {
   write(entry: LogEntry, bodies?: LogBodies, context?: GatewayContext): void;
 }
 
-const KEY_LIKE = /\b(?:sk|pk|rk|gw|vk|gsk|xai|key)-[A-Za-z0-9_-]{8,}|\bBearer\s+\S+|\bAKIA[0-9A-Z]{16}\b|\bAIza[0-9A-Za-z_-]{20,}/g;
+/** API keys by their known prefixes, Bearer credentials, and JWTs (three base64url segments, the first `eyJ`: `{"`). */
+const KEY_LIKE =
+  /\b(?:sk|pk|rk|gw|vk|gsk|xai|key)-[A-Za-z0-9_-]{8,}|\bBearer\s+\S+|\bAKIA[0-9A-Z]{16}\b|\bAIza[0-9A-Za-z_-]{20,}|\beyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*/g;
 
-/** Removes the given secrets and anything shaped like an API key or a Bearer credential. */
+/** Names whose value is a secret: `password`, `client_secret`, `access_token`, `x-api-key`, … (the name ends with the word). */
+const SECRET_NAME = '[A-Za-z0-9_.-]*(?:password|passwd|passphrase|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|credentials?)';
+
+/** `name=value` in query strings and form bodies (and prose): the value up to `&`, a space, a quote or a backslash. */
+const SECRET_PAIR = new RegExp(`(?<![A-Za-z0-9_.-])(${SECRET_NAME})=[^&\\s"'\\\\#]+`, 'gi');
+
+/** `"name": "value"` in JSON, also inside a JSON string (`\\"name\\": \\"value\\"`): the string value. */
+const SECRET_MEMBER = new RegExp(`(\\\\?"${SECRET_NAME}\\\\?"\\s*:\\s*\\\\?")(?:[^"\\\\]|\\\\[^"])+`, 'gi');
+
+/**
+ * Removes the given secrets, anything shaped like an API key, a Bearer credential or a JWT, and the
+ * values of secret-named fields (`password=…`, `"api_key": "…"`).
+ */
 export function redactSecrets(text: string, secrets: readonly (string | undefined)[]): string {
   let redacted = text;
   for (const secret of secrets) {
     if (secret && secret.length >= 4) redacted = redacted.split(secret).join('[REDACTED]');
   }
-  return redacted.replace(KEY_LIKE, '[REDACTED]');
+  return redacted.replace(KEY_LIKE, '[REDACTED]').replace(SECRET_PAIR, '$1=[REDACTED]').replace(SECRET_MEMBER, '$1[REDACTED]');
 }
 
 /**

@@ -46,6 +46,8 @@ export class LogQueue implements LogSink {
   private running = false;
   private up = false;
   private initialized = false;
+  /** The last store write (a batch or a replay) failed; cleared by the next one that succeeds. */
+  private failing = false;
   private closed = false;
   private retryTimer?: NodeJS.Timeout;
   private lingerTimer?: NodeJS.Timeout;
@@ -74,7 +76,16 @@ export class LogQueue implements LogSink {
     return this.spill.bytes;
   }
 
+  /**
+   * Whether the store accepts writes: it opened and its last write succeeded. A retry of a store
+   * that failed does not count until a write goes through (`gateway_log_store_up`).
+   */
   get storeUp(): boolean {
+    return this.reachable && !this.failing;
+  }
+
+  /** The store opened and is not waiting for its retry. */
+  private get reachable(): boolean {
     return this.up && this.initialized;
   }
 
@@ -140,6 +151,7 @@ export class LogQueue implements LogSink {
   private markDown(error: unknown): void {
     if (this.up) this.observer.storeDown?.(error);
     this.up = false;
+    this.failing = true;
     clearTimeout(this.retryTimer);
     this.retryTimer = setTimeout(() => {
       this.up = true;
@@ -159,6 +171,7 @@ export class LogQueue implements LogSink {
 
   private async insert(records: LogRecord[]): Promise<void> {
     await this.store.insert(records);
+    this.failing = false;
     this.totals.written += records.length;
     this.observer.written?.(records.length);
   }
@@ -168,6 +181,7 @@ export class LogQueue implements LogSink {
       try {
         await this.store.init();
         this.initialized = true;
+        this.failing = false;
         this.observer.storeUp?.();
       } catch (error) {
         this.markDown(error);
@@ -224,7 +238,7 @@ export class LogQueue implements LogSink {
   }
 
   private isSettled(): boolean {
-    return !this.running && this.memory.length === 0 && this.spill.isEmpty && this.storeUp;
+    return !this.running && this.memory.length === 0 && this.spill.isEmpty && this.reachable;
   }
 
   /** Resolves once every entry written so far is in the store (waits through an outage). */

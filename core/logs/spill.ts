@@ -1,4 +1,4 @@
-import { appendFileSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { appendFileSync, chmodSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { appendFile, readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { LogRecord } from './record.js';
@@ -6,6 +6,8 @@ import type { LogRecord } from './record.js';
 /** A segment grows to this size before the next one starts. */
 const SEGMENT_BYTES = 4 * 1024 * 1024;
 const NAME = /^segment-(\d{12})\.ndjson$/;
+/** Spilled records hold request bodies: owner-only, like the log database. */
+const FILE_MODE = 0o600;
 
 /**
  * The append-only spill: log records that could not be written to the store (down or too slow),
@@ -29,6 +31,7 @@ export class SpillFile {
       .sort();
     // Segments left by an earlier run are replayed first.
     for (const name of names) {
+      chmodSync(join(directory, name), FILE_MODE);
       const bytes = statSync(join(directory, name)).size;
       this.sealed.push({ path: join(directory, name), bytes });
       this.total += bytes;
@@ -85,7 +88,7 @@ export class SpillFile {
     if (kept > 0) {
       const path = this.currentPath;
       this.account(bytes); // before the await, so concurrent appends see the bytes
-      await appendFile(path, text);
+      await appendFile(path, text, { mode: FILE_MODE });
     }
     return { kept, dropped };
   }
@@ -94,7 +97,7 @@ export class SpillFile {
   appendSync(records: readonly LogRecord[]): { kept: number; dropped: number } {
     const { text, bytes, kept, dropped } = this.fit(records);
     if (kept > 0) {
-      appendFileSync(this.currentPath, text);
+      appendFileSync(this.currentPath, text, { mode: FILE_MODE });
       this.account(bytes);
     }
     return { kept, dropped };

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, renameSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, renameSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
 import type { LogRecord } from './record.js';
@@ -24,6 +24,8 @@ export interface SqliteRetention {
 }
 
 const SCHEMA_VERSION = 1;
+/** The log holds request bodies and caller identities: readable by the gateway's user only. */
+const FILE_MODE = 0o600;
 
 const COLUMNS = [...SCALAR_FIELDS, 'time_ms', 'status_class', 'metadata', 'guardrails'];
 
@@ -92,8 +94,21 @@ export class SqliteLogStore implements LogStore {
     return this.database;
   }
 
+  /**
+   * Creates the database file owner-only (0600) before SQLite opens it, and narrows an existing
+   * one: SQLite gives the `-wal` and `-shm` files the database file's mode. Those two, when left by
+   * an earlier run, are narrowed too.
+   */
+  private restrictFiles(): void {
+    closeSync(openSync(this.path, 'a', FILE_MODE));
+    for (const path of [this.path, `${this.path}-wal`, `${this.path}-shm`, `${this.path}-journal`]) {
+      if (existsSync(path)) chmodSync(path, FILE_MODE);
+    }
+  }
+
   private open(): DatabaseSync {
     mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
+    this.restrictFiles();
     const database = new DatabaseSync(this.path);
     try {
       // busy_timeout 0: a locked database fails the batch at once (it then spills) rather than

@@ -5,6 +5,12 @@ import type { LogQueueObserver } from '../logs/queue.js';
 /** Distinct `model` label values kept; more are reported as `other`, so the registry cannot grow without bound. */
 export const MAX_MODEL_LABELS = 500;
 
+/**
+ * Distinct `origin` label values of the upstream pool gauge; more are reported as `other`, so that
+ * custom hosts (callers choose them) cannot grow the registry without bound.
+ */
+export const MAX_ORIGIN_LABELS = 100;
+
 /** Seconds; from sub-millisecond gateway overhead to long generations. */
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
 
@@ -100,6 +106,7 @@ export class GatewayMetrics {
       },
     });
     const pools = sources.upstreamPools;
+    const originLabel = (origin: string): string => this.originLabel(origin);
     new Gauge({
       name: 'gateway_upstream_connections',
       help: 'Upstream pool usage per origin: connected sockets, running and pending requests.',
@@ -107,15 +114,26 @@ export class GatewayMetrics {
       registers,
       collect() {
         this.reset();
-        // Custom hosts have a pool of their own (`guarded:<origin>`); both count for the origin.
         for (const pool of pools?.() ?? []) {
-          const origin = pool.origin.replace(/^guarded:/, '');
+          // A custom host has a pool of its own (guarded); both count for the origin.
+          const origin = originLabel(pool.origin.replace(/^guarded:/, ''));
           this.inc({ origin, state: 'connected' }, pool.connected);
           this.inc({ origin, state: 'running' }, pool.running);
           this.inc({ origin, state: 'pending' }, pool.pending);
         }
       },
     });
+  }
+
+  /** Origin label values seen; past {@link MAX_ORIGIN_LABELS} new origins are counted as `other`. */
+  private readonly origins = new Set<string>();
+
+  /** Callers name custom hosts: cap the label's values. */
+  private originLabel(origin: string): string {
+    if (this.origins.has(origin)) return origin;
+    if (this.origins.size >= MAX_ORIGIN_LABELS) return 'other';
+    this.origins.add(origin);
+    return origin;
   }
 
   /** Model label values seen; past {@link MAX_MODEL_LABELS} new names are counted as `other`. */

@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { GatewayError } from '../errors.js';
+import type { MemoryLease } from '../http/memory-budget.js';
 import type { GuardrailSide, GuardrailVerdict } from '../spec/guardrail.js';
 import type { ProviderPlugin, ProviderTarget, UpstreamRequest } from '../spec/provider.js';
 import type { ChatCompletionChunk, ErrorBody, OperationName, Usage } from '../spec/unified.js';
@@ -23,8 +24,13 @@ export interface GatewayContext {
   /** `x-gateway-strict-api-compliance` (default true). */
   readonly strict: boolean;
 
-  /** Written by the route: the validated request. */
+  /** Written by the route: the validated request (empty until {@link loadRequest} has run). */
   request: RequestSlice;
+  /**
+   * Set by the route: reads and validates the request body into `request`. The auth stage runs it
+   * once the caller is known, so no body of an unauthenticated request is read, parsed or spooled.
+   */
+  readonly loadRequest?: () => Promise<void>;
   /** Written by the auth stage. */
   auth?: AuthSlice;
   /** Written by the guardrail stage. */
@@ -55,6 +61,8 @@ export interface IncomingRequest {
   readonly search: string;
   /** Lower-cased header names; repeated headers joined with `, `. */
   readonly headers: Readonly<Record<string, string | undefined>>;
+  /** The client's address: the socket's, or taken from X-Forwarded-For past `server.trustProxy` hops. */
+  readonly clientAddress?: string;
 }
 
 export interface RequestSlice {
@@ -198,6 +206,8 @@ export interface UsageUnits {
 }
 
 export interface ForwardSlice {
+  /** The origin the request went to (named in errors). */
+  readonly origin: string;
   readonly status: number;
   readonly headers: Readonly<Record<string, string | string[] | undefined>>;
   /** The upstream body, unread. */
@@ -208,6 +218,10 @@ export interface ForwardSlice {
   readonly headersAt: number;
   /** When the upstream body was fully read (set later for streamed bodies). */
   endedAt?: number;
+  /** Counts the bytes of this answer read whole against the memory budget; released when the response closes. */
+  readonly memory: MemoryLease;
+  /** Most bytes of this answer the gateway reads whole (`upstream.maxAnswerBytes`); more is a 502. */
+  readonly maxAnswerBytes: number;
 }
 
 /**

@@ -227,6 +227,14 @@ export interface ProviderPlugin {
    * upstream request (so a plugin may sign method, URL and body).
    */
   auth(request: UpstreamRequest, target: ProviderTarget): Record<string, string>;
+  /**
+   * The request headers this provider reads as credentials (lower-case): every header `auth()` may
+   * set to carry or sign a credential, and any other the provider accepts one in. An entry ending in
+   * `*` names a prefix (`x-amz-*`). When a stored credential (a virtual key) is in use, naming one of
+   * them in `x-gateway-forward-headers` is refused, so a caller cannot replace or shadow the vault's
+   * credential; `authorization` is always treated as one.
+   */
+  readonly authHeaders: readonly string[];
   /** Maps an upstream error reply to the gateway's error body (status is kept by the core). */
   mapError(reply: UpstreamReply): ErrorBody;
   /**

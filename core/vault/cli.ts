@@ -173,8 +173,12 @@ export async function runVaultCli(argv: readonly string[], gatewayConfig: Gatewa
         break;
       case 'rotate-master-key': {
         const result = await service.rotateMasterKey();
-        print({ master_key_id: result.activeKeyId, rewrapped: result.rewrapped, source: result.mode });
-        if (result.mode === 'env') io.stderr.write('Every record is now wrapped by the first key of GATEWAY_MASTER_KEY; remove the old key from it.\n');
+        print({ master_key_id: result.activeKeyId, rewrapped: result.rewrapped, source: result.mode, still_in_use: result.retained });
+        if (result.retained.length > 0) {
+          io.stderr.write(`Some records are still wrapped by master key ids ${result.retained.join(', ')} (written during the rotation): they were kept; run rotate-master-key again.\n`);
+        } else if (result.mode === 'env') {
+          io.stderr.write('Every record is now wrapped by the first key of GATEWAY_MASTER_KEY; remove the old key from it.\n');
+        }
         break;
       }
       default:

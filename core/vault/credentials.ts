@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { SharedState } from '../store/state.js';
 import type { ProviderCredentials } from '../spec/provider.js';
 import type { CredentialRecord, CredentialSecret } from './records.js';
-import type { Vault } from './vault.js';
+import { errors } from '../errors.js';
+import { type Vault, VaultKeyMissingError } from './vault.js';
 
 const SET = 'credentials';
 const recordKey = (id: string) => `cred:${id}`;
@@ -19,6 +20,8 @@ export class Credentials {
     private readonly state: SharedState,
     private readonly vault: Vault,
     private readonly cacheTtlMs: number,
+    /** The shared current master key id (set by a rotation), read before every seal; undefined before any rotation. */
+    private readonly currentKeyId: () => Promise<string | undefined> = async () => undefined,
   ) {
     state.subscribe((event) => {
       if (event.kind === 'credential') this.cache.delete(event.id);
@@ -32,6 +35,7 @@ export class Credentials {
 
   async create(input: { name: string; provider?: string; secret: CredentialSecret; ownerKeyId?: string }): Promise<CredentialRecord> {
     const id = `cred_${randomUUID().replaceAll('-', '')}`;
+    const kid = await this.currentKeyId();
     const record: CredentialRecord = {
       id,
       name: input.name,
@@ -40,11 +44,24 @@ export class Credentials {
       field_names: Object.keys(input.secret.fields ?? {}).sort(),
       ...(input.ownerKeyId ? { owner_key_id: input.ownerKeyId } : {}),
       created_at: new Date().toISOString(),
-      sealed: await this.vault.seal(id, JSON.stringify(input.secret)),
+      sealed: await sealing(this.vault.seal(id, JSON.stringify(input.secret), kid)),
     };
     await this.state.records.set(recordKey(id), record);
     await this.state.addToSet(SET, id);
-    return record;
+    return this.followRotation(record);
+  }
+
+  /**
+   * A rotation that made another key current while this record was sealed re-wraps it here: a
+   * rotation's sweep lists records after making its key current, so each record is either listed
+   * by the sweep or re-wrapped by its writer, and none stays under a key about to be retired.
+   */
+  private async followRotation(record: CredentialRecord): Promise<CredentialRecord> {
+    const current = await this.currentKeyId();
+    if (current === undefined || current === record.sealed.kid) return record;
+    const updated = { ...record, sealed: await sealing(this.vault.rewrap(record.id, record.sealed, current)) };
+    await this.state.records.set(recordKey(record.id), updated);
+    return updated;
   }
 
   async get(id: string): Promise<CredentialRecord | undefined> {
@@ -79,15 +96,30 @@ export class Credentials {
     return credentials;
   }
 
-  /** Re-wraps every data key under the active master key; returns how many records changed. */
-  async rewrapAll(): Promise<number> {
+  /** Ids of the master keys the stored credentials are wrapped under. */
+  async keyIdsInUse(): Promise<Set<string>> {
+    return new Set((await this.list()).map((record) => record.sealed.kid));
+  }
+
+  /** Re-wraps every data key under the master key `kid` (else the active one); returns how many records changed. */
+  async rewrapAll(kid?: string): Promise<number> {
     let changed = 0;
     for (const record of await this.list()) {
-      const sealed = await this.vault.rewrap(record.id, record.sealed);
+      const sealed = await this.vault.rewrap(record.id, record.sealed, kid);
       if (sealed.kid === record.sealed.kid) continue;
       await this.state.records.set(recordKey(record.id), { ...record, sealed });
       changed += 1;
     }
     return changed;
+  }
+}
+
+/** A seal the current master key is missing for: a 500 that says so, instead of a seal under a retired key. */
+async function sealing<T>(pending: Promise<T>): Promise<T> {
+  try {
+    return await pending;
+  } catch (error) {
+    if (error instanceof VaultKeyMissingError) throw errors.internal(error.message, { code: 'master_key_unavailable' });
+    throw error;
   }
 }

@@ -5,9 +5,10 @@ import { keyId } from './crypto.js';
 
 /**
  * The master keys, loaded only inside the vault worker. `GATEWAY_MASTER_KEY` holds one key, or a
- * comma-separated list during a rotation (the first seals, all unseal); each key is 32 bytes as 64
- * hex characters or base64. Without it, `<dataDir>/master.key` (one base64 key per line, first
- * active) is read, or created with 0600 permissions on first start.
+ * comma-separated list during a rotation (all unseal; the key a rotation made current in the shared
+ * state seals, else the first); each key is 32 bytes as 64 hex characters or base64. Without it,
+ * `<dataDir>/master.key` (one base64 key per line, first active) is read, or created with 0600
+ * permissions on first start.
  */
 export interface Keyring {
   readonly active: Buffer;

@@ -27,6 +27,8 @@ export interface VaultServiceOptions {
 }
 
 const CANARY = 'vault:canary';
+/** `{ kid }`: the master key every instance seals under, set by a rotation. */
+const CURRENT_MASTER_KEY = 'vault:master-key';
 
 /**
  * Everything virtual keys need, started once: the shared state, the vault worker, credentials,
@@ -102,36 +104,54 @@ export class VaultService {
       await Promise.allSettled([vault.close(), state.close()]);
       throw error;
     }
-    const credentials = new Credentials(state, vault, this.options.credentialCacheMs);
+    const credentials = new Credentials(state, vault, this.options.credentialCacheMs, () => currentMasterKeyId(state));
     // A key changed or deleted also drops its decrypted credential from this thread at once.
     const keys = new VirtualKeys(state, (record) => credentials.forget(record.credential_id));
     this.started = { state, vault, credentials, keys };
   }
 
   /**
-   * Re-wraps every data key (and the start-up canary) under the worker's active master key, record
-   * by record: each record stays readable throughout, so instances keep serving. Returns the count.
+   * Re-wraps every data key (and the start-up canary) under the master key `kid` (else the worker's
+   * active one), record by record: each record stays readable throughout, so instances keep
+   * serving. Returns the count.
    */
-  async rewrapAll(): Promise<number> {
+  async rewrapAll(kid?: string): Promise<number> {
     const { state, vault, credentials } = this.parts;
-    const changed = await credentials.rewrapAll();
+    const changed = await credentials.rewrapAll(kid);
     const canary = await state.records.get<SealedSecret>(CANARY);
-    if (canary) await state.records.set(CANARY, await vault.rewrap(CANARY, canary));
+    if (canary) await state.records.set(CANARY, await vault.rewrap(CANARY, canary, kid));
     return changed;
   }
 
+  /** Ids of the master keys that stored records (credentials and the canary) are wrapped under. */
+  private async keyIdsInUse(): Promise<Set<string>> {
+    const { state, credentials } = this.parts;
+    const kids = await credentials.keyIdsInUse();
+    const canary = await state.records.get<SealedSecret>(CANARY);
+    if (canary) kids.add(canary.kid);
+    return kids;
+  }
+
   /**
-   * Rotates the master key without downtime. Key file: a new key becomes active (the old one stays
-   * readable), every record is re-wrapped, then the old key is dropped; running instances on this
-   * host re-read the file when they meet the new key id. GATEWAY_MASTER_KEY: the operator has put
-   * the new key first (`new,old`); records are re-wrapped under it, and the old one can then go.
+   * Rotates the master key without downtime, with instances running. Key file: a new key is added
+   * (the old ones stay). GATEWAY_MASTER_KEY: the operator has put the new key first (`new,old`).
+   * The new key is made current in the shared state, which every instance reads before it seals
+   * (and after, see Credentials), so none seals under an old key from then on; every record is
+   * re-wrapped; then the key file keeps only the current key and any key a record still uses.
    */
-  async rotateMasterKey(): Promise<{ mode: 'env' | 'file'; activeKeyId: string; rewrapped: number }> {
-    const { vault } = this.parts;
-    if (vault.source === 'file') await vault.addKey();
-    const rewrapped = await this.rewrapAll();
-    if (vault.source === 'file') await vault.dropOldKeys();
-    return { mode: vault.source, activeKeyId: vault.activeKeyId, rewrapped };
+  async rotateMasterKey(): Promise<{ mode: 'env' | 'file'; activeKeyId: string; rewrapped: number; retained: string[] }> {
+    const { vault, state } = this.parts;
+    const kid = vault.source === 'file' ? await vault.addKey() : vault.activeKeyId;
+    await state.records.set(CURRENT_MASTER_KEY, { kid });
+    let rewrapped = 0;
+    let retained: string[] = [];
+    for (let pass = 0; pass < 3; pass++) {
+      rewrapped += await this.rewrapAll(kid);
+      retained = [...(await this.keyIdsInUse())].filter((used) => used !== kid);
+      if (retained.length === 0) break;
+    }
+    if (vault.source === 'file') await vault.retireKeys(retained);
+    return { mode: vault.source, activeKeyId: kid, rewrapped, retained };
   }
 
   async close(): Promise<void> {
@@ -145,7 +165,7 @@ export class VaultService {
 async function checkCanary(state: SharedState, vault: Vault): Promise<void> {
   const stored = await state.records.get<SealedSecret>(CANARY);
   if (!stored) {
-    await state.records.set(CANARY, await vault.seal(CANARY, 'gateway-vault'));
+    await state.records.set(CANARY, await vault.seal(CANARY, 'gateway-vault', await currentMasterKeyId(state)));
     return;
   }
   try {
@@ -158,4 +178,9 @@ async function checkCanary(state: SharedState, vault: Vault): Promise<void> {
     `the master key (id ${vault.activeKeyId}) cannot open this gateway's vault, sealed under master key id ${stored.kid}. ` +
       'Start with the GATEWAY_MASTER_KEY (or data-dir master.key) that sealed it; to change keys, rotate with the CLI instead.',
   );
+}
+
+/** The master key id a rotation made current (undefined before the first rotation). */
+async function currentMasterKeyId(state: SharedState): Promise<string | undefined> {
+  return (await state.records.get<{ kid: string }>(CURRENT_MASTER_KEY))?.kid;
 }

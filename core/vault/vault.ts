@@ -11,6 +11,11 @@ export class VaultTamperedError extends Error {
   override readonly name = 'VaultTamperedError';
 }
 
+/** The shared current master key is not loaded by this instance: it refuses to seal rather than seal under a retired key. */
+export class VaultKeyMissingError extends Error {
+  override readonly name = 'VaultKeyMissingError';
+}
+
 /**
  * The request thread's handle on the vault worker. It never sees the master key: on start the key
  * (from the environment given) is handed to the worker's own environment and deleted here.
@@ -61,8 +66,9 @@ export class Vault {
     return new Vault(worker, ready.activeKid, ready.source);
   }
 
-  async seal(recordId: string, plaintext: string): Promise<SealedSecret> {
-    const reply = await this.call({ op: 'seal', recordId, plaintext });
+  /** Seals under the master key `kid` (the shared current one), else under the worker's active key. */
+  async seal(recordId: string, plaintext: string, kid?: string): Promise<SealedSecret> {
+    const reply = await this.call({ op: 'seal', recordId, plaintext, ...(kid === undefined ? {} : { kid }) });
     if (!('sealed' in reply)) throw new Error('unexpected vault reply');
     return reply.sealed;
   }
@@ -73,9 +79,9 @@ export class Vault {
     return reply.plaintext;
   }
 
-  /** The same secret with its data key wrapped under the active master key. */
-  async rewrap(recordId: string, sealed: SealedSecret): Promise<SealedSecret> {
-    const reply = await this.call({ op: 'rewrap', recordId, sealed });
+  /** The same secret with its data key wrapped under the master key `kid`, else the active one. */
+  async rewrap(recordId: string, sealed: SealedSecret, kid?: string): Promise<SealedSecret> {
+    const reply = await this.call({ op: 'rewrap', recordId, sealed, ...(kid === undefined ? {} : { kid }) });
     if (!('sealed' in reply)) throw new Error('unexpected vault reply');
     return reply.sealed;
   }
@@ -88,9 +94,9 @@ export class Vault {
     return reply.activeKid;
   }
 
-  /** Key-file rotation, last step (after every record is re-wrapped): only the active key stays. */
-  async dropOldKeys(): Promise<void> {
-    await this.call({ op: 'drop-old-keys' });
+  /** Key-file rotation, last step: the file keeps the active key and the keys in `keep` (still used by some record). */
+  async retireKeys(keep: readonly string[]): Promise<void> {
+    await this.call({ op: 'retire-keys', keep });
   }
 
   async close(): Promise<void> {
@@ -107,7 +113,7 @@ export class Vault {
       this.pending.set(id, { resolve, reject });
       this.worker.postMessage({ ...operation, id });
     }).then((reply) => {
-      if ('error' in reply) throw reply.error.tampered ? new VaultTamperedError(reply.error.message) : new Error(reply.error.message);
+      if ('error' in reply) throw vaultError(reply.error);
       return reply;
     });
   }
@@ -116,4 +122,9 @@ export class Vault {
     for (const waiting of this.pending.values()) waiting.reject(error);
     this.pending.clear();
   }
+}
+
+function vaultError(error: { tampered: boolean; missingKey?: boolean; message: string }): Error {
+  if (error.tampered) return new VaultTamperedError(error.message);
+  return error.missingKey ? new VaultKeyMissingError(error.message) : new Error(error.message);
 }

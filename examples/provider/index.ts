@@ -29,6 +29,7 @@ export function acme(params: AcmeParams = {}): ProviderRegistration {
         auth(_request, target): Record<string, string> {
           return target.credentials.apiKey ? { 'x-acme-key': target.credentials.apiKey } : {};
         },
+        authHeaders: ['x-acme-key'],
         mapError: mapAcmeError,
       };
     },

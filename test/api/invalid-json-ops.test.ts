@@ -18,6 +18,7 @@ const bare: ProviderRegistration = {
     operations: {},
     baseUrl: () => 'http://127.0.0.1:9/v1',
     auth: () => ({}),
+    authHeaders: [],
     mapError: mapOpenAIError,
   }),
 };

@@ -119,6 +119,7 @@ test.serial('a provider without the operation gets 400 naming provider and opera
           operations: {},
           baseUrl: () => fake.baseUrl,
           auth: () => ({}),
+          authHeaders: [],
           mapError: () => ({ message: 'x', type: 'api_error', param: null, code: null }),
         }),
       },

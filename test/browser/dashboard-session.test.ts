@@ -83,10 +83,33 @@ test('the admin API accepts the cookie only together with its CSRF token', async
 
 test('signing out ends the session and clears the cookie', async (t) => {
   const { cookie, csrf } = await session();
-  const out = await fetch(`${gateway.url}/dashboard/session`, { method: 'DELETE', headers: { cookie } });
+  const out = await fetch(`${gateway.url}/dashboard/session`, { method: 'DELETE', headers: { cookie, 'x-gateway-csrf': csrf } });
   t.is(out.status, 204);
   t.regex(out.headers.get('set-cookie') ?? '', /^gateway_session=;.*expires=Thu, 01 Jan 1970/i);
   t.is((await fetch(`${gateway.url}/admin/plugins`, { headers: { cookie, 'x-gateway-csrf': csrf } })).status, 401);
   const after = await fetch(`${gateway.url}/dashboard/session`, { headers: { cookie } });
   t.deepEqual(await after.json(), { signed_in: false });
+});
+
+test('signing out without the CSRF token is refused and the session stays', async (t) => {
+  const { cookie, csrf } = await session();
+  for (const headers of [{ cookie }, { cookie, 'x-gateway-csrf': `${csrf}x` }]) {
+    const out = await fetch(`${gateway.url}/dashboard/session`, { method: 'DELETE', headers });
+    t.is(out.status, 403);
+    t.like(((await out.json()) as { error: object }).error, { type: 'permission_error', code: 'csrf_token_invalid' });
+    t.is(out.headers.get('set-cookie'), null);
+  }
+  t.is((await fetch(`${gateway.url}/admin/plugins`, { headers: { cookie, 'x-gateway-csrf': csrf } })).status, 200, 'still signed in');
+});
+
+test('signing in needs a JSON content type: a cross-site text/plain or form post is refused', async (t) => {
+  const json = JSON.stringify({ api_key: ACCOUNT_KEY });
+  for (const contentType of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x']) {
+    const response = await fetch(`${gateway.url}/dashboard/session`, { method: 'POST', headers: { 'content-type': contentType }, body: json });
+    t.is(response.status, 400, contentType);
+    t.is(response.headers.get('set-cookie'), null);
+    t.is(((await response.json()) as { error: { code: string } }).error.code, 'unsupported_content_type');
+  }
+  const charset = await fetch(`${gateway.url}/dashboard/session`, { method: 'POST', headers: { 'content-type': 'application/json; charset=utf-8' }, body: json });
+  t.is(charset.status, 201);
 });

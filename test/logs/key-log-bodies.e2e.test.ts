@@ -79,7 +79,9 @@ test.serial('a key with log_bodies false has no bodies logged, another key has t
 
 test.serial('a refused request (expired key) with log_bodies false logs the error but not the body', async (t) => {
   const suffix = Math.random().toString(36).slice(2, 8);
-  const expired = await createKey(t, gateway, keyBody(`expired-${suffix}`, { log_bodies: false, expires_at: '2020-01-01T00:00:00Z' }));
+  // A key cannot be created already expired: it is created to expire 300 ms from now, then used after that.
+  const expired = await createKey(t, gateway, keyBody(`expired-${suffix}`, { log_bodies: false, expires_at: new Date(Date.now() + 300).toISOString() }));
+  await new Promise((resolve) => setTimeout(resolve, 400));
   const trace = traceId('key-expired');
   await t.throwsAsync(keyClient(gateway, expired.key, trace).chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'secret plans' }] }), {
     instanceOf: OpenAI.AuthenticationError,

@@ -21,6 +21,7 @@ const cloudLike: ProviderRegistration = {
       'x-test-access': target.credentials.fields?.access_key_id ?? 'missing',
       'x-test-secret-length': String(target.credentials.fields?.secret_access_key?.length ?? 0),
     }),
+    authHeaders: ['x-test-access', 'x-test-secret-length'],
     mapError: (reply) => ({ message: `status ${reply.status}`, type: 'upstream_error', param: null, code: null }),
   }),
 };
@@ -262,6 +263,26 @@ for (const [label, path, body, param] of invalidBodies) {
     t.like(result.json.error, { type: 'invalid_request_error', param });
   });
 }
+
+test.serial('400 with param expires_at for an expiry in the past, on creation and on update', async (t) => {
+  const past = new Date(Date.now() - 60_000).toISOString();
+  const created = await call('POST', '/admin/virtual-keys', { name: 'born-expired', provider: 'openai', provider_key: 'sk-x', expires_at: past });
+  t.is(created.status, 400, created.text);
+  t.like(created.json.error, { type: 'invalid_request_error', param: 'expires_at' });
+  const listed = await call('GET', '/admin/virtual-keys');
+  t.false(JSON.stringify(listed.json).includes('born-expired'), 'nothing was created');
+
+  const live = await call('POST', '/admin/virtual-keys', { name: 'expiry-update', provider: 'openai', provider_key: 'sk-x', custom_host: fake.baseUrl });
+  t.is(live.status, 201, live.text);
+  const updated = await call('PATCH', `/admin/virtual-keys/${live.json.id}`, { expires_at: '2020-01-01T00:00:00Z' });
+  t.is(updated.status, 400, updated.text);
+  t.like(updated.json.error, { type: 'invalid_request_error', param: 'expires_at' });
+  const future = new Date(Date.now() + 3_600_000).toISOString();
+  const later = await call('PATCH', `/admin/virtual-keys/${live.json.id}`, { expires_at: future });
+  t.is(later.status, 200, later.text);
+  t.is(later.json.expires_at, future);
+  t.is((await call('DELETE', `/admin/virtual-keys/${live.json.id}`)).status, 204);
+});
 
 test.serial('400 for a body that is not JSON', async (t) => {
   const result = await call('POST', '/admin/virtual-keys', '{nope');

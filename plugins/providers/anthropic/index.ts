@@ -52,6 +52,7 @@ export function anthropic(params: AnthropicParams = {}): ProviderRegistration {
           if (target.credentials.apiKey) headers['x-api-key'] = target.credentials.apiKey;
           return headers;
         },
+        authHeaders: ['x-api-key', 'authorization'],
         mapError: mapAnthropicError,
       };
     },

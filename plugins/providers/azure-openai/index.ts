@@ -60,6 +60,7 @@ export function azureOpenAI(params: AzureOpenAIParams = {}): ProviderRegistratio
           if (!token) throw errors.authentication('Azure OpenAI needs "Authorization: Bearer <api key or Entra ID token>".', { code: 'missing_provider_credentials' });
           return isEntraToken(token) ? { authorization: `Bearer ${token}` } : { 'api-key': token };
         },
+        authHeaders: ['api-key', 'authorization'],
         mapError: mapAzureError,
         passthroughUrl(pathAndQuery, target) {
           if (/[?&]api-version=/.test(pathAndQuery)) return `${target.baseUrl}${pathAndQuery}`;

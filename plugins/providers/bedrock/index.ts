@@ -80,6 +80,8 @@ export function bedrock(params: BedrockParams = {}): ProviderRegistration {
           );
           return signed.headers;
         },
+        // SigV4 signs with authorization and x-amz-date / x-amz-content-sha256 / x-amz-security-token.
+        authHeaders: ['authorization', 'x-amz-*'],
         mapError: mapBedrockError,
       };
     },

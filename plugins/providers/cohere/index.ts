@@ -33,6 +33,7 @@ export function cohere(params: CohereParams = {}): ProviderRegistration {
           if (!target.credentials.apiKey) throw errors.authentication('Cohere needs "Authorization: Bearer <Cohere API key>".', { code: 'missing_provider_credentials' });
           return { authorization: `Bearer ${target.credentials.apiKey}` };
         },
+        authHeaders: ['authorization'],
         mapError: mapCohereError,
       };
     },

@@ -34,6 +34,7 @@ export function gemini(params: GeminiParams = {}): ProviderRegistration {
         auth(_request, target): Record<string, string> {
           return target.credentials.apiKey ? { 'x-goog-api-key': target.credentials.apiKey } : {};
         },
+        authHeaders: ['x-goog-api-key', 'authorization'],
         mapError: mapGoogleError,
       };
     },

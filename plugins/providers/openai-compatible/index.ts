@@ -30,6 +30,12 @@ export function compatibleAuthHeaders(manifest: CompatibleProviderManifest, apiK
   return { [auth.header.toLowerCase()]: `${auth.prefix ?? ''}${apiKey}` };
 }
 
+/** The headers the manifest's auth style carries the key in (`authorization` always, for Bearer-style keys). */
+export function compatibleAuthHeaderNames(manifest: CompatibleProviderManifest): readonly string[] {
+  const auth = manifest.auth;
+  return auth.kind === 'bearer' ? ['authorization'] : [auth.header.toLowerCase(), 'authorization'];
+}
+
 /**
  * Turns a manifest into a provider factory: `defineCompatibleProvider({...})` is all a compatible
  * provider's `index.ts` holds. The factory takes {@link CompatibleParams}.
@@ -57,6 +63,7 @@ export function defineCompatibleProvider(manifest: CompatibleProviderManifest): 
         capabilities: { developerRole: typeof developerRole === 'function' ? developerRole : () => developerRole },
         baseUrl: () => baseUrl,
         auth: (_request, target) => ({ ...staticHeaders, ...compatibleAuthHeaders(manifest, target.credentials.apiKey) }),
+        authHeaders: compatibleAuthHeaderNames(manifest),
         mapError: mapCompatibleError,
         passthroughUrl: manifest.passthroughUrl
           ? (pathAndQuery, target) => manifest.passthroughUrl?.(pathAndQuery, target.baseUrl) ?? target.baseUrl + pathAndQuery

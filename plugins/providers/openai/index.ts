@@ -65,6 +65,7 @@ export function openai(params: OpenAIParams = {}): ProviderRegistration {
           if (params.project) headers['openai-project'] = params.project;
           return headers;
         },
+        authHeaders: ['authorization', 'openai-organization', 'openai-project'],
         mapError: mapOpenAIError,
       };
     },

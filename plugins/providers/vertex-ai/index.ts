@@ -35,6 +35,7 @@ export function vertexAI(params: VertexParams = {}): ProviderRegistration {
         auth(_request, target): Record<string, string> {
           return target.credentials.apiKey ? { authorization: `Bearer ${target.credentials.apiKey}` } : {};
         },
+        authHeaders: ['authorization', 'x-goog-api-key'],
         mapError: mapVertexError,
       };
     },

@@ -49,6 +49,32 @@ test('Claude models use rawPredict / streamRawPredict with the Anthropic body, n
   t.is(chat.validate!({ ...gemini, n: 3 }), undefined);
 });
 
+test("regions must be in Google's format: a host name cannot be smuggled in", (t) => {
+  for (const region of ['us-central1', 'europe-west4', 'asia-northeast1', 'northamerica-northeast2', 'me-central2', 'europe-west12', 'global']) {
+    t.true(plugin.baseUrl({ 'x-gateway-cloud-b-region': region }).startsWith('https://'), region);
+  }
+  for (const region of ['evil.com.', 'evil.com', '..', 'us-central1.evil.com', 'us-central1.', 'US-CENTRAL1', 'us_central1', 'us-central', 'global.', 'a-b-c1', 'us-central1-', '-us-central1', 'us-central123']) {
+    const error = t.throws(() => plugin.baseUrl({ 'x-gateway-cloud-b-region': region }), undefined, region) as unknown as { status: number; body: { param: string } };
+    t.is(error?.status, 400, region);
+    t.is(error?.body.param, 'x-gateway-cloud-b-region', region);
+  }
+});
+
+test("project ids must be in Google's format (6-30 lowercase letters, digits, hyphens; a letter first; no hyphen last) or a project number", (t) => {
+  for (const project of ['my-project', 'abcdef', 'a'.repeat(30), 'acme-prod-2', 'a1b2c3', '123456789012']) {
+    const url = chat.toUpstream(gemini, { ...target, headers: { ...headers, 'x-gateway-cloud-b-project-id': project } }).url;
+    t.true(url.includes(`/projects/${project}/locations/us-east5/`), project);
+  }
+  for (const project of ['..', 'evil.com.', 'my.project', 'abcde', 'a'.repeat(31), '1project', 'my-project-', 'My-Project', 'my_project', 'my project', '-project']) {
+    const error = t.throws(() => chat.toUpstream(gemini, { ...target, headers: { ...headers, 'x-gateway-cloud-b-project-id': project } }), undefined, project) as unknown as {
+      status: number;
+      body: { param: string };
+    };
+    t.is(error?.status, 400, project);
+    t.is(error?.body.param, 'x-gateway-cloud-b-project-id', project);
+  }
+});
+
 test('a missing project id is a 400 naming its header', (t) => {
   const error = t.throws(() => chat.toUpstream(gemini, { ...target, headers: { 'x-gateway-cloud-b-region': 'us-east5' } })) as unknown as { status: number; body: { param: string } };
   t.is(error.status, 400);

@@ -16,14 +16,27 @@ export function publisherOf(model: string): { publisher: Publisher; model: strin
   return { publisher: /^claude/i.test(model) ? 'anthropic' : 'google', model };
 }
 
-function required(headers: ProviderTarget['headers'], name: string): string {
+/**
+ * Google's formats, which keep both values to one DNS label and one path segment: a region is
+ * `global` or `<area>-<direction><number>` (`us-central1`, `europe-west4`, `northamerica-northeast2`);
+ * a project id is 6-30 lowercase letters, digits and hyphens, starting with a letter and not ending
+ * with a hyphen (Resource Manager's `projectId`); a project number (digits) is accepted too.
+ */
+const REGION = /^(?:global|[a-z]+-[a-z]+[0-9]{1,2})$/;
+const PROJECT = /^(?:[a-z][a-z0-9-]{4,28}[a-z0-9]|[0-9]{1,20})$/;
+
+function required(headers: ProviderTarget['headers'], name: string, format: RegExp, example: string): string {
   const value = headers[name]?.trim();
   if (!value) throw invalid(name, `the header ${name} is required by the vertex-ai provider.`);
-  if (!/^[A-Za-z0-9._-]+$/.test(value)) throw invalid(name, 'may hold only letters, digits, ".", "_" and "-".');
+  if (!format.test(value)) throw invalid(name, `is not in Google's format (${example}).`);
   return value;
 }
 
-export const regionOf = (headers: ProviderTarget['headers']): string => required(headers, REGION_HEADER);
+export const regionOf = (headers: ProviderTarget['headers']): string =>
+  required(headers, REGION_HEADER, REGION, 'a region such as "us-central1" or "europe-west4", or "global"');
+
+const projectOf = (headers: ProviderTarget['headers']): string =>
+  required(headers, PROJECT_HEADER, PROJECT, 'a project id of 6-30 lowercase letters, digits and hyphens starting with a letter, such as "my-project", or a project number');
 
 /** Vertex AI's endpoint for a region (`global` has no regional prefix). */
 export const vertexBaseUrl = (region: string): string =>
@@ -31,7 +44,7 @@ export const vertexBaseUrl = (region: string): string =>
 
 /** `…/projects/{project}/locations/{region}/publishers/{publisher}/models/{model}:{method}` */
 export function vertexModelUrl(target: ProviderTarget, model: string, method: string): { url: string; publisher: Publisher } {
-  const project = required(target.headers, PROJECT_HEADER);
+  const project = projectOf(target.headers);
   const region = regionOf(target.headers);
   const resolved = publisherOf(model);
   const modelPath = encodeURIComponent(resolved.model).replace(/%40/g, '@');

@@ -1,0 +1,63 @@
+import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse, STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { errors, type GatewayError } from '../errors.js';
+
+/** Node's server timeouts, in milliseconds (0 disables one). */
+export interface ServerTimeouts {
+  readonly headersTimeoutMs: number;
+  readonly requestTimeoutMs: number;
+  readonly keepAliveTimeoutMs: number;
+}
+
+/**
+ * How often Node checks the headers and request timeouts: a quarter of the shorter one, between
+ * 100 ms and Node's default 30 s, so that a 60 s limit fires within 75 s rather than 90 s.
+ */
+function checkingIntervalMs(timeouts: ServerTimeouts): number {
+  const set = [timeouts.headersTimeoutMs, timeouts.requestTimeoutMs].filter((ms) => ms > 0);
+  if (set.length === 0) return 30_000;
+  return Math.min(30_000, Math.max(100, Math.floor(Math.min(...set) / 4)));
+}
+
+/** A request Node refused before the app saw it, as an OpenAI-shaped error. */
+function clientErrorOf(error: NodeJS.ErrnoException): GatewayError {
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    return errors.requestTimeout('The request (headers or body) did not arrive in time.', { code: 'request_timeout' });
+  }
+  if (error.code === 'HPE_HEADER_OVERFLOW') return errors.invalidRequest('The request headers are too large.', { code: 'headers_too_large' });
+  return errors.invalidRequest('The request is not valid HTTP/1.1.', { code: 'malformed_request' });
+}
+
+/** Answers a request Node's parser refused (or that timed out) with a JSON error, then closes. */
+function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+  const started = (socket as Duplex & { _httpMessage?: ServerResponse })._httpMessage?.headersSent;
+  if (!socket.writable || started || error.code === 'ECONNRESET') {
+    socket.destroy();
+    return;
+  }
+  const gatewayError = clientErrorOf(error);
+  const body = JSON.stringify(gatewayError.toJSON());
+  socket.end(
+    `HTTP/1.1 ${gatewayError.status} ${STATUS_CODES[gatewayError.status]}\r\n` +
+      `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
+/**
+ * The gateway's HTTP server with explicit timeouts: time for the headers, for the whole request,
+ * and for an idle keep-alive connection (the body's idle timeout is the route's). A request refused
+ * by Node itself (timed out, malformed) gets an OpenAI-shaped JSON error and the connection closed.
+ */
+export function createGatewayServer(listener: RequestListener<typeof IncomingMessage, typeof ServerResponse>, timeouts: ServerTimeouts): Server {
+  const server = createServer(
+    {
+      headersTimeout: timeouts.headersTimeoutMs,
+      requestTimeout: timeouts.requestTimeoutMs,
+      keepAliveTimeout: timeouts.keepAliveTimeoutMs,
+      connectionsCheckingInterval: checkingIntervalMs(timeouts),
+    },
+    listener,
+  );
+  server.on('clientError', answerClientError);
+  return server;
+}
