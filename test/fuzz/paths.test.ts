@@ -53,16 +53,22 @@ const invalidPath = (answer: FuzzAnswer): string | undefined => {
 };
 
 /**
- * Raw non-ASCII bytes (UTF-8 text sent unencoded) and DEL in a request target are not HTTP: Node's
- * parser refuses them before the gateway sees the request, with a bare 400 unless the server has a
- * `clientError` handler. Checked here: a 4xx, never a reset or a 5xx.
+ * Requests that are not HTTP/1.1 as Node's parser reads it: raw non-ASCII bytes (UTF-8 sent
+ * unencoded) or DEL in the request target, or more than 16 KB of headers. The server's
+ * `clientError` handler answers them before any route runs.
  */
 const rawBytesPath = fc
-  .tuple(fc.array(plainSegment, { maxLength: 2 }), fc.string({ unit: 'grapheme', minLength: 1, maxLength: 8 }).map((text) => `${asWireText(text).replace(/[\x00-\x20/?#\\]/g, '')}\x80`))
-  .map(([segments, raw]) => `/v1/${[...segments, raw].join('/')}`);
-const answeredWith4xx = (answer: FuzzAnswer): string | undefined => (answer.status >= 400 && answer.status < 500 ? undefined : `status ${answer.status}, expected 4xx`);
+  .tuple(fc.array(plainSegment, { maxLength: 2 }), fc.string({ unit: 'grapheme', minLength: 1, maxLength: 8 }), fc.constantFrom('\x80', '\xff', '\x7f'))
+  .map(([segments, text, last]) => `/v1/${[...segments, `${asWireText(text).replace(/[\x00-\x20/?#\\]/g, '')}${last}`].join('/')}`);
+const notHttpRequest = fc.oneof(
+  fc.tuple(method, rawBytesPath).map(([verb, path]) => passthroughRequest(verb, path)),
+  fc.tuple(method, fc.integer({ min: 17_000, max: 40_000 }), fc.constantFrom('/v1/models', '/v1/chat/completions', '/admin/logs', '/health')).map(([verb, size, path]) => {
+    const request = passthroughRequest(verb, path);
+    return { ...request, headers: { ...request.headers, 'x-padding': 'p'.repeat(size) } };
+  }),
+);
 
-suite.property('request targets with raw non-ASCII bytes are answered with a 4xx', () => fc.tuple(method, rawBytesPath).map(([verb, path]) => passthroughRequest(verb, path)), { runs: 100, check: answeredWith4xx });
+suite.property('requests that are not valid HTTP/1.1 are answered with an OpenAI-shaped 4xx', () => notHttpRequest, { runs: 150 });
 
 suite.property('odd request paths are answered with an OpenAI-shaped 4xx', () => fc.tuple(method, oddPath).map(([verb, path]) => passthroughRequest(verb, path)), { runs: 900, batches: 2 });
 
