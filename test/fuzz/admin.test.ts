@@ -5,19 +5,17 @@ import { ACCOUNT_KEY } from '../harness.js';
 import { deepNesting, invalidJsonText, jsonValue, nonObjectJson } from './arbitraries.js';
 import { type FuzzRequest, type FuzzTarget, fuzzSuite } from './fuzz-setup.js';
 
-/** A virtual key and a credential that exist, so that PATCH bodies reach validation. */
-let existing: { keyId: string; credentialId: string };
+/** A virtual key and a credential that exist, so that PATCH bodies reach validation (and the key gets 403). */
+let existing: { keyId: string; key: string; credentialId: string };
 
 const suite = fuzzSuite(test, async (target) => {
   const create = async (path: string, body: object) => {
     const answer = await target.send({ method: 'POST', path, headers: { 'x-gateway-api-key': ACCOUNT_KEY, 'content-type': 'application/json' }, body: Buffer.from(JSON.stringify(body)) });
     if (answer.status !== 201) throw new Error(`${path}: ${answer.status} ${answer.text}`);
-    return JSON.parse(answer.text).id as string;
+    return JSON.parse(answer.text) as { id: string; key: string };
   };
-  existing = {
-    credentialId: await create('/admin/credentials', { name: 'fuzz-credential', api_key: 'sk-fuzz' }),
-    keyId: await create('/admin/virtual-keys', { name: 'fuzz-key', provider: 'openai', provider_key: 'sk-fuzz' }),
-  };
+  const key = await create('/admin/virtual-keys', { name: 'fuzz-key', provider: 'openai', provider_key: 'sk-fuzz' });
+  existing = { credentialId: (await create('/admin/credentials', { name: 'fuzz-credential', api_key: 'sk-fuzz' })).id, keyId: key.id, key: key.key };
 });
 
 const admin = (method: string, path: string, body?: string): FuzzRequest => ({
@@ -130,9 +128,9 @@ const adminRequest = (_target: FuzzTarget): fc.Arbitrary<FuzzRequest> =>
       .tuple(
         fc.constantFrom('/admin/virtual-keys', '/admin/credentials', '/admin/logs', '/admin/usage', '/admin/plugins', '/admin/policies', '/metrics', `/admin/virtual-keys/${existing.keyId}`),
         fc.constantFrom('GET', 'POST', 'DELETE', 'PATCH'),
-        fc.constantFrom(undefined, '', 'wrong', `${ACCOUNT_KEY}x`, 'vk-0000000000000000000000000000'),
+        fc.constantFrom(undefined, '', 'wrong', `${ACCOUNT_KEY}x`, 'vk-0000000000000000000000000000', 'virtual key'),
       )
-      .map(([path, method, key]): FuzzRequest => ({ method, path, headers: key === undefined ? {} : { 'x-gateway-api-key': key } })),
+      .map(([path, method, key]): FuzzRequest => ({ method, path, headers: key === undefined ? {} : { 'x-gateway-api-key': key === 'virtual key' ? existing.key : key } })),
   );
 
 suite.property('the admin API answers bad bodies, ids and queries with an OpenAI-shaped 4xx', adminRequest, { runs: 800, batches: 3 });

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { TestFn } from 'ava';
 import fc from 'fast-check';
 import { openai } from '../../plugins/providers/openai/index.js';
-import { startGateway, type TestGateway } from '../harness.js';
+import { ACCOUNT_KEY, PROVIDER_KEY, startGateway, type TestGateway } from '../harness.js';
 import { installLoopbackGuard, type LoopbackGuard } from './loopback-only.js';
 
 /** The fixed seed of the suite (`GATEWAY_FUZZ_SEED` picks another); batch `i` uses `seed + i`. */
@@ -138,8 +138,9 @@ export function notAClientError(answer: FuzzAnswer): string | undefined {
 export function describe(request: FuzzRequest): string {
   const body = request.body === undefined ? '' : `\n${request.body.length > 600 ? `${request.body.subarray(0, 600).toString('latin1')}… (${request.body.length} bytes)` : request.body.toString('latin1')}`;
   const path = request.path.length > 300 ? `${request.path.slice(0, 300)}… (${request.path.length} characters)` : request.path;
+  // The harness's keys are shown by name, so that a failure report carries no secret.
   const headers = Object.entries(request.headers)
-    .map(([name, value]) => `${name}: ${JSON.stringify(value).slice(0, 300)}`)
+    .map(([name, value]) => `${name}: ${JSON.stringify(value).slice(0, 300).replaceAll(ACCOUNT_KEY, '<ACCOUNT_KEY>').replaceAll(PROVIDER_KEY, '<PROVIDER_KEY>')}`)
     .join('\n');
   return `${request.method} ${JSON.stringify(path)}${request.chunked ? ' (chunked)' : ''}\n${headers}${body}`;
 }

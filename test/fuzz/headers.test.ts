@@ -4,7 +4,19 @@ import { ACCOUNT_KEY, PROVIDER_KEY } from '../harness.js';
 import { GOOD_HEADERS, headerText, jsonValue } from './arbitraries.js';
 import { type FuzzRequest, type FuzzTarget, fuzzSuite } from './fuzz-setup.js';
 
-const suite = fuzzSuite(test);
+/** A virtual key bound to openai (whose base URL is the fake): its requests must not choose another target. */
+let virtualKey: string;
+
+const suite = fuzzSuite(test, async (target) => {
+  const answer = await target.send({
+    method: 'POST',
+    path: '/admin/virtual-keys',
+    headers: { 'x-gateway-api-key': ACCOUNT_KEY, 'content-type': 'application/json' },
+    body: Buffer.from(JSON.stringify({ name: 'fuzz-headers', provider: 'openai', provider_key: 'sk-fuzz' })),
+  });
+  if (answer.status !== 201) throw new Error(`creating a virtual key: ${answer.status} ${answer.text}`);
+  virtualKey = JSON.parse(answer.text).key;
+});
 
 /** Requests the gateway accepts as they are (the fake refuses them upstream), one per operation. */
 const VALID: ReadonlyArray<{ method: string; path: string; body?: object }> = [
@@ -84,7 +96,7 @@ const metadataValue = fc.oneof(
 
 /** Generated values for every gateway header (and a few others). */
 const headerValues = (target: FuzzTarget): Record<string, fc.Arbitrary<string | string[]>> => ({
-  'x-gateway-api-key': fc.oneof(fc.constantFrom('', ACCOUNT_KEY.toUpperCase(), `${ACCOUNT_KEY}x`, ACCOUNT_KEY.slice(0, -1), 'vk-', `vk-${'0'.repeat(40)}`), fc.string({ maxLength: 60 }).map((text) => `vk-${text.replace(/[^\x21-\x7e]/g, '')}`), headerText(80)),
+  'x-gateway-api-key': fc.oneof(fc.constantFrom(virtualKey, `${virtualKey}x`, virtualKey.slice(0, -1), '', ACCOUNT_KEY.toUpperCase(), `${ACCOUNT_KEY}x`, ACCOUNT_KEY.slice(0, -1), 'vk-', `vk-${'0'.repeat(40)}`), fc.string({ maxLength: 60 }).map((text) => `vk-${text.replace(/[^\x21-\x7e]/g, '')}`), headerText(80)),
   'x-gateway-provider': fc.oneof(fc.constantFrom('OpenAI', '', 'open ai', 'openai ', 'anthropic', 'azure-openai', '__proto__', 'constructor', 'toString'), headerText(30), fc.constant(['openai', 'openai']).map((values) => [...values])),
   'x-gateway-custom-host': customHost(target),
   'x-gateway-forward-headers': forwardList,
