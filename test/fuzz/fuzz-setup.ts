@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { Agent, createServer, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { TestFn } from 'ava';
+import type { ExecutionContext, TestFn } from 'ava';
 import fc from 'fast-check';
 import { openai } from '../../plugins/providers/openai/index.js';
 import { ACCOUNT_KEY, PROVIDER_KEY, startGateway, type TestGateway } from '../harness.js';
@@ -74,7 +74,7 @@ export async function startFuzzTarget(): Promise<FuzzTarget> {
   const fake = await startRefusingFake();
   const gateway = await startGateway({ providers: [openai({ baseUrl: fake.baseUrl })], bodyLimitBytes: FUZZ_BODY_LIMIT }, { LOG_LEVEL: 'warn' });
   const url = new URL(gateway.url);
-  const agent = new Agent({ keepAlive: true, maxSockets: 4 });
+  const agent = new Agent({ keepAlive: true, maxSockets: 16 });
   return {
     gateway,
     fakeBaseUrl: fake.baseUrl,
@@ -150,15 +150,54 @@ export interface PropertyOptions {
   readonly runs: number;
   /** Batches (ava tests) at scale 1; each checks `/health` after its requests. */
   readonly batches?: number;
+  /** Requests sent at once (default 1: one after the other). */
+  readonly concurrency?: number;
   /** What is wrong with an answer (default {@link notAClientError}). */
   readonly check?: (answer: FuzzAnswer, request: FuzzRequest) => string | undefined;
-  /** The property is known to fail on this branch (registered with `test.failing`, no shrinking). */
-  readonly failing?: boolean;
+}
+
+type Check = NonNullable<PropertyOptions['check']>;
+
+/** Sends one request; throws a readable report when it gets no answer or a wrong one. */
+async function sendAndCheck(target: FuzzTarget, request: FuzzRequest, check: Check): Promise<void> {
+  let answer: FuzzAnswer;
+  try {
+    answer = await target.send(request);
+  } catch (error) {
+    throw new Error(`no answer (${(error as Error).message})\n${describe(request)}`);
+  }
+  const problem = check(answer, request);
+  if (problem) throw new Error(`${problem}\n${describe(request)}\n→ ${answer.status} ${answer.text.slice(0, 500)}`);
+}
+
+/** Runs one batch: `runs` generated requests (in groups of `concurrency`), then the health and loopback checks. */
+async function runBatch(t: ExecutionContext, target: FuzzTarget, arbitrary: fc.Arbitrary<FuzzRequest>, seed: number, options: PropertyOptions): Promise<void> {
+  const check = options.check ?? notAClientError;
+  const concurrency = options.concurrency ?? 1;
+  const printable = arbitrary.map((request) => Object.assign(request, { [fc.toStringMethod]: () => describe(request) }));
+  const groups = fc.array(printable, { minLength: concurrency, maxLength: concurrency });
+  const property = fc.asyncProperty(groups, async (requests) => {
+    await Promise.all(requests.map((request) => sendAndCheck(target, request, check)));
+  });
+  const details = await fc.check(property, {
+    seed,
+    numRuns: Math.ceil(options.runs / concurrency),
+    // Shrinking sends more requests; it stops here so a failure is reported within ava's time-out.
+    interruptAfterTimeLimit: 45_000,
+  });
+  if (details.failed) {
+    const cause = details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
+    t.fail(`${cause}\n\n${fc.defaultReportMessage(details) ?? ''}`);
+  }
+  if (details.interrupted) t.log(`interrupted after ${details.numRuns * concurrency} of ${options.runs} requests`);
+  const health = await target.send({ method: 'GET', path: '/health', headers: {} });
+  t.is(health.status, 200, 'GET /health after the batch');
+  t.deepEqual(target.guard.refusedConnects, [], 'nothing tried to connect outside loopback');
 }
 
 /**
- * One fuzz test file: a target started (then `prepare`d) before its tests and closed after them, and properties
- * registered as serial ava tests, one per batch, each with its own fixed seed.
+ * One fuzz test file: a target started (then `prepare`d) before its tests and closed after them,
+ * and properties registered as serial ava tests, one per batch, each with its own fixed seed.
  */
 export function fuzzSuite(test: TestFn, prepare?: (target: FuzzTarget) => Promise<void>) {
   let target: FuzzTarget | undefined;
@@ -171,45 +210,13 @@ export function fuzzSuite(test: TestFn, prepare?: (target: FuzzTarget) => Promis
   });
 
   return {
-    /** The running target (inside a test). */
-    target: (): FuzzTarget => target!,
-
     /** Registers `batches × GATEWAY_FUZZ_RUNS` tests that send what `arbitrary` generates. */
     property(title: string, arbitrary: (target: FuzzTarget) => fc.Arbitrary<FuzzRequest>, options: PropertyOptions): void {
       const batches = (options.batches ?? 1) * FUZZ_SCALE;
-      const check = options.check ?? notAClientError;
+      const together = options.concurrency && options.concurrency > 1 ? `, ${options.concurrency} at once` : '';
       for (let batch = 0; batch < batches; batch++) {
         const seed = FUZZ_SEED + batch;
-        const register = options.failing ? test.serial.failing : test.serial;
-        register(`${title} (${options.runs} requests, seed ${seed})`, async (t) => {
-          const running = target!;
-          const requests = arbitrary(running).map((request) => Object.assign(request, { [fc.toStringMethod]: () => describe(request) }));
-          const property = fc.asyncProperty(requests, async (request) => {
-            let answer: FuzzAnswer;
-            try {
-              answer = await running.send(request);
-            } catch (error) {
-              throw new Error(`no answer (${(error as Error).message})\n${describe(request)}`);
-            }
-            const problem = check(answer, request);
-            if (problem) throw new Error(`${problem}\n${describe(request)}\n→ ${answer.status} ${answer.text.slice(0, 500)}`);
-          });
-          const details = await fc.check(property, {
-            seed,
-            numRuns: options.runs,
-            endOnFailure: options.failing === true,
-            // Shrinking sends more requests; it stops here so a failure is reported within ava's time-out.
-            interruptAfterTimeLimit: 45_000,
-          });
-          if (details.failed) {
-            const cause = details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
-            t.fail(`${cause}\n\n${fc.defaultReportMessage(details) ?? ''}`);
-          }
-          if (details.interrupted) t.log(`interrupted after ${details.numRuns} of ${options.runs} requests`);
-          const health = await running.send({ method: 'GET', path: '/health', headers: {} });
-          t.is(health.status, 200, 'GET /health after the batch');
-          t.deepEqual(running.guard.refusedConnects, [], 'nothing tried to connect outside loopback');
-        });
+        test.serial(`${title} (${options.runs} requests${together}, seed ${seed})`, (t) => runBatch(t, target!, arbitrary(target!), seed, options));
       }
     },
   };

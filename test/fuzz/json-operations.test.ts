@@ -74,3 +74,4 @@ const otherMethodRequest = fc
 
 suite.property('unified JSON operations answer broken bodies with an OpenAI-shaped 4xx', () => operationRequest, { runs: 650, batches: 4 });
 suite.property('unified JSON paths answer other methods, queries and bodies with a 4xx', () => otherMethodRequest, { runs: 300 });
+suite.property('unified JSON operations answer broken bodies sent together with an OpenAI-shaped 4xx', () => operationRequest, { runs: 800, concurrency: 16 });

@@ -130,3 +130,4 @@ const multipartRequest: fc.Arbitrary<FuzzRequest> = fc
   });
 
 suite.property('multipart operations answer malformed forms with an OpenAI-shaped 4xx', () => multipartRequest, { runs: 700, batches: 3 });
+suite.property('multipart operations answer malformed forms sent together with an OpenAI-shaped 4xx', () => multipartRequest, { runs: 400, concurrency: 8 });
