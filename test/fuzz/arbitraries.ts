@@ -97,8 +97,8 @@ const fieldValue: fc.Arbitrary<{ value: unknown; raw?: string }> = fc.oneof(
 );
 
 /**
- * Bodies built from a valid `base`: one to three fields (known ones or others, nested paths
- * included) replaced by generated values or removed, and sometimes an odd value as raw JSON text.
+ * Bodies built from a valid `base`: one to three top-level fields (known ones or others) replaced
+ * by generated values or removed, and sometimes an odd value written as raw JSON text.
  */
 export function mutatedBody(base: Record<string, unknown>, fields: readonly string[]): fc.Arbitrary<string> {
   const key = fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...fields) }, { weight: 1, arbitrary: fc.string({ maxLength: 12 }) });

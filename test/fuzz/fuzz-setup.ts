@@ -52,20 +52,20 @@ const REFUSAL = Buffer.from(
 
 /** A loopback provider that reads each request whole and answers it with {@link REFUSAL}. */
 async function startRefusingFake(): Promise<{ baseUrl: string; close(): Promise<void> }> {
-  const fake = { baseUrl: '', close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
   const server = createServer((request, response) => {
     request.resume();
     request.once('end', () => response.writeHead(400, { 'content-type': 'application/json', 'content-length': String(REFUSAL.length) }).end(REFUSAL));
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
-  fake.baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
-  const close = fake.close;
-  fake.close = () => {
-    server.closeAllConnections();
-    return close();
+  return {
+    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
-  return fake;
 }
 
 /** Starts the fake and a gateway whose only provider (openai) points at it. */
@@ -88,6 +88,7 @@ export async function startFuzzTarget(): Promise<FuzzTarget> {
   };
 }
 
+/** Sends one request with Node's client (no retries) and reads the whole answer; rejects on a reset. */
 function send(agent: Agent, url: URL, request: FuzzRequest): Promise<FuzzAnswer> {
   return new Promise((resolve, reject) => {
     const body = request.body;
