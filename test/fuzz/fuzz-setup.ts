@@ -194,6 +194,11 @@ async function runBatch(t: ExecutionContext, target: FuzzTarget, arbitrary: fc.A
   const health = await target.send({ method: 'GET', path: '/health', headers: {} });
   t.is(health.status, 200, 'GET /health after the batch');
   t.deepEqual(target.guard.refusedConnects, [], 'nothing tried to connect outside loopback');
+  t.deepEqual(
+    target.guard.refusedLookups.filter((name) => !/\.(?:invalid|test)$/i.test(name)),
+    [],
+    'no name was looked up but the generated reserved ones',
+  );
 }
 
 /**
