@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import test from 'ava';
 import type { ChatRequest } from '../../core/spec/index.js';
 import { startGateway } from '../../test/harness.js';
-import { runConformance } from '../../test/conformance/kit.js';
+import { runConformance } from '../../core/conformance/index.js';
 import { DEFAULT_LIMIT, toAcmeRequest } from './acme-chat.js';
 import { conformance } from './acme-conformance.js';
 import exampleConfig from './gateway.config.js';
@@ -20,7 +20,7 @@ test('the worked example passes the conformance kit', async (t) => {
 
 test("the guide's conformance command runs the compiled example and prints a passing table", (t) => {
   // `npm run conformance -- --module …` is `npm run build` followed by exactly this.
-  const run = spawnSync(process.execPath, ['dist/test/conformance/cli.js', '--module', 'dist/examples/provider/acme-conformance.js'], { cwd: root, encoding: 'utf8', timeout: 30_000 });
+  const run = spawnSync(process.execPath, ['dist/core/conformance/cli.js', '--module', 'dist/examples/provider/acme-conformance.js'], { cwd: root, encoding: 'utf8', timeout: 30_000 });
   t.is(run.status, 0, run.stderr);
   t.regex(run.stdout, /^conformance: acme \(Acme LLM\)$/m);
   t.regex(run.stdout, /^tools\.stream\s+PASS$/m);

@@ -1,12 +1,66 @@
-import type { ConformanceSubject, ProviderFakeRenderer, ReceivedRequest, RenderedAnswer, Scenario } from '../../../test/conformance/subject.js';
-import { requestJson, splitText } from '../../../test/conformance/render-helpers.js';
-import { checkSigV4 } from '../../../test/fakes/bedrock-fake.js';
-import { encodeEvent } from './bedrock-eventstream.js';
-import { bedrock } from './index.js';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { type ProviderFakeRenderer, type ReceivedRequest, type RenderedAnswer, requestJson, type Scenario, splitText } from '../../../core/conformance/index.js';
+import type { RecordedRequest } from '../../../test/fakes/openai-fake.js';
+import { signRequest } from '../../shared/aws-sigv4/sigv4.js';
+import { encodeEvent, encodeException } from './bedrock-eventstream.js';
 
-const SECRET = 'conformance/Secret+Access/Key0000000000';
-const SESSION = 'conformance-session-token';
-const REGION = 'eu-west-1';
+const fixtures = join(process.cwd(), 'plugins/providers/bedrock/__fixtures__');
+
+export const bedrockFixture = (name: string): string => readFileSync(join(fixtures, name), 'utf8');
+
+/** A recorded ConverseStream (one frame per line: `{event, payload}` or `{exception, payload}`) as eventstream frames. */
+export function bedrockStreamFrames(name: string): Buffer[] {
+  return bedrockFixture(name)
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      const frame = JSON.parse(line) as { event?: string; exception?: string; payload: Record<string, unknown> };
+      return frame.exception ? encodeException(frame.exception, String(frame.payload.message)) : encodeEvent(frame.event!, frame.payload);
+    });
+}
+
+/**
+ * Recomputes the SigV4 signature of a request the fake received, from what went over the wire
+ * (method, path, host, content-type, x-amz-date, body) and the secret the test gave the gateway.
+ * Returns the problems found (empty when the signature is right).
+ */
+export function checkSigV4(
+  request: Pick<RecordedRequest, 'method' | 'url' | 'headers' | 'body'>,
+  credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string },
+  region: string,
+): string[] {
+  const problems: string[] = [];
+  const authorization = String(request.headers.authorization ?? '');
+  const match = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, SignedHeaders=([^,]+), Signature=([0-9a-f]{64})$/.exec(authorization);
+  if (!match) return [`authorization is not a SigV4 header: ${authorization.slice(0, 40)}`];
+  const [, keyId, day, signedRegion, service, signedHeaders] = match;
+  if (keyId !== credentials.accessKeyId) problems.push(`access key id ${keyId}`);
+  if (signedRegion !== region) problems.push(`region ${signedRegion}`);
+  if (service !== 'bedrock') problems.push(`service ${service}`);
+  const amzDate = String(request.headers['x-amz-date'] ?? '');
+  if (!amzDate.startsWith(day)) problems.push('x-amz-date does not match the credential scope');
+  if (credentials.sessionToken && request.headers['x-amz-security-token'] !== credentials.sessionToken) problems.push('session token missing');
+  const date = new Date(`${amzDate.slice(0, 4)}-${amzDate.slice(4, 6)}-${amzDate.slice(6, 8)}T${amzDate.slice(9, 11)}:${amzDate.slice(11, 13)}:${amzDate.slice(13, 15)}Z`);
+  const extra: Record<string, string> = {};
+  for (const name of signedHeaders.split(';')) {
+    if (name === 'host' || name === 'x-amz-date' || name === 'x-amz-security-token') continue;
+    extra[name] = String(request.headers[name] ?? '');
+  }
+  const expected = signRequest(
+    { method: request.method, url: `http://${String(request.headers.host)}${request.url}`, headers: extra, body: request.body },
+    credentials,
+    { region, service: 'bedrock' },
+    date,
+  );
+  if (expected.headers.authorization !== authorization) problems.push('signature does not match the request received');
+  return problems;
+}
+
+/** The cloud credentials the conformance subject sends, which the fake checks the signature with. */
+export const FAKE_SECRET_ACCESS_KEY = 'conformance/Secret+Access/Key0000000000';
+export const FAKE_SESSION_TOKEN = 'conformance-session-token';
+export const FAKE_REGION = 'eu-west-1';
 
 /** Each frame in two writes, so frames straddle reads. */
 const split = (frames: Buffer[]): Uint8Array[] => frames.flatMap((frame) => [frame.subarray(0, Math.floor(frame.length / 2)), frame.subarray(Math.floor(frame.length / 2))]);
@@ -79,7 +133,7 @@ export const bedrockFake: ProviderFakeRenderer = {
     return { operation: 'other', stream: false };
   },
   render,
-  checkAuth: (request, credential) => checkSigV4(request, { accessKeyId: credential, secretAccessKey: SECRET, sessionToken: SESSION }, REGION),
+  checkAuth: (request, credential) => checkSigV4(request, { accessKeyId: credential, secretAccessKey: FAKE_SECRET_ACCESS_KEY, sessionToken: FAKE_SESSION_TOKEN }, FAKE_REGION),
   roles(request) {
     const body = requestJson(request);
     const roles: string[] = (body.system ?? []).map(() => 'system');
@@ -98,20 +152,3 @@ export const bedrockFake: ProviderFakeRenderer = {
 };
 
 /** The Bedrock plugin for the conformance kit: SigV4 with a session token, Titan embeddings. */
-export const bedrockConformance: ConformanceSubject = {
-  registration: bedrock(),
-  fake: bedrockFake,
-  model: 'anthropic.claude-3-5-haiku-20241022-v1:0',
-  embeddingModel: 'amazon.titan-embed-text-v2:0',
-  // Titan embeds one text per request.
-  maxEmbeddingInputs: 1,
-  headers: {
-    'x-gateway-cloud-c-secret-access-key': SECRET,
-    'x-gateway-cloud-c-session-token': SESSION,
-    'x-gateway-cloud-c-region': REGION,
-  },
-  supportsN: false,
-  developerRole: false,
-};
-
-export default bedrockConformance;

@@ -1,7 +1,6 @@
-import type { ConformanceSubject, ProviderFakeRenderer } from '../../../test/conformance/subject.js';
-import { anthropicFakeRenderer, renderAnthropic } from '../anthropic/anthropic-conformance.js';
-import { geminiRoles, geminiStopSequences, googleBody, renderGemini } from '../google-shared/google-fake-renderer.js';
-import { vertexAI } from './index.js';
+import type { ProviderFakeRenderer } from '../../../core/conformance/index.js';
+import { anthropicFakeRenderer, renderAnthropic } from '../anthropic/anthropic-fake.js';
+import { geminiRoles, geminiStopSequences, googleBody, renderGemini } from '../google-shared/google-shared-fake.js';
 
 const isClaude = (url: string): boolean => /\/publishers\/anthropic\//.test(url);
 
@@ -25,15 +24,4 @@ export const vertexFakeRenderer: ProviderFakeRenderer = {
   },
   roles: (request) => (isClaude(request.url) ? anthropicFakeRenderer.roles(request) : geminiRoles(googleBody(request))),
   stopSequences: (request) => (isClaude(request.url) ? anthropicFakeRenderer.stopSequences(request) : geminiStopSequences(request)),
-};
-
-export const subject: ConformanceSubject = {
-  registration: vertexAI(),
-  fake: vertexFakeRenderer,
-  model: 'gemini-2.5-flash',
-  embeddingModel: 'text-embedding-005',
-  credential: 'ya29.conformance-access-token',
-  headers: { 'x-gateway-cloud-b-project-id': 'conformance-project', 'x-gateway-cloud-b-region': 'us-central1' },
-  supportsN: true,
-  developerRole: false,
 };

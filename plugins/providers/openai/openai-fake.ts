@@ -1,6 +1,5 @@
-import { compatibleSubject } from '../openai-compatible/compatible-fake.js';
 import type { CompatibleProviderManifest } from '../openai-compatible/index.js';
-import { openai } from './index.js';
+import { compatibleFake } from '../openai-compatible/openai-compatible-fake.js';
 
 /** OpenAI's wire format as the conformance fake speaks it: the compatible base without quirks, developer role kept. */
 const wire: CompatibleProviderManifest = {
@@ -13,4 +12,5 @@ const wire: CompatibleProviderManifest = {
   chat: { developerRole: true },
 };
 
-export const conformance = compatibleSubject(openai, wire, { model: 'gpt-4.1-mini', embeddingModel: 'text-embedding-3-small' });
+/** A fake of OpenAI's chat and embeddings API for the conformance kit (the other operations' fake is `test/fakes/openai-fake.ts`). */
+export const openaiFake = compatibleFake(wire);

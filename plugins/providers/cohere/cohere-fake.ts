@@ -1,6 +1,17 @@
-import type { ConformanceSubject, ProviderFakeRenderer, ReceivedRequest, RenderedAnswer, Scenario } from '../../../test/conformance/subject.js';
-import { requestJson, splitText } from '../../../test/conformance/render-helpers.js';
-import { cohere } from './index.js';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { type ProviderFakeRenderer, type ReceivedRequest, type RenderedAnswer, requestJson, type Scenario, splitText } from '../../../core/conformance/index.js';
+
+const fixtures = join(process.cwd(), 'plugins/providers/cohere/__fixtures__');
+
+export const cohereFixture = (name: string): string => readFileSync(join(fixtures, name), 'utf8');
+
+/** The stream's lines (one event's JSON each). */
+export const cohereStreamLines = (name: string): string[] => cohereFixture(name).split('\n').filter(Boolean);
+
+/** A recorded stream as Cohere sends it: `event: <type>` and `data: <json>` per event. */
+export const cohereStreamEvents = (name: string): string[] =>
+  cohereStreamLines(name).map((line) => `event: ${(JSON.parse(line) as { type: string }).type}\ndata: ${line}\n\n`);
 
 const usageOf = (usage: { promptTokens: number; completionTokens: number }) => ({
   billed_units: { input_tokens: usage.promptTokens, output_tokens: usage.completionTokens },
@@ -85,13 +96,3 @@ export const cohereFake: ProviderFakeRenderer = {
 };
 
 /** The Cohere plugin for the conformance kit. */
-export const cohereConformance: ConformanceSubject = {
-  registration: cohere(),
-  fake: cohereFake,
-  model: 'command-a-03-2025',
-  embeddingModel: 'embed-v4.0',
-  supportsN: false,
-  developerRole: false,
-};
-
-export default cohereConformance;

@@ -1,6 +1,17 @@
-import type { ConformanceSubject, ProviderFakeRenderer, ReceivedRequest, RenderedAnswer, Scenario } from '../../../test/conformance/subject.js';
-import { requestJson, splitText } from '../../../test/conformance/render-helpers.js';
-import { azureOpenAI } from './index.js';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { type ProviderFakeRenderer, type ReceivedRequest, type RenderedAnswer, requestJson, type Scenario, splitText } from '../../../core/conformance/index.js';
+
+const fixtures = join(process.cwd(), 'plugins/providers/azure-openai/__fixtures__');
+
+export const azureFixture = (name: string): string => readFileSync(join(fixtures, name), 'utf8');
+
+/** A recorded Azure stream (one `data:` payload per line) as SSE events. */
+export const azureStreamEvents = (name: string): string[] =>
+  azureFixture(name)
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => `data: ${line}\n\n`);
 
 const MODEL = 'gpt-4o-2024-08-06';
 const PROMPT_FILTER = [{ prompt_index: 0, content_filter_results: { hate: { filtered: false, severity: 'safe' } } }];
@@ -98,18 +109,3 @@ export const azureOpenAIFake: ProviderFakeRenderer = {
 };
 
 /** The Azure OpenAI plugin for the conformance kit (api-key auth, a named deployment). */
-export const azureOpenAIConformance: ConformanceSubject = {
-  registration: azureOpenAI(),
-  fake: azureOpenAIFake,
-  model: 'gpt-4o',
-  embeddingModel: 'text-embedding-3-small',
-  headers: {
-    'x-gateway-cloud-a-resource-name': 'conformance',
-    'x-gateway-cloud-a-deployment-id': 'conformance-deployment',
-    'x-gateway-cloud-a-api-version': '2024-10-21',
-  },
-  supportsN: true,
-  developerRole: true,
-};
-
-export default azureOpenAIConformance;

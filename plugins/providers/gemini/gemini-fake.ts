@@ -1,6 +1,5 @@
-import type { ConformanceSubject, ProviderFakeRenderer } from '../../../test/conformance/subject.js';
-import { geminiRoles, geminiStopSequences, googleBody, renderGemini } from '../google-shared/google-fake-renderer.js';
-import { gemini } from './index.js';
+import type { ProviderFakeRenderer } from '../../../core/conformance/index.js';
+import { geminiRoles, geminiStopSequences, googleBody, renderGemini } from '../google-shared/google-shared-fake.js';
 
 export const geminiFakeRenderer: ProviderFakeRenderer = {
   classify(request) {
@@ -19,16 +18,4 @@ export const geminiFakeRenderer: ProviderFakeRenderer = {
   },
   roles: (request) => geminiRoles(googleBody(request)),
   stopSequences: geminiStopSequences,
-};
-
-export const subject: ConformanceSubject = {
-  registration: gemini(),
-  fake: geminiFakeRenderer,
-  model: 'gemini-2.5-flash',
-  embeddingModel: 'gemini-embedding-001',
-  // batchEmbedContents answers carry no token counts: usage is reported as zeros.
-  reportsEmbeddingUsage: false,
-  credential: 'AIza-conformance-key',
-  supportsN: true,
-  developerRole: false,
 };

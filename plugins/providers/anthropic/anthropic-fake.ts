@@ -1,6 +1,4 @@
-import type { ConformanceSubject, ProviderFakeRenderer, RenderedAnswer, Scenario } from '../../../test/conformance/subject.js';
-import { requestJson, splitText } from '../../../test/conformance/render-helpers.js';
-import { anthropic } from './index.js';
+import { type ProviderFakeRenderer, type RenderedAnswer, requestJson, type Scenario, splitText } from '../../../core/conformance/index.js';
 
 /** Error `type` Anthropic documents per HTTP status. */
 const ERROR_TYPES: Record<number, string> = {
@@ -98,13 +96,4 @@ export const anthropicFakeRenderer: ProviderFakeRenderer = {
   },
   roles: (request) => anthropicRoles(requestJson(request)),
   stopSequences: (request) => requestJson(request).stop_sequences ?? [],
-};
-
-export const subject: ConformanceSubject = {
-  registration: anthropic(),
-  fake: anthropicFakeRenderer,
-  model: 'claude-sonnet-4-5',
-  credential: 'sk-ant-conformance-key',
-  supportsN: false,
-  developerRole: false,
 };
