@@ -1,0 +1,14 @@
+import type { ConformanceSubject } from '../../../core/conformance/index.js';
+import { cohereFake } from './cohere-fake.js';
+import { cohere } from './index.js';
+
+export const cohereConformance: ConformanceSubject = {
+  registration: cohere(),
+  fake: cohereFake,
+  model: 'command-a-03-2025',
+  embeddingModel: 'embed-v4.0',
+  supportsN: false,
+  developerRole: false,
+};
+
+export default cohereConformance;

@@ -1,0 +1,12 @@
+import type { ConformanceSubject } from '../../../core/conformance/index.js';
+import { openai } from './index.js';
+import { openaiFake } from './openai-fake.js';
+
+export const conformance: ConformanceSubject = {
+  registration: openai(),
+  fake: openaiFake,
+  model: 'gpt-4.1-mini',
+  embeddingModel: 'text-embedding-3-small',
+  supportsN: true,
+  developerRole: true,
+};
