@@ -56,3 +56,11 @@ test('the published package holds the runtime, the conformance kit and every exp
   }
   t.true(files.some((path) => path.startsWith('dist/plugins/providers/bedrock/')), 'the provider plugins are published');
 });
+
+test('llm-gateway/conformance resolves, through the package exports, to the kit', async (t) => {
+  // A specifier in a variable: resolved by Node at run time, as an integrator's import is.
+  const specifier = 'llm-gateway/conformance';
+  const kit = (await import(specifier)) as Record<string, unknown>;
+  for (const name of ['runConformance', 'formatReport', 'startScenarioServer', 'subjectsOf', 'requestJson']) t.is(typeof kit[name], 'function', name);
+  t.true(Array.isArray(kit.CHECKS));
+});
