@@ -6,7 +6,7 @@ import OpenAI from 'openai';
 import { azureOpenAIConformance } from '../plugins/providers/azure-openai/azure-openai-conformance.js';
 import { bedrockConformance } from '../plugins/providers/bedrock/bedrock-conformance.js';
 import { cohereConformance } from '../plugins/providers/cohere/cohere-conformance.js';
-import type { ConformanceSubject, ReceivedRequest, Scenario } from './conformance/subject.js';
+import type { ConformanceSubject, ReceivedRequest, Scenario } from '../core/conformance/index.js';
 import { ACCOUNT_KEY, startGateway } from './harness.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { ConformanceSubject } from '../../test/conformance/subject.js';
+import type { ConformanceSubject } from '../../core/conformance/index.js';
 import { acmeFake } from './acme-fake.js';
 import { acme } from './index.js';
 

@@ -1,10 +1,10 @@
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'ava';
 import type { ChatRequest } from '../../core/spec/index.js';
 import { startGateway } from '../../test/harness.js';
-import { runConformance } from '../../test/conformance/kit.js';
+import { runConformance } from '../../core/conformance/index.js';
 import { DEFAULT_LIMIT, toAcmeRequest } from './acme-chat.js';
 import { conformance } from './acme-conformance.js';
 import exampleConfig from './gateway.config.js';
@@ -20,7 +20,7 @@ test('the worked example passes the conformance kit', async (t) => {
 
 test("the guide's conformance command runs the compiled example and prints a passing table", (t) => {
   // `npm run conformance -- --module …` is `npm run build` followed by exactly this.
-  const run = spawnSync(process.execPath, ['dist/test/conformance/cli.js', '--module', 'dist/examples/provider/acme-conformance.js'], { cwd: root, encoding: 'utf8', timeout: 30_000 });
+  const run = spawnSync(process.execPath, ['dist/core/conformance/cli.js', '--module', 'dist/examples/provider/acme-conformance.js'], { cwd: root, encoding: 'utf8', timeout: 30_000 });
   t.is(run.status, 0, run.stderr);
   t.regex(run.stdout, /^conformance: acme \(Acme LLM\)$/m);
   t.regex(run.stdout, /^tools\.stream\s+PASS$/m);
@@ -73,4 +73,46 @@ test('the guide shows every file of the example exactly as it is', (t) => {
   const files = shown.map((match) => match[1]);
   t.deepEqual(files.sort(), ['examples/provider/acme-chat.ts', 'examples/provider/acme-conformance.ts', 'examples/provider/acme-error.ts', 'examples/provider/acme-fake.ts', 'examples/provider/gateway.config.ts', 'examples/provider/index.ts']);
   for (const [, path, code] of shown) t.is(code, readFileSync(join(root, path), 'utf8'), `${path} differs from the guide`);
+});
+
+/** The native providers, and the shared bases they build on, that the guide's layout describes. */
+const NATIVE_PROVIDERS = ['openai', 'anthropic', 'gemini', 'vertex-ai', 'azure-openai', 'bedrock', 'cohere'];
+const SHARED_BASES = ['google-shared', 'openai-compatible'];
+const LAYOUT_KINDS = ['index.ts', '*.ts', '*.test.ts', '__fixtures__/', '<id>-fake.ts', '<id>-conformance.ts', '<id>.e2e.test.ts', '<id>.ops.e2e.test.ts'];
+const REQUIRED_KINDS = ['index.ts', '__fixtures__/', '<id>-fake.ts', '<id>-conformance.ts'];
+
+/** The file kinds the guide's layout block lists (its first column). */
+function guideLayoutKinds(): string[] {
+  const guide = readFileSync(join(root, 'docs/writing-a-provider.md'), 'utf8');
+  const block = /## 3\. Folder layout[\s\S]*?```\nplugins\/providers\/<id>\/\n([\s\S]*?)```/.exec(guide)?.[1] ?? '';
+  return block
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => line.trim().split(/\s+/)[0]);
+}
+
+/** Folder entries that are scaffolding (fake, subject, end-to-end test), by the name pattern that gives them away. */
+const scaffolding = (folder: string) => readdirSync(join(root, 'plugins/providers', folder)).filter((name) => /-fake|fake-|-conformance|\.e2e\./.test(name));
+
+test("the guide's folder layout lists exactly the file kinds every native provider folder follows", (t) => {
+  t.deepEqual(guideLayoutKinds(), LAYOUT_KINDS);
+  for (const id of NATIVE_PROVIDERS) {
+    const folder = join(root, 'plugins/providers', id);
+    for (const kind of REQUIRED_KINDS) t.true(existsSync(join(folder, kind.replace('<id>', id))), `plugins/providers/${id}/ has no ${kind.replace('<id>', id)}`);
+    t.true(statSync(join(folder, '__fixtures__')).isDirectory(), `${id}: __fixtures__ is a folder`);
+    const allowed = [`${id}-fake.ts`, `${id}-conformance.ts`, `${id}.e2e.test.ts`, `${id}.ops.e2e.test.ts`];
+    t.deepEqual(
+      scaffolding(id).filter((name) => !allowed.includes(name)),
+      [],
+      `${id}: one fake, one subject and end-to-end tests named as the layout says`,
+    );
+  }
+  for (const base of SHARED_BASES) t.deepEqual(scaffolding(base), [`${base}-fake.ts`], `${base}: its one fake is ${base}-fake.ts`);
+});
+
+test('no provider-specific fake or end-to-end test is left outside its provider folder', (t) => {
+  const ids = [...NATIVE_PROVIDERS, 'azure', 'google'];
+  const outside = [...readdirSync(join(root, 'test')).map((name) => `test/${name}`), ...readdirSync(join(root, 'test/fakes')).map((name) => `test/fakes/${name}`)];
+  const stray = outside.filter((path) => ids.some((id) => path.endsWith(`/${id}.e2e.test.ts`) || path.endsWith(`/${id}.ops.e2e.test.ts`) || (id !== 'openai' && path.startsWith(`test/fakes/${id}`))));
+  t.deepEqual(stray, []);
 });

@@ -1,7 +1,7 @@
 import test from 'ava';
-import { compatibleFake, compatibleSubject } from '../../plugins/providers/openai-compatible/compatible-fake.js';
+import { compatibleFake, compatibleSubject } from '../../plugins/providers/openai-compatible/openai-compatible-fake.js';
 import { type CompatibleProviderManifest, defineCompatibleProvider } from '../../plugins/providers/openai-compatible/index.js';
-import { runConformance } from './kit.js';
+import { runConformance } from '../../core/conformance/index.js';
 
 /**
  * The base's quirks that no shipped compatible provider happens to use, proven end to end through

@@ -1,7 +1,6 @@
 import test from 'ava';
 import { dropsStreamUsage, losesToolFragments, maps429To500 } from './broken/broken-plugins.js';
-import { formatReport, runConformance } from './kit.js';
-import type { ConformanceSubject } from './subject.js';
+import { type ConformanceSubject, formatReport, runConformance } from '../../core/conformance/index.js';
 
 /** The kit must fail each broken plugin, naming the check that caught its bug, and pass the rest. */
 const cases: Array<[label: string, subject: ConformanceSubject, failing: string, detail: RegExp]> = [

@@ -1,6 +1,5 @@
 import test from 'ava';
-import { shippedSubjects } from './discover.js';
-import { formatReport, runConformance } from './kit.js';
+import { formatReport, runConformance, shippedSubjects } from '../../core/conformance/index.js';
 
 // Every provider folder's conformance subject, found by convention (`<id>-conformance.ts`).
 const subjects = await shippedSubjects();

@@ -1,4 +1,4 @@
-import type { ProviderFakeRenderer, ReceivedRequest, Scenario } from '../conformance/subject.js';
+import type { ProviderFakeRenderer, ReceivedRequest, Scenario } from '../../core/conformance/index.js';
 import { type Fake, type RecordedRequest, startFake } from './openai-fake.js';
 
 /** A loopback fake of a provider's HTTP API that answers each request with the next scenario, in the provider's wire format. */

@@ -4,7 +4,7 @@ import { collectStream, weatherParameters, weatherTool } from '../../../test/fak
 import { startRenderedFake } from '../../../test/fakes/rendered-fake.js';
 import { fixtureLines, sseWire } from '../../../test/fakes/stream-fuzz.js';
 import { loggedOnce, PROVIDER_KEY, SECRETS, sdkClient, startGateway, type TestGateway, traceId } from '../../../test/harness.js';
-import { anthropicFakeRenderer } from './anthropic-conformance.js';
+import { anthropicFakeRenderer } from './anthropic-fake.js';
 import { anthropic } from './index.js';
 
 let gateway: TestGateway;

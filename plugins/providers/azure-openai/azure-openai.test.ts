@@ -1,7 +1,7 @@
 import test from 'ava';
 import { GatewayError } from '../../../core/errors.js';
 import type { ChatRequest, ProviderTarget } from '../../../core/spec/index.js';
-import { azureFixture } from '../../../test/fakes/azure-fake.js';
+import { azureFixture } from './azure-openai-fake.js';
 import { azureChat } from './azure-chat.js';
 import { mapAzureError } from './azure-error.js';
 import { azureCompletion, azureEmbed, azureImageEdit, azureImageGenerate, azureModels, azureSpeech, azureTranscription, azureTranslation } from './azure-operations.js';

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { crc32 } from 'node:zlib';
-import { bedrockStreamFrames } from '../../../test/fakes/bedrock-fake.js';
+import { bedrockStreamFrames } from './bedrock-fake.js';
 import { DECODE_ERROR_EVENT, EventStreamDecoder, encodeMessage, parseHeaders } from './bedrock-eventstream.js';
 import type { UpstreamEvent } from '../../../core/spec/index.js';
 

@@ -1,7 +1,7 @@
 import test from 'ava';
 import { GatewayError } from '../../../core/errors.js';
 import type { ChatCompletionChunk, ChatRequest, EmbeddingRequest, ProviderTarget, StreamStep } from '../../../core/spec/index.js';
-import { bedrockFixture, bedrockStreamFrames, checkSigV4 } from '../../../test/fakes/bedrock-fake.js';
+import { bedrockFixture, bedrockStreamFrames, checkSigV4 } from './bedrock-fake.js';
 import { bedrockChat } from './bedrock-chat.js';
 import { bedrockEmbed } from './bedrock-embed.js';
 import { mapBedrockError } from './bedrock-error.js';

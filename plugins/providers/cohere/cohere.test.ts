@@ -2,7 +2,7 @@ import test from 'ava';
 import { SseDecoder } from '../../../core/http/sse.js';
 import { GatewayError } from '../../../core/errors.js';
 import type { ChatCompletionChunk, ChatRequest, ProviderTarget, StreamStep } from '../../../core/spec/index.js';
-import { cohereFixture, cohereStreamEvents, cohereStreamLines } from '../../../test/fakes/cohere-fake.js';
+import { cohereFixture, cohereStreamEvents, cohereStreamLines } from './cohere-fake.js';
 import { cohereChat } from './cohere-chat.js';
 import { cohereEmbed } from './cohere-embed.js';
 import { mapCohereError } from './cohere-error.js';

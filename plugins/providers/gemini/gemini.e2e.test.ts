@@ -4,7 +4,7 @@ import { collectStream, weatherTool } from '../../../test/fakes/chat-e2e.js';
 import { startRenderedFake } from '../../../test/fakes/rendered-fake.js';
 import { fixtureLines, sseWire } from '../../../test/fakes/stream-fuzz.js';
 import { loggedOnce, PROVIDER_KEY, sdkClient, startGateway, type TestGateway, traceId } from '../../../test/harness.js';
-import { geminiFakeRenderer } from './gemini-conformance.js';
+import { geminiFakeRenderer } from './gemini-fake.js';
 import { gemini } from './index.js';
 
 let gateway: TestGateway;

@@ -7,7 +7,7 @@ import { jina, jinaManifest } from '../jina/index.js';
 import { mistral } from '../mistral/index.js';
 import { ollama } from '../ollama/index.js';
 import { voyage } from '../voyage/index.js';
-import { shippedSubjects } from '../../../test/conformance/discover.js';
+import { shippedSubjects } from '../../../core/conformance/index.js';
 import {
   adaptChatRequest,
   checkChatRequest,

@@ -4,7 +4,7 @@ import { collectStream, weatherTool } from '../../../test/fakes/chat-e2e.js';
 import { startRenderedFake } from '../../../test/fakes/rendered-fake.js';
 import { loggedOnce, PROVIDER_KEY, sdkClient, startGateway, type TestGateway, traceId } from '../../../test/harness.js';
 import { vertexAI } from './index.js';
-import { vertexFakeRenderer } from './vertex-ai-conformance.js';
+import { vertexFakeRenderer } from './vertex-ai-fake.js';
 
 let gateway: TestGateway;
 test.before(async () => {

@@ -1,7 +1,7 @@
 import type { ChatCompletionChunk, ChatStreamMapper, ProviderPlugin, ProviderRegistration } from '../../../core/spec/index.js';
-import { compatibleSubject } from '../../../plugins/providers/openai-compatible/compatible-fake.js';
+import { compatibleSubject } from '../../../plugins/providers/openai-compatible/openai-compatible-fake.js';
 import { type CompatibleProviderManifest, defineCompatibleProvider } from '../../../plugins/providers/openai-compatible/index.js';
-import type { ConformanceSubject } from '../subject.js';
+import type { ConformanceSubject } from '../../../core/conformance/index.js';
 
 /**
  * Deliberately broken provider plugins: each is a correct compatible plugin with one bug put in,

@@ -1,12 +1,12 @@
 import test from 'ava';
 import OpenAI from 'openai';
-import { azureOpenAI } from '../plugins/providers/azure-openai/index.js';
-import { openai } from '../plugins/providers/openai/index.js';
-import { azureFixture, azureStreamEvents } from './fakes/azure-fake.js';
-import { receivedForm } from './fakes/multipart-fake.js';
-import { type Fake, startFake } from './fakes/openai-fake.js';
-import { makePng } from './fakes/png.js';
-import { gatewayClient, startGateway, type TestGateway } from './harness.js';
+import { azureOpenAI } from './index.js';
+import { openai } from '../openai/index.js';
+import { azureFixture, azureStreamEvents } from './azure-openai-fake.js';
+import { receivedForm } from '../../../test/fakes/multipart-fake.js';
+import { type Fake, startFake } from '../../../test/fakes/openai-fake.js';
+import { makePng } from '../../../test/fakes/png.js';
+import { gatewayClient, startGateway, type TestGateway } from '../../../test/harness.js';
 
 /**
  * Azure OpenAI's non-chat operations through the gateway: completions, embeddings, images,

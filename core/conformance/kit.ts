@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
-import { ACCOUNT_KEY, startGateway } from '../harness.js';
 import { CHECKS, type Check, CheckSkipped } from './checks.js';
 import { startScenarioServer } from './fake-server.js';
+import { KIT_ACCOUNT_KEY, startKitGateway } from './gateway.js';
 import type { ConformanceSubject } from './subject.js';
 
 export interface CheckResult {
@@ -35,13 +35,13 @@ export async function runConformance(subject: ConformanceSubject, options: Confo
   const id = subject.registration.manifest.id;
   const credential = subject.credential ?? 'test-provider-key';
   const server = await startScenarioServer(subject.fake);
-  const gateway = await startGateway({ providers: [subject.registration] });
+  const gateway = await startKitGateway(subject.registration);
   const plugin = gateway.gateway.registry.provider(id);
   const results: CheckResult[] = [];
   try {
     if (!plugin) throw new Error(`the gateway did not register provider "${id}"`);
     const rawHeaders: Record<string, string> = {
-      'x-gateway-api-key': ACCOUNT_KEY,
+      'x-gateway-api-key': KIT_ACCOUNT_KEY,
       'x-gateway-provider': id,
       'x-gateway-custom-host': server.baseUrl,
       ...subject.headers,

@@ -1,10 +1,10 @@
 import test from 'ava';
 import OpenAI from 'openai';
-import { bedrock } from '../plugins/providers/bedrock/index.js';
-import { openai } from '../plugins/providers/openai/index.js';
-import { bedrockFixture, bedrockStreamFrames, checkSigV4 } from './fakes/bedrock-fake.js';
-import { type Fake, startFake } from './fakes/openai-fake.js';
-import { gatewayClient, loggedOnce, startGateway, type TestGateway, traceId } from './harness.js';
+import { bedrock } from './index.js';
+import { openai } from '../openai/index.js';
+import { bedrockFixture, bedrockStreamFrames, checkSigV4 } from './bedrock-fake.js';
+import { type Fake, startFake } from '../../../test/fakes/openai-fake.js';
+import { gatewayClient, loggedOnce, startGateway, type TestGateway, traceId } from '../../../test/harness.js';
 
 const ACCESS_KEY_ID = 'AKIDE2ETEST000000001';
 const SECRET = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYE2ETSECRET';

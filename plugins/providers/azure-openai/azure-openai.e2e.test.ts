@@ -1,11 +1,11 @@
 import test from 'ava';
 import OpenAI from 'openai';
-import { azureOpenAI } from '../plugins/providers/azure-openai/index.js';
-import { openai } from '../plugins/providers/openai/index.js';
-import { azureFixture, azureStreamEvents } from './fakes/azure-fake.js';
-import { type Fake, startFake } from './fakes/openai-fake.js';
-import { gatewayClient, loggedOnce, startGateway, type TestGateway, traceId } from './harness.js';
-import { collectStream } from './fakes/chat-e2e.js';
+import { azureOpenAI } from './index.js';
+import { openai } from '../openai/index.js';
+import { azureFixture, azureStreamEvents } from './azure-openai-fake.js';
+import { type Fake, startFake } from '../../../test/fakes/openai-fake.js';
+import { gatewayClient, loggedOnce, startGateway, type TestGateway, traceId } from '../../../test/harness.js';
+import { collectStream } from '../../../test/fakes/chat-e2e.js';
 
 const API_KEY = '0123456789abcdef0123456789abcdef';
 const PATH = '/openai/deployments/gpt4o-prod/chat/completions?api-version=2024-10-21';

@@ -1,11 +1,11 @@
 import test from 'ava';
 import OpenAI from 'openai';
-import { cohere } from '../plugins/providers/cohere/index.js';
-import { openai } from '../plugins/providers/openai/index.js';
-import { cohereFixture, cohereStreamEvents } from './fakes/cohere-fake.js';
-import { type Fake, startFake } from './fakes/openai-fake.js';
-import { gatewayClient, loggedOnce, startGateway, type TestGateway, traceId } from './harness.js';
-import { collectStream } from './fakes/chat-e2e.js';
+import { cohere } from './index.js';
+import { openai } from '../openai/index.js';
+import { cohereFixture, cohereStreamEvents } from './cohere-fake.js';
+import { type Fake, startFake } from '../../../test/fakes/openai-fake.js';
+import { gatewayClient, loggedOnce, startGateway, type TestGateway, traceId } from '../../../test/harness.js';
+import { collectStream } from '../../../test/fakes/chat-e2e.js';
 
 const API_KEY = 'co-test-key-0123456789';
 const MODEL = 'command-a-03-2025';

@@ -1,4 +1,4 @@
-import type { ProviderRegistration } from '../../core/spec/provider.js';
+import type { ProviderRegistration } from '../spec/provider.js';
 
 /**
  * The conformance kit's contract with a provider plugin's author: the plugin, plus a renderer that

@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
-import type { ProviderPlugin } from '../../core/spec/provider.js';
-import { ACCOUNT_KEY, type TestGateway } from '../harness.js';
+import type { ProviderPlugin } from '../spec/provider.js';
 import type { ScenarioServer } from './fake-server.js';
+import { KIT_ACCOUNT_KEY, type KitGateway } from './gateway.js';
 import type { ConformanceSubject, ReceivedRequest, Scenario } from './subject.js';
 
 /** Everything a check needs: the subject, its plugin as the gateway created it, the fake and clients. */
@@ -9,7 +9,7 @@ export interface CheckContext {
   readonly subject: ConformanceSubject;
   readonly plugin: ProviderPlugin;
   readonly server: ScenarioServer;
-  readonly gateway: TestGateway;
+  readonly gateway: KitGateway;
   readonly client: OpenAI;
   /** Headers for a raw `fetch` through the gateway (the same the SDK sends). */
   readonly rawHeaders: Record<string, string>;
@@ -374,7 +374,7 @@ const authHeaders: Check = {
     expect(requests.length === 1, `the provider received ${requests.length} requests`);
     const problems = context.subject.fake.checkAuth(requests[0], context.credential);
     expect(problems.length === 0, problems.join('; '));
-    const leaked = Object.entries(requests[0].headers).filter(([name, value]) => name.startsWith('x-gateway-') || value?.includes(ACCOUNT_KEY));
+    const leaked = Object.entries(requests[0].headers).filter(([name, value]) => name.startsWith('x-gateway-') || value?.includes(KIT_ACCOUNT_KEY));
     expect(leaked.length === 0, `gateway headers reached the provider: ${leaked.map(([name]) => name).join(', ')}`);
   },
 };

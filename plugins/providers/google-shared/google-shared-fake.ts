@@ -1,4 +1,4 @@
-import type { ReceivedRequest, RenderedAnswer, Scenario } from '../../../test/conformance/subject.js';
+import type { ReceivedRequest, RenderedAnswer, Scenario } from '../../../core/conformance/index.js';
 
 /** Google's canonical error status per HTTP status. */
 const STATUSES: Record<number, string> = {

@@ -1,10 +1,10 @@
 import test from 'ava';
 import OpenAI from 'openai';
-import { bedrock } from '../plugins/providers/bedrock/index.js';
-import { openai } from '../plugins/providers/openai/index.js';
-import { bedrockFixture, checkSigV4 } from './fakes/bedrock-fake.js';
-import { type Fake, startFake } from './fakes/openai-fake.js';
-import { gatewayClient, startGateway, type TestGateway } from './harness.js';
+import { bedrock } from './index.js';
+import { openai } from '../openai/index.js';
+import { bedrockFixture, checkSigV4 } from './bedrock-fake.js';
+import { type Fake, startFake } from '../../../test/fakes/openai-fake.js';
+import { gatewayClient, startGateway, type TestGateway } from '../../../test/harness.js';
 
 /**
  * Non-chat operations of the Bedrock plugin through the gateway. These need the core's

@@ -1,9 +1,9 @@
 import test from 'ava';
-import { cohere } from '../plugins/providers/cohere/index.js';
-import { openai } from '../plugins/providers/openai/index.js';
-import { cohereFixture } from './fakes/cohere-fake.js';
-import { type Fake, startFake } from './fakes/openai-fake.js';
-import { gatewayClient, startGateway, type TestGateway } from './harness.js';
+import { cohere } from './index.js';
+import { openai } from '../openai/index.js';
+import { cohereFixture } from './cohere-fake.js';
+import { type Fake, startFake } from '../../../test/fakes/openai-fake.js';
+import { gatewayClient, startGateway, type TestGateway } from '../../../test/harness.js';
 
 /** Cohere embeddings through the gateway; needs the core's `/v1/embeddings` route (unified-API issue). */
 

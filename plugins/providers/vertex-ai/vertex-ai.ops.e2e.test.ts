@@ -2,7 +2,7 @@ import test from 'ava';
 import { startRenderedFake } from '../../../test/fakes/rendered-fake.js';
 import { PROVIDER_KEY, sdkClient, startGateway } from '../../../test/harness.js';
 import { vertexAI } from './index.js';
-import { vertexFakeRenderer } from './vertex-ai-conformance.js';
+import { vertexFakeRenderer } from './vertex-ai-fake.js';
 
 // Needs the core's POST /v1/embeddings route (added in parallel by the unified-API work).
 test('embeddings through the gateway: predict receives one instance per input, usage comes from the statistics', async (t) => {

@@ -1,7 +1,7 @@
 import test from 'ava';
 import { startRenderedFake } from '../../../test/fakes/rendered-fake.js';
 import { PROVIDER_KEY, sdkClient, startGateway } from '../../../test/harness.js';
-import { geminiFakeRenderer } from './gemini-conformance.js';
+import { geminiFakeRenderer } from './gemini-fake.js';
 import { gemini } from './index.js';
 
 // Needs the core's POST /v1/embeddings route (added in parallel by the unified-API work).

@@ -1,0 +1,154 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { type ProviderFakeRenderer, type ReceivedRequest, type RenderedAnswer, requestJson, type Scenario, splitText } from '../../../core/conformance/index.js';
+import type { RecordedRequest } from '../../../test/fakes/openai-fake.js';
+import { signRequest } from '../../shared/aws-sigv4/sigv4.js';
+import { encodeEvent, encodeException } from './bedrock-eventstream.js';
+
+const fixtures = join(process.cwd(), 'plugins/providers/bedrock/__fixtures__');
+
+export const bedrockFixture = (name: string): string => readFileSync(join(fixtures, name), 'utf8');
+
+/** A recorded ConverseStream (one frame per line: `{event, payload}` or `{exception, payload}`) as eventstream frames. */
+export function bedrockStreamFrames(name: string): Buffer[] {
+  return bedrockFixture(name)
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      const frame = JSON.parse(line) as { event?: string; exception?: string; payload: Record<string, unknown> };
+      return frame.exception ? encodeException(frame.exception, String(frame.payload.message)) : encodeEvent(frame.event!, frame.payload);
+    });
+}
+
+/**
+ * Recomputes the SigV4 signature of a request the fake received, from what went over the wire
+ * (method, path, host, content-type, x-amz-date, body) and the secret the test gave the gateway.
+ * Returns the problems found (empty when the signature is right).
+ */
+export function checkSigV4(
+  request: Pick<RecordedRequest, 'method' | 'url' | 'headers' | 'body'>,
+  credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string },
+  region: string,
+): string[] {
+  const problems: string[] = [];
+  const authorization = String(request.headers.authorization ?? '');
+  const match = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, SignedHeaders=([^,]+), Signature=([0-9a-f]{64})$/.exec(authorization);
+  if (!match) return [`authorization is not a SigV4 header: ${authorization.slice(0, 40)}`];
+  const [, keyId, day, signedRegion, service, signedHeaders] = match;
+  if (keyId !== credentials.accessKeyId) problems.push(`access key id ${keyId}`);
+  if (signedRegion !== region) problems.push(`region ${signedRegion}`);
+  if (service !== 'bedrock') problems.push(`service ${service}`);
+  const amzDate = String(request.headers['x-amz-date'] ?? '');
+  if (!amzDate.startsWith(day)) problems.push('x-amz-date does not match the credential scope');
+  if (credentials.sessionToken && request.headers['x-amz-security-token'] !== credentials.sessionToken) problems.push('session token missing');
+  const date = new Date(`${amzDate.slice(0, 4)}-${amzDate.slice(4, 6)}-${amzDate.slice(6, 8)}T${amzDate.slice(9, 11)}:${amzDate.slice(11, 13)}:${amzDate.slice(13, 15)}Z`);
+  const extra: Record<string, string> = {};
+  for (const name of signedHeaders.split(';')) {
+    if (name === 'host' || name === 'x-amz-date' || name === 'x-amz-security-token') continue;
+    extra[name] = String(request.headers[name] ?? '');
+  }
+  const expected = signRequest(
+    { method: request.method, url: `http://${String(request.headers.host)}${request.url}`, headers: extra, body: request.body },
+    credentials,
+    { region, service: 'bedrock' },
+    date,
+  );
+  if (expected.headers.authorization !== authorization) problems.push('signature does not match the request received');
+  return problems;
+}
+
+/** The cloud credentials the conformance subject sends, which the fake checks the signature with. */
+export const FAKE_SECRET_ACCESS_KEY = 'conformance/Secret+Access/Key0000000000';
+export const FAKE_SESSION_TOKEN = 'conformance-session-token';
+export const FAKE_REGION = 'eu-west-1';
+
+/** Each frame in two writes, so frames straddle reads. */
+const split = (frames: Buffer[]): Uint8Array[] => frames.flatMap((frame) => [frame.subarray(0, Math.floor(frame.length / 2)), frame.subarray(Math.floor(frame.length / 2))]);
+
+const usageOf = (usage: { promptTokens: number; completionTokens: number }) => ({
+  inputTokens: usage.promptTokens,
+  outputTokens: usage.completionTokens,
+  totalTokens: usage.promptTokens + usage.completionTokens,
+});
+
+const streamHeaders = { 'content-type': 'application/vnd.amazon.eventstream' };
+const jsonHeaders = { 'content-type': 'application/json' };
+
+function render(scenario: Scenario, _request: ReceivedRequest, stream: boolean): RenderedAnswer {
+  switch (scenario.kind) {
+    case 'text': {
+      const stopReason = scenario.finishReason === 'length' ? 'max_tokens' : 'end_turn';
+      if (!stream) {
+        const body = { output: { message: { role: 'assistant', content: [{ text: scenario.text }] } }, stopReason, usage: usageOf(scenario.usage), metrics: { latencyMs: 1 } };
+        return { status: 200, headers: jsonHeaders, chunks: [JSON.stringify(body)] };
+      }
+      const frames = [
+        encodeEvent('messageStart', { role: 'assistant' }),
+        ...splitText(scenario.text).map((text) => encodeEvent('contentBlockDelta', { contentBlockIndex: 0, delta: { text } })),
+        encodeEvent('contentBlockStop', { contentBlockIndex: 0 }),
+        encodeEvent('messageStop', { stopReason }),
+        encodeEvent('metadata', { usage: usageOf(scenario.usage), metrics: { latencyMs: 1 } }),
+      ];
+      return { status: 200, headers: streamHeaders, chunks: split(frames) };
+    }
+    case 'toolCall': {
+      if (!stream) {
+        const content = [{ toolUse: { toolUseId: scenario.id, name: scenario.name, input: JSON.parse(scenario.arguments) } }];
+        return { status: 200, headers: jsonHeaders, chunks: [JSON.stringify({ output: { message: { role: 'assistant', content } }, stopReason: 'tool_use', usage: usageOf(scenario.usage) })] };
+      }
+      const frames = [
+        encodeEvent('messageStart', { role: 'assistant' }),
+        encodeEvent('contentBlockStart', { contentBlockIndex: 0, start: { toolUse: { toolUseId: scenario.id, name: scenario.name } } }),
+        ...splitText(scenario.arguments).map((input) => encodeEvent('contentBlockDelta', { contentBlockIndex: 0, delta: { toolUse: { input } } })),
+        encodeEvent('contentBlockStop', { contentBlockIndex: 0 }),
+        encodeEvent('messageStop', { stopReason: 'tool_use' }),
+        encodeEvent('metadata', { usage: usageOf(scenario.usage), metrics: { latencyMs: 1 } }),
+      ];
+      return { status: 200, headers: streamHeaders, chunks: split(frames) };
+    }
+    case 'embedding':
+      // Titan: one vector per request, with its token count.
+      return { status: 200, headers: jsonHeaders, chunks: [JSON.stringify({ embedding: scenario.vectors[0] ?? [], inputTextTokenCount: scenario.promptTokens })] };
+    case 'error': {
+      const errorType = scenario.status === 429 ? 'ThrottlingException' : scenario.status === 403 ? 'AccessDeniedException' : scenario.status >= 500 ? 'InternalServerException' : 'ValidationException';
+      const headers: Record<string, string> = { ...jsonHeaders, 'x-amzn-errortype': `${errorType}:http://internal.amazon.com/coral/com.amazon.bedrock/` };
+      if (scenario.retryAfter) headers['retry-after'] = scenario.retryAfter;
+      return { status: scenario.status, headers, chunks: [JSON.stringify({ message: scenario.message })] };
+    }
+    case 'truncated':
+      return {
+        status: 200,
+        headers: streamHeaders,
+        chunks: split([encodeEvent('messageStart', { role: 'assistant' }), encodeEvent('contentBlockDelta', { contentBlockIndex: 0, delta: { text: scenario.text } })]),
+      };
+  }
+}
+
+export const bedrockFake: ProviderFakeRenderer = {
+  classify(request) {
+    const path = request.url.split('?')[0];
+    if (path.endsWith('/converse-stream')) return { operation: 'chat', stream: true };
+    if (path.endsWith('/converse')) return { operation: 'chat', stream: false };
+    if (path.endsWith('/invoke')) return { operation: 'embed', stream: false };
+    return { operation: 'other', stream: false };
+  },
+  render,
+  checkAuth: (request, credential) => checkSigV4(request, { accessKeyId: credential, secretAccessKey: FAKE_SECRET_ACCESS_KEY, sessionToken: FAKE_SESSION_TOKEN }, FAKE_REGION),
+  roles(request) {
+    const body = requestJson(request);
+    const roles: string[] = (body.system ?? []).map(() => 'system');
+    for (const message of body.messages ?? []) {
+      if (message.role === 'assistant') {
+        roles.push('assistant');
+        continue;
+      }
+      const blocks: Array<Record<string, unknown>> = message.content ?? [];
+      for (const block of blocks) if (block.toolResult) roles.push('tool');
+      if (blocks.some((block) => !block.toolResult)) roles.push('user');
+    }
+    return roles;
+  },
+  stopSequences: (request) => requestJson(request).inferenceConfig?.stopSequences ?? [],
+};
+
+/** The Bedrock plugin for the conformance kit: SigV4 with a session token, Titan embeddings. */
