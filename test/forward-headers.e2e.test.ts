@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import test from 'ava';
 import { anthropic } from '../plugins/providers/anthropic/index.js';
 import { openai } from '../plugins/providers/openai/index.js';
@@ -144,4 +145,30 @@ test.serial('forwardCookies: true lets cookie through', async (t) => {
   } finally {
     await allowing.close();
   }
+});
+
+test.serial('expect is never forwarded: Expect: 100-continue named in x-gateway-forward-headers is a 400, not a 502 (fuzz finding)', async (t) => {
+  // fetch refuses an Expect header itself, so this one goes through node:http.
+  const trace = traceId('expect');
+  const before = fake.requests.length;
+  const answer = await new Promise<{ status: number; body: any }>((resolve, reject) => {
+    const request = httpRequest(`${gateway.url}/v1/files?trace=${trace}`, {
+      headers: {
+        'x-gateway-api-key': ACCOUNT_KEY,
+        'x-gateway-provider': 'openai',
+        'x-gateway-custom-host': fake.baseUrl,
+        authorization: `Bearer ${PROVIDER_KEY}`,
+        expect: '100-continue',
+        'x-gateway-forward-headers': 'expect',
+      },
+    }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) }));
+    });
+    request.on('error', reject).end();
+  });
+  t.is(answer.status, 400);
+  t.like(answer.body.error, { param: 'x-gateway-forward-headers', code: 'header_not_forwardable' });
+  t.is(fake.requests.length, before);
 });

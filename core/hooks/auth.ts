@@ -36,7 +36,7 @@ export interface KeyResolver {
 }
 
 /** Headers never forwarded through `x-gateway-forward-headers`: they describe this hop or the gateway. */
-const NOT_FORWARDABLE = new Set(['host', 'content-length', 'x-gateway-api-key', ...HOP_BY_HOP]);
+const NOT_FORWARDABLE = new Set(['host', 'content-length', 'expect', 'x-gateway-api-key', ...HOP_BY_HOP]);
 
 /** Whether `name` is one of the provider's credential headers (`authorization` always is; `x-amz-*` entries are prefixes). */
 function isAuthHeader(name: string, provider: ProviderPlugin): boolean {
