@@ -170,6 +170,7 @@ test('policies registry: has() for the vault, /admin/policies lists chains, /adm
         name: 'pii-block',
         mode: 'sequential',
         revealReasons: false,
+        passthrough: 'refuse',
         stream: { window: { kind: 'sentence' }, wholeAnswer: 'buffer' },
         input: [{ guardrail: 'pii', params: { action: 'deny' }, onError: 'fail-closed', timeoutMs: 1000, incremental: true }],
         output: [{ guardrail: 'pii', params: { action: 'deny' }, onError: 'fail-closed', timeoutMs: 200, incremental: true }],
