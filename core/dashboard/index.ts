@@ -3,6 +3,7 @@ import type { Context } from 'koa';
 import type { AccountKey } from '../account-key.js';
 import { type AdminGuard, refusedKey } from '../admin/guard.js';
 import type { FailedAuthLimiter } from '../failed-auth.js';
+import type { Clock } from '../spec/manifest.js';
 import { errors } from '../errors.js';
 import { parseJsonObject, readBody } from '../http/body.js';
 import { DashboardSessions } from './sessions.js';
@@ -31,6 +32,8 @@ export interface DashboardOptions {
   readonly failedAuth?: FailedAuthLimiter;
   /** Proxy hops trusted in X-Forwarded-For. */
   readonly trustProxy?: number;
+  /** Tells session expiry (default: the system clock). */
+  readonly clock?: Clock;
 }
 
 /**
@@ -39,7 +42,8 @@ export interface DashboardOptions {
  * (with the CSRF header) is registered with the admin guard, so the page calls the admin API with it.
  */
 export function mountDashboard(router: Router, options: DashboardOptions): DashboardSessions {
-  const sessions = new DashboardSessions(options.sessionTtlMs);
+  const clock = options.clock;
+  const sessions = new DashboardSessions(options.sessionTtlMs, undefined, clock ? () => clock.now() : undefined);
   const assets = loadAssets();
   const index = assets.get('index.html');
   if (!index) throw new Error('The dashboard has no index.html.');
