@@ -93,12 +93,12 @@ export interface Gateway {
 const GATEWAY_VERSION = '0.1.0';
 
 /**
- * What the container holds, one token per service. Every token is registered once, in
- * `registerServices`, and resolved where it is needed: by the factories of the services that depend
- * on it, or by `createGateway` for what the app and `close()` use.
+ * What the container holds, one token per service (the resolved configuration is not one: every
+ * factory reads it). Every token is registered once, in `registerServices`, and resolved where it
+ * is needed: by the factories of the services that depend on it, or by `createGateway` for what the
+ * app and `close()` use.
  */
 const TOKENS = {
-  config: Symbol('config'),
   logger: Symbol('logger'),
   clock: Symbol('clock'),
   controlPlaneHttp: Symbol('controlPlaneHttp'),
@@ -143,10 +143,10 @@ const OPERATIONS: ReadonlyArray<[path: string, handler: OperationHandler]> = [
  * on what). Factories run on first resolution and their instance is kept.
  */
 function registerServices(container: DependencyContainer, config: ResolvedConfig, options: GatewayOptions): void {
-  const value = (token: symbol, useValue: unknown) => container.register(token, { useValue });
+  // tsyringe takes a value provider only for a value that is neither null nor undefined.
+  const value = (token: symbol, useValue: NonNullable<unknown>) => container.register(token, { useValue });
   const factory = <T>(token: symbol, build: (c: DependencyContainer) => T) => container.register(token, { useFactory: instanceCachingFactory(build) });
 
-  value(TOKENS.config, config);
   value(
     TOKENS.logger,
     pino(
