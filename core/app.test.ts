@@ -42,3 +42,19 @@ test('plugins get the container’s logger (a child bound to their id), control-
   await new Promise<void>((resolve) => gateway.logger.flush(() => resolve()));
   t.true(lines.some((line) => line.includes('"plugin":"dependency-probe"') && line.includes('from the plugin')));
 });
+
+test('dashboard sessions expire by the container’s clock', async (t) => {
+  let time = Date.parse('2026-01-01T00:00:00Z');
+  const key = 'gw-app-test-key-0123456789abcdef';
+  const gateway = createGateway({ providers: [openai()] }, { environment: environment(), clock: { now: () => time }, logDestination: { write() {} } });
+  t.teardown(() => gateway.close());
+  const { url } = await gateway.listen(0, '127.0.0.1');
+  const signedIn = await fetch(`${url}/dashboard/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ api_key: key }) });
+  t.is(signedIn.status, 201);
+  t.like(await signedIn.json(), { expires_at: '2026-01-01T08:00:00.000Z' });
+  const cookie = signedIn.headers.get('set-cookie')!.split(';')[0];
+  const session = async () => ((await (await fetch(`${url}/dashboard/session`, { headers: { cookie } })).json()) as { signed_in: boolean }).signed_in;
+  t.true(await session());
+  time += 8 * 60 * 60 * 1000;
+  t.false(await session());
+});
