@@ -5,6 +5,7 @@
 import { cpus, loadavg } from 'node:os';
 import type { GuardrailRegistration } from '../core/spec/guardrail.js';
 import { codeDetection, pii, promptInjection, urlAllowlist } from '../plugins/guardrails/index.js';
+import { pluginDependencies } from '../test/plugin-dependencies.js';
 
 const SIZE = Number(process.env.BENCH_HOSTILE_KB ?? 100) * 1024;
 const ONLY = process.env.BENCH_HOSTILE_ONLY;
@@ -39,11 +40,9 @@ const CASES: Case[] = [
   { name: 'pii  card-like groups 4111-', guardrail: piiAll, text: fill('4111-') },
 ];
 
-const silent = { info() {}, warn() {}, error() {}, debug() {} };
-
 /** ms per check of `text`: one run, then repeats up to ~300 ms in all when it is fast (median). */
 async function measure(guardrail: GuardrailRegistration, text: string): Promise<number> {
-  const plugin = guardrail.create({ logger: silent });
+  const plugin = guardrail.create(pluginDependencies());
   const once = async () => {
     const started = performance.now();
     await plugin.check({ side: 'input', operation: 'chat', model: 'gpt-4o', texts: [text], metadata: {}, parameters: {}, partial: false });

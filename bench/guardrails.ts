@@ -8,6 +8,7 @@ import { PolicyRegistry } from '../core/guardrails/registry.js';
 import type { GatewayContext } from '../core/pipeline/context.js';
 import type { ChatResponse } from '../core/spec/unified.js';
 import { bannedWords, maxTokens, pii, promptInjection, urlAllowlist } from '../plugins/guardrails/index.js';
+import { pluginDependencies } from '../test/plugin-dependencies.js';
 
 const ITERATIONS = Number(process.env.BENCH_GUARDRAIL_ITERATIONS ?? 20_000);
 const ROUNDS = 5;
@@ -20,7 +21,6 @@ const PROMPT = (
   'Risks: the vendor contract renewal and two open hiring positions; mitigation owners were named in the meeting. '
 ).repeat(3).slice(0, 1024);
 
-const silent = { info() {}, warn() {}, error() {}, debug() {} };
 const policies = new PolicyRegistry(
   {
     five: {
@@ -28,7 +28,7 @@ const policies = new PolicyRegistry(
       output: [pii({}), bannedWords({ words: ['plutonium', 'nerve agent', 'ransomware'] }), urlAllowlist({ hosts: ['*.example.com'] })],
     },
   },
-  () => ({ logger: silent }),
+  () => pluginDependencies(),
 );
 const hook = guardrailHook({ policies, defaultPolicy: 'five' });
 const signal = new AbortController().signal;
@@ -67,7 +67,7 @@ async function measure(run: () => Promise<void>): Promise<number> {
 }
 
 async function main(): Promise<void> {
-  const unguarded = guardrailHook({ policies: new PolicyRegistry({}, () => ({ logger: silent })) });
+  const unguarded = guardrailHook({ policies: new PolicyRegistry({}, () => pluginDependencies()) });
   const baseline = await measure(async () => {
     await unguarded.run(context(), async () => {});
   });

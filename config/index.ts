@@ -1,11 +1,14 @@
-import { BootError } from '../core/errors.js';
-import { defaultMemoryBudgetBytes } from '../core/http/memory-budget.js';
-import type { PolicyDefinition } from '../core/guardrails/policy.js';
-import type { Caller } from '../core/pipeline/context.js';
-import type { Hook } from '../core/spec/hook.js';
-import type { GuardrailFactory, GuardrailRegistration } from '../core/spec/guardrail.js';
-import type { ProviderRegistration } from '../core/spec/provider.js';
-import type { PricingOptions } from '../core/vault/pricing.js';
+import { totalmem } from 'node:os';
+import {
+  BootError,
+  type Caller,
+  type GuardrailFactory,
+  type GuardrailRegistration,
+  type Hook,
+  type PolicyDefinition,
+  type PricingOptions,
+  type ProviderRegistration,
+} from '../core/spec/index.js';
 
 /** Which custom hosts (`x-gateway-custom-host`) a caller may name. */
 export interface CustomHostPolicy {
@@ -229,6 +232,15 @@ const positiveInteger = (value: unknown, name: string): number => {
 };
 
 const MB = 1024 * 1024;
+
+/**
+ * Default size of the memory budget: an eighth of the memory this process may use (the cgroup
+ * limit when there is one, else the machine's), between 256 MiB and 2 GiB.
+ */
+function defaultMemoryBudgetBytes(): number {
+  const limit = process.constrainedMemory() || totalmem();
+  return Math.min(2 * 1024 ** 3, Math.max(256 * 1024 ** 2, Math.floor(limit / 8)));
+}
 
 const booleanOf = (value: string | undefined, name: string): boolean | undefined => {
   if (value === undefined || value === '') return undefined;

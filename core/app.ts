@@ -3,9 +3,10 @@ import { once } from 'node:events';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Router from '@koa/router';
+import axios from 'axios';
 import Koa from 'koa';
 import { pino, type DestinationStream, type Logger } from 'pino';
-import { container as rootContainer, instanceCachingFactory } from 'tsyringe';
+import { type DependencyContainer, container as rootContainer, instanceCachingFactory } from 'tsyringe';
 import { type GatewayConfig, type ResolvedConfig, resolveConfig } from '../config/index.js';
 import { AccountKey } from './account-key.js';
 import { AdminGuard } from './admin/guard.js';
@@ -38,12 +39,13 @@ import { createGatewayServer } from './http/server.js';
 import { UpstreamClient } from './http/upstream.js';
 import { bodyCaptureHook } from './logs/capture.js';
 import type { LogSink } from './logs/entry.js';
-import { createRequestLog } from './logs/index.js';
+import { createRequestLog, type RequestLog } from './logs/index.js';
 import { PinoLogSink } from './logs/pino-sink.js';
 import type { LogStore } from './logs/store.js';
 import { GatewayMetrics } from './metrics/metrics.js';
 import { Pipeline } from './pipeline/runner.js';
 import { PluginRegistry } from './registry.js';
+import type { Clock, ControlPlaneHttp, PluginDependencies, PluginManifest } from './spec/manifest.js';
 import { OtlpExporter } from './telemetry/otlp-exporter.js';
 import { Tracer } from './telemetry/tracer.js';
 import { VaultService } from './vault/service.js';
@@ -56,6 +58,8 @@ export interface GatewayOptions {
   environment?: NodeJS.ProcessEnv;
   /** Extra log sinks. */
   sinks?: LogSink[];
+  /** The clock the gateway and its plugins read (default: the system's). */
+  clock?: Clock;
 }
 
 export interface Gateway {
@@ -88,16 +92,36 @@ export interface Gateway {
 /** Reported in traces (`service.version`). */
 const GATEWAY_VERSION = '0.1.0';
 
+/**
+ * What the container holds, one token per service (the resolved configuration is not one: every
+ * factory reads it). Every token is registered once, in `registerServices`, and resolved where it
+ * is needed: by the factories of the services that depend on it, or by `createGateway` for what the
+ * app and `close()` use.
+ */
 const TOKENS = {
-  config: Symbol('config'),
   logger: Symbol('logger'),
-  registry: Symbol('registry'),
-  upstream: Symbol('upstream'),
-  pipeline: Symbol('pipeline'),
+  clock: Symbol('clock'),
+  controlPlaneHttp: Symbol('controlPlaneHttp'),
+  pluginDependencies: Symbol('pluginDependencies'),
   accountKey: Symbol('accountKey'),
+  generatedAccountKey: Symbol('generatedAccountKey'),
+  memoryBudget: Symbol('memoryBudget'),
+  failedAuth: Symbol('failedAuth'),
+  vault: Symbol('vault'),
+  metrics: Symbol('metrics'),
+  requestLog: Symbol('requestLog'),
+  traceExporter: Symbol('traceExporter'),
+  tracer: Symbol('tracer'),
   customHosts: Symbol('customHosts'),
+  upstream: Symbol('upstream'),
   policies: Symbol('policies'),
+  registry: Symbol('registry'),
+  pipeline: Symbol('pipeline'),
+  adminGuard: Symbol('adminGuard'),
 } as const;
+
+/** The real clock. */
+const systemClock: Clock = { now: () => Date.now() };
 
 /** The unified operations, by path. Everything else under /v1/ is pass-through. */
 const OPERATIONS: ReadonlyArray<[path: string, handler: OperationHandler]> = [
@@ -114,82 +138,109 @@ const OPERATIONS: ReadonlyArray<[path: string, handler: OperationHandler]> = [
 ];
 
 /**
- * The composition root: resolves the configuration, wires the container (the only place tsyringe
- * is used), validates every plugin and hook at boot, and builds the Koa app.
+ * Registers every service of a gateway in `container`, each once: a value, or a factory that
+ * resolves what the service depends on (so this function is the one place that says what depends
+ * on what). Factories run on first resolution and their instance is kept.
  */
-export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOptions = {}): Gateway {
-  const container = rootContainer.createChildContainer();
-  const config = resolveConfig(gatewayConfig, options.environment);
-  const logger = pino(
-    // No pino `redact`: log entries are built without headers, bodies or credentials (and error
-    // messages are scrubbed in buildLogEntry); wildcard redaction measured 30-80 µs per line.
-    { level: config.logLevel, base: undefined },
-    options.logDestination ?? pino.destination({ dest: 1, sync: false }),
-  );
-  const memoryBudget = new MemoryBudget(config.memoryBudgetBytes);
-  const failedAuth = new FailedAuthLimiter({ ...config.server.failedAuth, maxAddresses: 10_000 });
-  const { accountKey, generated } = AccountKey.load(config.dataDir, config.accountKey);
-  const vault = new VaultService({
-    dataDir: config.dataDir,
-    redisUrl: config.redisUrl,
-    redisPrefix: config.vault.redisPrefix,
-    environment: options.environment ?? process.env,
-    credentialCacheMs: config.vault.credentialCacheMs,
-    pricing: config.pricing,
-    outputTokenEstimate: config.vault.outputTokenEstimate,
-  });
-  // The vault's worker thread takes ~50-75 ms to boot: it starts now, in parallel with the rest of
-  // the construction, rather than in listen(). A failure is reported by listen() (or
-  // vault.start()), which awaits the same promise.
-  vault.start().catch(() => {});
-  let upstreamPools: () => ReturnType<UpstreamClient['stats']> = () => [];
-  const metrics = new GatewayMetrics({
-    // Read on scrape, after requestLog exists.
-    logQueue: () => ({ depth: requestLog.queue.depth, spillBytes: requestLog.queue.spillBytes, storeUp: requestLog.queue.storeUp }),
-    upstreamPools: () => upstreamPools(),
-  });
-  const requestLog = createRequestLog(config, logger, metrics.logQueueObserver);
-  const exporter = config.telemetry
-    ? new OtlpExporter({
-        url: config.telemetry.tracesUrl,
-        headers: config.telemetry.headers,
-        serviceName: config.telemetry.serviceName,
-        version: GATEWAY_VERSION,
-        onError: (error) => logger.debug({ err: { message: (error as Error)?.message } }, 'trace export failed'),
-      })
-    : undefined;
-  const tracer = new Tracer(exporter);
-  const sinks: LogSink[] = [new PinoLogSink(logger), metrics.sink, requestLog.queue, ...(tracer.sink ? [tracer.sink] : []), ...(options.sinks ?? [])];
+function registerServices(container: DependencyContainer, config: ResolvedConfig, options: GatewayOptions): void {
+  // tsyringe takes a value provider only for a value that is neither null nor undefined.
+  const value = (token: symbol, useValue: NonNullable<unknown>) => container.register(token, { useValue });
+  const factory = <T>(token: symbol, build: (c: DependencyContainer) => T) => container.register(token, { useFactory: instanceCachingFactory(build) });
 
-  container.register(TOKENS.config, { useValue: config });
-  container.register(TOKENS.logger, { useValue: logger });
-  container.register(TOKENS.accountKey, { useValue: accountKey });
-  container.register(TOKENS.customHosts, { useFactory: instanceCachingFactory(() => new CustomHostGuard(config.customHosts)) });
-  const pluginDependencies = (manifest: { id: string }) => ({ logger: logger.child({ plugin: manifest.id }) });
-  container.register(TOKENS.policies, {
-    useFactory: instanceCachingFactory(() => new PolicyRegistry(config.policies, pluginDependencies)),
-  });
-  container.register(TOKENS.registry, {
-    useFactory: instanceCachingFactory((c) => {
-      // Guardrails the policies use are listed too, once per plugin id.
-      const configured = config.guardrails.filter((entry): entry is GuardrailRegistration => typeof entry !== 'function');
-      const listed = new Set(configured.map((registration) => registration.manifest?.id));
-      const used = c
-        .resolve<PolicyRegistry>(TOKENS.policies)
-        .registrations()
-        .filter((registration) => !listed.has(registration.manifest.id) && listed.add(registration.manifest.id));
-      return new PluginRegistry(config.providers, [...configured, ...used], pluginDependencies);
-    }),
-  });
-  container.register(TOKENS.upstream, {
-    useFactory: instanceCachingFactory(
-      (c) => new UpstreamClient({ ...config.upstream, guardedLookup: c.resolve<CustomHostGuard>(TOKENS.customHosts).lookup }),
+  value(
+    TOKENS.logger,
+    pino(
+      // No pino `redact`: log entries are built without headers, bodies or credentials (and error
+      // messages are scrubbed in buildLogEntry); wildcard redaction measured 30-80 µs per line.
+      { level: config.logLevel, base: undefined },
+      options.logDestination ?? pino.destination({ dest: 1, sync: false }),
     ),
+  );
+  value(TOKENS.clock, options.clock ?? systemClock);
+  // Control-plane calls only (webhook guardrails); model calls go through the undici UpstreamClient.
+  value(TOKENS.controlPlaneHttp, axios.create());
+  factory(TOKENS.pluginDependencies, (c) => {
+    const logger = c.resolve<Logger>(TOKENS.logger);
+    const http = c.resolve<ControlPlaneHttp>(TOKENS.controlPlaneHttp);
+    const clock = c.resolve<Clock>(TOKENS.clock);
+    return (manifest: PluginManifest): PluginDependencies => ({ logger: logger.child({ plugin: manifest.id }), http, clock });
   });
-  container.register(TOKENS.pipeline, {
-    useFactory: instanceCachingFactory(
-      (c) =>
-        new Pipeline(
+  const { accountKey, generated } = AccountKey.load(config.dataDir, config.accountKey);
+  value(TOKENS.accountKey, accountKey);
+  // Set when the account key was generated on this start (shown once by the caller of listen).
+  factory(TOKENS.generatedAccountKey, () => generated);
+  factory(TOKENS.memoryBudget, () => new MemoryBudget(config.memoryBudgetBytes));
+  factory(TOKENS.failedAuth, (c) => {
+    const clock = c.resolve<Clock>(TOKENS.clock);
+    return new FailedAuthLimiter({ ...config.server.failedAuth, maxAddresses: 10_000 }, () => clock.now());
+  });
+  factory(
+    TOKENS.vault,
+    () =>
+      new VaultService({
+        dataDir: config.dataDir,
+        redisUrl: config.redisUrl,
+        redisPrefix: config.vault.redisPrefix,
+        environment: options.environment ?? process.env,
+        credentialCacheMs: config.vault.credentialCacheMs,
+        pricing: config.pricing,
+        outputTokenEstimate: config.vault.outputTokenEstimate,
+      }),
+  );
+  factory(
+    TOKENS.metrics,
+    (c) =>
+      new GatewayMetrics({
+        // Read on scrape: the request log and the upstream client are built after the metrics.
+        logQueue: () => {
+          const { queue } = c.resolve<RequestLog>(TOKENS.requestLog);
+          return { depth: queue.depth, spillBytes: queue.spillBytes, storeUp: queue.storeUp };
+        },
+        upstreamPools: () => c.resolve<UpstreamClient>(TOKENS.upstream).stats(),
+      }),
+  );
+  factory(TOKENS.requestLog, (c) => createRequestLog(config, c.resolve(TOKENS.logger), c.resolve<GatewayMetrics>(TOKENS.metrics).logQueueObserver));
+  factory(TOKENS.traceExporter, (c) => {
+    if (!config.telemetry) return null;
+    const logger = c.resolve<Logger>(TOKENS.logger);
+    return new OtlpExporter({
+      url: config.telemetry.tracesUrl,
+      headers: config.telemetry.headers,
+      serviceName: config.telemetry.serviceName,
+      version: GATEWAY_VERSION,
+      onError: (error) => logger.debug({ err: { message: (error as Error)?.message } }, 'trace export failed'),
+    });
+  });
+  factory(TOKENS.tracer, (c) => new Tracer(c.resolve<OtlpExporter | null>(TOKENS.traceExporter) ?? undefined));
+  factory(TOKENS.customHosts, () => new CustomHostGuard(config.customHosts));
+  factory(TOKENS.upstream, (c) => new UpstreamClient({ ...config.upstream, guardedLookup: c.resolve<CustomHostGuard>(TOKENS.customHosts).lookup }));
+  factory(TOKENS.policies, (c) => new PolicyRegistry(config.policies, c.resolve(TOKENS.pluginDependencies)));
+  factory(TOKENS.registry, (c) => {
+    // Guardrails the policies use are listed too, once per plugin id.
+    const configured = config.guardrails.filter((entry): entry is GuardrailRegistration => typeof entry !== 'function');
+    const listed = new Set(configured.map((registration) => registration.manifest?.id));
+    const used = c
+      .resolve<PolicyRegistry>(TOKENS.policies)
+      .registrations()
+      .filter((registration) => !listed.has(registration.manifest.id) && listed.add(registration.manifest.id));
+    return new PluginRegistry(config.providers, [...configured, ...used], c.resolve(TOKENS.pluginDependencies));
+  });
+  factory(TOKENS.adminGuard, (c) => new AdminGuard(c.resolve<AccountKey>(TOKENS.accountKey), { failedAuth: c.resolve(TOKENS.failedAuth), trustProxy: config.server.trustProxy }));
+  factory(TOKENS.pipeline, (c) => {
+    const logger = c.resolve<Logger>(TOKENS.logger);
+    const vault = c.resolve<VaultService>(TOKENS.vault);
+    const metrics = c.resolve<GatewayMetrics>(TOKENS.metrics);
+    const tracer = c.resolve<Tracer>(TOKENS.tracer);
+    const memoryBudget = c.resolve<MemoryBudget>(TOKENS.memoryBudget);
+    const failedAuth = c.resolve<FailedAuthLimiter>(TOKENS.failedAuth);
+    const sinks: LogSink[] = [
+      new PinoLogSink(logger),
+      metrics.sink,
+      c.resolve<RequestLog>(TOKENS.requestLog).queue,
+      ...(tracer.sink ? [tracer.sink] : []),
+      ...(options.sinks ?? []),
+    ];
+    return new Pipeline(
           [
             authHook({
               registry: c.resolve(TOKENS.registry),
@@ -218,17 +269,35 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
             development: config.development,
             onUnexpectedError: (error, context) => logger.error({ err: error, traceId: context.traceId }, 'unexpected error'),
           },
-        ),
-    ),
+        );
   });
+}
 
+/**
+ * The composition root: resolves the configuration, registers every service in a container (the
+ * only place tsyringe is used), validates every plugin and hook at boot, and builds the Koa app.
+ */
+export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOptions = {}): Gateway {
+  const config = resolveConfig(gatewayConfig, options.environment);
+  const container = rootContainer.createChildContainer();
+  registerServices(container, config, options);
+  const vault = container.resolve<VaultService>(TOKENS.vault);
+  // The vault's worker thread takes ~50-75 ms to boot: it starts now, in parallel with the rest of
+  // the construction, rather than in listen(). A failure is reported by listen() (or
+  // vault.start()), which awaits the same promise.
+  vault.start().catch(() => {});
+  const logger = container.resolve<Logger>(TOKENS.logger);
+  const accountKey = container.resolve<AccountKey>(TOKENS.accountKey);
+  const generated = container.resolve<string | undefined>(TOKENS.generatedAccountKey);
   const policies = container.resolve<PolicyRegistry>(TOKENS.policies);
   const registry = container.resolve<PluginRegistry>(TOKENS.registry);
   const pipeline = container.resolve<Pipeline>(TOKENS.pipeline);
   const upstream = container.resolve<UpstreamClient>(TOKENS.upstream);
-  upstreamPools = () => upstream.stats();
-  const logs = requestLog;
-  const adminGuard = new AdminGuard(accountKey, { failedAuth, trustProxy: config.server.trustProxy });
+  const logs = container.resolve<RequestLog>(TOKENS.requestLog);
+  const exporter = container.resolve<OtlpExporter | null>(TOKENS.traceExporter);
+  const metrics = container.resolve<GatewayMetrics>(TOKENS.metrics);
+  const memoryBudget = container.resolve<MemoryBudget>(TOKENS.memoryBudget);
+  const adminGuard = container.resolve<AdminGuard>(TOKENS.adminGuard);
   const app = buildApp({
     pipeline,
     registry,
@@ -242,7 +311,8 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
     logStore: logs.store,
     metrics,
     memoryBudget,
-    failedAuth,
+    failedAuth: container.resolve<FailedAuthLimiter>(TOKENS.failedAuth),
+    clock: container.resolve<Clock>(TOKENS.clock),
   });
   const servers: Server[] = [];
 
@@ -312,6 +382,7 @@ function buildApp(parts: {
   metrics: GatewayMetrics;
   memoryBudget: MemoryBudget;
   failedAuth: FailedAuthLimiter;
+  clock: Clock;
 }): Koa {
   const { pipeline, registry, policies, adminGuard, accountKey, config, logger } = parts;
   const app = new Koa();
@@ -352,7 +423,7 @@ function buildApp(parts: {
   };
   if (config.metricsPublic) router.get('/metrics', metricsRoute);
   else router.get('/metrics', adminGuard.middleware, metricsRoute);
-  mountDashboard(router, { adminGuard, accountKey, failedAuth: parts.failedAuth, trustProxy: config.server.trustProxy });
+  mountDashboard(router, { adminGuard, accountKey, failedAuth: parts.failedAuth, trustProxy: config.server.trustProxy, clock: parts.clock });
   const handlerOptions = {
     bodyLimitBytes: config.bodyLimitBytes,
     memoryBudget: parts.memoryBudget,

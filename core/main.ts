@@ -37,7 +37,7 @@ const SHUTDOWN_GRACE_MS = Number.isFinite(graceSetting) && graceSetting >= 0 ? g
 async function main(command = 'start'): Promise<void> {
   if (command === 'credentials' || command === 'keys' || command === 'rotate-master-key') {
     const config = await loadConfig(process.env.GATEWAY_CONFIG);
-    const { runVaultCli } = await import('./vault/cli.js');
+    const { runVaultCli } = await import('./cli/vault.js');
     const io = { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, environment: process.env };
     process.exitCode = await runVaultCli(process.argv.slice(2), config, io);
     return;

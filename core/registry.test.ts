@@ -3,16 +3,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
 import { openai } from '../plugins/providers/openai/index.js';
+import { pluginDependencies } from '../test/plugin-dependencies.js';
 import { createGateway } from './app.js';
 import { BootError } from './errors.js';
 import { PluginRegistry } from './registry.js';
 import type { GuardrailRegistration } from './spec/guardrail.js';
 import type { Hook } from './spec/hook.js';
-import type { PluginDependencies, PluginManifest } from './spec/manifest.js';
+import type { PluginManifest } from './spec/manifest.js';
 import type { ProviderRegistration } from './spec/provider.js';
 
-const silentLogger: PluginDependencies['logger'] = { info() {}, warn() {}, error() {}, debug() {} };
-const dependencies = () => ({ logger: silentLogger });
+const dependencies = () => pluginDependencies();
 
 const WORD_FILTER_PARAMS = {
   type: 'object',
@@ -148,7 +148,7 @@ test('valid params pass and plugins are created with their own dependencies', (t
   const seen: PluginManifest[] = [];
   const created = new PluginRegistry([openai({ baseUrl: 'http://127.0.0.1:9/v1/', project: 'p' })], [wordFilter()], (manifest) => {
     seen.push(manifest);
-    return { logger: silentLogger };
+    return pluginDependencies();
   });
   t.deepEqual(
     seen.map((manifest) => manifest.id),

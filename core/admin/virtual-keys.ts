@@ -1,15 +1,11 @@
 import Router from '@koa/router';
-import type { Context } from 'koa';
-import { parseJsonObject, readBody } from '../http/body.js';
 import type { AdminGuard } from './guard.js';
+import { jsonBody, requestJson } from './json-body.js';
 import { adminOpenApi } from './openapi.js';
 import { type VirtualKeyActionDependencies, VirtualKeyActions } from './virtual-key-actions.js';
 
+/** Largest admin request body (a credential, a key's settings). */
 const BODY_LIMIT = 1024 * 1024;
-
-async function jsonBody(koa: Context): Promise<Record<string, unknown>> {
-  return parseJsonObject(await readBody(koa.req, BODY_LIMIT));
-}
 
 /**
  * The admin API for credentials and virtual keys (`/admin/credentials`, `/admin/virtual-keys`),
@@ -23,13 +19,14 @@ export function virtualKeyAdminRouter(dependencies: VirtualKeyActionDependencies
   // Before the vault has started (an app used without listen) no virtual key can be valid.
   guard.recognise((key) => service.isStarted && service.keys.isKey(key));
   const router = new Router({ prefix: '/admin' });
+  const body = jsonBody(BODY_LIMIT);
 
   router.get('/openapi.json', (koa) => {
     koa.body = adminOpenApi;
   });
 
-  router.post('/credentials', guard.middleware, async (koa) => {
-    koa.body = await actions.createCredential(await jsonBody(koa));
+  router.post('/credentials', guard.middleware, body, async (koa) => {
+    koa.body = await actions.createCredential(requestJson(koa));
     koa.status = 201;
   });
   router.get('/credentials', guard.middleware, async (koa) => {
@@ -40,8 +37,8 @@ export function virtualKeyAdminRouter(dependencies: VirtualKeyActionDependencies
     koa.status = 204;
   });
 
-  router.post('/virtual-keys', guard.middleware, async (koa) => {
-    koa.body = await actions.createKey(await jsonBody(koa));
+  router.post('/virtual-keys', guard.middleware, body, async (koa) => {
+    koa.body = await actions.createKey(requestJson(koa));
     koa.status = 201;
   });
   router.get('/virtual-keys', guard.middleware, async (koa) => {
@@ -50,8 +47,8 @@ export function virtualKeyAdminRouter(dependencies: VirtualKeyActionDependencies
   router.get('/virtual-keys/:id', guard.middleware, async (koa) => {
     koa.body = await actions.getKey(koa.params.id);
   });
-  router.patch('/virtual-keys/:id', guard.middleware, async (koa) => {
-    koa.body = await actions.updateKey(koa.params.id, await jsonBody(koa));
+  router.patch('/virtual-keys/:id', guard.middleware, body, async (koa) => {
+    koa.body = await actions.updateKey(koa.params.id, requestJson(koa));
   });
   router.delete('/virtual-keys/:id', guard.middleware, async (koa) => {
     await actions.deleteKey(koa.params.id);

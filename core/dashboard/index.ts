@@ -2,9 +2,10 @@ import type Router from '@koa/router';
 import type { Context } from 'koa';
 import type { AccountKey } from '../account-key.js';
 import { type AdminGuard, refusedKey } from '../admin/guard.js';
+import { jsonBody, requestJson } from '../admin/json-body.js';
 import type { FailedAuthLimiter } from '../failed-auth.js';
+import type { Clock } from '../spec/manifest.js';
 import { errors } from '../errors.js';
-import { parseJsonObject, readBody } from '../http/body.js';
 import { DashboardSessions } from './sessions.js';
 import { loadAssets, type StaticAsset } from './static.js';
 
@@ -31,6 +32,8 @@ export interface DashboardOptions {
   readonly failedAuth?: FailedAuthLimiter;
   /** Proxy hops trusted in X-Forwarded-For. */
   readonly trustProxy?: number;
+  /** Tells session expiry (default: the system clock). */
+  readonly clock?: Clock;
 }
 
 /**
@@ -39,7 +42,8 @@ export interface DashboardOptions {
  * (with the CSRF header) is registered with the admin guard, so the page calls the admin API with it.
  */
 export function mountDashboard(router: Router, options: DashboardOptions): DashboardSessions {
-  const sessions = new DashboardSessions(options.sessionTtlMs);
+  const clock = options.clock;
+  const sessions = new DashboardSessions(options.sessionTtlMs, undefined, clock ? () => clock.now() : undefined);
   const assets = loadAssets();
   const index = assets.get('index.html');
   if (!index) throw new Error('The dashboard has no index.html.');
@@ -71,13 +75,9 @@ export function mountDashboard(router: Router, options: DashboardOptions): Dashb
     koa.body = session ? sessionBody(session) : { signed_in: false };
   });
 
-  router.post('/dashboard/session', async (koa) => {
-    // A form post (which a cross-site page can send without a preflight) is refused before it is read.
-    if (!koa.is('application/json')) {
-      throw errors.invalidRequest('Sign in with a JSON body ({"api_key": "..."}) sent as content-type application/json.', { code: 'unsupported_content_type' });
-    }
-    const body = parseJsonObject(await readBody(koa.req, 4096));
-    const apiKey = body.api_key;
+  const signInBody = jsonBody(SIGN_IN_BODY_LIMIT);
+  router.post('/dashboard/session', requireJsonContentType, signInBody, async (koa) => {
+    const apiKey = requestJson(koa).api_key;
     if (typeof apiKey !== 'string' || apiKey === '') {
       throw errors.invalidRequest('api_key must be the account API key, as a non-empty string.', { param: 'api_key', code: 'missing_api_key' });
     }
@@ -111,6 +111,17 @@ export function mountDashboard(router: Router, options: DashboardOptions): Dashb
   });
 
   return sessions;
+}
+
+/** A sign-in body holds one key. */
+const SIGN_IN_BODY_LIMIT = 4096;
+
+/** A form post (which a cross-site page can send without a preflight) is refused before it is read. */
+async function requireJsonContentType(koa: Context, next: () => Promise<unknown>): Promise<void> {
+  if (!koa.is('application/json')) {
+    throw errors.invalidRequest('Sign in with a JSON body ({"api_key": "..."}) sent as content-type application/json.', { code: 'unsupported_content_type' });
+  }
+  await next();
 }
 
 const sessionBody = (session: { expiresAt: number; csrfToken: string }) => ({

@@ -1,12 +1,11 @@
 import test from 'ava';
 import { chatAnswerText } from '../api/answer-text.js';
 import { pii } from '../../plugins/guardrails/pii/index.js';
+import { pluginDependencies } from '../../test/plugin-dependencies.js';
 import type { GuardrailRecord } from '../pipeline/context.js';
 import type { ChatCompletionChunk } from '../spec/unified.js';
 import { PolicyRegistry } from './registry.js';
 import { releasePoint, StreamJudge } from './stream-window.js';
-
-const silent = { info() {}, warn() {}, error() {}, debug() {} };
 
 test('sentence windows release up to the last sentence end, or all but holdChars past maxChars', (t) => {
   t.is(releasePoint('One. Two? Three', { kind: 'sentence' }), 9);
@@ -32,7 +31,7 @@ const chunk = (content: string | undefined, finish: string | null = null): ChatC
 });
 
 test('the judge holds text back, redacts a span split across chunks and aggregates one record per guardrail', async (t) => {
-  const policies = new PolicyRegistry({ p: { output: [pii({})] } }, () => ({ logger: silent }));
+  const policies = new PolicyRegistry({ p: { output: [pii({})] } }, () => pluginDependencies());
   const records: GuardrailRecord[] = [];
   const judge = new StreamJudge(policies.get('p')!, { operation: 'chat', metadata: {}, parameters: {} }, records, chatAnswerText.chunk);
   const released: string[] = [];
@@ -51,7 +50,7 @@ test('the judge holds text back, redacts a span split across chunks and aggregat
 });
 
 test('a denial mid-stream stops with a content_filter chunk and drops the held text', async (t) => {
-  const policies = new PolicyRegistry({ p: { output: [pii({ action: 'deny' })] } }, () => ({ logger: silent }));
+  const policies = new PolicyRegistry({ p: { output: [pii({ action: 'deny' })] } }, () => pluginDependencies());
   const judge = new StreamJudge(policies.get('p')!, { operation: 'chat', metadata: {}, parameters: {} }, [], chatAnswerText.chunk);
   t.deepEqual((await judge.push(chunk('Fine. My card is 4111 1111'))).chunks[0].choices[0].delta, { content: 'Fine.' });
   const step = await judge.push(chunk(' 1111 1111 ok'));

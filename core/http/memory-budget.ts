@@ -1,14 +1,4 @@
-import { totalmem } from 'node:os';
 import { errors, type GatewayError } from '../errors.js';
-
-/**
- * Default size of the budget: an eighth of the memory this process may use (the cgroup limit when
- * there is one, else the machine's), between 256 MiB and 2 GiB.
- */
-export function defaultMemoryBudgetBytes(): number {
-  const limit = process.constrainedMemory() || totalmem();
-  return Math.min(2 * 1024 ** 3, Math.max(256 * 1024 ** 2, Math.floor(limit / 8)));
-}
 
 /** 503 `overloaded` with Retry-After: the gateway holds as many bytes as it is allowed to. */
 export const overloaded = (): GatewayError =>

@@ -1,3 +1,4 @@
+import { SseDecoder } from '../http/sse.js';
 import type { LogBodies, LogEntry } from './entry.js';
 import { redactSecrets } from './entry.js';
 
@@ -67,6 +68,12 @@ const requestText = (bytes: Buffer, maxBytes: number, secrets: LogBodies['secret
 
 const chunkText = (chunk: Uint8Array | string) => (typeof chunk === 'string' ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).toString('utf8'));
 
+/** The events of an SSE text, by the gateway's decoder (an event the text cuts off is left out). */
+function sseEvents(text: string) {
+  const decoder = new SseDecoder();
+  return [...decoder.push(Buffer.from(text)), ...decoder.end()];
+}
+
 /**
  * Turns the SSE text a client received into one JSON summary: the assembled content of each
  * choice, the model, finish reasons and usage. Falls back to the raw text when it is not SSE JSON.
@@ -78,9 +85,8 @@ export function assembleStream(text: string, truncated: boolean): string {
   let usage: unknown;
   let error: unknown;
   let events = 0;
-  for (const line of text.split('\n')) {
-    if (!line.startsWith('data:')) continue;
-    const data = line.slice(5).trim();
+  for (const { data: raw } of sseEvents(text)) {
+    const data = raw.trim();
     if (data === '[DONE]' || data === '') continue;
     let chunk: any;
     try {

@@ -1,3 +1,5 @@
+import type { AxiosInstance } from 'axios';
+
 /**
  * What every plugin says about itself. The registry validates it at boot (so a misconfigured plugin
  * fails on start, not on its thousandth request) and lists it at `GET /admin/plugins`.
@@ -29,12 +31,30 @@ export interface PluginRegistration<Kind extends PluginManifest['kind'], Instanc
 }
 
 /**
- * Dependencies handed to a plugin when it is created. Plugins never reach into the composition
- * root; what they need is passed here.
+ * Dependencies handed to a plugin when it is created, from the composition root's container.
+ * Plugins never reach into the composition root; what they need is passed here, so a test can
+ * hand a plugin its own clock or HTTP client.
  */
 export interface PluginDependencies {
   /** A child logger bound to the plugin id; never log secrets through it. */
   readonly logger: PluginLogger;
+  /**
+   * The gateway's HTTP client for control-plane calls (webhooks, policy services): one axios
+   * instance shared by every plugin. Each call sets its own timeout. Model calls never go through
+   * it: they are the forward stage's (undici), so a provider plugin does not use it.
+   */
+  readonly http: ControlPlaneHttp;
+  /** The gateway's clock: use it instead of `Date.now()`, so time can be fixed in tests. */
+  readonly clock: Clock;
+}
+
+/** The control-plane HTTP client plugins are given (an axios instance). */
+export type ControlPlaneHttp = AxiosInstance;
+
+/** A source of the current time. */
+export interface Clock {
+  /** Milliseconds since the Unix epoch, as `Date.now()`. */
+  now(): number;
 }
 
 /** The logger surface plugins may use (a subset of pino's). */

@@ -1,4 +1,5 @@
 import { Transform, type Readable } from 'node:stream';
+import { SseDecoder } from '../http/sse.js';
 import type { Usage } from '../spec/unified.js';
 
 export interface ObservedUsage {
@@ -34,6 +35,22 @@ function usageOf(value: unknown): ObservedUsage | undefined {
 }
 
 /**
+ * The usage of the last event that reports one, in the tail of an SSE stream (decoded by the
+ * gateway's SSE decoder: the tail may start inside an event, whose remains are no event).
+ */
+function lastStreamUsage(tail: Buffer): ObservedUsage | undefined {
+  const decoder = new SseDecoder();
+  const events = [...decoder.push(tail), ...decoder.end()];
+  for (let index = events.length - 1; index >= 0; index -= 1) {
+    const data = events[index].data.trim();
+    if (!data.startsWith('{')) continue;
+    const observed = usageOf(JSON.parse(data));
+    if (observed) return observed;
+  }
+  return undefined;
+}
+
+/**
  * Watches a pass-through response on its way to the client (bytes untouched, nothing delayed) and
  * reads the token usage it reports: from a JSON body (up to 4 MB), or from the last `data:` event
  * of a server-sent event stream that carries `usage`. So pass-through traffic is charged to a
@@ -57,23 +74,10 @@ export function tapUsage(body: Readable, contentType: string, found: (observed: 
       callback(null, chunk);
     },
     flush(callback) {
-      const text = Buffer.concat(chunks).toString('utf8');
+      const bytes = Buffer.concat(chunks);
       try {
-        if (isJson && size <= JSON_LIMIT) {
-          const observed = usageOf(JSON.parse(text));
-          if (observed) found(observed);
-        } else if (isStream) {
-          const lines = text.split('\n').filter((line) => line.startsWith('data:'));
-          for (let index = lines.length - 1; index >= 0; index -= 1) {
-            const data = lines[index].slice(5).trim();
-            if (!data.startsWith('{')) continue;
-            const observed = usageOf(JSON.parse(data));
-            if (observed) {
-              found(observed);
-              break;
-            }
-          }
-        }
+        const observed = isJson && size <= JSON_LIMIT ? usageOf(JSON.parse(bytes.toString('utf8'))) : isStream ? lastStreamUsage(bytes) : undefined;
+        if (observed) found(observed);
       } catch {
         // Not JSON after all: nothing to charge from it.
       }

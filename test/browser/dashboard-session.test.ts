@@ -113,3 +113,16 @@ test('signing in needs a JSON content type: a cross-site text/plain or form post
   const charset = await fetch(`${gateway.url}/dashboard/session`, { method: 'POST', headers: { 'content-type': 'application/json; charset=utf-8' }, body: json });
   t.is(charset.status, 201);
 });
+
+test('a sign-in body past 4 KB is refused with 413; one that is not a JSON object with 400 invalid_json', async (t) => {
+  const post = (body: string) => fetch(`${gateway.url}/dashboard/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+  const large = await post(JSON.stringify({ api_key: ACCOUNT_KEY, padding: 'x'.repeat(4096) }));
+  t.is(large.status, 413);
+  t.like(((await large.json()) as { error: object }).error, { code: 'body_too_large' });
+  for (const body of ['{"api_key":', '["x"]']) {
+    const refused = await post(body);
+    t.is(refused.status, 400, body);
+    t.is(refused.headers.get('set-cookie'), null);
+    t.like(((await refused.json()) as { error: object }).error, { type: 'invalid_request_error', code: 'invalid_json' });
+  }
+});

@@ -1,5 +1,6 @@
 import test from 'ava';
 import { formatReport, runConformance, shippedSubjects } from '../../core/conformance/index.js';
+import { pluginDependencies } from '../plugin-dependencies.js';
 
 // Every provider folder's conformance subject, found by convention (`<id>-conformance.ts`).
 const subjects = await shippedSubjects();
@@ -19,7 +20,7 @@ for (const subject of subjects) {
     t.deepEqual(failed, [], `${id} fails ${failed.map((result) => result.name).join(', ')}`);
     const passed = report.results.filter((result) => result.outcome === 'pass').map((result) => result.name);
     // Whatever a plugin declares, the error mapping and auth rows must have run, not been skipped.
-    const declared = subject.registration.create({ logger: { info() {}, warn() {}, error() {}, debug() {} } }).operations;
+    const declared = subject.registration.create(pluginDependencies()).operations;
     if (declared.chat) {
       for (const name of ['chat.plain', 'chat.stream', 'chat.stream.usage', 'errors.429', 'stream.early-end', 'auth', 'developer-role', 'stop-sequences']) {
         t.true(passed.includes(name), `${id}: ${name} did not pass`);

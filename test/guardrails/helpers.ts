@@ -6,8 +6,7 @@ import { PolicyRegistry } from '../../core/guardrails/registry.js';
 import type { GuardrailInput, GuardrailRegistration, GuardrailVerdict } from '../../core/spec/guardrail.js';
 import { type Fake, type FakeHandler, openAIChatHandler, startFake } from '../fakes/openai-fake.js';
 import { gatewayHeaders, sdkClient, startGateway, type TestGateway } from '../harness.js';
-
-const silent = { info() {}, warn() {}, error() {}, debug() {} };
+import { pluginDependencies } from '../plugin-dependencies.js';
 
 /** Creates the guardrail and judges `texts` (input side, not partial, unless overridden). */
 export async function judge(
@@ -15,14 +14,14 @@ export async function judge(
   texts: readonly string[],
   overrides: Partial<GuardrailInput> = {},
 ): Promise<GuardrailVerdict> {
-  const plugin = registration.create({ logger: silent });
+  const plugin = registration.create(pluginDependencies());
   return plugin.check({ side: 'input', operation: 'chat', model: 'gpt-4o', texts, metadata: {}, parameters: {}, partial: false, ...overrides });
 }
 
 /** Builds a policy registry around one guardrail (boot validation), returning the BootError or undefined. */
 export function bootError(registration: GuardrailRegistration, side: 'input' | 'output' = registration.manifest.stages[0]): BootError | undefined {
   try {
-    new PolicyRegistry({ checked: { [side]: [registration] } }, () => ({ logger: silent }));
+    new PolicyRegistry({ checked: { [side]: [registration] } }, () => pluginDependencies());
     return undefined;
   } catch (error) {
     if (error instanceof BootError) return error;

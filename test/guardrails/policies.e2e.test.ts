@@ -6,6 +6,7 @@ import { allowedModels, bannedWords, defineGuardrail, maxTokens, pii, regex, req
 import type { Hook } from '../../core/spec/hook.js';
 import { startFake } from '../fakes/openai-fake.js';
 import { ACCOUNT_KEY, loggedOnce, sdkClient, startGateway, traceId } from '../harness.js';
+import { pluginDependencies } from '../plugin-dependencies.js';
 import { answering, ask, assertDenied, policyGateway } from './helpers.js';
 
 test('input denial: 400 guardrail_denied with a generic message, nothing sent upstream, the log names the guardrail', async (t) => {
@@ -242,5 +243,5 @@ test('tsc rejects a wrong param type in a policy (checked at build by @ts-expect
     output: [pii({ types: { card: 'hide' } })],
   };
   // The values still reach boot, where the params schema refuses them.
-  t.throws(() => new PolicyRegistry({ p: policy }, () => ({ logger: { info() {}, warn() {}, error() {}, debug() {} } })), { message: /"max-tokens": \/max must be integer/ });
+  t.throws(() => new PolicyRegistry({ p: policy }, () => pluginDependencies()), { message: /"max-tokens": \/max must be integer/ });
 });

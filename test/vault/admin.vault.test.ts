@@ -290,6 +290,32 @@ test.serial('400 for a body that is not JSON', async (t) => {
   t.is(result.json.error.code, 'invalid_json');
 });
 
+test.serial('admin bodies: 413 past 1 MB (declared or not), 400 invalid_json for JSON that is not an object, read whatever the content type', async (t) => {
+  const huge = JSON.stringify({ name: 'x'.repeat(1024 * 1024) });
+  const declared = await call('POST', '/admin/credentials', huge);
+  t.is(declared.status, 413);
+  t.like(declared.json.error, { type: 'request_too_large', code: 'body_too_large' });
+  const chunked = await fetch(`${gateway.url}/admin/credentials`, {
+    method: 'POST',
+    headers: { 'x-gateway-api-key': ACCOUNT_KEY, 'content-type': 'application/json' },
+    body: new Blob([huge]).stream(),
+    duplex: 'half',
+  } as RequestInit);
+  t.is(chunked.status, 413);
+  for (const body of ['[1, 2]', '"text"', '']) {
+    const result = await call('POST', '/admin/virtual-keys', body);
+    t.is(result.status, 400, body);
+    t.like(result.json.error, { type: 'invalid_request_error', code: 'invalid_json' });
+  }
+  const plain = await fetch(`${gateway.url}/admin/virtual-keys`, {
+    method: 'POST',
+    headers: { 'x-gateway-api-key': ACCOUNT_KEY, 'content-type': 'application/x-www-form-urlencoded' },
+    body: JSON.stringify({ name: 'form-typed', provider: 'openai' }),
+  });
+  t.is(plain.status, 400);
+  t.like(((await plain.json()) as { error: object }).error, { param: 'credential_id' }, 'read as JSON: refused for what it lacks, not for its type');
+});
+
 test.after('no admin answer (but the key-issuing ones) and no log line holds a provider secret or a key value', (t) => {
   for (const answer of answers) {
     t.false(answer.includes(PROVIDER_SECRET));

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { PassThrough } from 'node:stream';
 import test from 'ava';
-import { runVaultCli } from '../../core/vault/cli.js';
+import { runVaultCli } from '../../core/cli/vault.js';
 import { openai } from '../../plugins/providers/openai/index.js';
 import { type Fake, startFake } from '../fakes/openai-fake.js';
 import { ACCOUNT_KEY, startGateway } from '../harness.js';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import test, { type ExecutionContext } from 'ava';
-import { runVaultCli } from '../../core/vault/cli.js';
+import { runVaultCli } from '../../core/cli/vault.js';
 import { VaultService } from '../../core/vault/service.js';
 import { openai } from '../../plugins/providers/openai/index.js';
 import { type Fake, startFake } from '../fakes/openai-fake.js';

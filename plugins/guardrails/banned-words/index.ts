@@ -1,18 +1,8 @@
-import { ALLOW, defineGuardrail, escapeRegExp, findSpans } from '../../../core/guardrails/define.js';
+import { ALLOW, defineGuardrail, findSpans } from '../../../core/guardrails/define.js';
+import { WORD_LIST_PARAMS, type WordListOptions, wordsPattern } from '../../shared/word-list.js';
 
-export interface BannedWordsParams {
+export interface BannedWordsParams extends WordListOptions {
   words: string[];
-  /** Match whole words only (default true): "ass" does not match "assistant". */
-  wholeWord?: boolean;
-  /** Default false. */
-  caseSensitive?: boolean;
-}
-
-/** A pattern matching any of `words`; whole-word boundaries are Unicode-aware (letters, marks, digits). */
-export function wordsPattern(words: readonly string[], wholeWord: boolean, caseSensitive: boolean): RegExp {
-  const alternatives = [...words].sort((left, right) => right.length - left.length).map(escapeRegExp).join('|');
-  const source = wholeWord ? `(?<![\\p{L}\\p{M}\\p{N}_])(?:${alternatives})(?![\\p{L}\\p{M}\\p{N}_])` : `(?:${alternatives})`;
-  return new RegExp(source, caseSensitive ? 'gu' : 'giu');
 }
 
 /** Denies text that contains any of the listed words. */
@@ -27,15 +17,11 @@ export const bannedWords = defineGuardrail<BannedWordsParams>(
       type: 'object',
       additionalProperties: false,
       required: ['words'],
-      properties: {
-        words: { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 } },
-        wholeWord: { type: 'boolean' },
-        caseSensitive: { type: 'boolean' },
-      },
+      properties: WORD_LIST_PARAMS,
     },
   },
   (params) => {
-    const pattern = wordsPattern(params.words, params.wholeWord ?? true, params.caseSensitive ?? false);
+    const pattern = wordsPattern(params.words, params);
     return (input) => {
       const found = input.texts.some((text) => findSpans(text, pattern, 'word', input.partial).length > 0);
       return found ? { action: 'deny', reason: 'text contains a banned word' } : ALLOW;

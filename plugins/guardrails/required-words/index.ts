@@ -1,12 +1,10 @@
 import { ALLOW, defineGuardrail } from '../../../core/guardrails/define.js';
-import { wordsPattern } from '../banned-words/index.js';
+import { WORD_LIST_PARAMS, type WordListOptions, wordsPattern } from '../../shared/word-list.js';
 
-export interface RequiredWordsParams {
+export interface RequiredWordsParams extends WordListOptions {
   words: string[];
   /** `any` (default): at least one must appear; `all`: every one must. */
   match?: 'any' | 'all';
-  wholeWord?: boolean;
-  caseSensitive?: boolean;
 }
 
 /** Denies text that does not contain the listed words. Judges the whole text (a stream at its end). */
@@ -21,18 +19,11 @@ export const requiredWords = defineGuardrail<RequiredWordsParams>(
       type: 'object',
       additionalProperties: false,
       required: ['words'],
-      properties: {
-        words: { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 } },
-        match: { enum: ['any', 'all'] },
-        wholeWord: { type: 'boolean' },
-        caseSensitive: { type: 'boolean' },
-      },
+      properties: { ...WORD_LIST_PARAMS, match: { enum: ['any', 'all'] } },
     },
   },
   (params) => {
-    const wholeWord = params.wholeWord ?? true;
-    const caseSensitive = params.caseSensitive ?? false;
-    const patterns = params.words.map((word) => wordsPattern([word], wholeWord, caseSensitive));
+    const patterns = params.words.map((word) => wordsPattern([word], params));
     return (input) => {
       const text = input.texts.join('\n');
       const present = patterns.map((pattern) => {

@@ -1,5 +1,4 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import axios from 'axios';
 import { ALLOW, defineGuardrail } from '../../../core/guardrails/define.js';
 import type { GuardrailVerdict } from '../../../core/spec/guardrail.js';
 
@@ -70,8 +69,7 @@ export const webhook = defineGuardrail<WebhookParams>(
       },
     },
   },
-  (params) => {
-    const client = axios.create({ timeout: params.timeoutMs ?? 2000, maxRedirects: 0, responseType: 'text', transformResponse: [(data) => data] });
+  (params, { http, clock }) => {
     const sides = new Set(params.sides ?? ['input', 'output']);
     return async (input) => {
       if (!sides.has(input.side)) return ALLOW;
@@ -83,8 +81,14 @@ export const webhook = defineGuardrail<WebhookParams>(
         metadata: input.metadata,
         parameters: input.parameters,
       });
-      const timestamp = String(Date.now());
-      const reply = await client.post<string>(params.url, body, {
+      const timestamp = String(clock.now());
+      // The gateway's control-plane client: redirects are not followed, and the reply is kept as
+      // text, since its signature is over the bytes received.
+      const reply = await http.post<string>(params.url, body, {
+        timeout: params.timeoutMs ?? 2000,
+        maxRedirects: 0,
+        responseType: 'text',
+        transformResponse: [(data) => data],
         headers: { 'content-type': 'application/json', [TIMESTAMP_HEADER]: timestamp, [SIGNATURE_HEADER]: sign(params.secret, timestamp, body) },
       });
       if (!signatureMatches(sign(params.secret, timestamp, reply.data), reply.headers[REPLY_SIGNATURE_HEADER])) {

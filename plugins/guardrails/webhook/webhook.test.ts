@@ -1,7 +1,9 @@
 import test from 'ava';
+import axios from 'axios';
 import nock from 'nock';
 import { step } from '../../../core/guardrails/policy.js';
 import { answering, ask, assertDenied, assertRefused, bootError, judge, policyGateway } from '../../../test/guardrails/helpers.js';
+import { pluginDependencies } from '../../../test/plugin-dependencies.js';
 import { REPLY_SIGNATURE_HEADER, SIGNATURE_HEADER, sign, signatureMatches, TIMESTAMP_HEADER, webhook } from './index.js';
 
 const SECRET = 'whsec-test-0123456789abcdef';
@@ -122,4 +124,29 @@ test.serial('through the gateway: a deny reply refuses the request; an allow rep
   const text = await listing.text();
   t.false(text.includes(SECRET));
   t.true(text.includes('[hidden]'));
+});
+
+test.serial('the webhook calls through the control-plane client and reads the clock it is given', async (t) => {
+  const http = axios.create();
+  const called: string[] = [];
+  http.interceptors.request.use((config) => {
+    called.push(`${config.method} ${config.url}`);
+    return config;
+  });
+  const clock = { now: () => 1_700_000_000_000 };
+  const timestamps: string[] = [];
+  const scope = nock(HOST)
+    .post('/check')
+    .reply(async (request: Request) => {
+      const timestamp = request.headers.get(TIMESTAMP_HEADER) ?? '';
+      timestamps.push(timestamp);
+      const answer = JSON.stringify({ verdict: 'allow' });
+      return [200, answer, { [REPLY_SIGNATURE_HEADER]: sign(SECRET, timestamp, answer) }];
+    });
+  const plugin = webhook({ url: `${HOST}/check`, secret: SECRET }).create(pluginDependencies({ http, clock }));
+  const verdict = await plugin.check({ side: 'input', operation: 'chat', model: 'gpt-4o', texts: ['x'], metadata: {}, parameters: {}, partial: false });
+  t.deepEqual(verdict, { action: 'allow' });
+  t.deepEqual(called, [`post ${HOST}/check`]);
+  t.deepEqual(timestamps, ['1700000000000']);
+  t.true(scope.isDone());
 });

@@ -2,6 +2,7 @@ import test from 'ava';
 import type { ChatRequest, ProviderTarget, StreamStep } from '../../../core/spec/index.js';
 import { clientEvents, fixtureLines, providerFixture, randomBytes, relayText, split, sseWire } from '../../../test/fakes/stream-fuzz.js';
 import { anthropic, createAnthropicStreamMapper, fromAnthropicResponse, mapAnthropicError, toAnthropicBody } from './index.js';
+import { pluginDependencies } from '../../../test/plugin-dependencies.js';
 
 const fixture = (name: string) => JSON.parse(providerFixture('anthropic', name));
 const target: ProviderTarget = { baseUrl: 'https://api.anthropic.com/v1', customHost: false, headers: {}, credentials: { apiKey: 'sk-ant-test' }, strict: true };
@@ -315,7 +316,7 @@ test('mapError reads Anthropic error bodies and describes others by status', (t)
 });
 
 test('the plugin posts to /messages with x-api-key and anthropic-version, and its params are declared', (t) => {
-  const plugin = anthropic({ version: '2023-06-01' }).create({ logger: console as never });
+  const plugin = anthropic({ version: '2023-06-01' }).create(pluginDependencies());
   const upstream = plugin.operations.chat!.toUpstream(base, target);
   t.is(upstream.url, 'https://api.anthropic.com/v1/messages');
   t.deepEqual(plugin.auth(upstream, target), { 'anthropic-version': '2023-06-01', 'x-api-key': 'sk-ant-test' });
@@ -323,5 +324,5 @@ test('the plugin posts to /messages with x-api-key and anthropic-version, and it
   t.is(plugin.baseUrl({}), 'https://api.anthropic.com/v1');
   t.false(plugin.capabilities!.developerRole!('claude-sonnet-4-5'));
   t.is(plugin.operations.embed, undefined);
-  t.is(JSON.parse(String(anthropic({ defaultMaxTokens: 77 }).create({ logger: console as never }).operations.chat!.toUpstream(base, target).body)).max_tokens, 77);
+  t.is(JSON.parse(String(anthropic({ defaultMaxTokens: 77 }).create(pluginDependencies()).operations.chat!.toUpstream(base, target).body)).max_tokens, 77);
 });

@@ -2,9 +2,10 @@ import test from 'ava';
 import type { ChatRequest, EmbeddingRequest, ProviderTarget } from '../../../core/spec/index.js';
 import { providerFixture } from '../../../test/fakes/stream-fuzz.js';
 import { gemini } from './index.js';
+import { pluginDependencies } from '../../../test/plugin-dependencies.js';
 
 const target: ProviderTarget = { baseUrl: 'https://generativelanguage.googleapis.com/v1beta', customHost: false, headers: {}, credentials: { apiKey: 'AIza-test' }, strict: true };
-const plugin = gemini().create({ logger: console as never });
+const plugin = gemini().create(pluginDependencies());
 const chat: ChatRequest = { model: 'gemini-2.5-flash', messages: [{ role: 'user', content: 'hi' }] };
 const embedding: EmbeddingRequest = { model: 'gemini-embedding-001', input: ['first', 'second'], dimensions: 4 };
 
@@ -16,7 +17,7 @@ test('chat goes to generateContent, streams to streamGenerateContent?alt=sse, wi
   t.deepEqual(plugin.auth(plain, target), { 'x-goog-api-key': 'AIza-test' });
   t.deepEqual(plugin.auth(plain, { ...target, credentials: {} }), {});
   t.is(plugin.baseUrl({}), 'https://generativelanguage.googleapis.com/v1beta');
-  t.is(gemini({ baseUrl: 'http://127.0.0.1:1/v1beta/' }).create({ logger: console as never }).baseUrl({}), 'http://127.0.0.1:1/v1beta');
+  t.is(gemini({ baseUrl: 'http://127.0.0.1:1/v1beta/' }).create(pluginDependencies()).baseUrl({}), 'http://127.0.0.1:1/v1beta');
   t.false(plugin.capabilities!.developerRole!('gemini-2.5-flash'));
 });
 

@@ -17,11 +17,12 @@ import {
   defineCompatibleProvider,
   mapCompatibleError,
 } from './index.js';
+import { pluginDependencies } from '../../../test/plugin-dependencies.js';
 
 /** The compatible family shipped on this base (each documented in docs/providers/<id>.md). */
 const COMPATIBLE = 'groq together fireworks deepseek openrouter perplexity xai cerebras deepinfra mistral nvidia-nim sambanova hyperbolic novita nebius lambda moonshot dashscope vllm lmstudio llamacpp ollama jina voyage'.split(' ');
 
-const dependencies: PluginDependencies = { logger: { info() {}, warn() {}, error() {}, debug() {} } };
+const dependencies: PluginDependencies = pluginDependencies();
 const target: ProviderTarget = { baseUrl: 'https://api.example.test/v1', customHost: false, headers: {}, credentials: { apiKey: 'k-123' }, strict: true };
 const request: ChatRequest = { model: 'm', messages: [{ role: 'user', content: 'hi', name: 'ann' }] };
 

@@ -8,13 +8,14 @@ import { openAIEmbed } from './openai-embed.js';
 import { openAIImageGenerate } from './openai-images.js';
 import { openAIModels } from './openai-models.js';
 import { openAISpeech } from './openai-speech.js';
+import { pluginDependencies } from '../../../test/plugin-dependencies.js';
 
 const fixture = (name: string) => readFileSync(join(process.cwd(), 'plugins/providers/openai/__fixtures__', name), 'utf8');
 const target: ProviderTarget = { baseUrl: 'https://api.openai.com/v1', customHost: false, headers: {}, credentials: { apiKey: 'sk-test' }, strict: true };
 const bytes = (value: object) => Buffer.from(JSON.stringify(value));
 
 test('the plugin offers every operation of the unified API', (t) => {
-  const plugin = openai().create({ logger: console as never });
+  const plugin = openai().create(pluginDependencies());
   t.deepEqual(Object.keys(plugin.operations).sort(), [
     'chat',
     'completion',

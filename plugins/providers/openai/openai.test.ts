@@ -7,6 +7,7 @@ import { openai } from './index.js';
 import { openAIChat } from './openai-chat.js';
 import { mapOpenAIError } from './openai-error.js';
 import { createOpenAIStreamMapper } from './openai-stream.js';
+import { pluginDependencies } from '../../../test/plugin-dependencies.js';
 
 const fixture = (name: string) => readFileSync(join(process.cwd(), 'plugins/providers/openai/__fixtures__', name), 'utf8');
 const target: ProviderTarget = {
@@ -96,12 +97,12 @@ test('mapError keeps OpenAI error bodies and describes anything else by status',
 });
 
 test('auth sends the Bearer token and optional organization and project headers', (t) => {
-  const plugin = openai({ organization: 'org-1', project: 'proj-1' }).create({ logger: console as never });
+  const plugin = openai({ organization: 'org-1', project: 'proj-1' }).create(pluginDependencies());
   const upstream = openAIChat.toUpstream(request, target);
   t.deepEqual(plugin.auth(upstream, target), { authorization: 'Bearer sk-test', 'openai-organization': 'org-1', 'openai-project': 'proj-1' });
   t.deepEqual(plugin.auth(upstream, { ...target, credentials: {} }), { 'openai-organization': 'org-1', 'openai-project': 'proj-1' });
   t.is(plugin.baseUrl({}), 'https://api.openai.com/v1');
-  t.is(openai({ baseUrl: 'http://127.0.0.1:9/v1/' }).create({ logger: console as never }).baseUrl({}), 'http://127.0.0.1:9/v1');
+  t.is(openai({ baseUrl: 'http://127.0.0.1:9/v1/' }).create(pluginDependencies()).baseUrl({}), 'http://127.0.0.1:9/v1');
 });
 
 test('an unchanged request is sent as the original bytes, never re-serialised', (t) => {

@@ -2,10 +2,11 @@ import test from 'ava';
 import type { ChatRequest, ProviderTarget } from '../../../core/spec/index.js';
 import { fixtureLines, providerFixture } from '../../../test/fakes/stream-fuzz.js';
 import { vertexAI } from './index.js';
+import { pluginDependencies } from '../../../test/plugin-dependencies.js';
 
 const headers = { 'x-gateway-cloud-b-project-id': 'my-project', 'x-gateway-cloud-b-region': 'us-east5', 'x-cloud-b-llm-request-type': 'dedicated' };
 const target: ProviderTarget = { baseUrl: 'https://us-east5-aiplatform.googleapis.com/v1', customHost: false, headers, credentials: { apiKey: 'ya29.token' }, strict: true };
-const plugin = vertexAI().create({ logger: console as never });
+const plugin = vertexAI().create(pluginDependencies());
 const chat = plugin.operations.chat!;
 const gemini: ChatRequest = { model: 'gemini-2.5-flash', messages: [{ role: 'system', content: 'Brief.' }, { role: 'user', content: 'hi' }] };
 const claude: ChatRequest = { model: 'claude-sonnet-4-5@20250929', messages: [{ role: 'system', content: 'Brief.' }, { role: 'user', content: 'hi' }] };

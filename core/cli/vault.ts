@@ -4,7 +4,7 @@ import { resolveConfig } from '../../config/index.js';
 import { VirtualKeyActions } from '../admin/virtual-key-actions.js';
 import { GatewayError } from '../errors.js';
 import { CustomHostGuard } from '../http/custom-host.js';
-import { VaultService } from './service.js';
+import { VaultService } from '../vault/service.js';
 
 export interface CliIo {
   readonly stdout: NodeJS.WritableStream;
