@@ -190,6 +190,8 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
     useFactory: instanceCachingFactory(
       (c) =>
         new Pipeline(
+          // The runner orders hooks by stage and by their own before/after, not by position here;
+          // the config's hooks, unless they say otherwise, follow the built-in ones of their stage.
           [
             authHook({
               registry: c.resolve(TOKENS.registry),
@@ -209,7 +211,6 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
               maxAnswerBytes: config.upstream.maxAnswerBytes,
               traceHeaders: tracer.traceHeaders,
             }),
-            // Settles the key's cost and sets context.costUsd before the log entry is built.
             vault.hooks.settle,
             logHook({ sinks, bodies: config.logs.bodies }),
             ...config.hooks,

@@ -24,14 +24,22 @@ export interface GatewayContext {
   /** `x-gateway-strict-api-compliance` (default true). */
   readonly strict: boolean;
 
-  /** Written by the route: the validated request (empty until {@link loadRequest} has run). */
+  /**
+   * Written by the route's {@link loadRequest} (run by the auth stage): the validated request, empty
+   * until then. The guardrail stage's input chain may replace its body (a transform verdict).
+   */
   request: RequestSlice;
   /**
    * Set by the route: reads and validates the request body into `request`. The auth stage runs it
    * once the caller is known, so no body of an unauthenticated request is read, parsed or spooled.
    */
   readonly loadRequest?: () => Promise<void>;
-  /** Written by the auth stage. */
+  /**
+   * Written by the auth stage (its `KeyResolver`) as soon as the caller's key is known, before the
+   * key's own checks run, so that a request they refuse (an expired key) is covered too.
+   */
+  key?: KeySlice;
+  /** Written by the auth stage once the caller and target are resolved. */
   auth?: AuthSlice;
   /** Written by the guardrail stage. */
   guardrail?: GuardrailSlice;
@@ -39,18 +47,27 @@ export interface GatewayContext {
   transform?: TransformSlice;
   /** Written by the forward stage. */
   forward?: ForwardSlice;
-  /** The answer to send; written by the stage that produced it (transform, or the runner on error). */
+  /** Written by the log-stage hooks that run before `gateway-log`, which reads it. */
+  log?: LogSlice;
+  /**
+   * The answer to send. Written only by `respond` (`core/pipeline/response.ts`): by the transform
+   * stage, or by the route with the error response.
+   */
   response?: GatewayResponse;
   /** The error that ended the request, if any (set by the runner). */
   error?: GatewayError;
-  /** The request's cost in USD, once usage is known and priced (set before the log entry is built). */
+}
+
+/** What the caller's key says about the request, known before the key is checked further. */
+export interface KeySlice {
+  /** `false` when the key keeps request and response bodies out of the log (a virtual key's `log_bodies: false`). */
+  readonly logBodies?: false;
+}
+
+/** What the log entry needs that only the log stage learns. */
+export interface LogSlice {
+  /** The request's cost in USD, once usage is known and priced (`virtual-key-settle`). */
   costUsd?: number;
-  /**
-   * Written by the auth stage as soon as the caller's key is known: `false` when that key keeps
-   * request and response bodies out of the log (a virtual key's `log_bodies: false`). Set before
-   * the key's own checks run, so that a request they refuse (an expired key) is covered too.
-   */
-  logBodies?: false;
 }
 
 export interface IncomingRequest {
