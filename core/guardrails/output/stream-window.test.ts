@@ -1,9 +1,9 @@
 import test from 'ava';
-import { chatAnswerText } from '../api/answer-text.js';
-import { pii } from '../../plugins/guardrails/pii/index.js';
-import type { GuardrailRecord } from '../pipeline/context.js';
-import type { ChatCompletionChunk } from '../spec/unified.js';
-import { PolicyRegistry } from './registry.js';
+import { chatAnswerText } from '../../api/answer-text.js';
+import { pii } from '../../../plugins/guardrails/pii/index.js';
+import type { GuardrailRecord } from '../../pipeline/context.js';
+import type { ChatCompletionChunk } from '../../spec/unified.js';
+import { PolicyRegistry } from '../registry.js';
 import { releasePoint, StreamJudge } from './stream-window.js';
 
 const silent = { info() {}, warn() {}, error() {}, debug() {} };
