@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { bodyFailure } from '../http/upstream.js';
 import { SSE_DONE, sseData } from '../http/sse.js';
 import type { ChunkJudge } from '../guardrails/output/index.js';
-import type { StreamDecoder, StreamMapper, StreamStep, UpstreamEvent } from '../spec/provider.js';
+import type { StreamDecoder, StreamMapper, UpstreamEvent } from '../spec/provider.js';
 import type { ErrorBody, Usage } from '../spec/unified.js';
 
 /** What the relay reads of a chunk, whatever the operation (chat chunks, text completions). */

@@ -228,7 +228,7 @@ export function limitHooks(dependencies: LimitsDependencies): { admit: Hook; set
       const model = seen?.model ?? context.request.model;
       const price = provider === undefined ? undefined : ((model && prices.price(provider, model)) ?? reservation?.price);
       const costUsd = seen?.usage && price ? costOf(price, tokenCounts(seen.usage)) : undefined;
-      if (costUsd !== undefined) context.log = { ...context.log, costUsd };
+      if (costUsd !== undefined) (context.log ??= {}).costUsd = costUsd;
       if (reservation) {
         // Usage unknown after a successful upstream answer (e.g. a stream cut short): charge the
         // reservation rather than nothing, so leaving early is no way around a budget.
