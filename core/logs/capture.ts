@@ -30,10 +30,10 @@ export function bodiesWanted(context: GatewayContext, policy: BodyLogging): bool
 
 /**
  * The log's body capture. The log stage runs once the response is over, too late to see a stream
- * go by, so this hook belongs to the log but runs in the auth stage, as soon as the caller is known
- * (whether bodies are logged depends on the key): it registers a tap that `respond` puts on
- * the streamed answer the client receives (after guardrails), keeping references to its first
- * `maxBytes`; nothing is copied or parsed on the request path. `gateway-log` reads what it kept.
+ * go by, so this hook belongs to the log but runs in the auth stage, once the caller is known: it
+ * registers a tap that `respond` puts on the streamed answer the client receives (after
+ * guardrails), keeping references to its first `maxBytes` when this request's bodies are logged;
+ * nothing is copied or parsed on the request path. `gateway-log` reads what it kept.
  */
 export function bodyCaptureHook(options: { policy: BodyLogging; maxBytes: number }): Hook {
   return {
@@ -41,7 +41,8 @@ export function bodyCaptureHook(options: { policy: BodyLogging; maxBytes: number
     stage: 'auth',
     after: ['gateway-auth'],
     async run(context, next) {
-      if (bodiesWanted(context, options.policy)) tapStream(context, (stream) => captureStream(context, stream, options.maxBytes));
+      // Whether bodies are wanted is asked only of a streamed answer, as the log asks it of every request.
+      tapStream(context, (stream) => (bodiesWanted(context, options.policy) ? captureStream(context, stream, options.maxBytes) : stream));
       await next();
     },
   };
