@@ -45,7 +45,7 @@ export interface AnswerText<Response extends { choices: TextChoice[] }, Chunk ex
 export interface OutputJudge {
   /** Returns the answer to send (a denial: every choice {@link AnswerText.answer denied}). */
   response<Response extends { choices: TextChoice[] }, Chunk extends { choices: TextChoice[] }>(response: Response, text: AnswerText<Response, Chunk>): Promise<Response>;
-  /** A transformer for one stream. */
+  /** A judge for one stream, which the stream relay applies. */
   stream<Response extends { choices: TextChoice[] }, Chunk extends { choices: TextChoice[] }>(text: AnswerText<Response, Chunk>): ChunkJudge<Chunk>;
 }
 
