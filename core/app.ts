@@ -241,35 +241,36 @@ function registerServices(container: DependencyContainer, config: ResolvedConfig
       ...(options.sinks ?? []),
     ];
     return new Pipeline(
-          [
-            authHook({
-              registry: c.resolve(TOKENS.registry),
-              accountKey: c.resolve(TOKENS.accountKey),
-              customHosts: c.resolve(TOKENS.customHosts),
-              keyResolvers: [vault.resolver],
-              failedAuth,
-              forwardCookies: config.forwardCookies,
-            }),
-            vault.hooks.admit,
-            ...(config.logs.bodies === false ? [] : [bodyCaptureHook({ policy: config.logs.bodies, maxBytes: config.logs.bodyMaxBytes })]),
-            guardrailHook({ policies: c.resolve(TOKENS.policies), defaultPolicy: config.defaultPolicy }),
-            transformHook({ operations: new Map([...OPERATIONS.map(([, handler]) => handler), createPassthrough(config.passthrough)].map((handler) => [handler.name, handler])) }),
-            forwardHook({
-              upstream: c.resolve(TOKENS.upstream),
-              memoryBudget,
-              maxAnswerBytes: config.upstream.maxAnswerBytes,
-              traceHeaders: tracer.traceHeaders,
-            }),
-            // Settles the key's cost and sets context.costUsd before the log entry is built.
-            vault.hooks.settle,
-            logHook({ sinks, bodies: config.logs.bodies }),
-            ...config.hooks,
-          ],
-          {
-            development: config.development,
-            onUnexpectedError: (error, context) => logger.error({ err: error, traceId: context.traceId }, 'unexpected error'),
-          },
-        );
+      // The runner orders hooks by stage and by their own before/after, not by position here;
+      // the config's hooks, unless they say otherwise, follow the built-in ones of their stage.
+      [
+        authHook({
+          registry: c.resolve(TOKENS.registry),
+          accountKey: c.resolve(TOKENS.accountKey),
+          customHosts: c.resolve(TOKENS.customHosts),
+          keyResolvers: [vault.resolver],
+          failedAuth,
+          forwardCookies: config.forwardCookies,
+        }),
+        vault.hooks.admit,
+        ...(config.logs.bodies === false ? [] : [bodyCaptureHook({ policy: config.logs.bodies, maxBytes: config.logs.bodyMaxBytes })]),
+        guardrailHook({ policies: c.resolve(TOKENS.policies), defaultPolicy: config.defaultPolicy }),
+        transformHook({ operations: new Map([...OPERATIONS.map(([, handler]) => handler), createPassthrough(config.passthrough)].map((handler) => [handler.name, handler])) }),
+        forwardHook({
+          upstream: c.resolve(TOKENS.upstream),
+          memoryBudget,
+          maxAnswerBytes: config.upstream.maxAnswerBytes,
+          traceHeaders: tracer.traceHeaders,
+        }),
+        vault.hooks.settle,
+        logHook({ sinks, bodies: config.logs.bodies }),
+        ...config.hooks,
+      ],
+      {
+        development: config.development,
+        onUnexpectedError: (error, context) => logger.error({ err: error, traceId: context.traceId }, 'unexpected error'),
+      },
+    );
   });
 }
 

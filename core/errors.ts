@@ -68,6 +68,9 @@ export class BootError extends Error {
     readonly code:
       | 'UNKNOWN_STAGE'
       | 'DUPLICATE_HOOK'
+      | 'UNKNOWN_HOOK'
+      | 'HOOK_ORDER_CYCLE'
+      | 'HOOK_ORDER_STAGE'
       | 'DUPLICATE_PLUGIN'
       | 'INVALID_MANIFEST'
       | 'INVALID_PARAMS'

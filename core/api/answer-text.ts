@@ -1,4 +1,4 @@
-import type { AnswerText } from '../pipeline/context.js';
+import type { AnswerText } from '../guardrails/output/index.js';
 import type { ChatChunkChoice, ChatCompletionChunk, ChatResponse, CompletionChoice, CompletionResponse } from '../spec/unified.js';
 import { chunkWithIdentity } from './stream-relay.js';
 

@@ -8,6 +8,7 @@ import type { MemoryBudget } from '../http/memory-budget.js';
 import { pipeInto } from '../http/pipe.js';
 import { canonicalPath, rawPathOf } from '../http/request-path.js';
 import type { GatewayContext, GatewayResponse } from '../pipeline/context.js';
+import { respond } from '../pipeline/response.js';
 import type { Pipeline } from '../pipeline/runner.js';
 import type { OperationHandler } from './operation.js';
 import { metadataOf, strictOf, traceIdOf } from './request-headers.js';
@@ -134,7 +135,7 @@ export function gatewayHandler(pipeline: Pipeline, handler: OperationHandler, op
       if (headerError) context.error = headerError;
       else if (!controller.signal.aborted) await pipeline.run(context);
       if (context.error) {
-        context.response = errorResponse(context.error);
+        respond(context, errorResponse(context.error));
         // The body was not read (unauthenticated, or refused part-way): close the connection rather than drain it.
         if (!req.complete) res.shouldKeepAlive = false;
       }

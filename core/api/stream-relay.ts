@@ -1,8 +1,8 @@
 import { Readable } from 'node:stream';
 import { bodyFailure } from '../http/upstream.js';
 import { SSE_DONE, sseData } from '../http/sse.js';
-import type { ChunkTransformer } from '../pipeline/context.js';
-import type { StreamDecoder, StreamMapper, StreamStep, UpstreamEvent } from '../spec/provider.js';
+import type { ChunkJudge } from '../guardrails/output/index.js';
+import type { StreamDecoder, StreamMapper, UpstreamEvent } from '../spec/provider.js';
 import type { ErrorBody, Usage } from '../spec/unified.js';
 
 /** What the relay reads of a chunk, whatever the operation (chat chunks, text completions). */
@@ -30,8 +30,8 @@ export interface StreamRelayOptions<Chunk extends RelayedChunk> {
   readonly strict: boolean;
   readonly signal: AbortSignal;
   readonly provider: string;
-  /** Applied to every chunk with choices before it is written (output guardrails); may stop the stream. */
-  readonly transformer?: ChunkTransformer<Chunk>;
+  /** Applied to every chunk with choices before it is written (output guardrails); may hold back, rewrite or stop. */
+  readonly judge?: ChunkJudge<Chunk>;
   /** Called as facts become known, for the log entry. */
   readonly observe: StreamObserver;
 }
@@ -54,138 +54,173 @@ export interface StreamObserver {
  * cancels the upstream request and ends the loop.
  */
 export function relayStream<Chunk extends RelayedChunk>(options: StreamRelayOptions<Chunk>): Readable {
-  return Readable.from(relay(options), { objectMode: false });
+  return Readable.from(new StreamRelay(options).run(), { objectMode: false });
 }
 
-async function* relay<Chunk extends RelayedChunk>(options: StreamRelayOptions<Chunk>): AsyncGenerator<string> {
-  const { decoder, observe, shape } = options;
-  let usage: Usage | undefined;
-  let last: Chunk | undefined;
-  let done = false;
-  let sentContent = false;
-  let stopped = false;
+/**
+ * Where a relay is. `streaming`: events are relayed. `answered`: the upstream's end marker has
+ * passed (what the judge held back is released; the rest of the upstream body is drained).
+ * `cut`: the judge stopped the stream (the upstream is cancelled). `failed`: an error ends the
+ * client's stream. `closed`: the last text is written, with the upstream body drained or released.
+ */
+type RelayState =
+  | { readonly name: 'streaming' | 'answered' | 'cut' }
+  | { readonly name: 'failed'; readonly error: ErrorBody }
+  | { readonly name: 'closed'; readonly draining: boolean };
 
-  const emit = (step: StreamStep<Chunk>): string => {
-    let out = '';
-    for (const chunk of step.chunks ?? []) {
-      last = chunk;
-      if (chunk.usage) {
-        usage = chunk.usage;
-        observe.usage(chunk.usage);
+/** The states each state may move to; any other move is a bug in the relay. */
+const TRANSITIONS: { readonly [State in RelayState['name']]: ReadonlyArray<RelayState['name']> } = {
+  streaming: ['answered', 'cut', 'failed', 'closed'],
+  answered: ['cut', 'failed', 'closed'],
+  cut: ['failed', 'closed'],
+  failed: ['closed'],
+  closed: [],
+};
+
+/** One stream's relay: a state machine ({@link RelayState}) whose state changes only in `enter`. */
+class StreamRelay<Chunk extends RelayedChunk> {
+  private state: RelayState = { name: 'streaming' };
+  private readonly upstream: AsyncIterator<Uint8Array>;
+  /** The usage the upstream reported (sent last, when asked for). */
+  private usage?: Usage;
+  /** The last chunk relayed, whose identity the usage chunk copies. */
+  private last?: Chunk;
+  /** Whether a chunk with content went out (the first one is observed as the first token). */
+  private contentSent = false;
+
+  constructor(private readonly options: StreamRelayOptions<Chunk>) {
+    this.upstream = options.upstream[Symbol.asyncIterator]();
+  }
+
+  /** Reads the upstream to the client's stream, one SSE text per upstream read. */
+  async *run(): AsyncGenerator<string> {
+    const { decoder } = this.options;
+    try {
+      for (let read = await this.upstream.next(); !read.done; read = await this.upstream.next()) {
+        const out = await this.relay(decoder.push(read.value));
+        if (this.state.name !== 'streaming') {
+          yield out + this.close();
+          return;
+        }
+        if (out) yield out;
       }
-      if (chunk.choices.length === 0 && chunk.usage) continue; // the usage chunk is sent last, if asked for
-      if (!sentContent) {
-        sentContent = true;
-        observe.firstToken();
-        if (chunk.model) observe.model(chunk.model);
+      const out = await this.relay(decoder.end());
+      if (this.state.name === 'streaming') {
+        this.enter({
+          name: 'failed',
+          error: { message: 'The upstream stream ended before it was complete.', type: 'upstream_error', param: null, code: 'stream_incomplete', provider: this.options.provider },
+        });
       }
-      const outgoing = options.strict ? shape.strict(chunk) : { ...chunk };
-      outgoing.usage = null;
-      out += sseData(JSON.stringify(outgoing));
+      yield out + this.close();
+    } catch (error) {
+      if (this.options.signal.aborted) {
+        this.enter({ name: 'closed', draining: false });
+        return;
+      }
+      this.enter({ name: 'failed', error: { ...bodyFailure(error, this.options.origin).body, provider: this.options.provider } });
+      yield this.close();
+    } finally {
+      // Leaving for any reason but a complete answer (error, cut, client gone) releases the upstream body.
+      if (this.state.name !== 'closed' || !this.state.draining) await this.upstream.return?.();
     }
-    if (step.done) done = true;
+  }
+
+  /** The one place the state changes. */
+  private enter(next: RelayState): void {
+    if (!TRANSITIONS[this.state.name].includes(next.name)) throw new Error(`stream relay: no move from ${this.state.name} to ${next.name}`);
+    this.state = next;
+  }
+
+  /** Whether the relay is in state `name` (a call, so that type narrowing does not outlive a state change). */
+  private at(name: RelayState['name']): boolean {
+    return this.state.name === name;
+  }
+
+  /** Maps and judges the events of one upstream read while streaming; returns the SSE text to send. */
+  private async relay(events: UpstreamEvent[]): Promise<string> {
+    const { judge, mapper } = this.options;
+    let out = '';
+    for (const event of events) {
+      if (!this.at('streaming')) break;
+      const step = mapper.map(event);
+      out += this.emit(judge && step.chunks ? await this.judged(judge, step.chunks) : step.chunks);
+      if (this.at('cut')) break;
+      if (step.done) this.enter({ name: 'answered' });
+      if (step.error) {
+        this.enter({ name: 'failed', error: { ...step.error, provider: this.options.provider } });
+        return out;
+      }
+    }
+    if (this.at('answered') && judge) {
+      const held = await judge.end();
+      out += this.emit(held.chunks);
+      if (held.stop) this.enter({ name: 'cut' });
+    }
     return out;
-  };
+  }
 
-  const fail = (error: ErrorBody): string => {
-    observe.end(error);
-    return sseData(JSON.stringify({ error }));
-  };
-
-  /** The transformer's view of the chunks: held back, rewritten, or cut (usage-only chunks pass). */
-  const transform = async (transformer: ChunkTransformer<Chunk>, chunks: Chunk[]): Promise<Chunk[]> => {
+  /** The judge's view of the chunks: held back, rewritten, or cut (usage-only chunks pass). */
+  private async judged(judge: ChunkJudge<Chunk>, chunks: Chunk[]): Promise<Chunk[]> {
     const passed: Chunk[] = [];
     for (const chunk of chunks) {
       if (chunk.choices.length === 0) {
         passed.push(chunk);
         continue;
       }
-      const result = await transformer.push(chunk);
+      const result = await judge.push(chunk);
       passed.push(...result.chunks);
       if (result.stop) {
-        stopped = true;
+        this.enter({ name: 'cut' });
         break;
       }
     }
     return passed;
-  };
+  }
 
-  const handle = async (events: UpstreamEvent[]): Promise<{ out: string; error?: ErrorBody }> => {
-    const { transformer } = options;
+  /** The chunks as SSE events with `usage: null`; the usage chunk is kept back (sent last, if asked for). */
+  private emit(chunks: readonly Chunk[] | undefined): string {
+    const { observe, shape } = this.options;
     let out = '';
-    for (const event of events) {
-      if (done || stopped) break;
-      const step = options.mapper.map(event);
-      out += emit(transformer && step.chunks ? { ...step, chunks: await transform(transformer, step.chunks) } : step);
-      if (step.error && !stopped) return { out, error: { ...step.error, provider: options.provider } };
+    for (const chunk of chunks ?? []) {
+      this.last = chunk;
+      if (chunk.usage) {
+        this.usage = chunk.usage;
+        observe.usage(chunk.usage);
+      }
+      if (chunk.choices.length === 0 && chunk.usage) continue;
+      if (!this.contentSent) {
+        this.contentSent = true;
+        observe.firstToken();
+        if (chunk.model) observe.model(chunk.model);
+      }
+      const outgoing = this.options.strict ? shape.strict(chunk) : { ...chunk };
+      outgoing.usage = null;
+      out += sseData(JSON.stringify(outgoing));
     }
-    if (done && !stopped && transformer) {
-      const held = await transformer.end();
-      out += emit({ chunks: held.chunks });
-      if (held.stop) stopped = true;
-    }
-    return { out };
-  };
+    return out;
+  }
 
-  /** The usage chunk (when asked for) and `[DONE]`. */
-  const finish = (): string => {
-    const tail = options.includeUsage && usage ? sseChunk(shape.usageChunk(last, usage), shape, options.strict) : '';
-    observe.end();
-    return tail + SSE_DONE;
-  };
-
-  let finished = false;
-  const upstream = options.upstream[Symbol.asyncIterator]();
-  try {
-    for (let read = await upstream.next(); !read.done; read = await upstream.next()) {
-      const { out, error } = await handle(decoder.push(read.value));
-      if (error) {
-        yield out + fail(error);
-        return;
-      }
-      if (stopped) {
-        // Cut by the transformer: the client's stream ends cleanly; leaving without `finished`
-        // releases the upstream body, which cancels the upstream request.
-        yield out + finish();
-        return;
-      }
-      if (done) {
-        // The client has everything: end its response now, and read the rest of the upstream body
-        // in the background so its keep-alive connection goes back to the pool, not torn down.
-        finished = true;
-        drain(upstream);
-        yield out + finish();
-        return;
-      }
-      if (out) yield out;
+  /**
+   * The end of the client's stream: the error event when failed; else the usage chunk (when asked
+   * for) and `[DONE]`. An answered upstream's body is then read to its end in the background, so
+   * its keep-alive connection goes back to the pool rather than being torn down.
+   */
+  private close(): string {
+    const { observe, shape } = this.options;
+    const state = this.state;
+    let tail: string;
+    if (state.name === 'failed') {
+      observe.end(state.error);
+      tail = sseData(JSON.stringify({ error: state.error }));
+    } else {
+      tail = this.options.includeUsage && this.usage ? sseChunk(shape.usageChunk(this.last, this.usage), shape, this.options.strict) : '';
+      observe.end();
+      tail += SSE_DONE;
     }
-    const { out, error } = await handle(decoder.end());
-    if (stopped) {
-      yield out + finish();
-      return;
-    }
-    if (error) {
-      yield out + fail(error);
-      return;
-    }
-    if (!done) {
-      yield out +
-        fail({
-          message: 'The upstream stream ended before it was complete.',
-          type: 'upstream_error',
-          param: null,
-          code: 'stream_incomplete',
-          provider: options.provider,
-        });
-      return;
-    }
-    yield out + finish();
-  } catch (error) {
-    if (options.signal.aborted) return;
-    yield fail({ ...bodyFailure(error, options.origin).body, provider: options.provider });
-  } finally {
-    // Leaving early for any other reason (error event, client gone) releases the upstream body.
-    if (!finished) await upstream.return?.();
+    const draining = state.name === 'answered';
+    if (draining) drain(this.upstream);
+    this.enter({ name: 'closed', draining });
+    return tail;
   }
 }
 

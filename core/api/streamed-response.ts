@@ -1,5 +1,6 @@
 import { SseDecoder } from '../http/sse.js';
-import type { AnswerText, ForwardSlice, GatewayContext, GatewayResponse, TextChoice } from '../pipeline/context.js';
+import type { AnswerText, TextChoice } from '../guardrails/output/index.js';
+import type { ForwardSlice, GatewayContext, GatewayResponse } from '../pipeline/context.js';
 import type { ProviderPlugin, StreamingAdapter } from '../spec/provider.js';
 import type { Usage } from '../spec/unified.js';
 import { jsonBody } from './json-response.js';
@@ -26,7 +27,7 @@ export interface StreamableOperation<Response extends StreamableResponse, Chunk 
   strictResponse(response: Response): Response;
   /** A whole response as the SSE events of a stream, `[DONE]` included. */
   asStream(response: Response, includeUsage: boolean, strict: boolean): string;
-  /** Where the answer's text is, for the request's output filter (guardrails) when one is installed. */
+  /** Where the answer's text is, for the request's output judge (guardrails) when one is installed. */
   readonly text: AnswerText<Response, Chunk>;
 }
 
@@ -48,7 +49,7 @@ export async function respondStreamable<Request extends StreamableRequest, Respo
   if (!adapter || !auth || !transform) throw new Error(`${context.operation} response without adapter, auth or transform slice`);
   const request = context.request.body as Request;
   const includeUsage = request.stream_options?.include_usage === true;
-  const filter = context.guardrail?.output;
+  const judge = context.guardrail?.output;
 
   const answeredWithJson = String(forward.headers['content-type'] ?? '').startsWith('application/json');
   if (context.request.streaming && adapter.stream && !answeredWithJson) {
@@ -63,7 +64,7 @@ export async function respondStreamable<Request extends StreamableRequest, Respo
       strict: context.strict,
       signal: context.signal,
       provider: provider.id,
-      transformer: filter?.stream(operation.text),
+      judge: judge?.stream(operation.text),
       observe: {
         usage: (usage) => {
           transform.usage = usage;
@@ -86,7 +87,7 @@ export async function respondStreamable<Request extends StreamableRequest, Respo
   const parsed = await readUpstreamJson(forward, provider.id, context.signal);
   forward.endedAt = performance.now();
   const mapped = mapAnswer(provider.id, () => adapter.fromUpstream(parsed.value, request, auth.target, forward.headers));
-  const response = filter ? await filter.response(mapped, operation.text) : mapped;
+  const response = judge ? await judge.response(mapped, operation.text) : mapped;
   if (response.usage) transform.usage = response.usage;
   if (response.model) transform.model = response.model;
   if (context.request.streaming) {

@@ -28,11 +28,11 @@ export interface KeyResolution {
 /**
  * Resolves a key that carries a recognised prefix (virtual keys plug in here). Returns undefined
  * when the key is not one it knows; may throw a GatewayError (e.g. an expired key). As soon as it
- * knows the key, it sets `context.logBodies = false` when the key keeps bodies out of the log.
+ * knows the key, it sets `context.key` (e.g. `logBodies: false` when the key keeps bodies out of the log).
  */
 export interface KeyResolver {
   readonly prefix: string;
-  resolve(key: string, context: Pick<GatewayContext, 'logBodies'>): Promise<KeyResolution | undefined>;
+  resolve(key: string, context: Pick<GatewayContext, 'key'>): Promise<KeyResolution | undefined>;
 }
 
 /** Headers never forwarded through `x-gateway-forward-headers`: they describe this hop or the gateway. */

@@ -1,7 +1,7 @@
 import { runChain } from '../guardrails/chain.js';
 import { requestParameters, requestTexts, rewriteRequest } from '../guardrails/chat-texts.js';
 import { fieldParameters, fieldTexts, rewriteField, TEXT_FIELDS } from '../guardrails/field-texts.js';
-import { outputFilter } from '../guardrails/output-filter.js';
+import { createOutputJudge } from '../guardrails/output/index.js';
 import type { PolicyRegistry } from '../guardrails/registry.js';
 import { errors } from '../errors.js';
 import type { GatewayContext } from '../pipeline/context.js';
@@ -14,7 +14,7 @@ import type { CompiledPolicy } from '../guardrails/registry.js';
  * The guardrail stage. The policy is the caller's (`auth.policy`, a virtual key's), else the
  * configured default. Its input chain runs before `next()`: a denial answers 400
  * `guardrail_denied` and nothing goes upstream; a transform rewrites the request. Its output chain
- * is installed as the context's output filter, which the operation applies to the plain answer or
+ * is installed as the context's output judge (`core/guardrails/output/`), which the operation applies to the plain answer or
  * to the stream as it flows.
  */
 export function guardrailHook(dependencies: { policies: PolicyRegistry; defaultPolicy?: string }): Hook {
@@ -41,7 +41,7 @@ export function guardrailHook(dependencies: { policies: PolicyRegistry; defaultP
       }
       if (policy.input.length > 0) await judgeInput(context, policy);
       // Operations whose answers carry text (chat, text completions) apply it; the others ignore it.
-      if (policy.output.length > 0) context.guardrail.output = outputFilter(context, policy);
+      if (policy.output.length > 0) context.guardrail.output = createOutputJudge(context, policy);
       await next();
     },
   };

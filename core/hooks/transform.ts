@@ -2,6 +2,7 @@ import { assertStableUrl } from '../http/request-path.js';
 import type { OperationHandler } from '../api/operation.js';
 import { readErrorBody } from '../api/operation.js';
 import { upstreamError } from '../errors.js';
+import { respond } from '../pipeline/response.js';
 import type { Hook } from '../spec/hook.js';
 
 /** Upstream error bodies are read up to this size for mapping; the rest is not read. */
@@ -47,7 +48,7 @@ export function transformHook(dependencies: { operations: ReadonlyMap<string, Op
         }
         throw upstreamError(forward.status, provider.mapError({ status: forward.status, headers: forward.headers, body }), provider.id, kept);
       }
-      context.response = await handler.respond(context, provider, forward);
+      respond(context, await handler.respond(context, provider, forward));
     },
   };
 }

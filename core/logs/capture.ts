@@ -1,7 +1,8 @@
-import { Transform } from 'node:stream';
+import { type Readable, Transform } from 'node:stream';
 import { pipeInto } from '../http/pipe.js';
 import type { BodyLogging } from '../../config/index.js';
 import type { GatewayContext } from '../pipeline/context.js';
+import { tapStream } from '../pipeline/response.js';
 import type { Hook } from '../spec/hook.js';
 import { type LogBodies, requestSecrets } from './entry.js';
 
@@ -21,40 +22,47 @@ const streams = new WeakMap<GatewayContext, StreamCapture>();
  * (`log_bodies: false` wins over everything), the request's header, and JSON operations only.
  */
 export function bodiesWanted(context: GatewayContext, policy: BodyLogging): boolean {
-  if (policy === false || context.logBodies === false || context.operation === 'passthrough') return false;
+  if (policy === false || context.key?.logBodies === false || context.operation === 'passthrough') return false;
   const header = context.incoming.headers[LOG_BODIES_HEADER]?.trim().toLowerCase();
   if (header === 'false' || header === 'off' || header === '0' || header === 'no') return false;
   return policy === true || policy({ caller: context.auth?.caller, metadata: context.metadata });
 }
 
 /**
- * Registered at the end of the auth stage, so that on the way out it sees the final answer
- * (after guardrails). A streamed answer gets a pass-through tap that keeps references to the
- * first `maxBytes` of what the client receives; nothing is copied or parsed on the request path.
+ * The log's body capture. The log stage runs once the response is over, too late to see a stream
+ * go by, so this hook belongs to the log but runs in the auth stage, once the caller is known: it
+ * registers a tap that `respond` puts on the streamed answer the client receives (after
+ * guardrails), keeping references to its first `maxBytes` when this request's bodies are logged;
+ * nothing is copied or parsed on the request path. `gateway-log` reads what it kept.
  */
 export function bodyCaptureHook(options: { policy: BodyLogging; maxBytes: number }): Hook {
   return {
     name: 'gateway-log-capture',
     stage: 'auth',
+    after: ['gateway-auth'],
     async run(context, next) {
+      // Whether bodies are wanted is asked only of a streamed answer, as the log asks it of every request.
+      tapStream(context, (stream) => (bodiesWanted(context, options.policy) ? captureStream(context, stream, options.maxBytes) : stream));
       await next();
-      const body = context.response?.body;
-      if (!body || !('stream' in body) || !bodiesWanted(context, options.policy)) return;
-      const capture: StreamCapture = { chunks: [], bytes: 0, truncated: false };
-      streams.set(context, capture);
-      const tap = new Transform({
-        transform(chunk: Uint8Array | string, _encoding, callback) {
-          if (capture.bytes < options.maxBytes) {
-            capture.chunks.push(chunk);
-            capture.bytes += chunk.length;
-          } else capture.truncated = true;
-          callback(null, chunk);
-        },
-      });
-      // The source is destroyed when the tap is (client gone), cancelling the upstream.
-      context.response = { ...context.response!, body: { stream: pipeInto(body.stream, tap) } };
     },
   };
+}
+
+/** A pass-through tap keeping references to the first `maxBytes` of `stream` for the log. */
+function captureStream(context: GatewayContext, stream: Readable, maxBytes: number): Readable {
+  const capture: StreamCapture = { chunks: [], bytes: 0, truncated: false };
+  streams.set(context, capture);
+  const tap = new Transform({
+    transform(chunk: Uint8Array | string, _encoding, callback) {
+      if (capture.bytes < maxBytes) {
+        capture.chunks.push(chunk);
+        capture.bytes += chunk.length;
+      } else capture.truncated = true;
+      callback(null, chunk);
+    },
+  });
+  // The source is destroyed when the tap is (client gone), cancelling the upstream.
+  return pipeInto(stream, tap);
 }
 
 /** The bodies of a finished request, as references (serialised later by the writer). */

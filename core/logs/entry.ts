@@ -180,7 +180,7 @@ export function buildLogEntry(context: GatewayContext, finishedAt: number): LogE
     entry.usage = tokens;
   }
   if (transform?.units) entry.units = transform.units;
-  if (context.costUsd !== undefined) entry.costUsd = context.costUsd;
+  if (context.log?.costUsd !== undefined) entry.costUsd = context.log.costUsd;
   if (context.guardrail?.policy) entry.guardrailPolicy = context.guardrail.policy;
   return entry;
 }

@@ -3,7 +3,8 @@ import type { GatewayError } from '../errors.js';
 import type { MemoryLease } from '../http/memory-budget.js';
 import type { GuardrailSide, GuardrailVerdict } from '../spec/guardrail.js';
 import type { ProviderPlugin, ProviderTarget, UpstreamRequest } from '../spec/provider.js';
-import type { ChatCompletionChunk, ErrorBody, OperationName, Usage } from '../spec/unified.js';
+import type { ErrorBody, OperationName, Usage } from '../spec/unified.js';
+import type { OutputJudge } from '../guardrails/output/index.js';
 
 /**
  * The typed context of one request. The route fills `incoming` and `request`; each stage then
@@ -24,14 +25,22 @@ export interface GatewayContext {
   /** `x-gateway-strict-api-compliance` (default true). */
   readonly strict: boolean;
 
-  /** Written by the route: the validated request (empty until {@link loadRequest} has run). */
+  /**
+   * Written by the route's {@link loadRequest} (run by the auth stage): the validated request, empty
+   * until then. The guardrail stage's input chain may replace its body (a transform verdict).
+   */
   request: RequestSlice;
   /**
    * Set by the route: reads and validates the request body into `request`. The auth stage runs it
    * once the caller is known, so no body of an unauthenticated request is read, parsed or spooled.
    */
   readonly loadRequest?: () => Promise<void>;
-  /** Written by the auth stage. */
+  /**
+   * Written by the auth stage (its `KeyResolver`) as soon as the caller's key is known, before the
+   * key's own checks run, so that a request they refuse (an expired key) is covered too.
+   */
+  key?: KeySlice;
+  /** Written by the auth stage once the caller and target are resolved. */
   auth?: AuthSlice;
   /** Written by the guardrail stage. */
   guardrail?: GuardrailSlice;
@@ -39,18 +48,27 @@ export interface GatewayContext {
   transform?: TransformSlice;
   /** Written by the forward stage. */
   forward?: ForwardSlice;
-  /** The answer to send; written by the stage that produced it (transform, or the runner on error). */
+  /** Written by the log-stage hooks that run before `gateway-log`, which reads it. */
+  log?: LogSlice;
+  /**
+   * The answer to send. Written only by `respond` (`core/pipeline/response.ts`): by the transform
+   * stage, or by the route with the error response.
+   */
   response?: GatewayResponse;
   /** The error that ended the request, if any (set by the runner). */
   error?: GatewayError;
-  /** The request's cost in USD, once usage is known and priced (set before the log entry is built). */
+}
+
+/** What the caller's key says about the request, known before the key is checked further. */
+export interface KeySlice {
+  /** `false` when the key keeps request and response bodies out of the log (a virtual key's `log_bodies: false`). */
+  readonly logBodies?: false;
+}
+
+/** What the log entry needs that only the log stage learns. */
+export interface LogSlice {
+  /** The request's cost in USD, once usage is known and priced (`virtual-key-settle`). */
   costUsd?: number;
-  /**
-   * Written by the auth stage as soon as the caller's key is known: `false` when that key keeps
-   * request and response bodies out of the log (a virtual key's `log_bodies: false`). Set before
-   * the key's own checks run, so that a request they refuse (an expired key) is covered too.
-   */
-  logBodies?: false;
 }
 
 export interface IncomingRequest {
@@ -97,7 +115,7 @@ export interface GuardrailSlice {
   /** One entry per guardrail run (for a stream: per guardrail, aggregated over its window checks). */
   readonly verdicts: GuardrailRecord[];
   /** Installed by the guardrail stage when the policy judges output; the operation applies it. */
-  output?: OutputFilter;
+  output?: OutputJudge;
 }
 
 /** One guardrail's verdict as the log records it (a transform's `changes` are counts, never values). */
@@ -110,74 +128,6 @@ export interface GuardrailRecord {
   failure?: 'error' | 'timeout';
   /** How many times it judged (a stream's windows); absent when once. */
   checks?: number;
-}
-
-/** What an output filter needs of every choice, plain or streamed. */
-export interface TextChoice {
-  index: number;
-  finish_reason?: string | null;
-  logprobs?: unknown;
-}
-
-/** Reads and writes the judged text of one kind of choice. */
-export interface ChoiceText<Choice> {
-  /** The choice's text; undefined when it carries none to judge. */
-  read(choice: Choice): string | undefined;
-  /** A copy with `text` as its text (logprobs dropped when the text changed: they would describe the original). */
-  write(choice: Choice, text: string): Choice;
-}
-
-/** The streamed side of {@link AnswerText}. */
-export interface ChunkText<Chunk extends { choices: TextChoice[] }> extends ChoiceText<Chunk['choices'][number]> {
-  /** Whether the choice carries something besides its text (a role, tool calls): then it is sent even with its text held back. */
-  carriesMore(choice: Chunk['choices'][number]): boolean;
-  /** A choice carrying only `text` (held-back text released when the upstream ends). */
-  released(index: number, text: string): Chunk['choices'][number];
-  /** A chunk with the identity of `source` whose choices (one per index) end with `finish_reason: "content_filter"`. */
-  filtered(source: Chunk | undefined, indices: readonly number[]): Chunk;
-}
-
-/**
- * Where an operation's answers keep their text (chat: `message.content` and `delta.content`; text
- * completions: `text`), so that one output filter judges every operation that declares it.
- */
-export interface AnswerText<Response extends { choices: TextChoice[] }, Chunk extends { choices: TextChoice[] }> {
-  readonly answer: ChoiceText<Response['choices'][number]> & {
-    /** The choice denied: its text emptied (as the schema allows) and `finish_reason: "content_filter"`. */
-    denied(choice: Response['choices'][number]): Response['choices'][number];
-  };
-  readonly chunk: ChunkText<Chunk>;
-}
-
-/**
- * Judges an answer before the client gets it, without the operation knowing any guardrail: plain
- * answers pass through `response`, streamed ones through a {@link ChunkTransformer}. The operation
- * says where its text is with an {@link AnswerText}.
- */
-export interface OutputFilter {
-  /** Returns the answer to send (a denial: every choice {@link AnswerText.answer denied}). */
-  response<Response extends { choices: TextChoice[] }, Chunk extends { choices: TextChoice[] }>(response: Response, text: AnswerText<Response, Chunk>): Promise<Response>;
-  /** A transformer for one stream. */
-  stream<Response extends { choices: TextChoice[] }, Chunk extends { choices: TextChoice[] }>(text: AnswerText<Response, Chunk>): ChunkTransformer<Chunk>;
-}
-
-/**
- * Applied by the stream relay to every chunk that carries choices, before it is written. It may hold
- * text back (and release it with a later chunk), rewrite it, or stop the stream.
- */
-export interface ChunkTransformer<Chunk = ChatCompletionChunk> {
-  push(chunk: Chunk): Promise<ChunkFilterStep<Chunk>>;
-  /** The upstream's stream is complete: what is still held back. */
-  end(): Promise<ChunkFilterStep<Chunk>>;
-}
-
-export interface ChunkFilterStep<Chunk = ChatCompletionChunk> {
-  readonly chunks: Chunk[];
-  /**
-   * The stream must end after these chunks: the relay sends the usage chunk when asked for and
-   * known, then `[DONE]`, and cancels the upstream request.
-   */
-  readonly stop?: boolean;
 }
 
 export interface TransformSlice {

@@ -383,3 +383,56 @@ test('without onUnexpectedError a plain error still becomes a 500', async (t) =>
   await t.notThrowsAsync(pipeline.run(context));
   t.is(context.error?.status, 500);
 });
+
+const ordered = (hook: Hook, order: { before?: string[]; after?: string[] }): Hook => ({ ...hook, ...order });
+
+test('before/after order hooks within a stage whatever their registration order; ties keep registration order', (t) => {
+  const trace: string[] = [];
+  const pipeline = new Pipeline(
+    [
+      ordered(onion('settle', 'log', trace), { before: ['log'] }),
+      onion('log', 'log', trace),
+      ordered(onion('limits', 'auth', trace), { after: ['auth'] }),
+      ordered(onion('capture', 'auth', trace), { after: ['auth'] }),
+      onion('auth', 'auth', trace),
+      ordered(onion('late', 'log', trace), { after: ['log'] }),
+      ordered(onion('first', 'auth', trace), { before: ['auth', 'limits'] }),
+    ],
+    { development: false },
+  );
+  t.deepEqual(
+    pipeline.hooks.map((entry) => entry.name),
+    ['first', 'auth', 'limits', 'capture', 'settle', 'log', 'late'],
+  );
+});
+
+test('a constraint on a hook of an earlier or later stage is satisfied by the stage order, or fails at boot', (t) => {
+  const pipeline = new Pipeline([ordered(hook('guard', 'guardrail'), { after: ['auth'], before: ['log'] }), hook('log', 'log'), hook('auth', 'auth')], { development: false });
+  t.deepEqual(
+    pipeline.hooks.map((entry) => entry.name),
+    ['auth', 'guard', 'log'],
+  );
+  const error = bootError(t, () => new Pipeline([ordered(hook('guard', 'guardrail'), { before: ['auth'] }), hook('auth', 'auth')], { development: false }), 'HOOK_ORDER_STAGE');
+  t.regex(error.message, /"guard".*"auth"/);
+  bootError(t, () => new Pipeline([hook('guard', 'guardrail'), ordered(hook('auth', 'auth'), { after: ['guard'] })], { development: false }), 'HOOK_ORDER_STAGE');
+});
+
+test('a constraint naming no hook → BootError UNKNOWN_HOOK naming both', (t) => {
+  const error = bootError(t, () => new Pipeline([ordered(hook('limits', 'auth'), { after: ['gateway-auth'] })], { development: false }), 'UNKNOWN_HOOK');
+  t.regex(error.message, /"limits".*"gateway-auth"/);
+  bootError(t, () => new Pipeline([ordered(hook('settle', 'log'), { before: ['gateway-log'] })], { development: false }), 'UNKNOWN_HOOK');
+});
+
+test('a cycle of constraints → BootError HOOK_ORDER_CYCLE naming the hooks', (t) => {
+  const error = bootError(
+    t,
+    () =>
+      new Pipeline(
+        [ordered(hook('a', 'auth'), { before: ['b'] }), ordered(hook('b', 'auth'), { before: ['c'] }), ordered(hook('c', 'auth'), { before: ['a'] }), hook('d', 'auth')],
+        { development: false },
+      ),
+    'HOOK_ORDER_CYCLE',
+  );
+  t.regex(error.message, /"a", "b", "c"/);
+  bootError(t, () => new Pipeline([ordered(hook('self', 'log'), { after: ['self'] })], { development: false }), 'HOOK_ORDER_CYCLE');
+});

@@ -37,8 +37,52 @@ export function compose(hooks: readonly Hook[], development: boolean): Composed 
   };
 }
 
+const rank = (stage: StageName): number => STAGES.indexOf(stage);
+
 /**
- * The stage runner. Hooks are ordered by stage ({@link STAGES}), then by registration order.
+ * Orders hooks by stage ({@link STAGES}), then within a stage by their `before`/`after` constraints
+ * (a stable topological sort: of the hooks free to run next, the first registered goes first).
+ * Fails at boot on a constraint naming no hook, a cycle, or a hook placed before one of an earlier
+ * stage (or after one of a later stage).
+ */
+export function orderHooks(hooks: readonly Hook[]): Hook[] {
+  const byName = new Map(hooks.map((hook) => [hook.name, hook]));
+  /** For each hook, the hooks of its stage that must run first. */
+  const predecessors = new Map<Hook, Set<Hook>>(hooks.map((hook) => [hook, new Set<Hook>()]));
+  const constrain = (first: Hook, second: Hook): void => {
+    if (rank(first.stage) > rank(second.stage)) {
+      throw new BootError(
+        'HOOK_ORDER_STAGE',
+        `hook "${first.name}" (stage ${first.stage}) cannot run before hook "${second.name}" (stage ${second.stage}): stages run in the order ${STAGES.join(', ')}`,
+      );
+    }
+    if (first.stage === second.stage) predecessors.get(second)!.add(first);
+  };
+  const named = (hook: Hook, name: string): Hook => {
+    const other = byName.get(name);
+    if (other === undefined) throw new BootError('UNKNOWN_HOOK', `hook "${hook.name}" is ordered relative to "${name}", which no hook is named`);
+    return other;
+  };
+  for (const hook of hooks) {
+    for (const name of hook.before ?? []) constrain(hook, named(hook, name));
+    for (const name of hook.after ?? []) constrain(named(hook, name), hook);
+  }
+  const ordered: Hook[] = [];
+  for (const stage of STAGES) {
+    const pending = hooks.filter((hook) => hook.stage === stage);
+    while (pending.length > 0) {
+      const index = pending.findIndex((hook) => [...predecessors.get(hook)!].every((first) => ordered.includes(first)));
+      if (index === -1) {
+        throw new BootError('HOOK_ORDER_CYCLE', `the order of hooks ${pending.map((hook) => `"${hook.name}"`).join(', ')} (stage ${stage}) has a cycle`);
+      }
+      ordered.push(...pending.splice(index, 1));
+    }
+  }
+  return ordered;
+}
+
+/**
+ * The stage runner. Hooks are ordered by {@link orderHooks}: by stage, then by their constraints.
  * `run` executes auth → guardrail → transform → forward; `complete` executes the log stage once the
  * response is done. Because `complete` is called by the HTTP layer on every response close, the log
  * stage runs for every request, including ones rejected by validation or by any stage.
@@ -67,11 +111,7 @@ export class Pipeline {
       if (names.has(hook.name)) throw new BootError('DUPLICATE_HOOK', `two hooks are named "${hook.name}"`);
       names.add(hook.name);
     }
-    const rank = (stage: StageName) => STAGES.indexOf(stage);
-    this.hooks = hooks
-      .map((hook, order) => ({ hook, order }))
-      .sort((a, b) => rank(a.hook.stage) - rank(b.hook.stage) || a.order - b.order)
-      .map(({ hook }) => hook);
+    this.hooks = orderHooks(hooks);
     this.requestChain = compose(
       this.hooks.filter((hook) => hook.stage !== 'log'),
       options.development,

@@ -15,5 +15,14 @@ export interface Hook {
   /** Unique among all hooks; a duplicate fails at boot. */
   readonly name: string;
   readonly stage: StageName;
+  /**
+   * Hooks this one must run before (its code before `next()` first, after `next()` last), by name.
+   * Order within a stage comes from these constraints, never from registration order, which only
+   * breaks ties. A name no hook has, or an impossible order (a cycle, or a hook of a later stage),
+   * fails at boot.
+   */
+  readonly before?: readonly string[];
+  /** Hooks this one must run after, by name; checked like {@link Hook.before}. */
+  readonly after?: readonly string[];
   run(context: GatewayContext, next: Next): Promise<void>;
 }

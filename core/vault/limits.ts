@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { errors, type GatewayError } from '../errors.js';
 import type { GatewayContext } from '../pipeline/context.js';
+import { tapStream } from '../pipeline/response.js';
 import type { Hook } from '../spec/hook.js';
 import type { AdmissionResult, SharedState } from '../store/state.js';
 import { estimatePromptTokens, expectedOutputTokens } from './estimate.js';
@@ -139,7 +140,7 @@ export const PASSTHROUGH_RESERVATION_USD = 0.01;
  * The limits of virtual keys, as two hooks. `admit` (auth stage, after the key is resolved) checks
  * model, user, request volume and budget, and reserves the request's expected cost in one atomic
  * step shared by every instance; `settle` (log stage, before the log entry is built, so after a
- * stream has ended) replaces the reservation by the actual cost and sets `context.costUsd`. Both
+ * stream has ended) replaces the reservation by the actual cost and sets `context.log.costUsd`. Both
  * run for every operation, pass-through included.
  */
 export function limitHooks(dependencies: LimitsDependencies): { admit: Hook; settle: Hook } {
@@ -165,6 +166,8 @@ export function limitHooks(dependencies: LimitsDependencies): { admit: Hook; set
   const admit: Hook = {
     name: 'virtual-key-limits',
     stage: 'auth',
+    // Admission needs the caller and the request body, which the auth hook provides.
+    after: ['gateway-auth'],
     async run(context, next) {
       const caller = context.auth?.caller;
       if (caller?.type !== 'virtual-key') return next();
@@ -205,31 +208,32 @@ export function limitHooks(dependencies: LimitsDependencies): { admit: Hook; set
         ],
         price,
       });
-      await next();
-      const response = context.response;
-      if (context.operation === 'passthrough' && response?.body && 'stream' in response.body) {
-        const contentType = String(response.headers['content-type'] ?? '');
+      if (context.operation === 'passthrough') {
         // The bytes reach the client unchanged; the tap only reads the usage they report.
-        context.response = { ...response, body: { stream: tapUsage(response.body.stream, contentType, (usage) => observed.set(context, usage)) } };
+        tapStream(context, (stream, response) => tapUsage(stream, String(response.headers['content-type'] ?? ''), (usage) => observed.set(context, usage)));
       }
+      await next();
     },
   };
 
   const settle: Hook = {
     name: 'virtual-key-settle',
     stage: 'log',
+    // The log entry records the cost this hook computes.
+    before: ['gateway-log'],
     async run(context, next) {
       const reservation = reservations.get(context);
       const seen = context.transform?.usage ? { usage: context.transform.usage, model: context.transform.model } : observed.get(context);
       const provider = context.auth?.provider.id;
       const model = seen?.model ?? context.request.model;
       const price = provider === undefined ? undefined : ((model && prices.price(provider, model)) ?? reservation?.price);
-      if (seen?.usage && price) context.costUsd = costOf(price, tokenCounts(seen.usage));
+      const costUsd = seen?.usage && price ? costOf(price, tokenCounts(seen.usage)) : undefined;
+      if (costUsd !== undefined) (context.log ??= {}).costUsd = costUsd;
       if (reservation) {
         // Usage unknown after a successful upstream answer (e.g. a stream cut short): charge the
         // reservation rather than nothing, so leaving early is no way around a budget.
         const answered = context.forward !== undefined && context.forward.status < 400;
-        const actualNanos = context.costUsd !== undefined ? toNanos(context.costUsd) : answered ? reservation.reservationNanos : 0;
+        const actualNanos = costUsd !== undefined ? toNanos(costUsd) : answered ? reservation.reservationNanos : 0;
         try {
           await dependencies.state().settle({ reservedKey: reservation.reservedKey, reservationNanos: reservation.reservationNanos, spent: reservation.spent, actualNanos });
         } catch {

@@ -15,7 +15,7 @@ export function virtualKeyResolver(parts: { keys: () => VirtualKeys; credentials
     async resolve(value, context) {
       const record = await parts.keys().lookup(value);
       if (!record) return undefined;
-      if (record.log_bodies === false) context.logBodies = false;
+      if (record.log_bodies === false) context.key = { logBodies: false };
       if (record.expires_at !== undefined && Date.parse(record.expires_at) <= Date.now()) {
         throw errors.authentication('This virtual key has expired.', { code: 'virtual_key_expired' });
       }

@@ -1,8 +1,9 @@
-import type { ChunkFilterStep, ChunkText, ChunkTransformer, GuardrailRecord, TextChoice } from '../pipeline/context.js';
-import type { GuardrailInput } from '../spec/guardrail.js';
-import { aggregate, runChain } from './chain.js';
-import type { CompiledPolicy, CompiledStep } from './registry.js';
-import type { StreamWindow } from './policy.js';
+import type { GuardrailRecord } from '../../pipeline/context.js';
+import type { GuardrailInput } from '../../spec/guardrail.js';
+import { aggregate, runChain } from '../chain.js';
+import type { StreamWindow } from '../policy.js';
+import type { CompiledPolicy, CompiledStep } from '../registry.js';
+import type { ChunkJudge, ChunkJudgeStep, ChunkText, TextChoice } from './types.js';
 
 /** Per-choice state: text held back, and the whole answer so far (for end-of-answer checks). */
 interface ChoiceWindow {
@@ -47,7 +48,7 @@ export function releasePoint(text: string, window: StreamWindow): number {
  * `finish_reason: "content_filter"` chunk. Where a choice's text is comes from the operation's
  * {@link ChunkText} (chat: `delta.content`; text completions: `text`).
  */
-export class StreamJudge<Chunk extends { choices: TextChoice[] }> implements ChunkTransformer<Chunk> {
+export class StreamJudge<Chunk extends { choices: TextChoice[] }> implements ChunkJudge<Chunk> {
   private readonly windows = new Map<number, ChoiceWindow>();
   private readonly incremental: readonly CompiledStep[];
   private readonly whole: readonly CompiledStep[];
@@ -67,7 +68,7 @@ export class StreamJudge<Chunk extends { choices: TextChoice[] }> implements Chu
     this.buffer = this.whole.length > 0 && policy.wholeAnswer === 'buffer';
   }
 
-  async push(chunk: Chunk): Promise<ChunkFilterStep<Chunk>> {
+  async push(chunk: Chunk): Promise<ChunkJudgeStep<Chunk>> {
     if (this.denied) return { chunks: [] };
     this.last = chunk;
     const choices: Chunk['choices'] = [];
@@ -89,7 +90,7 @@ export class StreamJudge<Chunk extends { choices: TextChoice[] }> implements Chu
     return { chunks: choices.length > 0 ? [{ ...chunk, choices }] : [] };
   }
 
-  async end(): Promise<ChunkFilterStep<Chunk>> {
+  async end(): Promise<ChunkJudgeStep<Chunk>> {
     if (this.denied) return { chunks: [] };
     const choices: Chunk['choices'] = [];
     for (const [index, window] of this.windows) {
@@ -142,7 +143,7 @@ export class StreamJudge<Chunk extends { choices: TextChoice[] }> implements Chu
    * The `content_filter` chunk. Mid-stream the stream stops there (the upstream is cancelled); once
    * the upstream has finished its answer, the rest is read so that the usage chunk still passes.
    */
-  private cut(source: Chunk | undefined, stop: boolean): ChunkFilterStep<Chunk> {
+  private cut(source: Chunk | undefined, stop: boolean): ChunkJudgeStep<Chunk> {
     this.denied = true;
     const indices = this.windows.size > 0 ? [...this.windows.keys()] : [0];
     return { chunks: [this.text.filtered(source, indices)], stop };

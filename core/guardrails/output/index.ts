@@ -1,16 +1,21 @@
-import type { AnswerText, GatewayContext, OutputFilter, TextChoice } from '../pipeline/context.js';
-import type { GuardrailInput } from '../spec/guardrail.js';
-import { runChain } from './chain.js';
-import type { CompiledPolicy } from './registry.js';
+import type { GatewayContext } from '../../pipeline/context.js';
+import type { GuardrailInput } from '../../spec/guardrail.js';
+import { runChain } from '../chain.js';
+import type { CompiledPolicy } from '../registry.js';
 import { StreamJudge } from './stream-window.js';
+import type { AnswerText, OutputJudge, TextChoice } from './types.js';
+
+export type { AnswerText, ChoiceText, ChunkJudge, ChunkJudgeStep, ChunkText, OutputJudge, TextChoice } from './types.js';
 
 /**
- * The output side of a policy for one request, for any operation that says where its answer's text
- * is. A plain answer is judged whole: a denial empties every choice's text with
- * `finish_reason: "content_filter"` (Azure OpenAI's precedent, which OpenAI clients handle), a
- * transform rewrites the texts. Streams get a {@link StreamJudge}.
+ * The output side of a policy for one request: the one entry point of output guardrails. The
+ * guardrail stage installs it on `context.guardrail.output`; an operation that says where its
+ * answer's text is ({@link AnswerText}) hands it a plain answer (`response`), and gives the stream
+ * relay its `stream` judge. A plain answer is judged whole: a denial empties every choice's text
+ * with `finish_reason: "content_filter"` (Azure OpenAI's precedent, which OpenAI clients handle), a
+ * transform rewrites the texts. Streams get a {@link StreamJudge}, a window at a time.
  */
-export function outputFilter(context: GatewayContext, policy: CompiledPolicy): OutputFilter {
+export function createOutputJudge(context: GatewayContext, policy: CompiledPolicy): OutputJudge {
   const records = context.guardrail!.verdicts;
   const base: Omit<GuardrailInput, 'texts' | 'partial' | 'side'> = {
     operation: context.operation,
