@@ -2,7 +2,7 @@ import { BootError } from '../core/errors.js';
 import { defaultMemoryBudgetBytes } from '../core/http/memory-budget.js';
 import type { PolicyDefinition } from '../core/guardrails/policy.js';
 import type { Caller } from '../core/pipeline/context.js';
-import type { Hook } from '../core/spec/hook.js';
+import type { Hook } from '../core/pipeline/hook.js';
 import type { GuardrailFactory, GuardrailRegistration } from '../core/spec/guardrail.js';
 import type { ProviderRegistration } from '../core/spec/provider.js';
 import type { PricingOptions } from '../core/vault/pricing.js';

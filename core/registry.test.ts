@@ -7,7 +7,7 @@ import { createGateway } from './app.js';
 import { BootError } from './errors.js';
 import { PluginRegistry } from './registry.js';
 import type { GuardrailRegistration } from './spec/guardrail.js';
-import type { Hook } from './spec/hook.js';
+import type { Hook } from './pipeline/hook.js';
 import type { PluginDependencies, PluginManifest } from './spec/manifest.js';
 import type { ProviderRegistration } from './spec/provider.js';
 

@@ -1,4 +1,4 @@
-import { ALLOW, defineGuardrail, escapeRegExp, findSpans } from '../../../core/guardrails/define.js';
+import { ALLOW, defineGuardrail, escapeRegExp, findSpans } from '../../../core/spec/index.js';
 
 export interface BannedWordsParams {
   words: string[];

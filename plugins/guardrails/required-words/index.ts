@@ -1,4 +1,4 @@
-import { ALLOW, defineGuardrail } from '../../../core/guardrails/define.js';
+import { ALLOW, defineGuardrail } from '../../../core/spec/index.js';
 import { wordsPattern } from '../banned-words/index.js';
 
 export interface RequiredWordsParams {
