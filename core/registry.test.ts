@@ -111,6 +111,22 @@ test('kind mismatch → INVALID_MANIFEST naming the plugin', (t) => {
   bootError(t, () => registry([wordFilter()]), 'INVALID_MANIFEST', /provider plugin "word-filter"/, /kind is "guardrail"/);
 });
 
+test('a provider written against a contract version the registry does not support → INVALID_MANIFEST naming the plugin, nothing created', (t) => {
+  let created = 0;
+  const counted = (registration: ProviderRegistration): ProviderRegistration => ({ ...registration, create: (deps) => (created++, registration.create(deps)) });
+  bootError(t, () => registry([counted(openai()), counted(openaiWith({ id: 'future', specificationVersion: 'v2' }))]), 'INVALID_MANIFEST', /provider plugin "future"/, /specificationVersion "v2" is not supported/, /"v1"/);
+  bootError(t, () => registry([openaiWith({ id: 'unversioned', specificationVersion: undefined })]), 'INVALID_MANIFEST', /provider plugin "unversioned"/, /specificationVersion undefined/);
+  t.is(created, 0);
+});
+
+test('every shipped provider declares the provider contract version the registry implements', async (t) => {
+  const { SPECIFICATION_VERSION } = await import('./spec/index.js');
+  const { default: shipped } = await import('../gateway.config.js');
+  t.true(shipped.providers.length >= 31);
+  for (const registration of shipped.providers) t.is(registration.manifest.specificationVersion, SPECIFICATION_VERSION, registration.manifest.id);
+  t.notThrows(() => registry(shipped.providers));
+});
+
 test('create not a function → INVALID_MANIFEST', (t) => {
   bootError(t, () => registry([{ ...openai(), create: undefined }]), 'INVALID_MANIFEST', /provider plugin "openai"/, /create must be a function/);
 });
