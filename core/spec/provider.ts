@@ -147,7 +147,7 @@ export interface OperationAdapter<Request, Response> {
    * after the unified validation and before `toUpstream`. Refuses by throwing
    * `errors.invalidRequest(message, { param, code })`; returns nothing.
    */
-  validate?(request: Request): void;
+  validate?(request: Request): undefined;
 }
 
 /** An operation that may stream its answer as chunks. */
@@ -180,7 +180,7 @@ export interface MultipartAdapter<Response> {
   /** Maps a JSON answer. When absent, the upstream answer is relayed as received (status, type, bytes). */
   fromUpstream?(body: unknown, form: MultipartForm, target: ProviderTarget): Response;
   /** The form's own checks; refuses by throwing, like {@link OperationAdapter.validate}. */
-  validate?(form: MultipartForm): void;
+  validate?(form: MultipartForm): undefined;
 }
 
 /** Text to speech: the upstream answers with audio bytes, which the core streams to the client as they arrive. */

@@ -28,7 +28,7 @@ const DEFAULT_THINKING_BUDGET = 1024;
 const refuseField = (param: string, message: string) => errors.invalidRequest(message, { param, code: 'invalid_value' });
 
 /** Unified fields Anthropic has no equivalent for, refused rather than silently dropped. */
-export function checkAnthropicRequest(request: ChatRequest): void {
+export function checkAnthropicRequest(request: ChatRequest): undefined {
   if (typeof request.n === 'number' && request.n > 1) throw refuseField('n', 'This provider returns one choice per request: n must be 1.');
   const format = request.response_format;
   if (isRecord(format) && format.type !== 'text') {

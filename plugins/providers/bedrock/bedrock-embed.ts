@@ -12,7 +12,7 @@ const texts = (input: EmbeddingRequest['input']): string[] | undefined =>
   typeof input === 'string' ? [input] : Array.isArray(input) && input.every((item) => typeof item === 'string') ? (input as string[]) : undefined;
 
 /** Refuses inputs the model cannot embed (400 naming `input`). */
-function checkInput(request: EmbeddingRequest): void {
+function checkInput(request: EmbeddingRequest): undefined {
   const list = texts(request.input);
   if (!list) throw errors.invalidRequest('Bedrock embedding models take text; token arrays are not supported.', { param: 'input', code: 'invalid_value' });
   if (!isCohere(request.model) && list.length !== 1) {

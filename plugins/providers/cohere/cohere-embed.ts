@@ -2,7 +2,7 @@ import { type EmbedAdapter, type EmbeddingRequest, errors } from '../../../core/
 import { vectorToBase64 } from '../../shared/chat-mapping.js';
 
 /** Embed v2 (`POST /v2/embed`): texts up to 96 per call; `input_type` (required by v3+ models) defaults to `search_document`. */
-function checkInput(request: EmbeddingRequest): void {
+function checkInput(request: EmbeddingRequest): undefined {
   const input = request.input;
   const texts = typeof input === 'string' ? [input] : input;
   if (!Array.isArray(texts) || !texts.every((item) => typeof item === 'string')) throw errors.invalidRequest('Cohere embeds text; token arrays are not supported.', { param: 'input', code: 'invalid_value' });

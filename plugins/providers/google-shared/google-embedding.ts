@@ -2,7 +2,7 @@ import { type EmbeddingRequest, errors } from '../../../core/spec/index.js';
 import { vectorToBase64 } from '../../shared/chat-mapping.js';
 
 /** Google's embedding APIs take text only: token-array inputs are refused. */
-export function checkTextInput(request: EmbeddingRequest): void {
+export function checkTextInput(request: EmbeddingRequest): undefined {
   const input = request.input;
   if (typeof input === 'string') return;
   if (Array.isArray(input) && input.every((entry) => typeof entry === 'string')) return;

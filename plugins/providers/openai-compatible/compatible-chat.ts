@@ -46,7 +46,7 @@ export function adaptChatRequest(request: ChatRequest, quirks: ChatQuirks): Reco
 }
 
 /** The provider's own refusals of a valid unified request, as a 400 naming the field. */
-export function checkChatRequest(request: ChatRequest, quirks: ChatQuirks, provider: string): void {
+export function checkChatRequest(request: ChatRequest, quirks: ChatQuirks, provider: string): undefined {
   if (quirks.n === false && typeof request.n === 'number' && request.n > 1) {
     throw errors.invalidRequest(`The provider "${provider}" returns one choice per request: n must be 1.`, { param: 'n', code: 'invalid_value' });
   }
