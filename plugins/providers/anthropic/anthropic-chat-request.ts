@@ -25,16 +25,14 @@ export interface AnthropicRequestOptions {
 /** Anthropic's minimum thinking budget, used when `thinking.budget_tokens` is absent. */
 const DEFAULT_THINKING_BUDGET = 1024;
 
-const refuseField = (param: string, message: string) => errors.invalidRequest(message, { param, code: 'invalid_value' });
-
 /** Unified fields Anthropic has no equivalent for, refused rather than silently dropped. */
 export function checkAnthropicRequest(request: ChatRequest): undefined {
-  if (typeof request.n === 'number' && request.n > 1) throw refuseField('n', 'This provider returns one choice per request: n must be 1.');
+  if (typeof request.n === 'number' && request.n > 1) throw errors.invalidRequest('This provider returns one choice per request: n must be 1.', { param: 'n', code: 'invalid_value' });
   const format = request.response_format;
   if (isRecord(format) && format.type !== 'text') {
-    throw refuseField('response_format', `response_format "${String(format.type)}" is not supported by this provider; describe the JSON you want in the prompt or use a tool.`);
+    throw errors.invalidRequest(`response_format "${String(format.type)}" is not supported by this provider; describe the JSON you want in the prompt or use a tool.`, { param: 'response_format', code: 'invalid_value' });
   }
-  if (request.logprobs === true) throw refuseField('logprobs', 'This provider does not return log probabilities.');
+  if (request.logprobs === true) throw errors.invalidRequest('This provider does not return log probabilities.', { param: 'logprobs', code: 'invalid_value' });
 }
 
 function withCacheControl(block: AnthropicBlock, part: Record<string, unknown>): AnthropicBlock {
@@ -53,7 +51,7 @@ function imageBlock(url: string, param: string): AnthropicBlock {
   const data = parseDataUrl(url);
   if (data) return { type: 'image', source: { type: 'base64', media_type: data.mediaType, data: data.data } };
   if (/^https?:\/\//i.test(url)) return { type: 'image', source: { type: 'url', url } };
-  throw refuseField(param, `Invalid '${param}': expected a base64 data URL or an http(s):// URL.`);
+  throw errors.invalidRequest(`Invalid '${param}': expected a base64 data URL or an http(s):// URL.`, { param, code: 'invalid_value' });
 }
 
 function userContent(content: unknown, param: string): string | AnthropicBlock[] {
@@ -61,12 +59,12 @@ function userContent(content: unknown, param: string): string | AnthropicBlock[]
   if (!Array.isArray(content)) return [];
   return content.map((part, index): AnthropicBlock => {
     const at = `${param}[${index}]`;
-    if (!isRecord(part)) throw refuseField(at, `Invalid '${at}': expected a content part.`);
+    if (!isRecord(part)) throw errors.invalidRequest(`Invalid '${at}': expected a content part.`, { param: at, code: 'invalid_value' });
     if (part.type === 'text') return withCacheControl({ type: 'text', text: String(part.text ?? '') }, part);
     if (part.type === 'image_url' && isRecord(part.image_url) && typeof part.image_url.url === 'string') {
       return withCacheControl(imageBlock(part.image_url.url, `${at}.image_url.url`), part);
     }
-    throw refuseField(`${at}.type`, `Invalid '${at}.type': the content part type "${String(part.type)}" is not supported by this provider.`);
+    throw errors.invalidRequest(`Invalid '${at}.type': the content part type "${String(part.type)}" is not supported by this provider.`, { param: `${at}.type`, code: 'invalid_value' });
   });
 }
 
@@ -115,7 +113,7 @@ export function anthropicMessages(messages: ChatMessage[]): { system: AnthropicB
         push('user', [toolResult(message)]);
         break;
       case 'function':
-        throw refuseField(`messages[${index}].role`, `Invalid 'messages[${index}].role': the deprecated "function" role is not supported by this provider; use tool messages.`);
+        throw errors.invalidRequest(`Invalid 'messages[${index}].role': the deprecated "function" role is not supported by this provider; use tool messages.`, { param: `messages[${index}].role`, code: 'invalid_value' });
     }
   });
   return { system, messages: out };
