@@ -29,9 +29,9 @@ import type {
  * `passthroughUrl` and `auth`. A thrown `GatewayError` is the client's answer as it is (status,
  * type, code, param, message); anything else thrown becomes a 500 `internal_error` that reveals
  * nothing internal, except in `fromUpstream`, where it is the provider's fault: a 502
- * `upstream_invalid_response`. Nothing is
- * sent upstream before `validate`, `toUpstream`, `baseUrl` and `auth` have returned. `mapError` and
- * stream mappers never throw for an upstream's error: they describe it as an `ErrorBody`.
+ * `upstream_invalid_response`. Nothing is sent upstream before `validate`, `toUpstream`, `baseUrl`
+ * and `auth` have returned. `mapError` and stream mappers never throw for an upstream's error: they
+ * describe it as an `ErrorBody`.
  */
 
 /**
