@@ -1,6 +1,33 @@
 // ESLint flat config (kept in .ci/ so the top level stays as the layout prescribes).
 import tseslint from 'typescript-eslint';
 
+/** Test scaffolding: may import the conformance kit, fakes and `test/` helpers. */
+export const SCAFFOLDING = ['**/*.test.ts', '**/*-fake.ts', '**/*-fake-renderer.ts', '**/*-conformance.ts', '**/__fixtures__/**'];
+
+/**
+ * Plugin code reaches the core only through the toolkit, `core/spec` (its index), and shares code
+ * through `plugins/shared`: anything else of the project (other core modules, `test/`, `config/`)
+ * is refused. Import specifiers are relative, so the patterns match them from any depth.
+ */
+export const PLUGIN_IMPORTS = {
+  patterns: [
+    {
+      regex: '^(?:\\.\\./)+(?:core/(?!spec/index\\.js$)|test/|config/|bench/|examples/)',
+      message: 'Plugin code imports only core/spec (its index, the plugin toolkit) and plugins/shared.',
+    },
+  ],
+};
+
+/** The core and the configuration types never depend on a plugin: plugins depend on them. */
+export const CORE_IMPORTS = {
+  patterns: [
+    {
+      regex: '^(?:\\.\\./)+plugins/',
+      message: 'core/ and config/ never import plugins/: extend the contract in core/spec instead.',
+    },
+  ],
+};
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', '**/__fixtures__/**'] },
   ...tseslint.configs.recommended,
@@ -10,5 +37,15 @@ export default tseslint.config(
       '@typescript-eslint/no-non-null-assertion': 'off',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
+  },
+  {
+    files: ['plugins/**/*.ts', 'examples/provider/**/*.ts'],
+    ignores: [...SCAFFOLDING, 'examples/provider/gateway.config.ts'],
+    rules: { 'no-restricted-imports': ['error', PLUGIN_IMPORTS] },
+  },
+  {
+    files: ['core/**/*.ts', 'config/**/*.ts'],
+    ignores: SCAFFOLDING,
+    rules: { 'no-restricted-imports': ['error', CORE_IMPORTS] },
   },
 );

@@ -20,26 +20,52 @@ export class GatewayError extends Error {
   }
 }
 
+/**
+ * The one status-to-type table: the OpenAI error `type` an HTTP status means when nothing more is
+ * known. The gateway's own errors take their type from it (5xx ones name the gateway's condition
+ * instead), and providers map an upstream's status with {@link errorTypeForStatus}.
+ */
+export const ERROR_TYPE_BY_STATUS: Readonly<Record<number, string>> = {
+  400: 'invalid_request_error',
+  401: 'authentication_error',
+  403: 'permission_error',
+  404: 'not_found_error',
+  408: 'timeout_error',
+  409: 'conflict_error',
+  413: 'request_too_large',
+  422: 'invalid_request_error',
+  429: 'rate_limit_error',
+};
+
+/**
+ * The error type of `status` by {@link ERROR_TYPE_BY_STATUS}: any other 5xx is `api_error`, any other
+ * status `invalid_request_error`. `quirks` are a provider's own meanings of a status (Anthropic's
+ * 529 is `overloaded_error`), consulted first.
+ */
+export function errorTypeForStatus(status: number, quirks: Readonly<Record<number, string>> = {}): string {
+  return quirks[status] ?? ERROR_TYPE_BY_STATUS[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error');
+}
+
 const make =
-  (status: number, type: string) =>
+  (status: number, type = errorTypeForStatus(status)) =>
   (message: string, options: { param?: string | null; code?: string | null; headers?: Record<string, string> } = {}) =>
     new GatewayError(status, { message, type, param: options.param ?? null, code: options.code ?? null }, options.headers);
 
 export const errors = {
-  invalidRequest: make(400, 'invalid_request_error'),
-  authentication: make(401, 'authentication_error'),
-  permission: make(403, 'permission_error'),
-  notFound: make(404, 'not_found_error'),
-  methodNotAllowed: make(405, 'invalid_request_error'),
+  invalidRequest: make(400),
+  authentication: make(401),
+  permission: make(403),
+  notFound: make(404),
+  methodNotAllowed: make(405),
   /** The client stopped sending its request body (the connection is closed). */
-  requestTimeout: make(408, 'timeout_error'),
-  tooLarge: make(413, 'request_too_large'),
+  requestTimeout: make(408),
+  tooLarge: make(413),
   /** An `Expect` header the server cannot meet (anything but `100-continue`). */
-  expectationFailed: make(417, 'invalid_request_error'),
-  rateLimited: make(429, 'rate_limit_error'),
+  expectationFailed: make(417),
+  rateLimited: make(429),
   /** The client went away before its response was complete (nginx's 499); only ever logged. */
   clientClosed: make(499, 'client_closed_request'),
-  internal: make(500, 'api_error'),
+  internal: make(500),
   badGateway: make(502, 'upstream_error'),
   upstreamTimeout: make(504, 'timeout_error'),
   /** The gateway is out of a shared resource (memory budget); comes with Retry-After. */

@@ -8,7 +8,7 @@ import { createGateway } from './app.js';
 import { BootError } from './errors.js';
 import { PluginRegistry } from './registry.js';
 import type { GuardrailRegistration } from './spec/guardrail.js';
-import type { Hook } from './spec/hook.js';
+import type { Hook } from './pipeline/hook.js';
 import type { PluginManifest } from './spec/manifest.js';
 import type { ProviderRegistration } from './spec/provider.js';
 
@@ -109,6 +109,22 @@ for (const description of ['', '   ', undefined, 7]) {
 test('kind mismatch → INVALID_MANIFEST naming the plugin', (t) => {
   bootError(t, () => registry([openai()], [openai()]), 'INVALID_MANIFEST', /guardrail plugin "openai"/, /kind is "provider"/);
   bootError(t, () => registry([wordFilter()]), 'INVALID_MANIFEST', /provider plugin "word-filter"/, /kind is "guardrail"/);
+});
+
+test('a provider written against a contract version the registry does not support → INVALID_MANIFEST naming the plugin, nothing created', (t) => {
+  let created = 0;
+  const counted = (registration: ProviderRegistration): ProviderRegistration => ({ ...registration, create: (deps) => (created++, registration.create(deps)) });
+  bootError(t, () => registry([counted(openai()), counted(openaiWith({ id: 'future', specificationVersion: 'v2' }))]), 'INVALID_MANIFEST', /provider plugin "future"/, /specificationVersion "v2" is not supported/, /"v1"/);
+  bootError(t, () => registry([openaiWith({ id: 'unversioned', specificationVersion: undefined })]), 'INVALID_MANIFEST', /provider plugin "unversioned"/, /specificationVersion undefined/);
+  t.is(created, 0);
+});
+
+test('every shipped provider declares the provider contract version the registry implements', async (t) => {
+  const { SPECIFICATION_VERSION } = await import('./spec/index.js');
+  const { default: shipped } = await import('../gateway.config.js');
+  t.true(shipped.providers.length >= 31);
+  for (const registration of shipped.providers) t.is(registration.manifest.specificationVersion, SPECIFICATION_VERSION, registration.manifest.id);
+  t.notThrows(() => registry(shipped.providers));
 });
 
 test('create not a function → INVALID_MANIFEST', (t) => {

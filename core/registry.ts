@@ -3,7 +3,7 @@ import { paramsValidator } from './params-schema.js';
 import { BootError } from './errors.js';
 import type { GuardrailPlugin, GuardrailRegistration } from './spec/guardrail.js';
 import type { PluginDependencies, PluginManifest, PluginRegistration } from './spec/manifest.js';
-import type { ProviderPlugin, ProviderRegistration } from './spec/provider.js';
+import { type ProviderPlugin, type ProviderRegistration, SPECIFICATION_VERSION } from './spec/provider.js';
 
 const ID_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
 const VERSION_PATTERN = /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?$/;
@@ -12,6 +12,20 @@ const VERSION_PATTERN = /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?$/;
 export interface PluginListing extends PluginManifest {
   /** Provider operations, e.g. `["chat"]`. */
   readonly operations?: string[];
+}
+
+/**
+ * A provider written against a contract version this gateway does not implement would fail on its
+ * first request, or worse, half work: it is refused at boot instead.
+ */
+function checkSpecificationVersion(manifest: ProviderRegistration['manifest'], label: string): void {
+  const version: unknown = manifest.specificationVersion;
+  if (version !== SPECIFICATION_VERSION) {
+    throw new BootError(
+      'INVALID_MANIFEST',
+      `${label}: specificationVersion ${JSON.stringify(version)} is not supported; this gateway implements the provider contract "${SPECIFICATION_VERSION}"`,
+    );
+  }
 }
 
 /**
@@ -46,6 +60,7 @@ export class PluginRegistry {
       if (typeof manifest.description !== 'string' || manifest.description.trim() === '') {
         throw new BootError('INVALID_MANIFEST', `${label}: description is required`);
       }
+      if (kind === 'provider') checkSpecificationVersion(manifest as ProviderRegistration['manifest'], label);
       if (typeof registration.create !== 'function') {
         throw new BootError('INVALID_MANIFEST', `${label}: create must be a function`);
       }

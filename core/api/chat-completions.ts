@@ -4,7 +4,7 @@ import type { ChatRequest } from '../spec/unified.js';
 import { validateChatRequest } from './chat-schema.js';
 import { chatStreamShape, completionAsStream } from './chat-stream.js';
 import { strictChatResponse } from './chat-strict.js';
-import { type OperationHandler, throwIfProblem, unsupportedOperation } from './operation.js';
+import { type OperationHandler, unsupportedOperation } from './operation.js';
 import { respondStreamable } from './streamed-response.js';
 
 /** `POST /v1/chat/completions`: plain and streamed. */
@@ -22,7 +22,7 @@ export const chatCompletions: OperationHandler = {
     const adapter = provider.operations.chat;
     if (!adapter || (context.request.streaming && !adapter.stream)) throw unsupportedOperation(provider.id, 'chat', 'POST /v1/chat/completions');
     const request = context.request.body as ChatRequest;
-    throwIfProblem(adapter.validate?.(request));
+    adapter.validate?.(request);
     if (provider.capabilities?.developerRole?.(request.model) === false && request.messages.some((message) => message.role === 'developer')) {
       // The provider does not know the developer role: it becomes system, so the original bytes no longer apply.
       const messages = request.messages.map((message) => (message.role === 'developer' ? { ...message, role: 'system' as const } : message));

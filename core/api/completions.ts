@@ -2,7 +2,7 @@ import { parseJsonObject, readBody } from '../http/body.js';
 import type { CompletionRequest } from '../spec/unified.js';
 import { validateCompletionRequest } from './completions-schema.js';
 import { textCompletionStreaming } from './completions-stream.js';
-import { type OperationHandler, throwIfProblem, unsupportedOperation } from './operation.js';
+import { type OperationHandler, unsupportedOperation } from './operation.js';
 import { respondStreamable } from './streamed-response.js';
 
 /** `POST /v1/completions` (legacy text completions): plain and streamed, the same rules as chat streams. */
@@ -20,7 +20,7 @@ export const completions: OperationHandler = {
     const adapter = provider.operations.completion;
     if (!adapter || (context.request.streaming && !adapter.stream)) throw unsupportedOperation(provider.id, 'completion', 'POST /v1/completions');
     const request = context.request.body as CompletionRequest;
-    throwIfProblem(adapter.validate?.(request));
+    adapter.validate?.(request);
     return adapter.toUpstream(request, target, context.request.raw);
   },
 

@@ -4,7 +4,7 @@ import type { EmbeddingRequest, EmbeddingResponse } from '../spec/unified.js';
 import { checkEmbeddingTokenLimit } from './embeddings-tokens.js';
 import { validateEmbeddingRequest } from './embeddings-schema.js';
 import { respondWithJson } from './json-response.js';
-import { type OperationHandler, throwIfProblem, unsupportedOperation } from './operation.js';
+import { type OperationHandler, unsupportedOperation } from './operation.js';
 import { pick } from './strict-fields.js';
 
 const RESPONSE_FIELDS = ['object', 'data', 'model', 'usage'];
@@ -40,7 +40,7 @@ export const embeddings: OperationHandler = {
   toUpstream(context, provider, target) {
     const adapter = requireAdapter(provider);
     const request = context.request.body as EmbeddingRequest;
-    throwIfProblem(adapter.validate?.(request));
+    adapter.validate?.(request);
     return adapter.toUpstream(request, target, context.request.raw);
   },
 

@@ -4,7 +4,7 @@ import type { ImageGenerateAdapter, ProviderPlugin } from '../spec/provider.js';
 import type { ImageGenerateRequest, ImageResponse } from '../spec/unified.js';
 import { IMAGE_MODEL_A, validateImageGenerateRequest } from './images-generate-schema.js';
 import { respondWithJson } from './json-response.js';
-import { type OperationHandler, throwIfProblem, unsupportedOperation } from './operation.js';
+import { type OperationHandler, unsupportedOperation } from './operation.js';
 import { pick } from './strict-fields.js';
 
 /** OpenAI's image response schema (`created`, `data`, and the fields its newer image models add). */
@@ -47,7 +47,7 @@ export const imagesGenerate: OperationHandler = {
   toUpstream(context, provider, target) {
     const adapter = requireAdapter(provider);
     const request = context.request.body as ImageGenerateRequest;
-    throwIfProblem(adapter.validate?.(request));
+    adapter.validate?.(request);
     return adapter.toUpstream(request, target, context.request.raw);
   },
 

@@ -6,7 +6,7 @@ import type { FormFile, ImageResponse, MultipartForm } from '../spec/unified.js'
 import { recordImageUsage, strictImageResponse } from './images-generate.js';
 import { IMAGE_MODEL_A } from './images-generate-schema.js';
 import { respondWithJson } from './json-response.js';
-import { type OperationHandler, readWholeAnswer, throwIfProblem, unsupportedOperation } from './operation.js';
+import { type OperationHandler, readWholeAnswer, unsupportedOperation } from './operation.js';
 import { readPngInfo } from './png.js';
 import { invalid } from './validate.js';
 
@@ -138,7 +138,7 @@ function multipartOperation(spec: {
       const adapter = adapterOf(provider.operations);
       if (!adapter) throw unsupportedOperation(provider.id, spec.name, spec.route);
       const form = context.request.body as MultipartForm;
-      throwIfProblem(adapter.validate?.(form));
+      adapter.validate?.(form);
       return adapter.toUpstream(form, target);
     },
 

@@ -5,7 +5,7 @@ import type { MemoryLease } from '../http/memory-budget.js';
 import { bodyFailure } from '../http/upstream.js';
 import { errors, GatewayError } from '../errors.js';
 import type { ForwardSlice, GatewayContext, GatewayResponse, RequestSlice } from '../pipeline/context.js';
-import type { ProviderPlugin, ProviderTarget, RequestProblem, UpstreamRequest } from '../spec/provider.js';
+import type { ProviderPlugin, ProviderTarget, UpstreamRequest } from '../spec/provider.js';
 import type { OperationName } from '../spec/unified.js';
 
 /**
@@ -146,9 +146,4 @@ export function mapAnswer<Response>(provider: string, map: () => Response): Resp
       code: 'upstream_invalid_response',
     });
   }
-}
-
-/** A provider's own check (`validate`) failed: the same 400 as the unified checks, naming the field. */
-export function throwIfProblem(problem: RequestProblem | undefined): void {
-  if (problem) throw errors.invalidRequest(problem.message, { param: problem.param, code: 'invalid_value' });
 }

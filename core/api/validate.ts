@@ -1,4 +1,5 @@
 import { errors, type GatewayError } from '../errors.js';
+import { isRecord } from '../spec/is-record.js';
 
 /**
  * Small checks shared by the request schemas. Each throws a 400 whose `param` names the field
@@ -17,11 +18,8 @@ export const describe = (value: unknown): string => {
   return `a${typeof value === 'object' ? 'n' : ''} ${typeof value}`;
 };
 
-export const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
 export function requireObject(value: unknown, param: string): Record<string, unknown> {
-  if (!isObject(value)) throw invalid(param, `expected an object, got ${describe(value)}.`);
+  if (!isRecord(value)) throw invalid(param, `expected an object, got ${describe(value)}.`);
   return value;
 }
 

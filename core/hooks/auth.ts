@@ -3,37 +3,11 @@ import { errors, GatewayError } from '../errors.js';
 import type { FailedAuthLimiter } from '../failed-auth.js';
 import type { CustomHostGuard } from '../http/custom-host.js';
 import { HOP_BY_HOP } from '../http/headers.js';
-import type { Caller, GatewayContext } from '../pipeline/context.js';
+import type { GatewayContext } from '../pipeline/context.js';
+import type { Caller, KeyResolution, KeyResolver } from '../spec/key-resolver.js';
 import type { PluginRegistry } from '../registry.js';
-import type { Hook } from '../spec/hook.js';
+import type { Hook } from '../pipeline/hook.js';
 import type { ProviderCredentials, ProviderPlugin } from '../spec/provider.js';
-
-/**
- * What a {@link KeyResolver} knows about a key: the caller and, for a key bound to a target (a
- * virtual key), the provider, custom host, credentials and guardrail policy that replace the
- * request's own headers.
- */
-export interface KeyResolution {
-  readonly caller: Caller;
-  /** Provider id bound to the key; `x-gateway-provider` is then optional and must agree. */
-  readonly provider?: string;
-  /** Base URL of a privately hosted endpoint (checked like `x-gateway-custom-host`). */
-  readonly customHost?: string;
-  /** Used instead of the `Authorization` header. */
-  readonly credentials?: ProviderCredentials;
-  /** The guardrail policy that applies. */
-  readonly policy?: string;
-}
-
-/**
- * Resolves a key that carries a recognised prefix (virtual keys plug in here). Returns undefined
- * when the key is not one it knows; may throw a GatewayError (e.g. an expired key). As soon as it
- * knows the key, it sets `context.key` (e.g. `logBodies: false` when the key keeps bodies out of the log).
- */
-export interface KeyResolver {
-  readonly prefix: string;
-  resolve(key: string, context: Pick<GatewayContext, 'key'>): Promise<KeyResolution | undefined>;
-}
 
 /** Headers never forwarded through `x-gateway-forward-headers`: they describe this hop or the gateway. */
 const NOT_FORWARDABLE = new Set(['host', 'content-length', 'expect', 'x-gateway-api-key', ...HOP_BY_HOP]);

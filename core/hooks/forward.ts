@@ -2,7 +2,7 @@ import { errors } from '../errors.js';
 import type { MemoryBudget } from '../http/memory-budget.js';
 import type { UpstreamClient } from '../http/upstream.js';
 import type { GatewayContext } from '../pipeline/context.js';
-import type { Hook } from '../spec/hook.js';
+import type { Hook } from '../pipeline/hook.js';
 
 /** Largest per-request time-out a caller may ask for with `x-gateway-request-timeout` (1 hour). */
 const MAX_TIMEOUT_MS = 3_600_000;

@@ -5,7 +5,7 @@ import { createOutputJudge } from '../guardrails/output/index.js';
 import type { PolicyRegistry } from '../guardrails/registry.js';
 import { errors } from '../errors.js';
 import type { GatewayContext } from '../pipeline/context.js';
-import type { Hook } from '../spec/hook.js';
+import type { Hook } from '../pipeline/hook.js';
 import type { GuardrailParameters } from '../spec/guardrail.js';
 import type { ChatRequest } from '../spec/unified.js';
 import type { CompiledPolicy } from '../guardrails/registry.js';

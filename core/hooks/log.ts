@@ -1,7 +1,7 @@
 import type { BodyLogging } from '../../config/index.js';
 import { capturedBodies } from '../logs/capture.js';
 import { buildLogEntry, type LogSink } from '../logs/entry.js';
-import type { Hook } from '../spec/hook.js';
+import type { Hook } from '../pipeline/hook.js';
 
 /**
  * The log stage: runs once the response is complete (for streams, at their end), for every

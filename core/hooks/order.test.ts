@@ -1,7 +1,7 @@
 import test from 'ava';
 import { bodyCaptureHook } from '../logs/capture.js';
 import { Pipeline } from '../pipeline/runner.js';
-import type { Hook } from '../spec/hook.js';
+import type { Hook } from '../pipeline/hook.js';
 import { limitHooks } from '../vault/limits.js';
 import { authHook } from './auth.js';
 import { forwardHook } from './forward.js';

@@ -3,7 +3,7 @@ import type { OperationHandler } from '../api/operation.js';
 import { readErrorBody } from '../api/operation.js';
 import { upstreamError } from '../errors.js';
 import { respond } from '../pipeline/response.js';
-import type { Hook } from '../spec/hook.js';
+import type { Hook } from '../pipeline/hook.js';
 
 /** Upstream error bodies are read up to this size for mapping; the rest is not read. */
 const ERROR_BODY_LIMIT = 1024 * 1024;

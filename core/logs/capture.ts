@@ -3,7 +3,7 @@ import { pipeInto } from '../http/pipe.js';
 import type { BodyLogging } from '../../config/index.js';
 import type { GatewayContext } from '../pipeline/context.js';
 import { tapStream } from '../pipeline/response.js';
-import type { Hook } from '../spec/hook.js';
+import type { Hook } from '../pipeline/hook.js';
 import { type LogBodies, requestSecrets } from './entry.js';
 
 /** Per-request switch: `x-gateway-log-bodies: false` (or `off`, `0`) keeps this request's bodies out of the log. */

@@ -2,9 +2,12 @@ import type { Readable } from 'node:stream';
 import type { GatewayError } from '../errors.js';
 import type { MemoryLease } from '../http/memory-budget.js';
 import type { GuardrailSide, GuardrailVerdict } from '../spec/guardrail.js';
+import type { Caller } from '../spec/key-resolver.js';
 import type { ProviderPlugin, ProviderTarget, UpstreamRequest } from '../spec/provider.js';
 import type { ErrorBody, OperationName, Usage } from '../spec/unified.js';
 import type { OutputJudge } from '../guardrails/output/index.js';
+
+export type { Caller };
 
 /**
  * The typed context of one request. The route fills `incoming` and `request`; each stage then
@@ -95,9 +98,6 @@ export interface RequestSlice {
   /** Removes what reading the request left behind (temporary upload files); called once the response closes. */
   readonly cleanup?: () => Promise<void>;
 }
-
-/** Who called. Virtual keys add their own variant. */
-export type Caller = { readonly type: 'account' } | { readonly type: 'virtual-key'; readonly id: string; readonly name: string };
 
 export interface AuthSlice {
   readonly caller: Caller;

@@ -1,6 +1,6 @@
 import test, { type ExecutionContext } from 'ava';
 import { BootError, errors, GatewayError } from '../errors.js';
-import type { Hook } from '../spec/hook.js';
+import type { Hook } from './hook.js';
 import type { StageName } from '../spec/stage.js';
 import type { GatewayContext } from './context.js';
 import { compose, Pipeline } from './runner.js';

@@ -1,5 +1,5 @@
 import { BootError, toGatewayError } from '../errors.js';
-import type { Hook, Next } from '../spec/hook.js';
+import type { Hook, Next } from './hook.js';
 import { STAGES, type StageName } from '../spec/stage.js';
 import type { GatewayContext } from './context.js';
 

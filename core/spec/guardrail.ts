@@ -56,6 +56,12 @@ export type GuardrailVerdict =
 export interface GuardrailPlugin {
   readonly id: string;
   readonly sides: readonly GuardrailSide[];
+  /**
+   * Refuses a request by returning a `deny` verdict, never by throwing. A `check` that throws (or
+   * rejects, or overruns its time budget) has failed: its policy step's fail mode decides, a denial
+   * when `fail-closed` (the default) and an allow when `fail-open`, and the log records the failure.
+   * What it threw never reaches the client.
+   */
   check(input: GuardrailInput): GuardrailVerdict | Promise<GuardrailVerdict>;
 }
 

@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import type { PluginRegistration } from './manifest.js';
+import type { PluginManifest, PluginRegistration } from './manifest.js';
 import type {
   ChatCompletionChunk,
   ChatRequest,
@@ -21,7 +21,28 @@ import type {
  * `index.ts` exports a factory returning a {@link ProviderRegistration}. Everything a provider needs
  * (URL templates from headers, its auth format, its stream framing, its error shape) is expressed
  * here, so the core never names a provider.
+ *
+ * Refusing a request: a contract method that cannot go on throws a `GatewayError` built from the
+ * toolkit's `errors` catalogue (`throw errors.invalidRequest(message, { param, code })` for a
+ * request the provider cannot take). The methods that may throw are `validate`, `toUpstream` and
+ * `fromUpstream` of an operation, `createMapper` of a stream, and the plugin's `baseUrl`,
+ * `passthroughUrl` and `auth`. A thrown `GatewayError` is the client's answer as it is (status,
+ * type, code, param, message); anything else thrown becomes a 500 `internal_error` that reveals
+ * nothing internal, except in `fromUpstream`, where it is the provider's fault: a 502
+ * `upstream_invalid_response`. Nothing is sent upstream before `validate`, `toUpstream`, `baseUrl`
+ * and `auth` have returned. `mapError` and stream mappers never throw for an upstream's error: they
+ * describe it as an `ErrorBody`.
  */
+
+/**
+ * The version of this contract. A provider declares the version it was written against in its
+ * manifest; the registry refuses at boot one whose version it does not support, so a plugin built
+ * for another contract fails on start, not on its first request.
+ */
+export const SPECIFICATION_VERSION = 'v1';
+
+/** A version of the provider contract the registry supports. */
+export type SpecificationVersion = typeof SPECIFICATION_VERSION;
 
 /** The credential the caller supplied (Bearer token), or the one the vault decrypted for a virtual key. */
 export interface ProviderCredentials {
@@ -105,14 +126,6 @@ export interface StreamMapper<Chunk> {
 
 export type ChatStreamMapper = StreamMapper<ChatCompletionChunk>;
 
-/** A provider's own extra check of a request, run after the unified validation and before sending. */
-export interface RequestProblem {
-  /** The request field at fault (for multipart: the form field). */
-  readonly param: string;
-  /** A sentence a person understands. */
-  readonly message: string;
-}
-
 /**
  * One operation of a provider, as a pair of pure functions: no I/O, values in, values out, so each
  * is tested against recorded fixtures without HTTP.
@@ -129,8 +142,12 @@ export interface OperationAdapter<Request, Response> {
    * rather than in the body (Bedrock's token counts on InvokeModel).
    */
   fromUpstream(body: unknown, request: Request, target: ProviderTarget, headers?: UpstreamReply['headers']): Response;
-  /** Checks of the provider's own beyond the unified bounds (e.g. its image models' sizes). */
-  validate?(request: Request): RequestProblem | undefined;
+  /**
+   * Checks of the provider's own beyond the unified bounds (e.g. its image models' sizes), run
+   * after the unified validation and before `toUpstream`. Refuses by throwing
+   * `errors.invalidRequest(message, { param, code })`; returns nothing.
+   */
+  validate?(request: Request): undefined;
 }
 
 /** An operation that may stream its answer as chunks. */
@@ -162,7 +179,8 @@ export interface MultipartAdapter<Response> {
   toUpstream(form: MultipartForm, target: ProviderTarget): UpstreamRequest;
   /** Maps a JSON answer. When absent, the upstream answer is relayed as received (status, type, bytes). */
   fromUpstream?(body: unknown, form: MultipartForm, target: ProviderTarget): Response;
-  validate?(form: MultipartForm): RequestProblem | undefined;
+  /** The form's own checks; refuses by throwing, like {@link OperationAdapter.validate}. */
+  validate?(form: MultipartForm): undefined;
 }
 
 /** Text to speech: the upstream answers with audio bytes, which the core streams to the client as they arrive. */
@@ -244,5 +262,12 @@ export interface ProviderPlugin {
   passthroughUrl?(pathAndQuery: string, target: ProviderTarget): string;
 }
 
+/** A provider's manifest: the common one plus the contract version it was written against. */
+export interface ProviderManifest extends PluginManifest {
+  readonly kind: 'provider';
+  /** The provider contract it implements: {@link SPECIFICATION_VERSION}. */
+  readonly specificationVersion: SpecificationVersion;
+}
+
 /** What a provider's factory returns. */
-export type ProviderRegistration = PluginRegistration<'provider', ProviderPlugin>;
+export type ProviderRegistration = PluginRegistration<'provider', ProviderPlugin> & { readonly manifest: ProviderManifest };

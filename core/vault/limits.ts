@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { errors, type GatewayError } from '../errors.js';
 import type { GatewayContext } from '../pipeline/context.js';
 import { tapStream } from '../pipeline/response.js';
-import type { Hook } from '../spec/hook.js';
+import type { Hook } from '../pipeline/hook.js';
 import type { AdmissionResult, SharedState } from '../store/state.js';
 import { estimatePromptTokens, expectedOutputTokens } from './estimate.js';
 import { costOf, type ModelPrice, type PriceTable, tokenCounts } from './pricing.js';

@@ -1,5 +1,5 @@
 import { errors } from '../errors.js';
-import type { KeyResolver } from '../hooks/auth.js';
+import type { KeyResolver } from '../spec/key-resolver.js';
 import type { Credentials } from './credentials.js';
 import { VaultTamperedError } from './vault.js';
 import { VIRTUAL_KEY_PREFIX, type VirtualKeys } from './virtual-keys.js';

@@ -1,6 +1,6 @@
 import { BootError } from '../errors.js';
-import type { KeyResolver } from '../hooks/auth.js';
-import type { Hook } from '../spec/hook.js';
+import type { KeyResolver } from '../spec/key-resolver.js';
+import type { Hook } from '../pipeline/hook.js';
 import { openSharedState } from '../store/index.js';
 import type { SharedState } from '../store/state.js';
 import { Credentials } from './credentials.js';

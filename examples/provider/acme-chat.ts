@@ -1,4 +1,13 @@
-import type { ChatAdapter, ChatChunkChoice, ChatCompletionChunk, ChatMessage, ChatRequest, ChatResponse, StreamStep } from '../../core/spec/index.js';
+import {
+  type ChatAdapter,
+  type ChatChunkChoice,
+  type ChatCompletionChunk,
+  type ChatMessage,
+  type ChatRequest,
+  type ChatResponse,
+  errors,
+  type StreamStep,
+} from '../../core/spec/index.js';
 
 /** Acme's own wire format (a made-up API, different enough from OpenAI's to show every mapping). */
 export interface AcmeTurn {
@@ -141,6 +150,8 @@ export const acmeChat: ChatAdapter = {
     if (typeof answer?.output !== 'object') throw new TypeError('Acme answer without output');
     return fromAcmeAnswer(answer);
   },
-  validate: (request) => (typeof request.n === 'number' && request.n > 1 ? { param: 'n', message: 'Acme returns one answer per request: n must be 1.' } : undefined),
+  validate(request) {
+    if (typeof request.n === 'number' && request.n > 1) throw errors.invalidRequest('Acme returns one answer per request: n must be 1.', { param: 'n', code: 'invalid_value' });
+  },
   stream: { createMapper: (request) => createAcmeStreamMapper(request) },
 };

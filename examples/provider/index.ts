@@ -13,6 +13,7 @@ export function acme(params: AcmeParams = {}): ProviderRegistration {
     manifest: {
       id: 'acme',
       kind: 'provider',
+      specificationVersion: 'v1',
       version: '0.1.0',
       description: 'Acme LLM (a worked example): chat with tools, plain and streamed.',
       params: { type: 'object', additionalProperties: false, properties: { baseUrl: { type: 'string', pattern: '^https?://' } } },

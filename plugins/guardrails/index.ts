@@ -49,6 +49,26 @@ export const builtinGuardrails = [
   webhook,
 ] as const;
 
-export { ALLOW, countByKind, defineGuardrail, disjoint, findSpans, replaceSpans, type GuardrailCheck, type Span } from '../../core/guardrails/define.js';
-export { step, type GuardrailStep, type PolicyDefinition, type StreamWindow } from '../../core/guardrails/policy.js';
-export type * from '../../core/spec/guardrail.js';
+export {
+  ALLOW,
+  countByKind,
+  defineGuardrail,
+  disjoint,
+  findSpans,
+  replaceSpans,
+  step,
+  type GuardrailChanges,
+  type GuardrailCheck,
+  type GuardrailFactory,
+  type GuardrailInput,
+  type GuardrailManifest,
+  type GuardrailParameters,
+  type GuardrailPlugin,
+  type GuardrailRegistration,
+  type GuardrailSide,
+  type GuardrailStep,
+  type GuardrailVerdict,
+  type PolicyDefinition,
+  type Span,
+  type StreamWindow,
+} from '../../core/spec/index.js';

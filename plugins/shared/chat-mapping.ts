@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { errors, type GatewayError } from '../../core/errors.js';
-import type { ChatMessage, ErrorBody, UpstreamReply } from '../../core/spec/index.js';
+import { type ChatMessage, type ErrorBody, errors, errorTypeForStatus, isRecord, type UpstreamReply } from '../../core/spec/index.js';
 
 /**
  * Small pieces every native-API provider plugin needs to translate the unified (OpenAI-shaped)
@@ -10,29 +9,25 @@ import type { ChatMessage, ErrorBody, UpstreamReply } from '../../core/spec/inde
 /** A user or tool content part, as the unified API gives it. */
 export type ContentPart = { type: 'text'; text: string } | { type: 'image'; url: string; detail?: string };
 
-/** A JSON object (not null, not an array). */
-export const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
-
-/** A 400 naming the request field at fault. */
-export const badRequest = (param: string, message: string, code = 'unsupported_parameter'): GatewayError =>
-  errors.invalidRequest(message, { param, code });
-
 /** The parts of a message's `content` (a string is one text part; unknown part types are refused). */
 export function contentParts(content: unknown, param: string): ContentPart[] {
   if (content == null) return [];
   if (typeof content === 'string') return [{ type: 'text', text: content }];
-  if (!Array.isArray(content)) throw badRequest(param, `${param} must be a string or an array of content parts.`, 'invalid_type');
+  if (!Array.isArray(content)) throw errors.invalidRequest(`${param} must be a string or an array of content parts.`, { param, code: 'invalid_type' });
   return content.map((part, index): ContentPart => {
     const value = (part ?? {}) as Record<string, unknown>;
     if (value.type === 'text' && typeof value.text === 'string') return { type: 'text', text: value.text };
     if (value.type === 'image_url') {
       const image = value.image_url as { url?: unknown; detail?: unknown } | string | undefined;
       const url = typeof image === 'string' ? image : image?.url;
-      if (typeof url !== 'string') throw badRequest(`${param}[${index}].image_url.url`, 'An image_url part needs a url.', 'invalid_type');
+      if (typeof url !== 'string') throw errors.invalidRequest('An image_url part needs a url.', { param: `${param}[${index}].image_url.url`, code: 'invalid_type' });
       const detail = typeof image === 'object' && typeof image.detail === 'string' ? image.detail : undefined;
       return { type: 'image', url, detail };
     }
-    throw badRequest(`${param}[${index}].type`, `Content part type "${String(value.type)}" is not supported by this provider.`);
+    throw errors.invalidRequest(`Content part type "${String(value.type)}" is not supported by this provider.`, {
+      param: `${param}[${index}].type`,
+      code: 'unsupported_parameter',
+    });
   });
 }
 
@@ -40,7 +35,7 @@ export function contentParts(content: unknown, param: string): ContentPart[] {
 export function contentText(content: unknown, param: string): string {
   return contentParts(content, param)
     .map((part, index) => {
-      if (part.type !== 'text') throw badRequest(`${param}[${index}]`, 'Only text content is accepted here.');
+      if (part.type !== 'text') throw errors.invalidRequest('Only text content is accepted here.', { param: `${param}[${index}]`, code: 'unsupported_parameter' });
       return part.text;
     })
     .join('');
@@ -102,22 +97,8 @@ export function functionTools(tools: unknown): Array<{ name: string; description
 
 /** Refuses `n` > 1 for providers that answer one choice per request. */
 export function requireSingleChoice(n: unknown, provider: string): void {
-  if (typeof n === 'number' && n > 1) throw badRequest('n', `The provider "${provider}" returns one choice per request; n must be 1.`);
+  if (typeof n === 'number' && n > 1) throw errors.invalidRequest(`The provider "${provider}" returns one choice per request; n must be 1.`, { param: 'n', code: 'unsupported_parameter' });
 }
-
-export const TYPE_BY_STATUS: Readonly<Record<number, string>> = {
-  400: 'invalid_request_error',
-  401: 'authentication_error',
-  403: 'permission_error',
-  404: 'not_found_error',
-  408: 'timeout_error',
-  409: 'conflict_error',
-  413: 'request_too_large',
-  422: 'invalid_request_error',
-  429: 'rate_limit_error',
-};
-
-export const errorTypeFor = (status: number): string => TYPE_BY_STATUS[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error');
 
 /** Reads an upstream error reply's JSON (undefined when it is not JSON) and a short text snippet. */
 export function readErrorReply(reply: UpstreamReply): { json: Record<string, unknown> | undefined; snippet: string } {
@@ -125,7 +106,7 @@ export function readErrorReply(reply: UpstreamReply): { json: Record<string, unk
   let json: Record<string, unknown> | undefined;
   try {
     const parsed = JSON.parse(text) as unknown;
-    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) json = parsed as Record<string, unknown>;
+    if (isRecord(parsed)) json = parsed;
   } catch {
     // described by the snippet
   }
@@ -135,7 +116,7 @@ export function readErrorReply(reply: UpstreamReply): { json: Record<string, unk
 /** An error body with a message naming the status when the provider gave none. */
 export function errorBody(status: number, message: unknown, code: unknown = null, snippet = ''): ErrorBody {
   const text = typeof message === 'string' && message ? message : `The provider returned HTTP ${status}${snippet ? `: ${snippet}` : '.'}`;
-  return { message: text, type: errorTypeFor(status), param: null, code: typeof code === 'string' && code ? code : null };
+  return { message: text, type: errorTypeForStatus(status), param: null, code: typeof code === 'string' && code ? code : null };
 }
 
 /** A stream error body. */
@@ -214,7 +195,7 @@ export const hasToolTurns = (messages: readonly ChatMessage[]): boolean =>
 export function parseEventData(data: string): Record<string, unknown> | undefined {
   try {
     const parsed = JSON.parse(data) as unknown;
-    return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined;
+    return isRecord(parsed) ? parsed : undefined;
   } catch {
     return undefined;
   }

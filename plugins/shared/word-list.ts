@@ -1,4 +1,4 @@
-import { escapeRegExp } from '../../core/guardrails/define.js';
+import { escapeRegExp } from '../../core/spec/index.js';
 
 /** How the word-list guardrails (`banned-words`, `required-words`) match their words. */
 export interface WordListOptions {

@@ -10,7 +10,7 @@ let gateway: TestGateway;
 
 /** A provider that offers no operation at all (pass-through only). */
 const bare: ProviderRegistration = {
-  manifest: { id: 'bare', kind: 'provider', version: '1.0.0', description: 'A provider with no unified operations (test).' },
+  manifest: { id: 'bare', kind: 'provider', specificationVersion: 'v1', version: '1.0.0', description: 'A provider with no unified operations (test).' },
   params: {},
   create: () => ({
     id: 'bare',

@@ -111,7 +111,7 @@ test.serial('a provider without the operation gets 400 naming provider and opera
   const limited = await startGateway({
     providers: [
       {
-        manifest: { id: 'chat-only', kind: 'provider', version: '1.0.0', description: 'test provider with chat only', params: { type: 'object' } },
+        manifest: { id: 'chat-only', kind: 'provider', specificationVersion: 'v1', version: '1.0.0', description: 'test provider with chat only', params: { type: 'object' } },
         params: {},
         create: () => ({
           id: 'chat-only',

@@ -3,7 +3,7 @@ import { BootError } from '../../core/errors.js';
 import { step } from '../../core/guardrails/policy.js';
 import { PolicyRegistry } from '../../core/guardrails/registry.js';
 import { allowedModels, bannedWords, defineGuardrail, maxTokens, pii, regex, requiredWords } from '../../plugins/guardrails/index.js';
-import type { Hook } from '../../core/spec/hook.js';
+import type { Hook } from '../../core/pipeline/hook.js';
 import { startFake } from '../fakes/openai-fake.js';
 import { ACCOUNT_KEY, loggedOnce, sdkClient, startGateway, traceId } from '../harness.js';
 import { pluginDependencies } from '../plugin-dependencies.js';

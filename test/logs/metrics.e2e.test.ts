@@ -1,5 +1,5 @@
 import test from 'ava';
-import type { Hook } from '../../core/spec/hook.js';
+import type { Hook } from '../../core/pipeline/hook.js';
 import { type Fake, startFake } from '../fakes/openai-fake.js';
 import { ACCOUNT_KEY, SECRETS, sdkClient, startGateway, type TestGateway } from '../harness.js';
 

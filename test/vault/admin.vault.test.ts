@@ -10,7 +10,7 @@ import { admin, FIXED_MESSAGES, fixedUsageHandler } from './vault-harness.js';
 
 /** A provider that, like a cloud, builds its URL from a gateway header and signs with a structured credential. */
 const cloudLike: ProviderRegistration = {
-  manifest: { id: 'cloud-test', kind: 'provider', version: '1.0.0', description: 'Test provider reading structured credentials.' },
+  manifest: { id: 'cloud-test', kind: 'provider', specificationVersion: 'v1', version: '1.0.0', description: 'Test provider reading structured credentials.' },
   params: {},
   create: () => ({
     id: 'cloud-test',

@@ -1,4 +1,4 @@
-import { ALLOW, defineGuardrail, escapeRegExp } from '../../../core/guardrails/define.js';
+import { ALLOW, defineGuardrail, escapeRegExp } from '../../../core/spec/index.js';
 
 export interface AllowedModelsParams {
   /** Model names; `*` matches any characters (`gpt-4o*`). */

@@ -1,5 +1,4 @@
-import { ALLOW, defineGuardrail } from '../../../core/guardrails/define.js';
-import type { OperationName } from '../../../core/spec/unified.js';
+import { ALLOW, defineGuardrail, type OperationName } from '../../../core/spec/index.js';
 
 export interface AllowedOperationsParams {
   operations: OperationName[];

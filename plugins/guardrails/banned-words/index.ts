@@ -1,4 +1,4 @@
-import { ALLOW, defineGuardrail, findSpans } from '../../../core/guardrails/define.js';
+import { ALLOW, defineGuardrail, findSpans } from '../../../core/spec/index.js';
 import { WORD_LIST_PARAMS, type WordListOptions, wordsPattern } from '../../shared/word-list.js';
 
 export interface BannedWordsParams extends WordListOptions {

@@ -1,4 +1,4 @@
-import { ALLOW, defineGuardrail } from '../../../core/guardrails/define.js';
+import { ALLOW, defineGuardrail } from '../../../core/spec/index.js';
 
 export interface CodeDetectionParams {
   /** Code-looking lines needed to call a text code (default 2); a fenced block always counts. */

@@ -1,4 +1,4 @@
-import { ALLOW, defineGuardrail } from '../../../core/guardrails/define.js';
+import { ALLOW, defineGuardrail } from '../../../core/spec/index.js';
 
 export interface JsonOutputParams {
   /** Also accept JSON inside one Markdown code fence (```json … ```). Default false. */

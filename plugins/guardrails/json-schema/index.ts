@@ -1,5 +1,5 @@
 import { Ajv } from 'ajv';
-import { ALLOW, defineGuardrail } from '../../../core/guardrails/define.js';
+import { ALLOW, defineGuardrail } from '../../../core/spec/index.js';
 import { jsonText } from '../json-output/index.js';
 
 export interface JsonSchemaParams {

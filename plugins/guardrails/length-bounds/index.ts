@@ -1,4 +1,4 @@
-import { ALLOW, defineGuardrail } from '../../../core/guardrails/define.js';
+import { ALLOW, defineGuardrail } from '../../../core/spec/index.js';
 
 export interface LengthBoundsParams {
   /** What is counted: `characters` (Unicode code points), `words` or `sentences`. */

@@ -1,4 +1,4 @@
-import { ALLOW, countByKind, defineGuardrail, replaceSpans } from '../../../core/guardrails/define.js';
+import { ALLOW, countByKind, defineGuardrail, replaceSpans } from '../../../core/spec/index.js';
 import { detectPii, PII_TYPES, type PiiType } from './pii-detect.js';
 
 export type PiiAction = 'redact' | 'deny' | 'allow';

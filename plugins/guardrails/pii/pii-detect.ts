@@ -1,5 +1,5 @@
 import { isIPv6 } from 'node:net';
-import { disjoint, findSpans, type Span } from '../../../core/guardrails/define.js';
+import { disjoint, findSpans, type Span } from '../../../core/spec/index.js';
 
 export const PII_TYPES = ['secret', 'card', 'iban', 'ssn', 'email', 'phone', 'ipv6', 'ipv4'] as const;
 export type PiiType = (typeof PII_TYPES)[number];

@@ -1,4 +1,4 @@
-import { ALLOW, defineGuardrail } from '../../../core/guardrails/define.js';
+import { ALLOW, defineGuardrail } from '../../../core/spec/index.js';
 import { injectionScore } from './prompt-injection-signals.js';
 
 export interface PromptInjectionParams {

@@ -1,4 +1,4 @@
-import { ALLOW, defineGuardrail, findSpans, replaceSpans } from '../../../core/guardrails/define.js';
+import { ALLOW, defineGuardrail, findSpans, replaceSpans } from '../../../core/spec/index.js';
 
 export interface RegexParams {
   /** A JavaScript regular expression source. */

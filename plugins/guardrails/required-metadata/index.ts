@@ -1,4 +1,4 @@
-import { ALLOW, defineGuardrail } from '../../../core/guardrails/define.js';
+import { ALLOW, defineGuardrail } from '../../../core/spec/index.js';
 
 export interface RequiredMetadataParams {
   /** Keys `x-gateway-metadata` must carry, with non-empty values. */

@@ -1,4 +1,4 @@
-import { ALLOW, defineGuardrail } from '../../../core/guardrails/define.js';
+import { ALLOW, defineGuardrail } from '../../../core/spec/index.js';
 import { WORD_LIST_PARAMS, type WordListOptions, wordsPattern } from '../../shared/word-list.js';
 
 export interface RequiredWordsParams extends WordListOptions {

@@ -1,4 +1,4 @@
-import { ALLOW, defineGuardrail, replaceSpans, type Span } from '../../../core/guardrails/define.js';
+import { ALLOW, defineGuardrail, replaceSpans, type Span } from '../../../core/spec/index.js';
 
 export interface UrlAllowlistParams {
   /** Allowed hosts: `example.com` (exactly) or `*.example.com` (any subdomain, and the domain itself). */

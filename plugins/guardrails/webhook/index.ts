@@ -1,6 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { ALLOW, defineGuardrail } from '../../../core/guardrails/define.js';
-import type { GuardrailVerdict } from '../../../core/spec/guardrail.js';
+import { ALLOW, defineGuardrail, type GuardrailVerdict } from '../../../core/spec/index.js';
 
 export interface WebhookParams {
   /** Where the payload is POSTed. */

@@ -1,6 +1,5 @@
-import { invalid } from '../../../core/api/validate.js';
-import type { ChatMessage, ChatRequest, RequestProblem } from '../../../core/spec/index.js';
-import { isRecord, parseDataUrl, thinkingBlocksOf, toolInput } from '../../shared/chat-mapping.js';
+import { type ChatMessage, type ChatRequest, errors, isRecord } from '../../../core/spec/index.js';
+import { parseDataUrl, thinkingBlocksOf, toolInput } from '../../shared/chat-mapping.js';
 
 export type AnthropicBlock = Record<string, unknown> & { type: string };
 
@@ -27,14 +26,13 @@ export interface AnthropicRequestOptions {
 const DEFAULT_THINKING_BUDGET = 1024;
 
 /** Unified fields Anthropic has no equivalent for, refused rather than silently dropped. */
-export function checkAnthropicRequest(request: ChatRequest): RequestProblem | undefined {
-  if (typeof request.n === 'number' && request.n > 1) return { param: 'n', message: 'This provider returns one choice per request: n must be 1.' };
+export function checkAnthropicRequest(request: ChatRequest): undefined {
+  if (typeof request.n === 'number' && request.n > 1) throw errors.invalidRequest('This provider returns one choice per request: n must be 1.', { param: 'n', code: 'invalid_value' });
   const format = request.response_format;
   if (isRecord(format) && format.type !== 'text') {
-    return { param: 'response_format', message: `response_format "${String(format.type)}" is not supported by this provider; describe the JSON you want in the prompt or use a tool.` };
+    throw errors.invalidRequest(`response_format "${String(format.type)}" is not supported by this provider; describe the JSON you want in the prompt or use a tool.`, { param: 'response_format', code: 'invalid_value' });
   }
-  if (request.logprobs === true) return { param: 'logprobs', message: 'This provider does not return log probabilities.' };
-  return undefined;
+  if (request.logprobs === true) throw errors.invalidRequest('This provider does not return log probabilities.', { param: 'logprobs', code: 'invalid_value' });
 }
 
 function withCacheControl(block: AnthropicBlock, part: Record<string, unknown>): AnthropicBlock {
@@ -53,7 +51,7 @@ function imageBlock(url: string, param: string): AnthropicBlock {
   const data = parseDataUrl(url);
   if (data) return { type: 'image', source: { type: 'base64', media_type: data.mediaType, data: data.data } };
   if (/^https?:\/\//i.test(url)) return { type: 'image', source: { type: 'url', url } };
-  throw invalid(param, 'expected a base64 data URL or an http(s):// URL.');
+  throw errors.invalidRequest(`Invalid '${param}': expected a base64 data URL or an http(s):// URL.`, { param, code: 'invalid_value' });
 }
 
 function userContent(content: unknown, param: string): string | AnthropicBlock[] {
@@ -61,12 +59,12 @@ function userContent(content: unknown, param: string): string | AnthropicBlock[]
   if (!Array.isArray(content)) return [];
   return content.map((part, index): AnthropicBlock => {
     const at = `${param}[${index}]`;
-    if (!isRecord(part)) throw invalid(at, 'expected a content part.');
+    if (!isRecord(part)) throw errors.invalidRequest(`Invalid '${at}': expected a content part.`, { param: at, code: 'invalid_value' });
     if (part.type === 'text') return withCacheControl({ type: 'text', text: String(part.text ?? '') }, part);
     if (part.type === 'image_url' && isRecord(part.image_url) && typeof part.image_url.url === 'string') {
       return withCacheControl(imageBlock(part.image_url.url, `${at}.image_url.url`), part);
     }
-    throw invalid(`${at}.type`, `the content part type "${String(part.type)}" is not supported by this provider.`);
+    throw errors.invalidRequest(`Invalid '${at}.type': the content part type "${String(part.type)}" is not supported by this provider.`, { param: `${at}.type`, code: 'invalid_value' });
   });
 }
 
@@ -115,7 +113,7 @@ export function anthropicMessages(messages: ChatMessage[]): { system: AnthropicB
         push('user', [toolResult(message)]);
         break;
       case 'function':
-        throw invalid(`messages[${index}].role`, 'the deprecated "function" role is not supported by this provider; use tool messages.');
+        throw errors.invalidRequest(`Invalid 'messages[${index}].role': the deprecated "function" role is not supported by this provider; use tool messages.`, { param: `messages[${index}].role`, code: 'invalid_value' });
     }
   });
   return { system, messages: out };
@@ -145,8 +143,7 @@ function tools(request: ChatRequest): AnthropicBlock[] | undefined {
 
 /** The unified chat request as a Messages API body. */
 export function toAnthropicBody(request: ChatRequest, options: AnthropicRequestOptions): AnthropicRequestBody {
-  const problem = checkAnthropicRequest(request);
-  if (problem) throw invalid(problem.param, problem.message);
+  checkAnthropicRequest(request);
   const { system, messages } = anthropicMessages(request.messages);
   const thinking = request.thinking?.type === 'enabled' ? { type: 'enabled', budget_tokens: request.thinking.budget_tokens ?? DEFAULT_THINKING_BUDGET } : request.thinking?.type === 'disabled' ? { type: 'disabled' } : undefined;
   const requested = request.max_completion_tokens ?? request.max_tokens;

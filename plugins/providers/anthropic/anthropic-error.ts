@@ -1,16 +1,9 @@
-import type { ErrorBody, UpstreamReply } from '../../../core/spec/index.js';
+import { type ErrorBody, errorTypeForStatus, type UpstreamReply } from '../../../core/spec/index.js';
 
-const TYPE_BY_STATUS: Record<number, string> = {
-  400: 'invalid_request_error',
-  401: 'authentication_error',
-  403: 'permission_error',
-  404: 'not_found_error',
-  413: 'request_too_large',
-  429: 'rate_limit_error',
-  529: 'overloaded_error',
-};
+/** Anthropic's own status: 529 is an overloaded API. */
+const ANTHROPIC_STATUS_TYPES = { 529: 'overloaded_error' };
 
-const typeFor = (status: number): string => TYPE_BY_STATUS[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error');
+const typeFor = (status: number): string => errorTypeForStatus(status, ANTHROPIC_STATUS_TYPES);
 
 /** The `error` object of an Anthropic error body (`{type, message}`) as the gateway's error body. */
 export function anthropicErrorBody(error: Record<string, unknown>, status: number): ErrorBody {

@@ -25,6 +25,7 @@ export function anthropic(params: AnthropicParams = {}): ProviderRegistration {
     manifest: {
       id: 'anthropic',
       kind: 'provider',
+      specificationVersion: 'v1',
       version: '1.0.0',
       description: 'Anthropic Messages API: chat plain and streamed, tools, images, extended thinking, prompt-cache usage.',
       params: {

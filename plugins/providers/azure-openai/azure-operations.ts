@@ -1,17 +1,17 @@
-import type {
-  CompletionAdapter,
-  CompletionResponse,
-  EmbedAdapter,
-  EmbeddingResponse,
-  ImageGenerateAdapter,
-  ImageResponse,
-  ModelList,
-  ModelsAdapter,
-  MultipartAdapter,
-  SpeechAdapter,
-  StreamStep,
+import {
+  type CompletionAdapter,
+  type CompletionResponse,
+  type EmbedAdapter,
+  type EmbeddingResponse,
+  encodeMultipart,
+  type ImageGenerateAdapter,
+  type ImageResponse,
+  type ModelList,
+  type ModelsAdapter,
+  type MultipartAdapter,
+  type SpeechAdapter,
+  type StreamStep,
 } from '../../../core/spec/index.js';
-import { encodeMultipart } from '../../../core/http/multipart.js';
 import { parseEventData, streamError } from '../../shared/chat-mapping.js';
 import { apiVersion, deploymentUrl } from './azure-target.js';
 

@@ -1,5 +1,4 @@
-import { errors } from '../../../core/errors.js';
-import type { ProviderTarget } from '../../../core/spec/index.js';
+import { errors, type ProviderTarget } from '../../../core/spec/index.js';
 
 /** The spec's cloud-a headers. */
 export const AZURE_HEADERS = {

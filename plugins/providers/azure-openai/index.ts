@@ -1,5 +1,4 @@
-import type { ProviderRegistration } from '../../../core/spec/index.js';
-import { errors } from '../../../core/errors.js';
+import { errors, type ProviderRegistration } from '../../../core/spec/index.js';
 import { azureChat } from './azure-chat.js';
 import { mapAzureError } from './azure-error.js';
 import {
@@ -30,6 +29,7 @@ export function azureOpenAI(params: AzureOpenAIParams = {}): ProviderRegistratio
     manifest: {
       id: 'azure-openai',
       kind: 'provider',
+      specificationVersion: 'v1',
       version: '1.0.0',
       description: 'Azure OpenAI: chat, completions, embeddings, images, speech, transcription and translation on a deployment; api-key or Entra ID token.',
       params: {

@@ -1,5 +1,5 @@
-import type { EmbedAdapter, EmbeddingRequest, EmbeddingResponse, RequestProblem } from '../../../core/spec/index.js';
-import { badRequest, vectorToBase64 } from '../../shared/chat-mapping.js';
+import { type EmbedAdapter, type EmbeddingRequest, type EmbeddingResponse, errors } from '../../../core/spec/index.js';
+import { vectorToBase64 } from '../../shared/chat-mapping.js';
 import { modelPath } from './bedrock-request.js';
 
 /**
@@ -11,14 +11,14 @@ const isCohere = (model: string): boolean => /(^|\.)cohere\.embed/.test(model);
 const texts = (input: EmbeddingRequest['input']): string[] | undefined =>
   typeof input === 'string' ? [input] : Array.isArray(input) && input.every((item) => typeof item === 'string') ? (input as string[]) : undefined;
 
-function problem(request: EmbeddingRequest): RequestProblem | undefined {
+/** Refuses inputs the model cannot embed (400 naming `input`). */
+function checkInput(request: EmbeddingRequest): undefined {
   const list = texts(request.input);
-  if (!list) return { param: 'input', message: 'Bedrock embedding models take text; token arrays are not supported.' };
+  if (!list) throw errors.invalidRequest('Bedrock embedding models take text; token arrays are not supported.', { param: 'input', code: 'invalid_value' });
   if (!isCohere(request.model) && list.length !== 1) {
-    return { param: 'input', message: 'Titan embedding models embed one text per request; send a single string.' };
+    throw errors.invalidRequest('Titan embedding models embed one text per request; send a single string.', { param: 'input', code: 'invalid_value' });
   }
-  if (isCohere(request.model) && list.length > 96) return { param: 'input', message: 'Cohere embedding models on Bedrock take at most 96 texts per request.' };
-  return undefined;
+  if (isCohere(request.model) && list.length > 96) throw errors.invalidRequest('Cohere embedding models on Bedrock take at most 96 texts per request.', { param: 'input', code: 'invalid_value' });
 }
 
 function body(request: EmbeddingRequest): Record<string, unknown> {
@@ -48,10 +48,9 @@ function vectors(value: Record<string, unknown>, cohere: boolean): number[][] {
 }
 
 export const bedrockEmbed: EmbedAdapter = {
-  validate: problem,
+  validate: checkInput,
   toUpstream(request, target) {
-    const found = problem(request);
-    if (found) throw badRequest(found.param, found.message);
+    checkInput(request);
     return { method: 'POST', url: modelPath(target.baseUrl, request.model, 'invoke'), headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify(body(request)) };
   },
   fromUpstream(raw, request, _target, headers = {}): EmbeddingResponse {

@@ -1,6 +1,5 @@
-import type { ChatMessage, ChatRequest } from '../../../core/spec/index.js';
+import { type ChatMessage, type ChatRequest, errors } from '../../../core/spec/index.js';
 import {
-  badRequest,
   contentParts,
   contentText,
   functionTools,
@@ -33,9 +32,9 @@ export const modelPath = (baseUrl: string, model: string, action: string): strin
 
 function imageBlock(url: string, param: string): BedrockBlock {
   const data = parseDataUrl(url);
-  if (!data) throw badRequest(param, 'Bedrock accepts images as base64 data URLs (data:image/png;base64,...), not remote URLs.');
+  if (!data) throw errors.invalidRequest('Bedrock accepts images as base64 data URLs (data:image/png;base64,...), not remote URLs.', { param, code: 'unsupported_parameter' });
   const format = IMAGE_FORMATS[data.mediaType];
-  if (!format) throw badRequest(param, `Bedrock accepts png, jpeg, gif and webp images, not ${data.mediaType}.`);
+  if (!format) throw errors.invalidRequest(`Bedrock accepts png, jpeg, gif and webp images, not ${data.mediaType}.`, { param, code: 'unsupported_parameter' });
   return { image: { format, source: { bytes: data.data } } };
 }
 
@@ -101,7 +100,7 @@ function convertMessages(messages: readonly ChatMessage[]): { system: Array<{ te
         push('assistant', assistantBlocks(message, index));
         break;
       case 'tool': {
-        if (!message.tool_call_id) throw badRequest(`messages[${index}].tool_call_id`, 'A tool message needs tool_call_id.', 'missing_required_parameter');
+        if (!message.tool_call_id) throw errors.invalidRequest('A tool message needs tool_call_id.', { param: `messages[${index}].tool_call_id`, code: 'missing_required_parameter' });
         const content = contentParts(message.content, param).map((part, partIndex) =>
           part.type === 'text' ? { text: part.text } : { image: (imageBlock(part.url, `${param}[${partIndex}].image_url.url`) as { image: unknown }).image },
         );
@@ -109,7 +108,7 @@ function convertMessages(messages: readonly ChatMessage[]): { system: Array<{ te
         break;
       }
       default:
-        throw badRequest(`messages[${index}].role`, `The role "${message.role}" is not supported by Bedrock; use tools and tool messages.`);
+        throw errors.invalidRequest(`The role "${message.role}" is not supported by Bedrock; use tools and tool messages.`, { param: `messages[${index}].role`, code: 'unsupported_parameter' });
     }
   });
   return { system, messages: out };
@@ -132,7 +131,7 @@ function toolConfig(request: ChatRequest): Record<string, unknown> | undefined {
 export function toConverseBody(request: ChatRequest): Record<string, unknown> {
   requireSingleChoice(request.n, 'bedrock');
   const format = (request.response_format as { type?: string } | undefined)?.type;
-  if (format === 'json_schema') throw badRequest('response_format', 'Bedrock Converse does not enforce a JSON schema; use a tool with that schema instead.');
+  if (format === 'json_schema') throw errors.invalidRequest('Bedrock Converse does not enforce a JSON schema; use a tool with that schema instead.', { param: 'response_format', code: 'unsupported_parameter' });
   const { system, messages } = convertMessages(request.messages);
   const body: Record<string, unknown> = { messages };
   if (system.length) body.system = system;

@@ -1,5 +1,5 @@
-import type { ChatChoice, ChatRequest, ChatResponse, ProviderTarget, ToolCall, Usage } from '../../../core/spec/index.js';
-import { type ContentBlock, completionId, isRecord, nowSeconds } from '../../shared/chat-mapping.js';
+import { type ChatChoice, type ChatRequest, type ChatResponse, isRecord, type ProviderTarget, type ToolCall, type Usage } from '../../../core/spec/index.js';
+import { type ContentBlock, completionId, nowSeconds } from '../../shared/chat-mapping.js';
 
 export const FINISH_REASONS: Readonly<Record<string, string>> = {
   end_turn: 'stop',

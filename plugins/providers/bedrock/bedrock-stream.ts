@@ -1,5 +1,5 @@
-import type { ChatChunkChoice, ChatCompletionChunk, ChatRequest, ChatStreamMapper, ProviderTarget, StreamStep, Usage } from '../../../core/spec/index.js';
-import { completionId, contentBlockDelta, isRecord, nowSeconds, parseEventData, streamError } from '../../shared/chat-mapping.js';
+import { type ChatChunkChoice, type ChatCompletionChunk, type ChatRequest, type ChatStreamMapper, isRecord, type ProviderTarget, type StreamStep, type Usage } from '../../../core/spec/index.js';
+import { completionId, contentBlockDelta, nowSeconds, parseEventData, streamError } from '../../shared/chat-mapping.js';
 import { finishReason, mapUsage } from './bedrock-response.js';
 import { DECODE_ERROR_EVENT } from './bedrock-eventstream.js';
 

@@ -232,11 +232,11 @@ test('embeddings: Titan takes one text, Cohere a list; responses map with usage'
     model: 'amazon.titan-embed-text-v2:0',
     usage: { prompt_tokens: 6, total_tokens: 6 },
   });
-  t.deepEqual(bedrockEmbed.validate?.({ model: 'amazon.titan-embed-text-v1', input: ['a', 'b'] }), {
-    param: 'input',
-    message: 'Titan embedding models embed one text per request; send a single string.',
+  t.like(t.throws(() => bedrockEmbed.validate?.({ model: 'amazon.titan-embed-text-v1', input: ['a', 'b'] })), {
+    status: 400,
+    body: { param: 'input', message: 'Titan embedding models embed one text per request; send a single string.', code: 'invalid_value' },
   });
-  t.is(bedrockEmbed.validate?.({ model: 'amazon.titan-embed-text-v1', input: [1, 2] })?.param, 'input');
+  t.like(t.throws(() => bedrockEmbed.validate?.({ model: 'amazon.titan-embed-text-v1', input: [1, 2] })), { status: 400, body: { param: 'input' } });
 
   const cohere: EmbeddingRequest = { model: 'cohere.embed-english-v3', input: ['hello', 'world'], encoding_format: 'base64' };
   t.deepEqual(JSON.parse(String(bedrockEmbed.toUpstream(cohere, target()).body)), { texts: ['hello', 'world'], input_type: 'search_document' });

@@ -1,5 +1,4 @@
-import type { ProviderRegistration, UpstreamRequest } from '../../../core/spec/index.js';
-import { errors } from '../../../core/errors.js';
+import { errors, type ProviderRegistration, type UpstreamRequest } from '../../../core/spec/index.js';
 import { signRequest } from '../../shared/aws-sigv4/sigv4.js';
 import { bedrockChat } from './bedrock-chat.js';
 import { bedrockEmbed } from './bedrock-embed.js';
@@ -48,6 +47,7 @@ export function bedrock(params: BedrockParams = {}): ProviderRegistration {
     manifest: {
       id: 'bedrock',
       kind: 'provider',
+      specificationVersion: 'v1',
       version: '1.0.0',
       description: 'Amazon Bedrock: Converse / ConverseStream chat (SigV4 or Bedrock API key), Titan and Cohere embeddings.',
       params: {

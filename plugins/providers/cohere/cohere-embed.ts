@@ -1,20 +1,18 @@
-import type { EmbedAdapter, EmbeddingRequest, RequestProblem } from '../../../core/spec/index.js';
-import { badRequest, vectorToBase64 } from '../../shared/chat-mapping.js';
+import { type EmbedAdapter, type EmbeddingRequest, errors } from '../../../core/spec/index.js';
+import { vectorToBase64 } from '../../shared/chat-mapping.js';
 
 /** Embed v2 (`POST /v2/embed`): texts up to 96 per call; `input_type` (required by v3+ models) defaults to `search_document`. */
-function problem(request: EmbeddingRequest): RequestProblem | undefined {
+function checkInput(request: EmbeddingRequest): undefined {
   const input = request.input;
   const texts = typeof input === 'string' ? [input] : input;
-  if (!Array.isArray(texts) || !texts.every((item) => typeof item === 'string')) return { param: 'input', message: 'Cohere embeds text; token arrays are not supported.' };
-  if (texts.length > 96) return { param: 'input', message: 'Cohere embeds at most 96 texts per request.' };
-  return undefined;
+  if (!Array.isArray(texts) || !texts.every((item) => typeof item === 'string')) throw errors.invalidRequest('Cohere embeds text; token arrays are not supported.', { param: 'input', code: 'invalid_value' });
+  if (texts.length > 96) throw errors.invalidRequest('Cohere embeds at most 96 texts per request.', { param: 'input', code: 'invalid_value' });
 }
 
 export const cohereEmbed: EmbedAdapter = {
-  validate: problem,
+  validate: checkInput,
   toUpstream(request, target) {
-    const found = problem(request);
-    if (found) throw badRequest(found.param, found.message);
+    checkInput(request);
     const body: Record<string, unknown> = {
       model: request.model,
       texts: typeof request.input === 'string' ? [request.input] : request.input,

@@ -1,5 +1,5 @@
-import type { ChatMessage, ChatRequest } from '../../../core/spec/index.js';
-import { badRequest, contentParts, contentText, functionTools, requireSingleChoice, stopList, toolChoiceOf } from '../../shared/chat-mapping.js';
+import { type ChatMessage, type ChatRequest, errors } from '../../../core/spec/index.js';
+import { contentParts, contentText, functionTools, requireSingleChoice, stopList, toolChoiceOf } from '../../shared/chat-mapping.js';
 
 type CohereContent = string | Array<{ type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string; detail?: string } }>;
 
@@ -35,17 +35,17 @@ function convertMessage(message: ChatMessage, index: number): CohereMessage {
       return out;
     }
     case 'tool':
-      if (!message.tool_call_id) throw badRequest(`messages[${index}].tool_call_id`, 'A tool message needs tool_call_id.', 'missing_required_parameter');
+      if (!message.tool_call_id) throw errors.invalidRequest('A tool message needs tool_call_id.', { param: `messages[${index}].tool_call_id`, code: 'missing_required_parameter' });
       return { role: 'tool', tool_call_id: message.tool_call_id, content: contentText(message.content, param) };
     default:
-      throw badRequest(`messages[${index}].role`, `The role "${message.role}" is not supported by Cohere; use tools and tool messages.`);
+      throw errors.invalidRequest(`The role "${message.role}" is not supported by Cohere; use tools and tool messages.`, { param: `messages[${index}].role`, code: 'unsupported_parameter' });
   }
 }
 
 /** Cohere's penalties range over 0..1 (OpenAI's over -2..2): values outside are refused, not clamped. */
 function penalty(value: unknown, param: string): number | undefined {
   if (typeof value !== 'number') return undefined;
-  if (value < 0 || value > 1) throw badRequest(param, `Cohere accepts ${param} between 0 and 1.`, 'invalid_value');
+  if (value < 0 || value > 1) throw errors.invalidRequest(`Cohere accepts ${param} between 0 and 1.`, { param, code: 'invalid_value' });
   return value;
 }
 
@@ -76,7 +76,7 @@ export function toCohereBody(request: ChatRequest): Record<string, unknown> {
     // Cohere cannot name one tool: offering only that tool and requiring a call means the same.
     if (choice?.kind === 'named') {
       tools = tools.filter((tool) => tool.name === choice.name);
-      if (tools.length === 0) throw badRequest('tool_choice', `tool_choice names "${choice.name}", which is not among the tools.`, 'invalid_value');
+      if (tools.length === 0) throw errors.invalidRequest(`tool_choice names "${choice.name}", which is not among the tools.`, { param: 'tool_choice', code: 'invalid_value' });
     }
     body.tools = tools.map((tool) => ({ type: 'function', function: tool }));
     if (choice?.kind === 'required' || choice?.kind === 'named') body.tool_choice = 'REQUIRED';

@@ -1,5 +1,4 @@
-import { errors } from '../../../core/errors.js';
-import type { ChatChoice, ChatRequest, ChatResponse, ProviderTarget, ToolCall, Usage } from '../../../core/spec/index.js';
+import { type ChatChoice, type ChatRequest, type ChatResponse, errors, type ProviderTarget, type ToolCall, type Usage } from '../../../core/spec/index.js';
 import { completionId, nowSeconds } from '../../shared/chat-mapping.js';
 
 const FINISH_REASONS: Readonly<Record<string, string>> = {

@@ -1,5 +1,4 @@
-import { errors } from '../../../core/errors.js';
-import type { ProviderRegistration } from '../../../core/spec/index.js';
+import { errors, type ProviderRegistration } from '../../../core/spec/index.js';
 import { cohereChat } from './cohere-chat.js';
 import { cohereEmbed } from './cohere-embed.js';
 import { mapCohereError } from './cohere-error.js';
@@ -15,6 +14,7 @@ export function cohere(params: CohereParams = {}): ProviderRegistration {
     manifest: {
       id: 'cohere',
       kind: 'provider',
+      specificationVersion: 'v1',
       version: '1.0.0',
       description: 'Cohere: Chat v2 (plain and streamed, tool calls) and Embed v2.',
       params: { type: 'object', additionalProperties: false, properties: { baseUrl: { type: 'string', pattern: '^https?://' } } },

@@ -1,5 +1,5 @@
 import type { EmbedAdapter, EmbeddingResponse } from '../../../core/spec/index.js';
-import { checkTextInput, encodeEmbedding, rejectProblem, textInputs } from '../google-shared/index.js';
+import { checkTextInput, encodeEmbedding, textInputs } from '../google-shared/index.js';
 import { geminiModelPath } from './gemini-chat.js';
 
 interface BatchEmbedResponse {
@@ -11,7 +11,7 @@ interface BatchEmbedResponse {
 export const geminiEmbed: EmbedAdapter = {
   validate: checkTextInput,
   toUpstream(request, target) {
-    rejectProblem(checkTextInput(request));
+    checkTextInput(request);
     const model = geminiModelPath(request.model);
     const requests = textInputs(request).map((text) => ({
       model,

@@ -35,9 +35,9 @@ test('embeddings go to batchEmbedContents, one request per input, with the outpu
 });
 
 test('token-array inputs are refused with param input', (t) => {
-  t.deepEqual(plugin.operations.embed!.validate!({ model: 'm', input: [1, 2, 3] }), {
-    param: 'input',
-    message: 'This provider embeds text only: send a string or an array of strings, not token arrays.',
+  t.like(t.throws(() => plugin.operations.embed!.validate!({ model: 'm', input: [1, 2, 3] })), {
+    status: 400,
+    body: { param: 'input', message: 'This provider embeds text only: send a string or an array of strings, not token arrays.', code: 'invalid_value' },
   });
   const error = t.throws(() => plugin.operations.embed!.toUpstream({ model: 'm', input: [[1, 2]] }, target)) as unknown as { status: number; body: { param: string } };
   t.is(error.status, 400);

@@ -14,6 +14,7 @@ export function gemini(params: GeminiParams = {}): ProviderRegistration {
     manifest: {
       id: 'gemini',
       kind: 'provider',
+      specificationVersion: 'v1',
       version: '1.0.0',
       description: 'Google Gemini API (AI Studio key): chat through generateContent / streamGenerateContent, embeddings through batchEmbedContents.',
       params: {

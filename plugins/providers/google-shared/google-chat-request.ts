@@ -1,6 +1,5 @@
-import { invalid } from '../../../core/api/validate.js';
-import type { ChatMessage, ChatRequest } from '../../../core/spec/index.js';
-import { isRecord, parseDataUrl, toolInput } from '../../shared/chat-mapping.js';
+import { type ChatMessage, type ChatRequest, errors, isRecord } from '../../../core/spec/index.js';
+import { parseDataUrl, toolInput } from '../../shared/chat-mapping.js';
 import { splitCallId } from './google-chat-response.js';
 import { cleanGeminiSchema, geminiParameters } from './google-schema.js';
 
@@ -57,7 +56,7 @@ function imagePart(url: string, param: string): GeminiPart {
     const extension = /\.([a-z0-9]+)(?:[?#]|$)/i.exec(url)?.[1]?.toLowerCase();
     return { fileData: { mimeType: MIME_BY_EXTENSION[extension ?? ''] ?? 'image/jpeg', fileUri: url } };
   }
-  throw invalid(param, 'expected a base64 data URL or an http(s):// or gs:// URL.');
+  throw errors.invalidRequest(`Invalid '${param}': expected a base64 data URL or an http(s):// or gs:// URL.`, { param, code: 'invalid_value' });
 }
 
 function userParts(content: unknown, param: string): GeminiPart[] {
@@ -65,10 +64,13 @@ function userParts(content: unknown, param: string): GeminiPart[] {
   if (!Array.isArray(content)) return [];
   return content.map((part, index): GeminiPart => {
     const at = `${param}[${index}]`;
-    if (!isRecord(part)) throw invalid(at, 'expected a content part.');
+    if (!isRecord(part)) throw errors.invalidRequest(`Invalid '${at}': expected a content part.`, { param: at, code: 'invalid_value' });
     if (part.type === 'text') return { text: String(part.text ?? '') };
     if (part.type === 'image_url' && isRecord(part.image_url) && typeof part.image_url.url === 'string') return imagePart(part.image_url.url, `${at}.image_url.url`);
-    throw invalid(`${at}.type`, `the content part type "${String(part.type)}" is not supported by this provider.`);
+    throw errors.invalidRequest(`Invalid '${at}.type': the content part type "${String(part.type)}" is not supported by this provider.`, {
+      param: `${at}.type`,
+      code: 'invalid_value',
+    });
   });
 }
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { ChatChoice, ChatRequest, ChatResponse, ProviderTarget, ToolCall, Usage } from '../../../core/spec/index.js';
-import { type ContentBlock, isRecord } from '../../shared/chat-mapping.js';
+import { type ChatChoice, type ChatRequest, type ChatResponse, isRecord, type ProviderTarget, type ToolCall, type Usage } from '../../../core/spec/index.js';
+import type { ContentBlock } from '../../shared/chat-mapping.js';
 
 export interface GeminiCandidate {
   content?: { role?: string; parts?: Array<Record<string, unknown>> };

@@ -1,12 +1,12 @@
-import type { EmbeddingRequest, RequestProblem } from '../../../core/spec/index.js';
+import { type EmbeddingRequest, errors } from '../../../core/spec/index.js';
 import { vectorToBase64 } from '../../shared/chat-mapping.js';
 
 /** Google's embedding APIs take text only: token-array inputs are refused. */
-export function checkTextInput(request: EmbeddingRequest): RequestProblem | undefined {
+export function checkTextInput(request: EmbeddingRequest): undefined {
   const input = request.input;
-  if (typeof input === 'string') return undefined;
-  if (Array.isArray(input) && input.every((entry) => typeof entry === 'string')) return undefined;
-  return { param: 'input', message: 'This provider embeds text only: send a string or an array of strings, not token arrays.' };
+  if (typeof input === 'string') return;
+  if (Array.isArray(input) && input.every((entry) => typeof entry === 'string')) return;
+  throw errors.invalidRequest('This provider embeds text only: send a string or an array of strings, not token arrays.', { param: 'input', code: 'invalid_value' });
 }
 
 export const textInputs = (request: EmbeddingRequest): string[] => (typeof request.input === 'string' ? [request.input] : (request.input as string[]));

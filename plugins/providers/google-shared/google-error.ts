@@ -1,17 +1,9 @@
-import type { ErrorBody, UpstreamReply } from '../../../core/spec/index.js';
+import { type ErrorBody, errorTypeForStatus, type UpstreamReply } from '../../../core/spec/index.js';
 
-const TYPE_BY_STATUS: Record<number, string> = {
-  400: 'invalid_request_error',
-  401: 'authentication_error',
-  403: 'permission_error',
-  404: 'not_found_error',
-  409: 'conflict_error',
-  413: 'request_too_large',
-  429: 'rate_limit_error',
-  503: 'overloaded_error',
-};
+/** Google answers an overloaded model with 503 `UNAVAILABLE`. */
+const GOOGLE_STATUS_TYPES = { 503: 'overloaded_error' };
 
-const typeFor = (status: number): string => TYPE_BY_STATUS[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error');
+const typeFor = (status: number): string => errorTypeForStatus(status, GOOGLE_STATUS_TYPES);
 
 /** A Google error object (`{code, message, status, details}`) as the gateway's error body. */
 export function googleErrorBody(error: Record<string, unknown>, status: number): ErrorBody {

@@ -1,3 +1,5 @@
+import { isRecord } from '../../../core/spec/index.js';
+
 /**
  * Gemini's function declarations and response schemas accept an OpenAPI subset of JSON Schema.
  * Schemas OpenAI accepts (with `additionalProperties`, `strict`, `$schema`, `$ref`/`$defs`, type
@@ -54,8 +56,6 @@ interface Context {
   budget: number;
 }
 
-const isSchema = (value: unknown): value is Schema => typeof value === 'object' && value !== null && !Array.isArray(value);
-
 function resolvePointer(root: Schema, reference: string): Schema | undefined {
   if (!reference.startsWith('#')) return undefined;
   let node: unknown = root;
@@ -67,10 +67,10 @@ function resolvePointer(root: Schema, reference: string): Schema | undefined {
       return undefined; // a malformed escape (`%E0`) points nowhere: cut like any unresolvable reference
     }
     const key = decoded.replace(/~1/g, '/').replace(/~0/g, '~');
-    if (!isSchema(node)) return undefined;
+    if (!isRecord(node)) return undefined;
     node = node[key];
   }
-  return isSchema(node) ? node : undefined;
+  return isRecord(node) ? node : undefined;
 }
 
 /** Inlines `$ref` and merges `allOf`, so the rest of the cleaner sees plain schemas. */
@@ -91,13 +91,13 @@ function expand(node: Schema, context: Context, stack: readonly string[]): { sch
     const { allOf, ...rest } = schema;
     const merged: Schema = { ...rest };
     for (const part of allOf) {
-      if (!isSchema(part) || context.budget <= 0) continue;
+      if (!isRecord(part) || context.budget <= 0) continue;
       context.budget -= 1;
       const expanded = expand(part, context, seen);
       if (!expanded) continue;
       const { properties, required, ...others } = expanded.schema;
       Object.assign(merged, { ...others, ...merged });
-      if (isSchema(properties)) merged.properties = { ...(isSchema(merged.properties) ? merged.properties : {}), ...properties };
+      if (isRecord(properties)) merged.properties = { ...(isRecord(merged.properties) ? merged.properties : {}), ...properties };
       if (Array.isArray(required)) merged.required = [...new Set([...(Array.isArray(merged.required) ? merged.required : []), ...required])];
     }
     schema = merged;
@@ -106,7 +106,7 @@ function expand(node: Schema, context: Context, stack: readonly string[]): { sch
 }
 
 function clean(node: unknown, context: Context, stack: readonly string[]): Schema {
-  if (!isSchema(node)) return {};
+  if (!isRecord(node)) return {};
   if (context.budget <= 0) return { type: 'object', description: describeCut(node) };
   context.budget -= 1;
   const expanded = expand(node, context, stack);
@@ -129,7 +129,7 @@ function clean(node: unknown, context: Context, stack: readonly string[]): Schem
 
   const alternatives = Array.isArray(source.anyOf) ? source.anyOf : Array.isArray(source.oneOf) ? source.oneOf : undefined;
   if (alternatives) {
-    const kept = alternatives.filter((entry) => !(isSchema(entry) && entry.type === 'null'));
+    const kept = alternatives.filter((entry) => !(isRecord(entry) && entry.type === 'null'));
     if (kept.length < alternatives.length) out.nullable = true;
     const cleaned = kept.map((entry) => clean(entry, context, inner));
     if (cleaned.length === 1) Object.assign(out, cleaned[0], out.nullable ? { nullable: true } : {});
@@ -139,13 +139,13 @@ function clean(node: unknown, context: Context, stack: readonly string[]): Schem
   for (const [key, value] of Object.entries(source)) {
     if (!KEPT.has(key) || key === 'type' || key === 'anyOf' || key in out) continue;
     if (key === 'properties') {
-      if (!isSchema(value)) continue;
+      if (!isRecord(value)) continue;
       const properties: Schema = {};
       for (const [name, property] of Object.entries(value)) properties[name] = clean(property, context, inner);
       if (Object.keys(properties).length > 0) out.properties = properties;
     } else if (key === 'items') {
       const item = Array.isArray(value) ? value[0] : value;
-      if (isSchema(item)) out.items = clean(item, context, inner);
+      if (isRecord(item)) out.items = clean(item, context, inner);
     } else if (key === 'enum') {
       if (!Array.isArray(value)) continue;
       const values = value.filter((entry) => entry !== null);
@@ -162,7 +162,7 @@ function clean(node: unknown, context: Context, stack: readonly string[]): Schem
     out.type ??= 'string';
   }
   if (Array.isArray(out.required)) {
-    const properties = isSchema(out.properties) ? out.properties : {};
+    const properties = isRecord(out.properties) ? out.properties : {};
     const required = out.required.filter((name): name is string => typeof name === 'string' && name in properties);
     if (required.length > 0) out.required = required;
     else delete out.required;
@@ -179,7 +179,7 @@ const describeCut = (node: Schema): string =>
 
 /** Rewrites one JSON Schema (with `$defs`/`definitions` resolved against itself) to Gemini's subset. */
 export function cleanGeminiSchema(schema: unknown): Schema {
-  return isSchema(schema) ? clean(schema, { root: schema, budget: MAX_NODES }, []) : {};
+  return isRecord(schema) ? clean(schema, { root: schema, budget: MAX_NODES }, []) : {};
 }
 
 /**
@@ -187,7 +187,7 @@ export function cleanGeminiSchema(schema: unknown): Schema {
  * refuses an object schema without properties there).
  */
 export function geminiParameters(schema: unknown): Schema | undefined {
-  if (!isSchema(schema)) return undefined;
+  if (!isRecord(schema)) return undefined;
   const cleaned = cleanGeminiSchema(schema);
   if (cleaned.type === 'object' && cleaned.properties === undefined) return undefined;
   return cleaned;

@@ -1,6 +1,6 @@
-import type { ChatChunkChoice, ChatCompletionChunk, ChatRequest, ChatStreamMapper, ProviderTarget, StreamStep, Usage } from '../../../core/spec/index.js';
+import { type ChatChunkChoice, type ChatCompletionChunk, type ChatRequest, type ChatStreamMapper, isRecord, type ProviderTarget, type StreamStep, type Usage } from '../../../core/spec/index.js';
 import { candidatesOf, chatId, digestParts, type GeminiResponseBody, mapGeminiFinishReason, mapGeminiUsage } from './google-chat-response.js';
-import { contentBlockDelta, isRecord, MALFORMED_EVENT } from '../../shared/chat-mapping.js';
+import { contentBlockDelta, MALFORMED_EVENT } from '../../shared/chat-mapping.js';
 import { googleErrorBody } from './google-error.js';
 
 /**

@@ -3,4 +3,3 @@ export { fromGeminiResponse } from './google-chat-response.js';
 export { createGeminiStreamMapper } from './google-stream.js';
 export { mapGoogleError } from './google-error.js';
 export { checkTextInput, textInputs, encodeEmbedding } from './google-embedding.js';
-export { rejectProblem } from './google-problem.js';

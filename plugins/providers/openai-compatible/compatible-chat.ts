@@ -1,4 +1,4 @@
-import type { ChatAdapter, ChatRequest, ChatResponse, RequestProblem } from '../../../core/spec/index.js';
+import { type ChatAdapter, type ChatRequest, type ChatResponse, errors } from '../../../core/spec/index.js';
 import type { ChatQuirks } from './compatible-manifest.js';
 import { createCompatibleStreamMapper } from './compatible-stream.js';
 
@@ -46,16 +46,15 @@ export function adaptChatRequest(request: ChatRequest, quirks: ChatQuirks): Reco
 }
 
 /** The provider's own refusals of a valid unified request, as a 400 naming the field. */
-export function checkChatRequest(request: ChatRequest, quirks: ChatQuirks, provider: string): RequestProblem | undefined {
+export function checkChatRequest(request: ChatRequest, quirks: ChatQuirks, provider: string): undefined {
   if (quirks.n === false && typeof request.n === 'number' && request.n > 1) {
-    return { param: 'n', message: `The provider "${provider}" returns one choice per request: n must be 1.` };
+    throw errors.invalidRequest(`The provider "${provider}" returns one choice per request: n must be 1.`, { param: 'n', code: 'invalid_value' });
   }
   for (const field of quirks.unsupportedFields ?? []) {
     if (request[field] !== undefined && request[field] !== null) {
-      return { param: field, message: `The provider "${provider}" does not support "${field}".` };
+      throw errors.invalidRequest(`The provider "${provider}" does not support "${field}".`, { param: field, code: 'invalid_value' });
     }
   }
-  return undefined;
 }
 
 /**

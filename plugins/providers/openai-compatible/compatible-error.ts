@@ -1,17 +1,7 @@
-import type { ErrorBody, UpstreamReply } from '../../../core/spec/index.js';
-
-const TYPE_BY_STATUS: Record<number, string> = {
-  400: 'invalid_request_error',
-  401: 'authentication_error',
-  403: 'permission_error',
-  404: 'not_found_error',
-  409: 'conflict_error',
-  422: 'invalid_request_error',
-  429: 'rate_limit_error',
-};
+import { type ErrorBody, errorTypeForStatus, type UpstreamReply } from '../../../core/spec/index.js';
 
 const asString = (value: unknown): string | null => (typeof value === 'string' ? value : value == null ? null : String(value));
-const byStatus = (status: number) => TYPE_BY_STATUS[status] ?? 'api_error';
+const byStatus = (status: number) => errorTypeForStatus(status);
 
 /** FastAPI-style `detail`: a string, or a list of `{msg, loc}` problems. */
 function detailMessage(detail: unknown): string | null {

@@ -1,5 +1,5 @@
-import type { ChatCompletionChunk, ErrorBody, StreamMapper, StreamStep, Usage } from '../../../core/spec/index.js';
-import { isRecord, MALFORMED_EVENT } from '../../shared/chat-mapping.js';
+import { type ChatCompletionChunk, type ErrorBody, isRecord, type StreamMapper, type StreamStep, type Usage } from '../../../core/spec/index.js';
+import { MALFORMED_EVENT } from '../../shared/chat-mapping.js';
 
 const text = (value: unknown): string | null => (typeof value === 'string' ? value : null);
 

@@ -45,6 +45,7 @@ export function defineCompatibleProvider(manifest: CompatibleProviderManifest): 
     manifest: {
       id: manifest.id,
       kind: 'provider',
+      specificationVersion: 'v1',
       version: manifest.version ?? '1.0.0',
       description: manifest.description,
       params: compatibleParamsSchema,

@@ -26,6 +26,7 @@ export function openai(params: OpenAIParams = {}): ProviderRegistration {
     manifest: {
       id: 'openai',
       kind: 'provider',
+      specificationVersion: 'v1',
       version: '1.0.0',
       description:
         'OpenAI API (api.openai.com): chat and text completions (plain and streamed), embeddings, image generation, edits and variations, speech, transcription, translation, models; other /v1 paths pass through.',

@@ -1,4 +1,4 @@
-import type { ImageGenerateAdapter, ImageResponse, RequestProblem } from '../../../core/spec/index.js';
+import { errors, type ImageGenerateAdapter, type ImageResponse } from '../../../core/spec/index.js';
 import { openAIJsonPost } from './openai-body.js';
 
 /** OpenAI's GPT image models (beyond the spec's dall-e-2 / dall-e-3, which the core checks). */
@@ -21,18 +21,17 @@ export const openAIImageGenerate: ImageGenerateAdapter = {
     return response;
   },
 
-  validate(request): RequestProblem | undefined {
-    if (!request.model || !GPT_IMAGE.test(request.model)) return undefined;
+  validate(request) {
+    if (!request.model || !GPT_IMAGE.test(request.model)) return;
     if (request.prompt.length > GPT_IMAGE_MAX_PROMPT) {
-      return { param: 'prompt', message: `${request.model} accepts prompts of at most ${GPT_IMAGE_MAX_PROMPT} characters.` };
+      throw errors.invalidRequest(`${request.model} accepts prompts of at most ${GPT_IMAGE_MAX_PROMPT} characters.`, { param: 'prompt', code: 'invalid_value' });
     }
     if (request.size != null && !GPT_IMAGE_SIZES.includes(request.size)) {
-      return { param: 'size', message: `${request.model} supports the sizes ${listed(GPT_IMAGE_SIZES)}.` };
+      throw errors.invalidRequest(`${request.model} supports the sizes ${listed(GPT_IMAGE_SIZES)}.`, { param: 'size', code: 'invalid_value' });
     }
     if (request.quality != null && !GPT_IMAGE_QUALITIES.includes(request.quality)) {
-      return { param: 'quality', message: `${request.model} supports the qualities ${listed(GPT_IMAGE_QUALITIES)}.` };
+      throw errors.invalidRequest(`${request.model} supports the qualities ${listed(GPT_IMAGE_QUALITIES)}.`, { param: 'quality', code: 'invalid_value' });
     }
-    if (request.style != null) return { param: 'style', message: `${request.model} does not support style.` };
-    return undefined;
+    if (request.style != null) throw errors.invalidRequest(`${request.model} does not support style.`, { param: 'style', code: 'invalid_value' });
   },
 };

@@ -1,5 +1,4 @@
-import { encodeMultipart } from '../../../core/http/multipart.js';
-import type { ImageResponse, MultipartAdapter } from '../../../core/spec/index.js';
+import { encodeMultipart, type ImageResponse, type MultipartAdapter } from '../../../core/spec/index.js';
 
 /** A multipart operation OpenAI takes as the unified API sends it: the form re-encoded, files byte for byte. */
 function forwarded<Response>(path: string, fromUpstream?: (body: unknown) => Response): MultipartAdapter<Response> {

@@ -87,10 +87,10 @@ test('fromUpstream keeps recorded answers and refuses bodies of another shape', 
 
 test("GPT image models get OpenAI's own bounds; the spec's models are left to the core", (t) => {
   const validate = openAIImageGenerate.validate!;
-  t.is(validate({ prompt: 'x', model: 'dall-e-3', size: '1792x1024' }), undefined);
-  t.is(validate({ prompt: 'x', model: 'gpt-image-1', size: '1536x1024', quality: 'low' }), undefined);
-  t.like(validate({ prompt: 'x', model: 'gpt-image-1', size: '1792x1024' }), { param: 'size' });
-  t.like(validate({ prompt: 'x', model: 'gpt-image-1', quality: 'hd' }), { param: 'quality' });
-  t.like(validate({ prompt: 'x', model: 'gpt-image-1', style: 'vivid' }), { param: 'style' });
-  t.like(validate({ prompt: 'x'.repeat(32_001), model: 'gpt-image-1' }), { param: 'prompt' });
+  t.notThrows(() => validate({ prompt: 'x', model: 'dall-e-3', size: '1792x1024' }));
+  t.notThrows(() => validate({ prompt: 'x', model: 'gpt-image-1', size: '1536x1024', quality: 'low' }));
+  t.like(t.throws(() => validate({ prompt: 'x', model: 'gpt-image-1', size: '1792x1024' })), { status: 400, body: { param: 'size' } });
+  t.like(t.throws(() => validate({ prompt: 'x', model: 'gpt-image-1', quality: 'hd' })), { status: 400, body: { param: 'quality' } });
+  t.like(t.throws(() => validate({ prompt: 'x', model: 'gpt-image-1', style: 'vivid' })), { status: 400, body: { param: 'style' } });
+  t.like(t.throws(() => validate({ prompt: 'x'.repeat(32_001), model: 'gpt-image-1' })), { status: 400, body: { param: 'prompt' } });
 });

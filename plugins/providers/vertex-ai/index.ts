@@ -16,6 +16,7 @@ export function vertexAI(params: VertexParams = {}): ProviderRegistration {
     manifest: {
       id: 'vertex-ai',
       kind: 'provider',
+      specificationVersion: 'v1',
       version: '1.0.0',
       description: 'Google Vertex AI: Gemini (generateContent) and Claude (rawPredict) chat, plain and streamed; embeddings through predict.',
       params: {

@@ -13,7 +13,9 @@ export const VERTEX_ANTHROPIC_VERSION = 'vertex-2023-10-16';
 export function vertexChat(options: { defaultMaxTokens: number }): ChatAdapter {
   const isAnthropic = (model: string) => publisherOf(model).publisher === 'anthropic';
   return {
-    validate: (request) => (isAnthropic(request.model) ? checkAnthropicRequest(request) : undefined),
+    validate(request) {
+      if (isAnthropic(request.model)) checkAnthropicRequest(request);
+    },
     toUpstream(request, target) {
       if (isAnthropic(request.model)) {
         const { model: _model, ...body } = toAnthropicBody(request, options);

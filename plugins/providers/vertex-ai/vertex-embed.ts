@@ -1,5 +1,5 @@
 import type { EmbedAdapter, EmbeddingResponse } from '../../../core/spec/index.js';
-import { checkTextInput, encodeEmbedding, rejectProblem, textInputs } from '../google-shared/index.js';
+import { checkTextInput, encodeEmbedding, textInputs } from '../google-shared/index.js';
 import { vertexHeaders, vertexModelUrl } from './vertex-target.js';
 
 interface PredictResponse {
@@ -10,7 +10,7 @@ interface PredictResponse {
 export const vertexEmbed: EmbedAdapter = {
   validate: checkTextInput,
   toUpstream(request, target) {
-    rejectProblem(checkTextInput(request));
+    checkTextInput(request);
     const body: Record<string, unknown> = { instances: textInputs(request).map((content) => ({ content })) };
     if (request.dimensions !== undefined) body.parameters = { outputDimensionality: request.dimensions };
     return { method: 'POST', url: vertexModelUrl(target, request.model, 'predict').url, headers: vertexHeaders(target), body: JSON.stringify(body) };

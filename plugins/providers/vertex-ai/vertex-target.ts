@@ -1,5 +1,4 @@
-import { invalid } from '../../../core/api/validate.js';
-import type { ProviderTarget } from '../../../core/spec/index.js';
+import { errors, type ProviderTarget } from '../../../core/spec/index.js';
 
 export const PROJECT_HEADER = 'x-gateway-cloud-b-project-id';
 export const REGION_HEADER = 'x-gateway-cloud-b-region';
@@ -27,8 +26,8 @@ const PROJECT = /^(?:[a-z][a-z0-9-]{4,28}[a-z0-9]|[0-9]{1,20})$/;
 
 function required(headers: ProviderTarget['headers'], name: string, format: RegExp, example: string): string {
   const value = headers[name]?.trim();
-  if (!value) throw invalid(name, `the header ${name} is required by the vertex-ai provider.`);
-  if (!format.test(value)) throw invalid(name, `is not in Google's format (${example}).`);
+  if (!value) throw errors.invalidRequest(`Invalid '${name}': the header ${name} is required by the vertex-ai provider.`, { param: name, code: 'invalid_value' });
+  if (!format.test(value)) throw errors.invalidRequest(`Invalid '${name}': is not in Google's format (${example}).`, { param: name, code: 'invalid_value' });
   return value;
 }
 

@@ -1,5 +1,5 @@
-import type { GatewayContext } from '../pipeline/context.js';
-import type { StageName } from './stage.js';
+import type { StageName } from '../spec/stage.js';
+import type { GatewayContext } from './context.js';
 
 /** Calls the rest of the pipeline; resolves when every later hook has finished. */
 export type Next = () => Promise<void>;
