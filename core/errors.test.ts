@@ -11,6 +11,7 @@ test('the catalogue keeps each error its status and type (the table gives 4xx an
     methodNotAllowed: [405, 'invalid_request_error'],
     requestTimeout: [408, 'timeout_error'],
     tooLarge: [413, 'request_too_large'],
+    expectationFailed: [417, 'invalid_request_error'],
     rateLimited: [429, 'rate_limit_error'],
     clientClosed: [499, 'client_closed_request'],
     internal: [500, 'api_error'],
