@@ -1,0 +1,265 @@
+import { errors, type GatewayError } from '../errors.js';
+import { isRecord } from '../spec/is-record.js';
+
+/**
+ * A route: how one request is spread over targets (providers with credentials), with retries,
+ * timeouts and a deadline. The shape follows the widely used Portkey config (`strategy`,
+ * `targets`, `retry`, `override_params`, `weight`, `on_status_codes`, `request_timeout`) so its
+ * users can migrate; `docs/routing.md` describes every field.
+ */
+export interface Route {
+  readonly strategy: Strategy;
+  readonly targets: readonly Target[];
+  readonly retry?: RetryPolicy;
+  /** Per attempt, in milliseconds. */
+  readonly request_timeout?: number;
+  /** The whole request, all attempts and back-offs included, in milliseconds. */
+  readonly deadline?: number;
+  /** Statuses that move a fallback to its next target (default 429 and every 5xx). */
+  readonly on_status_codes?: readonly number[];
+  /** Pass-through requests are retried or failed over only when the route says they are idempotent. */
+  readonly passthrough_idempotent?: boolean;
+}
+
+export type Strategy =
+  | { readonly mode: 'single' }
+  | { readonly mode: 'fallback'; readonly on_status_codes?: readonly number[] }
+  | { readonly mode: 'loadbalance'; readonly policy?: 'weighted' | 'least_busy' | 'lowest_latency' }
+  | { readonly mode: 'conditional'; readonly conditions: readonly Condition[]; readonly default?: string };
+
+/** A conditional route's rule: the first whose `query` matches picks the target named `then`. */
+export interface Condition {
+  readonly query: Query;
+  readonly then: string;
+}
+
+/**
+ * A query over the request's facts (`metadata.<key>`, `model`, `caller.id`, `caller.name`,
+ * `user`), MongoDB style: `{ "metadata.tier": { "$in": ["gold"] } }`, `{ "$or": [ … ] }`.
+ */
+export type Query = Readonly<Record<string, unknown>>;
+
+/** The operators a condition may use. */
+export const QUERY_OPERATORS = ['$eq', '$ne', '$in', '$nin', '$regex', '$gt', '$gte', '$lt', '$lte', '$and', '$or'] as const;
+
+export interface RetryPolicy {
+  /** Retries of one target after its first attempt (0 to 10). */
+  readonly attempts: number;
+  /** Statuses that are retried (default 429, 500, 502, 503, 504). */
+  readonly on_status_codes?: readonly number[];
+  /** Longest wait a `Retry-After` may ask for, in milliseconds (default 10 000). */
+  readonly max_retry_after?: number;
+}
+
+/**
+ * Where one attempt goes. A provider with a stored credential id, or a virtual key (its provider,
+ * credential and custom host), or a nested route; never an inline secret. With neither a
+ * credential nor a virtual key, the caller's own `Authorization: Bearer` is used.
+ */
+export interface Target {
+  /** Shown in logs, metrics and `x-gateway-route-target`; unique within its route. */
+  readonly name?: string;
+  readonly provider?: string;
+  /** A stored credential id (`cred_…`). */
+  readonly credential?: string;
+  /** A virtual key (`vk-…`) whose provider and credential this target uses. */
+  readonly virtual_key?: string;
+  /** A custom host for this target (checked like `x-gateway-custom-host`). */
+  readonly custom_host?: string;
+  /** Load-balancing weight (default 1). */
+  readonly weight?: number;
+  /** Body fields set on the request for this target (`model`, `max_tokens`, …). */
+  readonly override_params?: Readonly<Record<string, unknown>>;
+  /** Gateway headers for this target (cloud headers such as `x-gateway-cloud-a-deployment-id`). */
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly request_timeout?: number;
+  readonly on_status_codes?: readonly number[];
+  /** A nested route in place of a provider. */
+  readonly route?: Route;
+}
+
+/** Nesting depth and total targets a route may have. */
+export const ROUTE_LIMITS = { maxDepth: 4, maxTargets: 32 } as const;
+
+const STRATEGIES = ['single', 'fallback', 'loadbalance', 'conditional'] as const;
+const BALANCE_POLICIES = ['weighted', 'least_busy', 'lowest_latency'] as const;
+const TARGET_FIELDS = new Set(['name', 'provider', 'credential', 'virtual_key', 'custom_host', 'weight', 'override_params', 'headers', 'request_timeout', 'on_status_codes', 'route']);
+const ROUTE_FIELDS = new Set(['strategy', 'targets', 'retry', 'request_timeout', 'deadline', 'on_status_codes', 'passthrough_idempotent']);
+const MAX_TIMEOUT_MS = 3_600_000;
+
+const invalidRoute = (param: string, message: string): GatewayError =>
+  errors.invalidRequest(`Invalid route at '${param}': ${message}`, { param, code: 'invalid_route' });
+
+/**
+ * Checks a route (from a config file, the admin API, a virtual key or an inline header) and
+ * returns it typed, or throws 400 `invalid_route` whose `param` names the field
+ * (`config.targets[1].weight`). References (providers, credentials, keys) are checked by the
+ * caller, which knows what exists; `param` is the prefix of every path (`config`, `route`).
+ */
+export function parseRoute(value: unknown, param = 'config'): Route {
+  const counter = { targets: 0 };
+  return parseLevel(value, param, 1, counter);
+}
+
+function parseLevel(value: unknown, param: string, depth: number, counter: { targets: number }): Route {
+  if (!isRecord(value)) throw invalidRoute(param, 'expected an object.');
+  if (depth > ROUTE_LIMITS.maxDepth) throw invalidRoute(param, `routes nest at most ${ROUTE_LIMITS.maxDepth} deep.`);
+  for (const key of Object.keys(value)) if (!ROUTE_FIELDS.has(key)) throw invalidRoute(`${param}.${key}`, 'is not a route field.');
+  const targets = value.targets;
+  if (!Array.isArray(targets) || targets.length === 0) throw invalidRoute(`${param}.targets`, 'expected a non-empty array of targets.');
+  counter.targets += targets.length;
+  if (counter.targets > ROUTE_LIMITS.maxTargets) throw invalidRoute(`${param}.targets`, `a route has at most ${ROUTE_LIMITS.maxTargets} targets in all.`);
+  const parsedTargets = targets.map((target, index) => parseTarget(target, `${param}.targets[${index}]`, depth, counter));
+  const names = new Set<string>();
+  parsedTargets.forEach((target, index) => {
+    if (target.name === undefined) return;
+    if (names.has(target.name)) throw invalidRoute(`${param}.targets[${index}].name`, `"${target.name}" is used by another target of this route.`);
+    names.add(target.name);
+  });
+  const strategy = parseStrategy(value.strategy, `${param}.strategy`, parsedTargets);
+  if (strategy.mode === 'single' && parsedTargets.length !== 1) throw invalidRoute(`${param}.targets`, 'a single route has exactly one target.');
+  return {
+    strategy,
+    targets: parsedTargets,
+    ...(value.retry !== undefined ? { retry: parseRetry(value.retry, `${param}.retry`) } : {}),
+    ...optionalMs(value, 'request_timeout', param),
+    ...optionalMs(value, 'deadline', param),
+    ...(value.on_status_codes !== undefined ? { on_status_codes: statusCodes(value.on_status_codes, `${param}.on_status_codes`) } : {}),
+    ...(value.passthrough_idempotent !== undefined ? { passthrough_idempotent: booleanAt(value.passthrough_idempotent, `${param}.passthrough_idempotent`) } : {}),
+  };
+}
+
+function parseStrategy(value: unknown, param: string, targets: readonly Target[]): Strategy {
+  if (value === undefined) return { mode: targets.length === 1 ? 'single' : 'fallback' };
+  if (!isRecord(value)) throw invalidRoute(param, 'expected an object such as { "mode": "fallback" }.');
+  const mode = value.mode;
+  if (typeof mode !== 'string' || !(STRATEGIES as readonly string[]).includes(mode)) throw invalidRoute(`${param}.mode`, `expected one of ${STRATEGIES.join(', ')}.`);
+  switch (mode) {
+    case 'single':
+      return { mode };
+    case 'fallback':
+      return value.on_status_codes === undefined ? { mode } : { mode, on_status_codes: statusCodes(value.on_status_codes, `${param}.on_status_codes`) };
+    case 'loadbalance': {
+      const policy = value.policy;
+      if (policy !== undefined && !(BALANCE_POLICIES as readonly unknown[]).includes(policy)) throw invalidRoute(`${param}.policy`, `expected one of ${BALANCE_POLICIES.join(', ')}.`);
+      return policy === undefined ? { mode } : { mode, policy: policy as (typeof BALANCE_POLICIES)[number] };
+    }
+    default: {
+      const names = new Set(targets.map((target) => target.name).filter((name): name is string => name !== undefined));
+      const conditions = value.conditions;
+      if (!Array.isArray(conditions) || conditions.length === 0) throw invalidRoute(`${param}.conditions`, 'expected a non-empty array of { query, then }.');
+      const parsed = conditions.map((condition, index): Condition => {
+        const at = `${param}.conditions[${index}]`;
+        if (!isRecord(condition)) throw invalidRoute(at, 'expected an object { query, then }.');
+        checkQuery(condition.query, `${at}.query`);
+        if (typeof condition.then !== 'string' || !names.has(condition.then)) throw invalidRoute(`${at}.then`, 'must name a target of this route.');
+        return { query: condition.query as Query, then: condition.then };
+      });
+      const fallback = value.default;
+      if (fallback !== undefined && (typeof fallback !== 'string' || !names.has(fallback))) throw invalidRoute(`${param}.default`, 'must name a target of this route.');
+      return fallback === undefined ? { mode: 'conditional', conditions: parsed } : { mode: 'conditional', conditions: parsed, default: fallback };
+    }
+  }
+}
+
+function checkQuery(value: unknown, param: string): void {
+  if (!isRecord(value)) throw invalidRoute(param, 'expected an object.');
+  for (const [key, condition] of Object.entries(value)) {
+    const at = `${param}.${key}`;
+    if (key === '$and' || key === '$or') {
+      if (!Array.isArray(condition) || condition.length === 0) throw invalidRoute(at, 'expected a non-empty array of queries.');
+      condition.forEach((query, index) => checkQuery(query, `${at}[${index}]`));
+      continue;
+    }
+    if (key.startsWith('$')) throw invalidRoute(at, `is not an operator here; use ${QUERY_OPERATORS.join(' ')}.`);
+    if (!/^(metadata\.[^.]+|model|user|caller\.id|caller\.name)$/.test(key)) throw invalidRoute(at, 'a condition reads metadata.<key>, model, user, caller.id or caller.name.');
+    if (!isRecord(condition)) continue; // a plain value means $eq
+    for (const [operator, operand] of Object.entries(condition)) {
+      const opAt = `${at}.${operator}`;
+      if (!(QUERY_OPERATORS as readonly string[]).includes(operator) || operator === '$and' || operator === '$or') throw invalidRoute(opAt, `expected one of $eq $ne $in $nin $regex $gt $gte $lt $lte.`);
+      if ((operator === '$in' || operator === '$nin') && !Array.isArray(operand)) throw invalidRoute(opAt, 'expected an array.');
+      if (operator === '$regex') {
+        if (typeof operand !== 'string' || operand.length > 256) throw invalidRoute(opAt, 'expected a regular expression of at most 256 characters.');
+        try {
+          new RegExp(operand);
+        } catch {
+          throw invalidRoute(opAt, 'is not a valid regular expression.');
+        }
+      }
+      if (['$gt', '$gte', '$lt', '$lte'].includes(operator) && typeof operand !== 'number' && typeof operand !== 'string') throw invalidRoute(opAt, 'expected a number or a string.');
+    }
+  }
+}
+
+function parseTarget(value: unknown, param: string, depth: number, counter: { targets: number }): Target {
+  if (!isRecord(value)) throw invalidRoute(param, 'expected an object.');
+  for (const key of Object.keys(value)) if (!TARGET_FIELDS.has(key)) throw invalidRoute(`${param}.${key}`, 'is not a target field.');
+  const text = (field: string, pattern?: RegExp): Record<string, string> => {
+    const field_value = value[field];
+    if (field_value === undefined) return {};
+    if (typeof field_value !== 'string' || field_value.length === 0 || field_value.length > 256 || (pattern && !pattern.test(field_value))) {
+      throw invalidRoute(`${param}.${field}`, pattern ? `expected a string matching ${pattern}.` : 'expected a non-empty string of at most 256 characters.');
+    }
+    return { [field]: field_value };
+  };
+  const route = value.route !== undefined ? { route: parseLevel(value.route, `${param}.route`, depth + 1, counter) } : {};
+  const kinds = [value.provider, value.virtual_key, value.route].filter((entry) => entry !== undefined).length;
+  if (kinds !== 1) throw invalidRoute(param, 'a target names exactly one of provider, virtual_key or route.');
+  if (value.credential !== undefined && value.provider === undefined) throw invalidRoute(`${param}.credential`, 'goes with provider.');
+  if (value.custom_host !== undefined && value.provider === undefined) throw invalidRoute(`${param}.custom_host`, 'goes with provider.');
+  if (value.weight !== undefined && (typeof value.weight !== 'number' || !Number.isFinite(value.weight) || value.weight < 0 || value.weight > 1_000_000)) {
+    throw invalidRoute(`${param}.weight`, 'expected a number from 0 to 1000000.');
+  }
+  if (value.override_params !== undefined && !isRecord(value.override_params)) throw invalidRoute(`${param}.override_params`, 'expected an object of request fields.');
+  if (value.headers !== undefined) {
+    if (!isRecord(value.headers)) throw invalidRoute(`${param}.headers`, 'expected an object of strings.');
+    for (const [name, header] of Object.entries(value.headers)) {
+      if (!/^x-gateway-[a-z0-9-]+$/.test(name) || typeof header !== 'string') throw invalidRoute(`${param}.headers.${name}`, 'only x-gateway-* headers with string values (lower case names).');
+      if (name === 'x-gateway-api-key' || name === 'x-gateway-config') throw invalidRoute(`${param}.headers.${name}`, 'cannot be set by a route.');
+    }
+  }
+  return {
+    ...text('name', /^[A-Za-z0-9._:-]{1,64}$/),
+    ...text('provider', /^[a-z0-9][a-z0-9-]{0,63}$/),
+    ...text('credential'),
+    ...text('virtual_key'),
+    ...text('custom_host'),
+    ...(value.weight !== undefined ? { weight: value.weight as number } : {}),
+    ...(value.override_params !== undefined ? { override_params: value.override_params as Record<string, unknown> } : {}),
+    ...(value.headers !== undefined ? { headers: value.headers as Record<string, string> } : {}),
+    ...optionalMs(value, 'request_timeout', param),
+    ...(value.on_status_codes !== undefined ? { on_status_codes: statusCodes(value.on_status_codes, `${param}.on_status_codes`) } : {}),
+    ...route,
+  };
+}
+
+function parseRetry(value: unknown, param: string): RetryPolicy {
+  if (!isRecord(value)) throw invalidRoute(param, 'expected an object such as { "attempts": 2 }.');
+  for (const key of Object.keys(value)) if (!['attempts', 'on_status_codes', 'max_retry_after'].includes(key)) throw invalidRoute(`${param}.${key}`, 'is not a retry field.');
+  const attempts = value.attempts;
+  if (!Number.isInteger(attempts) || (attempts as number) < 0 || (attempts as number) > 10) throw invalidRoute(`${param}.attempts`, 'expected an integer from 0 to 10.');
+  return {
+    attempts: attempts as number,
+    ...(value.on_status_codes !== undefined ? { on_status_codes: statusCodes(value.on_status_codes, `${param}.on_status_codes`) } : {}),
+    ...optionalMs(value, 'max_retry_after', param),
+  };
+}
+
+function statusCodes(value: unknown, param: string): number[] {
+  if (!Array.isArray(value) || value.some((code) => !Number.isInteger(code) || code < 400 || code > 599)) {
+    throw invalidRoute(param, 'expected an array of HTTP statuses from 400 to 599.');
+  }
+  return value as number[];
+}
+
+function optionalMs(value: Record<string, unknown>, field: string, param: string): Record<string, number> {
+  const ms = value[field];
+  if (ms === undefined) return {};
+  if (!Number.isInteger(ms) || (ms as number) < 1 || (ms as number) > MAX_TIMEOUT_MS) throw invalidRoute(`${param}.${field}`, `expected an integer number of milliseconds from 1 to ${MAX_TIMEOUT_MS}.`);
+  return { [field]: ms as number };
+}
+
+const booleanAt = (value: unknown, param: string): boolean => {
+  if (typeof value !== 'boolean') throw invalidRoute(param, 'expected true or false.');
+  return value;
+};
