@@ -23,6 +23,8 @@ export interface KeyResolution {
   readonly credentials?: ProviderCredentials;
   /** The guardrail policy that applies. */
   readonly policy?: string;
+  /** A stored route (id or name) the key sends its requests through, instead of one provider. */
+  readonly route?: string;
 }
 
 /** The part of a request's context a {@link KeyResolver} may write: the auth stage's `key` slice. */
