@@ -403,6 +403,8 @@ function buildApp(parts: {
   });
 
   const router = new Router();
+  // A person who opens the gateway's address in a browser lands on the dashboard.
+  router.get('/', (koa) => koa.redirect('/dashboard'));
   router.get('/health', (koa) => {
     koa.body = { status: 'ok' };
   });

@@ -107,6 +107,12 @@ test('GET /health answers without a key', async (t) => {
   t.deepEqual(await response.json(), { status: 'ok' });
 });
 
+test('GET / redirects to the dashboard', async (t) => {
+  const response = await fetch(`${gateway.url}/`, { redirect: 'manual' });
+  t.is(response.status, 302);
+  t.is(response.headers.get('location'), '/dashboard');
+});
+
 test('GET /admin/plugins needs the account key and lists providers with their manifests', async (t) => {
   const refusedResponse = await fetch(`${gateway.url}/admin/plugins`, { headers: { 'x-gateway-api-key': 'wrong' } });
   t.is(refusedResponse.status, 401);

@@ -243,7 +243,7 @@ test('6to4 (2002::/16) is judged by the IPv4 address in bits 16-47', async (t) =
     t.regex(PERMISSIVE.refusal(address) ?? '', /always refused \(169\.254\./, address);
   }
   t.regex(STRICT.refusal('2002:7f00:1::') ?? '', /loopback.*\(127\.0\.0\.1\)/);
-  t.regex(DEFAULT.refusal('2002:a00:1::') ?? '', /private network addresses are refused unless allowed in customHosts \(10\.0\.0\.1\)/);
+  t.regex(DEFAULT.refusal('2002:a00:1::') ?? '', /private network addresses are refused unless gateway.config.ts allows them with customHosts.allowPrivate or customHosts.allowCidrs \(10\.0\.0\.1\)/);
   t.is(DEFAULT.refusal('2002:808:808::'), undefined, '6to4 of 8.8.8.8');
   await refused(t, PERMISSIVE, 'http://[2002:a9fe:a9fe::]/latest/meta-data', /always refused/);
 });

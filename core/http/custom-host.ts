@@ -141,7 +141,7 @@ export class CustomHostGuard {
       return this.policy.allowLoopback ? undefined : `loopback addresses are refused by this gateway's customHosts.allowLoopback setting (${unmapped})`;
     }
     if (PRIVATE.check(unmapped, family) && !this.policy.allowPrivate && !this.allowed.check(unmapped, family)) {
-      return `private network addresses are refused unless allowed in customHosts (${unmapped})`;
+      return `private network addresses are refused unless gateway.config.ts allows them with customHosts.allowPrivate or customHosts.allowCidrs (${unmapped})`;
     }
     return undefined;
   }
