@@ -121,7 +121,7 @@ interface BudgetRefusal {
   readonly outputTokens?: { readonly tokens: number; readonly bounded: boolean };
 }
 
-const usd = (nanos: number): string => `$${fromNanos(nanos).toFixed(6).replace(/0+$/, '').replace(/\.$/, '')}`;
+const usd = (nanos: number): string => `$${fromNanos(nanos).toFixed(9).replace(/0+$/, '').replace(/\.$/, '')}`;
 
 /** 403 `budget_exceeded`, saying spent, reserved, budget, period, reset and the request's estimate, in its message and `error.budget`. */
 function budgetRefusal(refused: BudgetRefusal, record: VirtualKeyRecord): GatewayError {
