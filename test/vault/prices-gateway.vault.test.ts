@@ -1,6 +1,7 @@
 import test from 'ava';
 import { azureOpenAI } from '../../plugins/providers/azure-openai/index.js';
 import { openai } from '../../plugins/providers/openai/index.js';
+import { together } from '../../plugins/providers/together/index.js';
 import { CATALOGUE_VERSION } from '../../core/vault/pricing.js';
 import { type Fake, startFake } from '../fakes/openai-fake.js';
 import { ACCOUNT_KEY, startGateway, type TestGateway } from '../harness.js';
@@ -11,7 +12,7 @@ let gateway: TestGateway;
 
 test.before(async () => {
   fake = await startFake(fixedUsageHandler(0));
-  gateway = await startGateway({ providers: [openai(), azureOpenAI()], pricing: { models: { openai: { 'my-finetune': { input: 1, output: 2 } } } } });
+  gateway = await startGateway({ providers: [openai(), azureOpenAI(), together()], pricing: { models: { openai: { 'my-finetune': { input: 1, output: 2 } } } } });
 });
 
 test.after.always(async () => {
@@ -36,6 +37,22 @@ test.serial('GET /v1/models on a key with a budget is answered, not refused for 
   const response = await fetch(`${gateway.url}/v1/models`, { headers: { 'x-gateway-api-key': key } });
   t.is(response.status, 200, await response.clone().text());
   t.like(await response.json(), { object: 'list' });
+});
+
+test.serial('a budgeted key on a compatible provider is priced from the catalogue by its upstream model name, and charged', async (t) => {
+  const { id, key } = await createKey(t, gateway, {
+    name: `prices-together-${++sequence}`,
+    provider: 'together',
+    provider_key: 'tg-prices-secret-0123456789abcdef',
+    custom_host: fake.baseUrl,
+    limits: { budget_usd: 1, budget_period: 'month' },
+  });
+  const answered = await chatWithKey(gateway, key, { model: 'meta-llama/Llama-3.3-70B-Instruct-Turbo' });
+  t.is(answered.status, 200, JSON.stringify(answered.json));
+  await settled(id);
+  const usage = (await admin(gateway, 'GET', `/admin/virtual-keys/${id}/usage`)).json;
+  // The fake reports 20 prompt and 10 completion tokens: 30 × $0.88 per million = $0.0000264.
+  t.is(Math.round(usage.spend_usd.total * 1e9), 26_400);
 });
 
 test.serial('a brand-new key whose budget is below one request\'s estimate: budget_exceeded says so, with the estimate and max_tokens', async (t) => {
