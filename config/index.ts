@@ -120,7 +120,7 @@ export interface GatewayConfig {
   development?: boolean;
   /** The vault and virtual keys (state is shared through Redis when `REDIS_URL` is set). */
   vault?: VaultSettings;
-  /** Prices for cost budgets and logged costs: added to (and overriding) the shipped table. */
+  /** Prices for cost budgets and logged costs: these win over the shipped price catalogue (docs/virtual-keys.md#prices). */
   pricing?: PricingOptions;
 }
 

@@ -12,6 +12,7 @@ import { AccountKey } from './account-key.js';
 import { AdminGuard } from './admin/guard.js';
 import { virtualKeyAdminRouter } from './admin/virtual-keys.js';
 import { mountLogsApi } from './admin/logs.js';
+import { mountPricesApi } from './admin/prices.js';
 import { chatCompletions } from './api/chat-completions.js';
 import { completions } from './api/completions.js';
 import { embeddings } from './api/embeddings.js';
@@ -420,6 +421,7 @@ function buildApp(parts: {
     koa.body = { policies: policies.list(), defaultPolicy: config.defaultPolicy ?? null };
   });
   mountLogsApi(router, { guard: adminGuard, store: parts.logStore });
+  mountPricesApi(router, { guard: adminGuard, prices: parts.vault.prices, provider: (id) => registry.provider(id) });
   const metricsRoute = async (koa: Koa.Context) => {
     koa.type = parts.metrics.contentType;
     koa.body = await parts.metrics.render();

@@ -23,7 +23,9 @@ export function requireObject(value: unknown, param: string): Record<string, unk
   return value;
 }
 
+/** The string at `param`; 400 naming it when it is absent (`is required`), not a string, empty (with `nonEmpty`) or too long. */
 export function requireString(value: unknown, param: string, options: { nonEmpty?: boolean; max?: number } = {}): string {
+  if (value === undefined) throw invalid(param, 'is required.');
   if (typeof value !== 'string') throw invalid(param, `expected a string, got ${describe(value)}.`);
   if (options.nonEmpty && value.length === 0) throw invalid(param, 'must not be empty.');
   if (options.max !== undefined && value.length > options.max) {

@@ -260,6 +260,26 @@ export interface ProviderPlugin {
    * `target.baseUrl + pathAndQuery`.
    */
   passthroughUrl?(pathAndQuery: string, target: ProviderTarget): string;
+  /**
+   * Where the gateway finds this provider's token prices (for virtual keys with a budget). Absent:
+   * the provider's models are priced only by the configuration's `pricing`.
+   */
+  readonly pricing?: ProviderPricing;
+}
+
+/**
+ * How a provider's requests are priced from the shipped price catalogue. Declared by the plugin so
+ * that the core, which prices requests, never has to know how a provider names its models.
+ */
+export interface ProviderPricing {
+  /** The catalogue's id for the provider whose prices apply (e.g. the upstream vendor a compatible API resells). */
+  readonly catalogProvider: string;
+  /**
+   * The catalogue's name for the model a request uses, when the provider names models its own way
+   * (a cloud's deployment names, regional prefixes, version suffixes). Receives the request's model
+   * and its headers (lower-case names). Default: the model as sent.
+   */
+  modelName?(model: string, headers: Readonly<Record<string, string | undefined>>): string;
 }
 
 /** A provider's manifest: the common one plus the contract version it was written against. */

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { errors, type GatewayError } from '../errors.js';
+import { errors, GatewayError } from '../errors.js';
 import type { GatewayContext } from '../pipeline/context.js';
 import { tapStream } from '../pipeline/response.js';
 import type { Hook } from '../pipeline/hook.js';
@@ -110,15 +110,59 @@ function checkAccess(record: VirtualKeyRecord, context: GatewayContext): void {
   }
 }
 
-/** The error for a refused admission: 403 `budget_exceeded`, or 429 with OpenAI's rate-limit headers. */
-function refusal(result: Exclude<AdmissionResult, { admitted: true }>, record: VirtualKeyRecord): GatewayError {
+/** What a budget refusal tells: the key's counters, its period, and the refused request's estimate. */
+interface BudgetRefusal {
+  readonly spentNanos: number;
+  readonly reservedNanos: number;
+  readonly reservationNanos: number;
+  /** When the period's counters start again (epoch ms); none for a `total` budget. */
+  readonly resetsAt?: number;
+  /** The output tokens the estimate assumed, and whether the request bounded them (`max_tokens`). */
+  readonly outputTokens?: { readonly tokens: number; readonly bounded: boolean };
+}
+
+const usd = (nanos: number): string => `$${fromNanos(nanos).toFixed(9).replace(/0+$/, '').replace(/\.$/, '')}`;
+
+/** 403 `budget_exceeded`, saying spent, reserved, budget, period, reset and the request's estimate, in its message and `error.budget`. */
+function budgetRefusal(refused: BudgetRefusal, record: VirtualKeyRecord): GatewayError {
   const limits = record.limits ?? {};
-  if (result.reason === 'budget') {
-    const period = limits.budget_period ?? 'total';
-    return errors.permission(`This key's budget${period === 'total' ? '' : ` for this ${period}`} is spent (or reserved by requests in flight).`, {
-      code: 'budget_exceeded',
-    });
-  }
+  const period = limits.budget_period ?? 'total';
+  const budgetNanos = toNanos(limits.budget_usd ?? 0);
+  const { spentNanos, reservedNanos, reservationNanos, outputTokens } = refused;
+  const resetsAt = refused.resetsAt === undefined ? null : new Date(refused.resetsAt).toISOString();
+  const left = Math.max(0, budgetNanos - spentNanos - reservedNanos);
+  const alone = spentNanos === 0 && reservedNanos === 0 && reservationNanos > budgetNanos;
+  const state =
+    `Budget ${usd(budgetNanos)} ${period === 'total' ? 'in total' : `per ${period}`}: ${usd(spentNanos)} spent, ${usd(reservedNanos)} reserved by requests in flight, ` +
+    `${usd(left)} left${resetsAt === null ? '' : `; resets at ${resetsAt}`}.`;
+  const lower =
+    outputTokens === undefined
+      ? ''
+      : outputTokens.bounded
+        ? ` Lower max_tokens (the estimate reserves ${outputTokens.tokens} output tokens).`
+        : ` The request sets no max_tokens, so ${outputTokens.tokens} output tokens are assumed: set a lower max_tokens.`;
+  const why = alone
+    ? `This request alone is estimated at up to ${usd(reservationNanos)}, more than the key's whole budget.${lower}`
+    : `This request is estimated at up to ${usd(reservationNanos)}, more than is left.${reservationNanos > left && left > 0 ? lower : ''}`;
+  const error = errors.permission(`This key's budget is exceeded. ${state} ${why}`, { code: 'budget_exceeded' });
+  const body = {
+    ...error.body,
+    budget: {
+      spent_usd: fromNanos(spentNanos),
+      reserved_usd: fromNanos(reservedNanos),
+      budget_usd: fromNanos(budgetNanos),
+      period,
+      resets_at: resetsAt,
+      request_estimate_usd: fromNanos(reservationNanos),
+    },
+  };
+  return new GatewayError(error.status, body, error.headers);
+}
+
+/** The error for a refused admission: 403 `budget_exceeded`, or 429 with OpenAI's rate-limit headers. */
+function refusal(result: Exclude<AdmissionResult, { admitted: true }>, record: VirtualKeyRecord, budget: Omit<BudgetRefusal, 'spentNanos' | 'reservedNanos'>): GatewayError {
+  const limits = record.limits ?? {};
+  if (result.reason === 'budget') return budgetRefusal({ ...budget, spentNanos: result.spentNanos, reservedNanos: result.reservedNanos }, record);
   const perMinute = result.reason === 'requests_per_minute';
   const limit = perMinute ? limits.requests_per_minute! : limits.requests_per_day!;
   const wait = seconds(result.retryAfterMs);
@@ -156,8 +200,13 @@ export function limitHooks(dependencies: LimitsDependencies): { admit: Hook; set
   function reservationOf(record: VirtualKeyRecord, context: GatewayContext, price: ModelPrice | undefined): number {
     if (record.limits?.budget_usd === undefined) return 0;
     if (context.operation === 'passthrough') return toNanos(PASSTHROUGH_RESERVATION_USD);
+    // A request that names no model (a models list) uses no tokens: nothing to price or reserve.
+    if (context.request.model === undefined) return 0;
     if (price === undefined) {
-      throw errors.permission(`The model "${context.request.model}" has no price, and this key has a budget.`, { param: 'model', code: 'model_not_priced' });
+      throw errors.permission(
+        `The model "${context.request.model}" has no price, and this key has a budget. Give it one with \`pricing.models\` (or \`pricing.unknownModel\`) in the gateway's configuration; GET /admin/prices shows the price in use.`,
+        { param: 'model', code: 'model_not_priced' },
+      );
     }
     const output = expectedOutputTokens(context.request.body, dependencies.outputTokenEstimate);
     return toNanos(costOf(price, { promptTokens: estimatePromptTokens(context.request.body), completionTokens: output.tokens }));
@@ -176,7 +225,7 @@ export function limitHooks(dependencies: LimitsDependencies): { admit: Hook; set
       checkAccess(record, context);
       const limits = record.limits ?? {};
       const model = context.request.model;
-      const price = model === undefined ? undefined : prices.price(record.provider, model);
+      const price = model === undefined ? undefined : prices.price(context.auth?.provider ?? record.provider, model, context.auth?.target.headers);
       const reservationNanos = reservationOf(record, context, price);
       const now = Date.now();
       const periods = periodsOf(record.id, now);
@@ -197,7 +246,13 @@ export function limitHooks(dependencies: LimitsDependencies): { admit: Hook; set
         periodTtlMs: budgetPeriod === 'day' ? periods.msUntilDayEnds + DAY_MS : budgetPeriod === 'month' ? periods.msUntilMonthEnds + DAY_MS : undefined,
         msUntilDayEnds: periods.msUntilDayEnds,
       });
-      if (!result.admitted) throw refusal(result, record);
+      if (!result.admitted) {
+        throw refusal(result, record, {
+          reservationNanos,
+          resetsAt: budgetPeriod === 'day' ? now + periods.msUntilDayEnds : budgetPeriod === 'month' ? now + periods.msUntilMonthEnds : undefined,
+          outputTokens: context.operation === 'passthrough' ? undefined : expectedOutputTokens(context.request.body, dependencies.outputTokenEstimate),
+        });
+      }
       reservations.set(context, {
         reservedKey: periods.reserved[budgetPeriod],
         reservationNanos: result.reservedNanos,
@@ -224,9 +279,9 @@ export function limitHooks(dependencies: LimitsDependencies): { admit: Hook; set
     async run(context, next) {
       const reservation = reservations.get(context);
       const seen = context.transform?.usage ? { usage: context.transform.usage, model: context.transform.model } : observed.get(context);
-      const provider = context.auth?.provider.id;
+      const auth = context.auth;
       const model = seen?.model ?? context.request.model;
-      const price = provider === undefined ? undefined : ((model && prices.price(provider, model)) ?? reservation?.price);
+      const price = auth === undefined ? undefined : ((model && prices.price(auth.provider, model, auth.target.headers)) ?? reservation?.price);
       const costUsd = seen?.usage && price ? costOf(price, tokenCounts(seen.usage)) : undefined;
       if (costUsd !== undefined) (context.log ??= {}).costUsd = costUsd;
       if (reservation) {

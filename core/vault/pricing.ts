@@ -1,5 +1,6 @@
-import shipped from './prices.json' with { type: 'json' };
+import type { ProviderPricing } from '../spec/provider.js';
 import type { Usage } from '../spec/unified.js';
+import { CATALOGUE_VERSION, cataloguePrice } from './pricing-catalogue.js';
 
 /** Prices in USD per million tokens. `cachedInput` defaults to `input` when a provider has no discount. */
 export interface ModelPrice {
@@ -8,20 +9,38 @@ export interface ModelPrice {
   readonly cachedInput?: number;
 }
 
-/** How models absent from the table are priced: refused (for keys with a budget), free, or at a default price. */
+/** How models absent from the configuration and the catalogue are priced: refused (for keys with a budget), free, or at a default price. */
 export type UnknownModelPolicy = 'refuse' | 'zero' | ModelPrice;
 
 export interface PricingOptions {
-  /** Per provider id, per model: added to (and overriding) the shipped table. */
+  /** Per provider id, per model: these prices win over the shipped catalogue's. */
   readonly models?: Readonly<Record<string, Readonly<Record<string, ModelPrice>>>>;
   /** Default `refuse`. */
   readonly unknownModel?: UnknownModelPolicy;
 }
 
-/** The date the shipped prices were last checked. */
-export const PRICES_DATE: string = shipped.date;
+/** A provider as pricing sees it: its plugin id and what its plugin declares about pricing. */
+export interface PricedProvider {
+  readonly id: string;
+  readonly pricing?: ProviderPricing;
+}
+
+/** Where a price came from: the configuration, the shipped catalogue, the unknown-model policy, or nowhere. */
+export type PriceSource = 'config' | `catalogue@${string}` | 'unknown-model-policy' | 'none';
+
+/** A price and its origin, as `GET /admin/prices` reports it. */
+export interface PriceLookup {
+  readonly price?: ModelPrice;
+  readonly source: PriceSource;
+  /** The catalogue's provider and model ids the price was found under (catalogue prices only). */
+  readonly catalogProvider?: string;
+  readonly catalogModel?: string;
+}
+
+export { CATALOGUE_VERSION };
 
 const MAX_REMEMBERED_LOOKUPS = 4096;
+const NO_HEADERS: Readonly<Record<string, string | undefined>> = {};
 
 /** Strips a release-date suffix (`-2024-08-06`, `-20241022`) and `-latest`, in that order of trial. */
 function candidates(model: string): string[] {
@@ -53,49 +72,65 @@ export function costOf(price: ModelPrice, tokens: TokenCounts): number {
   return (uncached * price.input + cached * (price.cachedInput ?? price.input) + tokens.completionTokens * price.output) / 1_000_000;
 }
 
-/** The pricing table: the shipped data, overridden by the configuration. */
+/** A provider id given alone is looked up in the catalogue under the same id. */
+function pricedProvider(provider: string | PricedProvider): PricedProvider {
+  return typeof provider === 'string' ? { id: provider, pricing: { catalogProvider: provider } } : provider;
+}
+
+/**
+ * The prices the gateway charges: the configuration's `pricing.models` first, then the shipped
+ * catalogue under the provider's declared catalogue id and model name, then the unknown-model policy.
+ */
 export class PriceTable {
-  private readonly table = new Map<string, Map<string, ModelPrice>>();
+  private readonly overrides = new Map<string, Map<string, ModelPrice>>();
   readonly unknownModel: UnknownModelPolicy;
+  /** Lookups already made (each request makes two), by provider and model name; bounded. */
+  private readonly found = new Map<string, PriceLookup>();
 
   constructor(options: PricingOptions = {}) {
-    for (const source of [shipped.providers as Record<string, Record<string, ModelPrice>>, options.models ?? {}]) {
-      for (const [provider, models] of Object.entries(source)) {
-        const known = this.table.get(provider) ?? new Map<string, ModelPrice>();
-        for (const [model, price] of Object.entries(models)) known.set(model.toLowerCase(), price);
-        this.table.set(provider, known);
-      }
+    for (const [provider, models] of Object.entries(options.models ?? {})) {
+      this.overrides.set(provider, new Map(Object.entries(models).map(([model, price]) => [model.toLowerCase(), price])));
     }
     this.unknownModel = options.unknownModel ?? 'refuse';
   }
 
-  /** Lookups already made (each request makes two), by provider and model name as sent; bounded. */
-  private readonly found = new Map<string, ModelPrice | null>();
-
-  /** The table's price for the model, or undefined when it is not listed. */
-  listed(provider: string, model: string): ModelPrice | undefined {
-    const key = `${provider}\u0000${model}`;
+  /** The configured or catalogue price of the model and where it came from (`none` when neither lists it). */
+  lookUp(provider: string | PricedProvider, model: string, headers: Readonly<Record<string, string | undefined>> = NO_HEADERS): PriceLookup {
+    const priced = pricedProvider(provider);
+    const catalogName = priced.pricing?.modelName?.(model, headers) ?? model;
+    const key = `${priced.id}\u0000${model}\u0000${catalogName}`;
     const known = this.found.get(key);
-    if (known !== undefined) return known ?? undefined;
-    const price = this.lookUp(provider, model);
+    if (known) return known;
+    const lookup = this.configured(priced.id, model, catalogName) ?? this.catalogued(priced, catalogName) ?? { source: 'none' };
     // Callers choose model names: past the bound, lookups are simply not remembered.
-    if (this.found.size < MAX_REMEMBERED_LOOKUPS) this.found.set(key, price ?? null);
-    return price;
+    if (this.found.size < MAX_REMEMBERED_LOOKUPS) this.found.set(key, lookup);
+    return lookup;
   }
 
-  private lookUp(provider: string, model: string): ModelPrice | undefined {
-    const models = this.table.get(provider);
+  private configured(providerId: string, model: string, catalogName: string): PriceLookup | undefined {
+    const models = this.overrides.get(providerId);
     if (!models) return undefined;
-    for (const candidate of candidates(model)) {
+    for (const candidate of new Set([...candidates(model), ...candidates(catalogName)])) {
       const price = models.get(candidate);
-      if (price) return price;
+      if (price) return { price, source: 'config' };
     }
     return undefined;
   }
 
+  private catalogued(provider: PricedProvider, catalogName: string): PriceLookup | undefined {
+    if (!provider.pricing) return undefined;
+    const found = cataloguePrice(provider.pricing.catalogProvider, catalogName);
+    return found && { ...found, source: `catalogue@${CATALOGUE_VERSION}` };
+  }
+
+  /** The configured or catalogue price, or undefined when neither lists the model. */
+  listed(provider: string | PricedProvider, model: string, headers?: Readonly<Record<string, string | undefined>>): ModelPrice | undefined {
+    return this.lookUp(provider, model, headers).price;
+  }
+
   /** The price to charge: listed, else per the unknown-model policy (`undefined` means refuse). */
-  price(provider: string, model: string | undefined): ModelPrice | undefined {
-    const listed = model === undefined ? undefined : this.listed(provider, model);
+  price(provider: string | PricedProvider, model: string | undefined, headers?: Readonly<Record<string, string | undefined>>): ModelPrice | undefined {
+    const listed = model === undefined ? undefined : this.listed(provider, model, headers);
     if (listed) return listed;
     if (this.unknownModel === 'refuse') return undefined;
     if (this.unknownModel === 'zero') return { input: 0, output: 0 };

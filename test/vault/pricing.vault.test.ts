@@ -1,6 +1,6 @@
 import test from 'ava';
 import { estimatePromptTokens, expectedOutputTokens } from '../../core/vault/estimate.js';
-import { costOf, PRICES_DATE, PriceTable, tokenCounts } from '../../core/vault/pricing.js';
+import { CATALOGUE_VERSION, costOf, PriceTable, tokenCounts } from '../../core/vault/pricing.js';
 
 const table = new PriceTable();
 
@@ -18,8 +18,8 @@ const cases: Array<[provider: string, model: string, prompt: number, cached: num
   ['anthropic', 'claude-sonnet-4-20250514', 5000, 1000, 1000, 0.0273],
   // 1 000 000 × 0.80 + 0 + 200 000 × 4 = 800 000 + 800 000 = 1 600 000 → 1.6
   ['anthropic', 'claude-3-5-haiku-20241022', 1_000_000, 0, 200_000, 1.6],
-  // (100 000 − 50 000) × 1.25 + 50 000 × 0.31 + 10 000 × 10 = 62 500 + 15 500 + 100 000 = 178 000 → 0.178
-  ['google', 'gemini-2.5-pro', 100_000, 50_000, 10_000, 0.178],
+  // (100 000 − 50 000) × 1.25 + 50 000 × 0.125 + 10 000 × 10 = 62 500 + 6250 + 100 000 = 168 750 → 0.16875 (the catalogue's cached price)
+  ['google', 'gemini-2.5-pro', 100_000, 50_000, 10_000, 0.16875],
   // 3000 × 15 + 0 + 1000 × 60 = 45 000 + 60 000 = 105 000 → 0.105
   ['openai', 'o1', 3000, 0, 1000, 0.105],
 ];
@@ -27,14 +27,14 @@ const cases: Array<[provider: string, model: string, prompt: number, cached: num
 for (const [provider, model, prompt, cached, completion, expected] of cases) {
   test(`cost of ${provider}/${model}: ${prompt} prompt (${cached} cached), ${completion} completion = $${expected}`, (t) => {
     const price = table.price(provider, model);
-    t.truthy(price, 'the model is in the shipped table');
+    t.truthy(price, 'the model is in the shipped catalogue');
     const usage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, prompt_tokens_details: { cached_tokens: cached } };
     t.is(Number(costOf(price!, tokenCounts(usage)).toFixed(12)), expected);
   });
 }
 
-test('the shipped table carries its date', (t) => {
-  t.regex(PRICES_DATE, /^\d{4}-\d{2}-\d{2}$/);
+test('the shipped catalogue carries its version', (t) => {
+  t.regex(CATALOGUE_VERSION, /^\d+\.\d+\.\d+$/);
 });
 
 test('cached tokens beyond the prompt are capped; a model without a cached price pays the input price', (t) => {

@@ -55,6 +55,7 @@ export function anthropic(params: AnthropicParams = {}): ProviderRegistration {
         },
         authHeaders: ['x-api-key', 'authorization'],
         mapError: mapAnthropicError,
+        pricing: { catalogProvider: 'anthropic' },
       };
     },
   };

@@ -11,7 +11,7 @@ import {
   azureTranscription,
   azureTranslation,
 } from './azure-operations.js';
-import { azureBaseUrl, DEFAULT_API_VERSION, apiVersion, isEntraToken } from './azure-target.js';
+import { AZURE_HEADERS, azureBaseUrl, DEFAULT_API_VERSION, apiVersion, isEntraToken } from './azure-target.js';
 
 export interface AzureOpenAIParams {
   /** api-version when the request sends no `x-gateway-cloud-a-api-version` (default 2024-10-21). */
@@ -62,6 +62,8 @@ export function azureOpenAI(params: AzureOpenAIParams = {}): ProviderRegistratio
         },
         authHeaders: ['api-key', 'authorization'],
         mapError: mapAzureError,
+        // A deployment is priced as the model it runs, named by the model-name header.
+        pricing: { catalogProvider: 'azure', modelName: (model, headers) => headers[AZURE_HEADERS.modelName] ?? model },
         passthroughUrl(pathAndQuery, target) {
           if (/[?&]api-version=/.test(pathAndQuery)) return `${target.baseUrl}${pathAndQuery}`;
           return `${target.baseUrl}${pathAndQuery}${pathAndQuery.includes('?') ? '&' : '?'}api-version=${encodeURIComponent(apiVersion(target, version))}`;

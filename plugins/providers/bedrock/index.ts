@@ -83,6 +83,8 @@ export function bedrock(params: BedrockParams = {}): ProviderRegistration {
         // SigV4 signs with authorization and x-amz-date / x-amz-content-sha256 / x-amz-security-token.
         authHeaders: ['authorization', 'x-amz-*'],
         mapError: mapBedrockError,
+        // The catalogue knows Bedrock's model ids, cross-region prefixes (`us.`, `eu.`, `global.`) included.
+        pricing: { catalogProvider: 'aws' },
       };
     },
   };

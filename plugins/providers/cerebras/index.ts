@@ -6,6 +6,7 @@ export const cerebrasManifest: CompatibleProviderManifest = {
   name: 'Cerebras',
   description: 'Cerebras inference (OpenAI-compatible chat).',
   baseUrl: 'https://api.cerebras.ai/v1',
+  pricing: { catalogProvider: 'cerebras' },
   operations: ['chat'],
   auth: { kind: 'bearer' },
   chat: {

@@ -35,6 +35,7 @@ export function cohere(params: CohereParams = {}): ProviderRegistration {
         },
         authHeaders: ['authorization'],
         mapError: mapCohereError,
+        pricing: { catalogProvider: 'cohere' },
       };
     },
   };

@@ -6,6 +6,7 @@ export const deepseekManifest: CompatibleProviderManifest = {
   name: 'DeepSeek',
   description: 'DeepSeek API (OpenAI-compatible chat).',
   baseUrl: 'https://api.deepseek.com',
+  pricing: { catalogProvider: 'deepseek' },
   operations: ['chat'],
   auth: { kind: 'bearer' },
   chat: {

@@ -6,6 +6,7 @@ export const fireworksManifest: CompatibleProviderManifest = {
   name: 'Fireworks AI',
   description: 'Fireworks AI inference (OpenAI-compatible chat and embeddings).',
   baseUrl: 'https://api.fireworks.ai/inference/v1',
+  pricing: { catalogProvider: 'fireworks' },
   operations: ['chat', 'embed'],
   auth: { kind: 'bearer' },
   chat: {

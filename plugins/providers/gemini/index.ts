@@ -1,5 +1,5 @@
 import type { ProviderRegistration } from '../../../core/spec/index.js';
-import { mapGoogleError } from '../google-shared/index.js';
+import { googleCatalogueModelName, mapGoogleError } from '../google-shared/index.js';
 import { geminiChat } from './gemini-chat.js';
 import { geminiEmbed } from './gemini-embed.js';
 
@@ -37,6 +37,7 @@ export function gemini(params: GeminiParams = {}): ProviderRegistration {
         },
         authHeaders: ['x-goog-api-key', 'authorization'],
         mapError: mapGoogleError,
+        pricing: { catalogProvider: 'google', modelName: googleCatalogueModelName },
       };
     },
   };

@@ -3,3 +3,4 @@ export { fromGeminiResponse } from './google-chat-response.js';
 export { createGeminiStreamMapper } from './google-stream.js';
 export { mapGoogleError } from './google-error.js';
 export { checkTextInput, textInputs, encodeEmbedding } from './google-embedding.js';
+export { googleCatalogueModelName } from './google-pricing.js';

@@ -6,6 +6,7 @@ export const groqManifest: CompatibleProviderManifest = {
   name: 'Groq',
   description: 'Groq LPU inference (OpenAI-compatible chat).',
   baseUrl: 'https://api.groq.com/openai/v1',
+  pricing: { catalogProvider: 'groq' },
   operations: ['chat'],
   auth: { kind: 'bearer' },
   chat: {

@@ -6,6 +6,7 @@ export const mistralManifest: CompatibleProviderManifest = {
   name: 'Mistral AI',
   description: 'Mistral AI La Plateforme (chat and embeddings; FIM and other endpoints via pass-through).',
   baseUrl: 'https://api.mistral.ai/v1',
+  pricing: { catalogProvider: 'mistral' },
   operations: ['chat', 'embed'],
   auth: { kind: 'bearer' },
   chat: {

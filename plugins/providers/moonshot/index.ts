@@ -6,6 +6,7 @@ export const moonshotManifest: CompatibleProviderManifest = {
   name: 'Moonshot AI',
   description: 'Moonshot AI Kimi API (OpenAI-compatible chat).',
   baseUrl: 'https://api.moonshot.ai/v1',
+  pricing: { catalogProvider: 'moonshotai' },
   operations: ['chat'],
   auth: { kind: 'bearer' },
 };

@@ -6,6 +6,7 @@ export const novitaManifest: CompatibleProviderManifest = {
   name: 'Novita AI',
   description: 'Novita AI LLM API (OpenAI-compatible chat and embeddings).',
   baseUrl: 'https://api.novita.ai/v3/openai',
+  pricing: { catalogProvider: 'novita' },
   operations: ['chat', 'embed'],
   auth: { kind: 'bearer' },
 };

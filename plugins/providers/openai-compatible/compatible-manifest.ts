@@ -1,3 +1,5 @@
+import type { ProviderPricing } from '../../../core/spec/index.js';
+
 /**
  * What an OpenAI-compatible provider is: a manifest of data. Every difference from OpenAI's own API
  * that a provider documents is a named quirk here, applied by the shared adapters, so that no
@@ -69,6 +71,8 @@ export interface CompatibleProviderManifest {
    * a native API beside `/v1`). Returns undefined for the default `baseUrl + path`.
    */
   passthroughUrl?(pathAndQuery: string, baseUrl: string): string | undefined;
+  /** Where its token prices are found in the price catalogue (absent: priced only by the configuration). */
+  readonly pricing?: ProviderPricing;
 }
 
 /** Params every compatible provider's factory takes. */

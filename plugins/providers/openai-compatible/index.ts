@@ -69,6 +69,7 @@ export function defineCompatibleProvider(manifest: CompatibleProviderManifest): 
         passthroughUrl: manifest.passthroughUrl
           ? (pathAndQuery, target) => manifest.passthroughUrl?.(pathAndQuery, target.baseUrl) ?? target.baseUrl + pathAndQuery
           : undefined,
+        pricing: manifest.pricing,
       };
     },
   });

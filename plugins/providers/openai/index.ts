@@ -68,6 +68,7 @@ export function openai(params: OpenAIParams = {}): ProviderRegistration {
         },
         authHeaders: ['authorization', 'openai-organization', 'openai-project'],
         mapError: mapOpenAIError,
+        pricing: { catalogProvider: 'openai' },
       };
     },
   };

@@ -6,6 +6,7 @@ export const openrouterManifest: CompatibleProviderManifest = {
   name: 'OpenRouter',
   description: 'OpenRouter model router (OpenAI-compatible chat); attribution headers via params.headers.',
   baseUrl: 'https://openrouter.ai/api/v1',
+  pricing: { catalogProvider: 'openrouter' },
   operations: ['chat'],
   auth: { kind: 'bearer' },
   chat: {

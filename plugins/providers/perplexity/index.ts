@@ -6,6 +6,7 @@ export const perplexityManifest: CompatibleProviderManifest = {
   name: 'Perplexity',
   description: 'Perplexity Sonar API (OpenAI-compatible chat, search-grounded).',
   baseUrl: 'https://api.perplexity.ai',
+  pricing: { catalogProvider: 'perplexity' },
   operations: ['chat'],
   auth: { kind: 'bearer' },
   chat: {

@@ -6,6 +6,7 @@ export const togetherManifest: CompatibleProviderManifest = {
   name: 'Together AI',
   description: 'Together AI inference (OpenAI-compatible chat and embeddings).',
   baseUrl: 'https://api.together.xyz/v1',
+  pricing: { catalogProvider: 'together' },
   operations: ['chat', 'embed'],
   auth: { kind: 'bearer' },
   chat: {

@@ -1,5 +1,6 @@
 import type { ProviderRegistration } from '../../../core/spec/index.js';
 import { ANTHROPIC_DEFAULT_MAX_TOKENS } from '../anthropic/index.js';
+import { googleCatalogueModelName } from '../google-shared/index.js';
 import { vertexChat } from './vertex-chat.js';
 import { vertexEmbed } from './vertex-embed.js';
 import { mapVertexError } from './vertex-error.js';
@@ -38,6 +39,8 @@ export function vertexAI(params: VertexParams = {}): ProviderRegistration {
         },
         authHeaders: ['authorization', 'x-goog-api-key'],
         mapError: mapVertexError,
+        // The catalogue's Google prices fall back to Anthropic's for the Claude models Vertex serves.
+        pricing: { catalogProvider: 'google', modelName: googleCatalogueModelName },
       };
     },
   };

@@ -6,6 +6,7 @@ export const voyageManifest: CompatibleProviderManifest = {
   name: 'Voyage AI',
   description: 'Voyage AI embeddings API.',
   baseUrl: 'https://api.voyageai.com/v1',
+  pricing: { catalogProvider: 'voyageai' },
   operations: ['embed'],
   auth: { kind: 'bearer' },
   embed: {

@@ -6,6 +6,7 @@ export const xaiManifest: CompatibleProviderManifest = {
   name: 'xAI',
   description: 'xAI Grok API (OpenAI-compatible chat).',
   baseUrl: 'https://api.x.ai/v1',
+  pricing: { catalogProvider: 'x-ai' },
   operations: ['chat'],
   auth: { kind: 'bearer' },
 };
