@@ -176,7 +176,7 @@ export function limitHooks(dependencies: LimitsDependencies): { admit: Hook; set
       checkAccess(record, context);
       const limits = record.limits ?? {};
       const model = context.request.model;
-      const price = model === undefined ? undefined : prices.price(record.provider, model);
+      const price = model === undefined ? undefined : prices.price(record.provider ?? context.auth?.provider.id ?? '', model);
       const reservationNanos = reservationOf(record, context, price);
       const now = Date.now();
       const periods = periodsOf(record.id, now);
