@@ -179,3 +179,10 @@ test.serial('TargetCredentials: a stored credential opened by id, a virtual key 
   t.deepEqual(bound?.credentials, { apiKey: 'sk-route-store-secret-0123456789' });
   t.is(await targets.virtualKey('vk-unknown'), undefined);
 });
+
+test.serial('the OpenAPI description lists the route and model alias endpoints', async (t) => {
+  const document = (await (await fetch(`${gateway.url}/admin/openapi.json`)).json()) as any;
+  for (const path of ['/admin/routes', '/admin/routes/{id}', '/admin/routes/{id}/versions', '/admin/models', '/admin/models/{alias}']) t.truthy(document.paths[path], path);
+  t.deepEqual(Object.keys(document.paths['/admin/routes/{id}']).sort(), ['delete', 'get', 'put']);
+  t.truthy(document.components.schemas.VirtualKeyInput.properties.route);
+});
