@@ -5,6 +5,7 @@ import { errors, GatewayError } from '../errors.js';
 import { parseRoute, type Route } from '../routing/route.js';
 import { DuplicateRouteNameError, type RouteStore } from '../routing/store.js';
 import type { VaultService } from '../vault/service.js';
+import { VIRTUAL_KEY_PREFIX } from '../vault/virtual-keys.js';
 import type { AdminGuard } from './guard.js';
 import { requestJson } from './json-body.js';
 import { requireRecordName } from './virtual-keys-input.js';
@@ -133,8 +134,11 @@ export class RouteActions {
       if (target.credential !== undefined && !(await service.credentials.get(target.credential))) {
         throw invalidReference(`${at}.credential`, `no stored credential with id "${target.credential}".`);
       }
-      if (target.virtual_key !== undefined && !(await service.keys.isKey(target.virtual_key))) {
-        throw invalidReference(`${at}.virtual_key`, 'not a current virtual key.');
+      if (target.virtual_key !== undefined) {
+        const record = target.virtual_key.startsWith(VIRTUAL_KEY_PREFIX) ? await service.keys.lookup(target.virtual_key) : undefined;
+        if (!record) throw invalidReference(`${at}.virtual_key`, 'not a current virtual key.');
+        // A key naming a route as a target could name this very route: nest the route instead.
+        if (record.route !== undefined) throw invalidReference(`${at}.virtual_key`, 'this virtual key names a route; nest that route in a target instead.');
       }
       if (target.route !== undefined) await this.checkReferences(target.route, `${at}.route`);
     }

@@ -163,6 +163,10 @@ test.serial('a virtual key naming a route: created by name, stored by id, resolv
   const rebind = await admin(gateway, 'PATCH', `/admin/virtual-keys/${created.json.id}`, { provider: 'openai' });
   t.is(rebind.json.error.param, 'provider');
 
+  const asTarget = await admin(gateway, 'POST', '/admin/routes', { route: { targets: [{ virtual_key: created.json.key }] } });
+  t.is(asTarget.status, 400, 'a key naming a route is no target (it could name the route itself)');
+  t.is(asTarget.json.error.param, 'route.targets[0].virtual_key');
+
   const inUse = await admin(gateway, 'DELETE', `/admin/routes/${stored.json.id}`);
   t.is(inUse.status, 409, 'a route a key names is not deleted under it');
   t.is((await admin(gateway, 'DELETE', `/admin/virtual-keys/${created.json.id}`)).status, 204);
