@@ -4,7 +4,7 @@ import type { CustomHostGuard } from '../http/custom-host.js';
 import { fromNanos, periodsOf } from '../vault/limits.js';
 import { publicCredential, publicVirtualKey, type VirtualKeyRecord } from '../vault/records.js';
 import type { VaultService } from '../vault/service.js';
-import { DuplicateNameError, type VirtualKeyInput, type VirtualKeyPatch } from '../vault/virtual-keys.js';
+import { DuplicateNameError, hashKeyValue, type VirtualKeyInput, type VirtualKeyPatch } from '../vault/virtual-keys.js';
 import { checkVirtualKeyShape, parseCredentialBody } from './virtual-keys-input.js';
 
 export interface VirtualKeyActionDependencies {
@@ -72,6 +72,8 @@ export class VirtualKeyActions {
         'credential_in_use',
       );
     }
+    const routes = await this.service.parts.routes.users((target) => target.credential === id);
+    if (routes.length > 0) throw conflict(`The credential is named by ${routes.join(', ')}. Change them first.`, 'credential_in_use');
     await this.service.credentials.delete(id);
   }
 
@@ -118,6 +120,9 @@ export class VirtualKeyActions {
   }
 
   async deleteKey(id: string): Promise<void> {
+    const current = await this.existing(id);
+    const routes = await this.service.parts.routes.users((target) => target.virtual_key !== undefined && hashKeyValue(target.virtual_key) === current.key_hash);
+    if (routes.length > 0) throw conflict(`The virtual key is a target of ${routes.join(', ')}. Change them first.`, 'virtual_key_in_use');
     const deleted = await this.service.keys.delete(id);
     if (!deleted) throw notFound('virtual key', id);
     if (deleted.credential_id !== undefined) await this.deleteIfOwned(deleted.credential_id, deleted.id);

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { SharedState } from '../store/state.js';
-import type { Route } from './route.js';
+import type { Route, Target } from './route.js';
 import type { RouteSource, StoredRoute } from './sources.js';
 
 const ROUTES = 'routes';
@@ -21,6 +21,11 @@ export interface ModelAlias {
   readonly route?: Route;
   readonly route_id?: string;
   readonly updated_at: string;
+}
+
+/** Every target of a route, nested routes' included. */
+export function allTargets(route: Route): Target[] {
+  return route.targets.flatMap((target) => [target, ...(target.route ? allTargets(target.route) : [])]);
 }
 
 export class DuplicateRouteNameError extends Error {
@@ -175,6 +180,13 @@ export class RouteStore implements RouteSource {
       this.aliases.set(model, { value, until: now + CACHE_TTL_MS });
     }
     return value;
+  }
+
+  /** Names of the stored routes (id when unnamed) and model aliases with a target matching `test`. */
+  async users(test: (target: Target) => boolean): Promise<string[]> {
+    const routes = (await this.list()).filter((stored) => allTargets(stored.route).some(test)).map((stored) => `route ${stored.name ?? stored.id}`);
+    const aliases = (await this.listAliases()).filter((alias) => alias.route !== undefined && allTargets(alias.route).some(test)).map((alias) => `model alias ${alias.alias}`);
+    return [...routes, ...aliases];
   }
 
   private async write(stored: StoredRoute): Promise<void> {

@@ -190,3 +190,28 @@ test.serial('the OpenAPI description lists the route and model alias endpoints',
   t.deepEqual(Object.keys(document.paths['/admin/routes/{id}']).sort(), ['delete', 'get', 'put']);
   t.truthy(document.components.schemas.VirtualKeyInput.properties.route);
 });
+
+test.serial('a credential or a virtual key a stored route or an alias names is not deleted under it (409)', async (t) => {
+  const credential = await admin(gateway, 'POST', '/admin/credentials', { name: 'named-by-route', provider: 'openai', api_key: 'sk-named-by-route-0123456789' });
+  const key = await admin(gateway, 'POST', '/admin/virtual-keys', { name: 'target-key', provider: 'openai', credential_id: credentialId, custom_host: fake.baseUrl });
+  const stored = await admin(gateway, 'POST', '/admin/routes', {
+    name: 'uses-both',
+    route: { targets: [{ route: { targets: [{ provider: 'openai', credential: credential.json.id }] } }, { virtual_key: key.json.key }] },
+  });
+  t.is(stored.status, 201, stored.text);
+  const credentialRefused = await admin(gateway, 'DELETE', `/admin/credentials/${credential.json.id}`);
+  t.is(credentialRefused.status, 409);
+  t.is(credentialRefused.json.error.code, 'credential_in_use');
+  t.regex(credentialRefused.json.error.message, /route uses-both/);
+  const keyRefused = await admin(gateway, 'DELETE', `/admin/virtual-keys/${key.json.id}`);
+  t.is(keyRefused.status, 409);
+  t.is(keyRefused.json.error.code, 'virtual_key_in_use');
+  t.false(keyRefused.text.includes(key.json.key), 'the key value is not echoed');
+
+  t.is((await admin(gateway, 'DELETE', `/admin/routes/${stored.json.id}`)).status, 204);
+  t.is((await admin(gateway, 'PUT', '/admin/models/uses-credential', { route: { targets: [{ provider: 'openai', credential: credential.json.id }] } })).status, 200);
+  t.is((await admin(gateway, 'DELETE', `/admin/credentials/${credential.json.id}`)).json.error.code, 'credential_in_use');
+  t.is((await admin(gateway, 'DELETE', '/admin/models/uses-credential')).status, 204);
+  t.is((await admin(gateway, 'DELETE', `/admin/credentials/${credential.json.id}`)).status, 204);
+  t.is((await admin(gateway, 'DELETE', `/admin/virtual-keys/${key.json.id}`)).status, 204);
+});
