@@ -70,9 +70,18 @@ export class RouteStore implements RouteSource {
     return stored;
   }
 
-  /** The current version by id (uncached). */
+  /**
+   * The current version by id (uncached): the highest one written. Concurrent replacements may
+   * write the current record out of order, so the versions after it are looked for as well.
+   */
   async get(id: string): Promise<StoredRoute | undefined> {
-    return (await this.state.records.get<StoredRoute>(currentKey(id))) ?? undefined;
+    let current = (await this.state.records.get<StoredRoute>(currentKey(id))) ?? undefined;
+    while (current !== undefined) {
+      const next = await this.state.records.get<StoredRoute>(versionKey(id, current.version + 1));
+      if (!next) break;
+      current = next;
+    }
+    return current;
   }
 
   /** Every stored route's current version, oldest first. */
@@ -127,13 +136,9 @@ export class RouteStore implements RouteSource {
     const cached = this.routes.get(idOrName);
     if (cached && cached.until > now) return cached.value;
     const generation = this.generation;
+    // Names never start with `route_` (the admin API refuses them), so the value is one or the other.
     const id = idOrName.startsWith('route_') ? idOrName : ((await this.state.records.get<string>(byNameKey(idOrName))) ?? undefined);
-    let value = id === undefined ? undefined : await this.get(id);
-    // An id-shaped name: looked up as a name too.
-    if (value === undefined && id === idOrName) {
-      const named = await this.state.records.get<string>(byNameKey(idOrName));
-      value = named ? await this.get(named) : undefined;
-    }
+    const value = id === undefined ? undefined : await this.get(id);
     if (generation === this.generation) {
       if (this.routes.size >= 10_000) this.routes.clear();
       this.routes.set(idOrName, { value, until: now + CACHE_TTL_MS });

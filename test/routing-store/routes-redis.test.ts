@@ -70,3 +70,17 @@ test.serial('a virtual key naming a route made on A resolves with its route on B
   t.is(created.status, 201, created.text);
   t.is((await b.gateway.vault.targets.virtualKey(created.json.key))?.route, route.json.id);
 });
+
+test.serial('concurrent changes on A and B get distinct versions, none lost', async (t) => {
+  if (!available) return t.pass('Redis unreachable: skipped (see the printed reason)');
+  const created = await admin(a, 'POST', '/admin/routes', { route: { targets: [{ provider: 'openai' }] } });
+  const id = created.json.id as string;
+  const changes = await Promise.all(
+    [a, b, a, b].map((gateway, index) => admin(gateway, 'PUT', `/admin/routes/${id}`, { route: { targets: [{ name: `change-${index}`, provider: 'openai' }] } })),
+  );
+  t.deepEqual(changes.map((change) => change.status), [200, 200, 200, 200]);
+  t.deepEqual(changes.map((change) => change.json.version as number).sort(), [2, 3, 4, 5]);
+  const versions = await admin(b, 'GET', `/admin/routes/${id}/versions`);
+  t.deepEqual(versions.json.data.map((version: { version: number }) => version.version), [1, 2, 3, 4, 5]);
+  for (const gateway of [a, b]) t.is((await admin(gateway, 'GET', `/admin/routes/${id}`)).json.version, 5, 'the current version is the last one');
+});
