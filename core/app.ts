@@ -49,6 +49,7 @@ import { PluginRegistry } from './registry.js';
 import type { Clock, ControlPlaneHttp, PluginDependencies, PluginManifest } from './spec/manifest.js';
 import { OtlpExporter } from './telemetry/otlp-exporter.js';
 import { Tracer } from './telemetry/tracer.js';
+import type { RouteSource } from './routing/sources.js';
 import { VaultService } from './vault/service.js';
 
 /** Options for building a gateway beyond its configuration (used by tests, the bench and main). */
@@ -75,6 +76,8 @@ export interface Gateway {
   readonly adminGuard: AdminGuard;
   /** Credentials, virtual keys and their limits; opened by `listen` (or `vault.start()`). */
   readonly vault: VaultService;
+  /** Stored routes and model aliases of the admin API (the vault's state store); usable once the vault started. */
+  readonly routes: RouteSource;
   /** The durable request log (SQLite, or PostgreSQL with `DATABASE_URL`). */
   readonly logStore: LogStore;
   /** Resolves once every request logged so far is in the log store (waits through a store outage). */
@@ -327,6 +330,7 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
     policies,
     adminGuard,
     vault,
+    routes: vault.routes,
     generatedAccountKey: generated,
     logStore: logs.store,
     metrics,

@@ -1,9 +1,12 @@
 /**
- * The OpenAPI 3.1 description of the admin API for credentials and virtual keys, served at
+ * The OpenAPI 3.1 description of the admin API for credentials, virtual keys, stored routes and model aliases, served at
  * `/admin/openapi.json`. Kept beside the routes it describes (core/admin/virtual-keys.ts).
  */
 const error = { $ref: '#/components/responses/Error' };
 const idParameter = { name: 'id', in: 'path', required: true, schema: { type: 'string' } };
+const aliasParameter = { name: 'alias', in: 'path', required: true, schema: { type: 'string', pattern: '^[A-Za-z0-9._:/-]{1,128}$' } };
+/** A route's fields are described in docs/routing.md; the gateway checks them (400 `invalid_route` with `param`). */
+const routeSchema = { type: 'object', required: ['targets'], description: 'A route: strategy, targets, retry, request_timeout, deadline, on_status_codes (docs/routing.md).' };
 const json = (schema: unknown) => ({ content: { 'application/json': { schema } } });
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const list = (item: string) => ({ type: 'object', properties: { object: { const: 'list' }, data: { type: 'array', items: ref(item) } } });
@@ -11,7 +14,7 @@ const list = (item: string) => ({ type: 'object', properties: { object: { const:
 export const adminOpenApi = {
   openapi: '3.1.0',
   info: {
-    title: 'Gateway admin API: credentials and virtual keys',
+    title: 'Gateway admin API: credentials, virtual keys, stored routes and model aliases',
     version: '1.0.0',
     description:
       'Needs the account API key in x-gateway-api-key (a virtual key gets 403). Provider secrets are write-only; a virtual key value is returned only by create and rotate.',
@@ -65,6 +68,43 @@ export const adminOpenApi = {
     '/admin/virtual-keys/{id}/usage': {
       get: { summary: 'Spend, requests and what remains', parameters: [idParameter], responses: { 200: { description: 'Usage', ...json(ref('Usage')) }, 401: error, 403: error, 404: error } },
     },
+    '/admin/routes': {
+      post: {
+        summary: 'Store a route (version 1); providers, credentials and virtual keys it names must exist',
+        requestBody: { required: true, ...json(ref('RouteInput')) },
+        responses: { 201: { description: 'Created', ...json(ref('StoredRoute')) }, 400: error, 401: error, 403: error, 409: error },
+      },
+      get: { summary: 'List stored routes (current versions)', responses: { 200: { description: 'The routes', ...json(list('StoredRoute')) }, 401: error, 403: error } },
+    },
+    '/admin/routes/{id}': {
+      get: { summary: 'The current version of a route', parameters: [idParameter], responses: { 200: { description: 'The route', ...json(ref('StoredRoute')) }, 401: error, 403: error, 404: error } },
+      put: {
+        summary: 'Replace the route (and its name when given; null removes it): a new version, the old ones kept',
+        parameters: [idParameter],
+        requestBody: { required: true, ...json(ref('RouteInput')) },
+        responses: { 200: { description: 'Replaced', ...json(ref('StoredRoute')) }, 400: error, 401: error, 403: error, 404: error, 409: error },
+      },
+      delete: {
+        summary: 'Delete the route and every version of it; 409 while a virtual key or a model alias names it',
+        parameters: [idParameter],
+        responses: { 204: { description: 'Deleted' }, 401: error, 403: error, 404: error, 409: error },
+      },
+    },
+    '/admin/routes/{id}/versions': {
+      get: { summary: 'Every version of a route, oldest first', parameters: [idParameter], responses: { 200: { description: 'The versions', ...json(list('StoredRoute')) }, 401: error, 403: error, 404: error } },
+    },
+    '/admin/models': {
+      get: { summary: 'List model aliases', responses: { 200: { description: 'The aliases', ...json(list('ModelAlias')) }, 401: error, 403: error } },
+    },
+    '/admin/models/{alias}': {
+      put: {
+        summary: 'Set a model alias: a request with this `model` takes the route',
+        parameters: [aliasParameter],
+        requestBody: { required: true, ...json(ref('ModelAliasInput')) },
+        responses: { 200: { description: 'Set', ...json(ref('ModelAlias')) }, 400: error, 401: error, 403: error },
+      },
+      delete: { summary: 'Remove a model alias', parameters: [aliasParameter], responses: { 204: { description: 'Removed' }, 401: error, 403: error, 404: error } },
+    },
   },
   components: {
     securitySchemes: { accountKey: { type: 'apiKey', in: 'header', name: 'x-gateway-api-key' } },
@@ -84,6 +124,33 @@ export const adminOpenApi = {
       },
     },
     schemas: {
+      Route: routeSchema,
+      RouteInput: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['route'],
+        properties: { name: { type: ['string', 'null'], minLength: 1, maxLength: 128, description: 'Unique; not starting with route_' }, route: ref('Route') },
+      },
+      StoredRoute: {
+        type: 'object',
+        properties: {
+          id: { type: 'string', description: 'route_…' },
+          name: { type: 'string' },
+          version: { type: 'integer', minimum: 1 },
+          route: ref('Route'),
+          updated_at: { type: 'string', format: 'date-time' },
+        },
+      },
+      ModelAliasInput: {
+        type: 'object',
+        additionalProperties: false,
+        description: 'Exactly one of route (inline) and route_id (a stored route id or name, kept by id).',
+        properties: { route: ref('Route'), route_id: { type: 'string' } },
+      },
+      ModelAlias: {
+        type: 'object',
+        properties: { alias: { type: 'string' }, route: ref('Route'), route_id: { type: 'string' }, updated_at: { type: 'string', format: 'date-time' } },
+      },
       CredentialInput: {
         type: 'object',
         additionalProperties: false,
@@ -123,11 +190,12 @@ export const adminOpenApi = {
       VirtualKeyInput: {
         type: 'object',
         additionalProperties: false,
-        required: ['name', 'provider'],
-        description: 'Exactly one of credential_id and provider_key.',
+        required: ['name'],
+        description: 'Exactly one of provider (with exactly one of credential_id and provider_key) and route.',
         properties: {
           name: { type: 'string', minLength: 1, maxLength: 128, description: 'Unique' },
           provider: { type: 'string', description: 'Registered provider id' },
+          route: { type: 'string', description: 'A stored route id or name (kept by id): the key takes that route instead of one provider' },
           credential_id: { type: 'string' },
           provider_key: { type: 'string', writeOnly: true, description: 'Sealed into a credential owned by this key' },
           custom_host: { type: 'string', format: 'uri', description: 'Base URL of a privately hosted endpoint' },
@@ -146,6 +214,7 @@ export const adminOpenApi = {
           provider: { type: 'string' },
           credential_id: { type: 'string' },
           provider_key: { type: 'string', writeOnly: true },
+          route: { type: 'string', description: 'Only on a key that names a route' },
           custom_host: { type: ['string', 'null'] },
           guardrail_policy: { type: ['string', 'null'] },
           limits: { oneOf: [ref('Limits'), { type: 'null' }] },
@@ -160,6 +229,7 @@ export const adminOpenApi = {
           name: { type: 'string' },
           provider: { type: 'string' },
           credential_id: { type: 'string' },
+          route: { type: 'string', description: 'The stored route id of a key that names a route (then no provider nor credential_id)' },
           custom_host: { type: 'string' },
           guardrail_policy: { type: 'string' },
           limits: ref('Limits'),

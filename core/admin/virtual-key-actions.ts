@@ -4,7 +4,7 @@ import type { CustomHostGuard } from '../http/custom-host.js';
 import { fromNanos, periodsOf } from '../vault/limits.js';
 import { publicCredential, publicVirtualKey, type VirtualKeyRecord } from '../vault/records.js';
 import type { VaultService } from '../vault/service.js';
-import { DuplicateNameError, type VirtualKeyInput, type VirtualKeyPatch } from '../vault/virtual-keys.js';
+import { DuplicateNameError, hashKeyValue, type VirtualKeyInput, type VirtualKeyPatch } from '../vault/virtual-keys.js';
 import { checkVirtualKeyShape, parseCredentialBody } from './virtual-keys-input.js';
 
 export interface VirtualKeyActionDependencies {
@@ -29,6 +29,17 @@ function withoutSecret(body: Record<string, unknown>): Record<string, unknown> {
 
 function conflictOf(error: unknown): unknown {
   return error instanceof DuplicateNameError ? conflict(error.message, 'duplicate_name', 'name') : error;
+}
+
+/** A PATCH keeps a key's kind: a key naming a route cannot be given a provider, nor a provider key a route. */
+function checkSameKind(current: VirtualKeyRecord, body: Record<string, unknown>): void {
+  if (current.route !== undefined) {
+    for (const field of ['provider', 'credential_id', 'provider_key', 'custom_host'] as const) {
+      if (body[field] !== undefined && body[field] !== null) throw invalid(field, 'this key names a route; create a new key to bind one provider.');
+    }
+  } else if (body.route !== undefined) {
+    throw invalid('route', 'this key is bound to a provider; create a new key to name a route.');
+  }
 }
 
 /**
@@ -61,6 +72,8 @@ export class VirtualKeyActions {
         'credential_in_use',
       );
     }
+    const routes = await this.service.parts.routes.users((target) => target.credential === id);
+    if (routes.length > 0) throw conflict(`The credential is named by ${routes.join(', ')}. Change them first.`, 'credential_in_use');
     await this.service.credentials.delete(id);
   }
 
@@ -69,12 +82,13 @@ export class VirtualKeyActions {
     checkVirtualKeyShape(body, true);
     await this.checkReferences(body);
     const id = `vk_${crypto.randomUUID().replaceAll('-', '')}`;
-    const credentialId = await this.credentialFor(body, id);
+    const credentialId = body.route === undefined ? await this.credentialFor(body, id) : undefined;
     try {
-      const { record, key } = await this.service.keys.create({ ...withoutSecret(body), credential_id: credentialId } as unknown as VirtualKeyInput, id);
+      const input = { ...withoutSecret(body), ...(credentialId !== undefined ? { credential_id: credentialId } : {}) };
+      const { record, key } = await this.service.keys.create(input as unknown as VirtualKeyInput, id);
       return { ...publicVirtualKey(record), key };
     } catch (error) {
-      if (body.provider_key !== undefined) await this.service.credentials.delete(credentialId);
+      if (body.provider_key !== undefined && credentialId !== undefined) await this.service.credentials.delete(credentialId);
       throw conflictOf(error);
     }
   }
@@ -90,6 +104,7 @@ export class VirtualKeyActions {
   async updateKey(id: string, body: Record<string, unknown>) {
     const current = await this.existing(id);
     checkVirtualKeyShape(body, false);
+    checkSameKind(current, body);
     await this.checkReferences(body);
     const patch: Record<string, unknown> = withoutSecret(body);
     if (body.provider_key !== undefined || body.credential_id !== undefined) patch.credential_id = await this.credentialFor(body, current.id);
@@ -100,14 +115,17 @@ export class VirtualKeyActions {
       throw conflictOf(error);
     }
     if (!record) throw notFound('virtual key', current.id);
-    if (record.credential_id !== current.credential_id) await this.deleteIfOwned(current.credential_id, current.id);
+    if (current.credential_id !== undefined && record.credential_id !== current.credential_id) await this.deleteIfOwned(current.credential_id, current.id);
     return publicVirtualKey(record);
   }
 
   async deleteKey(id: string): Promise<void> {
+    const current = await this.existing(id);
+    const routes = await this.service.parts.routes.users((target) => target.virtual_key !== undefined && hashKeyValue(target.virtual_key) === current.key_hash);
+    if (routes.length > 0) throw conflict(`The virtual key is a target of ${routes.join(', ')}. Change them first.`, 'virtual_key_in_use');
     const deleted = await this.service.keys.delete(id);
     if (!deleted) throw notFound('virtual key', id);
-    await this.deleteIfOwned(deleted.credential_id, deleted.id);
+    if (deleted.credential_id !== undefined) await this.deleteIfOwned(deleted.credential_id, deleted.id);
   }
 
   async rotateKey(id: string) {
@@ -155,6 +173,12 @@ export class VirtualKeyActions {
     if (typeof body.provider === 'string') this.checkProvider(body.provider);
     if (typeof body.guardrail_policy === 'string' && !this.dependencies.policyExists(body.guardrail_policy)) {
       throw invalid('guardrail_policy', `no guardrail policy named "${body.guardrail_policy}" is configured.`);
+    }
+    if (typeof body.route === 'string') {
+      // Stored by id, so that renaming the route keeps the key on it.
+      const route = await this.service.parts.routes.route(body.route);
+      if (!route) throw invalid('route', `no stored route with id or name "${body.route}".`);
+      body.route = route.id;
     }
     if (typeof body.credential_id === 'string' && !(await this.service.credentials.get(body.credential_id))) {
       throw invalid('credential_id', `no credential with id "${body.credential_id}".`);

@@ -74,15 +74,24 @@ export function parseExpiry(value: unknown, now = Date.now()): string {
   return new Date(time).toISOString();
 }
 
-/** Fields of a virtual key body: creation needs name and provider; a PATCH may give any, `null` clears optional ones (not `log_bodies`: true or false). */
-export const VIRTUAL_KEY_FIELDS = ['name', 'provider', 'credential_id', 'provider_key', 'custom_host', 'guardrail_policy', 'limits', 'expires_at', 'log_bodies'] as const;
+/** A key naming a route (a stored route's id or name) has no provider, credential or custom host of its own. */
+function checkRouteKeyShape(body: Record<string, unknown>): void {
+  requireString(body.route, 'route', { nonEmpty: true, max: 256 });
+  for (const field of ['provider', 'credential_id', 'provider_key', 'custom_host'] as const) {
+    if (body[field] !== undefined) throw invalid(field, 'a key names a route or a provider, not both: the route supplies the providers and credentials.');
+  }
+}
+
+/** Fields of a virtual key body: creation needs name and either provider (with a credential) or route; a PATCH may give any, `null` clears optional ones (not `log_bodies`: true or false). */
+export const VIRTUAL_KEY_FIELDS = ['name', 'provider', 'credential_id', 'provider_key', 'route', 'custom_host', 'guardrail_policy', 'limits', 'expires_at', 'log_bodies'] as const;
 
 export function checkVirtualKeyShape(body: Record<string, unknown>, creating: boolean): void {
   onlyFields(body, VIRTUAL_KEY_FIELDS);
   if (creating || body.name !== undefined) requireRecordName(body.name);
-  if (creating || body.provider !== undefined) requireString(body.provider, 'provider', { nonEmpty: true, max: 64 });
+  if (body.route !== undefined) checkRouteKeyShape(body);
+  else if (creating || body.provider !== undefined) requireString(body.provider, 'provider', { nonEmpty: true, max: 64 });
   if (body.credential_id !== undefined && body.provider_key !== undefined) throw invalid('provider_key', 'give credential_id or provider_key, not both.');
-  if (creating && body.credential_id === undefined && body.provider_key === undefined) throw invalid('credential_id', 'give credential_id or provider_key.');
+  if (creating && body.route === undefined && body.credential_id === undefined && body.provider_key === undefined) throw invalid('credential_id', 'give credential_id or provider_key.');
   if (body.credential_id !== undefined) requireString(body.credential_id, 'credential_id', { nonEmpty: true, max: 128 });
   if (body.provider_key !== undefined) requireString(body.provider_key, 'provider_key', { nonEmpty: true, max: 16_384 });
   for (const field of ['custom_host', 'guardrail_policy'] as const) {

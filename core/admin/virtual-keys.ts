@@ -2,13 +2,15 @@ import Router from '@koa/router';
 import type { AdminGuard } from './guard.js';
 import { jsonBody, requestJson } from './json-body.js';
 import { adminOpenApi } from './openapi.js';
+import { mountRouteAdmin } from './route-actions.js';
 import { type VirtualKeyActionDependencies, VirtualKeyActions } from './virtual-key-actions.js';
 
 /** Largest admin request body (a credential, a key's settings). */
 const BODY_LIMIT = 1024 * 1024;
 
 /**
- * The admin API for credentials and virtual keys (`/admin/credentials`, `/admin/virtual-keys`),
+ * The admin API for credentials, virtual keys, stored routes and model aliases (`/admin/credentials`,
+ * `/admin/virtual-keys`, `/admin/routes`, `/admin/models`),
  * guarded by the account key (a virtual key gets 403), plus its OpenAPI description at
  * `/admin/openapi.json`. Answers never carry a secret: a key's value is shown only in the answers
  * to its creation and rotation.
@@ -60,6 +62,8 @@ export function virtualKeyAdminRouter(dependencies: VirtualKeyActionDependencies
   router.get('/virtual-keys/:id/usage', guard.middleware, async (koa) => {
     koa.body = await actions.usage(koa.params.id);
   });
+
+  mountRouteAdmin(router, { ...dependencies, body });
 
   return router;
 }

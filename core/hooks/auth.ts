@@ -99,6 +99,36 @@ function withCredentialFields(
   return merged;
 }
 
+/** Headers that may carry the gateway key when `x-gateway-api-key` is absent, in the order they are read. */
+const KEY_HEADERS = ['authorization', 'x-api-key', 'api-key'] as const;
+
+/**
+ * The gateway key of a request and the headers the rest of the stage reads: `x-gateway-api-key`,
+ * else a virtual key (a resolver's prefix) or the account key in `Authorization: Bearer`,
+ * `x-api-key` or `api-key` — a tool that can set only a base URL and an API key then works. A key
+ * found in one of those headers is the gateway's, so that header is dropped from the headers
+ * returned: it is never taken for the provider credential nor forwarded.
+ */
+function gatewayKeyOf(
+  incoming: Readonly<Record<string, string | undefined>>,
+  accountKey: AccountKey,
+  keyResolvers: readonly KeyResolver[],
+): { key: string; headers: Readonly<Record<string, string | undefined>> } | undefined {
+  const explicit = incoming['x-gateway-api-key'];
+  if (explicit) return { key: explicit, headers: incoming };
+  for (const name of KEY_HEADERS) {
+    const raw = incoming[name];
+    if (!raw) continue;
+    const value = name === 'authorization' ? /^Bearer\s+(\S+)\s*$/i.exec(raw)?.[1] : raw.trim();
+    if (!value) continue;
+    if (keyResolvers.some((resolver) => value.startsWith(resolver.prefix)) || accountKey.matches(value)) {
+      const { [name]: _gatewayKey, ...rest } = incoming;
+      return { key: value, headers: rest };
+    }
+  }
+  return undefined;
+}
+
 /**
  * Who the key belongs to, or a 401 (429 `too_many_failed_auth` once the client address, or all
  * clients, failed too often: see {@link FailedAuthLimiter}).
@@ -122,7 +152,8 @@ async function identify(
 
 /**
  * The auth stage: identifies the caller from `x-gateway-api-key` (the account key, or a key whose
- * prefix a {@link KeyResolver} claims), only then reads the request body (`context.loadRequest`),
+ * prefix a {@link KeyResolver} claims; without that header, such a key as the Authorization Bearer
+ * token, `x-api-key` or `api-key`), only then reads the request body (`context.loadRequest`),
  * then resolves the target: provider plugin, base URL (provider default or a custom host the policy
  * allows), credentials and forwarded headers.
  */
@@ -141,13 +172,13 @@ export function authHook(dependencies: {
     name: 'gateway-auth',
     stage: 'auth',
     async run(context, next) {
-      const headers = context.incoming.headers;
-      const key = headers['x-gateway-api-key'];
-      if (!key) {
-        throw errors.authentication('Missing x-gateway-api-key header: send your account API key or a virtual key.', {
+      const found = gatewayKeyOf(context.incoming.headers, accountKey, keyResolvers);
+      if (!found) {
+        throw errors.authentication('Missing x-gateway-api-key header: send your account API key or a virtual key (there, or as the Authorization Bearer token).', {
           code: 'missing_api_key',
         });
       }
+      const { key, headers } = found;
       const resolution = await identify(key, context, { accountKey, keyResolvers, failedAuth });
       // The caller is known: only now is the body read, parsed or spooled (400/413 from here on).
       await context.loadRequest?.();

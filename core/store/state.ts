@@ -32,7 +32,8 @@ export interface SharedState {
 }
 
 export interface InvalidationEvent {
-  readonly kind: 'virtual-key' | 'credential';
+  /** `route` and `model-alias`: a stored route or an alias changed (see core/routing/store.ts). */
+  readonly kind: 'virtual-key' | 'credential' | 'route' | 'model-alias';
   readonly id: string;
 }
 

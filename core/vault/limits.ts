@@ -225,7 +225,7 @@ export function limitHooks(dependencies: LimitsDependencies): { admit: Hook; set
       checkAccess(record, context);
       const limits = record.limits ?? {};
       const model = context.request.model;
-      const price = model === undefined ? undefined : prices.price(context.auth?.provider ?? record.provider, model, context.auth?.target.headers);
+      const price = model === undefined ? undefined : prices.price(context.auth?.provider ?? record.provider ?? '', model, context.auth?.target.headers);
       const reservationNanos = reservationOf(record, context, price);
       const now = Date.now();
       const periods = periodsOf(record.id, now);

@@ -20,9 +20,12 @@ export interface VirtualKeyLimits {
 export interface VirtualKeyRecord {
   readonly id: string;
   readonly name: string;
-  /** Provider plugin id. */
-  readonly provider: string;
-  readonly credential_id: string;
+  /** Provider plugin id; absent on a key that names a route instead. */
+  readonly provider?: string;
+  /** The stored credential the provider is called with; absent on a key that names a route. */
+  readonly credential_id?: string;
+  /** A stored route's id: the key's requests take that route instead of one provider. */
+  readonly route?: string;
   /** A privately hosted endpoint's base URL, used instead of the provider's own. */
   readonly custom_host?: string;
   readonly guardrail_policy?: string;

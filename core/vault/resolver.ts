@@ -1,5 +1,7 @@
 import { errors } from '../errors.js';
-import type { KeyResolver } from '../spec/key-resolver.js';
+import type { TargetCredentials } from '../routing/sources.js';
+import type { KeyResolution, KeyResolver } from '../spec/key-resolver.js';
+import type { GatewayContext } from '../pipeline/context.js';
 import type { Credentials } from './credentials.js';
 import { VaultTamperedError } from './vault.js';
 import { VIRTUAL_KEY_PREFIX, type VirtualKeys } from './virtual-keys.js';
@@ -19,9 +21,16 @@ export function virtualKeyResolver(parts: { keys: () => VirtualKeys; credentials
       if (record.expires_at !== undefined && Date.parse(record.expires_at) <= Date.now()) {
         throw errors.authentication('This virtual key has expired.', { code: 'virtual_key_expired' });
       }
+      if (record.route !== undefined) {
+        return {
+          caller: { type: 'virtual-key', id: record.id, name: record.name },
+          route: record.route,
+          ...(record.guardrail_policy ? { policy: record.guardrail_policy } : {}),
+        };
+      }
       let credentials;
       try {
-        credentials = await parts.credentials().open(record.credential_id);
+        credentials = record.credential_id === undefined ? undefined : await parts.credentials().open(record.credential_id);
       } catch (error) {
         if (error instanceof VaultTamperedError) {
           throw errors.internal("This key's stored credential failed its integrity check and was not used.", { code: 'credential_tampered' });
@@ -38,6 +47,31 @@ export function virtualKeyResolver(parts: { keys: () => VirtualKeys; credentials
         credentials,
         ...(record.guardrail_policy ? { policy: record.guardrail_policy } : {}),
       };
+    },
+  };
+}
+
+/**
+ * What a route's targets name, opened for the route executor: a stored credential by id (decrypted
+ * by the vault worker, cached like a key's) and a virtual key's binding by value (the resolver's).
+ */
+export function targetCredentials(resolver: KeyResolver, credentials: () => Credentials): TargetCredentials {
+  return {
+    async credential(id) {
+      try {
+        return await credentials().open(id);
+      } catch (error) {
+        if (error instanceof VaultTamperedError) {
+          throw errors.internal("A route target's stored credential failed its integrity check and was not used.", { code: 'credential_tampered' });
+        }
+        throw error;
+      }
+    },
+    async virtualKey(key): Promise<KeyResolution | undefined> {
+      if (!key.startsWith(VIRTUAL_KEY_PREFIX)) return undefined;
+      // The resolver writes only the key's log setting into `context.key`; a target's key does not change the request's.
+      const scratch = {} as GatewayContext;
+      return resolver.resolve(key, scratch);
     },
   };
 }

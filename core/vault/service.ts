@@ -1,4 +1,6 @@
 import { BootError } from '../errors.js';
+import type { RouteSource, TargetCredentials } from '../routing/sources.js';
+import { RouteStore } from '../routing/store.js';
 import type { KeyResolver } from '../spec/key-resolver.js';
 import type { Hook } from '../pipeline/hook.js';
 import { openSharedState } from '../store/index.js';
@@ -7,7 +9,7 @@ import { Credentials } from './credentials.js';
 import type { SealedSecret } from './crypto.js';
 import { limitHooks } from './limits.js';
 import { PriceTable, type PricingOptions } from './pricing.js';
-import { virtualKeyResolver } from './resolver.js';
+import { targetCredentials, virtualKeyResolver } from './resolver.js';
 import { Vault } from './vault.js';
 import { VirtualKeys } from './virtual-keys.js';
 
@@ -26,6 +28,16 @@ export interface VaultServiceOptions {
   readonly outputTokenEstimate: number;
 }
 
+/** What the vault opens on start. */
+export interface VaultParts {
+  readonly state: SharedState;
+  readonly vault: Vault;
+  readonly credentials: Credentials;
+  readonly keys: VirtualKeys;
+  /** Stored routes and model aliases (`/admin/routes`, `/admin/models`). */
+  readonly routes: RouteStore;
+}
+
 const CANARY = 'vault:canary';
 /** `{ kid }`: the master key every instance seals under, set by a rotation. */
 const CURRENT_MASTER_KEY = 'vault:master-key';
@@ -39,12 +51,18 @@ export class VaultService {
   readonly prices: PriceTable;
   readonly resolver: KeyResolver;
   readonly hooks: { admit: Hook; settle: Hook };
-  private started?: { state: SharedState; vault: Vault; credentials: Credentials; keys: VirtualKeys };
+  /** Stored routes and model aliases (by id or name), for the auth stage; usable once started. */
+  readonly routes: RouteSource;
+  /** Stored credentials and virtual keys a route's targets name, for the route executor. */
+  readonly targets: TargetCredentials;
+  private started?: VaultParts;
   private starting?: Promise<void>;
 
   constructor(private readonly options: VaultServiceOptions) {
     this.prices = new PriceTable(options.pricing);
     this.resolver = virtualKeyResolver({ keys: () => this.parts.keys, credentials: () => this.parts.credentials });
+    this.routes = { route: (idOrName) => this.parts.routes.route(idOrName), alias: (model) => this.parts.routes.alias(model) };
+    this.targets = targetCredentials(this.resolver, () => this.parts.credentials);
     this.hooks = limitHooks({
       state: () => this.parts.state,
       prices: this.prices,
@@ -53,7 +71,7 @@ export class VaultService {
     });
   }
 
-  get parts(): { state: SharedState; vault: Vault; credentials: Credentials; keys: VirtualKeys } {
+  get parts(): VaultParts {
     if (!this.started) throw new Error('the vault is not started');
     return this.started;
   }
@@ -106,8 +124,10 @@ export class VaultService {
     }
     const credentials = new Credentials(state, vault, this.options.credentialCacheMs, () => currentMasterKeyId(state));
     // A key changed or deleted also drops its decrypted credential from this thread at once.
-    const keys = new VirtualKeys(state, (record) => credentials.forget(record.credential_id));
-    this.started = { state, vault, credentials, keys };
+    const keys = new VirtualKeys(state, (record) => {
+      if (record.credential_id !== undefined) credentials.forget(record.credential_id);
+    });
+    this.started = { state, vault, credentials, keys, routes: new RouteStore(state) };
   }
 
   /**

@@ -1,0 +1,184 @@
+import type Router from '@koa/router';
+import type { Middleware } from 'koa';
+import { invalid } from '../api/validate.js';
+import { errors, GatewayError } from '../errors.js';
+import { parseRoute, type Route } from '../routing/route.js';
+import { DuplicateRouteNameError, type RouteStore } from '../routing/store.js';
+import type { VaultService } from '../vault/service.js';
+import { VIRTUAL_KEY_PREFIX } from '../vault/virtual-keys.js';
+import type { AdminGuard } from './guard.js';
+import { requestJson } from './json-body.js';
+import { requireRecordName } from './virtual-keys-input.js';
+
+export interface RouteActionDependencies {
+  readonly service: VaultService;
+  /** Registered provider ids. */
+  readonly providerIds: () => readonly string[];
+}
+
+const routeNotFound = (id: string) => errors.notFound(`No stored route with id "${id}".`, { code: 'route_not_found' });
+const aliasNotFound = (alias: string) => errors.notFound(`No model alias "${alias}".`, { code: 'model_alias_not_found' });
+const conflict = (message: string, code: string, param: string | null = null) => new GatewayError(409, { message, type: 'invalid_request_error', param, code });
+
+function onlyFields(body: Record<string, unknown>, allowed: readonly string[]): void {
+  for (const field of Object.keys(body)) if (!allowed.includes(field)) throw invalid(field, `unknown field; expected one of ${allowed.join(', ')}.`);
+}
+
+/** A route name: like a record name, and never shaped like an id (`route_…`), so id and name lookups cannot collide. */
+function parseRouteName(value: unknown): string {
+  const name = requireRecordName(value);
+  if (name.startsWith('route_')) throw invalid('name', 'must not start with "route_" (ids do).');
+  return name;
+}
+
+/**
+ * The admin API's stored routes (`/admin/routes`, every change a new version) and model aliases
+ * (`/admin/models/:alias`). Routes are checked with `parseRoute` and their references against
+ * what exists: 400 with `param` naming the field.
+ */
+export class RouteActions {
+  constructor(private readonly dependencies: RouteActionDependencies) {}
+
+  private get store(): RouteStore {
+    return this.dependencies.service.parts.routes;
+  }
+
+  async create(body: Record<string, unknown>) {
+    onlyFields(body, ['name', 'route']);
+    const name = body.name === undefined ? undefined : parseRouteName(body.name);
+    const route = await this.checked(body.route, 'route');
+    try {
+      return await this.store.create(route, name);
+    } catch (error) {
+      throw error instanceof DuplicateRouteNameError ? conflict(error.message, 'duplicate_name', 'name') : error;
+    }
+  }
+
+  list() {
+    return this.store.list();
+  }
+
+  async get(id: string) {
+    const current = await this.store.get(id);
+    if (!current) throw routeNotFound(id);
+    return current;
+  }
+
+  async versions(id: string) {
+    const versions = await this.store.versions(id);
+    if (versions.length === 0) throw routeNotFound(id);
+    return versions;
+  }
+
+  /** Replaces the route (and its name when given; `null` removes the name): a new version. */
+  async replace(id: string, body: Record<string, unknown>) {
+    onlyFields(body, ['name', 'route']);
+    if (!(await this.store.get(id))) throw routeNotFound(id);
+    const name = body.name === undefined || body.name === null ? (body.name as undefined | null) : parseRouteName(body.name);
+    const route = await this.checked(body.route, 'route');
+    try {
+      const replaced = await this.store.replace(id, route, name);
+      if (!replaced) throw routeNotFound(id);
+      return replaced;
+    } catch (error) {
+      throw error instanceof DuplicateRouteNameError ? conflict(error.message, 'duplicate_name', 'name') : error;
+    }
+  }
+
+  /** Deletes a route and its versions; refused (409) while a virtual key or a model alias names it. */
+  async delete(id: string): Promise<void> {
+    const current = await this.store.get(id);
+    if (!current) throw routeNotFound(id);
+    const keys = (await this.dependencies.service.keys.list()).filter((record) => record.route === id);
+    if (keys.length > 0) throw conflict(`The route is used by ${keys.length} virtual key(s): ${keys.map((record) => record.name).join(', ')}.`, 'route_in_use');
+    const aliases = (await this.store.listAliases()).filter((alias) => alias.route_id === id);
+    if (aliases.length > 0) throw conflict(`The route is named by the model alias(es) ${aliases.map((alias) => alias.alias).join(', ')}.`, 'route_in_use');
+    await this.store.delete(id);
+  }
+
+  /** Sets a model alias to an inline route (`{ route }`) or a stored route (`{ route_id }`, by id or name). */
+  async setAlias(alias: string, body: Record<string, unknown>) {
+    if (!/^[A-Za-z0-9._:/-]{1,128}$/.test(alias)) throw invalid('alias', 'expected 1 to 128 letters, digits or . _ : / -');
+    onlyFields(body, ['route', 'route_id']);
+    if ((body.route === undefined) === (body.route_id === undefined)) throw invalid('route', 'give route or route_id, not both.');
+    if (body.route !== undefined) return this.store.setAlias(alias, { route: await this.checked(body.route, 'route') });
+    if (typeof body.route_id !== 'string') throw invalid('route_id', 'expected a stored route id or name.');
+    const stored = await this.store.route(body.route_id);
+    if (!stored) throw invalid('route_id', `no stored route with id or name "${body.route_id}".`);
+    return this.store.setAlias(alias, { route_id: stored.id });
+  }
+
+  listAliases() {
+    return this.store.listAliases();
+  }
+
+  async deleteAlias(alias: string): Promise<void> {
+    if (!(await this.store.deleteAlias(alias))) throw aliasNotFound(alias);
+  }
+
+  /** The route validated, then every provider, credential and virtual key it names checked to exist. */
+  private async checked(value: unknown, param: string): Promise<Route> {
+    if (value === undefined) throw invalid(param, 'a route is required.');
+    const route = parseRoute(value, param);
+    await this.checkReferences(route, param);
+    return route;
+  }
+
+  private async checkReferences(route: Route, param: string): Promise<void> {
+    const { service, providerIds } = this.dependencies;
+    for (const [index, target] of route.targets.entries()) {
+      const at = `${param}.targets[${index}]`;
+      if (target.provider !== undefined && !providerIds().includes(target.provider)) {
+        throw invalidReference(`${at}.provider`, `unknown provider "${target.provider}"; registered: ${providerIds().join(', ')}.`);
+      }
+      if (target.credential !== undefined && !(await service.credentials.get(target.credential))) {
+        throw invalidReference(`${at}.credential`, `no stored credential with id "${target.credential}".`);
+      }
+      if (target.virtual_key !== undefined) {
+        const record = target.virtual_key.startsWith(VIRTUAL_KEY_PREFIX) ? await service.keys.lookup(target.virtual_key) : undefined;
+        if (!record) throw invalidReference(`${at}.virtual_key`, 'not a current virtual key.');
+        // A key naming a route as a target could name this very route: nest the route instead.
+        if (record.route !== undefined) throw invalidReference(`${at}.virtual_key`, 'this virtual key names a route; nest that route in a target instead.');
+      }
+      if (target.route !== undefined) await this.checkReferences(target.route, `${at}.route`);
+    }
+  }
+}
+
+const invalidReference = (param: string, message: string) => errors.invalidRequest(`Invalid route at '${param}': ${message}`, { param, code: 'invalid_route' });
+
+/** Mounts `/admin/routes` and `/admin/models` on the admin router (account key only). */
+export function mountRouteAdmin(router: Router, dependencies: RouteActionDependencies & { guard: AdminGuard; body: Middleware }): void {
+  const { guard, body } = dependencies;
+  const actions = new RouteActions(dependencies);
+  router.post('/routes', guard.middleware, body, async (koa) => {
+    koa.body = await actions.create(requestJson(koa));
+    koa.status = 201;
+  });
+  router.get('/routes', guard.middleware, async (koa) => {
+    koa.body = { object: 'list', data: await actions.list() };
+  });
+  router.get('/routes/:id', guard.middleware, async (koa) => {
+    koa.body = await actions.get(koa.params.id);
+  });
+  router.get('/routes/:id/versions', guard.middleware, async (koa) => {
+    koa.body = { object: 'list', data: await actions.versions(koa.params.id) };
+  });
+  router.put('/routes/:id', guard.middleware, body, async (koa) => {
+    koa.body = await actions.replace(koa.params.id, requestJson(koa));
+  });
+  router.delete('/routes/:id', guard.middleware, async (koa) => {
+    await actions.delete(koa.params.id);
+    koa.status = 204;
+  });
+  router.put('/models/:alias', guard.middleware, body, async (koa) => {
+    koa.body = await actions.setAlias(koa.params.alias, requestJson(koa));
+  });
+  router.get('/models', guard.middleware, async (koa) => {
+    koa.body = { object: 'list', data: await actions.listAliases() };
+  });
+  router.delete('/models/:alias', guard.middleware, async (koa) => {
+    await actions.deleteAlias(koa.params.alias);
+    koa.status = 204;
+  });
+}
