@@ -43,6 +43,8 @@ import { createRequestLog, type RequestLog } from './logs/index.js';
 import { PinoLogSink } from './logs/pino-sink.js';
 import type { LogStore } from './logs/store.js';
 import { GatewayMetrics } from './metrics/metrics.js';
+import { MemoryRoutingState, type RoutingStateStore } from './routing/state.js';
+import type { RouteSource, TargetCredentials } from './routing/sources.js';
 import { Pipeline } from './pipeline/runner.js';
 import { PluginRegistry } from './registry.js';
 import type { Clock, ControlPlaneHttp, PluginDependencies, PluginManifest } from './spec/manifest.js';
@@ -60,6 +62,22 @@ export interface GatewayOptions {
   sinks?: LogSink[];
   /** The clock the gateway and its plugins read (default: the system's). */
   clock?: Clock;
+  /** Routing: where stored routes and the targets' credentials come from, and (tests) the randomness, waits and state. */
+  routing?: RoutingOptions;
+}
+
+/** What the route executor and the auth stage's route lookup are given besides the configuration. */
+export interface RoutingOptions {
+  /** Stored routes and admin aliases; absent: only the config's `routes` and `models`. */
+  readonly source?: RouteSource;
+  /** Opens stored credentials and virtual keys that targets name; absent: such targets are refused (400). */
+  readonly targetCredentials?: TargetCredentials;
+  /** Breakers and balancer statistics (default: in memory, per instance, on the gateway's clock). */
+  readonly state?: RoutingStateStore;
+  /** Numbers in [0, 1) for weighted picks and jitter (default `Math.random`). */
+  readonly random?: () => number;
+  /** Waits between attempts (default a timer cancelled when the client leaves). */
+  readonly sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
 }
 
 export interface Gateway {
@@ -109,6 +127,7 @@ const TOKENS = {
   failedAuth: Symbol('failedAuth'),
   vault: Symbol('vault'),
   metrics: Symbol('metrics'),
+  routingState: Symbol('routingState'),
   requestLog: Symbol('requestLog'),
   traceExporter: Symbol('traceExporter'),
   tracer: Symbol('tracer'),
@@ -197,8 +216,13 @@ function registerServices(container: DependencyContainer, config: ResolvedConfig
           return { depth: queue.depth, spillBytes: queue.spillBytes, storeUp: queue.storeUp };
         },
         upstreamPools: () => c.resolve<UpstreamClient>(TOKENS.upstream).stats(),
+        breakers: () => c.resolve<RoutingStateStore>(TOKENS.routingState).breakers(),
       }),
   );
+  factory(TOKENS.routingState, (c) => {
+    const clock = c.resolve<Clock>(TOKENS.clock);
+    return options.routing?.state ?? new MemoryRoutingState(config.routing.breaker, () => clock.now());
+  });
   factory(TOKENS.requestLog, (c) => createRequestLog(config, c.resolve(TOKENS.logger), c.resolve<GatewayMetrics>(TOKENS.metrics).logQueueObserver));
   factory(TOKENS.traceExporter, (c) => {
     if (!config.telemetry) return null;
@@ -251,6 +275,8 @@ function registerServices(container: DependencyContainer, config: ResolvedConfig
           keyResolvers: [vault.resolver],
           failedAuth,
           forwardCookies: config.forwardCookies,
+          routes: { routes: config.routes, models: config.models, ...(options.routing?.source ? { source: options.routing.source } : {}) },
+          ...(options.routing?.targetCredentials ? { targetCredentials: options.routing.targetCredentials } : {}),
         }),
         vault.hooks.admit,
         ...(config.logs.bodies === false ? [] : [bodyCaptureHook({ policy: config.logs.bodies, maxBytes: config.logs.bodyMaxBytes })]),
@@ -261,6 +287,11 @@ function registerServices(container: DependencyContainer, config: ResolvedConfig
           memoryBudget,
           maxAnswerBytes: config.upstream.maxAnswerBytes,
           traceHeaders: tracer.traceHeaders,
+          routing: {
+            state: c.resolve<RoutingStateStore>(TOKENS.routingState),
+            ...(options.routing?.random ? { random: options.routing.random } : {}),
+            ...(options.routing?.sleep ? { sleep: options.routing.sleep } : {}),
+          },
         }),
         vault.hooks.settle,
         logHook({ sinks, bodies: config.logs.bodies }),
