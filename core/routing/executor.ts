@@ -176,7 +176,9 @@ function movesOn(status: number, target: ResolvedTarget, route: Route): boolean 
 
 const remainingMs = (route: Route, run: RouteRun): number => (route.deadline === undefined ? Infinity : route.deadline - (performance.now() - run.startedAt));
 
+/** Drops a failed attempt's unread body (cancelling it) and gives back its memory lease. */
 function discard(forward: ForwardSlice): void {
+  forward.body.on('error', () => {});
   forward.body.destroy();
   forward.memory.release();
 }
