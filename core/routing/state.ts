@@ -111,8 +111,7 @@ export class MemoryRoutingState implements RoutingStateStore {
     const load = this.loads.get(target);
     if (load) load.latencyMs = load.latencyMs === undefined ? latencyMs : EWMA_ALPHA * latencyMs + (1 - EWMA_ALPHA) * load.latencyMs;
     else this.loads.set(target, { inFlight: 0, latencyMs });
-    const breaker = this.breakerMap.get(target);
-    if (breaker === undefined) return;
+    const breaker = this.breaker(target);
     this.count(breaker, false);
     breaker.consecutive = 0;
     if (breaker.state !== 'closed') {
