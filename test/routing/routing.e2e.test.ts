@@ -112,6 +112,11 @@ test.serial('fallback: a 503 from the first target is answered by the second; th
     ],
   );
   t.truthy(entry.attempts?.[1].usage);
+  // The durable log store keeps them too (the dashboard's detail view reads this record).
+  await gateway.gateway.flushLogs();
+  const stored = (await (await fetch(`${gateway.url}/admin/logs/${entry.id}`, { headers: { 'x-gateway-api-key': ACCOUNT_KEY } })).json()) as any;
+  t.like(stored.routing, { route: { name: 'fb', source: 'header' } });
+  t.deepEqual(stored.routing.attempts.map((attempt: any) => `${attempt.target}:${attempt.status}`), ['a:503', 'b:200']);
 });
 
 test.serial('fallback: a 500 moves on too; a 400 from the first target is the answer (no fallback)', async (t) => {
