@@ -44,6 +44,7 @@ import { PinoLogSink } from './logs/pino-sink.js';
 import type { LogStore } from './logs/store.js';
 import { GatewayMetrics } from './metrics/metrics.js';
 import { MemoryRoutingState, type RoutingStateStore } from './routing/state.js';
+import { checkRouteProviders } from './routing/resolve.js';
 import type { RouteSource, TargetCredentials } from './routing/sources.js';
 import { Pipeline } from './pipeline/runner.js';
 import { PluginRegistry } from './registry.js';
@@ -313,6 +314,9 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
   const config = resolveConfig(gatewayConfig, options.environment);
   const container = rootContainer.createChildContainer();
   registerServices(container, config, options);
+  const known = (id: string): boolean => container.resolve<PluginRegistry>(TOKENS.registry).provider(id) !== undefined;
+  checkRouteProviders(config.routes, 'routes', known);
+  checkRouteProviders(config.models, 'models', known);
   const vault = container.resolve<VaultService>(TOKENS.vault);
   // The vault's worker thread takes ~50-75 ms to boot: it starts now, in parallel with the rest of
   // the construction, rather than in listen(). A failure is reported by listen() (or

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { errors } from '../errors.js';
+import { BootError, errors } from '../errors.js';
 import type { AuthSlice } from '../pipeline/context.js';
 import type { AttemptRecord, ResolvedRoute, ResolvedTarget, RouteLabel } from './plan.js';
 import { parseRoute, type Route, type Target } from './route.js';
@@ -112,4 +112,15 @@ export function routeHeaders(attempts: readonly AttemptRecord[], target: string 
   const headers: Record<string, string> = { 'x-gateway-attempts': String(attempts.length) };
   if (target !== undefined) headers['x-gateway-route-target'] = target;
   return headers;
+}
+
+/** Checks at boot that the config's routes and aliases name registered providers only (a BootError names the route and field). */
+export function checkRouteProviders(routes: ReadonlyMap<string, Route>, field: 'routes' | 'models', known: (id: string) => boolean): void {
+  const visit = (route: Route, param: string): void =>
+    route.targets.forEach((target, index) => {
+      const at = `${param}.targets[${index}]`;
+      if (target.provider !== undefined && !known(target.provider)) throw new BootError('INVALID_CONFIG', `${at}.provider names "${target.provider}", which is not a registered provider`);
+      if (target.route) visit(target.route, `${at}.route`);
+    });
+  for (const [name, route] of routes) visit(route, `${field}.${name}`);
 }

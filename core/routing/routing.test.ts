@@ -1,4 +1,7 @@
 import test from 'ava';
+import { resolveConfig } from '../../config/index.js';
+import { createGateway } from '../app.js';
+import { openai } from '../../plugins/providers/openai/index.js';
 import { balanceOrder, pickLeastBusy, pickLowestLatency, pickWeighted } from './balancer.js';
 import { matchQuery } from './conditions.js';
 import { backoffMs, retryAfterMs } from './executor.js';
@@ -113,4 +116,14 @@ test('Retry-After is read as seconds, an HTTP date or retry-after-ms; back-off h
   t.is(backoffMs(3, () => 0.5), 400);
   t.is(backoffMs(20, () => 1), 5000);
   t.is(backoffMs(2, () => 0), 0);
+});
+
+test('config routes and aliases are checked at boot: the BootError names the route and the field', (t) => {
+  const error = t.throws(() => resolveConfig({ providers: [], routes: { fast: { strategy: { mode: 'fallback' }, targets: [{ provider: 'openai' }, { provider: 'openai', weight: -1 }] } } }, {}));
+  t.is(error?.name, 'BootError');
+  t.regex(error!.message, /routes\.fast: .*routes\.fast\.targets\[1\]\.weight/);
+  const alias = t.throws(() => resolveConfig({ providers: [], models: { cheap: { strategy: { mode: 'single' }, targets: [] } } }, {}));
+  t.regex(alias!.message, /models\.cheap\.targets/);
+  const unknown = t.throws(() => createGateway({ providers: [openai()], routes: { r: { strategy: { mode: 'single' }, targets: [{ provider: 'nosuch' }] } } }, { environment: { GATEWAY_API_KEY: 'gw-boot-test-key-0123456789', GATEWAY_DATA_DIR: '/tmp/gateway-routing-boot' } }));
+  t.regex(unknown!.message, /routes\.r\.targets\[0\]\.provider names "nosuch"/);
 });
