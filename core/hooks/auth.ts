@@ -72,6 +72,16 @@ function bearerToken(authorization: string | undefined): string | undefined {
 }
 
 /**
+ * Whether the request may take a route: an `x-gateway-config` header, a key that names a route, or
+ * a model that may be an alias. Synchronous, so the plain path pays for these checks only.
+ */
+function mayRoute(context: GatewayContext, keyRoute: string | undefined, routes: RouteCatalog): boolean {
+  if (context.incoming.headers['x-gateway-config'] !== undefined || keyRoute !== undefined) return true;
+  const model = context.request.model;
+  return model !== undefined && (routes.source !== undefined || routes.models.has(model));
+}
+
+/**
  * Looks for the request's route (see `findRoute`) and, when there is one, opens all its targets and
  * writes the routing slice, with `auth` at the first target (the executor moves it per attempt).
  * False when the request takes the plain single-target path.
@@ -84,8 +94,6 @@ async function routeRequest(
 ): Promise<boolean> {
   const header = context.incoming.headers['x-gateway-config'];
   const model = context.request.model;
-  // The plain path pays for these checks only: no header, no key route, no alias of this model.
-  if (header === undefined && resolution.route === undefined && (model === undefined || (routes.source === undefined && !routes.models.has(model)))) return false;
   const found = await findRoute(routes, { header, keyRoute: resolution.route, model, account: resolution.caller.type === 'account' });
   if (found === undefined) return false;
   const plan = await resolvePlan(found.route, found.label, (target, param) => openTarget(context, resolution, target, param));
@@ -275,7 +283,7 @@ export function authHook(dependencies: {
       // The caller is known: only now is the body read, parsed or spooled (400/413 from here on).
       await context.loadRequest?.();
       const caller: Caller = resolution.caller;
-      if (routes !== undefined && (await routeRequest(context, resolution, routes, openTarget))) {
+      if (routes !== undefined && mayRoute(context, resolution.route, routes) && (await routeRequest(context, resolution, routes, openTarget))) {
         await next();
         return;
       }
