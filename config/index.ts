@@ -1,5 +1,3 @@
-import { parseRoute, type Route } from '../core/routing/route.js';
-import { type BreakerSettings, DEFAULT_BREAKER } from '../core/routing/state.js';
 import { totalmem } from 'node:os';
 import {
   BootError,
@@ -10,6 +8,10 @@ import {
   type PolicyDefinition,
   type PricingOptions,
   type ProviderRegistration,
+  parseRoute,
+  type Route,
+  type BreakerSettings,
+  DEFAULT_BREAKER,
 } from '../core/spec/index.js';
 
 /** Which custom hosts (`x-gateway-custom-host`) a caller may name. */
