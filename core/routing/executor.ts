@@ -76,7 +76,9 @@ export function retryAfterMs(headers: Readonly<Record<string, string | string[] 
   if (typeof precise === 'string' && /^\d+(\.\d+)?$/.test(precise.trim())) return Number(precise);
   const value = headers['retry-after'];
   if (typeof value !== 'string') return undefined;
-  if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000;
+  if (/^\d+(\.\d+)?$/.test(value.trim())) return Number(value.trim()) * 1000;
+  // Only an HTTP date (`Wed, 21 Oct 2026 07:28:00 GMT`): Date.parse reads bare numbers as years.
+  if (!/[a-z]/i.test(value)) return undefined;
   const date = Date.parse(value);
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }

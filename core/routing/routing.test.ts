@@ -112,6 +112,8 @@ test('Retry-After is read as seconds, an HTTP date or retry-after-ms; back-off h
   t.is(retryAfterMs({ 'retry-after-ms': '250' }), 250);
   t.is(retryAfterMs({ 'retry-after': new Date(10_000).toUTCString() }, 5_000), 5_000);
   t.is(retryAfterMs({ 'retry-after': 'soon' }), undefined);
+  t.is(retryAfterMs({ 'retry-after': '0.5' }), 500);
+  t.is(retryAfterMs({ 'retry-after': '-3' }), undefined);
   t.is(backoffMs(0, () => 0.999), 99.9);
   t.is(backoffMs(3, () => 0.5), 400);
   t.is(backoffMs(20, () => 1), 5000);
