@@ -6,6 +6,7 @@ import type { Hook } from '../pipeline/hook.js';
 import { abortableSleep, executeRoute, type ExecutorDependencies } from '../routing/executor.js';
 import type { ResolvedTarget } from '../routing/plan.js';
 import { routeHeaders } from '../routing/resolve.js';
+import { checkFirstEvent } from '../routing/first-event.js';
 import { MemoryRoutingState } from '../routing/state.js';
 
 /** Largest per-request time-out a caller may ask for with `x-gateway-request-timeout` (1 hour). */
@@ -86,7 +87,9 @@ export function forwardHook(dependencies: {
         context.auth = target.auth!;
         prepared = target;
         prepare(target);
-        return send(context, target.auth!.target.customHost, attemptTimeoutMs);
+        const sent = send(context, target.auth!.target.customHost, attemptTimeoutMs);
+        // A stream's first event decides too: an error there falls back like an error status.
+        return context.request.streaming ? sent.then((forward) => (forward.status === 200 && isEventStream(forward) ? checkFirstEvent(forward, context.signal) : forward)) : sent;
       };
       try {
         const answer = await executeRoute(
@@ -114,6 +117,11 @@ export function forwardHook(dependencies: {
     },
   };
 }
+
+const isEventStream = (forward: ForwardSlice): boolean => {
+  const type = forward.headers['content-type'];
+  return typeof type === 'string' && type.startsWith('text/event-stream');
+};
 
 const userOf = (body: unknown): string | undefined => {
   const user = (body as { user?: unknown } | undefined)?.user;

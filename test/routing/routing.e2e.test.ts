@@ -216,6 +216,40 @@ test.serial('streams: a failure before the first byte falls back; the client get
   t.is(b.requests[0].json().model, 'model-b');
 });
 
+test.serial('streams: an error event as the first event falls back; the log has the 502 attempt', async (t) => {
+  a.handle((_request, response) => {
+    response.writeHead(200, { 'content-type': 'text/event-stream' });
+    response.end('data: {"error":{"message":"overloaded","type":"server_error","code":null}}\n\n');
+  });
+  const trace = traceId('route-first-event');
+  const client = gatewayClient(gateway.url, { 'x-gateway-config': 'fb', 'x-gateway-trace-id': trace });
+  const stream = await client.chat.completions.create({ model: 'x', messages, stream: true });
+  let text = '';
+  for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
+  t.true(text.length > 0);
+  t.is(a.requests.length, 1);
+  t.is(b.requests.length, 1);
+  const entry = await loggedOnce(gateway, trace);
+  t.deepEqual(entry.attempts?.map(({ target, status, errorCode }) => ({ target, status, errorCode })), [
+    { target: 'a', status: 502, errorCode: 'upstream_stream_error' },
+    { target: 'b', status: 200, errorCode: undefined },
+  ]);
+});
+
+test.serial('streams: a reset between the headers and the first event falls back too', async (t) => {
+  a.handle((_request, response) => {
+    response.writeHead(200, { 'content-type': 'text/event-stream' });
+    response.flushHeaders();
+    setTimeout(() => response.socket?.destroy(), 30);
+  });
+  const client = gatewayClient(gateway.url, { 'x-gateway-config': 'fb' });
+  const stream = await client.chat.completions.create({ model: 'x', messages, stream: true });
+  let text = '';
+  for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
+  t.true(text.length > 0);
+  t.is(b.requests.length, 1);
+});
+
 test.serial('streams: a failure after the first chunk ends the stream with an error event, no second target', async (t) => {
   a.handle((_request, response) => {
     response.writeHead(200, { 'content-type': 'text/event-stream' });
