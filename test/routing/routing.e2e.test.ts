@@ -54,6 +54,10 @@ test.before(async () => {
         retrying: { strategy: { mode: 'fallback' }, retry: { attempts: 2, max_retry_after: 5000 }, targets: [target('a', a, 'model-a'), target('b', b, 'model-b')] },
         refused: { strategy: { mode: 'fallback' }, targets: [target('down', closedPort, 'model-x'), target('b', b, 'model-b')] },
         slow: { strategy: { mode: 'fallback' }, targets: [target('a', a, 'model-a', { request_timeout: 300 }), target('b', b, 'model-b')] },
+        cross: {
+          strategy: { mode: 'fallback' },
+          targets: [target('a', a, 'model-a'), { name: 'claude', provider: 'anthropic', custom_host: b.baseUrl, override_params: { model: 'claude-3-5-haiku-latest', max_tokens: 64 } }],
+        },
         tiers: {
           strategy: { mode: 'conditional', conditions: [{ query: { 'metadata.tier': { $in: ['gold', 'platinum'] } }, then: 'a' }], default: 'b' },
           targets: [target('a', a, 'model-a'), target('b', b, 'model-b')],
@@ -270,6 +274,26 @@ test.serial('streams: a failure after the first chunk ends the stream with an er
   const entry = await loggedOnce(gateway, trace);
   t.is(entry.outcome, 'stream_error');
   t.deepEqual(entry.attempts?.map((attempt) => `${attempt.target}:${attempt.status}`), ['a:200']);
+});
+
+test.serial("fallback across providers: the second target's provider maps the request and its answer", async (t) => {
+  a.handle(failWith(503));
+  b.handle((_request, response) => {
+    response.writeHead(200, { 'content-type': 'application/json' }).end(
+      JSON.stringify({ id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-3-5-haiku-latest', content: [{ type: 'text', text: 'from claude' }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 3, output_tokens: 2 } }),
+    );
+  });
+  const result = await chat('cross');
+  t.is(result.status, 200);
+  t.is(result.data.choices[0].message.content, 'from claude');
+  t.is(result.headers.get('x-gateway-provider'), 'anthropic');
+  t.is(result.headers.get('x-gateway-route-target'), 'claude');
+  t.is(b.requests[0].url, '/v1/messages');
+  t.is(b.requests[0].headers['x-api-key'], PROVIDER_KEY);
+  t.like(b.requests[0].json(), { model: 'claude-3-5-haiku-latest', max_tokens: 64 });
+  const entry = await loggedOnce(gateway, result.trace);
+  t.is(entry.provider, 'anthropic');
+  t.deepEqual(entry.attempts?.map((attempt) => `${attempt.provider}:${attempt.status}`), ['openai:503', 'anthropic:200']);
 });
 
 test.serial('conditional: metadata picks the target; other requests take the default', async (t) => {
