@@ -75,7 +75,7 @@ function bearerToken(authorization: string | undefined): string | undefined {
  * Whether the request may take a route: an `x-gateway-config` header, a key that names a route, or
  * a model that may be an alias. Synchronous, so the plain path pays for these checks only.
  */
-function mayRoute(context: GatewayContext, keyRoute: string | undefined, routes: RouteCatalog): boolean {
+export function mayRoute(context: GatewayContext, keyRoute: string | undefined, routes: RouteCatalog): boolean {
   if (context.incoming.headers['x-gateway-config'] !== undefined || keyRoute !== undefined) return true;
   const model = context.request.model;
   return model !== undefined && (routes.source !== undefined || routes.models.has(model));

@@ -89,3 +89,28 @@ test('findRoute: the header wins over the key route, the key route over an alias
   const unknownKeyRoute = await findRoute(catalog, { keyRoute: 'gone', account: false }).catch((error: GatewayError) => error);
   t.like((unknownKeyRoute as GatewayError).body, { code: 'unknown_route' });
 });
+
+test("a failed answer replaced by a later failure gives back its memory lease and its body", async (t) => {
+  const plan = await resolvePlan(parseRoute({ retry: { attempts: 1 }, targets: [{ name: 'a', provider: 'p' }] }), { source: 'inline' }, async () => auth);
+  let released = 0;
+  const first = { ...answer(503), memory: { grow() {}, release: () => released++ } } as unknown as ForwardSlice;
+  let calls = 0;
+  const error = await executeRoute(
+    plan,
+    {
+      facts: { metadata: {} },
+      signal: new AbortController().signal,
+      startedAt: performance.now(),
+      replayable: true,
+      attempts: [],
+      send: async () => {
+        if (calls++ === 0) return first;
+        throw new GatewayError(502, { message: 'refused', type: 'upstream_error', param: null, code: 'upstream_unreachable' });
+      },
+    },
+    { state: new MemoryRoutingState(), random: () => 0, sleep: async () => {} },
+  ).catch((caught: unknown) => caught);
+  t.is((error as GatewayError).status, 502);
+  t.is(released, 1);
+  t.true(first.body.destroyed);
+});

@@ -210,6 +210,7 @@ async function runTarget(target: ResolvedTarget, route: Route, run: RouteRun, de
       dependencies.state.failure(target.key);
       run.attempts.push({ target: target.name, provider: auth.provider.id, status: error.status, latencyMs: round(performance.now() - started), errorCode: error.body.code ?? undefined, ...modelOf(target) });
       failure.error = error;
+      if (failure.answer) discard(failure.answer.forward);
       failure.answer = undefined;
       if (attempt < retries && !(await wait(backoffMs(attempt, dependencies.random), route, run, dependencies))) break;
       continue;
