@@ -114,3 +114,17 @@ test("a failed answer replaced by a later failure gives back its memory lease an
   t.is(released, 1);
   t.true(first.body.destroyed);
 });
+
+test('an answer counts as in flight for least_busy until its body is done', async (t) => {
+  const state = new MemoryRoutingState();
+  const plan = await resolvePlan(parseRoute({ targets: [{ name: 'a', provider: 'p' }] }), { name: 'busy', source: 'header' }, async () => auth);
+  const result = await executeRoute(
+    plan,
+    { facts: { metadata: {} }, signal: new AbortController().signal, startedAt: performance.now(), replayable: true, attempts: [], send: async () => answer(200) },
+    { state, random: () => 0, sleep: async () => {} },
+  );
+  t.is(state.load(plan.targets[0].key).inFlight, 1);
+  result.forward.body.destroy();
+  await new Promise((resolve) => setImmediate(resolve));
+  t.is(state.load(plan.targets[0].key).inFlight, 0);
+});

@@ -215,13 +215,16 @@ async function runTarget(target: ResolvedTarget, route: Route, run: RouteRun, de
       if (attempt < retries && !(await wait(backoffMs(attempt, dependencies.random), route, run, dependencies))) break;
       continue;
     }
-    finish();
     const latencyMs = round(performance.now() - started);
     run.attempts.push({ target: target.name, provider: auth.provider.id, status: forward.status, latencyMs, ...modelOf(target) });
     if (!failedStatus(forward.status)) {
       if (forward.status < 400) dependencies.state.success(target.key, latencyMs);
+      // The answer is in flight until its body is done (a stream for as long as it streams).
+      if (forward.body.closed || forward.body.destroyed) finish();
+      else forward.body.once('close', finish);
       return { forward, target };
     }
+    finish();
     dependencies.state.failure(target.key);
     if (failure.answer) discard(failure.answer.forward);
     failure.answer = { forward, target };
