@@ -51,6 +51,7 @@ test.before(async () => {
         lonely: { strategy: { mode: 'single' }, targets: [{ name: 'only', provider: 'openai', custom_host: a.baseUrl }] },
         stored_credential: { strategy: { mode: 'single' }, targets: [{ name: 'cred', provider: 'openai', credential: 'cred_b', custom_host: b.baseUrl }] },
         key_target: { strategy: { mode: 'single' }, targets: [{ name: 'vk', virtual_key: 'vk-target-b' }] },
+        missing_key: { strategy: { mode: 'single' }, targets: [{ virtual_key: 'vk-not-there' }] },
         missing_credential: { strategy: { mode: 'single' }, targets: [{ provider: 'openai', credential: 'cred_missing', custom_host: b.baseUrl }] },
       },
     },
@@ -138,6 +139,9 @@ test.serial('targets naming a stored credential or a virtual key send that crede
   const missing = await chat({ 'x-gateway-config': 'missing_credential' });
   t.is(missing.status, 400);
   t.like(missing.json.error, { param: 'config.targets[0].credential', code: 'unknown_credential' });
+  const missingKey = await chat({ 'x-gateway-config': 'missing_key' });
+  t.is(missingKey.status, 400);
+  t.like(missingKey.json.error, { param: 'config.targets[0].virtual_key', code: 'unknown_virtual_key' });
   t.is(b.requests.length, 2);
 });
 
@@ -165,4 +169,18 @@ test.serial('budgets under fallback: the virtual key is charged once, for the an
     usage = (await admin(gateway, 'GET', `/admin/virtual-keys/${id}/usage`)).json;
   } while ((usage.spend_usd.total === 0 || usage.reserved_usd !== 0) && Date.now() < deadline);
   t.is(Math.round(usage.spend_usd.total * 1e9), Math.round(FIXED_COST_USD * 1e9));
+});
+
+test.serial('rate limits under fallback: a request of two attempts counts once against requests_per_minute', async (t) => {
+  a.handle(fail503);
+  now += 20_000;
+  const { key } = await createKey(t, gateway, { name: 'routed-rpm', provider: 'openai', provider_key: 'sk-routed-rpm-0123456789', custom_host: b.baseUrl, limits: { requests_per_minute: 2 } });
+  const first = await chat({ 'x-gateway-config': 'flaky' }, {}, key);
+  t.is(first.status, 200);
+  t.is(first.headers.get('x-gateway-attempts'), '2');
+  now += 20_000;
+  const second = await chat({ 'x-gateway-config': 'flaky' }, {}, key);
+  t.is(second.status, 200, 'two attempts did not use up the two requests');
+  const third = await chat({ 'x-gateway-config': 'flaky' }, {}, key);
+  t.is(third.status, 429);
 });
