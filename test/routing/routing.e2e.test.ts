@@ -58,6 +58,8 @@ test.before(async () => {
           strategy: { mode: 'fallback' },
           targets: [target('a', a, 'model-a'), { name: 'claude', provider: 'anthropic', custom_host: b.baseUrl, override_params: { model: 'claude-3-5-haiku-latest', max_tokens: 64 } }],
         },
+        fastest: { strategy: { mode: 'loadbalance', policy: 'lowest_latency' }, targets: [target('a', a, 'model-a'), target('b', b, 'model-b')] },
+        idlest: { strategy: { mode: 'loadbalance', policy: 'least_busy' }, targets: [target('a', a, 'model-a'), target('b', b, 'model-b')] },
         tiers: {
           strategy: { mode: 'conditional', conditions: [{ query: { 'metadata.tier': { $in: ['gold', 'platinum'] } }, then: 'a' }], default: 'b' },
           targets: [target('a', a, 'model-a'), target('b', b, 'model-b')],
@@ -294,6 +296,31 @@ test.serial("fallback across providers: the second target's provider maps the re
   const entry = await loggedOnce(gateway, result.trace);
   t.is(entry.provider, 'anthropic');
   t.deepEqual(entry.attempts?.map((attempt) => `${attempt.provider}:${attempt.status}`), ['openai:503', 'anthropic:200']);
+});
+
+const delayed = (ms: number) => async (request: import('../fakes/openai-fake.js').RecordedRequest, response: import('node:http').ServerResponse) => {
+  await new Promise((resolve) => setTimeout(resolve, ms));
+  openAIChatHandler(request, response);
+};
+
+test.serial('loadbalance lowest_latency: once both are measured, the faster target gets the requests', async (t) => {
+  a.handle(delayed(150));
+  b.handle(delayed(5));
+  for (let index = 0; index < 2; index++) t.is((await chat('fastest')).status, 200);
+  t.is(a.requests.length, 1, 'each target measured once');
+  t.is(b.requests.length, 1);
+  for (let index = 0; index < 5; index++) t.is((await chat('fastest')).headers.get('x-gateway-route-target'), 'b');
+  t.is(a.requests.length, 1);
+});
+
+test.serial('loadbalance least_busy: while the first target holds a slow answer, the next request goes to the other', async (t) => {
+  a.handle(delayed(400));
+  b.handle(delayed(400));
+  const first = chat('idlest');
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  const second = chat('idlest');
+  const targets = [(await first).headers.get('x-gateway-route-target'), (await second).headers.get('x-gateway-route-target')];
+  t.deepEqual(targets.sort(), ['a', 'b']);
 });
 
 test.serial('conditional: metadata picks the target; other requests take the default', async (t) => {
