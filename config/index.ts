@@ -8,6 +8,10 @@ import {
   type PolicyDefinition,
   type PricingOptions,
   type ProviderRegistration,
+  parseRoute,
+  type Route,
+  type BreakerSettings,
+  DEFAULT_BREAKER,
 } from '../core/spec/index.js';
 
 /** Which custom hosts (`x-gateway-custom-host`) a caller may name. */
@@ -122,6 +126,15 @@ export interface GatewayConfig {
   vault?: VaultSettings;
   /** Prices for cost budgets and logged costs: these win over the shipped price catalogue (docs/virtual-keys.md#prices). */
   pricing?: PricingOptions;
+  /**
+   * Named routes (docs/routing.md), checked at boot: `x-gateway-config: <name>` or a virtual key's
+   * `route` sends a request through one. Default none.
+   */
+  routes?: Record<string, Route>;
+  /** Model aliases: a request whose `model` is a key here takes that route (`models: { fast: { … } }`). Default none. */
+  models?: Record<string, Route>;
+  /** Routing state: the per-target circuit breaker (defaults: 5 failures in a row, or half of at least 20 requests within 60 s, open it for 30 s). */
+  routing?: { breaker?: Partial<BreakerSettings> };
 }
 
 /**
@@ -163,6 +176,11 @@ export interface VaultSettings {
 
 /** The configuration with defaults and environment applied. */
 export interface ResolvedConfig {
+  /** `routes`, each checked by `parseRoute`. */
+  readonly routes: ReadonlyMap<string, Route>;
+  /** `models` (aliases), each checked by `parseRoute`. */
+  readonly models: ReadonlyMap<string, Route>;
+  readonly routing: { readonly breaker: BreakerSettings };
   readonly providers: ProviderRegistration[];
   readonly guardrails: Array<GuardrailRegistration | GuardrailFactory>;
   readonly policies: Readonly<Record<string, PolicyDefinition>>;
@@ -375,5 +393,35 @@ export function resolveConfig(config: GatewayConfig, environment: NodeJS.Process
     logs: resolveLogs(config.logs, environment),
     metricsPublic: booleanOf(environment.GATEWAY_METRICS_PUBLIC, 'GATEWAY_METRICS_PUBLIC') ?? config.metrics?.public ?? false,
     telemetry: resolveTelemetry(environment),
+    routes: checkedRoutes(config.routes, 'routes'),
+    models: checkedRoutes(config.models, 'models'),
+    routing: { breaker: resolveBreaker(config.routing?.breaker ?? {}) },
+  };
+}
+
+/** Checks named routes at boot: a BootError names the route and the field (`routes.fast.targets[1].weight`). */
+function checkedRoutes(routes: Record<string, unknown> | undefined, field: 'routes' | 'models'): ReadonlyMap<string, Route> {
+  const checked = new Map<string, Route>();
+  if (routes === undefined) return checked;
+  if (typeof routes !== 'object' || routes === null || Array.isArray(routes)) throw new BootError('INVALID_CONFIG', `${field} must be an object of named routes`);
+  for (const [name, value] of Object.entries(routes)) {
+    try {
+      checked.set(name, parseRoute(value, `${field}.${name}`));
+    } catch (error) {
+      throw new BootError('INVALID_CONFIG', `${field}.${name}: ${(error as Error).message}`);
+    }
+  }
+  return checked;
+}
+
+function resolveBreaker(breaker: Partial<BreakerSettings>): BreakerSettings {
+  const ratio = breaker.failureRatio ?? DEFAULT_BREAKER.failureRatio;
+  if (typeof ratio !== 'number' || !(ratio > 0 && ratio <= 1)) throw new BootError('INVALID_CONFIG', 'routing.breaker.failureRatio must be a number above 0 and at most 1');
+  return {
+    failures: positiveInteger(breaker.failures ?? DEFAULT_BREAKER.failures, 'routing.breaker.failures'),
+    failureRatio: ratio,
+    minRequests: positiveInteger(breaker.minRequests ?? DEFAULT_BREAKER.minRequests, 'routing.breaker.minRequests'),
+    windowMs: positiveInteger(breaker.windowMs ?? DEFAULT_BREAKER.windowMs, 'routing.breaker.windowMs'),
+    cooldownMs: positiveInteger(breaker.cooldownMs ?? DEFAULT_BREAKER.cooldownMs, 'routing.breaker.cooldownMs'),
   };
 }

@@ -44,12 +44,14 @@ import { createRequestLog, type RequestLog } from './logs/index.js';
 import { PinoLogSink } from './logs/pino-sink.js';
 import type { LogStore } from './logs/store.js';
 import { GatewayMetrics } from './metrics/metrics.js';
+import { MemoryRoutingState, type RoutingStateStore } from './routing/state.js';
+import { checkRouteProviders } from './routing/resolve.js';
+import type { RouteSource, TargetCredentials } from './routing/sources.js';
 import { Pipeline } from './pipeline/runner.js';
 import { PluginRegistry } from './registry.js';
 import type { Clock, ControlPlaneHttp, PluginDependencies, PluginManifest } from './spec/manifest.js';
 import { OtlpExporter } from './telemetry/otlp-exporter.js';
 import { Tracer } from './telemetry/tracer.js';
-import type { RouteSource } from './routing/sources.js';
 import { VaultService } from './vault/service.js';
 
 /** Options for building a gateway beyond its configuration (used by tests, the bench and main). */
@@ -62,6 +64,22 @@ export interface GatewayOptions {
   sinks?: LogSink[];
   /** The clock the gateway and its plugins read (default: the system's). */
   clock?: Clock;
+  /** Routing: where stored routes and the targets' credentials come from, and (tests) the randomness, waits and state. */
+  routing?: RoutingOptions;
+}
+
+/** What the route executor and the auth stage's route lookup are given besides the configuration. */
+export interface RoutingOptions {
+  /** Stored routes and admin aliases; absent: only the config's `routes` and `models`. */
+  readonly source?: RouteSource;
+  /** Opens stored credentials and virtual keys that targets name; absent: such targets are refused (400). */
+  readonly targetCredentials?: TargetCredentials;
+  /** Breakers and balancer statistics (default: in memory, per instance, on the gateway's clock). */
+  readonly state?: RoutingStateStore;
+  /** Numbers in [0, 1) for weighted picks and jitter (default `Math.random`). */
+  readonly random?: () => number;
+  /** Waits between attempts (default a timer cancelled when the client leaves). */
+  readonly sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
 }
 
 export interface Gateway {
@@ -113,6 +131,7 @@ const TOKENS = {
   failedAuth: Symbol('failedAuth'),
   vault: Symbol('vault'),
   metrics: Symbol('metrics'),
+  routingState: Symbol('routingState'),
   requestLog: Symbol('requestLog'),
   traceExporter: Symbol('traceExporter'),
   tracer: Symbol('tracer'),
@@ -201,8 +220,13 @@ function registerServices(container: DependencyContainer, config: ResolvedConfig
           return { depth: queue.depth, spillBytes: queue.spillBytes, storeUp: queue.storeUp };
         },
         upstreamPools: () => c.resolve<UpstreamClient>(TOKENS.upstream).stats(),
+        breakers: () => c.resolve<RoutingStateStore>(TOKENS.routingState).breakers(),
       }),
   );
+  factory(TOKENS.routingState, (c) => {
+    const clock = c.resolve<Clock>(TOKENS.clock);
+    return options.routing?.state ?? new MemoryRoutingState(config.routing.breaker, () => clock.now());
+  });
   factory(TOKENS.requestLog, (c) => createRequestLog(config, c.resolve(TOKENS.logger), c.resolve<GatewayMetrics>(TOKENS.metrics).logQueueObserver));
   factory(TOKENS.traceExporter, (c) => {
     if (!config.telemetry) return null;
@@ -255,6 +279,9 @@ function registerServices(container: DependencyContainer, config: ResolvedConfig
           keyResolvers: [vault.resolver],
           failedAuth,
           forwardCookies: config.forwardCookies,
+          // Stored routes, aliases and targets' credentials come from the vault's state store unless a test supplies its own.
+          routes: { routes: config.routes, models: config.models, source: options.routing?.source ?? vault.routes },
+          targetCredentials: options.routing?.targetCredentials ?? vault.targets,
         }),
         vault.hooks.admit,
         ...(config.logs.bodies === false ? [] : [bodyCaptureHook({ policy: config.logs.bodies, maxBytes: config.logs.bodyMaxBytes })]),
@@ -265,6 +292,11 @@ function registerServices(container: DependencyContainer, config: ResolvedConfig
           memoryBudget,
           maxAnswerBytes: config.upstream.maxAnswerBytes,
           traceHeaders: tracer.traceHeaders,
+          routing: {
+            state: c.resolve<RoutingStateStore>(TOKENS.routingState),
+            ...(options.routing?.random ? { random: options.routing.random } : {}),
+            ...(options.routing?.sleep ? { sleep: options.routing.sleep } : {}),
+          },
         }),
         vault.hooks.settle,
         logHook({ sinks, bodies: config.logs.bodies }),
@@ -286,6 +318,9 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
   const config = resolveConfig(gatewayConfig, options.environment);
   const container = rootContainer.createChildContainer();
   registerServices(container, config, options);
+  const known = (id: string): boolean => container.resolve<PluginRegistry>(TOKENS.registry).provider(id) !== undefined;
+  checkRouteProviders(config.routes, 'routes', known);
+  checkRouteProviders(config.models, 'models', known);
   const vault = container.resolve<VaultService>(TOKENS.vault);
   // The vault's worker thread takes ~50-75 ms to boot: it starts now, in parallel with the rest of
   // the construction, rather than in listen(). A failure is reported by listen() (or

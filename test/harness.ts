@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import type { GatewayConfig } from '../config/index.js';
-import { createGateway, type Gateway } from '../core/app.js';
+import { createGateway, type Gateway, type GatewayOptions } from '../core/app.js';
 import type { LogEntry } from '../core/logs/entry.js';
 import { openai } from '../plugins/providers/openai/index.js';
 
@@ -26,12 +26,13 @@ export interface TestGateway {
 }
 
 /** Starts a gateway on a free loopback port with its log captured in memory. */
-export async function startGateway(config: Partial<GatewayConfig> = {}, environment: NodeJS.ProcessEnv = {}): Promise<TestGateway> {
+export async function startGateway(config: Partial<GatewayConfig> = {}, environment: NodeJS.ProcessEnv = {}, options: Pick<GatewayOptions, 'routing'> = {}): Promise<TestGateway> {
   const raw: string[] = [];
   const lines: Array<Record<string, any>> = [];
   const gateway = createGateway(
     { providers: [openai()], ...config },
     {
+      ...options,
       environment: { GATEWAY_API_KEY: ACCOUNT_KEY, GATEWAY_DATA_DIR: mkdtempSync(join(tmpdir(), 'gateway-test-')), LOG_LEVEL: 'info', ...environment },
       logDestination: {
         write(text: string) {

@@ -8,6 +8,12 @@ import type { Caller, KeyResolution, KeyResolver } from '../spec/key-resolver.js
 import type { PluginRegistry } from '../registry.js';
 import type { Hook } from '../pipeline/hook.js';
 import type { ProviderCredentials, ProviderPlugin } from '../spec/provider.js';
+import type { AuthSlice } from '../pipeline/context.js';
+import { findRoute, resolvePlan, type RouteCatalog } from '../routing/resolve.js';
+import type { ResolvedRoute } from '../routing/plan.js';
+import type { Target } from '../routing/route.js';
+import type { TargetCredentials } from '../routing/sources.js';
+import { isRecord } from '../spec/is-record.js';
 
 /** Headers never forwarded through `x-gateway-forward-headers`: they describe this hop or the gateway. */
 const NOT_FORWARDABLE = new Set(['host', 'content-length', 'expect', 'x-gateway-api-key', ...HOP_BY_HOP]);
@@ -29,6 +35,92 @@ function forwardRefusal(name: string, provider: ProviderPlugin, storedCredential
   if (name === 'cookie' && !forwardCookies) return "cookies are not forwarded unless the gateway's forwardCookies setting allows it";
   if (storedCredential && isAuthHeader(name, provider)) return "it carries the provider credential, which this key's stored credential supplies";
   return undefined;
+}
+
+/** The headers named in `x-gateway-forward-headers`, or 400 `header_not_forwardable` for one that may not go. */
+function forwardedHeaders(
+  headers: Readonly<Record<string, string | undefined>>,
+  provider: ProviderPlugin,
+  storedCredential: boolean,
+  forwardCookies: boolean,
+): Record<string, string> {
+  const forwardHeaders: Record<string, string> = {};
+  for (const name of (headers['x-gateway-forward-headers'] ?? '').split(',')) {
+    const lower = name.trim().toLowerCase();
+    if (!lower) continue;
+    const refusal = forwardRefusal(lower, provider, storedCredential, forwardCookies);
+    if (refusal !== undefined) {
+      throw errors.invalidRequest(`The header "${lower}" cannot be forwarded: ${refusal}.`, {
+        param: 'x-gateway-forward-headers',
+        code: 'header_not_forwardable',
+      });
+    }
+    const value = headers[lower];
+    if (value !== undefined) forwardHeaders[lower] = value;
+  }
+  return forwardHeaders;
+}
+
+/** The provider token of `Authorization: Bearer <token>` (when no stored credential replaces it), or 401 for another scheme. */
+function bearerToken(authorization: string | undefined): string | undefined {
+  if (authorization === undefined) return undefined;
+  const match = /^Bearer\s+(.+)$/i.exec(authorization);
+  if (!match) {
+    throw errors.authentication('The Authorization header must be "Bearer <provider token>".', { code: 'invalid_authorization' });
+  }
+  return match[1].trim();
+}
+
+/**
+ * Whether the request may take a route: an `x-gateway-config` header, a key that names a route, or
+ * a model that may be an alias. Synchronous, so the plain path pays for these checks only.
+ */
+export function mayRoute(context: GatewayContext, keyRoute: string | undefined, routes: RouteCatalog): boolean {
+  if (context.incoming.headers['x-gateway-config'] !== undefined || keyRoute !== undefined) return true;
+  const model = context.request.model;
+  return model !== undefined && (routes.source !== undefined || routes.models.has(model));
+}
+
+/**
+ * Looks for the request's route (see `findRoute`) and, when there is one, opens all its targets and
+ * writes the routing slice, with `auth` at the first target (the executor moves it per attempt).
+ * False when the request takes the plain single-target path.
+ */
+async function routeRequest(
+  context: GatewayContext,
+  resolution: KeyResolution,
+  routes: RouteCatalog,
+  openTarget: (context: GatewayContext, resolution: KeyResolution, target: Target, param: string) => Promise<AuthSlice>,
+): Promise<boolean> {
+  const header = context.incoming.headers['x-gateway-config'];
+  const model = context.request.model;
+  const found = await findRoute(routes, { header, keyRoute: resolution.route, model, account: resolution.caller.type === 'account' });
+  if (found === undefined) return false;
+  const plan = await resolvePlan(found.route, found.label, (target, param) => openTarget(context, resolution, target, param));
+  context.routing = { plan, label: found.label, attempts: [] };
+  context.auth = firstLeaf(plan);
+  return true;
+}
+
+/** The auth of a route's first provider target (the guardrail policy and the log read it before any attempt). */
+function firstLeaf(plan: ResolvedRoute): AuthSlice {
+  const first = plan.targets[0];
+  return first.auth ?? firstLeaf(first.route!);
+}
+
+/**
+ * `"model": "<provider>/<model>"` with no provider header: the provider when the prefix is a
+ * registered provider id, and the request's model becomes the rest. Undefined otherwise.
+ */
+function providerPrefix(context: GatewayContext, registry: PluginRegistry): string | undefined {
+  const model = context.request.model;
+  const slash = model?.indexOf('/') ?? -1;
+  if (slash <= 0 || registry.provider(model!.slice(0, slash)) === undefined) return undefined;
+  const rest = model!.slice(slash + 1);
+  const body = context.request.body;
+  if (!isRecord(body) || rest.length === 0) return undefined;
+  context.request = { ...context.request, body: { ...body, model: rest }, raw: undefined, model: rest };
+  return model!.slice(0, slash);
 }
 
 /** Levenshtein distance, for suggesting provider ids close to a mistyped one. */
@@ -166,8 +258,47 @@ export function authHook(dependencies: {
   failedAuth?: FailedAuthLimiter;
   /** Whether `cookie` may be named in `x-gateway-forward-headers` (the config's `forwardCookies`). Default false. */
   forwardCookies?: boolean;
+  /** The config's named routes and model aliases, and the stored ones; absent: no request is routed. */
+  routes?: RouteCatalog;
+  /** Opens the stored credentials and virtual keys route targets name; absent: such targets are refused (400). */
+  targetCredentials?: TargetCredentials;
 }): Hook {
-  const { registry, accountKey, customHosts, keyResolvers = [], failedAuth, forwardCookies = false } = dependencies;
+  const { registry, accountKey, customHosts, keyResolvers = [], failedAuth, forwardCookies = false, routes, targetCredentials } = dependencies;
+
+  /** Opens one route target: its provider, credentials (stored, a virtual key's, or the caller's Bearer), base URL and forwarded headers. */
+  const openTarget = async (context: GatewayContext, resolution: KeyResolution, target: Target, param: string): Promise<AuthSlice> => {
+    const headers = context.incoming.headers;
+    let providerId = target.provider;
+    let credentials: ProviderCredentials | undefined;
+    let customHost = target.custom_host;
+    if (target.virtual_key !== undefined) {
+      const bound = await targetCredentials?.virtualKey(target.virtual_key);
+      if (bound?.provider === undefined) throw errors.invalidRequest('The route names a virtual key that does not exist or is not bound to a provider.', { param: `${param}.virtual_key`, code: 'unknown_virtual_key' });
+      providerId = bound.provider;
+      credentials = bound.credentials;
+      customHost = bound.customHost;
+    }
+    const provider = registry.provider(providerId!);
+    if (provider === undefined) {
+      throw errors.invalidRequest(`The route names the unknown provider "${providerId}". Known providers: ${registry.providerIds().join(', ')}.`, { param: `${param}.provider`, code: 'unknown_provider' });
+    }
+    if (target.credential !== undefined) {
+      credentials = await targetCredentials?.credential(target.credential);
+      if (credentials === undefined) throw errors.invalidRequest('The route names a stored credential that does not exist.', { param: `${param}.credential`, code: 'unknown_credential' });
+    }
+    const targetHeaders = withCredentialFields({ ...headers, ...target.headers }, credentials);
+    const baseUrl = customHost ? await customHosts.check(customHost) : provider.baseUrl(targetHeaders);
+    if (credentials !== undefined && !customHost) assertHostPinned(provider, credentials, baseUrl);
+    // The caller's Bearer stands in for a missing credential, but never a gateway key sent in Authorization.
+    const apiKey = credentials === undefined && headers['x-gateway-api-key'] !== undefined ? bearerToken(headers.authorization) : undefined;
+    return {
+      caller: resolution.caller,
+      provider,
+      forwardHeaders: forwardedHeaders(headers, provider, credentials !== undefined, forwardCookies),
+      target: { baseUrl, customHost: Boolean(customHost), headers: targetHeaders, credentials: credentials ?? { apiKey }, strict: context.strict },
+      ...(resolution.policy !== undefined ? { policy: resolution.policy } : {}),
+    };
+  };
   return {
     name: 'gateway-auth',
     stage: 'auth',
@@ -183,6 +314,10 @@ export function authHook(dependencies: {
       // The caller is known: only now is the body read, parsed or spooled (400/413 from here on).
       await context.loadRequest?.();
       const caller: Caller = resolution.caller;
+      if (routes !== undefined && mayRoute(context, resolution.route, routes) && (await routeRequest(context, resolution, routes, openTarget))) {
+        await next();
+        return;
+      }
       const bound = resolution.provider !== undefined;
       if (bound && headers['x-gateway-custom-host']) {
         throw errors.invalidRequest("This key's target is fixed: x-gateway-custom-host cannot be used with it.", {
@@ -197,7 +332,7 @@ export function authHook(dependencies: {
         });
       }
 
-      const providerId = resolution.provider ?? headers['x-gateway-provider'];
+      const providerId = resolution.provider ?? headers['x-gateway-provider'] ?? providerPrefix(context, registry);
       if (!providerId) {
         throw errors.invalidRequest(
           `Missing x-gateway-provider header. Known providers: ${registry.providerIds().join(', ')}.`,
@@ -218,30 +353,9 @@ export function authHook(dependencies: {
       const baseUrl = customHost ? await customHosts.check(customHost) : provider.baseUrl(targetHeaders);
       if (resolution.credentials !== undefined && !customHost) assertHostPinned(provider, resolution.credentials, baseUrl);
 
-      const authorization = headers.authorization;
-      let apiKey: string | undefined;
-      if (authorization !== undefined && resolution.credentials === undefined) {
-        const match = /^Bearer\s+(.+)$/i.exec(authorization);
-        if (!match) {
-          throw errors.authentication('The Authorization header must be "Bearer <provider token>".', { code: 'invalid_authorization' });
-        }
-        apiKey = match[1].trim();
-      }
+      const apiKey = resolution.credentials === undefined ? bearerToken(headers.authorization) : undefined;
 
-      const forwardHeaders: Record<string, string> = {};
-      for (const name of (headers['x-gateway-forward-headers'] ?? '').split(',')) {
-        const lower = name.trim().toLowerCase();
-        if (!lower) continue;
-        const refusal = forwardRefusal(lower, provider, resolution.credentials !== undefined, forwardCookies);
-        if (refusal !== undefined) {
-          throw errors.invalidRequest(`The header "${lower}" cannot be forwarded: ${refusal}.`, {
-            param: 'x-gateway-forward-headers',
-            code: 'header_not_forwardable',
-          });
-        }
-        const value = headers[lower];
-        if (value !== undefined) forwardHeaders[lower] = value;
-      }
+      const forwardHeaders = forwardedHeaders(headers, provider, resolution.credentials !== undefined, forwardCookies);
 
       context.auth = {
         caller,

@@ -4,51 +4,81 @@ import { readErrorBody } from '../api/operation.js';
 import { upstreamError } from '../errors.js';
 import { respond } from '../pipeline/response.js';
 import type { Hook } from '../pipeline/hook.js';
+import type { AuthSlice, GatewayContext, RequestSlice } from '../pipeline/context.js';
+import type { UpstreamRequest } from '../spec/provider.js';
+import { routeHeaders } from '../routing/resolve.js';
+import { isRecord } from '../spec/is-record.js';
 
 /** Upstream error bodies are read up to this size for mapping; the rest is not read. */
 const ERROR_BODY_LIMIT = 1024 * 1024;
 /** Upstream headers an error response keeps. */
 const KEPT_ERROR_HEADERS = ['retry-after', 'retry-after-ms', 'x-request-id'];
 
+/** The provider plugin's pure mapping of the request for one target, with its auth applied. */
+function mapRequest(context: GatewayContext, handler: OperationHandler, auth: AuthSlice): UpstreamRequest {
+  const { provider, target } = auth;
+  const mapped = handler.toUpstream(context, provider, target);
+  assertStableUrl(mapped.url);
+  // Forwarded headers go in before auth() runs and its headers last, so a forwarded header can
+  // never replace one the provider's auth set (and a signing plugin signs what is sent).
+  const upstreamRequest = { ...mapped, headers: { ...mapped.headers, ...auth.forwardHeaders } };
+  Object.assign(upstreamRequest.headers, provider.auth(upstreamRequest, target));
+  return upstreamRequest;
+}
+
+/** The request with a target's `override_params` merged into its JSON body (the model named too). */
+function withOverrides(request: RequestSlice, overrides: Readonly<Record<string, unknown>> | undefined): RequestSlice {
+  if (overrides === undefined || !isRecord(request.body)) return request;
+  const body = { ...request.body, ...overrides };
+  return { ...request, body, raw: undefined, ...(typeof overrides.model === 'string' ? { model: overrides.model } : {}) };
+}
+
 /**
  * The provider-transform stage: before `next()` the provider plugin maps the unified request to an
  * upstream request (URL, headers, body) and its auth is applied; after `next()` the upstream answer
  * is mapped back: errors through the provider's `mapError` (status kept, `Retry-After` kept), a
- * success through the operation's response mapping (plain or streamed).
+ * success through the operation's response mapping (plain or streamed). On a routed request the
+ * mapping runs per attempt (`routing.prepare`, called by the forward stage's executor) and the
+ * answer is mapped by the provider of the target that answered.
  */
 export function transformHook(dependencies: { operations: ReadonlyMap<string, OperationHandler> }): Hook {
   return {
     name: 'gateway-transform',
     stage: 'transform',
     async run(context, next) {
-      const auth = context.auth;
       const handler = dependencies.operations.get(context.operation);
-      if (!auth || !handler) throw new Error(`transform stage reached without auth or a handler for ${context.operation}`);
-      const { provider, target } = auth;
-
-      const mapped = handler.toUpstream(context, provider, target);
-      assertStableUrl(mapped.url);
-      // Forwarded headers go in before auth() runs and its headers last, so a forwarded header can
-      // never replace one the provider's auth set (and a signing plugin signs what is sent).
-      const upstreamRequest = { ...mapped, headers: { ...mapped.headers, ...auth.forwardHeaders } };
-      Object.assign(upstreamRequest.headers, provider.auth(upstreamRequest, target));
-      context.transform = { upstreamRequest };
+      if (!context.auth || !handler) throw new Error(`transform stage reached without auth or a handler for ${context.operation}`);
+      const routing = context.routing;
+      if (routing === undefined) {
+        context.transform = { upstreamRequest: mapRequest(context, handler, context.auth) };
+      } else {
+        const validated = context.request;
+        routing.prepare = (target) => {
+          context.request = withOverrides(validated, target.target.override_params);
+          context.transform = { upstreamRequest: mapRequest(context, handler, target.auth!) };
+        };
+      }
 
       await next();
 
       const forward = context.forward;
+      // The auth slice names the target that answered (the route executor moves it per attempt).
+      const { provider } = context.auth;
       if (!forward) throw new Error('transform stage resumed without a forward slice');
+      const extra = routing ? routeHeaders(routing.attempts, routing.target) : undefined;
       if (forward.status >= 400 && handler.mapsErrors) {
         const body = await readErrorBody(forward, context.signal, ERROR_BODY_LIMIT);
         forward.endedAt = performance.now();
-        const kept: Record<string, string> = {};
+        const kept: Record<string, string> = { ...extra };
         for (const name of KEPT_ERROR_HEADERS) {
           const value = forward.headers[name];
           if (typeof value === 'string') kept[name] = value;
         }
         throw upstreamError(forward.status, provider.mapError({ status: forward.status, headers: forward.headers, body }), provider.id, kept);
       }
-      respond(context, await handler.respond(context, provider, forward));
+      const response = await handler.respond(context, provider, forward);
+      if (extra) Object.assign(response.headers, extra);
+      respond(context, response);
     },
   };
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { GatewayContext, GuardrailRecord, UsageUnits } from '../pipeline/context.js';
 import type { OperationName } from '../spec/unified.js';
+import type { AttemptRecord } from '../routing/plan.js';
 
 /**
  * One request, as logged. A typed value so that sinks (pino, the durable log store, metrics,
@@ -46,6 +47,10 @@ export interface LogEntry {
   readonly metadata: Readonly<Record<string, string>>;
   readonly guardrailPolicy?: string;
   readonly guardrails: ReadonlyArray<LoggedVerdict>;
+  /** A routed request's route: a config or alias name, or a stored route's id, name and version. */
+  readonly route?: { readonly name?: string; readonly id?: string; readonly version?: number; readonly source: string };
+  /** A routed request's upstream attempts, in order (the last one's answer is what the client got). */
+  readonly attempts?: ReadonlyArray<AttemptRecord>;
 }
 
 /** One guardrail verdict as logged: a denial's reason, a transform's counts by kind, never values. */
@@ -182,6 +187,12 @@ export function buildLogEntry(context: GatewayContext, finishedAt: number): LogE
   if (transform?.units) entry.units = transform.units;
   if (context.log?.costUsd !== undefined) entry.costUsd = context.log.costUsd;
   if (context.guardrail?.policy) entry.guardrailPolicy = context.guardrail.policy;
+  if (context.routing) {
+    entry.route = context.routing.label;
+    const attempts = context.routing.attempts;
+    // The answer's usage belongs to the attempt that gave it, the last one.
+    entry.attempts = usage && attempts.length > 0 ? [...attempts.slice(0, -1), { ...attempts[attempts.length - 1], usage }] : attempts;
+  }
   return entry;
 }
 

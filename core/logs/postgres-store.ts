@@ -30,14 +30,15 @@ const TYPES: Record<string, string> = {
   status_class: 'smallint',
   metadata: 'jsonb',
   guardrails: 'jsonb',
+  routing: 'jsonb',
 };
 const NOT_NULL = new Set(['id', 'time_ms', 'trace_id', 'operation', 'method', 'path', 'status', 'status_class', 'outcome', 'streaming', 'latency_ms', 'gateway_ms', 'metadata', 'guardrails']);
-const COLUMNS = [...SCALAR_FIELDS, 'time_ms', 'status_class', 'metadata', 'guardrails'];
+const COLUMNS = [...SCALAR_FIELDS, 'time_ms', 'status_class', 'metadata', 'guardrails', 'routing'];
 const typeOf = (column: string) => TYPES[column] ?? 'text';
 
 /** Schema migrations, in order; each runs once, in a transaction, under an advisory lock. */
 const MIGRATIONS: ReadonlyArray<string> = [
-  `CREATE TABLE logs (${COLUMNS.map((column) => `${column} ${typeOf(column)}${NOT_NULL.has(column) ? ' NOT NULL' : ''}${column === 'id' ? ' PRIMARY KEY' : ''}`).join(', ')});
+  `CREATE TABLE logs (${COLUMNS.filter((column) => column !== 'routing').map((column) => `${column} ${typeOf(column)}${NOT_NULL.has(column) ? ' NOT NULL' : ''}${column === 'id' ? ' PRIMARY KEY' : ''}`).join(', ')});
    CREATE INDEX logs_time ON logs (time_ms DESC, id DESC);
    CREATE INDEX logs_trace ON logs (trace_id);
    CREATE INDEX logs_model ON logs (model, time_ms DESC, id DESC);
@@ -47,6 +48,8 @@ const MIGRATIONS: ReadonlyArray<string> = [
    CREATE INDEX logs_metadata ON logs USING GIN (metadata);
    CREATE TABLE log_bodies (id text PRIMARY KEY, time_ms bigint NOT NULL, request_body text, response_body text);
    CREATE INDEX log_bodies_time ON log_bodies (time_ms);`,
+  // Routed requests: their route and upstream attempts (null on the plain path).
+  'ALTER TABLE logs ADD COLUMN routing jsonb',
 ];
 
 type Row = Record<string, unknown>;
@@ -62,6 +65,7 @@ function fromRow(row: Row): LogRecord {
   }
   record.metadata = row.metadata;
   record.guardrails = row.guardrails;
+  if (row.routing !== null && row.routing !== undefined) record.routing = row.routing;
   if ('request_body' in row) {
     record.request_body = row.request_body ?? null;
     record.response_body = row.response_body ?? null;

@@ -33,6 +33,8 @@ export interface LogRecord {
   cost_usd: number | null;
   metadata: Record<string, string>;
   guardrails: Array<{ guardrail: string; side: string; action: string; ms: number }>;
+  /** A routed request's route and upstream attempts (absent on the plain path). */
+  routing?: { route?: LogEntry['route']; attempts: NonNullable<LogEntry['attempts']> };
   /** Redacted and size-capped; null when body logging was off or the body was not captured. */
   request_body: string | null;
   response_body: string | null;
@@ -125,7 +127,7 @@ function responseText(response: NonNullable<LogBodies['response']>): string {
  */
 export function toLogRecord(entry: LogEntry, bodies: LogBodies | undefined, bodyMaxBytes = DEFAULT_BODY_MAX_BYTES): LogRecord {
   const usage = entry.usage;
-  return {
+  const record: LogRecord = {
     id: entry.id,
     time: entry.time,
     trace_id: entry.traceId,
@@ -158,4 +160,6 @@ export function toLogRecord(entry: LogEntry, bodies: LogBodies | undefined, body
     request_body: bodies?.request ? requestText(bodies.request, bodyMaxBytes, bodies.secrets) : null,
     response_body: bodies?.response ? capText(responseText(bodies.response), bodyMaxBytes, bodies.secrets) : null,
   };
+  if (entry.attempts) record.routing = { ...(entry.route ? { route: entry.route } : {}), attempts: entry.attempts };
+  return record;
 }

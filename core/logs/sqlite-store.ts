@@ -23,11 +23,11 @@ export interface SqliteRetention {
   maxBytes: number;
 }
 
-const SCHEMA_VERSION = 1;
+const SCHEMA_VERSION = 2;
 /** The log holds request bodies and caller identities: readable by the gateway's user only. */
 const FILE_MODE = 0o600;
 
-const COLUMNS = [...SCALAR_FIELDS, 'time_ms', 'status_class', 'metadata', 'guardrails'];
+const COLUMNS = [...SCALAR_FIELDS, 'time_ms', 'status_class', 'metadata', 'guardrails', 'routing'];
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS logs (
@@ -62,6 +62,7 @@ function fromRow(row: Row): LogRecord {
   record.streaming = row.streaming === 1;
   record.metadata = JSON.parse(String(row.metadata));
   record.guardrails = JSON.parse(String(row.guardrails));
+  if (row.routing !== null && row.routing !== undefined) record.routing = JSON.parse(String(row.routing));
   if ('request_body' in row) {
     record.request_body = row.request_body ?? null;
     record.response_body = row.response_body ?? null;
@@ -119,7 +120,9 @@ export class SqliteLogStore implements LogStore {
       );
       const version = Number((database.prepare('PRAGMA user_version').get() as Row).user_version);
       if (version < SCHEMA_VERSION) {
-        database.exec(`BEGIN; ${SCHEMA} PRAGMA user_version = ${SCHEMA_VERSION}; COMMIT;`);
+        // Version 2 adds the routed requests' route and attempts (JSON, null on the plain path).
+        const routing = version < 2 ? 'ALTER TABLE logs ADD COLUMN routing TEXT;' : '';
+        database.exec(`BEGIN; ${version < 1 ? SCHEMA : ''} ${routing} PRAGMA user_version = ${SCHEMA_VERSION}; COMMIT;`);
       }
       return database;
     } catch (error) {
@@ -159,7 +162,7 @@ export class SqliteLogStore implements LogStore {
           const value = record[field];
           return typeof value === 'boolean' ? (value ? 1 : 0) : (value as SQLInputValue);
         });
-        values.push(timeMs, statusClassOf(record.status), JSON.stringify(record.metadata), JSON.stringify(record.guardrails));
+        values.push(timeMs, statusClassOf(record.status), JSON.stringify(record.metadata), JSON.stringify(record.guardrails), record.routing ? JSON.stringify(record.routing) : null);
         const inserted = this.insertLog!.run(...values);
         if (Number(inserted.changes) === 0) continue; // already stored (a replayed batch)
         if (record.request_body !== null || record.response_body !== null) {

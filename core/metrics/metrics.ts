@@ -20,7 +20,14 @@ export interface MetricsSources {
   logQueue?: () => { depth: number; spillBytes: number; storeUp: boolean };
   /** Upstream connection pools. */
   upstreamPools?: () => Array<{ origin: string; connected: number; pending: number; running: number }>;
+  /** Circuit breakers of route targets (by their state key). */
+  breakers?: () => Array<{ target: string; state: 'closed' | 'open' | 'half_open' }>;
 }
+
+/** Distinct `target` label values of the routing metrics; more are reported as `other`. */
+export const MAX_TARGET_LABELS = 200;
+
+const BREAKER_VALUE = { closed: 0, half_open: 1, open: 2 } as const;
 
 /**
  * The gateway's Prometheus metrics, on a registry of its own (one per gateway, so that several in
@@ -38,6 +45,9 @@ export class GatewayMetrics {
   private readonly guardrailVerdicts: Counter<'guardrail' | 'side' | 'action'>;
   private readonly logEntries: Counter<'result'>;
   private readonly logDropped: Counter<'reason'>;
+  private readonly routeAttempts: Counter<'target' | 'provider' | 'status'>;
+  private readonly routeFallbacks: Counter<'target'>;
+  private readonly routeRetries: Counter<'target'>;
 
   constructor(sources: MetricsSources = {}) {
     const registers = [this.registry];
@@ -105,6 +115,26 @@ export class GatewayMetrics {
         if (queue) this.set(queue().storeUp ? 1 : 0);
       },
     });
+    this.routeAttempts = new Counter({
+      name: 'gateway_route_attempts_total',
+      help: 'Upstream attempts of routed requests, by target, provider and status (502/504 when nothing was answered).',
+      labelNames: ['target', 'provider', 'status'],
+      registers,
+    });
+    this.routeFallbacks = new Counter({ name: 'gateway_route_fallbacks_total', help: 'Attempts that moved a routed request to another target, by the target moved to.', labelNames: ['target'], registers });
+    this.routeRetries = new Counter({ name: 'gateway_route_retries_total', help: 'Attempts that retried the same target of a routed request.', labelNames: ['target'], registers });
+    const breakers = sources.breakers;
+    const targetLabel = (target: string): string => this.targetLabel(target);
+    new Gauge({
+      name: 'gateway_route_breaker_state',
+      help: 'Circuit breaker of each route target: 0 closed, 1 half-open, 2 open.',
+      labelNames: ['target'],
+      registers,
+      collect() {
+        this.reset();
+        for (const breaker of breakers?.() ?? []) this.set({ target: targetLabel(breaker.target) }, BREAKER_VALUE[breaker.state]);
+      },
+    });
     const pools = sources.upstreamPools;
     const originLabel = (origin: string): string => this.originLabel(origin);
     new Gauge({
@@ -134,6 +164,17 @@ export class GatewayMetrics {
     if (this.origins.size >= MAX_ORIGIN_LABELS) return 'other';
     this.origins.add(origin);
     return origin;
+  }
+
+  /** Target label values seen; past {@link MAX_TARGET_LABELS} new ones are counted as `other`. */
+  private readonly targets = new Set<string>();
+
+  /** Inline routes name their own targets: cap the label's values. */
+  private targetLabel(target: string): string {
+    if (this.targets.has(target)) return target;
+    if (this.targets.size >= MAX_TARGET_LABELS) return 'other';
+    this.targets.add(target);
+    return target;
   }
 
   /** Model label values seen; past {@link MAX_MODEL_LABELS} new names are counted as `other`. */
@@ -169,8 +210,20 @@ export class GatewayMetrics {
       }
       if (entry.costUsd) this.cost.inc({ provider, model }, entry.costUsd);
       for (const verdict of entry.guardrails) this.guardrailVerdicts.inc({ guardrail: verdict.guardrail, side: verdict.side, action: verdict.action });
+      if (entry.attempts) this.countAttempts(entry.attempts);
     },
   };
+
+  /** Attempts, and among them retries (same target again) and fallbacks (another target). */
+  private countAttempts(attempts: NonNullable<LogEntry['attempts']>): void {
+    attempts.forEach((attempt, index) => {
+      const target = this.targetLabel(attempt.target);
+      this.routeAttempts.inc({ target, provider: attempt.provider, status: String(attempt.status) });
+      if (index === 0) return;
+      if (attempts[index - 1].target === attempt.target) this.routeRetries.inc({ target });
+      else this.routeFallbacks.inc({ target });
+    });
+  }
 
   /** Counts what the log queue does with entries. */
   readonly logQueueObserver: LogQueueObserver = {

@@ -6,6 +6,7 @@ import type { Caller } from '../spec/key-resolver.js';
 import type { ProviderPlugin, ProviderTarget, UpstreamRequest } from '../spec/provider.js';
 import type { ErrorBody, OperationName, Usage } from '../spec/unified.js';
 import type { OutputJudge } from '../guardrails/output/index.js';
+import type { AttemptRecord, ResolvedRoute, ResolvedTarget, RouteLabel } from '../routing/plan.js';
 
 export type { Caller };
 
@@ -45,6 +46,13 @@ export interface GatewayContext {
   key?: KeySlice;
   /** Written by the auth stage once the caller and target are resolved. */
   auth?: AuthSlice;
+  /**
+   * Written by the auth stage when the request takes a route (absent on the plain path): the
+   * resolved plan, and the attempts the forward stage's route executor appends. While a route
+   * runs, the executor points `auth` at the current attempt's target, so that whatever reads
+   * `auth` afterwards (the response mapping, limits, the log) sees the target that answered.
+   */
+  routing?: RoutingSlice;
   /** Written by the guardrail stage. */
   guardrail?: GuardrailSlice;
   /** Written by the transform stage. */
@@ -107,6 +115,20 @@ export interface AuthSlice {
   readonly forwardHeaders: Readonly<Record<string, string>>;
   /** The guardrail policy that applies (a virtual key's `guardrail_policy`, or the config's default). */
   readonly policy?: string;
+}
+
+export interface RoutingSlice {
+  readonly plan: ResolvedRoute;
+  readonly label: RouteLabel;
+  /** Every upstream attempt, in order. */
+  readonly attempts: AttemptRecord[];
+  /** The name of the target whose answer the client gets. */
+  target?: string;
+  /**
+   * Written by the transform stage: maps the request for one attempt's target (its provider,
+   * credentials, `override_params`) and sets `transform.upstreamRequest`.
+   */
+  prepare?: (target: ResolvedTarget) => void;
 }
 
 export interface GuardrailSlice {

@@ -89,6 +89,22 @@ for (const [name, make, available] of factories) {
     t.is(await store.get('no-such-id'), undefined);
   });
 
+  withStore("a routed request's route and attempts come back as inserted", async (t, store) => {
+    const record = makeRecord({
+      time: at(0),
+      routing: {
+        route: { name: 'fb', source: 'header' },
+        attempts: [
+          { target: 'a', provider: 'openai', model: 'm-a', status: 503, latencyMs: 1.5 },
+          { target: 'b', provider: 'openai', status: 200, latencyMs: 2, usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 } },
+        ],
+      },
+    });
+    await store.insert([record]);
+    t.deepEqual((await store.get(record.id))?.routing, record.routing);
+    t.deepEqual((await store.list({ limit: 10 })).data[0].routing, record.routing);
+  });
+
   withStore('insert is idempotent by id (a replayed batch is not counted twice)', async (t, store) => {
     const batch = Array.from({ length: 50 }, (_, index) => makeRecord({ time: at(index), request_body: 'x' }));
     await store.insert(batch);

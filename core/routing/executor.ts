@@ -1,0 +1,252 @@
+import { errors, GatewayError } from '../errors.js';
+import type { ForwardSlice } from '../pipeline/context.js';
+import { balanceOrder } from './balancer.js';
+import { matchQuery, type RequestFacts } from './conditions.js';
+import type { AttemptRecord, ResolvedRoute, ResolvedTarget } from './plan.js';
+import type { Route } from './route.js';
+import type { RoutingStateStore } from './state.js';
+
+/** Statuses retried on the same target unless the route says otherwise. */
+export const DEFAULT_RETRY_STATUSES: readonly number[] = [429, 500, 502, 503, 504];
+/** Longest `Retry-After` honoured unless the route says otherwise (ms). */
+export const DEFAULT_MAX_RETRY_AFTER_MS = 10_000;
+/** First back-off ceiling (doubles per retry) and its cap, ms. */
+const BACKOFF_BASE_MS = 100;
+const BACKOFF_CAP_MS = 5_000;
+
+/** Sends one attempt to a target within `timeoutMs` and returns the answer with its body unread (throws on a connect failure or time-out). */
+export type AttemptSender = (target: ResolvedTarget, timeoutMs: number | undefined) => Promise<ForwardSlice>;
+
+export interface ExecutorDependencies {
+  readonly state: RoutingStateStore;
+  /** Numbers in [0, 1) for weighted picks and jitter (seeded in tests). */
+  readonly random: () => number;
+  /** Waits between attempts; rejects when the client leaves. */
+  readonly sleep: (ms: number, signal: AbortSignal) => Promise<void>;
+}
+
+/** What one routed request needs besides the plan. */
+export interface RouteRun {
+  readonly facts: RequestFacts;
+  readonly signal: AbortSignal;
+  /** `performance.now()` when the request arrived: the route's deadline counts from it. */
+  readonly startedAt: number;
+  /** Per-attempt time-out when the route sets none (`x-gateway-request-timeout`). */
+  readonly defaultTimeoutMs?: number;
+  /** Whether the request may be sent more than once (unified operations; pass-through only when idempotent). */
+  readonly replayable: boolean;
+  readonly send: AttemptSender;
+  /** Every attempt, appended as it ends. */
+  readonly attempts: AttemptRecord[];
+}
+
+/** The answer the client gets: a success, or the last upstream error answer (mapped by the transform stage). */
+export interface RouteAnswer {
+  readonly forward: ForwardSlice;
+  readonly target: ResolvedTarget;
+}
+
+/** A level's failure: the last error answer (body unread) or the last thrown error. */
+interface Failure {
+  answer?: RouteAnswer;
+  error?: GatewayError;
+  /** Nothing was tried because every breaker was open: when the first will let a probe through. */
+  allOpenRetryMs?: number;
+}
+
+/** The default sleep: a timer cancelled by the client leaving. */
+export function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(errors.clientClosed('The client closed the request.', { code: 'client_closed' }));
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', abort);
+      resolve();
+    }, ms);
+    const abort = () => {
+      clearTimeout(timer);
+      reject(errors.clientClosed('The client closed the request.', { code: 'client_closed' }));
+    };
+    signal.addEventListener('abort', abort, { once: true });
+  });
+}
+
+/** `Retry-After` in milliseconds (delta seconds or an HTTP date; `retry-after-ms` first), or undefined. */
+export function retryAfterMs(headers: Readonly<Record<string, string | string[] | undefined>>, now = Date.now()): number | undefined {
+  const precise = headers['retry-after-ms'];
+  if (typeof precise === 'string' && /^\d+(\.\d+)?$/.test(precise.trim())) return Number(precise);
+  const value = headers['retry-after'];
+  if (typeof value !== 'string') return undefined;
+  if (/^\d+(\.\d+)?$/.test(value.trim())) return Number(value.trim()) * 1000;
+  // Only an HTTP date (`Wed, 21 Oct 2026 07:28:00 GMT`): Date.parse reads bare numbers as years.
+  if (!/[a-z]/i.test(value)) return undefined;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+/** Full-jitter exponential back-off before retry number `retry` (0 for the first retry). */
+export function backoffMs(retry: number, random: () => number): number {
+  return random() * Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** retry);
+}
+
+const failedStatus = (status: number): boolean => status === 429 || status >= 500;
+
+/**
+ * Runs a routed request: picks targets by the route's strategy, retries and falls over within the
+ * deadline, keeps breakers and balancer statistics, and returns the answer to give the client.
+ * Throws the last error when no target answered, and 503 `no_healthy_target` when every breaker
+ * was open.
+ */
+export async function executeRoute(plan: ResolvedRoute, run: RouteRun, dependencies: ExecutorDependencies): Promise<RouteAnswer> {
+  const result = await runLevel(plan, run, dependencies);
+  if ('forward' in result) return result;
+  if (result.answer) return result.answer;
+  if (result.error) throw result.error;
+  const seconds = Math.max(1, Math.ceil((result.allOpenRetryMs ?? 1000) / 1000));
+  throw new GatewayError(
+    503,
+    { message: 'Every target of this route is failing (their circuit breakers are open); try again later.', type: 'service_unavailable_error', param: null, code: 'no_healthy_target' },
+    { 'retry-after': String(seconds) },
+  );
+}
+
+/** The targets of a level in the order the strategy tries them. */
+function candidates(plan: ResolvedRoute, run: RouteRun, dependencies: ExecutorDependencies): readonly ResolvedTarget[] {
+  const strategy = plan.route.strategy;
+  switch (strategy.mode) {
+    case 'single':
+      return plan.targets.slice(0, 1);
+    case 'fallback':
+      return plan.targets;
+    case 'loadbalance':
+      return balanceOrder(plan.targets, strategy.policy ?? 'weighted', dependencies.state, dependencies.random);
+    case 'conditional': {
+      const match = strategy.conditions.find((condition) => matchQuery(condition.query, run.facts));
+      const name = match?.then ?? strategy.default;
+      const chosen = plan.targets.find((target) => target.target.name === name);
+      if (chosen === undefined) {
+        throw errors.invalidRequest('No condition of this route matches the request and it has no default target.', { param: 'x-gateway-config', code: 'no_route_match' });
+      }
+      return [chosen];
+    }
+  }
+}
+
+async function runLevel(plan: ResolvedRoute, run: RouteRun, dependencies: ExecutorDependencies): Promise<RouteAnswer | Failure> {
+  const failure: Failure = {};
+  let tried = false;
+  for (const target of candidates(plan, run, dependencies)) {
+    if (tried && !run.replayable) break;
+    if (target.route) {
+      const nested = await runLevel(target.route, run, dependencies);
+      if ('forward' in nested) return nested;
+      mergeFailure(failure, nested);
+      if (nested.answer || nested.error) tried = true;
+      if (nested.answer && !movesOn(nested.answer.forward.status, target, plan.route)) return nested.answer;
+      continue;
+    }
+    if (!dependencies.state.allow(target.key)) {
+      const wait = dependencies.state.retryInMs(target.key);
+      failure.allOpenRetryMs = failure.allOpenRetryMs === undefined ? wait : Math.min(failure.allOpenRetryMs, wait);
+      continue;
+    }
+    tried = true;
+    const result = await runTarget(target, plan.route, run, dependencies);
+    if ('forward' in result) return result;
+    mergeFailure(failure, result);
+    if (result.answer && !movesOn(result.answer.forward.status, target, plan.route)) return result.answer;
+    if (remainingMs(plan.route, run) <= 0) break;
+  }
+  return failure;
+}
+
+/** Keeps the newest failure, releasing the body of an error answer it replaces. */
+function mergeFailure(into: Failure, from: Failure): void {
+  if (from.answer || from.error) {
+    if (into.answer && into.answer !== from.answer) discard(into.answer.forward);
+    into.answer = from.answer;
+    into.error = from.error;
+  }
+  if (from.allOpenRetryMs !== undefined) into.allOpenRetryMs = Math.min(into.allOpenRetryMs ?? Infinity, from.allOpenRetryMs);
+}
+
+/** Whether a failed answer's status moves a fallback on to the next target. */
+function movesOn(status: number, target: ResolvedTarget, route: Route): boolean {
+  const strategy = route.strategy;
+  const codes = target.target.on_status_codes ?? (strategy.mode === 'fallback' ? strategy.on_status_codes : undefined) ?? route.on_status_codes;
+  return codes ? codes.includes(status) : failedStatus(status);
+}
+
+const remainingMs = (route: Route, run: RouteRun): number => (route.deadline === undefined ? Infinity : route.deadline - (performance.now() - run.startedAt));
+
+/** Drops a failed attempt's unread body (cancelling it) and gives back its memory lease. */
+function discard(forward: ForwardSlice): void {
+  forward.body.on('error', () => {});
+  forward.body.destroy();
+  forward.memory.release();
+}
+
+/** Tries one target, with the route's retries: a success, a non-retryable answer, or the last failure. */
+async function runTarget(target: ResolvedTarget, route: Route, run: RouteRun, dependencies: ExecutorDependencies): Promise<RouteAnswer | Failure> {
+  const auth = target.auth!;
+  const retries = run.replayable ? (route.retry?.attempts ?? 0) : 0;
+  const retryStatuses = route.retry?.on_status_codes ?? DEFAULT_RETRY_STATUSES;
+  const maxRetryAfter = route.retry?.max_retry_after ?? DEFAULT_MAX_RETRY_AFTER_MS;
+  const failure: Failure = {};
+  for (let attempt = 0; attempt <= retries; attempt++) {
+    const remaining = remainingMs(route, run);
+    if (remaining <= 0) break;
+    const configured = target.target.request_timeout ?? route.request_timeout ?? run.defaultTimeoutMs;
+    const timeoutMs = remaining === Infinity ? configured : Math.max(1, Math.floor(Math.min(configured ?? Infinity, remaining)));
+    const started = performance.now();
+    const finish = dependencies.state.begin(target.key);
+    let forward: ForwardSlice;
+    try {
+      forward = await run.send(target, timeoutMs);
+    } catch (error) {
+      finish();
+      if (error instanceof GatewayError && error.status === 499) throw error;
+      if (!(error instanceof GatewayError)) throw error;
+      if (error.status === 400) throw error;
+      dependencies.state.failure(target.key);
+      run.attempts.push({ target: target.name, provider: auth.provider.id, status: error.status, latencyMs: round(performance.now() - started), errorCode: error.body.code ?? undefined, ...modelOf(target) });
+      failure.error = error;
+      if (failure.answer) discard(failure.answer.forward);
+      failure.answer = undefined;
+      if (attempt < retries && !(await wait(backoffMs(attempt, dependencies.random), route, run, dependencies))) break;
+      continue;
+    }
+    const latencyMs = round(performance.now() - started);
+    run.attempts.push({ target: target.name, provider: auth.provider.id, status: forward.status, latencyMs, ...modelOf(target) });
+    if (!failedStatus(forward.status)) {
+      if (forward.status < 400) dependencies.state.success(target.key, latencyMs);
+      // The answer is in flight until its body is done (a stream for as long as it streams).
+      if (forward.body.closed || forward.body.destroyed) finish();
+      else forward.body.once('close', finish);
+      return { forward, target };
+    }
+    finish();
+    dependencies.state.failure(target.key);
+    if (failure.answer) discard(failure.answer.forward);
+    failure.answer = { forward, target };
+    failure.error = undefined;
+    if (attempt >= retries || !retryStatuses.includes(forward.status)) break;
+    const asked = retryAfterMs(forward.headers);
+    if (asked !== undefined && asked > maxRetryAfter) break;
+    if (!(await wait(asked ?? backoffMs(attempt, dependencies.random), route, run, dependencies))) break;
+  }
+  return failure;
+}
+
+/** Waits before a retry unless that would pass the route's deadline (then false: no retry). */
+async function wait(ms: number, route: Route, run: RouteRun, dependencies: ExecutorDependencies): Promise<boolean> {
+  if (ms >= remainingMs(route, run)) return false;
+  if (ms > 0) await dependencies.sleep(ms, run.signal);
+  return true;
+}
+
+const round = (value: number): number => Math.round(value * 1000) / 1000;
+
+function modelOf(target: ResolvedTarget): { model?: string } {
+  const model = target.target.override_params?.model;
+  return typeof model === 'string' ? { model } : {};
+}

@@ -1,0 +1,45 @@
+import type { AuthSlice } from '../pipeline/context.js';
+import type { Usage } from '../spec/unified.js';
+import type { Route, Target } from './route.js';
+
+/** A route with every target's references opened (provider plugin, credentials, base URL): what the executor runs. */
+export interface ResolvedRoute {
+  readonly route: Route;
+  readonly targets: readonly ResolvedTarget[];
+}
+
+export interface ResolvedTarget {
+  /** The target's `name`, else its provider id, else `targets[<i>]`; shown in logs, metrics and `x-gateway-route-target`. */
+  readonly name: string;
+  /** Its key in the breaker and balancer state: the route's label and the target's path in it. */
+  readonly key: string;
+  readonly weight: number;
+  readonly target: Target;
+  /** The provider, credentials and base URL of a provider or virtual-key target. */
+  readonly auth?: AuthSlice;
+  /** A nested route's plan. */
+  readonly route?: ResolvedRoute;
+}
+
+/** Which route a request took (for the log entry). */
+export interface RouteLabel {
+  /** A config route's or alias's name, or a stored route's name. */
+  readonly name?: string;
+  /** A stored route's id. */
+  readonly id?: string;
+  readonly version?: number;
+  /** Where it came from: `header`, `inline`, `key`, `alias`. */
+  readonly source: 'header' | 'inline' | 'key' | 'alias';
+}
+
+/** One upstream attempt of a routed request, as the log entry keeps it. */
+export interface AttemptRecord {
+  readonly target: string;
+  readonly provider: string;
+  readonly model?: string;
+  /** The upstream status, or the gateway's error status when nothing was answered (502 refused, 504 timed out). */
+  readonly status: number;
+  readonly latencyMs: number;
+  readonly errorCode?: string;
+  readonly usage?: Usage;
+}

@@ -1,0 +1,174 @@
+/** Circuit breaker settings (`routing.breaker` in the config). */
+export interface BreakerSettings {
+  /** Consecutive failures that open a target's breaker (default 5). */
+  readonly failures: number;
+  /** A failure ratio within the window that opens it, once `minRequests` were seen (default 0.5). */
+  readonly failureRatio: number;
+  /** Fewest requests in the window before the ratio counts (default 20). */
+  readonly minRequests: number;
+  /** The window of the ratio, in milliseconds (default 60 000). */
+  readonly windowMs: number;
+  /** How long an open breaker skips its target before one half-open probe (default 30 000 ms). */
+  readonly cooldownMs: number;
+}
+
+export const DEFAULT_BREAKER: BreakerSettings = { failures: 5, failureRatio: 0.5, minRequests: 20, windowMs: 60_000, cooldownMs: 30_000 };
+
+export type BreakerState = 'closed' | 'open' | 'half_open';
+
+interface Breaker {
+  state: BreakerState;
+  consecutive: number;
+  windowStart: number;
+  requests: number;
+  failed: number;
+  openedAt: number;
+  probing: boolean;
+}
+
+/** In-flight count and latency average of one target, for the load balancer's policies. */
+export interface TargetLoad {
+  readonly inFlight: number;
+  /** EWMA of the latency to response headers, ms; undefined until one answer. */
+  readonly latencyMs?: number;
+}
+
+/**
+ * Where breakers and balancer statistics live. The memory implementation keeps them per instance;
+ * its methods are synchronous so that the hot path does not wait on anything.
+ */
+export interface RoutingStateStore {
+  /** Whether the target may be tried now (an open breaker past its cooldown lets one probe through). */
+  allow(target: string): boolean;
+  /** Milliseconds until an open breaker lets a probe through (0 when it is not open). */
+  retryInMs(target: string): number;
+  success(target: string, latencyMs: number): void;
+  failure(target: string): void;
+  /** Marks an attempt started; the returned function marks it finished. */
+  begin(target: string): () => void;
+  load(target: string): TargetLoad;
+  /** Every breaker's state, for the metrics gauge. */
+  breakers(): Array<{ target: string; state: BreakerState }>;
+}
+
+/** Weight of the newest latency in the EWMA. */
+const EWMA_ALPHA = 0.3;
+/** Most targets whose state is kept (routes can only name 32 targets each, but routes are many). */
+const MAX_TARGETS = 10_000;
+
+/** {@link RoutingStateStore} in memory, per instance, with an injectable clock (tests). */
+export class MemoryRoutingState implements RoutingStateStore {
+  private readonly breakerMap = new Map<string, Breaker>();
+  private readonly loads = new Map<string, { inFlight: number; latencyMs?: number }>();
+
+  constructor(
+    private readonly settings: BreakerSettings = DEFAULT_BREAKER,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  private breaker(target: string): Breaker {
+    let breaker = this.breakerMap.get(target);
+    if (breaker === undefined) {
+      if (this.breakerMap.size >= MAX_TARGETS) this.breakerMap.delete(this.breakerMap.keys().next().value as string);
+      breaker = { state: 'closed', consecutive: 0, windowStart: this.now(), requests: 0, failed: 0, openedAt: 0, probing: false };
+      this.breakerMap.set(target, breaker);
+    }
+    return breaker;
+  }
+
+  allow(target: string): boolean {
+    const breaker = this.breakerMap.get(target);
+    if (breaker === undefined || breaker.state === 'closed') return true;
+    if (breaker.state === 'open' && this.now() - breaker.openedAt >= this.settings.cooldownMs) {
+      breaker.state = 'half_open';
+      breaker.probing = false;
+    }
+    if (breaker.state === 'half_open' && !breaker.probing) {
+      breaker.probing = true;
+      return true;
+    }
+    return false;
+  }
+
+  retryInMs(target: string): number {
+    const breaker = this.breakerMap.get(target);
+    if (breaker === undefined || breaker.state === 'closed') return 0;
+    return Math.max(0, breaker.openedAt + this.settings.cooldownMs - this.now());
+  }
+
+  private count(breaker: Breaker, failed: boolean): void {
+    const now = this.now();
+    if (now - breaker.windowStart > this.settings.windowMs) {
+      breaker.windowStart = now;
+      breaker.requests = 0;
+      breaker.failed = 0;
+    }
+    breaker.requests++;
+    if (failed) breaker.failed++;
+  }
+
+  success(target: string, latencyMs: number): void {
+    const load = this.loads.get(target);
+    if (load) load.latencyMs = load.latencyMs === undefined ? latencyMs : EWMA_ALPHA * latencyMs + (1 - EWMA_ALPHA) * load.latencyMs;
+    else this.loads.set(target, { inFlight: 0, latencyMs });
+    const breaker = this.breaker(target);
+    this.count(breaker, false);
+    breaker.consecutive = 0;
+    if (breaker.state !== 'closed') {
+      breaker.state = 'closed';
+      breaker.probing = false;
+      breaker.requests = 0;
+      breaker.failed = 0;
+    }
+  }
+
+  failure(target: string): void {
+    const breaker = this.breaker(target);
+    this.count(breaker, true);
+    breaker.consecutive++;
+    const ratioTripped = breaker.requests >= this.settings.minRequests && breaker.failed / breaker.requests >= this.settings.failureRatio;
+    if (breaker.state === 'half_open' || breaker.consecutive >= this.settings.failures || ratioTripped) {
+      breaker.state = 'open';
+      breaker.openedAt = this.now();
+      breaker.probing = false;
+    }
+  }
+
+  begin(target: string): () => void {
+    let load = this.loads.get(target);
+    if (load === undefined) {
+      if (this.loads.size >= MAX_TARGETS) this.loads.delete(this.loads.keys().next().value as string);
+      load = { inFlight: 0 };
+      this.loads.set(target, load);
+    }
+    const counted = load;
+    counted.inFlight++;
+    return () => {
+      counted.inFlight--;
+    };
+  }
+
+  load(target: string): TargetLoad {
+    return this.loads.get(target) ?? { inFlight: 0 };
+  }
+
+  breakers(): Array<{ target: string; state: BreakerState }> {
+    return [...this.breakerMap].map(([target, breaker]) => ({ target, state: this.allowState(breaker) }));
+  }
+
+  private allowState(breaker: Breaker): BreakerState {
+    return breaker.state === 'open' && this.now() - breaker.openedAt >= this.settings.cooldownMs ? 'half_open' : breaker.state;
+  }
+}
+
+/** A seeded pseudo-random generator (mulberry32) returning numbers in [0, 1): for reproducible load balancing in tests. */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let value = state;
+    value = Math.imul(value ^ (value >>> 15), value | 1);
+    value ^= value + Math.imul(value ^ (value >>> 7), value | 61);
+    return ((value ^ (value >>> 14)) >>> 0) / 4294967296;
+  };
+}
