@@ -175,7 +175,7 @@ export async function runVaultCli(argv: readonly string[], gatewayConfig: Gatewa
     const terminal = io.stdin as NodeJS.ReadStream;
     return terminal.isTTY && typeof terminal.setRawMode === 'function' ? promptHidden(terminal, io.stderr, label) : readStdin(io.stdin);
   };
-  const secret = async (): Promise<string | undefined> => (values.stdin ? fromStdin('provider key (not shown): ') : io.environment.GATEWAY_PROVIDER_KEY);
+  const secret = async (): Promise<string | undefined> => (values.stdin ? fromStdin('secret (typed, not shown): ') : io.environment.GATEWAY_PROVIDER_KEY);
   const id = positionals[0];
   const needId = () => {
     if (!id) throw new UsageError(`${group} ${action} needs an id`);
