@@ -52,6 +52,35 @@ function startInstalled(bin: string, args: string[], environment: Record<string,
   return { child, ready, output: () => output };
 }
 
+const dockerfile = (): string => readFileSync(join(root, 'Dockerfile'), 'utf8');
+
+/** The exec form of the Dockerfile's HEALTHCHECK command. */
+function dockerHealthcheck(): string[] {
+  const match = /^HEALTHCHECK [^\n]*\\\n\s*CMD (\[.*\])$/m.exec(dockerfile());
+  if (!match) throw new Error('the Dockerfile has no HEALTHCHECK … CMD [ … ]');
+  return JSON.parse(match[1]) as string[];
+}
+
+test('the Dockerfile builds with build-release.sh on Node 24 slim and runs it as a non-root user, with a health check, a data volume and SIGTERM', (t) => {
+  const text = dockerfile();
+  const stages = [...text.matchAll(/^FROM (\S+)/gm)].map((match) => match[1]);
+  t.deepEqual(stages, ['node:24-slim', 'node:24-slim'], 'two stages on Node 24 slim');
+  t.regex(text, /^RUN scripts\/build-release\.sh \/app$/m);
+  t.regex(text, /^COPY --from=build \/app \/app$/m);
+  t.regex(text, /^USER node$/m);
+  t.regex(text, /^VOLUME \["\/data"\]$/m);
+  t.regex(text, /GATEWAY_DATA_DIR=\/data/);
+  t.regex(text, /^STOPSIGNAL SIGTERM$/m);
+  t.true(dockerHealthcheck().join(' ').includes('/health'));
+  t.regex(text, /^ENTRYPOINT \["node", "--max-semi-space-size=16", "\/app\/node_modules\/llm-gateway\/bin\/llm-gateway\.js"\]$/m);
+  t.truthy(statSync(join(root, 'scripts/build-release.sh')).mode & 0o100, 'the script is executable');
+
+  const compose = readFileSync(join(root, 'compose.yaml'), 'utf8');
+  for (const service of ['gateway-1', 'gateway-2', 'redis', 'postgres']) t.regex(compose, new RegExp(`^  ${service}:$`, 'm'), service);
+  t.regex(compose, /REDIS_URL: redis:\/\/redis:6379/);
+  t.regex(compose, /DATABASE_URL: postgres:\/\/gateway:/);
+});
+
 let fake: Fake;
 test.before(async () => {
   fake = await startFake();
@@ -93,6 +122,11 @@ test('build-release packs the package and installs it offline without dev depend
       t.regex(gateway.output(), /in-house/, 'the banner lists the operator provider');
       const health = await fetch(`${url}/health`);
       t.is(health.status, 200);
+      // The image's HEALTHCHECK, run as Docker would (its PORT is the container's).
+      const [command, ...healthArgs] = dockerHealthcheck();
+      t.is(command, 'node');
+      const probe = await run(process.execPath, healthArgs, { env: { PATH: process.env.PATH ?? '', PORT: new URL(url).port } }).then(() => 0, (error: { code?: number }) => error.code ?? 1);
+      t.is(probe, 0, 'the container health check passes');
       const response = await fetch(`${url}/v1/chat/completions`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'x-gateway-api-key': ACCOUNT_KEY, 'x-gateway-provider': 'in-house', authorization: `Bearer ${PROVIDER_KEY}` },
