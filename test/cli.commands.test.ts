@@ -51,6 +51,12 @@ test('no arguments prints the help and exits 0; --help on every command exits 0 
   const nested = await gatewayCommand(['keys', 'create', '-h']);
   t.is(nested.code, 0);
   t.regex(nested.stdout, /keys create --name <name> --provider <id>/);
+  const missing = await gatewayCommand(['start', '--config', '/nonexistent/gateway.config.ts']);
+  t.is(missing.code, 1);
+  t.regex(missing.stderr, /^gateway failed to start: INVALID_CONFIG: --config \/nonexistent\/gateway\.config\.ts could not be loaded/);
+  const noFile = await gatewayCommand(['doctor', '--config']);
+  t.is(noFile.code, 2);
+  t.regex(noFile.stderr, /--config needs a file/);
   const unknown = await gatewayCommand(['serve']);
   t.is(unknown.code, 2);
   t.regex(unknown.stderr, /unknown command "serve"/);

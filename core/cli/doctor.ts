@@ -29,10 +29,10 @@ function checkNode(): DoctorCheck {
   return tooOld ? { name: 'node', status: 'fail', detail: tooOld.split('\n')[0] } : { name: 'node', status: 'ok', detail: `Node ${process.versions.node} (${REQUIRED_NODE_MAJOR} or later needed)` };
 }
 
-async function checkConfig(path: string | undefined, environment: NodeJS.ProcessEnv): Promise<{ check: DoctorCheck; config?: GatewayConfig; resolved?: ResolvedConfig }> {
+async function checkConfig(path: string | undefined, source: string, environment: NodeJS.ProcessEnv): Promise<{ check: DoctorCheck; config?: GatewayConfig; resolved?: ResolvedConfig }> {
   const label = path ?? 'the shipped gateway.config';
   try {
-    const config = await loadConfig(path);
+    const config = await loadConfig(path, source);
     const resolved = resolveConfig(config, environment);
     return { check: { name: 'config', status: 'ok', detail: `${label} loads and validates (${resolved.providers.length} providers)` }, config, resolved };
   } catch (error) {
@@ -166,10 +166,10 @@ function formatChecklist(checks: readonly DoctorCheck[]): string {
  * `llm-gateway doctor`: checks Node, the config, the data dir's modes, Redis and PostgreSQL when
  * configured, and the master key; prints a checklist (or JSON) and returns 1 when one failed.
  */
-export async function runDoctor(options: { configPath: string | undefined; json: boolean; io: CliIo }): Promise<number> {
+export async function runDoctor(options: { configPath: string | undefined; configSource: string; json: boolean; io: CliIo }): Promise<number> {
   const { io } = options;
   const environment = io.environment;
-  const { check: configCheck, resolved } = await checkConfig(options.configPath, environment);
+  const { check: configCheck, resolved } = await checkConfig(options.configPath, options.configSource, environment);
   const dataDir = resolved?.dataDir ?? environment.GATEWAY_DATA_DIR ?? './data';
   const checks: DoctorCheck[] = [
     checkNode(),

@@ -58,13 +58,15 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     return 0;
   }
   const configPath = options.configPath ?? io.environment.GATEWAY_CONFIG;
+  // Errors about the file name the way it was given: the flag, or the variable.
+  const configSource = options.configPath === undefined ? `GATEWAY_CONFIG=${configPath}` : `--config ${configPath}`;
   if (command === 'doctor') {
     const { runDoctor } = await import('./doctor.js');
-    return runDoctor({ configPath, json, io });
+    return runDoctor({ configPath, configSource, json, io });
   }
   try {
     const { loadConfig, startGateway, resetAccountKey } = await import('./start.js');
-    const config = await loadConfig(configPath);
+    const config = await loadConfig(configPath, configSource);
     if (command === 'start') {
       await startGateway(config, io);
       return 0;

@@ -12,16 +12,16 @@ import type { CliIo } from './vault.js';
  * imports `defineConfig` and plugins through the package's exports (`llm-gateway`,
  * `llm-gateway/guardrails`).
  */
-export async function loadConfig(path: string | undefined): Promise<GatewayConfig> {
+export async function loadConfig(path: string | undefined, source = `GATEWAY_CONFIG=${path}`): Promise<GatewayConfig> {
   if (!path) return (await import('../../gateway.config.js')).default;
   let loaded: { default?: unknown };
   try {
     loaded = await import(pathToFileURL(resolve(path)).href);
   } catch (error) {
-    throw new BootError('INVALID_CONFIG', `GATEWAY_CONFIG=${path} could not be loaded: ${(error as Error).message}`);
+    throw new BootError('INVALID_CONFIG', `${source} could not be loaded: ${(error as Error).message}`);
   }
   if (typeof loaded.default !== 'object' || loaded.default === null) {
-    throw new BootError('INVALID_CONFIG', `GATEWAY_CONFIG=${path} must export its configuration as default (export default defineConfig({ ... }))`);
+    throw new BootError('INVALID_CONFIG', `${source} must export its configuration as default (export default defineConfig({ ... }))`);
   }
   return loaded.default as GatewayConfig;
 }
