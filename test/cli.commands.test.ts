@@ -57,6 +57,9 @@ test('no arguments prints the help and exits 0; --help on every command exits 0 
   const noFile = await gatewayCommand(['doctor', '--config']);
   t.is(noFile.code, 2);
   t.regex(noFile.stderr, /--config needs a file/);
+  const noAction = await gatewayCommand(['keys']);
+  t.is(noAction.code, 2);
+  t.regex(noAction.stderr, /^keys needs an action\n\nusage: llm-gateway keys <action>/);
   const unknown = await gatewayCommand(['serve']);
   t.is(unknown.code, 2);
   t.regex(unknown.stderr, /unknown command "serve"/);

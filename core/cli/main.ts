@@ -57,6 +57,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     io.stdout.write(`${COMMAND_HELP[command]}\n`);
     return 0;
   }
+  if ((command === 'keys' || command === 'credentials') && (rest[0] === undefined || rest[0].startsWith('-'))) {
+    io.stderr.write(`${command} needs an action\n\n${COMMAND_HELP[command]}\n`);
+    return 2;
+  }
   const configPath = options.configPath ?? io.environment.GATEWAY_CONFIG;
   // Errors about the file name the way it was given: the flag, or the variable.
   const configSource = options.configPath === undefined ? `GATEWAY_CONFIG=${configPath}` : `--config ${configPath}`;
