@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import test from 'ava';
 
 const BIN = join(process.cwd(), 'bin/llm-gateway.js');
-const COMMANDS = ['start', 'keys', 'credentials', 'rotate-master-key', 'reset-account-key', 'doctor'];
+const COMMANDS = ['start', 'keys', 'credentials', 'routes', 'rotate-master-key', 'reset-account-key', 'doctor'];
 
 interface Run {
   code: number | null;
@@ -191,4 +191,26 @@ test('doctor: a fresh setup passes; wrong modes, unreachable Redis and PostgreSQ
   const badConfig = await gatewayCommand(['doctor', '--config', join(configDir, 'sub/bad.config.mjs')], { GATEWAY_DATA_DIR: dataDir });
   t.is(badConfig.code, 1);
   t.regex(badConfig.stdout, /^\[fail\] +config +INVALID_CONFIG: providers must be an array/m);
+});
+
+test('routes check validates a route file with the gateway validator and names the field at fault', async (t) => {
+  const folder = mkdtempSync(join(tmpdir(), 'gateway-routes-'));
+  const good = join(folder, 'fallback.json');
+  writeFileSync(good, JSON.stringify({ strategy: { mode: 'fallback' }, targets: [{ name: 'primary', provider: 'openai' }, { name: 'backup', provider: 'anthropic' }] }));
+  const checked = await gatewayCommand(['routes', 'check', good]);
+  t.is(checked.code, 0, checked.stderr);
+  t.is(checked.stdout, 'route ok: fallback, 2 targets (primary → openai, backup → anthropic)\n');
+  const fromStdin = await gatewayCommand(['routes', 'check', '-', '--json'], {}, readFileSync(good, 'utf8'));
+  t.true((JSON.parse(fromStdin.stdout) as { valid: boolean }).valid);
+
+  const badWeight = join(folder, 'weight.json');
+  writeFileSync(badWeight, JSON.stringify({ strategy: { mode: 'loadbalance' }, targets: [{ provider: 'openai' }, { provider: 'openai', weight: -1 }] }));
+  const refused = await gatewayCommand(['routes', 'check', badWeight]);
+  t.is(refused.code, 1);
+  t.regex(refused.stderr, /^error: Invalid route at 'route\.targets\[1\]\.weight'/);
+  const unknownProvider = join(folder, 'unknown.json');
+  writeFileSync(unknownProvider, JSON.stringify({ strategy: { mode: 'single' }, targets: [{ provider: 'nope' }] }));
+  const notConfigured = await gatewayCommand(['routes', 'check', unknownProvider]);
+  t.is(notConfigured.code, 1);
+  t.regex(notConfigured.stderr, /route\.targets\[0\]\.provider names "nope", which is not configured/);
 });

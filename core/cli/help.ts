@@ -5,6 +5,7 @@ commands:
   start               serve the gateway on HOST:PORT (default 127.0.0.1:8787)
   keys                create, list, show, rotate and delete virtual keys
   credentials         store, list and delete provider credentials
+  routes              check a route definition before using it
   rotate-master-key   re-wrap every stored secret under a new master key
   reset-account-key   replace the stored account API key (shown once)
   doctor              check Node, the data dir, Redis/PostgreSQL, the master key and the config
@@ -46,6 +47,11 @@ store a running gateway sees a change within 30 s.`,
       credential) and the output is JSON.
   credentials list
   credentials delete <id>`,
+  routes: `usage: llm-gateway routes check <file.json | -> [--json]
+
+Checks a route (the x-gateway-config shape: strategy, targets, retry, …) with the gateway's own
+validator, and that every provider it names is configured; - reads it from stdin. Errors name the
+field by its path (route.targets[1].weight). Exits 1 when the route is refused.`,
   'rotate-master-key': `usage: llm-gateway rotate-master-key [--json]
 
 Re-wraps every stored data key under a new master key, record by record, while gateways keep

@@ -76,6 +76,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       return 0;
     }
     if (command === 'reset-account-key') return resetAccountKey(config, io, json);
+    if (command === 'routes') return (await import('./routes.js')).runRoutesCli(rest, config, io, json);
     const { runVaultCli } = await import('./vault.js');
     return await runVaultCli([command, ...rest], config, { ...io, output: json ? 'json' : 'human' });
   } catch (error) {
