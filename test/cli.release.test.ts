@@ -109,6 +109,8 @@ test('build-release packs the package and installs it offline without dev depend
     const bin = join(project, 'node_modules/.bin/llm-gateway');
     t.true(existsSync(bin));
     t.truthy(statSync(bin).mode & 0o111, 'the command is executable');
+    const help = await run(bin, ['doctor', '--help'], { env: { PATH: process.env.PATH ?? '' } });
+    t.regex(help.stdout, /^usage: llm-gateway doctor/, 'it runs as a command (its shebang)');
     const typed = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as { exports: Record<string, { types: string }> };
     t.true(existsSync(join(installed, typed.exports['./guardrails'].types)), 'the exports are typed');
 
