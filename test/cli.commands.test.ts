@@ -120,19 +120,22 @@ test('--stdin at a terminal prompts without echoing the secret', async (t) => {
     return;
   }
   const dataDir = newDataDir();
-  const command = `'${process.execPath}' '${BIN}' credentials create --name typed --stdin`;
-  const child = spawn('/usr/bin/script', ['-qec', command, '/dev/null'], { env: { PATH: process.env.PATH ?? '', GATEWAY_DATA_DIR: dataDir }, stdio: ['pipe', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-    // Typed only once the prompt is up: raw mode is on, so the terminal does not echo it.
-    if (output.includes('not shown') && !child.stdin.writableEnded) child.stdin.end('sk-typed-secret-4242\r');
-  });
-  const [code] = (await once(child, 'exit')) as [number | null];
-  t.is(code, 0, output);
-  t.regex(output, /secret \(typed, not shown\): /);
-  t.regex(output, /has_api_key: true/);
-  t.false(output.includes('sk-typed-secret-4242'), 'the secret is not echoed');
+  // With --stdin, and without it when GATEWAY_PROVIDER_KEY is unset: the terminal is asked.
+  for (const flags of ['--stdin', '']) {
+    const command = `'${process.execPath}' '${BIN}' credentials create --name typed ${flags}`;
+    const child = spawn('/usr/bin/script', ['-qec', command, '/dev/null'], { env: { PATH: process.env.PATH ?? '', GATEWAY_DATA_DIR: dataDir }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      // Typed only once the prompt is up: raw mode is on, so the terminal does not echo it.
+      if (output.includes('not shown') && !child.stdin.writableEnded) child.stdin.end('sk-typed-secret-4242\r');
+    });
+    const [code] = (await once(child, 'exit')) as [number | null];
+    t.is(code, 0, output);
+    t.regex(output, /secret \(typed, not shown\): /);
+    t.regex(output, /has_api_key: true/);
+    t.false(output.includes('sk-typed-secret-4242'), 'the secret is not echoed');
+  }
 });
 
 test('rotate-master-key reports its progress on stderr', async (t) => {

@@ -15,8 +15,8 @@ options every command takes:
   --json              machine-readable output (JSON on stdout)
   -h, --help          this help, or a command's (llm-gateway keys --help)
 
-Secrets are never read from the command line: they come from an environment variable or stdin
-(--stdin; at a terminal it prompts without echo). Without a command this help is printed.`;
+Secrets are never read from the command line: they come from stdin (--stdin) or an environment
+variable, or at a terminal from a prompt that does not echo. Without a command this help is printed.`;
 
 export const COMMAND_HELP: Readonly<Record<string, string>> = {
   start: `usage: llm-gateway start [--config <file>]
@@ -29,8 +29,8 @@ let requests in flight finish (up to GATEWAY_SHUTDOWN_GRACE_MS, default 30000) b
   keys create --name <name> --provider <id> [--credential <id> | --stdin] [--custom-host <url>]
         [--policy <name>] [--budget-usd <n>] [--budget-period total|day|month] [--rpm <n>] [--rpd <n>]
         [--users a,b] [--models a,b] [--expires-at <iso time>] [--no-log-bodies]
-      without --credential the provider key comes from GATEWAY_PROVIDER_KEY, or stdin with --stdin
-      (at a terminal: a prompt that does not echo). The new key is shown once.
+      without --credential the provider key comes from stdin with --stdin, else GATEWAY_PROVIDER_KEY,
+      else (at a terminal) a prompt that does not echo. The new key is shown once.
   keys list
   keys get <id>        (also: keys show <id>)
   keys usage <id>
@@ -42,8 +42,8 @@ store a running gateway sees a change within 30 s.`,
   credentials: `usage: llm-gateway credentials <action> [options]
 
   credentials create --name <name> [--provider <id>] [--stdin] [--json]
-      the secret comes from GATEWAY_PROVIDER_KEY, or stdin with --stdin (at a terminal: a prompt
-      that does not echo). With --json, stdin is {"api_key": "...", "fields": {...}} (a structured
+      the secret comes from stdin with --stdin, else GATEWAY_PROVIDER_KEY, else (at a terminal) a
+      prompt that does not echo. With --json, stdin is {"api_key": "...", "fields": {...}} (a structured
       credential) and the output is JSON.
   credentials list
   credentials delete <id>`,

@@ -175,7 +175,12 @@ export async function runVaultCli(argv: readonly string[], gatewayConfig: Gatewa
     const terminal = io.stdin as NodeJS.ReadStream;
     return terminal.isTTY && typeof terminal.setRawMode === 'function' ? promptHidden(terminal, io.stderr, label) : readStdin(io.stdin);
   };
-  const secret = async (): Promise<string | undefined> => (values.stdin ? fromStdin('secret (typed, not shown): ') : io.environment.GATEWAY_PROVIDER_KEY);
+  // A secret comes from stdin (--stdin), else GATEWAY_PROVIDER_KEY, else a prompt at a terminal.
+  const secret = async (): Promise<string | undefined> => {
+    if (values.stdin) return fromStdin('secret (typed, not shown): ');
+    if (io.environment.GATEWAY_PROVIDER_KEY !== undefined) return io.environment.GATEWAY_PROVIDER_KEY;
+    return (io.stdin as NodeJS.ReadStream).isTTY ? fromStdin('secret (typed, not shown): ') : undefined;
+  };
   const id = positionals[0];
   const needId = () => {
     if (!id) throw new UsageError(`${group} ${action} needs an id`);
