@@ -9,7 +9,7 @@ import { VaultService } from '../vault/service.js';
 export interface CliIo {
   readonly stdout: NodeJS.WritableStream;
   readonly stderr: NodeJS.WritableStream;
-  /** Read when a command takes a secret with `--stdin`. */
+  /** Read when a command takes a secret with `--stdin`; at a terminal, a prompt without echo. */
   readonly stdin: NodeJS.ReadableStream;
   readonly environment: NodeJS.ProcessEnv;
   /** `human` (the `llm-gateway` command's default) or `json` (the default here, and `--json`). */
@@ -70,7 +70,8 @@ function flagMessage(error: GatewayError): string {
 
 /**
  * Reads a secret typed at a terminal without echoing it (raw mode, so the characters never reach
- * the screen); Ctrl-C aborts. Used for `--stdin` when stdin is a TTY.
+ * the screen); Ctrl-C aborts. Used when stdin is a TTY, with `--stdin` or when no variable holds
+ * the secret.
  */
 async function promptHidden(stdin: NodeJS.ReadStream, stderr: NodeJS.WritableStream, label: string): Promise<string> {
   stderr.write(label);
@@ -94,10 +95,10 @@ async function promptHidden(stdin: NodeJS.ReadStream, stderr: NodeJS.WritableStr
 }
 
 /** One record as `field: value` lines (nested values as JSON), for people. */
-function humanRecord(record: Record<string, unknown>, indent = ''): string {
+function humanRecord(record: Record<string, unknown>): string {
   return Object.entries(record)
     .filter(([, value]) => value !== undefined && value !== null)
-    .map(([field, value]) => `${indent}${field}: ${typeof value === 'object' ? JSON.stringify(value) : String(value)}`)
+    .map(([field, value]) => `${field}: ${typeof value === 'object' ? JSON.stringify(value) : String(value)}`)
     .join('\n');
 }
 
