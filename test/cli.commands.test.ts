@@ -1,3 +1,4 @@
+import { createClient } from '@keyv/redis';
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -5,6 +6,8 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
+import { DATABASE_URL, postgresReachable } from './logs/fixtures.js';
+import { clearRedisPrefix, REDIS_URL, redisAvailable } from './vault/vault-harness.js';
 
 const BIN = join(process.cwd(), 'bin/llm-gateway.js');
 const COMMANDS = ['start', 'keys', 'credentials', 'routes', 'rotate-master-key', 'reset-account-key', 'doctor'];
@@ -216,4 +219,39 @@ test('routes check validates a route file with the gateway validator and names t
   const notConfigured = await gatewayCommand(['routes', 'check', unknownProvider]);
   t.is(notConfigured.code, 1);
   t.regex(notConfigured.stderr, /route\.targets\[0\]\.provider names "nope", which is not configured/);
+});
+
+test('doctor: reachable Redis and PostgreSQL pass, and a master key is checked against the vault in Redis without creating one', async (t) => {
+  if (!(await redisAvailable()) || !(await postgresReachable()).ok) {
+    t.log(`Redis (${REDIS_URL}) or PostgreSQL (${DATABASE_URL}) is not reachable here`);
+    t.pass();
+    return;
+  }
+  const prefix = `doctor-${process.pid}-${Date.now()}`;
+  const environment = { GATEWAY_DATA_DIR: newDataDir(), REDIS_URL, GATEWAY_REDIS_PREFIX: prefix, DATABASE_URL, GATEWAY_MASTER_KEY: 'cd'.repeat(32) };
+  try {
+    const before = await gatewayCommand(['doctor'], environment);
+    t.is(before.code, 0, before.stdout);
+    t.regex(before.stdout, /^\[ok\] +redis +127\.0\.0\.1:\d+ answers PING$/m);
+    t.regex(before.stdout, /^\[ok\] +postgresql +127\.0\.0\.1:\d+ answers a query$/m);
+    t.regex(before.stdout, /^\[ok\] +master key +GATEWAY_MASTER_KEY is well formed \(no vault stored yet to open\)$/m);
+    const client = createClient({ url: REDIS_URL });
+    client.on('error', () => {});
+    await client.connect();
+    try {
+      t.deepEqual(await client.keys(`${prefix}:*`), [], 'the doctor created nothing in Redis');
+    } finally {
+      await client.close();
+    }
+
+    t.is((await gatewayCommand(['credentials', 'create', '--name', 'shared', '--stdin'], environment, 'sk-in-redis')).code, 0);
+    const after = await gatewayCommand(['doctor'], environment);
+    t.is(after.code, 0, after.stdout);
+    t.regex(after.stdout, /^\[ok\] +master key +GATEWAY_MASTER_KEY opens the stored vault/m);
+    const wrong = await gatewayCommand(['doctor'], { ...environment, GATEWAY_MASTER_KEY: 'ef'.repeat(32) });
+    t.is(wrong.code, 1);
+    t.regex(wrong.stdout, /^\[fail\] +master key +INVALID_CONFIG: the master key \(id [0-9a-f]{16}\) cannot open/m);
+  } finally {
+    await clearRedisPrefix(prefix);
+  }
 });

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { connect as connectTls } from 'node:tls';
 import { type GatewayConfig, resolveConfig, type ResolvedConfig } from '../../config/index.js';
 import { BootError } from '../errors.js';
+import { openSharedState } from '../store/index.js';
 import { MASTER_KEY_FILE, parseMasterKey } from '../vault/keyring.js';
 import { VaultService } from '../vault/service.js';
 import { nodeVersionProblem, REQUIRED_NODE_MAJOR } from './node-version.js';
@@ -118,6 +119,18 @@ async function checkPostgres(databaseUrl: string | undefined): Promise<DoctorChe
   }
 }
 
+/** True when the store (SQLite file or Redis) holds a vault: opening it then creates nothing. */
+async function vaultStored(resolved: ResolvedConfig): Promise<boolean> {
+  if (resolved.redisUrl === undefined) return existsSync(join(resolved.dataDir, 'gateway.sqlite'));
+  const state = await openSharedState({ dataDir: resolved.dataDir, redisUrl: resolved.redisUrl, redisPrefix: resolved.vault.redisPrefix });
+  try {
+    // The vault's start-up canary (core/vault/service.ts): present once a gateway has started.
+    return (await state.records.get('vault:canary')) !== undefined;
+  } finally {
+    await state.close();
+  }
+}
+
 /** The master key is well formed and opens the stored vault (its canary), without creating anything. */
 async function checkMasterKey(resolved: ResolvedConfig | undefined, environment: NodeJS.ProcessEnv, redisReachable: boolean): Promise<DoctorCheck> {
   const dataDir = resolved?.dataDir ?? environment.GATEWAY_DATA_DIR ?? './data';
@@ -133,8 +146,8 @@ async function checkMasterKey(resolved: ResolvedConfig | undefined, environment:
     return { name: 'master key', status: 'skip', detail: `none yet: the first start generates ${keyFile} (or set GATEWAY_MASTER_KEY)` };
   }
   const source = fromEnvironment ? 'GATEWAY_MASTER_KEY' : keyFile;
-  const storeExists = resolved?.redisUrl !== undefined || existsSync(join(dataDir, 'gateway.sqlite'));
   if (!redisReachable) return { name: 'master key', status: 'skip', detail: `${source} is well formed; the vault it must open is in Redis, which is not reachable` };
+  const storeExists = resolved !== undefined && (await vaultStored(resolved));
   if (!resolved || !storeExists) return { name: 'master key', status: 'ok', detail: `${source} is well formed (no vault stored yet to open)` };
   const service = new VaultService({
     dataDir,
