@@ -27,6 +27,7 @@ async function publishedFiles(): Promise<string[]> {
     await run(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.build.json'), '--outDir', join(stage, 'dist')], { cwd: root });
     cpSync(join(root, 'package.json'), join(stage, 'package.json'));
     cpSync(join(root, 'README.md'), join(stage, 'README.md'));
+    cpSync(join(root, 'bin'), join(stage, 'bin'), { recursive: true });
     cpSync(join(root, 'core/dashboard/public'), join(stage, 'core/dashboard/public'), { recursive: true });
     const { stdout } = await run('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: stage, maxBuffer: 16 * 1024 * 1024 });
     const [pack] = JSON.parse(stdout) as Array<{ files: Array<{ path: string }> }>;
@@ -52,8 +53,12 @@ test('the published package holds the runtime, the conformance kit and every exp
     t.true(files.includes(path), `${path} is published`);
   }
   for (const [name, target] of Object.entries(packageJson.exports)) {
-    for (const path of typeof target === 'string' ? [target] : [target.types, target.default]) t.true(files.includes(path.replace(/^\.\//, '')), `export ${name}: ${path}`);
+    // A pattern export (`./providers/*`) is checked with every shipped provider folder.
+    const providers = [...new Set(files.map((path) => /^dist\/plugins\/providers\/([^/]+)\/index\.js$/.exec(path)?.[1]).filter((id) => id !== undefined))];
+    const paths = (typeof target === 'string' ? [target] : [target.types, target.default]).flatMap((path) => (path.includes('*') ? providers.map((id) => path.replace('*', id)) : [path]));
+    for (const path of paths) t.true(files.includes(path.replace(/^\.\//, '')), `export ${name}: ${path}`);
   }
+  t.true(files.includes('bin/llm-gateway.js'), 'the command is published');
   t.true(files.some((path) => path.startsWith('dist/plugins/providers/bedrock/')), 'the provider plugins are published');
 });
 
@@ -63,4 +68,25 @@ test('llm-gateway/conformance resolves, through the package exports, to the kit'
   const kit = (await import(specifier)) as Record<string, unknown>;
   for (const name of ['runConformance', 'formatReport', 'startScenarioServer', 'subjectsOf', 'requestJson']) t.is(typeof kit[name], 'function', name);
   t.true(Array.isArray(kit.CHECKS));
+});
+
+test('the package is installable: not private, a bin, engines >=24, a typed export for every documented entry', (t) => {
+  const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { private?: boolean; bin: Record<string, string>; engines: { node: string } };
+  t.not(manifest.private, true);
+  t.deepEqual(manifest.bin, { 'llm-gateway': 'bin/llm-gateway.js' });
+  t.is(manifest.engines.node, '>=24');
+  for (const entry of ['.', './guardrails', './spec', './conformance', './providers/*']) {
+    const target = packageJson.exports[entry];
+    t.true(typeof target === 'object' && target.types.endsWith('.d.ts'), `${entry} is typed`);
+  }
+});
+
+test('llm-gateway/providers/* resolves any shipped provider through the package exports', async (t) => {
+  for (const [specifier, name] of [
+    ['llm-gateway/providers/anthropic', 'anthropic'],
+    ['llm-gateway/providers/openai-compatible', 'defineCompatibleProvider'],
+  ] as const) {
+    const loaded = (await import(specifier)) as Record<string, unknown>;
+    t.is(typeof loaded[name], 'function', specifier);
+  }
 });

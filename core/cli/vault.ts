@@ -9,12 +9,14 @@ import { VaultService } from '../vault/service.js';
 export interface CliIo {
   readonly stdout: NodeJS.WritableStream;
   readonly stderr: NodeJS.WritableStream;
-  /** Read when a command takes a secret with `--stdin`. */
+  /** Read when a command takes a secret with `--stdin`; at a terminal, a prompt without echo. */
   readonly stdin: NodeJS.ReadableStream;
   readonly environment: NodeJS.ProcessEnv;
+  /** `human` (the `llm-gateway` command's default) or `json` (the default here, and `--json`). */
+  readonly output?: 'human' | 'json';
 }
 
-export const CLI_USAGE = `usage: node dist/core/main.js <command>
+export const CLI_USAGE = `usage: llm-gateway <command>
   credentials create --name <name> [--provider <id>] [--stdin] [--json]
         the secret comes from GATEWAY_PROVIDER_KEY, or stdin with --stdin; with --json stdin is
         {"api_key": "...", "fields": {...}} (a structured credential)
@@ -27,6 +29,7 @@ export const CLI_USAGE = `usage: node dist/core/main.js <command>
         without --credential the provider key comes from GATEWAY_PROVIDER_KEY, or stdin with --stdin
   keys list | keys get <id> | keys usage <id> | keys rotate <id> | keys delete <id>
   rotate-master-key
+llm-gateway <command> --help tells more.
 Secrets are never read from the command line. With the embedded store, a running gateway sees
 changes made here within 30 s (the admin API applies them at once).`;
 
@@ -37,6 +40,74 @@ async function readStdin(stdin: NodeJS.ReadableStream): Promise<string> {
 }
 
 class UsageError extends Error {}
+
+/** The flag (or variable) an operator sets for each admin API field the validation names. */
+const FLAG_OF_FIELD: Readonly<Record<string, string>> = {
+  name: '--name',
+  provider: '--provider',
+  credential_id: '--credential',
+  provider_key: 'the provider key (GATEWAY_PROVIDER_KEY or --stdin)',
+  api_key: 'the secret (GATEWAY_PROVIDER_KEY or --stdin)',
+  custom_host: '--custom-host',
+  guardrail_policy: '--policy',
+  expires_at: '--expires-at',
+  log_bodies: '--no-log-bodies',
+  'limits.budget_usd': '--budget-usd',
+  'limits.budget_period': '--budget-period',
+  'limits.requests_per_minute': '--rpm',
+  'limits.requests_per_day': '--rpd',
+  'limits.allowed_users': '--users',
+  'limits.allowed_models': '--models',
+};
+
+/** A validation error as the operator typed it: the flag rather than the API field. */
+function flagMessage(error: GatewayError): string {
+  const param = error.body.param;
+  if (!param) return error.body.message;
+  const flag = FLAG_OF_FIELD[param];
+  return flag ? `${error.body.message.replaceAll(`'${param}'`, flag)} (${flag})` : `${error.body.message} (${param})`;
+}
+
+/**
+ * Reads a secret typed at a terminal without echoing it (raw mode, so the characters never reach
+ * the screen); Ctrl-C aborts. Used when stdin is a TTY, with `--stdin` or when no variable holds
+ * the secret.
+ */
+async function promptHidden(stdin: NodeJS.ReadStream, stderr: NodeJS.WritableStream, label: string): Promise<string> {
+  stderr.write(label);
+  stdin.setRawMode(true);
+  stdin.resume();
+  try {
+    let typed = '';
+    for await (const chunk of stdin) {
+      for (const character of Buffer.from(chunk as Buffer).toString('utf8')) {
+        if (character === '\u0003') throw new UsageError('aborted');
+        if (character === '\r' || character === '\n' || character === '\u0004') return typed;
+        typed = character === '\u007f' || character === '\b' ? typed.slice(0, -1) : typed + character;
+      }
+    }
+    return typed;
+  } finally {
+    stdin.setRawMode(false);
+    stdin.pause();
+    stderr.write('\n');
+  }
+}
+
+/** One record as `field: value` lines (nested values as JSON), for people. */
+function humanRecord(record: Record<string, unknown>): string {
+  return Object.entries(record)
+    .filter(([, value]) => value !== undefined && value !== null)
+    .map(([field, value]) => `${field}: ${typeof value === 'object' ? JSON.stringify(value) : String(value)}`)
+    .join('\n');
+}
+
+/** A result for people: a list as blocks separated by a blank line, a record as lines. */
+function humanOutput(value: unknown): string {
+  if (Array.isArray(value)) return value.length === 0 ? '(none)' : value.map((entry) => humanRecord(entry as Record<string, unknown>)).join('\n\n');
+  if (typeof value === 'object' && value !== null) return humanRecord(value as Record<string, unknown>);
+  return String(value);
+}
 
 const number = (value: string | undefined, flag: string): number | undefined => {
   if (value === undefined) return undefined;
@@ -99,8 +170,18 @@ export async function runVaultCli(argv: readonly string[], gatewayConfig: Gatewa
     providerIds: () => config.providers.map((provider) => provider.manifest.id),
     policyExists: (name) => Object.hasOwn(config.policies, name) && config.policies[name] !== undefined,
   });
-  const print = (value: unknown) => io.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
-  const secret = async (): Promise<string | undefined> => (values.stdin ? readStdin(io.stdin) : io.environment.GATEWAY_PROVIDER_KEY);
+  const json = values.json === true || (io.output ?? 'json') === 'json';
+  const print = (value: unknown) => io.stdout.write(`${json ? JSON.stringify(value, null, 2) : humanOutput(value)}\n`);
+  const fromStdin = (label: string): Promise<string> => {
+    const terminal = io.stdin as NodeJS.ReadStream;
+    return terminal.isTTY && typeof terminal.setRawMode === 'function' ? promptHidden(terminal, io.stderr, label) : readStdin(io.stdin);
+  };
+  // A secret comes from stdin (--stdin), else GATEWAY_PROVIDER_KEY, else a prompt at a terminal.
+  const secret = async (): Promise<string | undefined> => {
+    if (values.stdin) return fromStdin('secret (typed, not shown): ');
+    if (io.environment.GATEWAY_PROVIDER_KEY !== undefined) return io.environment.GATEWAY_PROVIDER_KEY;
+    return (io.stdin as NodeJS.ReadStream).isTTY ? fromStdin('secret (typed, not shown): ') : undefined;
+  };
   const id = positionals[0];
   const needId = () => {
     if (!id) throw new UsageError(`${group} ${action} needs an id`);
@@ -109,7 +190,7 @@ export async function runVaultCli(argv: readonly string[], gatewayConfig: Gatewa
 
   try {
     await service.start();
-    const command = group === 'rotate-master-key' ? group : `${group} ${action}`;
+    const command = group === 'rotate-master-key' ? group : `${group} ${action === 'show' ? 'get' : action}`;
     switch (command) {
       case 'credentials create': {
         const body: Record<string, unknown> = { name: values.name, ...(values.provider ? { provider: values.provider } : {}) };
@@ -172,7 +253,7 @@ export async function runVaultCli(argv: readonly string[], gatewayConfig: Gatewa
         print({ deleted: id });
         break;
       case 'rotate-master-key': {
-        const result = await service.rotateMasterKey();
+        const result = await withProgress(io.stderr, `re-wrapping ${(await service.credentials.list()).length} stored credentials under a new master key`, () => service.rotateMasterKey());
         print({ master_key_id: result.activeKeyId, rewrapped: result.rewrapped, source: result.mode, still_in_use: result.retained });
         if (result.retained.length > 0) {
           io.stderr.write(`Some records are still wrapped by master key ids ${result.retained.join(', ')} (written during the rotation): they were kept; run rotate-master-key again.\n`);
@@ -191,12 +272,29 @@ export async function runVaultCli(argv: readonly string[], gatewayConfig: Gatewa
       return 2;
     }
     if (error instanceof GatewayError) {
-      io.stderr.write(`error: ${error.body.message}${error.body.param ? ` (${error.body.param})` : ''}\n`);
+      const message = json ? `${error.body.message}${error.body.param ? ` (${error.body.param})` : ''}` : flagMessage(error);
+      io.stderr.write(`error: ${message}\n`);
       return 1;
     }
     io.stderr.write(`error: ${(error as Error).message}\n`);
     return 1;
   } finally {
     await service.close();
+  }
+}
+
+/**
+ * Runs a slow task, saying on stderr what it does, then every second how long it has run, then
+ * when it is done: a rotation over many records takes a while.
+ */
+async function withProgress<T>(stderr: NodeJS.WritableStream, label: string, task: () => Promise<T>): Promise<T> {
+  const started = Date.now();
+  stderr.write(`${label}…\n`);
+  const ticker = setInterval(() => stderr.write(`  still working (${Math.round((Date.now() - started) / 1000)} s)\n`), 1000);
+  try {
+    return await task();
+  } finally {
+    clearInterval(ticker);
+    stderr.write(`  done in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
   }
 }

@@ -1,0 +1,70 @@
+/** The command line's help: one page for the whole and one per command, printed by `--help`. */
+export const GENERAL_HELP = `usage: llm-gateway <command> [options]
+
+commands:
+  start               serve the gateway on HOST:PORT (default 127.0.0.1:8787)
+  keys                create, list, show, rotate and delete virtual keys
+  credentials         store, list and delete provider credentials
+  routes              check a route definition before using it
+  rotate-master-key   re-wrap every stored secret under a new master key
+  reset-account-key   replace the stored account API key (shown once)
+  doctor              check Node, the data dir, Redis/PostgreSQL, the master key and the config
+
+options every command takes:
+  --config <file>     the gateway.config.ts or .js to load (default: GATEWAY_CONFIG, else the shipped one)
+  --json              machine-readable output (JSON on stdout)
+  -h, --help          this help, or a command's (llm-gateway keys --help)
+
+Secrets are never read from the command line: they come from stdin (--stdin) or an environment
+variable, or at a terminal from a prompt that does not echo. Without a command this help is printed.`;
+
+export const COMMAND_HELP: Readonly<Record<string, string>> = {
+  start: `usage: llm-gateway start [--config <file>]
+
+Serves the gateway configured by --config (else GATEWAY_CONFIG, else the shipped gateway.config)
+on HOST:PORT. The first start generates an account API key and prints it once. SIGTERM or SIGINT
+let requests in flight finish (up to GATEWAY_SHUTDOWN_GRACE_MS, default 30000) before it exits.`,
+  keys: `usage: llm-gateway keys <action> [options]
+
+  keys create --name <name> --provider <id> [--credential <id> | --stdin] [--custom-host <url>]
+        [--policy <name>] [--budget-usd <n>] [--budget-period total|day|month] [--rpm <n>] [--rpd <n>]
+        [--users a,b] [--models a,b] [--expires-at <iso time>] [--no-log-bodies]
+      without --credential the provider key comes from stdin with --stdin, else GATEWAY_PROVIDER_KEY,
+      else (at a terminal) a prompt that does not echo. The new key is shown once.
+  keys list
+  keys get <id>        (also: keys show <id>)
+  keys usage <id>
+  keys rotate <id>     a new key value, shown once; the old one is refused from then on
+  keys delete <id>
+
+The commands work on the store directly (the same validation as the admin API); with the embedded
+store a running gateway sees a change within 30 s.`,
+  credentials: `usage: llm-gateway credentials <action> [options]
+
+  credentials create --name <name> [--provider <id>] [--stdin] [--json]
+      the secret comes from stdin with --stdin, else GATEWAY_PROVIDER_KEY, else (at a terminal) a
+      prompt that does not echo. With --json, stdin is {"api_key": "...", "fields": {...}} (a structured
+      credential) and the output is JSON.
+  credentials list
+  credentials delete <id>`,
+  routes: `usage: llm-gateway routes check <file.json | -> [--json]
+
+Checks a route (the x-gateway-config shape: strategy, targets, retry, …) with the gateway's own
+validator, and that every provider it names is configured; - reads it from stdin. Errors name the
+field by its path (route.targets[1].weight). Exits 1 when the route is refused.`,
+  'rotate-master-key': `usage: llm-gateway rotate-master-key [--json]
+
+Re-wraps every stored data key under a new master key, record by record, while gateways keep
+serving. With the data-dir key file a new key is added; with GATEWAY_MASTER_KEY put the new key
+first (new,old) before running it. Progress is reported on stderr.`,
+  'reset-account-key': `usage: llm-gateway reset-account-key [--json]
+
+Replaces the data dir's account API key with a new one, printed once; the previous key stops
+working when the gateway next starts. Refused while GATEWAY_API_KEY is set.`,
+  doctor: `usage: llm-gateway doctor [--config <file>] [--json]
+
+Checks, and prints as a checklist: the Node version, the data dir's modes (0700 for the directory,
+0600 for its files), Redis (REDIS_URL) and PostgreSQL (DATABASE_URL) when set, the master key
+(it must open the stored vault) and the config file (it loads and validates). Exits 1 when a
+check fails.`,
+};

@@ -1,0 +1,87 @@
+import { BootError } from '../errors.js';
+import { COMMAND_HELP, GENERAL_HELP } from './help.js';
+import type { CliIo } from './vault.js';
+
+/** The options every command takes, taken out of argv before the command parses the rest. */
+interface GlobalOptions {
+  readonly command: string | undefined;
+  readonly rest: string[];
+  readonly configPath: string | undefined;
+  readonly json: boolean;
+  readonly help: boolean;
+}
+
+class UsageError extends Error {}
+
+function globalOptions(argv: readonly string[]): GlobalOptions {
+  const [command, ...others] = argv;
+  const rest: string[] = [];
+  let configPath: string | undefined;
+  let help = false;
+  for (let index = 0; index < others.length; index++) {
+    const argument = others[index];
+    if (argument === '--help' || argument === '-h') help = true;
+    else if (argument === '--config') {
+      configPath = others[++index];
+      if (configPath === undefined || configPath.startsWith('-')) throw new UsageError('--config needs a file: --config ./gateway.config.ts');
+    } else if (argument.startsWith('--config=')) configPath = argument.slice('--config='.length);
+    else rest.push(argument);
+  }
+  return { command, rest, configPath, json: rest.includes('--json'), help };
+}
+
+/**
+ * The `llm-gateway` command: `start`, `keys`, `credentials`, `rotate-master-key`,
+ * `reset-account-key`, `doctor`. Returns the exit code: 0, 1 when the command failed, 2 for a
+ * command line it does not understand. `start` resolves once the gateway listens.
+ */
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  let options: GlobalOptions;
+  try {
+    options = globalOptions(argv);
+  } catch (error) {
+    io.stderr.write(`${(error as Error).message}\n`);
+    return 2;
+  }
+  const { command, rest, json, help } = options;
+  if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
+    const topic = command === 'help' ? rest[0] : undefined;
+    io.stdout.write(`${(topic && COMMAND_HELP[topic]) || GENERAL_HELP}\n`);
+    return 0;
+  }
+  if (!Object.hasOwn(COMMAND_HELP, command)) {
+    io.stderr.write(`unknown command "${command}"\n\n${GENERAL_HELP}\n`);
+    return 2;
+  }
+  if (help) {
+    io.stdout.write(`${COMMAND_HELP[command]}\n`);
+    return 0;
+  }
+  if ((command === 'keys' || command === 'credentials') && (rest[0] === undefined || rest[0].startsWith('-'))) {
+    io.stderr.write(`${command} needs an action\n\n${COMMAND_HELP[command]}\n`);
+    return 2;
+  }
+  const configPath = options.configPath ?? io.environment.GATEWAY_CONFIG;
+  // Errors about the file name the way it was given: the flag, or the variable.
+  const configSource = options.configPath === undefined ? `GATEWAY_CONFIG=${configPath}` : `--config ${configPath}`;
+  if (command === 'doctor') {
+    const { runDoctor } = await import('./doctor.js');
+    return runDoctor({ configPath, configSource, json, io });
+  }
+  try {
+    const { loadConfig, startGateway, resetAccountKey } = await import('./start.js');
+    const config = await loadConfig(configPath, configSource);
+    if (command === 'start') {
+      await startGateway(config, io);
+      return 0;
+    }
+    if (command === 'reset-account-key') return resetAccountKey(config, io, json);
+    if (command === 'routes') return (await import('./routes.js')).runRoutesCli(rest, config, io, json);
+    const { runVaultCli } = await import('./vault.js');
+    return await runVaultCli([command, ...rest], config, { ...io, output: json ? 'json' : 'human' });
+  } catch (error) {
+    const message = error instanceof BootError ? error.message : ((error as Error)?.stack ?? String(error));
+    io.stderr.write(command === 'start' ? `gateway failed to start: ${message}\n` : `error: ${message}\n`);
+    return 1;
+  }
+}

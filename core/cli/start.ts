@@ -1,0 +1,84 @@
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { type GatewayConfig, resolveConfig } from '../../config/index.js';
+import { AccountKey } from '../account-key.js';
+import { BootError } from '../errors.js';
+import { providerBanner } from '../registry.js';
+import type { CliIo } from './vault.js';
+
+/**
+ * The shipped `gateway.config.ts`, or the file `--config` / `GATEWAY_CONFIG` names (TypeScript or
+ * JavaScript, anywhere; Node 24 strips a .ts file's types on import, so no build step). A user file
+ * imports `defineConfig` and plugins through the package's exports (`llm-gateway`,
+ * `llm-gateway/guardrails`).
+ */
+export async function loadConfig(path: string | undefined, source = `GATEWAY_CONFIG=${path}`): Promise<GatewayConfig> {
+  if (!path) return (await import('../../gateway.config.js')).default;
+  let loaded: { default?: unknown };
+  try {
+    loaded = await import(pathToFileURL(resolve(path)).href);
+  } catch (error) {
+    throw new BootError('INVALID_CONFIG', `${source} could not be loaded: ${(error as Error).message}`);
+  }
+  if (typeof loaded.default !== 'object' || loaded.default === null) {
+    throw new BootError('INVALID_CONFIG', `${source} must export its configuration as default (export default defineConfig({ ... }))`);
+  }
+  return loaded.default as GatewayConfig;
+}
+
+/** How long SIGINT/SIGTERM lets requests in flight (long streams included) finish. */
+function shutdownGraceMs(environment: NodeJS.ProcessEnv): number {
+  const setting = Number(environment.GATEWAY_SHUTDOWN_GRACE_MS ?? 30_000);
+  return Number.isFinite(setting) && setting >= 0 ? setting : 30_000;
+}
+
+/**
+ * Serves the gateway configured by `config` on HOST:PORT until SIGINT/SIGTERM, which let requests
+ * in flight finish. Start-up fails with a message naming the plugin or setting at fault.
+ */
+export async function startGateway(config: GatewayConfig, io: CliIo): Promise<void> {
+  const { createGateway } = await import('../app.js');
+  const gateway = createGateway(config);
+  const { url } = await gateway.listen();
+  const logs = gateway.config.logs.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `SQLite (${gateway.config.dataDir}/logs.db)`;
+  io.stdout.write(`gateway listening on ${url}\n${providerBanner(gateway.registry.list().providers)}request logs: ${logs}\ndashboard: ${url}/dashboard\n`);
+  if (gateway.generatedAccountKey) {
+    io.stdout.write(
+      `\nA new account API key was generated (only its hash is stored in ${gateway.config.dataDir}/account-key.json).\n` +
+        `It is shown this once; send it as x-gateway-api-key:\n\n  ${gateway.generatedAccountKey}\n\n`,
+    );
+  }
+  const graceMs = shutdownGraceMs(io.environment);
+  const stop = () => {
+    io.stdout.write(`shutting down: requests in flight get up to ${graceMs / 1000} s\n`);
+    gateway.close(graceMs).then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+/**
+ * Replaces the data dir's account key with a new one, printed once, and stores its hash only after
+ * printing it. Refused while GATEWAY_API_KEY is set: that key, not the stored one, is then in force.
+ */
+export function resetAccountKey(config: GatewayConfig, io: CliIo, json: boolean): number {
+  const { dataDir, accountKey } = resolveConfig(config, io.environment);
+  if (accountKey) {
+    io.stderr.write('GATEWAY_API_KEY is set, so the stored account key is not used: change GATEWAY_API_KEY instead, or unset it and run this again.\n');
+    return 1;
+  }
+  const key = AccountKey.generate();
+  if (json) {
+    io.stdout.write(`${JSON.stringify({ account_key: key, stored_in: `${dataDir}/account-key.json` }, null, 2)}\n`);
+  } else {
+    io.stdout.write(
+      `A new account API key (only its hash is stored, in ${dataDir}/account-key.json; the previous key stops working\n` +
+        `when the gateway next starts). It is shown this once; send it as x-gateway-api-key:\n\n  ${key}\n\n`,
+    );
+  }
+  AccountKey.store(dataDir, key);
+  return 0;
+}
