@@ -37,7 +37,10 @@ function passthroughRequest(verb: string, path: string): FuzzRequest {
 /** Under /v1/: one to six odd segments, sometimes an empty one or a trailing slash; elsewhere: prefixes that are almost /v1/. */
 const oddPath = fc.oneof(
   { weight: 5, arbitrary: fc.tuple(fc.array(oddSegment, { minLength: 1, maxLength: 6 }), fc.constantFrom('', '/', '//'), query).map(([segments, end, search]) => `/v1/${segments.join('/')}${end}${search}`) },
-  { weight: 1, arbitrary: fc.tuple(fc.constantFrom('/v1', '/V1/', '/%76%31/', '/v1%2f', '//v1/', '/v2/', '/', '/admin/x/', '/v1/../', '/./v1/', '/%2e/v1/'), fc.array(oddSegment, { maxLength: 3 }), query).map(([prefix, segments, search]) => `${prefix}${segments.join('/')}${search}`) },
+  { weight: 1, arbitrary: fc.tuple(fc.constantFrom('/v1', '/V1/', '/%76%31/', '/v1%2f', '//v1/', '/v2/', '/', '/admin/x/', '/v1/../', '/./v1/', '/%2e/v1/'), fc.array(oddSegment, { maxLength: 3 }), query)
+      .map(([prefix, segments, search]) => `${prefix}${segments.join('/')}${search}`)
+      // `GET /` is not odd: it redirects to the dashboard (302).
+      .filter((path) => !/^\/(\?|$)/.test(path)) },
 );
 /** A path under /v1/ with at least one traversal piece among ordinary segments. */
 const traversalPath = fc
