@@ -6,6 +6,8 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
+import { createGateway } from '../core/app.js';
+import { openai } from '../plugins/providers/openai/index.js';
 import { DATABASE_URL, postgresReachable } from './logs/fixtures.js';
 import { clearRedisPrefix, REDIS_URL, redisAvailable } from './vault/vault-harness.js';
 
@@ -219,6 +221,30 @@ test('routes check validates a route file with the gateway validator and names t
   const notConfigured = await gatewayCommand(['routes', 'check', unknownProvider]);
   t.is(notConfigured.code, 1);
   t.regex(notConfigured.stderr, /route\.targets\[0\]\.provider names "nope", which is not configured/);
+});
+
+test('routes list, show and versions read the stored routes of the admin API', async (t) => {
+  const dataDir = newDataDir();
+  const environment = { GATEWAY_DATA_DIR: dataDir, GATEWAY_API_KEY: 'gw-cli-routes-account-key-0123456789' };
+  const gateway = createGateway({ providers: [openai()] }, { environment, logDestination: { write: () => {} } });
+  const { url } = await gateway.listen(0, '127.0.0.1');
+  const call = async (method: string, path: string, body: unknown) =>
+    (await fetch(`${url}${path}`, { method, headers: { 'x-gateway-api-key': environment.GATEWAY_API_KEY, 'content-type': 'application/json' }, body: JSON.stringify(body) })).json() as Promise<{ id: string }>;
+  const route = { strategy: { mode: 'fallback' }, targets: [{ name: 'primary', provider: 'openai' }, { name: 'backup', provider: 'openai' }] };
+  const created = await call('POST', '/admin/routes', { name: 'resilient', route });
+  await call('PUT', `/admin/routes/${created.id}`, { name: 'resilient', route: { ...route, retry: { attempts: 1 } } });
+  await gateway.close();
+
+  const listed = await gatewayCommand(['routes', 'list'], environment);
+  t.is(listed.code, 0, listed.stderr);
+  t.regex(listed.stdout, new RegExp(`^${created.id}  resilient  v2  fallback, 2 targets \\(primary → openai, backup → openai\\)`, 'm'));
+  const shown = await gatewayCommand(['routes', 'show', 'resilient', '--json'], environment);
+  t.like(JSON.parse(shown.stdout), { id: created.id, name: 'resilient', version: 2, route: { retry: { attempts: 1 } } });
+  const versions = await gatewayCommand(['routes', 'versions', created.id, '--json'], environment);
+  t.deepEqual((JSON.parse(versions.stdout) as { data: Array<{ version: number }> }).data.map((entry) => entry.version), [1, 2]);
+  const missing = await gatewayCommand(['routes', 'show', 'nope'], environment);
+  t.is(missing.code, 1);
+  t.regex(missing.stderr, /no stored route with the id or name "nope"/);
 });
 
 test('doctor: reachable Redis and PostgreSQL pass, and a master key is checked against the vault in Redis without creating one', async (t) => {

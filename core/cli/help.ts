@@ -48,10 +48,13 @@ store a running gateway sees a change within 30 s.`,
   credentials list
   credentials delete <id>`,
   routes: `usage: llm-gateway routes check <file.json | -> [--json]
+       llm-gateway routes list | show <id or name> | versions <id or name> [--json]
 
-Checks a route (the x-gateway-config shape: strategy, targets, retry, …) with the gateway's own
-validator, and that every provider it names is configured; - reads it from stdin. Errors name the
-field by its path (route.targets[1].weight). Exits 1 when the route is refused.`,
+check: checks a route (the x-gateway-config shape: strategy, targets, retry, …) with the gateway's
+own validator, and that every provider it names is configured; - reads it from stdin. Errors name
+the field by its path (route.targets[1].weight). Exits 1 when the route is refused.
+list, show, versions: the stored routes of the admin API (/admin/routes), read from the state store
+(the data dir, or Redis with REDIS_URL); versions lists every version, oldest first.`,
   'rotate-master-key': `usage: llm-gateway rotate-master-key [--json]
 
 Re-wraps every stored data key under a new master key, record by record, while gateways keep

@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs';
-import type { GatewayConfig } from '../../config/index.js';
+import { type GatewayConfig, resolveConfig } from '../../config/index.js';
 import { GatewayError } from '../errors.js';
 import { parseRoute, type Route, type Target } from '../routing/route.js';
+import type { StoredRoute } from '../routing/sources.js';
+import { VaultService } from '../vault/service.js';
 import type { CliIo } from './vault.js';
 
 async function readAll(stdin: NodeJS.ReadableStream): Promise<string> {
@@ -24,16 +26,62 @@ function describe(route: Route): string {
   return `route ok: ${route.strategy.mode}, ${targets.length} target${targets.length === 1 ? '' : 's'} (${targets.join(', ')})`;
 }
 
+const USAGE = 'usage: llm-gateway routes check <file.json | -> | list | show <id or name> | versions <id or name>   [--json]\n';
+
 /**
- * `llm-gateway routes check <file | ->`: validates a route (the `x-gateway-config` shape) with the
- * gateway's own validator, and checks that every provider it names is configured.
+ * `llm-gateway routes`: `check <file | ->` validates a route (the `x-gateway-config` shape) with
+ * the gateway's own validator and checks that every provider it names is configured; `list`,
+ * `show` and `versions` read the stored routes (`/admin/routes`) from the state store.
  */
 export async function runRoutesCli(argv: readonly string[], config: GatewayConfig, io: CliIo, json: boolean): Promise<number> {
-  const [action, file] = argv.filter((argument) => argument !== '--json');
-  if (action !== 'check' || file === undefined) {
-    io.stderr.write('usage: llm-gateway routes check <file.json | ->\n');
-    return 2;
+  const [action, argument] = argv.filter((entry) => entry !== '--json');
+  if (action === 'check' && argument !== undefined) return checkRoute(argument, config, io, json);
+  if (action === 'list' || ((action === 'show' || action === 'versions') && argument !== undefined)) return readStored(action, argument, config, io, json);
+  io.stderr.write(USAGE);
+  return 2;
+}
+
+/** One stored route as a line for people. */
+const line = (stored: StoredRoute): string =>
+  `${stored.id}  ${stored.name ?? '-'}  v${stored.version}  ${describe(stored.route).replace(/^route ok: /, '')}  (updated ${stored.updated_at})`;
+
+async function readStored(action: 'list' | 'show' | 'versions', idOrName: string | undefined, gatewayConfig: GatewayConfig, io: CliIo, json: boolean): Promise<number> {
+  const config = resolveConfig(gatewayConfig, io.environment);
+  const service = new VaultService({
+    dataDir: config.dataDir,
+    redisUrl: config.redisUrl,
+    redisPrefix: config.vault.redisPrefix,
+    environment: io.environment,
+    credentialCacheMs: 0,
+    pricing: config.pricing,
+    outputTokenEstimate: config.vault.outputTokenEstimate,
+  });
+  try {
+    await service.start();
+    const store = service.parts.routes;
+    if (action === 'list') {
+      const routes = await store.list();
+      io.stdout.write(json ? `${JSON.stringify({ data: routes }, null, 2)}\n` : routes.length === 0 ? 'no stored routes\n' : `${routes.map(line).join('\n')}\n`);
+      return 0;
+    }
+    const current = await store.route(idOrName!);
+    if (!current) {
+      io.stderr.write(`error: no stored route with the id or name "${idOrName}" (routes list shows them)\n`);
+      return 1;
+    }
+    if (action === 'show') {
+      io.stdout.write(json ? `${JSON.stringify(current, null, 2)}\n` : `${line(current)}\n${JSON.stringify(current.route, null, 2)}\n`);
+      return 0;
+    }
+    const versions = await store.versions(current.id);
+    io.stdout.write(json ? `${JSON.stringify({ data: versions }, null, 2)}\n` : `${versions.map(line).join('\n')}\n`);
+    return 0;
+  } finally {
+    await service.close();
   }
+}
+
+async function checkRoute(file: string, config: GatewayConfig, io: CliIo, json: boolean): Promise<number> {
   let value: unknown;
   try {
     value = JSON.parse(file === '-' ? await readAll(io.stdin) : readFileSync(file, 'utf8'));
