@@ -90,12 +90,15 @@ function limitsText(limits = {}) {
 
 /** Virtual keys: list with usage against limits, create, edit, rotate, delete. */
 export async function renderKeys(view) {
-  const [keys, credentials, policies, plugins] = await Promise.all([
+  const [keys, credentials, policies, plugins, routes] = await Promise.all([
     api.get('/admin/virtual-keys').then((answer) => answer.data),
     api.get('/admin/credentials').then((answer) => answer.data),
     api.get('/admin/policies').then((answer) => answer.policies),
     api.get('/admin/plugins'),
+    // Only to name the routes keys point at: without them a key shows the route's id.
+    api.get('/admin/routes').then((answer) => answer.data, () => []),
   ]);
+  const routeNames = new Map(routes.map((route) => [route.id, route.name ?? route.id]));
   // A key deleted meanwhile (404) shows no usage rather than failing the page.
   const usages = await Promise.all(keys.map((key) => api.get(`/admin/virtual-keys/${encodeURIComponent(key.id)}/usage`).catch(() => null)));
   const once = h('div', { id: 'shown-once' });
@@ -125,7 +128,7 @@ export async function renderKeys(view) {
         });
         return h('tr', { data: { keyId: key.id, keyName: key.name } },
           h('th', { scope: 'row', text: key.name }),
-          h('td', { text: key.provider }),
+          h('td', { class: 'key-provider' }, providerCell(key, routeNames)),
           h('td', {}, h('code', { text: key.key_hint })),
           h('td', { text: key.guardrail_policy ?? '—' }),
           h('td', { text: limitsText(key.limits) }),
@@ -136,6 +139,12 @@ export async function renderKeys(view) {
       }))));
 
   replace(view, h('h1', { text: 'Virtual keys' }), once, table, editor, createForm(credentials, policies, plugins, reload));
+}
+
+/** A key's provider, or for a key that names a route, a link to that route. */
+function providerCell(key, routeNames) {
+  if (!key.route) return key.provider ?? '—';
+  return h('a', { class: 'key-route', href: `#/routes/${encodeURIComponent(key.route)}`, title: `Route ${key.route}`, text: `↪ route ${routeNames.get(key.route) ?? key.route}` });
 }
 
 function failed(error) {
