@@ -157,6 +157,12 @@ it('changing a route in the editor: a 400 shows its param, a valid change stores
   const stored = await admin(t.context.gateway, 'GET', `/admin/routes/${t.context.routeId}`);
   t.is(stored.json.version, 3);
   t.deepEqual(stored.json.route.retry, { attempts: 1 });
+
+  // Deleting it is refused while a key and an alias name it: the page says so and the route stays.
+  page.once('dialog', (dialog) => dialog.accept());
+  await page.getByRole('button', { name: 'Delete route' }).click();
+  await page.locator('#notice .notice.error', { hasText: 'routed-key' }).waitFor();
+  t.is((await admin(t.context.gateway, 'GET', `/admin/routes/${t.context.routeId}`)).status, 200);
 });
 
 it('the virtual keys view shows the route a key names instead of an empty provider', async (t) => {
@@ -167,6 +173,17 @@ it('the virtual keys view shows the route a key names instead of an empty provid
   const link = keyRow.locator('a.key-route');
   t.is(await link.innerText(), '↪ route resilient');
   t.is(await link.getAttribute('href'), `#/routes/${t.context.routeId}`);
-  // The refused change (400) was on purpose; nothing else failed in the page.
-  t.deepEqual(t.context.browser.consoleErrors.filter((message) => !/status of 400 /.test(message)), []);
+
+  // A key created in the form with a route names that route and no provider.
+  const form = page.getByRole('form', { name: 'Create a virtual key' });
+  await form.getByLabel('Name', { exact: true }).fill('form-routed');
+  await form.getByLabel('Route instead of a provider').selectOption({ label: 'resilient' });
+  await form.getByRole('button', { name: 'Create key' }).click();
+  await page.locator('#shown-once').getByText('Key "form-routed" created').waitFor();
+  t.is(await page.locator('table.keys tbody tr[data-key-name="form-routed"] a.key-route').innerText(), '↪ route resilient');
+  const created = (await admin(t.context.gateway, 'GET', '/admin/virtual-keys')).json.data.find((key: { name: string }) => key.name === 'form-routed');
+  t.is(created.route, t.context.routeId);
+  t.is(created.provider, undefined);
+  // The refused change (400) and deletion (409) were on purpose; nothing else failed in the page.
+  t.deepEqual(t.context.browser.consoleErrors.filter((message) => !/status of (400|409) /.test(message)), []);
 });

@@ -138,7 +138,7 @@ export async function renderKeys(view) {
           h('td', { class: 'row-actions' }, edit, rotate, remove));
       }))));
 
-  replace(view, h('h1', { text: 'Virtual keys' }), once, table, editor, createForm(credentials, policies, plugins, reload));
+  replace(view, h('h1', { text: 'Virtual keys' }), once, table, editor, createForm(credentials, policies, plugins, reload, routes));
 }
 
 /** A key's provider, or for a key that names a route, a link to that route. */
@@ -152,7 +152,7 @@ function failed(error) {
   return undefined;
 }
 
-function createForm(credentials, policies, plugins, reload) {
+function createForm(credentials, policies, plugins, reload, routes = []) {
   const providers = plugins.providers.map((provider) => [provider.id, provider.name]);
   // A credential made from a key's pasted provider key belongs to that key (deleted with it): not offered.
   const shared = credentials.filter((credential) => credential.owner_key_id === undefined);
@@ -162,6 +162,7 @@ function createForm(credentials, policies, plugins, reload) {
     h('div', { class: 'grid' },
       field('Name', h('input', { name: 'name', required: true, autocomplete: 'off' })),
       field('Provider', select('provider', providers, providers[0]?.[0])),
+      routes.length ? field('Route instead of a provider', select('route', [['', 'None: the provider and key here'], ...routes.map((route) => [route.id, route.name ?? route.id])], ''), 'a stored route supplies the providers and credentials') : null,
       field('Stored credential', select('credential_id', credentialOptions, '')),
       field('Provider key', h('input', { type: 'password', name: 'provider_key', autocomplete: 'off' }), 'used when no stored credential is chosen; sent once, stored encrypted'),
       field('Custom host', h('input', { type: 'url', name: 'custom_host', autocomplete: 'off' }), 'optional base URL instead of the provider default'),
@@ -172,10 +173,9 @@ function createForm(credentials, policies, plugins, reload) {
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     const data = new FormData(form);
-    const body = { name: String(data.get('name')).trim(), provider: String(data.get('provider')) };
-    if (data.get('credential_id')) body.credential_id = String(data.get('credential_id'));
-    else body.provider_key = String(data.get('provider_key'));
-    if (String(data.get('custom_host') ?? '').trim()) body.custom_host = String(data.get('custom_host')).trim();
+    const body = { name: String(data.get('name')).trim() };
+    if (data.get('route')) body.route = String(data.get('route'));
+    else Object.assign(body, providerFields(data));
     if (data.get('guardrail_policy')) body.guardrail_policy = String(data.get('guardrail_policy'));
     if (!data.has('log_bodies')) body.log_bodies = false;
     const limits = readLimits(data);
@@ -189,6 +189,15 @@ function createForm(credentials, policies, plugins, reload) {
     shownOnce(document.getElementById('shown-once'), `Key "${created.name}" created`, created.key);
   });
   return form;
+}
+
+/** The provider, its credential (stored or pasted) and custom host of a key that names no route. */
+function providerFields(data) {
+  const fields = { provider: String(data.get('provider')) };
+  if (data.get('credential_id')) fields.credential_id = String(data.get('credential_id'));
+  else fields.provider_key = String(data.get('provider_key'));
+  if (String(data.get('custom_host') ?? '').trim()) fields.custom_host = String(data.get('custom_host')).trim();
+  return fields;
 }
 
 function editForm(slot, key, policies, reload) {

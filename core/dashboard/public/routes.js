@@ -140,6 +140,18 @@ export async function renderRouteDetail(view, id) {
       notify(`Stored version ${stored.version} of ${stored.name ?? stored.id}.`);
     },
   });
+  const remove = h('button', { type: 'button', class: 'danger', text: 'Delete route' });
+  remove.addEventListener('click', async () => {
+    if (!confirm(`Delete the route "${current.name ?? current.id}" and all its versions?`)) return;
+    try {
+      await api.delete(`/admin/routes/${encodeURIComponent(id)}`);
+    } catch (failure) {
+      // 409 while a virtual key or a model alias names it.
+      notify(refusal(failure), 'error');
+      return;
+    }
+    location.hash = '#/routes';
+  });
   replace(view,
     h('p', {}, h('a', { href: '#/routes', text: '← Back to routes' })),
     h('h1', { text: `Route ${current.name ?? current.id}` }),
@@ -154,5 +166,6 @@ export async function renderRouteDetail(view, id) {
       newestFirst.map((version) => h('details', { class: 'version', open: version.version === current.version, data: { version: version.version } },
         h('summary', { text: `Version ${version.version}${version.name !== undefined ? ` · ${version.name}` : ''} · ${format.time(version.updated_at)}${version.version === current.version ? ' (current)' : ''}` }),
         jsonBlock(version.route)))),
-    edit);
+    edit,
+    h('div', { class: 'actions danger-zone' }, remove));
 }
