@@ -205,14 +205,14 @@ it('the sections are reachable with the keyboard, in reading order', async (t) =
   // From the first focusable element, the skip link, onwards.
   await page.locator('a.skip').focus();
   const focused: string[] = ['Skip to content'];
-  for (let index = 1; index < 8; index++) {
+  for (let index = 1; index < 9; index++) {
     await page.keyboard.press('Tab');
     focused.push(await page.evaluate(() => (globalThis as any).document.activeElement?.textContent?.trim() ?? ''));
   }
-  t.deepEqual(focused.slice(0, 7), ['Skip to content', 'Logs', 'Usage', 'Virtual keys', 'Credentials', 'Plugins and policies', 'Sign out']);
-  t.regex(focused[7], /Last 24 hours/, 'then the first filter, the time range');
+  t.deepEqual(focused.slice(0, 8), ['Skip to content', 'Logs', 'Usage', 'Virtual keys', 'Credentials', 'Routes', 'Plugins and policies', 'Sign out']);
+  t.regex(focused[8], /Last 24 hours/, 'then the first filter, the time range');
   // Back to "Usage" and open it with Enter.
-  for (let index = 0; index < 5; index++) await page.keyboard.press('Shift+Tab');
+  for (let index = 0; index < 6; index++) await page.keyboard.press('Shift+Tab');
   await page.keyboard.press('Enter');
   await hashIncludes(page, '#/usage');
   await page.getByRole('heading', { name: 'Usage' }).waitFor();

@@ -37,6 +37,7 @@ export const api = {
   get: (path, query) => call('GET', path, { query }),
   post: (path, body) => call('POST', path, { body: body ?? {} }),
   patch: (path, body) => call('PATCH', path, { body }),
+  put: (path, body) => call('PUT', path, { body }),
   delete: (path) => call('DELETE', path),
 };
 

@@ -3,6 +3,7 @@ import { field, h, notify, replace } from './dom.js';
 import { renderCatalog } from './catalog.js';
 import { renderCredentials, renderKeys } from './keys.js';
 import { renderLogDetail, renderLogs } from './logs.js';
+import { renderRouteDetail, renderRoutes } from './routes.js';
 import { renderUsage } from './usage.js';
 
 const view = document.getElementById('view');
@@ -22,6 +23,7 @@ const routes = {
   keys: () => renderKeys(view),
   credentials: () => renderCredentials(view),
   catalog: () => renderCatalog(view),
+  routes: (rest) => (rest[0] ? renderRouteDetail(view, rest[0]) : renderRoutes(view)),
 };
 
 async function route() {

@@ -90,12 +90,15 @@ function limitsText(limits = {}) {
 
 /** Virtual keys: list with usage against limits, create, edit, rotate, delete. */
 export async function renderKeys(view) {
-  const [keys, credentials, policies, plugins] = await Promise.all([
+  const [keys, credentials, policies, plugins, routes] = await Promise.all([
     api.get('/admin/virtual-keys').then((answer) => answer.data),
     api.get('/admin/credentials').then((answer) => answer.data),
     api.get('/admin/policies').then((answer) => answer.policies),
     api.get('/admin/plugins'),
+    // Only to name the routes keys point at: without them a key shows the route's id.
+    api.get('/admin/routes').then((answer) => answer.data, () => []),
   ]);
+  const routeNames = new Map(routes.map((route) => [route.id, route.name ?? route.id]));
   // A key deleted meanwhile (404) shows no usage rather than failing the page.
   const usages = await Promise.all(keys.map((key) => api.get(`/admin/virtual-keys/${encodeURIComponent(key.id)}/usage`).catch(() => null)));
   const once = h('div', { id: 'shown-once' });
@@ -125,7 +128,7 @@ export async function renderKeys(view) {
         });
         return h('tr', { data: { keyId: key.id, keyName: key.name } },
           h('th', { scope: 'row', text: key.name }),
-          h('td', { text: key.provider }),
+          h('td', { class: 'key-provider' }, providerCell(key, routeNames)),
           h('td', {}, h('code', { text: key.key_hint })),
           h('td', { text: key.guardrail_policy ?? '—' }),
           h('td', { text: limitsText(key.limits) }),
@@ -135,7 +138,13 @@ export async function renderKeys(view) {
           h('td', { class: 'row-actions' }, edit, rotate, remove));
       }))));
 
-  replace(view, h('h1', { text: 'Virtual keys' }), once, table, editor, createForm(credentials, policies, plugins, reload));
+  replace(view, h('h1', { text: 'Virtual keys' }), once, table, editor, createForm(credentials, policies, plugins, reload, routes));
+}
+
+/** A key's provider, or for a key that names a route, a link to that route. */
+function providerCell(key, routeNames) {
+  if (!key.route) return key.provider ?? '—';
+  return h('a', { class: 'key-route', href: `#/routes/${encodeURIComponent(key.route)}`, title: `Route ${key.route}`, text: `↪ route ${routeNames.get(key.route) ?? key.route}` });
 }
 
 function failed(error) {
@@ -143,7 +152,7 @@ function failed(error) {
   return undefined;
 }
 
-function createForm(credentials, policies, plugins, reload) {
+function createForm(credentials, policies, plugins, reload, routes = []) {
   const providers = plugins.providers.map((provider) => [provider.id, provider.name]);
   // A credential made from a key's pasted provider key belongs to that key (deleted with it): not offered.
   const shared = credentials.filter((credential) => credential.owner_key_id === undefined);
@@ -153,6 +162,7 @@ function createForm(credentials, policies, plugins, reload) {
     h('div', { class: 'grid' },
       field('Name', h('input', { name: 'name', required: true, autocomplete: 'off' })),
       field('Provider', select('provider', providers, providers[0]?.[0])),
+      routes.length ? field('Route instead of a provider', select('route', [['', 'None: the provider and key here'], ...routes.map((route) => [route.id, route.name ?? route.id])], ''), 'a stored route supplies the providers and credentials') : null,
       field('Stored credential', select('credential_id', credentialOptions, '')),
       field('Provider key', h('input', { type: 'password', name: 'provider_key', autocomplete: 'off' }), 'used when no stored credential is chosen; sent once, stored encrypted'),
       field('Custom host', h('input', { type: 'url', name: 'custom_host', autocomplete: 'off' }), 'optional base URL instead of the provider default'),
@@ -163,10 +173,9 @@ function createForm(credentials, policies, plugins, reload) {
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     const data = new FormData(form);
-    const body = { name: String(data.get('name')).trim(), provider: String(data.get('provider')) };
-    if (data.get('credential_id')) body.credential_id = String(data.get('credential_id'));
-    else body.provider_key = String(data.get('provider_key'));
-    if (String(data.get('custom_host') ?? '').trim()) body.custom_host = String(data.get('custom_host')).trim();
+    const body = { name: String(data.get('name')).trim() };
+    if (data.get('route')) body.route = String(data.get('route'));
+    else Object.assign(body, providerFields(data));
     if (data.get('guardrail_policy')) body.guardrail_policy = String(data.get('guardrail_policy'));
     if (!data.has('log_bodies')) body.log_bodies = false;
     const limits = readLimits(data);
@@ -180,6 +189,15 @@ function createForm(credentials, policies, plugins, reload) {
     shownOnce(document.getElementById('shown-once'), `Key "${created.name}" created`, created.key);
   });
   return form;
+}
+
+/** The provider, its credential (stored or pasted) and custom host of a key that names no route. */
+function providerFields(data) {
+  const fields = { provider: String(data.get('provider')) };
+  if (data.get('credential_id')) fields.credential_id = String(data.get('credential_id'));
+  else fields.provider_key = String(data.get('provider_key'));
+  if (String(data.get('custom_host') ?? '').trim()) fields.custom_host = String(data.get('custom_host')).trim();
+  return fields;
 }
 
 function editForm(slot, key, policies, reload) {

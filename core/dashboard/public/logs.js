@@ -116,6 +116,17 @@ function keyCell(row) {
   return h('a', { class: 'quiet', href: `#/logs?${target}`, title: `Only requests with ${label}`, text: label });
 }
 
+/** A routed request's mark in the list: how many attempts, and the target that answered. */
+function routedMark(row) {
+  const attempts = row.routing?.attempts ?? [];
+  if (attempts.length === 0) return null;
+  const last = attempts[attempts.length - 1];
+  const routeName = row.routing.route?.name ?? row.routing.route?.id ?? 'route';
+  return h('span', { class: 'routed' },
+    h('span', { class: 'route-badge', title: `Routed by ${routeName}`, text: `↪ ${attempts.length} attempt${attempts.length === 1 ? '' : 's'}` }),
+    h('span', { class: 'route-target', title: 'The target whose answer the client got', text: last.target }));
+}
+
 function logTable(rows) {
   const columns = ['Time', 'Status', 'Provider', 'Model', 'Key', 'Latency', 'Tokens', 'Cost'];
   return h(
@@ -132,7 +143,7 @@ function logTable(rows) {
           { data: { logId: row.id, traceId: row.trace_id, model: row.model, status: row.status } },
           h('td', {}, h('a', { class: 'open-detail', href: `#/logs/${encodeURIComponent(row.id)}`, text: format.time(row.time), title: `Trace ${row.trace_id ?? ''}` })),
           h('td', {}, h('span', { class: `status ${statusClass(row.status)}`, text: row.status })),
-          h('td', { text: row.provider ?? '—' }),
+          h('td', {}, row.provider ?? '—', routedMark(row)),
           h('td', { text: row.model ?? '—' }),
           h('td', {}, keyCell(row)),
           h('td', { class: 'number', text: format.ms(row.latency_ms) }),
@@ -158,6 +169,44 @@ function prettyBody(body) {
 
 const pairs = (entries) =>
   h('dl', { class: 'pairs' }, entries.filter(([, value]) => value !== undefined).map(([term, value]) => [h('dt', { text: term }), h('dd', { text: value ?? '—' })]));
+
+const ROUTE_SOURCES = { header: 'x-gateway-config header', inline: 'inline in the request', key: 'the virtual key', alias: 'model alias' };
+
+/** A routed request's route (name, stored id and version, where it came from) and its attempts in order; nothing for a plain request. */
+function routingSection(routing) {
+  if (!routing?.attempts?.length) return null;
+  const route = routing.route ?? {};
+  const attempts = routing.attempts;
+  const routeLink = route.id ? h('a', { href: `#/routes/${encodeURIComponent(route.id)}`, text: route.id }) : undefined;
+  return h('section', { 'aria-labelledby': 'd-routing', id: 'routing' },
+    h('h2', { id: 'd-routing', text: 'Route and attempts' }),
+    h('dl', { class: 'pairs route-pairs' },
+      route.name !== undefined ? [h('dt', { text: 'Route' }), h('dd', { text: route.name })] : null,
+      routeLink ? [h('dt', { text: 'Stored route' }), h('dd', {}, routeLink)] : null,
+      route.version !== undefined ? [h('dt', { text: 'Version' }), h('dd', { text: route.version })] : null,
+      route.source !== undefined ? [h('dt', { text: 'Source' }), h('dd', { text: ROUTE_SOURCES[route.source] ?? route.source })] : null),
+    h('div', { class: 'table-wrap' }, h('table', { class: 'attempts' },
+      h('caption', { text: `${attempts.length} upstream attempt${attempts.length === 1 ? '' : 's'}, in order` }),
+      h('thead', {}, h('tr', {}, ['#', 'Target', 'Provider', 'Model', 'Status', 'Latency', 'Error code', 'Tokens', 'Answer'].map((name) => h('th', { scope: 'col', text: name })))),
+      h('tbody', {}, attempts.map((attempt, index) => attemptRow(attempt, index, index === attempts.length - 1))))));
+}
+
+/** One attempt; the last one's answer is what the client got, and it is marked so. */
+function attemptRow(attempt, index, last) {
+  const usage = attempt.usage;
+  const tokens = usage ? h('td', { class: 'number', title: `${format.count(usage.prompt_tokens)} prompt + ${format.count(usage.completion_tokens)} completion`, text: format.count(usage.total_tokens) }) : h('td', { class: 'number', text: '—' });
+  const answered = last ? (attempt.status < 400 ? '✓ answered' : '→ returned to the client') : undefined;
+  return h('tr', { class: last ? 'answered' : null, data: { target: attempt.target, status: attempt.status, answered: last ? 'true' : null } },
+    h('td', { class: 'number', text: index + 1 }),
+    h('th', { scope: 'row', text: attempt.target }),
+    h('td', { text: attempt.provider ?? '—' }),
+    h('td', { text: attempt.model ?? '—' }),
+    h('td', {}, h('span', { class: `status ${statusClass(attempt.status)}`, text: attempt.status })),
+    h('td', { class: 'number', text: format.ms(attempt.latencyMs) }),
+    h('td', {}, attempt.errorCode ? h('code', { text: attempt.errorCode }) : '—'),
+    tokens,
+    h('td', {}, answered ? h('span', { class: 'answered-mark', text: answered }) : null));
+}
 
 /** One request: timings, tokens, caller, guardrail verdicts and the redacted bodies. */
 export async function renderLogDetail(view, id) {
@@ -199,6 +248,7 @@ export async function renderLogDetail(view, id) {
       ])),
       h('section', { 'aria-labelledby': 'd-meta' }, h('h2', { id: 'd-meta', text: 'Metadata' }), metadata.length ? pairs(metadata.map(([key, value]) => [key, String(value)])) : h('p', { class: 'muted', text: 'None.' })),
     ),
+    routingSection(record.routing),
     h('section', { 'aria-labelledby': 'd-guardrails' }, h('h2', { id: 'd-guardrails', text: 'Guardrail verdicts' }),
       guardrails.length
         ? h('table', { class: 'guardrails' },
