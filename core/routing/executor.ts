@@ -208,7 +208,7 @@ async function runTarget(target: ResolvedTarget, route: Route, run: RouteRun, de
       if (!(error instanceof GatewayError)) throw error;
       if (error.status === 400) throw error;
       dependencies.state.failure(target.key);
-      run.attempts.push({ target: target.name, provider: auth.provider.id, status: error.status, latencyMs: round(performance.now() - started), errorCode: error.body.code ?? undefined, ...modelOf(target) });
+      run.attempts.push({ target: target.name, provider: auth.provider.id, status: error.status, latencyMs: round(performance.now() - started), errorCode: error.body.code ?? undefined, ...modelOf(target, run.facts.model) });
       failure.error = error;
       if (failure.answer) discard(failure.answer.forward);
       failure.answer = undefined;
@@ -216,7 +216,7 @@ async function runTarget(target: ResolvedTarget, route: Route, run: RouteRun, de
       continue;
     }
     const latencyMs = round(performance.now() - started);
-    run.attempts.push({ target: target.name, provider: auth.provider.id, status: forward.status, latencyMs, ...modelOf(target) });
+    run.attempts.push({ target: target.name, provider: auth.provider.id, status: forward.status, latencyMs, ...modelOf(target, run.facts.model) });
     if (!failedStatus(forward.status)) {
       if (forward.status < 400) dependencies.state.success(target.key, latencyMs);
       // The answer is in flight until its body is done (a stream for as long as it streams).
@@ -246,7 +246,9 @@ async function wait(ms: number, route: Route, run: RouteRun, dependencies: Execu
 
 const round = (value: number): number => Math.round(value * 1000) / 1000;
 
-function modelOf(target: ResolvedTarget): { model?: string } {
-  const model = target.target.override_params?.model;
-  return typeof model === 'string' ? { model } : {};
+/** The model an attempt asked for: the target's override, else the request's own. */
+function modelOf(target: ResolvedTarget, requested: string | undefined): { model?: string } {
+  const override = target.target.override_params?.model;
+  const model = typeof override === 'string' ? override : requested;
+  return model === undefined ? {} : { model };
 }

@@ -92,9 +92,9 @@ it('the detail view shows the route and the attempts in order, the answered one 
   );
   t.is(rows.length, 2);
   // #, target, provider, model, status, latency, error code, tokens, mark
-  // The first target overrides no model: its attempt records none.
+  // The first target overrides no model: its attempt records the request's own.
   t.deepEqual(rows.map((cells) => [cells[0], cells[1], cells[2], cells[3], cells[4]]), [
-    ['1', 'primary', 'openai', '—', '503'],
+    ['1', 'primary', 'openai', 'gpt-4o', '503'],
     ['2', 'backup', 'openai', 'gpt-4o-mini', '200'],
   ]);
   t.regex(rows[0][5], /^\d+(\.\d)? ms$/);
