@@ -3,6 +3,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { GatewayError } from '../errors.js';
 import { parseRoute } from './route.js';
 import { routeSchema } from './route-schema.js';
+import { startGateway } from '../../test/harness.js';
 
 // The published schema (route.schema.json, compiled with Ajv's default strict schema check; strictTypes, an Ajv preference
 // that valid 2020-12 schemas with `if` sub-schemas do not meet) and the gateway's own check (parseRoute) must agree on
@@ -143,4 +144,25 @@ test('parseRoute refuses a field its strategy mode does not have, naming it in p
 
 test('the schema describes what it cannot check', (t) => {
   t.regex(String(routeSchema.description), /4 deep.*32 targets in all.*same name.*`then` or `default`.*\$regex/s);
+});
+
+test('GET /admin/routes/schema serves the schema without a key, and the admin OpenAPI document uses it for route bodies', async (t) => {
+  const gateway = await startGateway();
+  try {
+    const served = await fetch(`${gateway.url}/admin/routes/schema`);
+    t.is(served.status, 200);
+    t.deepEqual(await served.json(), routeSchema);
+    const openapi = (await (await fetch(`${gateway.url}/admin/openapi.json`)).json()) as {
+      paths: Record<string, unknown>;
+      components: { schemas: Record<string, Record<string, unknown>> };
+    };
+    t.truthy(openapi.paths['/admin/routes/schema']);
+    const component = openapi.components.schemas.Route;
+    t.is(component.$id, routeSchema.$id);
+    const validateComponent = new Ajv2020({ strictTypes: false }).compile(component);
+    t.true(validateComponent(valid['fallback with every route field']));
+    t.false(validateComponent(invalid['unknown target field']));
+  } finally {
+    await gateway.close();
+  }
 });
