@@ -31,6 +31,17 @@ export function createMockUpstream(shape: MockStreamShape, gauge: StreamGauge = 
   });
 }
 
+/** A mock upstream that answers every request with `status` and an OpenAI error body as soon as the body is read. */
+export function createFailingUpstream(status: number): Server {
+  const body = Buffer.from(JSON.stringify({ error: { message: 'The server is overloaded.', type: 'server_error', param: null, code: null } }));
+  return createServer((request, response) => {
+    void readSmallBody(request).then(
+      () => response.writeHead(status, { 'content-type': 'application/json', 'content-length': String(body.length) }).end(body),
+      () => response.destroy(),
+    );
+  });
+}
+
 async function answer(request: IncomingMessage, response: ServerResponse, completion: Buffer, shape: MockStreamShape, gauge: StreamGauge): Promise<void> {
   if (request.method !== 'POST' || !request.url?.endsWith('/chat/completions')) {
     response.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"not found","type":"invalid_request_error"}}');

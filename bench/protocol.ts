@@ -53,6 +53,10 @@ export const CHILD_ENVIRONMENT = {
   gatewayMemoryBudgetMb: 'BENCH_GATEWAY_MEMORY_BUDGET_MB',
   /** Gateway: `upstream.maxAnswerBytes` (default: the gateway's own). */
   gatewayMaxAnswerBytes: 'BENCH_GATEWAY_MAX_ANSWER_BYTES',
+  /** Mock: answer every request with this status (an OpenAI error body) as soon as its body is read. */
+  mockStatus: 'BENCH_MOCK_STATUS',
+  /** Gateway: `1` holds its circuit breakers closed, so a failing target is tried on every request. */
+  gatewayBreakersClosed: 'BENCH_GATEWAY_BREAKERS_CLOSED',
   /** Any server: the loopback port to listen on (default: a free one). The start-up test polls it before `ready`. */
   port: 'BENCH_PORT',
 } as const;

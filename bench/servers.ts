@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createFloorProxy } from './floor-proxy.js';
-import { createMockUpstream, type StreamGauge } from './mock-upstream.js';
+import { createFailingUpstream, createMockUpstream, type StreamGauge } from './mock-upstream.js';
 import { CHILD_ENVIRONMENT, type ChildMessage, isServerRole, type ServerRole, type UsageQuery, type UsageReport } from './protocol.js';
 
 interface RunningServer {
@@ -53,6 +53,11 @@ function closeServer(server: Server): Promise<void> {
 }
 
 async function startMock(): Promise<RunningServer> {
+  const failingStatus = process.env[CHILD_ENVIRONMENT.mockStatus];
+  if (failingStatus !== undefined) {
+    const failing = createFailingUpstream(Number(failingStatus));
+    return { url: await listenOnLoopback(failing), close: () => closeServer(failing) };
+  }
   const gauge: StreamGauge = { open: 0, peak: 0 };
   const server = createMockUpstream(
     {
@@ -83,7 +88,7 @@ async function startFloor(): Promise<RunningServer> {
 /**
  * The real gateway, production settings, its pino log writing to /dev/null asynchronously, the
  * durable log store (embedded SQLite) in a fresh data directory. `{ providers: [openai()] }` is its
- * whole configuration, plus the bench's guardrail policy or a larger upstream pool when asked for.
+ * whole configuration, plus the bench's guardrail policy, a larger upstream pool or breakers held closed when asked for.
  */
 async function startGateway(): Promise<RunningServer> {
   enableCompileCache(); // as core/main.ts does before it loads the gateway
@@ -103,6 +108,7 @@ async function startGateway(): Promise<RunningServer> {
     {
       providers: [openai()],
       ...(policies === 'three' ? { policies: benchPolicies() } : {}),
+      ...(process.env[CHILD_ENVIRONMENT.gatewayBreakersClosed] === '1' ? { routing: { breaker: { failures: Number.MAX_SAFE_INTEGER, minRequests: Number.MAX_SAFE_INTEGER } } } : {}),
       upstream: {
         ...(upstreamConnections ? { connectionsPerOrigin: Number(upstreamConnections) } : {}),
         ...(maxAnswerBytes ? { maxAnswerBytes: Number(maxAnswerBytes) } : {}),

@@ -2,11 +2,13 @@
  * The OpenAPI 3.1 description of the admin API for credentials, virtual keys, stored routes and model aliases, served at
  * `/admin/openapi.json`. Kept beside the routes it describes (core/admin/virtual-keys.ts).
  */
+import { routeSchema } from '../routing/route-schema.js';
+
 const error = { $ref: '#/components/responses/Error' };
 const idParameter = { name: 'id', in: 'path', required: true, schema: { type: 'string' } };
 const aliasParameter = { name: 'alias', in: 'path', required: true, schema: { type: 'string', pattern: '^[A-Za-z0-9._:/-]{1,128}$' } };
-/** A route's fields are described in docs/routing.md; the gateway checks them (400 `invalid_route` with `param`). */
-const routeSchema = { type: 'object', required: ['targets'], description: 'A route: strategy, targets, retry, request_timeout, deadline, on_status_codes (docs/routing.md).' };
+/** A route: the published JSON schema (also at `/admin/routes/schema`); the gateway checks it with parseRoute (400 `invalid_route` with `param`). */
+const routeSchemaComponent = { ...routeSchema, description: `${String(routeSchema.description)} Served alone at GET /admin/routes/schema.` };
 const json = (schema: unknown) => ({ content: { 'application/json': { schema } } });
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const list = (item: string) => ({ type: 'object', properties: { object: { const: 'list' }, data: { type: 'array', items: ref(item) } } });
@@ -76,6 +78,13 @@ export const adminOpenApi = {
       },
       get: { summary: 'List stored routes (current versions)', responses: { 200: { description: 'The routes', ...json(list('StoredRoute')) }, 401: error, 403: error } },
     },
+    '/admin/routes/schema': {
+      get: {
+        summary: 'The JSON schema (draft 2020-12) of a route; no key needed',
+        security: [],
+        responses: { 200: { description: 'The schema', ...json({ type: 'object' }) } },
+      },
+    },
     '/admin/routes/{id}': {
       get: { summary: 'The current version of a route', parameters: [idParameter], responses: { 200: { description: 'The route', ...json(ref('StoredRoute')) }, 401: error, 403: error, 404: error } },
       put: {
@@ -124,7 +133,7 @@ export const adminOpenApi = {
       },
     },
     schemas: {
-      Route: routeSchema,
+      Route: routeSchemaComponent,
       RouteInput: {
         type: 'object',
         additionalProperties: false,

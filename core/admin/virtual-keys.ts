@@ -3,6 +3,7 @@ import type { AdminGuard } from './guard.js';
 import { jsonBody, requestJson } from './json-body.js';
 import { adminOpenApi } from './openapi.js';
 import { mountRouteAdmin } from './route-actions.js';
+import { routeSchema } from '../routing/route-schema.js';
 import { type VirtualKeyActionDependencies, VirtualKeyActions } from './virtual-key-actions.js';
 
 /** Largest admin request body (a credential, a key's settings). */
@@ -26,6 +27,7 @@ export function virtualKeyAdminRouter(dependencies: VirtualKeyActionDependencies
   router.get('/openapi.json', (koa) => {
     koa.body = adminOpenApi;
   });
+  router.get('/routes/schema', (koa) => void (koa.body = routeSchema));
 
   router.post('/credentials', guard.middleware, body, async (koa) => {
     koa.body = await actions.createCredential(requestJson(koa));

@@ -83,6 +83,12 @@ export const ROUTE_LIMITS = { maxDepth: 4, maxTargets: 32 } as const;
 
 const STRATEGIES = ['single', 'fallback', 'loadbalance', 'conditional'] as const;
 const BALANCE_POLICIES = ['weighted', 'least_busy', 'lowest_latency'] as const;
+const STRATEGY_FIELDS: Record<(typeof STRATEGIES)[number], readonly string[]> = {
+  single: ['mode'],
+  fallback: ['mode', 'on_status_codes'],
+  loadbalance: ['mode', 'policy'],
+  conditional: ['mode', 'conditions', 'default'],
+};
 const TARGET_FIELDS = new Set(['name', 'provider', 'credential', 'virtual_key', 'custom_host', 'weight', 'override_params', 'headers', 'request_timeout', 'on_status_codes', 'route']);
 const ROUTE_FIELDS = new Set(['strategy', 'targets', 'retry', 'request_timeout', 'deadline', 'on_status_codes', 'passthrough_idempotent']);
 const MAX_TIMEOUT_MS = 3_600_000;
@@ -134,6 +140,7 @@ function parseStrategy(value: unknown, param: string, targets: readonly Target[]
   if (!isRecord(value)) throw invalidRoute(param, 'expected an object such as { "mode": "fallback" }.');
   const mode = value.mode;
   if (typeof mode !== 'string' || !(STRATEGIES as readonly string[]).includes(mode)) throw invalidRoute(`${param}.mode`, `expected one of ${STRATEGIES.join(', ')}.`);
+  for (const key of Object.keys(value)) if (!STRATEGY_FIELDS[mode as (typeof STRATEGIES)[number]].includes(key)) throw invalidRoute(`${param}.${key}`, `is not a field of a ${mode} strategy.`);
   switch (mode) {
     case 'single':
       return { mode };
