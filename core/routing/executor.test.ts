@@ -128,3 +128,13 @@ test('an answer counts as in flight for least_busy until its body is done', asyn
   await new Promise((resolve) => setImmediate(resolve));
   t.is(state.load(plan.targets[0].key).inFlight, 0);
 });
+
+test('a status the route lists in on_status_codes moves a fallback on even when it is a 4xx; an unlisted 4xx is the answer', async (t) => {
+  const listed = await run(two({ on_status_codes: [404, 503] }), (name) => (name === 'a' ? 404 : 200));
+  t.deepEqual(listed.sent, ['a', 'b']);
+  t.is((listed.result as { forward: ForwardSlice }).forward.status, 200);
+  const unlisted = await run(two(), (name) => (name === 'a' ? 404 : 200));
+  t.deepEqual(unlisted.sent, ['a'], 'by default a 404 is the answer');
+  const retried = await run(two({ retry: { attempts: 1, on_status_codes: [409] } }), (name) => (name === 'a' ? 409 : 200));
+  t.deepEqual(retried.sent, ['a', 'a'], 'a listed retry status is retried on the same target');
+});

@@ -217,7 +217,10 @@ async function runTarget(target: ResolvedTarget, route: Route, run: RouteRun, de
     }
     const latencyMs = round(performance.now() - started);
     run.attempts.push({ target: target.name, provider: auth.provider.id, status: forward.status, latencyMs, ...modelOf(target, run.facts.model) });
-    if (!failedStatus(forward.status)) {
+    // A status the route lists (on_status_codes, retry.on_status_codes) is a failure even when it is
+    // not a 429 or 5xx: a route may fail over on a 404 from a model that one provider lacks.
+    const failed = failedStatus(forward.status) || movesOn(forward.status, target, route) || retryStatuses.includes(forward.status);
+    if (!failed) {
       if (forward.status < 400) dependencies.state.success(target.key, latencyMs);
       // The answer is in flight until its body is done (a stream for as long as it streams).
       if (forward.body.closed || forward.body.destroyed) finish();
