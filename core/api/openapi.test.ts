@@ -370,6 +370,8 @@ test('every $ref resolves and every /v1 operation and the pass-through are descr
   }
   t.is((gatewayOpenApi.components.securitySchemes.gatewayKey as { name: string }).name, 'x-gateway-api-key');
   t.deepEqual(Object.keys(chat.responses), ['200', '400', '401', '403', '404', '408', '413', '429', '502', '503', '504', 'default']);
+  const passthrough = gatewayOpenApi.paths['/v1/{path}'].get as { responses: Record<string, unknown> };
+  t.truthy(passthrough.responses[405]);
 });
 
 test('the admin API is included as core/admin/openapi.ts describes it, under its own key', (t) => {

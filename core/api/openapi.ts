@@ -458,6 +458,8 @@ interface OperationSpec {
   description?: string;
   request?: { mediaType: 'application/json' | 'multipart/form-data'; schema: string };
   ok: Record<string, unknown>;
+  /** Statuses this operation answers beyond {@link ERROR_STATUSES}. */
+  errors?: Record<string, string>;
 }
 
 function operation(spec: OperationSpec): Record<string, unknown> {
@@ -469,7 +471,7 @@ function operation(spec: OperationSpec): Record<string, unknown> {
     security: [{ gatewayKey: [] }],
     parameters: headerParameters,
     ...(spec.request ? { requestBody: { required: true, content: { [spec.request.mediaType]: { schema: ref(spec.request.schema) } } } } : {}),
-    responses: { 200: { description: 'Success', headers: responseHeaders, ...spec.ok }, ...errorResponses() },
+    responses: { 200: { description: 'Success', headers: responseHeaders, ...spec.ok }, ...errorResponses(spec.errors) },
   };
 }
 
@@ -540,7 +542,13 @@ function passthroughPath(): Record<string, unknown> {
     "Any other path under /v1/ (it may hold slashes: /v1/files/{id}/content, /v1/batches, …) is sent to the provider's base URL plus the path, query kept, with the provider's auth applied; the answer is returned as received (status, headers minus hop-by-hop ones, bytes), streamed both ways. Other methods get 405. A caller under a guardrail policy gets 403 `passthrough_not_judged` unless the policy allows unjudged pass-through.";
   const pathParameter = { name: 'path', in: 'path', required: true, description: 'The rest of the path', schema: string };
   const passthrough = (method: string) => {
-    const spec = operation({ id: `passthrough${method}`, summary: `Pass-through ${method.toUpperCase()}`, description, ok: { content: { '*/*': { schema: {} } } } });
+    const spec = operation({
+      id: `passthrough${method}`,
+      summary: `Pass-through ${method.toUpperCase()}`,
+      description,
+      ok: { content: { '*/*': { schema: {} } } },
+      errors: { 405: 'Pass-through accepts GET, POST, PUT and DELETE only (method_not_allowed)' },
+    });
     return { ...spec, parameters: [pathParameter, ...headerParameters] };
   };
   return {
