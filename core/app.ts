@@ -20,6 +20,7 @@ import { gatewayHandler } from './api/handler.js';
 import { audioTranscriptions, audioTranslations, imageEdits, imageVariations } from './api/multipart-operations.js';
 import { imagesGenerate } from './api/images-generate.js';
 import { models } from './api/models.js';
+import { gatewayOpenApi } from './api/openapi.js';
 import type { OperationHandler } from './api/operation.js';
 import { createPassthrough, passthrough } from './api/passthrough.js';
 import { mountDashboard } from './dashboard/index.js';
@@ -448,6 +449,7 @@ function buildApp(parts: {
   router.get('/health', (koa) => {
     koa.body = { status: 'ok' };
   });
+  router.get('/openapi.json', (koa) => (koa.body = gatewayOpenApi));
   // Guardrail factories registered without params are listed from their manifests.
   const catalog = config.guardrails.filter((entry): entry is GuardrailFactory => typeof entry === 'function').map((factory) => factory.manifest);
   router.get('/admin/plugins', adminGuard.middleware, (koa) => {
