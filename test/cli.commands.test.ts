@@ -135,7 +135,8 @@ test('--stdin at a terminal prompts without echoing the secret', async (t) => {
       // Typed only once the prompt is up: raw mode is on, so the terminal does not echo it.
       if (output.includes('not shown') && !child.stdin.writableEnded) child.stdin.end('sk-typed-secret-4242\r');
     });
-    const [code] = (await once(child, 'exit')) as [number | null];
+    // 'close', not 'exit': the output may still be on its way when the process has exited.
+    const [code] = (await once(child, 'close')) as [number | null];
     t.is(code, 0, output);
     t.regex(output, /secret \(typed, not shown\): /);
     t.regex(output, /has_api_key: true/);
