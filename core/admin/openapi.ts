@@ -7,8 +7,19 @@ import { routeSchema } from '../routing/route-schema.js';
 const error = { $ref: '#/components/responses/Error' };
 const idParameter = { name: 'id', in: 'path', required: true, schema: { type: 'string' } };
 const aliasParameter = { name: 'alias', in: 'path', required: true, schema: { type: 'string', pattern: '^[A-Za-z0-9._:/-]{1,128}$' } };
-/** A route: the published JSON schema (also at `/admin/routes/schema`); the gateway checks it with parseRoute (400 `invalid_route` with `param`). */
-const routeSchemaComponent = { ...routeSchema, description: `${String(routeSchema.description)} Served alone at GET /admin/routes/schema.` };
+/**
+ * A route: the published JSON schema (also at `/admin/routes/schema`); the gateway checks it with
+ * parseRoute (400 `invalid_route` with `param`). In this document its `$defs` become components of
+ * their own (`Route.strategy`, …) and its references point at them, since OpenAPI tools resolve `#`
+ * against the document rather than against the schema's `$id`.
+ */
+const { $id: _id, $schema: _dialect, $defs, ...routeRoot } = JSON.parse(JSON.stringify(routeSchema).replaceAll('"#/$defs/', '"#/components/schemas/Route.')) as Record<string, unknown> & {
+  $defs: Record<string, unknown>;
+};
+const routeComponents: Record<string, unknown> = {
+  Route: { ...routeRoot, description: `${String(routeSchema.description)} Served alone at GET /admin/routes/schema.` },
+  ...Object.fromEntries(Object.entries($defs).map(([name, schema]) => [`Route.${name}`, schema])),
+};
 const json = (schema: unknown) => ({ content: { 'application/json': { schema } } });
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const list = (item: string) => ({ type: 'object', properties: { object: { const: 'list' }, data: { type: 'array', items: ref(item) } } });
@@ -133,7 +144,7 @@ export const adminOpenApi = {
       },
     },
     schemas: {
-      Route: routeSchemaComponent,
+      ...routeComponents,
       RouteInput: {
         type: 'object',
         additionalProperties: false,
