@@ -1,5 +1,6 @@
 import { errors, GatewayError } from '../errors.js';
 import type { ForwardSlice } from '../pipeline/context.js';
+import { readFailedUsage } from './attempt-usage.js';
 import { balanceOrder } from './balancer.js';
 import { matchQuery, type RequestFacts } from './conditions.js';
 import type { AttemptRecord, ResolvedRoute, ResolvedTarget } from './plan.js';
@@ -46,9 +47,22 @@ export interface RouteAnswer {
   readonly target: ResolvedTarget;
 }
 
+/** An attempt's record while the route runs: a failed attempt's usage is filled in once its body is read. */
+type AttemptDraft = { -readonly [Field in keyof AttemptRecord]: AttemptRecord[Field] };
+
+/** A failed answer and its attempt's record. */
+interface FailedAnswer extends RouteAnswer {
+  readonly record: AttemptDraft;
+}
+
+/** The run as the executor keeps it: the reads of failed attempts' bodies still going on. */
+interface Run extends RouteRun {
+  readonly reads: Array<Promise<void>>;
+}
+
 /** A level's failure: the last error answer (body unread) or the last thrown error. */
 interface Failure {
-  answer?: RouteAnswer;
+  answer?: FailedAnswer;
   error?: GatewayError;
   /** Nothing was tried because every breaker was open: when the first will let a probe through. */
   allOpenRetryMs?: number;
@@ -96,10 +110,13 @@ const failedStatus = (status: number): boolean => status === 429 || status >= 50
  * Throws the last error when no target answered, and 503 `no_healthy_target` when every breaker
  * was open.
  */
-export async function executeRoute(plan: ResolvedRoute, run: RouteRun, dependencies: ExecutorDependencies): Promise<RouteAnswer> {
+export async function executeRoute(plan: ResolvedRoute, routeRun: RouteRun, dependencies: ExecutorDependencies): Promise<RouteAnswer> {
+  const run: Run = { ...routeRun, reads: [] };
   const result = await runLevel(plan, run, dependencies);
+  // Failed attempts' bodies were read while later attempts ran: their usage is on their records now.
+  if (run.reads.length > 0) await Promise.all(run.reads);
   if ('forward' in result) return result;
-  if (result.answer) return result.answer;
+  if (result.answer) return { forward: result.answer.forward, target: result.answer.target };
   if (result.error) throw result.error;
   const seconds = Math.max(1, Math.ceil((result.allOpenRetryMs ?? 1000) / 1000));
   throw new GatewayError(
@@ -110,7 +127,7 @@ export async function executeRoute(plan: ResolvedRoute, run: RouteRun, dependenc
 }
 
 /** The targets of a level in the order the strategy tries them. */
-function candidates(plan: ResolvedRoute, run: RouteRun, dependencies: ExecutorDependencies): readonly ResolvedTarget[] {
+function candidates(plan: ResolvedRoute, run: Run, dependencies: ExecutorDependencies): readonly ResolvedTarget[] {
   const strategy = plan.route.strategy;
   switch (strategy.mode) {
     case 'single':
@@ -131,15 +148,15 @@ function candidates(plan: ResolvedRoute, run: RouteRun, dependencies: ExecutorDe
   }
 }
 
-async function runLevel(plan: ResolvedRoute, run: RouteRun, dependencies: ExecutorDependencies): Promise<RouteAnswer | Failure> {
+async function runLevel(plan: ResolvedRoute, run: Run, dependencies: ExecutorDependencies): Promise<RouteAnswer | Failure> {
   const failure: Failure = {};
   let tried = false;
   for (const target of candidates(plan, run, dependencies)) {
     if (tried && !run.replayable) break;
     if (target.route) {
       const nested = await runLevel(target.route, run, dependencies);
-      if ('forward' in nested) return nested;
-      mergeFailure(failure, nested);
+      if ('forward' in nested) return settled(nested, failure, run);
+      mergeFailure(failure, nested, run);
       if (nested.answer || nested.error) tried = true;
       if (nested.answer && !movesOn(nested.answer.forward.status, target, plan.route)) return nested.answer;
       continue;
@@ -151,18 +168,24 @@ async function runLevel(plan: ResolvedRoute, run: RouteRun, dependencies: Execut
     }
     tried = true;
     const result = await runTarget(target, plan.route, run, dependencies);
-    if ('forward' in result) return result;
-    mergeFailure(failure, result);
+    if ('forward' in result) return settled(result, failure, run);
+    mergeFailure(failure, result, run);
     if (result.answer && !movesOn(result.answer.forward.status, target, plan.route)) return result.answer;
     if (remainingMs(plan.route, run) <= 0) break;
   }
   return failure;
 }
 
+/** A success ends the level: the failed answer it held is read for its usage and released. */
+function settled(answer: RouteAnswer, failure: Failure, run: Run): RouteAnswer {
+  if (failure.answer) release(failure.answer, run);
+  return answer;
+}
+
 /** Keeps the newest failure, releasing the body of an error answer it replaces. */
-function mergeFailure(into: Failure, from: Failure): void {
+function mergeFailure(into: Failure, from: Failure, run: Run): void {
   if (from.answer || from.error) {
-    if (into.answer && into.answer !== from.answer) discard(into.answer.forward);
+    if (into.answer && into.answer !== from.answer) release(into.answer, run);
     into.answer = from.answer;
     into.error = from.error;
   }
@@ -176,17 +199,22 @@ function movesOn(status: number, target: ResolvedTarget, route: Route): boolean 
   return codes ? codes.includes(status) : failedStatus(status);
 }
 
-const remainingMs = (route: Route, run: RouteRun): number => (route.deadline === undefined ? Infinity : route.deadline - (performance.now() - run.startedAt));
+const remainingMs = (route: Route, run: Run): number => (route.deadline === undefined ? Infinity : route.deadline - (performance.now() - run.startedAt));
 
-/** Drops a failed attempt's unread body (cancelling it) and gives back its memory lease. */
-function discard(forward: ForwardSlice): void {
-  forward.body.on('error', () => {});
-  forward.body.destroy();
-  forward.memory.release();
+/**
+ * Releases a failed answer the route moved on from: its body is read (while the next attempt
+ * runs) for the usage it reports, which goes on its attempt's record, then dropped.
+ */
+function release(answer: FailedAnswer, run: Run): void {
+  run.reads.push(
+    readFailedUsage(answer.forward).then((usage) => {
+      if (usage) answer.record.usage = usage;
+    }),
+  );
 }
 
 /** Tries one target, with the route's retries: a success, a non-retryable answer, or the last failure. */
-async function runTarget(target: ResolvedTarget, route: Route, run: RouteRun, dependencies: ExecutorDependencies): Promise<RouteAnswer | Failure> {
+async function runTarget(target: ResolvedTarget, route: Route, run: Run, dependencies: ExecutorDependencies): Promise<RouteAnswer | Failure> {
   const auth = target.auth!;
   const retries = run.replayable ? (route.retry?.attempts ?? 0) : 0;
   const retryStatuses = route.retry?.on_status_codes ?? DEFAULT_RETRY_STATUSES;
@@ -210,13 +238,14 @@ async function runTarget(target: ResolvedTarget, route: Route, run: RouteRun, de
       dependencies.state.failure(target.key);
       run.attempts.push({ target: target.name, provider: auth.provider.id, status: error.status, latencyMs: round(performance.now() - started), errorCode: error.body.code ?? undefined, ...modelOf(target) });
       failure.error = error;
-      if (failure.answer) discard(failure.answer.forward);
+      if (failure.answer) release(failure.answer, run);
       failure.answer = undefined;
       if (attempt < retries && !(await wait(backoffMs(attempt, dependencies.random), route, run, dependencies))) break;
       continue;
     }
     const latencyMs = round(performance.now() - started);
-    run.attempts.push({ target: target.name, provider: auth.provider.id, status: forward.status, latencyMs, ...modelOf(target) });
+    const record: AttemptDraft = { target: target.name, provider: auth.provider.id, status: forward.status, latencyMs, ...modelOf(target) };
+    run.attempts.push(record);
     if (!failedStatus(forward.status)) {
       if (forward.status < 400) dependencies.state.success(target.key, latencyMs);
       // The answer is in flight until its body is done (a stream for as long as it streams).
@@ -226,8 +255,8 @@ async function runTarget(target: ResolvedTarget, route: Route, run: RouteRun, de
     }
     finish();
     dependencies.state.failure(target.key);
-    if (failure.answer) discard(failure.answer.forward);
-    failure.answer = { forward, target };
+    if (failure.answer) release(failure.answer, run);
+    failure.answer = { forward, target, record };
     failure.error = undefined;
     if (attempt >= retries || !retryStatuses.includes(forward.status)) break;
     const asked = retryAfterMs(forward.headers);
@@ -238,7 +267,7 @@ async function runTarget(target: ResolvedTarget, route: Route, run: RouteRun, de
 }
 
 /** Waits before a retry unless that would pass the route's deadline (then false: no retry). */
-async function wait(ms: number, route: Route, run: RouteRun, dependencies: ExecutorDependencies): Promise<boolean> {
+async function wait(ms: number, route: Route, run: Run, dependencies: ExecutorDependencies): Promise<boolean> {
   if (ms >= remainingMs(route, run)) return false;
   if (ms > 0) await dependencies.sleep(ms, run.signal);
   return true;
