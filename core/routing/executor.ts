@@ -2,6 +2,7 @@ import { errors, GatewayError } from '../errors.js';
 import type { ForwardSlice } from '../pipeline/context.js';
 import { readFailedUsage } from './attempt-usage.js';
 import { balanceOrder } from './balancer.js';
+import { FirstEventError } from './first-event.js';
 import { matchQuery, type RequestFacts } from './conditions.js';
 import type { AttemptRecord, ResolvedRoute, ResolvedTarget } from './plan.js';
 import type { Route } from './route.js';
@@ -236,7 +237,15 @@ async function runTarget(target: ResolvedTarget, route: Route, run: Run, depende
       if (!(error instanceof GatewayError)) throw error;
       if (error.status === 400) throw error;
       dependencies.state.failure(target.key);
-      run.attempts.push({ target: target.name, provider: auth.provider.id, status: error.status, latencyMs: round(performance.now() - started), errorCode: error.body.code ?? undefined, ...modelOf(target) });
+      run.attempts.push({
+        target: target.name,
+        provider: auth.provider.id,
+        status: error.status,
+        latencyMs: round(performance.now() - started),
+        errorCode: error.body.code ?? undefined,
+        ...modelOf(target),
+        ...(error instanceof FirstEventError && error.usage ? { usage: error.usage } : {}),
+      });
       failure.error = error;
       if (failure.answer) release(failure.answer, run);
       failure.answer = undefined;

@@ -22,6 +22,19 @@ const fail503 = (_request: unknown, response: ServerResponse) => {
   response.writeHead(503, { 'content-type': 'application/json' }).end('{"error":{"message":"down","type":"server_error","code":null}}');
 };
 
+const errorFirstEventWithUsage = (_request: unknown, response: ServerResponse) => {
+  response.writeHead(200, { 'content-type': 'text/event-stream' });
+  response.end(`data: ${JSON.stringify({ error: { message: 'overloaded mid-generation', type: 'server_error' }, usage: FAILED_USAGE })}\n\n`);
+};
+const streamWithUsage = (_request: unknown, response: ServerResponse) => {
+  const chunk = (fields: Record<string, unknown>) => `data: ${JSON.stringify({ id: 'chatcmpl-s', object: 'chat.completion.chunk', created: 1741569952, model: 'gpt-4o-mini', ...fields })}\n\n`;
+  response.writeHead(200, { 'content-type': 'text/event-stream' });
+  response.write(chunk({ choices: [{ index: 0, delta: { role: 'assistant', content: 'ok' }, finish_reason: null }] }));
+  response.write(chunk({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] }));
+  response.write(chunk({ choices: [], usage: FIXED_USAGE }));
+  response.end('data: [DONE]\n\n');
+};
+
 test.before(async () => {
   first = await startFake();
   second = await startFake();
@@ -45,12 +58,12 @@ test.after.always(async () => {
   await second?.close();
 });
 
-async function chat(key: string) {
+async function chat(key: string, extra: Record<string, unknown> = {}) {
   const trace = traceId('budget-attempts');
   const response = await fetch(`${gateway.url}/v1/chat/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-gateway-api-key': key, 'x-gateway-config': 'budgeted', 'x-gateway-trace-id': trace },
-    body: JSON.stringify({ model: 'gpt-4o-mini', messages: FIXED_MESSAGES, max_tokens: 10 }),
+    body: JSON.stringify({ model: 'gpt-4o-mini', messages: FIXED_MESSAGES, max_tokens: 10, ...extra }),
   });
   await response.text();
   return { status: response.status, headers: response.headers, trace };
@@ -98,4 +111,19 @@ test.serial('a plain fallback whose failure reports no usage is charged once, fo
   const entry = await loggedOnce(gateway, result.trace);
   t.is(nanos(entry.costUsd!), nanos(FIXED_COST_USD));
   t.is(entry.attempts?.[0].usage, undefined);
+});
+
+test.serial('a stream whose first event is an error reporting usage, then a stream from the next target: both are charged', async (t) => {
+  first.handle(errorFirstEventWithUsage);
+  second.handle(streamWithUsage);
+  const { id, key } = await createKey(t, gateway, { name: 'stream-usage', provider: 'openai', provider_key: 'sk-stream-usage-0123456789', limits: { budget_usd: 1 } });
+  const result = await chat(key, { stream: true, stream_options: { include_usage: true } });
+  t.is(result.status, 200);
+  t.is(result.headers.get('x-gateway-route-target'), 'second');
+  const failedUsd = costOf(gateway.gateway.vault.prices.price('openai', 'gpt-4o')!, { promptTokens: 40, completionTokens: 25 });
+  const expected = nanos(failedUsd + FIXED_COST_USD);
+  t.is(nanos(await settledSpend(id)), expected);
+  const entry = await loggedOnce(gateway, result.trace);
+  t.like(entry.attempts?.[0], { status: 502, errorCode: 'upstream_stream_error', usage: FAILED_USAGE });
+  t.is(nanos(entry.costUsd!), expected);
 });
