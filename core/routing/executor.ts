@@ -1,6 +1,6 @@
 import { errors, GatewayError } from '../errors.js';
 import type { ForwardSlice } from '../pipeline/context.js';
-import { readFailedUsage } from './attempt-usage.js';
+import { readFailedUsage, stopUsageReads } from './attempt-usage.js';
 import { balanceOrder } from './balancer.js';
 import { FirstEventError } from './first-event.js';
 import { matchQuery, type RequestFacts } from './conditions.js';
@@ -56,11 +56,6 @@ interface FailedAnswer extends RouteAnswer {
   readonly record: AttemptDraft;
 }
 
-/** The run as the executor keeps it: the reads of failed attempts' bodies still going on. */
-interface Run extends RouteRun {
-  readonly reads: Array<Promise<void>>;
-}
-
 /** A level's failure: the last error answer (body unread) or the last thrown error. */
 interface Failure {
   answer?: FailedAnswer;
@@ -111,11 +106,14 @@ const failedStatus = (status: number): boolean => status === 429 || status >= 50
  * Throws the last error when no target answered, and 503 `no_healthy_target` when every breaker
  * was open.
  */
-export async function executeRoute(plan: ResolvedRoute, routeRun: RouteRun, dependencies: ExecutorDependencies): Promise<RouteAnswer> {
-  const run: Run = { ...routeRun, reads: [] };
-  const result = await runLevel(plan, run, dependencies);
-  // Failed attempts' bodies were read while later attempts ran: their usage is on their records now.
-  if (run.reads.length > 0) await Promise.all(run.reads);
+export async function executeRoute(plan: ResolvedRoute, run: RouteRun, dependencies: ExecutorDependencies): Promise<RouteAnswer> {
+  let result: RouteAnswer | Failure;
+  try {
+    result = await runLevel(plan, run, dependencies);
+  } finally {
+    // Failed attempts' bodies are read while later attempts run, and no longer.
+    stopUsageReads(run.attempts);
+  }
   if ('forward' in result) return result;
   if (result.answer) return { forward: result.answer.forward, target: result.answer.target };
   if (result.error) throw result.error;
@@ -128,7 +126,7 @@ export async function executeRoute(plan: ResolvedRoute, routeRun: RouteRun, depe
 }
 
 /** The targets of a level in the order the strategy tries them. */
-function candidates(plan: ResolvedRoute, run: Run, dependencies: ExecutorDependencies): readonly ResolvedTarget[] {
+function candidates(plan: ResolvedRoute, run: RouteRun, dependencies: ExecutorDependencies): readonly ResolvedTarget[] {
   const strategy = plan.route.strategy;
   switch (strategy.mode) {
     case 'single':
@@ -149,7 +147,7 @@ function candidates(plan: ResolvedRoute, run: Run, dependencies: ExecutorDepende
   }
 }
 
-async function runLevel(plan: ResolvedRoute, run: Run, dependencies: ExecutorDependencies): Promise<RouteAnswer | Failure> {
+async function runLevel(plan: ResolvedRoute, run: RouteRun, dependencies: ExecutorDependencies): Promise<RouteAnswer | Failure> {
   const failure: Failure = {};
   let tried = false;
   for (const target of candidates(plan, run, dependencies)) {
@@ -178,13 +176,13 @@ async function runLevel(plan: ResolvedRoute, run: Run, dependencies: ExecutorDep
 }
 
 /** A success ends the level: the failed answer it held is read for its usage and released. */
-function settled(answer: RouteAnswer, failure: Failure, run: Run): RouteAnswer {
+function settled(answer: RouteAnswer, failure: Failure, run: RouteRun): RouteAnswer {
   if (failure.answer) release(failure.answer, run);
   return answer;
 }
 
 /** Keeps the newest failure, releasing the body of an error answer it replaces. */
-function mergeFailure(into: Failure, from: Failure, run: Run): void {
+function mergeFailure(into: Failure, from: Failure, run: RouteRun): void {
   if (from.answer || from.error) {
     if (into.answer && into.answer !== from.answer) release(into.answer, run);
     into.answer = from.answer;
@@ -200,22 +198,20 @@ function movesOn(status: number, target: ResolvedTarget, route: Route): boolean 
   return codes ? codes.includes(status) : failedStatus(status);
 }
 
-const remainingMs = (route: Route, run: Run): number => (route.deadline === undefined ? Infinity : route.deadline - (performance.now() - run.startedAt));
+const remainingMs = (route: Route, run: RouteRun): number => (route.deadline === undefined ? Infinity : route.deadline - (performance.now() - run.startedAt));
 
 /**
- * Releases a failed answer the route moved on from: its body is read (while the next attempt
- * runs) for the usage it reports, which goes on its attempt's record, then dropped.
+ * Releases a failed answer the route moved on from: its body is read (what has arrived at once,
+ * the rest while later attempts run) for the usage it reports, which goes on its attempt's record.
  */
-function release(answer: FailedAnswer, run: Run): void {
-  run.reads.push(
-    readFailedUsage(answer.forward).then((usage) => {
-      if (usage) answer.record.usage = usage;
-    }),
-  );
+function release(answer: FailedAnswer, run: RouteRun): void {
+  readFailedUsage(run.attempts, answer.forward, (usage) => {
+    answer.record.usage = usage;
+  });
 }
 
 /** Tries one target, with the route's retries: a success, a non-retryable answer, or the last failure. */
-async function runTarget(target: ResolvedTarget, route: Route, run: Run, dependencies: ExecutorDependencies): Promise<RouteAnswer | Failure> {
+async function runTarget(target: ResolvedTarget, route: Route, run: RouteRun, dependencies: ExecutorDependencies): Promise<RouteAnswer | Failure> {
   const auth = target.auth!;
   const retries = run.replayable ? (route.retry?.attempts ?? 0) : 0;
   const retryStatuses = route.retry?.on_status_codes ?? DEFAULT_RETRY_STATUSES;
@@ -276,7 +272,7 @@ async function runTarget(target: ResolvedTarget, route: Route, run: Run, depende
 }
 
 /** Waits before a retry unless that would pass the route's deadline (then false: no retry). */
-async function wait(ms: number, route: Route, run: Run, dependencies: ExecutorDependencies): Promise<boolean> {
+async function wait(ms: number, route: Route, run: RouteRun, dependencies: ExecutorDependencies): Promise<boolean> {
   if (ms >= remainingMs(route, run)) return false;
   if (ms > 0) await dependencies.sleep(ms, run.signal);
   return true;

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { errors, GatewayError } from '../errors.js';
 import type { GatewayContext } from '../pipeline/context.js';
 import { tapStream } from '../pipeline/response.js';
+import { attemptsUsageRead } from '../routing/attempt-usage.js';
 import type { Hook } from '../pipeline/hook.js';
 import type { AdmissionResult, SharedState } from '../store/state.js';
 import { estimatePromptTokens, expectedOutputTokens } from './estimate.js';
@@ -283,6 +284,8 @@ export function limitHooks(dependencies: LimitsDependencies): { admit: Hook; set
       const model = seen?.model ?? context.request.model;
       const price = auth === undefined ? undefined : ((model && prices.price(auth.provider, model, auth.target.headers)) ?? reservation?.price);
       const answerUsd = seen?.usage && price ? costOf(price, tokenCounts(seen.usage)) : undefined;
+      // Failed attempts' bodies are read in the background; their usage is wanted here.
+      if (context.routing) await attemptsUsageRead(context.routing.attempts);
       const failedUsd = failedAttemptsUsd(context, reservation?.price);
       const costUsd = answerUsd === undefined ? failedUsd : answerUsd + (failedUsd ?? 0);
       if (costUsd !== undefined) (context.log ??= {}).costUsd = costUsd;
