@@ -46,6 +46,7 @@ import { PinoLogSink } from './logs/pino-sink.js';
 import type { LogStore } from './logs/store.js';
 import { GatewayMetrics } from './metrics/metrics.js';
 import { MemoryRoutingState, type RoutingStateStore } from './routing/state.js';
+import { SharedRoutingState } from './routing/state-redis.js';
 import { checkRouteProviders } from './routing/resolve.js';
 import type { RouteSource, TargetCredentials } from './routing/sources.js';
 import { Pipeline } from './pipeline/runner.js';
@@ -226,7 +227,9 @@ function registerServices(container: DependencyContainer, config: ResolvedConfig
   );
   factory(TOKENS.routingState, (c) => {
     const clock = c.resolve<Clock>(TOKENS.clock);
-    return options.routing?.state ?? new MemoryRoutingState(config.routing.breaker, () => clock.now());
+    if (options.routing?.state) return options.routing.state;
+    // With REDIS_URL, breakers are shared through the vault's Redis state once it is open (see createGateway).
+    return config.redisUrl ? new SharedRoutingState(config.routing.breaker, () => clock.now()) : new MemoryRoutingState(config.routing.breaker, () => clock.now());
   });
   factory(TOKENS.requestLog, (c) => createRequestLog(config, c.resolve(TOKENS.logger), c.resolve<GatewayMetrics>(TOKENS.metrics).logQueueObserver));
   factory(TOKENS.traceExporter, (c) => {
@@ -327,6 +330,9 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
   // the construction, rather than in listen(). A failure is reported by listen() (or
   // vault.start()), which awaits the same promise.
   vault.start().catch(() => {});
+  const routingState = container.resolve<RoutingStateStore>(TOKENS.routingState);
+  const sharingBreakers = routingState instanceof SharedRoutingState ? vault.start().then(() => routingState.attach(vault.parts.state)) : Promise.resolve();
+  sharingBreakers.catch(() => {});
   const logger = container.resolve<Logger>(TOKENS.logger);
   const accountKey = container.resolve<AccountKey>(TOKENS.accountKey);
   const generated = container.resolve<string | undefined>(TOKENS.generatedAccountKey);
@@ -374,6 +380,7 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
     flushLogs: () => logs.queue.flush(),
     async listen(port = config.port, host = config.host) {
       await vault.start();
+      await sharingBreakers;
       const server = createGatewayServer(app.callback(), config.server);
       server.listen(port, host);
       await once(server, 'listening');
@@ -402,6 +409,7 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
         ),
       );
       await upstream.close();
+      if (routingState instanceof SharedRoutingState) routingState.close();
       await vault.close();
       await logs.close();
       await exporter?.flush();

@@ -1,6 +1,8 @@
 import { errors, GatewayError } from '../errors.js';
 import type { ForwardSlice } from '../pipeline/context.js';
+import { readFailedUsage, stopUsageReads } from './attempt-usage.js';
 import { balanceOrder } from './balancer.js';
+import { FirstEventError } from './first-event.js';
 import { matchQuery, type RequestFacts } from './conditions.js';
 import type { AttemptRecord, ResolvedRoute, ResolvedTarget } from './plan.js';
 import type { Route } from './route.js';
@@ -46,9 +48,17 @@ export interface RouteAnswer {
   readonly target: ResolvedTarget;
 }
 
+/** An attempt's record while the route runs: a failed attempt's usage is filled in once its body is read. */
+type AttemptDraft = { -readonly [Field in keyof AttemptRecord]: AttemptRecord[Field] };
+
+/** A failed answer and its attempt's record. */
+interface FailedAnswer extends RouteAnswer {
+  readonly record: AttemptDraft;
+}
+
 /** A level's failure: the last error answer (body unread) or the last thrown error. */
 interface Failure {
-  answer?: RouteAnswer;
+  answer?: FailedAnswer;
   error?: GatewayError;
   /** Nothing was tried because every breaker was open: when the first will let a probe through. */
   allOpenRetryMs?: number;
@@ -97,9 +107,15 @@ const failedStatus = (status: number): boolean => status === 429 || status >= 50
  * was open.
  */
 export async function executeRoute(plan: ResolvedRoute, run: RouteRun, dependencies: ExecutorDependencies): Promise<RouteAnswer> {
-  const result = await runLevel(plan, run, dependencies);
+  let result: RouteAnswer | Failure;
+  try {
+    result = await runLevel(plan, run, dependencies);
+  } finally {
+    // Failed attempts' bodies are read while later attempts run, and no longer.
+    stopUsageReads(run.attempts);
+  }
   if ('forward' in result) return result;
-  if (result.answer) return result.answer;
+  if (result.answer) return { forward: result.answer.forward, target: result.answer.target };
   if (result.error) throw result.error;
   const seconds = Math.max(1, Math.ceil((result.allOpenRetryMs ?? 1000) / 1000));
   throw new GatewayError(
@@ -138,8 +154,8 @@ async function runLevel(plan: ResolvedRoute, run: RouteRun, dependencies: Execut
     if (tried && !run.replayable) break;
     if (target.route) {
       const nested = await runLevel(target.route, run, dependencies);
-      if ('forward' in nested) return nested;
-      mergeFailure(failure, nested);
+      if ('forward' in nested) return settled(nested, failure, run);
+      mergeFailure(failure, nested, run);
       if (nested.answer || nested.error) tried = true;
       if (nested.answer && !movesOn(nested.answer.forward.status, target, plan.route)) return nested.answer;
       continue;
@@ -151,18 +167,24 @@ async function runLevel(plan: ResolvedRoute, run: RouteRun, dependencies: Execut
     }
     tried = true;
     const result = await runTarget(target, plan.route, run, dependencies);
-    if ('forward' in result) return result;
-    mergeFailure(failure, result);
+    if ('forward' in result) return settled(result, failure, run);
+    mergeFailure(failure, result, run);
     if (result.answer && !movesOn(result.answer.forward.status, target, plan.route)) return result.answer;
     if (remainingMs(plan.route, run) <= 0) break;
   }
   return failure;
 }
 
+/** A success ends the level: the failed answer it held is read for its usage and released. */
+function settled(answer: RouteAnswer, failure: Failure, run: RouteRun): RouteAnswer {
+  if (failure.answer) release(failure.answer, run);
+  return answer;
+}
+
 /** Keeps the newest failure, releasing the body of an error answer it replaces. */
-function mergeFailure(into: Failure, from: Failure): void {
+function mergeFailure(into: Failure, from: Failure, run: RouteRun): void {
   if (from.answer || from.error) {
-    if (into.answer && into.answer !== from.answer) discard(into.answer.forward);
+    if (into.answer && into.answer !== from.answer) release(into.answer, run);
     into.answer = from.answer;
     into.error = from.error;
   }
@@ -178,11 +200,14 @@ function movesOn(status: number, target: ResolvedTarget, route: Route): boolean 
 
 const remainingMs = (route: Route, run: RouteRun): number => (route.deadline === undefined ? Infinity : route.deadline - (performance.now() - run.startedAt));
 
-/** Drops a failed attempt's unread body (cancelling it) and gives back its memory lease. */
-function discard(forward: ForwardSlice): void {
-  forward.body.on('error', () => {});
-  forward.body.destroy();
-  forward.memory.release();
+/**
+ * Releases a failed answer the route moved on from: its body is read (what has arrived at once,
+ * the rest while later attempts run) for the usage it reports, which goes on its attempt's record.
+ */
+function release(answer: FailedAnswer, run: RouteRun): void {
+  readFailedUsage(run.attempts, answer.forward, (usage) => {
+    answer.record.usage = usage;
+  });
 }
 
 /** Tries one target, with the route's retries: a success, a non-retryable answer, or the last failure. */
@@ -208,15 +233,24 @@ async function runTarget(target: ResolvedTarget, route: Route, run: RouteRun, de
       if (!(error instanceof GatewayError)) throw error;
       if (error.status === 400) throw error;
       dependencies.state.failure(target.key);
-      run.attempts.push({ target: target.name, provider: auth.provider.id, status: error.status, latencyMs: round(performance.now() - started), errorCode: error.body.code ?? undefined, ...modelOf(target, run.facts.model) });
+      run.attempts.push({
+        target: target.name,
+        provider: auth.provider.id,
+        status: error.status,
+        latencyMs: round(performance.now() - started),
+        errorCode: error.body.code ?? undefined,
+        ...modelOf(target, run.facts.model),
+        ...(error instanceof FirstEventError && error.usage ? { usage: error.usage } : {}),
+      });
       failure.error = error;
-      if (failure.answer) discard(failure.answer.forward);
+      if (failure.answer) release(failure.answer, run);
       failure.answer = undefined;
       if (attempt < retries && !(await wait(backoffMs(attempt, dependencies.random), route, run, dependencies))) break;
       continue;
     }
     const latencyMs = round(performance.now() - started);
-    run.attempts.push({ target: target.name, provider: auth.provider.id, status: forward.status, latencyMs, ...modelOf(target, run.facts.model) });
+    const record: AttemptDraft = { target: target.name, provider: auth.provider.id, status: forward.status, latencyMs, ...modelOf(target, run.facts.model) };
+    run.attempts.push(record);
     // A status the route lists (on_status_codes, retry.on_status_codes) is a failure even when it is
     // not a 429 or 5xx: a route may fail over on a 404 from a model that one provider lacks.
     const failed = failedStatus(forward.status) || movesOn(forward.status, target, route) || retryStatuses.includes(forward.status);
@@ -229,8 +263,8 @@ async function runTarget(target: ResolvedTarget, route: Route, run: RouteRun, de
     }
     finish();
     dependencies.state.failure(target.key);
-    if (failure.answer) discard(failure.answer.forward);
-    failure.answer = { forward, target };
+    if (failure.answer) release(failure.answer, run);
+    failure.answer = { forward, target, record };
     failure.error = undefined;
     if (attempt >= retries || !retryStatuses.includes(forward.status)) break;
     const asked = retryAfterMs(forward.headers);

@@ -1,8 +1,10 @@
 import { PassThrough, type Readable } from 'node:stream';
-import { errors, type GatewayError } from '../errors.js';
+import { errors, GatewayError } from '../errors.js';
 import { bodyFailure } from '../http/upstream.js';
 import { isRecord } from '../spec/is-record.js';
 import type { ForwardSlice } from '../pipeline/context.js';
+import type { Usage } from '../spec/unified.js';
+import { usageOf } from '../vault/usage-tap.js';
 
 /** Most bytes read while waiting for a stream's first event; past it the stream is passed on unchecked. */
 const PEEK_LIMIT = 64 * 1024;
@@ -39,6 +41,29 @@ function readFirstEvent(body: Readable): Promise<{ bytes: Buffer; ended: boolean
   });
 }
 
+/** A stream whose first event was an error: 502 `upstream_stream_error`, with the usage that event reported (charged to the attempt). */
+export class FirstEventError extends GatewayError {
+  constructor(readonly usage: Usage | undefined) {
+    const error = errors.badGateway('The upstream answered the stream with an error before its first chunk.', { code: 'upstream_stream_error' });
+    super(error.status, error.body, error.headers);
+  }
+}
+
+/** The usage an SSE event's JSON data reports, if any. */
+function eventUsage(text: string): Usage | undefined {
+  const event = text.split(/\r?\n\r?\n/, 1)[0];
+  const data = event
+    .split(/\r?\n/)
+    .filter((line) => line.startsWith('data:'))
+    .map((line) => line.slice(5).trimStart())
+    .join('\n');
+  try {
+    return data.startsWith('{') ? usageOf(JSON.parse(data))?.usage : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Whether an SSE event is an error: `event: error`, or data whose JSON has a top-level `error` or `type: "error"`. */
 export function isErrorEvent(text: string): boolean {
   const event = text.split(/\r?\n\r?\n/, 1)[0];
@@ -68,11 +93,12 @@ export async function checkFirstEvent(forward: ForwardSlice, signal: AbortSignal
     throw bodyFailure(error, forward.origin, signal);
   }
   const { bytes, ended } = read;
-  if (isErrorEvent(bytes.toString('utf8'))) {
+  const text = bytes.toString('utf8');
+  if (isErrorEvent(text)) {
     forward.body.on('error', () => {});
     forward.body.destroy();
     forward.memory.release();
-    throw streamError();
+    throw new FirstEventError(eventUsage(text));
   }
   if (!ended) {
     forward.body.unshift(bytes);
@@ -81,4 +107,3 @@ export async function checkFirstEvent(forward: ForwardSlice, signal: AbortSignal
   return { ...forward, body: new PassThrough().end(bytes) };
 }
 
-const streamError = (): GatewayError => errors.badGateway('The upstream answered the stream with an error before its first chunk.', { code: 'upstream_stream_error' });

@@ -51,6 +51,13 @@ export interface RoutingStateStore {
   breakers(): Array<{ target: string; state: BreakerState }>;
 }
 
+/** A breaker's move to open (at `openedAt`, epoch ms on the state's clock) or to closed: what instances share. */
+export interface BreakerTransition {
+  readonly target: string;
+  readonly state: 'open' | 'closed';
+  readonly openedAt: number;
+}
+
 /** Weight of the newest latency in the EWMA. */
 const EWMA_ALPHA = 0.3;
 /** Most targets whose state is kept (routes can only name 32 targets each, but routes are many). */
@@ -64,7 +71,28 @@ export class MemoryRoutingState implements RoutingStateStore {
   constructor(
     private readonly settings: BreakerSettings = DEFAULT_BREAKER,
     private readonly now: () => number = Date.now,
+    /** Told of every breaker that opens or closes here (not of those {@link apply} sets). */
+    private readonly onTransition?: (transition: BreakerTransition) => void,
   ) {}
+
+  /**
+   * Sets a breaker as another instance reports it: open since `openedAt` (kept when this one opened
+   * later), or closed. Counts are left as they are, so each instance still counts its own attempts.
+   */
+  apply(transition: BreakerTransition): void {
+    const breaker = this.breaker(transition.target);
+    if (transition.state === 'closed') {
+      if (breaker.state === 'closed') return;
+      breaker.state = 'closed';
+      breaker.consecutive = 0;
+      breaker.probing = false;
+      return;
+    }
+    if (breaker.state !== 'closed' && breaker.openedAt >= transition.openedAt) return;
+    breaker.state = 'open';
+    breaker.openedAt = transition.openedAt;
+    breaker.probing = false;
+  }
 
   private breaker(target: string): Breaker {
     let breaker = this.breakerMap.get(target);
@@ -119,6 +147,7 @@ export class MemoryRoutingState implements RoutingStateStore {
       breaker.probing = false;
       breaker.requests = 0;
       breaker.failed = 0;
+      this.onTransition?.({ target, state: 'closed', openedAt: breaker.openedAt });
     }
   }
 
@@ -131,6 +160,7 @@ export class MemoryRoutingState implements RoutingStateStore {
       breaker.state = 'open';
       breaker.openedAt = this.now();
       breaker.probing = false;
+      this.onTransition?.({ target, state: 'open', openedAt: breaker.openedAt });
     }
   }
 

@@ -62,6 +62,18 @@ return 1
 /** Sets a claim only when absent; releases only the owner's claim. */
 const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 
+/** A pub/sub channel and a hash under the state's prefix, on its connections, for other shared state (routing breakers). */
+export interface RedisChannel {
+  /** Sends a message to every instance's subscriber (this one's included). */
+  publish(message: string): Promise<void>;
+  /** Sets fields of the hash. */
+  set(fields: Record<string, string>): Promise<void>;
+  /** Removes fields of the hash. */
+  remove(fields: readonly string[]): Promise<void>;
+  /** Every field of the hash. */
+  all(): Promise<Record<string, string>>;
+}
+
 /**
  * The shared store: records through @keyv/redis, limits through Lua scripts on the same
  * connection, invalidation through pub/sub on a second one. Every key starts with `prefix`, so
@@ -176,6 +188,25 @@ export class RedisState implements SharedState {
 
   subscribe(handler: (event: InvalidationEvent) => void): void {
     this.handlers.push(handler);
+  }
+
+  /** Opens `<prefix>:<name>` as a channel (its messages go to `onMessage`) and as a hash, on this state's two connections. */
+  async openChannel(name: string, onMessage: (message: string) => void): Promise<RedisChannel> {
+    const key = this.key(name);
+    await this.subscriber.subscribe(key, onMessage);
+    const client = this.client;
+    return {
+      publish: async (message) => {
+        await client.publish(key, message);
+      },
+      set: async (fields) => {
+        if (Object.keys(fields).length > 0) await client.hSet(key, fields);
+      },
+      remove: async (fields) => {
+        if (fields.length > 0) await client.hDel(key, [...fields]);
+      },
+      all: () => client.hGetAll(key),
+    };
   }
 
   async close(): Promise<void> {

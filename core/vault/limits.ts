@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { errors, GatewayError } from '../errors.js';
 import type { GatewayContext } from '../pipeline/context.js';
 import { tapStream } from '../pipeline/response.js';
+import { attemptsUsageRead } from '../routing/attempt-usage.js';
 import type { Hook } from '../pipeline/hook.js';
 import type { AdmissionResult, SharedState } from '../store/state.js';
 import { estimatePromptTokens, expectedOutputTokens } from './estimate.js';
@@ -282,13 +283,18 @@ export function limitHooks(dependencies: LimitsDependencies): { admit: Hook; set
       const auth = context.auth;
       const model = seen?.model ?? context.request.model;
       const price = auth === undefined ? undefined : ((model && prices.price(auth.provider, model, auth.target.headers)) ?? reservation?.price);
-      const costUsd = seen?.usage && price ? costOf(price, tokenCounts(seen.usage)) : undefined;
+      const answerUsd = seen?.usage && price ? costOf(price, tokenCounts(seen.usage)) : undefined;
+      // Failed attempts' bodies are read in the background; their usage is wanted here.
+      if (context.routing) await attemptsUsageRead(context.routing.attempts);
+      const failedUsd = failedAttemptsUsd(context, reservation?.price);
+      const costUsd = answerUsd === undefined ? failedUsd : answerUsd + (failedUsd ?? 0);
       if (costUsd !== undefined) (context.log ??= {}).costUsd = costUsd;
       if (reservation) {
         // Usage unknown after a successful upstream answer (e.g. a stream cut short): charge the
         // reservation rather than nothing, so leaving early is no way around a budget.
         const answered = context.forward !== undefined && context.forward.status < 400;
-        const actualNanos = costUsd !== undefined ? toNanos(costUsd) : answered ? reservation.reservationNanos : 0;
+        const failedNanos = toNanos(failedUsd ?? 0);
+        const actualNanos = answerUsd !== undefined ? toNanos(answerUsd) + failedNanos : answered ? reservation.reservationNanos + failedNanos : failedNanos;
         try {
           await dependencies.state().settle({ reservedKey: reservation.reservedKey, reservationNanos: reservation.reservationNanos, spent: reservation.spent, actualNanos });
         } catch {
@@ -298,6 +304,22 @@ export function limitHooks(dependencies: LimitsDependencies): { admit: Hook; set
       await next();
     },
   };
+
+  /**
+   * What the failed attempts of a routed request cost: each attempt whose error body reported usage
+   * (read by the route executor), priced with its own provider and model. The answer the client
+   * got is not among them (its usage is the transform stage's), so no answer is charged twice.
+   */
+  function failedAttemptsUsd(context: GatewayContext, fallbackPrice: ModelPrice | undefined): number | undefined {
+    let total: number | undefined;
+    for (const attempt of context.routing?.attempts ?? []) {
+      if (attempt.usage === undefined) continue;
+      const model = attempt.model ?? context.request.model;
+      const price = (model && prices.price(attempt.provider, model)) || fallbackPrice;
+      if (price) total = (total ?? 0) + costOf(price, tokenCounts(attempt.usage));
+    }
+    return total;
+  }
 
   return { admit, settle };
 }

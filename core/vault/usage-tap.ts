@@ -26,7 +26,7 @@ function tokensOf(value: unknown): Usage | undefined {
  * The usage a pass-through body reports: at its top level (chat, Anthropic messages), or inside
  * `response` (the Responses API's final stream event) or `message` (Anthropic's message_start).
  */
-function usageOf(value: unknown): ObservedUsage | undefined {
+export function usageOf(value: unknown): ObservedUsage | undefined {
   if (value === null || typeof value !== 'object') return undefined;
   const object = value as { usage?: unknown; model?: unknown; response?: unknown; message?: unknown };
   const usage = tokensOf(object.usage);
