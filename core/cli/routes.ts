@@ -3,8 +3,7 @@ import { type GatewayConfig, resolveConfig } from '../../config/index.js';
 import { GatewayError } from '../errors.js';
 import { parseRoute, type Route, type Target } from '../routing/route.js';
 import type { StoredRoute } from '../routing/sources.js';
-import { VaultService } from '../vault/service.js';
-import type { CliIo } from './vault.js';
+import { type CliIo, cliVaultService } from './vault.js';
 
 async function readAll(stdin: NodeJS.ReadableStream): Promise<string> {
   const chunks: Buffer[] = [];
@@ -46,16 +45,7 @@ const line = (stored: StoredRoute): string =>
   `${stored.id}  ${stored.name ?? '-'}  v${stored.version}  ${describe(stored.route).replace(/^route ok: /, '')}  (updated ${stored.updated_at})`;
 
 async function readStored(action: 'list' | 'show' | 'versions', idOrName: string | undefined, gatewayConfig: GatewayConfig, io: CliIo, json: boolean): Promise<number> {
-  const config = resolveConfig(gatewayConfig, io.environment);
-  const service = new VaultService({
-    dataDir: config.dataDir,
-    redisUrl: config.redisUrl,
-    redisPrefix: config.vault.redisPrefix,
-    environment: io.environment,
-    credentialCacheMs: 0,
-    pricing: config.pricing,
-    outputTokenEstimate: config.vault.outputTokenEstimate,
-  });
+  const service = cliVaultService(resolveConfig(gatewayConfig, io.environment), io.environment);
   try {
     await service.start();
     const store = service.parts.routes;

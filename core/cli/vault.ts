@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import type { GatewayConfig } from '../../config/index.js';
+import type { GatewayConfig, ResolvedConfig } from '../../config/index.js';
 import { resolveConfig } from '../../config/index.js';
 import { VirtualKeyActions } from '../admin/virtual-key-actions.js';
 import { GatewayError } from '../errors.js';
@@ -123,6 +123,19 @@ const list = (value: string | undefined): string[] | undefined =>
  * The operators' command line for credentials, virtual keys and the master key. It works on the
  * store directly (same validation as the admin API) and never takes a secret from argv.
  */
+/** The vault a command-line process opens: the gateway's stores, no credential cache. */
+export function cliVaultService(config: ResolvedConfig, environment: NodeJS.ProcessEnv): VaultService {
+  return new VaultService({
+    dataDir: config.dataDir,
+    redisUrl: config.redisUrl,
+    redisPrefix: config.vault.redisPrefix,
+    environment,
+    credentialCacheMs: 0,
+    pricing: config.pricing,
+    outputTokenEstimate: config.vault.outputTokenEstimate,
+  });
+}
+
 export async function runVaultCli(argv: readonly string[], gatewayConfig: GatewayConfig, io: CliIo): Promise<number> {
   const [group, action, ...rest] = argv;
   let values: Record<string, string | boolean | undefined>;
@@ -155,15 +168,7 @@ export async function runVaultCli(argv: readonly string[], gatewayConfig: Gatewa
   }
 
   const config = resolveConfig(gatewayConfig, io.environment);
-  const service = new VaultService({
-    dataDir: config.dataDir,
-    redisUrl: config.redisUrl,
-    redisPrefix: config.vault.redisPrefix,
-    environment: io.environment,
-    credentialCacheMs: 0,
-    pricing: config.pricing,
-    outputTokenEstimate: config.vault.outputTokenEstimate,
-  });
+  const service = cliVaultService(config, io.environment);
   const actions = new VirtualKeyActions({
     service,
     customHosts: new CustomHostGuard(config.customHosts),
