@@ -28,7 +28,8 @@ async function gatewayCommand(args: string[], environment: Record<string, string
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   child.stdin.end(input);
-  const [code] = (await once(child, 'exit')) as [number | null];
+  // 'close', not 'exit': the output may still be in the pipe when the process has exited.
+  const [code] = (await once(child, 'close')) as [number | null];
   return { code, stdout, stderr };
 }
 
