@@ -2,7 +2,7 @@ import OpenAI from 'openai';
 import type { ProviderPlugin } from '../spec/provider.js';
 import type { ScenarioServer } from './fake-server.js';
 import { KIT_ACCOUNT_KEY, type KitGateway } from './gateway.js';
-import type { ConformanceSubject, ReceivedRequest, Scenario } from './subject.js';
+import type { ConformanceSubject, ReceivedRequest, Scenario } from '../spec/conformance.js';
 
 /** Everything a check needs: the subject, its plugin as the gateway created it, the fake and clients. */
 export interface CheckContext {

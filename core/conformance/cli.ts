@@ -2,7 +2,7 @@ import { pathToFileURL } from 'node:url';
 import { resolve } from 'node:path';
 import { shippedSubjects, subjectsOf } from './discover.js';
 import { formatReport, runConformance } from './kit.js';
-import type { ConformanceSubject } from './subject.js';
+import type { ConformanceSubject } from '../spec/conformance.js';
 
 /**
  * `npm run conformance -- <id> [<id>...]` runs the kit on shipped providers; `--all` on every one;

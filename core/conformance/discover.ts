@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import type { ConformanceSubject } from './subject.js';
+import type { ConformanceSubject } from '../spec/conformance.js';
 
 const isSubject = (value: unknown): value is ConformanceSubject =>
   typeof value === 'object' &&

@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { ProviderFakeRenderer, ReceivedRequest, Scenario } from './subject.js';
+import type { ProviderFakeRenderer, ReceivedRequest, Scenario } from '../spec/conformance.js';
 
 /** A loopback HTTP server that answers every request with the current scenario, through the subject's renderer. */
 export interface ScenarioServer {

@@ -2,7 +2,7 @@ import OpenAI from 'openai';
 import { CHECKS, type Check, CheckSkipped } from './checks.js';
 import { startScenarioServer } from './fake-server.js';
 import { KIT_ACCOUNT_KEY, startKitGateway } from './gateway.js';
-import type { ConformanceSubject } from './subject.js';
+import type { ConformanceSubject } from '../spec/conformance.js';
 
 export interface CheckResult {
   readonly name: string;

@@ -1,3 +1,5 @@
+export * from './conformance.js';
+export * from './fake-render.js';
 export * from './guardrail.js';
 export * from './is-record.js';
 export * from './key-resolver.js';

@@ -1,4 +1,4 @@
-import type { ConformanceSubject } from '../../core/conformance/index.js';
+import type { ConformanceSubject } from '../../core/spec/index.js';
 import { acmeFake } from './acme-fake.js';
 import { acme } from './index.js';
 

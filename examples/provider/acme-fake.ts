@@ -1,4 +1,4 @@
-import type { ProviderFakeRenderer, ReceivedRequest, RenderedAnswer } from '../../core/conformance/index.js';
+import type { ProviderFakeRenderer, ReceivedRequest, RenderedAnswer } from '../../core/spec/index.js';
 import type { AcmeAnswer, AcmeRequest } from './acme-chat.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { ConformanceSubject } from '../../../core/conformance/index.js';
+import type { ConformanceSubject } from '../../../core/spec/index.js';
 import { anthropicFakeRenderer } from './anthropic-fake.js';
 import { anthropic } from './index.js';
 

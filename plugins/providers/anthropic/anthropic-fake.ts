@@ -1,4 +1,4 @@
-import { type ProviderFakeRenderer, type RenderedAnswer, requestJson, type Scenario, splitText } from '../../../core/conformance/index.js';
+import { type ProviderFakeRenderer, type RenderedAnswer, requestJson, type Scenario, splitText } from '../../../core/spec/index.js';
 
 /** Error `type` Anthropic documents per HTTP status. */
 const ERROR_TYPES: Record<number, string> = {

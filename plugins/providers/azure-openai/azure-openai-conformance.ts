@@ -1,4 +1,4 @@
-import type { ConformanceSubject } from '../../../core/conformance/index.js';
+import type { ConformanceSubject } from '../../../core/spec/index.js';
 import { azureOpenAIFake } from './azure-openai-fake.js';
 import { azureOpenAI } from './index.js';
 

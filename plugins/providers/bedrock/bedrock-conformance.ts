@@ -1,4 +1,4 @@
-import type { ConformanceSubject } from '../../../core/conformance/index.js';
+import type { ConformanceSubject } from '../../../core/spec/index.js';
 import { bedrockFake, FAKE_REGION, FAKE_SECRET_ACCESS_KEY, FAKE_SESSION_TOKEN } from './bedrock-fake.js';
 import { bedrock } from './index.js';
 

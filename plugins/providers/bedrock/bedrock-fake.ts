@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type ProviderFakeRenderer, type ReceivedRequest, type RenderedAnswer, requestJson, type Scenario, splitText } from '../../../core/conformance/index.js';
-import type { RecordedRequest } from '../../../test/fakes/openai-fake.js';
+import { type ProviderFakeRenderer, type ReceivedRequest, type RenderedAnswer, requestJson, type Scenario, splitText } from '../../../core/spec/index.js';
 import { signRequest } from '../../shared/aws-sigv4/sigv4.js';
 import { encodeEvent, encodeException } from './bedrock-eventstream.js';
 
@@ -26,7 +25,7 @@ export function bedrockStreamFrames(name: string): Buffer[] {
  * Returns the problems found (empty when the signature is right).
  */
 export function checkSigV4(
-  request: Pick<RecordedRequest, 'method' | 'url' | 'headers' | 'body'>,
+  request: { readonly method: string; readonly url: string; readonly headers: Readonly<Record<string, string | string[] | undefined>>; readonly body: Buffer },
   credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string },
   region: string,
 ): string[] {

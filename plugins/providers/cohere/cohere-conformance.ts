@@ -1,4 +1,4 @@
-import type { ConformanceSubject } from '../../../core/conformance/index.js';
+import type { ConformanceSubject } from '../../../core/spec/index.js';
 import { cohereFake } from './cohere-fake.js';
 import { cohere } from './index.js';
 

@@ -1,4 +1,4 @@
-import type { ConformanceSubject } from '../../../core/conformance/index.js';
+import type { ConformanceSubject } from '../../../core/spec/index.js';
 import { geminiFakeRenderer } from './gemini-fake.js';
 import { gemini } from './index.js';
 

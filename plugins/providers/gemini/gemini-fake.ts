@@ -1,4 +1,4 @@
-import type { ProviderFakeRenderer } from '../../../core/conformance/index.js';
+import type { ProviderFakeRenderer } from '../../../core/spec/index.js';
 import { geminiRoles, geminiStopSequences, googleBody, renderGemini } from '../google-shared/google-shared-fake.js';
 
 export const geminiFakeRenderer: ProviderFakeRenderer = {

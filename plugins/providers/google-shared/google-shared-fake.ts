@@ -1,4 +1,4 @@
-import type { ReceivedRequest, RenderedAnswer, Scenario } from '../../../core/conformance/index.js';
+import type { ReceivedRequest, RenderedAnswer, Scenario } from '../../../core/spec/index.js';
 
 /** Google's canonical error status per HTTP status. */
 const STATUSES: Record<number, string> = {

@@ -1,4 +1,4 @@
-import type { ConformanceSubject, ProviderFakeRenderer, ReceivedRequest, RenderedAnswer, Scenario } from '../../../core/conformance/index.js';
+import type { ConformanceSubject, ProviderFakeRenderer, ReceivedRequest, RenderedAnswer, Scenario } from '../../../core/spec/index.js';
 import type { CompatibleProviderManifest } from './compatible-manifest.js';
 import type { ProviderRegistration } from '../../../core/spec/index.js';
 

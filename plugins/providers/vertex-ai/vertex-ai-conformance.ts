@@ -1,4 +1,4 @@
-import type { ConformanceSubject } from '../../../core/conformance/index.js';
+import type { ConformanceSubject } from '../../../core/spec/index.js';
 import { vertexAI } from './index.js';
 import { vertexFakeRenderer } from './vertex-ai-fake.js';
 

@@ -1,9 +1,9 @@
-import type { ProviderRegistration } from '../spec/provider.js';
+import type { ProviderRegistration } from './provider.js';
 
 /**
  * The conformance kit's contract with a provider plugin's author: the plugin, plus a renderer that
  * answers the kit's scenarios in the provider's own wire format. The kit owns the loopback server,
- * the gateway and the `openai` SDK client; the renderer is pure (request in, answer out).
+ * the gateway and the official SDK client; the renderer is pure (request in, answer out).
  */
 
 export interface FakeUsage {

@@ -1,4 +1,4 @@
-import type { ReceivedRequest } from './subject.js';
+import type { ReceivedRequest } from './conformance.js';
 
 /** Small helpers for writing a {@link ProviderFakeRenderer}. */
 
