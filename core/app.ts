@@ -22,7 +22,7 @@ import { imagesGenerate } from './api/images-generate.js';
 import { models } from './api/models.js';
 import { gatewayOpenApi } from './api/openapi.js';
 import type { OperationHandler } from './api/operation.js';
-import { createPassthrough, passthrough } from './api/passthrough.js';
+import { createPassthrough } from './api/passthrough.js';
 import { mountDashboard } from './dashboard/index.js';
 import { speech } from './api/speech.js';
 import { errors, toGatewayError } from './errors.js';
@@ -513,7 +513,7 @@ function buildApp(parts: {
     }).routes(),
   );
 
-  const passthroughHandler = gatewayHandler(pipeline, passthrough, handlerOptions);
+  const passthroughHandler = gatewayHandler(pipeline, createPassthrough(config.passthrough), handlerOptions);
   app.use(async (koa) => {
     if (!koa.path.startsWith('/v1/')) {
       throw errors.notFound(`No route for ${koa.method} ${koa.path}.`, { code: 'route_not_found' });
