@@ -1,14 +1,6 @@
-import type { Readable } from 'node:stream';
-import type { GatewayContext, GatewayResponse } from './context.js';
+import type { GatewayContext, GatewayResponse, StreamTap } from './context.js';
 
-/**
- * Sees (and passes on unchanged) the bytes of a streamed answer on their way to the client: the
- * log's body capture, the limits' usage reader. Returns the stream the client is sent.
- */
-export type StreamTap = (stream: Readable, response: GatewayResponse) => Readable;
-
-/** Taps registered per request, applied by {@link respond} in registration order. */
-const taps = new WeakMap<GatewayContext, StreamTap[]>();
+export type { StreamTap };
 
 /**
  * Registers a tap on this request's streamed answer, if it gets one. Hooks call it before `next()`,
@@ -16,9 +8,8 @@ const taps = new WeakMap<GatewayContext, StreamTap[]>();
  * {@link respond} alone.
  */
 export function tapStream(context: GatewayContext, tap: StreamTap): void {
-  const registered = taps.get(context);
-  if (registered) registered.push(tap);
-  else taps.set(context, [tap]);
+  if (context.taps) context.taps.push(tap);
+  else context.taps = [tap];
 }
 
 /**
@@ -27,7 +18,7 @@ export function tapStream(context: GatewayContext, tap: StreamTap): void {
  * with the error response.
  */
 export function respond(context: GatewayContext, response: GatewayResponse): void {
-  const registered = taps.get(context);
+  const registered = context.taps;
   const body = response.body;
   if (registered === undefined || body === null || !('stream' in body)) {
     context.response = response;
