@@ -72,6 +72,45 @@ interface InvalidRow {
 
 const LENIENT = { 'x-gateway-strict-api-compliance': 'false' };
 
+const PDF_URL = 'data:application/pdf;base64,JVBERi0xLjQK';
+const userParts = (...content: Body[]): Body => base({ messages: [{ role: 'user', content: [{ type: 'text', text: 'see' }, ...content] }] });
+
+/** Malformed file and input_audio parts: each names the exact field. */
+function fileRows(): InvalidRow[] {
+  const file = (value: unknown): Body => ({ type: 'file', file: value });
+  const audio = (value: unknown): Body => ({ type: 'input_audio', input_audio: value });
+  return [
+    { title: 'file part without file', body: userParts({ type: 'file' }), param: 'messages[0].content[1].file' },
+    { title: 'file part with file a string', body: userParts(file(PDF_URL)), param: 'messages[0].content[1].file' },
+    { title: 'file part with neither file_data nor file_id', body: userParts(file({ filename: 'a.pdf' })), param: 'messages[0].content[1].file' },
+    { title: 'file_data not a string', body: userParts(file({ file_data: 42 })), param: 'messages[0].content[1].file.file_data' },
+    { title: 'file_data empty', body: userParts(file({ file_data: '' })), param: 'messages[0].content[1].file.file_data' },
+    { title: 'file_data raw base64, not a data URL', body: userParts(file({ file_data: 'JVBERi0xLjQK' })), param: 'messages[0].content[1].file.file_data' },
+    { title: 'file_data a data URL without base64', body: userParts(file({ file_data: 'data:application/pdf,hello' })), param: 'messages[0].content[1].file.file_data' },
+    { title: 'file_data with characters outside base64', body: userParts(file({ file_data: 'data:application/pdf;base64,JVBE Ri0x' })), param: 'messages[0].content[1].file.file_data' },
+    { title: 'file_data a data URL without media type', body: userParts(file({ file_data: 'data:;base64,JVBERi0x' })), param: 'messages[0].content[1].file.file_data' },
+    { title: 'file_id empty', body: userParts(file({ file_id: '' })), param: 'messages[0].content[1].file.file_id' },
+    { title: 'file_id a number', body: userParts(file({ file_id: 7 })), param: 'messages[0].content[1].file.file_id' },
+    { title: 'filename a number', body: userParts(file({ file_data: PDF_URL, filename: 7 })), param: 'messages[0].content[1].file.filename' },
+    { title: 'input_audio part without input_audio', body: userParts({ type: 'input_audio' }), param: 'messages[0].content[1].input_audio' },
+    { title: 'input_audio without data', body: userParts(audio({ format: 'wav' })), param: 'messages[0].content[1].input_audio.data' },
+    { title: 'input_audio data empty', body: userParts(audio({ data: '', format: 'wav' })), param: 'messages[0].content[1].input_audio.data' },
+    { title: 'input_audio data as a data URL', body: userParts(audio({ data: 'data:audio/wav;base64,UklGRg==', format: 'wav' })), param: 'messages[0].content[1].input_audio.data' },
+    { title: 'input_audio without format', body: userParts(audio({ data: 'UklGRg==' })), param: 'messages[0].content[1].input_audio.format' },
+    { title: 'input_audio format flac', body: userParts(audio({ data: 'UklGRg==', format: 'flac' })), param: 'messages[0].content[1].input_audio.format' },
+    {
+      title: 'file part in a system message',
+      body: base({ messages: [{ role: 'system', content: [{ type: 'file', file: { file_data: PDF_URL } }] }, USER] }),
+      param: 'messages[0].content[0].type',
+    },
+    {
+      title: 'input_audio part in an assistant message',
+      body: base({ messages: [USER, { role: 'assistant', content: [{ type: 'input_audio', input_audio: { data: 'UklGRg==', format: 'wav' } }] }] }),
+      param: 'messages[1].content[0].type',
+    },
+  ];
+}
+
 const invalidRows: InvalidRow[] = [
   // model
   { title: 'model missing', body: without(base(), 'model'), param: 'model' },
@@ -127,6 +166,8 @@ const invalidRows: InvalidRow[] = [
     body: base({ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://x/y.png', detail: 'ultra' } }] }] }),
     param: 'messages[0].content[0].image_url.detail',
   },
+  // file and input_audio parts (issue 17)
+  ...fileRows(),
   {
     title: 'assistant message without content or tool_calls',
     body: base({ messages: [USER, { role: 'assistant', content: null }] }),
@@ -443,6 +484,18 @@ const validRows: ValidRow[] = [
         },
       ],
     }),
+    fields: ['messages'],
+  },
+  {
+    title: 'user content with file parts (data URL with parameters, file id) and wav / mp3 audio',
+    body: userParts(
+      { type: 'file', file: { file_data: PDF_URL, filename: 'report.pdf' } },
+      { type: 'file', file: { file_data: 'data:text/plain;charset=utf-8;base64,aGk=' } },
+      { type: 'file', file: { file_id: 'file-abc123' } },
+      { type: 'file', file: { file_data: PDF_URL, file_id: 'file-abc123', filename: '' } },
+      { type: 'input_audio', input_audio: { data: 'UklGRiQAAABXQVZF', format: 'wav' } },
+      { type: 'input_audio', input_audio: { data: 'SUQzBA==', format: 'mp3' } },
+    ),
     fields: ['messages'],
   },
   {

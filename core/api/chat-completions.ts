@@ -1,5 +1,6 @@
 import { readBody, parseJsonObject } from '../http/body.js';
 import { chatAnswerText } from './answer-text.js';
+import { refusedContentPart } from '../spec/content-parts.js';
 import type { ChatRequest } from '../spec/unified.js';
 import { validateChatRequest } from './chat-schema.js';
 import { chatStreamShape, completionAsStream } from './chat-stream.js';
@@ -22,6 +23,9 @@ export const chatCompletions: OperationHandler = {
     const adapter = provider.operations.chat;
     if (!adapter || (context.request.streaming && !adapter.stream)) throw unsupportedOperation(provider.id, 'chat', 'POST /v1/chat/completions');
     const request = context.request.body as ChatRequest;
+    // Parts beyond text and images reach only a provider that declared them (issue 17).
+    const refused = refusedContentPart(request.messages, provider.id, provider.capabilities?.contentParts?.(request.model) ?? {});
+    if (refused) throw refused;
     adapter.validate?.(request);
     if (provider.capabilities?.developerRole?.(request.model) === false && request.messages.some((message) => message.role === 'developer')) {
       // The provider does not know the developer role: it becomes system, so the original bytes no longer apply.

@@ -1,5 +1,6 @@
 import { errors } from '../errors.js';
 import type { ChatRequest } from '../spec/unified.js';
+import { validateContentParts } from './chat-content-schema.js';
 import {
   describe,
   invalid,
@@ -18,27 +19,11 @@ import {
 
 const ROLES = ['system', 'developer', 'user', 'assistant', 'tool', 'function'] as const;
 
-function validateTextParts(content: unknown[], param: string, allowed: readonly string[]): void {
-  content.forEach((part, index) => {
-    const at = `${param}[${index}]`;
-    const entry = requireObject(part, at);
-    optionalEnum(entry.type, `${at}.type`, allowed);
-    if (entry.type === undefined) throw invalid(`${at}.type`, 'is required.');
-    if (entry.type === 'text') requireString(entry.text, `${at}.text`);
-    else if (entry.type === 'refusal') requireString(entry.refusal, `${at}.refusal`);
-    else if (entry.type === 'image_url') {
-      const image = requireObject(entry.image_url, `${at}.image_url`);
-      requireString(image.url, `${at}.image_url.url`, { nonEmpty: true });
-      optionalEnum(image.detail, `${at}.image_url.detail`, ['auto', 'low', 'high']);
-    }
-  });
-}
-
 function validateContent(value: unknown, param: string, parts: readonly string[], nullable: boolean): void {
   if (typeof value === 'string' || (nullable && (value === null || value === undefined))) return;
   if (Array.isArray(value) && parts.length > 0) {
     if (value.length === 0) throw invalid(param, 'must hold at least one content part.');
-    validateTextParts(value, param, parts);
+    validateContentParts(value, param, parts);
     return;
   }
   if (value === undefined) throw invalid(param, 'is required.');
@@ -57,7 +42,7 @@ function validateMessage(value: unknown, index: number): void {
       validateContent(message.content, `${at}.content`, ['text'], false);
       break;
     case 'user':
-      validateContent(message.content, `${at}.content`, ['text', 'image_url'], false);
+      validateContent(message.content, `${at}.content`, ['text', 'image_url', 'input_audio', 'file'], false);
       break;
     case 'assistant': {
       const calls = message.tool_calls;

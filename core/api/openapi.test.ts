@@ -45,6 +45,7 @@ function agree(title: string, schema: string, check: (body: Body) => unknown, ca
 }
 
 const chat = (extra: Body = {}): Body => ({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }], ...extra });
+const parts = (...content: Body[]): Body => chat({ messages: [{ role: 'user', content: [{ type: 'text', text: 'Hi' }, ...content] }] });
 const tool = (name = 'lookup') => ({ type: 'function', function: { name, parameters: { type: 'object' } } });
 const many = <T>(count: number, item: (index: number) => T): T[] => Array.from({ length: count }, (_, index) => item(index));
 // 1000 characters of four UTF-16 units' worth each: characters are counted as a person counts them.
@@ -107,6 +108,17 @@ agree('chat completions', 'ChatCompletionRequest', (body) => validateChatRequest
   ['thinking with budget 0', chat({ thinking: { type: 'enabled', budget_tokens: 0 } }), false],
   ['functions empty', chat({ functions: [] }), false],
   ['functions and function_call', chat({ functions: [{ name: 'f' }], function_call: { name: 'f' } }), true],
+  ['a file part with file_data', parts({ type: 'file', file: { file_data: 'data:application/pdf;base64,JVBERi0x', filename: 'a.pdf' } }), true],
+  ['a file part with file_id', parts({ type: 'file', file: { file_id: 'file-1' } }), true],
+  ['a file part with neither', parts({ type: 'file', file: { filename: 'a.pdf' } }), false],
+  ['a file part with raw base64', parts({ type: 'file', file: { file_data: 'JVBERi0x' } }), false],
+  ['a file part with an empty file_id', parts({ type: 'file', file: { file_id: '' } }), false],
+  ['a file part without file', parts({ type: 'file' }), false],
+  ['input_audio wav', parts({ type: 'input_audio', input_audio: { data: 'UklGRg==', format: 'wav' } }), true],
+  ['input_audio flac', parts({ type: 'input_audio', input_audio: { data: 'UklGRg==', format: 'flac' } }), false],
+  ['input_audio without data', parts({ type: 'input_audio', input_audio: { format: 'mp3' } }), false],
+  ['input_audio data not base64', parts({ type: 'input_audio', input_audio: { data: 'not base64!', format: 'mp3' } }), false],
+  ['a file part in a system message', { model: 'm', messages: [{ role: 'system', content: [{ type: 'file', file: { file_id: 'f' } }] }] }, false],
   ['no model', { messages: [{ role: 'user', content: 'Hi' }] }, false],
   ['an empty model', chat({ model: '' }), false],
   ['no messages', { model: 'm' }, false],

@@ -1,7 +1,8 @@
 import { adminOpenApi } from '../admin/openapi.js';
 import { IMAGE_MODEL_A, IMAGE_MODEL_B } from './images-generate-schema.js';
 import { SPEECH_FORMATS, SPEECH_MODELS, SPEECH_VOICES } from './speech-schema.js';
-import { NAME_PATTERN } from './validate.js';
+import { INPUT_AUDIO_FORMATS } from './chat-content-schema.js';
+import { BASE64_PATTERN, DATA_URL_PATTERN, NAME_PATTERN } from './validate.js';
 
 /**
  * The OpenAPI 3.1 description of the unified `/v1` API, merged with the admin API's
@@ -59,6 +60,24 @@ const textOrTokens = (maxInputs?: number, stringSchema: Schema = string): Schema
   };
 };
 
+/** A `file` part's `file`: one of `file_data` (a base64 data URL) and `file_id`. */
+const filePart: Schema = {
+  type: 'object',
+  properties: {
+    file_data: { type: 'string', pattern: DATA_URL_PATTERN.source, description: 'A base64 data URL: `data:application/pdf;base64,...`.' },
+    file_id: nonEmpty,
+    filename: string,
+  },
+  anyOf: [{ required: ['file_data'] }, { required: ['file_id'] }],
+};
+
+/** An `input_audio` part's `input_audio`: base64 audio (no data URL prefix) and its format. */
+const inputAudioPart: Schema = {
+  type: 'object',
+  required: ['data', 'format'],
+  properties: { data: { type: 'string', pattern: BASE64_PATTERN.source }, format: { enum: [...INPUT_AUDIO_FORMATS] } },
+};
+
 function contentPart(types: readonly string[]): Schema {
   const when = (type: string, then: Schema): Schema => ({ if: has('type', { const: type }), then });
   return {
@@ -69,6 +88,8 @@ function contentPart(types: readonly string[]): Schema {
       when('text', has('text', string)),
       when('refusal', has('refusal', string)),
       when('image_url', has('image_url', { type: 'object', required: ['url'], properties: { url: nonEmpty, detail: { enum: ['auto', 'low', 'high'] } } })),
+      when('file', has('file', filePart)),
+      when('input_audio', has('input_audio', inputAudioPart)),
     ],
   };
 }
@@ -96,7 +117,7 @@ const message: Schema = {
   properties: { role: { enum: ['system', 'developer', 'user', 'assistant', 'tool', 'function'] }, name: string },
   allOf: [
     { if: has('role', { enum: ['system', 'developer'] }), then: { required: ['content'], properties: { content: content(['text']) } } },
-    { if: has('role', { const: 'user' }), then: { required: ['content'], properties: { content: content(['text', 'image_url']) } } },
+    { if: has('role', { const: 'user' }), then: { required: ['content'], properties: { content: content(['text', 'image_url', 'input_audio', 'file']) } } },
     {
       if: has('role', { const: 'assistant' }),
       then: {

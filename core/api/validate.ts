@@ -79,6 +79,12 @@ export function requireName(value: unknown, param: string): string {
   return name;
 }
 
+/** Base64 text (standard alphabet, optional padding), at least one character. */
+export const BASE64_PATTERN = /^[A-Za-z0-9+/]+={0,2}$/;
+
+/** A base64 data URL, `data:<type>/<subtype>[;parameter…];base64,<data>`: what a `file` part's `file_data` is. */
+export const DATA_URL_PATTERN = /^data:[A-Za-z0-9.+-]+\/[A-Za-z0-9.+-]+(?:;[^,;]*)*;base64,[A-Za-z0-9+/]+={0,2}$/;
+
 /** `stop`: null, a string, or an array of 1 to 4 strings. */
 export function optionalStop(value: unknown, param: string, allowEmptyArray = false): void {
   if (value === undefined || value === null || typeof value === 'string') return;

@@ -1,4 +1,5 @@
 export * from './conformance.js';
+export * from './content-parts.js';
 export * from './fake-render.js';
 export * from './guardrail.js';
 export * from './is-record.js';

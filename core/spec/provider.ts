@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import type { ContentPartSupport } from './content-parts.js';
 import type { PluginManifest, PluginRegistration } from './manifest.js';
 import type {
   ChatCompletionChunk,
@@ -225,6 +226,13 @@ export interface ProviderCapabilities {
    * `developer` messages as `system`. Default: true.
    */
   developerRole?(model: string): boolean;
+  /**
+   * The chat content parts beyond `text` and `image_url` (`file`, `input_audio`) the provider takes
+   * for `model`. The core refuses any other such part before the provider maps the request (400
+   * `unsupported_content_part` naming provider and part), so a mapper only meets parts it declared.
+   * Default: none (a plugin written before these parts existed never receives them).
+   */
+  contentParts?(model: string): ContentPartSupport;
 }
 
 /** A created provider plugin. */

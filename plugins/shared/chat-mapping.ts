@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type ChatMessage, type ErrorBody, errors, errorTypeForStatus, isRecord, type UpstreamReply } from '../../core/spec/index.js';
+import { type ChatMessage, type ErrorBody, errors, errorTypeForStatus, type FilePart, isRecord, readFilePart, type UpstreamReply } from '../../core/spec/index.js';
 
 /**
  * Small pieces every native-API provider plugin needs to translate the unified (OpenAI-shaped)
@@ -7,7 +7,7 @@ import { type ChatMessage, type ErrorBody, errors, errorTypeForStatus, isRecord,
  */
 
 /** A user or tool content part, as the unified API gives it. */
-export type ContentPart = { type: 'text'; text: string } | { type: 'image'; url: string; detail?: string };
+export type ContentPart = { type: 'text'; text: string } | { type: 'image'; url: string; detail?: string } | { type: 'file'; file: FilePart };
 
 /** The parts of a message's `content` (a string is one text part; unknown part types are refused). */
 export function contentParts(content: unknown, param: string): ContentPart[] {
@@ -24,6 +24,7 @@ export function contentParts(content: unknown, param: string): ContentPart[] {
       const detail = typeof image === 'object' && typeof image.detail === 'string' ? image.detail : undefined;
       return { type: 'image', url, detail };
     }
+    if (value.type === 'file') return { type: 'file', file: readFilePart(value) };
     throw errors.invalidRequest(`Content part type "${String(value.type)}" is not supported by this provider.`, {
       param: `${param}[${index}].type`,
       code: 'unsupported_parameter',
@@ -41,11 +42,8 @@ export function contentText(content: unknown, param: string): string {
     .join('');
 }
 
-/** `data:image/png;base64,AAAA` → media type and base64 data. */
-export function parseDataUrl(url: string): { mediaType: string; data: string } | undefined {
-  const match = /^data:([a-z0-9.+-]+\/[a-z0-9.+-]+)(?:;[^,;]*)*;base64,(.*)$/is.exec(url);
-  return match ? { mediaType: match[1].toLowerCase(), data: match[2] } : undefined;
-}
+/** Data URLs are read by the toolkit's parser (the core validates `file_data` with it too). */
+export { parseDataUrl } from '../../core/spec/index.js';
 
 /**
  * A tool call's `arguments` string (echoed back by the client) as the JSON object native APIs want.

@@ -1,4 +1,4 @@
-import { type ChatMessage, type ChatRequest, errors, isRecord } from '../../../core/spec/index.js';
+import { type ChatMessage, type ChatRequest, type ContentPartSupport, errors, isRecord, readFilePart } from '../../../core/spec/index.js';
 import { parseDataUrl, thinkingBlocksOf, toolInput } from '../../shared/chat-mapping.js';
 
 export type AnthropicBlock = Record<string, unknown> & { type: string };
@@ -54,6 +54,24 @@ function imageBlock(url: string, param: string): AnthropicBlock {
   throw errors.invalidRequest(`Invalid '${param}': expected a base64 data URL or an http(s):// URL.`, { param, code: 'invalid_value' });
 }
 
+/** File parts Anthropic takes: inline PDFs (base64 source) and plain text (text source); no OpenAI file ids. */
+export const ANTHROPIC_CONTENT_PARTS: ContentPartSupport = { file: { mediaTypes: ['application/pdf', 'text/plain'], fileId: false } };
+
+/** A `file` part as a `document` block; the file name becomes its title. */
+function documentBlock(part: Record<string, unknown>, param: string): AnthropicBlock {
+  const file = readFilePart(part);
+  const inline = file.inline;
+  // The core refused other files already (ANTHROPIC_CONTENT_PARTS); this guards a direct caller of the mapper.
+  if (!inline || !ANTHROPIC_CONTENT_PARTS.file?.mediaTypes.includes(inline.mediaType)) {
+    throw errors.invalidRequest(`Invalid '${param}': only PDF and plain text files given as file_data are taken.`, { param, code: 'unsupported_content_part' });
+  }
+  const source =
+    inline.mediaType === 'text/plain'
+      ? { type: 'text', media_type: 'text/plain', data: Buffer.from(inline.data, 'base64').toString('utf8') }
+      : { type: 'base64', media_type: inline.mediaType, data: inline.data };
+  return file.filename ? { type: 'document', source, title: file.filename } : { type: 'document', source };
+}
+
 function userContent(content: unknown, param: string): string | AnthropicBlock[] {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return [];
@@ -64,6 +82,7 @@ function userContent(content: unknown, param: string): string | AnthropicBlock[]
     if (part.type === 'image_url' && isRecord(part.image_url) && typeof part.image_url.url === 'string') {
       return withCacheControl(imageBlock(part.image_url.url, `${at}.image_url.url`), part);
     }
+    if (part.type === 'file') return withCacheControl(documentBlock(part, at), part);
     throw errors.invalidRequest(`Invalid '${at}.type': the content part type "${String(part.type)}" is not supported by this provider.`, { param: `${at}.type`, code: 'invalid_value' });
   });
 }

@@ -1,8 +1,9 @@
 import type { ProviderRegistration } from '../../../core/spec/index.js';
 import { anthropicChat } from './anthropic-chat.js';
+import { ANTHROPIC_CONTENT_PARTS } from './anthropic-chat-request.js';
 import { mapAnthropicError } from './anthropic-error.js';
 
-export { toAnthropicBody, checkAnthropicRequest, type AnthropicRequestBody } from './anthropic-chat-request.js';
+export { ANTHROPIC_CONTENT_PARTS, toAnthropicBody, checkAnthropicRequest, type AnthropicRequestBody } from './anthropic-chat-request.js';
 export { fromAnthropicResponse, mapAnthropicUsage, mapAnthropicStopReason } from './anthropic-chat-response.js';
 export { createAnthropicStreamMapper } from './anthropic-stream.js';
 export { mapAnthropicError, parseAnthropicError, describeReply } from './anthropic-error.js';
@@ -46,7 +47,7 @@ export function anthropic(params: AnthropicParams = {}): ProviderRegistration {
         id: 'anthropic',
         name: 'Anthropic',
         operations: { chat: anthropicChat({ defaultMaxTokens: params.defaultMaxTokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS }) },
-        capabilities: { developerRole: () => false },
+        capabilities: { developerRole: () => false, contentParts: () => ANTHROPIC_CONTENT_PARTS },
         baseUrl: () => baseUrl,
         auth(_request, target): Record<string, string> {
           const headers: Record<string, string> = { 'anthropic-version': version };

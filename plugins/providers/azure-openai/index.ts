@@ -1,4 +1,4 @@
-import { errors, type ProviderRegistration } from '../../../core/spec/index.js';
+import { errors, OPENAI_CONTENT_PARTS, type ProviderRegistration } from '../../../core/spec/index.js';
 import { azureChat } from './azure-chat.js';
 import { mapAzureError } from './azure-error.js';
 import {
@@ -54,6 +54,8 @@ export function azureOpenAI(params: AzureOpenAIParams = {}): ProviderRegistratio
           translation: azureTranslation(version),
           models: azureModels(version),
         },
+        // Parts are forwarded unchanged: Azure's deployments take what the model behind them takes.
+        capabilities: { contentParts: () => OPENAI_CONTENT_PARTS },
         baseUrl: azureBaseUrl,
         auth(_request, target): Record<string, string> {
           const token = target.credentials.apiKey;

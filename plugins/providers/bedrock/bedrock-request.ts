@@ -1,4 +1,5 @@
 import { type ChatMessage, type ChatRequest, errors } from '../../../core/spec/index.js';
+import { documentBlock, documentNamer } from './bedrock-document.js';
 import {
   contentParts,
   contentText,
@@ -16,6 +17,7 @@ import {
 export type BedrockBlock =
   | { text: string }
   | { image: { format: string; source: { bytes: string } } }
+  | { document: { format: string; name: string; source: { bytes: string } } }
   | { toolUse: { toolUseId: string; name: string; input: unknown } }
   | { toolResult: { toolUseId: string; content: Array<{ text: string } | { image: unknown }>; status?: 'success' | 'error' } }
   | { reasoningContent: { reasoningText?: { text: string; signature?: string }; redactedContent?: string } };
@@ -38,11 +40,13 @@ function imageBlock(url: string, param: string): BedrockBlock {
   return { image: { format, source: { bytes: data.data } } };
 }
 
-function userBlocks(message: ChatMessage, param: string): BedrockBlock[] {
+function userBlocks(message: ChatMessage, param: string, documentName: (filename: string | undefined) => string): BedrockBlock[] {
   return contentParts(message.content, param)
-    .map((part, index): BedrockBlock | undefined =>
-      part.type === 'text' ? (part.text === '' ? undefined : { text: part.text }) : imageBlock(part.url, `${param}[${index}].image_url.url`),
-    )
+    .map((part, index): BedrockBlock | undefined => {
+      if (part.type === 'text') return part.text === '' ? undefined : { text: part.text };
+      if (part.type === 'file') return documentBlock(part.file, documentName(part.file.filename), `${param}[${index}]`);
+      return imageBlock(part.url, `${param}[${index}].image_url.url`);
+    })
     .filter((block): block is BedrockBlock => block !== undefined);
 }
 
@@ -78,6 +82,7 @@ function assistantBlocks(message: ChatMessage, index: number): BedrockBlock[] {
 function convertMessages(messages: readonly ChatMessage[]): { system: Array<{ text: string }>; messages: BedrockMessage[] } {
   const system: Array<{ text: string }> = [];
   const out: BedrockMessage[] = [];
+  const documentName = documentNamer();
   const push = (role: BedrockMessage['role'], content: BedrockBlock[]) => {
     if (content.length === 0) return;
     const last = out.at(-1);
@@ -94,16 +99,18 @@ function convertMessages(messages: readonly ChatMessage[]): { system: Array<{ te
         break;
       }
       case 'user':
-        push('user', userBlocks(message, param));
+        push('user', userBlocks(message, param, documentName));
         break;
       case 'assistant':
         push('assistant', assistantBlocks(message, index));
         break;
       case 'tool': {
         if (!message.tool_call_id) throw errors.invalidRequest('A tool message needs tool_call_id.', { param: `messages[${index}].tool_call_id`, code: 'missing_required_parameter' });
-        const content = contentParts(message.content, param).map((part, partIndex) =>
-          part.type === 'text' ? { text: part.text } : { image: (imageBlock(part.url, `${param}[${partIndex}].image_url.url`) as { image: unknown }).image },
-        );
+        const content = contentParts(message.content, param).map((part, partIndex) => {
+          if (part.type === 'text') return { text: part.text };
+          if (part.type === 'image') return { image: (imageBlock(part.url, `${param}[${partIndex}].image_url.url`) as { image: unknown }).image };
+          throw errors.invalidRequest(`Invalid '${param}[${partIndex}]': a tool result carries text and images only.`, { param: `${param}[${partIndex}]`, code: 'unsupported_content_part' });
+        });
         push('user', [{ toolResult: { toolUseId: message.tool_call_id, content: content.length ? content : [{ text: '' }] } }]);
         break;
       }

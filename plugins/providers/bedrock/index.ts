@@ -1,6 +1,7 @@
 import { errors, type ProviderRegistration, type UpstreamRequest } from '../../../core/spec/index.js';
 import { signRequest } from '../../shared/aws-sigv4/sigv4.js';
 import { bedrockChat } from './bedrock-chat.js';
+import { BEDROCK_CONTENT_PARTS } from './bedrock-document.js';
 import { bedrockEmbed } from './bedrock-embed.js';
 import { mapBedrockError } from './bedrock-error.js';
 
@@ -63,7 +64,7 @@ export function bedrock(params: BedrockParams = {}): ProviderRegistration {
         name: 'Amazon Bedrock',
         operations: { chat: bedrockChat, embed: bedrockEmbed },
         // No developer role upstream: the core sends developer messages as system.
-        capabilities: { developerRole: () => false },
+        capabilities: { developerRole: () => false, contentParts: () => BEDROCK_CONTENT_PARTS },
         baseUrl: (headers) => `https://bedrock-runtime.${regionOf(headers, defaultRegion)}.amazonaws.com`,
         auth(request, target) {
           const accessKeyId = target.credentials.apiKey;

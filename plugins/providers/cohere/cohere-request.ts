@@ -12,9 +12,12 @@ interface CohereMessage {
 
 function userContent(message: ChatMessage, param: string): CohereContent {
   if (typeof message.content === 'string') return message.content;
-  return contentParts(message.content, param).map((part) =>
-    part.type === 'text' ? { type: 'text' as const, text: part.text } : { type: 'image_url' as const, image_url: part.detail ? { url: part.url, detail: part.detail } : { url: part.url } },
-  );
+  return contentParts(message.content, param).map((part, index) => {
+    if (part.type === 'text') return { type: 'text' as const, text: part.text };
+    if (part.type === 'image') return { type: 'image_url' as const, image_url: part.detail ? { url: part.url, detail: part.detail } : { url: part.url } };
+    // Cohere declares no file parts, so the core refuses them first; this guards a direct caller of the mapper.
+    throw errors.invalidRequest(`Invalid '${param}[${index}]': Cohere takes no file parts.`, { param: `${param}[${index}]`, code: 'unsupported_content_part' });
+  });
 }
 
 function convertMessage(message: ChatMessage, index: number): CohereMessage {

@@ -1,5 +1,5 @@
 import type { ProviderRegistration } from '../../../core/spec/index.js';
-import { googleCatalogueModelName, mapGoogleError } from '../google-shared/index.js';
+import { GOOGLE_CONTENT_PARTS, googleCatalogueModelName, mapGoogleError } from '../google-shared/index.js';
 import { geminiChat } from './gemini-chat.js';
 import { geminiEmbed } from './gemini-embed.js';
 
@@ -30,7 +30,7 @@ export function gemini(params: GeminiParams = {}): ProviderRegistration {
         id: 'gemini',
         name: 'Google Gemini',
         operations: { chat: geminiChat, embed: geminiEmbed },
-        capabilities: { developerRole: () => false },
+        capabilities: { developerRole: () => false, contentParts: () => GOOGLE_CONTENT_PARTS },
         baseUrl: () => baseUrl,
         auth(_request, target): Record<string, string> {
           return target.credentials.apiKey ? { 'x-goog-api-key': target.credentials.apiKey } : {};

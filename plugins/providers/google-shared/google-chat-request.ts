@@ -1,4 +1,4 @@
-import { type ChatMessage, type ChatRequest, errors, isRecord } from '../../../core/spec/index.js';
+import { AUDIO_MEDIA_TYPES, type ChatMessage, type ChatRequest, type ContentPartSupport, errors, isRecord, readFilePart } from '../../../core/spec/index.js';
 import { parseDataUrl, toolInput } from '../../shared/chat-mapping.js';
 import { splitCallId } from './google-chat-response.js';
 import { cleanGeminiSchema, geminiParameters } from './google-schema.js';
@@ -59,6 +59,21 @@ function imagePart(url: string, param: string): GeminiPart {
   throw errors.invalidRequest(`Invalid '${param}': expected a base64 data URL or an http(s):// or gs:// URL.`, { param, code: 'invalid_value' });
 }
 
+/** Gemini takes files of any media type inline (the upstream judges them) and audio; OpenAI file ids it cannot resolve. */
+export const GOOGLE_CONTENT_PARTS: ContentPartSupport = { file: { mediaTypes: '*', fileId: false }, inputAudio: true };
+
+/** A `file` or `input_audio` part as inline data. */
+function inlinePart(part: Record<string, unknown>, param: string): GeminiPart {
+  if (part.type === 'input_audio' && isRecord(part.input_audio)) {
+    const mimeType = AUDIO_MEDIA_TYPES[String(part.input_audio.format)];
+    if (mimeType && typeof part.input_audio.data === 'string') return { inlineData: { mimeType, data: part.input_audio.data } };
+  }
+  const inline = part.type === 'file' ? readFilePart(part).inline : undefined;
+  if (inline) return { inlineData: { mimeType: inline.mediaType, data: inline.data } };
+  // The core refused other parts already (GOOGLE_CONTENT_PARTS); this guards a direct caller of the mapper.
+  throw errors.invalidRequest(`Invalid '${param}': only files given as file_data and wav or mp3 audio are taken.`, { param, code: 'unsupported_content_part' });
+}
+
 function userParts(content: unknown, param: string): GeminiPart[] {
   if (typeof content === 'string') return [{ text: content }];
   if (!Array.isArray(content)) return [];
@@ -67,6 +82,7 @@ function userParts(content: unknown, param: string): GeminiPart[] {
     if (!isRecord(part)) throw errors.invalidRequest(`Invalid '${at}': expected a content part.`, { param: at, code: 'invalid_value' });
     if (part.type === 'text') return { text: String(part.text ?? '') };
     if (part.type === 'image_url' && isRecord(part.image_url) && typeof part.image_url.url === 'string') return imagePart(part.image_url.url, `${at}.image_url.url`);
+    if (part.type === 'file' || part.type === 'input_audio') return inlinePart(part, at);
     throw errors.invalidRequest(`Invalid '${at}.type': the content part type "${String(part.type)}" is not supported by this provider.`, {
       param: `${at}.type`,
       code: 'invalid_value',

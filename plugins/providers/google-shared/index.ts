@@ -1,4 +1,4 @@
-export { toGeminiBody, textOf } from './google-chat-request.js';
+export { GOOGLE_CONTENT_PARTS, toGeminiBody, textOf } from './google-chat-request.js';
 export { fromGeminiResponse } from './google-chat-response.js';
 export { createGeminiStreamMapper } from './google-stream.js';
 export { mapGoogleError } from './google-error.js';

@@ -1,4 +1,4 @@
-import type { ProviderOperations, ProviderRegistration } from '../../../core/spec/index.js';
+import { OPENAI_CONTENT_PARTS, type ProviderOperations, type ProviderRegistration } from '../../../core/spec/index.js';
 import { compatibleChatAdapter } from './compatible-chat.js';
 import { compatibleEmbedAdapter } from './compatible-embed.js';
 import { mapCompatibleError } from './compatible-error.js';
@@ -61,7 +61,8 @@ export function defineCompatibleProvider(manifest: CompatibleProviderManifest): 
         id: manifest.id,
         name: manifest.name,
         operations: compatibleOperations(manifest),
-        capabilities: { developerRole: typeof developerRole === 'function' ? developerRole : () => developerRole },
+        // File and audio parts are forwarded unchanged, as every other field: the upstream judges them.
+        capabilities: { developerRole: typeof developerRole === 'function' ? developerRole : () => developerRole, contentParts: () => OPENAI_CONTENT_PARTS },
         baseUrl: () => baseUrl,
         auth: (_request, target) => ({ ...staticHeaders, ...compatibleAuthHeaders(manifest, target.credentials.apiKey) }),
         authHeaders: compatibleAuthHeaderNames(manifest),

@@ -1,4 +1,4 @@
-import type { ProviderRegistration } from '../../../core/spec/index.js';
+import { OPENAI_CONTENT_PARTS, type ProviderRegistration } from '../../../core/spec/index.js';
 import { openAIChat } from './openai-chat.js';
 import { openAICompletion } from './openai-completion.js';
 import { openAIEmbed } from './openai-embed.js';
@@ -58,6 +58,7 @@ export function openai(params: OpenAIParams = {}): ProviderRegistration {
           speech: openAISpeech,
           models: openAIModels,
         },
+        capabilities: { contentParts: () => OPENAI_CONTENT_PARTS },
         baseUrl: () => baseUrl,
         auth(_request, target) {
           const headers: Record<string, string> = {};

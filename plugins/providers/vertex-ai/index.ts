@@ -1,7 +1,7 @@
 import type { ProviderRegistration } from '../../../core/spec/index.js';
 import { ANTHROPIC_DEFAULT_MAX_TOKENS } from '../anthropic/index.js';
 import { googleCatalogueModelName } from '../google-shared/index.js';
-import { vertexChat } from './vertex-chat.js';
+import { vertexChat, vertexContentParts } from './vertex-chat.js';
 import { vertexEmbed } from './vertex-embed.js';
 import { mapVertexError } from './vertex-error.js';
 import { regionOf, vertexBaseUrl } from './vertex-target.js';
@@ -32,7 +32,7 @@ export function vertexAI(params: VertexParams = {}): ProviderRegistration {
         id: 'vertex-ai',
         name: 'Google Vertex AI',
         operations: { chat: vertexChat({ defaultMaxTokens: params.defaultMaxTokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS }), embed: vertexEmbed },
-        capabilities: { developerRole: () => false },
+        capabilities: { developerRole: () => false, contentParts: vertexContentParts },
         baseUrl: (headers) => vertexBaseUrl(regionOf(headers)),
         auth(_request, target): Record<string, string> {
           return target.credentials.apiKey ? { authorization: `Bearer ${target.credentials.apiKey}` } : {};

@@ -1,10 +1,14 @@
-import type { ChatAdapter } from '../../../core/spec/index.js';
-import { checkAnthropicRequest, createAnthropicStreamMapper, fromAnthropicResponse, toAnthropicBody } from '../anthropic/index.js';
-import { createGeminiStreamMapper, fromGeminiResponse, toGeminiBody } from '../google-shared/index.js';
+import type { ChatAdapter, ContentPartSupport } from '../../../core/spec/index.js';
+import { ANTHROPIC_CONTENT_PARTS, checkAnthropicRequest, createAnthropicStreamMapper, fromAnthropicResponse, toAnthropicBody } from '../anthropic/index.js';
+import { createGeminiStreamMapper, fromGeminiResponse, GOOGLE_CONTENT_PARTS, toGeminiBody } from '../google-shared/index.js';
 import { publisherOf, vertexHeaders, vertexModelUrl } from './vertex-target.js';
 
 /** The `anthropic_version` Vertex AI expects in the body of Claude requests. */
 export const VERTEX_ANTHROPIC_VERSION = 'vertex-2023-10-16';
+
+/** File and audio parts as the model's publisher takes them: Claude as Anthropic does, Gemini as Google does. */
+export const vertexContentParts = (model: string): ContentPartSupport =>
+  publisherOf(model).publisher === 'anthropic' ? ANTHROPIC_CONTENT_PARTS : GOOGLE_CONTENT_PARTS;
 
 /**
  * Vertex AI chat: Gemini models through `generateContent` / `streamGenerateContent?alt=sse`, Claude
