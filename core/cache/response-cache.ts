@@ -45,7 +45,6 @@ function within<T>(work: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(TIMED_OUT), ms);
-    timer.unref();
   });
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
