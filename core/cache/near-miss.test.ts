@@ -3,7 +3,9 @@ import { nearMissGuard } from './near-miss.js';
 
 test('numbers are kept in order, written as digits or words, thousands separators dropped', (t) => {
   t.is(nearMissGuard('Add 1,000 and 3.5, then 7'), '1000 3.5 7|0');
-  t.is(nearMissGuard('add one thousand and three'), '1 1000 3|0');
+  t.is(nearMissGuard('add two thousand and three'), '2 1000 3|0');
+  t.is(nearMissGuard('which one is the oldest'), '|0', '"one" is as often a pronoun');
+  t.not(nearMissGuard('give me one idea'), nearMissGuard('give me two ideas'));
   t.not(nearMissGuard('from 3 to 5'), nearMissGuard('from 5 to 3'));
   t.not(nearMissGuard('What is 17 times 3?'), nearMissGuard('What is 17 times 4?'));
   t.not(nearMissGuard('the second paragraph'), nearMissGuard('the third paragraph'));

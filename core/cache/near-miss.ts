@@ -21,12 +21,14 @@ const TOKEN = /\d+(?:[.,]\d+)*|[a-z]+(?:['’][a-z]+)?/g;
 
 const NEGATIONS = new Set(['not', 'no', 'never', 'none', 'nobody', 'nothing', 'neither', 'nor', 'nowhere', 'without', 'cannot', 'cant', 'dont', 'doesnt', 'isnt', 'wont']);
 
+/** Number words, as digits (`one` left out: it is as often a pronoun, "the oldest one"; "one" against "two" still differs). */
 const NUMBER_WORDS = new Map(
   [
-    'zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty',
+    'zero _ two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty',
     'first second third fourth fifth sixth seventh eighth ninth tenth',
   ]
     .flatMap((line, group) => line.split(' ').map((word, index): [string, string] => [word, group === 0 ? String(index) : `#${index + 1}`]))
+    .filter(([word]) => word !== '_')
     .concat(
       ['thirty', 'forty', 'fifty', 'sixty', 'seventy', 'eighty', 'ninety'].map((word, index): [string, string] => [word, String((index + 3) * 10)]),
       [

@@ -16,7 +16,16 @@ let available = false;
 const prefix = `test-cache-${process.pid}-${randomBytes(4).toString('hex')}`;
 const masterKey = randomBytes(32).toString('hex');
 
-const config = (): Partial<GatewayConfig> => ({ cache: { default: { mode: 'simple', max_age: 600 } } });
+const config = (): Partial<GatewayConfig> => ({
+  cache: { default: { mode: 'simple', max_age: 600 } },
+  routes: {
+    semantic: {
+      strategy: { mode: 'single' },
+      cache: { mode: 'semantic', embedding: { provider: 'openai', custom_host: fake.baseUrl, model: 'fake-embed' } },
+      targets: [{ provider: 'openai', custom_host: fake.baseUrl }],
+    },
+  },
+});
 const environment = () => ({ REDIS_URL, GATEWAY_REDIS_PREFIX: prefix, GATEWAY_MASTER_KEY: masterKey });
 
 test.before(async () => {
@@ -38,7 +47,7 @@ const ask = (gateway: TestGateway, text: string) =>
   sdkClient(gateway.url, fake.baseUrl)
     .chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: text }] })
     .withResponse();
-const upstreamCalls = (text: string) => fake.requests.filter((request) => request.json().messages?.at(-1)?.content === text).length;
+const upstreamCalls = (text: string) => fake.requests.filter((request) => request.url.startsWith('/v1/chat') && request.json().messages?.at(-1)?.content === text).length;
 
 test.serial('an answer stored through one instance is a hit on the other', async (t) => {
   if (!available) return t.pass('Redis unreachable: skipped');
@@ -80,4 +89,27 @@ test.serial('DELETE /admin/cache on one instance empties the shared cache for bo
   t.is(deleted.status, 200);
   t.true(((await deleted.json()) as { deleted: number }).deleted >= 1);
   t.is((await ask(b, 'deleted through redis')).response.headers.get('x-gateway-cache'), 'MISS');
+});
+
+test.serial('the semantic index is shared: a request stored through one instance is a semantic hit on the other', async (t) => {
+  if (!available) return t.pass('Redis unreachable: skipped');
+  const semantic = (gateway: TestGateway, text: string) =>
+    sdkClient(gateway.url, fake.baseUrl, { 'x-gateway-config': 'semantic' })
+      .chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: text }] })
+      .withResponse();
+  const stored = await semantic(a, 'Which three rivers flow through the old town, and which bridge is the oldest one across them?');
+  t.is(stored.response.headers.get('x-gateway-cache'), 'MISS');
+  const near = await semantic(b, 'which bridge is the oldest one across them, and which three rivers flow through the old town?');
+  t.is(near.response.headers.get('x-gateway-cache'), 'SEMANTIC-HIT');
+  t.deepEqual(near.data, stored.data);
+  const nearMiss = await semantic(b, 'Which four rivers flow through the old town, and which bridge is the oldest one across them?');
+  t.is(nearMiss.response.headers.get('x-gateway-cache'), 'MISS');
+  // The index is a Redis stream per namespace.
+  const client = createClient({ url: REDIS_URL });
+  await client.connect();
+  try {
+    t.true((await client.xLen(`${prefix}:cache-vectors:account`)) >= 2);
+  } finally {
+    await client.close();
+  }
 });
