@@ -7,7 +7,8 @@ import { admin, createKey } from '../vault/vault-harness.js';
 import { ECHO_COST_USD, echoUpstream } from './cache-harness.js';
 
 // The cache per caller: each key reads and writes its own namespace unless a route shares one on
-// purpose; a hit costs the key nothing; guardrails still decide; the admin API empties it.
+// purpose; a hit costs the key nothing; guardrails still decide; the admin API empties it (serial:
+// emptying the whole cache must not race the other tests).
 let fake: Fake;
 let gateway: TestGateway;
 
@@ -135,7 +136,7 @@ test('output guardrails judge a hit: an answer stored for one key is filtered fo
   t.is(upstreamCalls('shared secretword'), 1);
 });
 
-test('DELETE /admin/cache empties one key’s namespace, a shared namespace, or everything', async (t) => {
+test.serial('DELETE /admin/cache empties one key’s namespace, a shared namespace, or everything', async (t) => {
   const first = await key(t);
   const second = await key(t);
   const firstClient = keyClient(first.key);
