@@ -174,3 +174,15 @@ test('DELETE /admin/cache needs the account key and exactly one selector', async
     t.is(refused.json.error.code, 'invalid_query', query);
   }
 });
+
+test('the OpenAPI document describes DELETE /admin/cache, the x-gateway-cache request header and the cache response headers', async (t) => {
+  const document: any = await (await fetch(`${gateway.url}/openapi.json`)).json();
+  const deletion = document.paths['/admin/cache'].delete;
+  t.deepEqual(deletion.parameters.map((parameter: { name: string }) => parameter.name), ['namespace', 'key', 'all']);
+  t.deepEqual(Object.keys(deletion.responses), ['200', '400', '401', '403']);
+  t.deepEqual(document.components.parameters['Gateway-cache'].schema.enum, ['no-store', 'refresh', 'only-if-cached']);
+  const chat = document.paths['/v1/chat/completions'].post;
+  t.deepEqual(chat.responses['200'].headers['x-gateway-cache'], { $ref: '#/components/headers/Cache' });
+  t.deepEqual(chat.responses['200'].headers.age, { $ref: '#/components/headers/Age' });
+  t.regex(chat.responses['504'].description, /cache_miss/);
+});
