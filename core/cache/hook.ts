@@ -80,7 +80,7 @@ export function cacheHook(dependencies: CacheHookDependencies): Hook {
     if (semantic === undefined || settings.embedding === undefined) return undefined;
     try {
       const vector = await dependencies.embed(context, settings.embedding, semantic.text);
-      const partition = digest(context.operation, upstreamIdentity(context), semantic.rest, settings.embedding);
+      const partition = digest(context.operation, context.strict, upstreamIdentity(context), semantic.rest, settings.embedding);
       return { namespace, partition, vector, guard: nearMissGuard(semantic.text) };
     } catch (error) {
       dependencies.logger.warn({ cache: { operation: 'embed', reason: (error as Error)?.message } }, 'semantic cache lookup skipped');
@@ -127,7 +127,9 @@ export function cacheHook(dependencies: CacheHookDependencies): Hook {
         return tagged(context, next);
       }
       const namespace = namespaceOf(context.auth!.caller, settings.namespace);
-      const slot: Slot = { key: `${namespace}/${digest(1, context.operation, upstreamIdentity(context), identity)}`, namespace, maxAgeMs: (settings.max_age ?? DEFAULT_MAX_AGE_S) * 1000 };
+      // Strict compliance changes what providers put in an answer (their extra fields), so it is part of the key.
+      const key = `${namespace}/${digest(1, context.operation, context.strict, upstreamIdentity(context), identity)}`;
+      const slot: Slot = { key, namespace, maxAgeMs: (settings.max_age ?? DEFAULT_MAX_AGE_S) * 1000 };
       const semantic = settings.mode === 'semantic';
       if (control !== 'refresh') {
         const exact = await cache.get(slot.key, slot.maxAgeMs);
