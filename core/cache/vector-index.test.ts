@@ -35,3 +35,26 @@ test('a namespace keeps its newest maxEntries vectors; removed and dropped ones 
   index.drop('ns');
   t.is(index.size('ns'), 0);
 });
+
+test('the early exits never change the answer: the exhaustive search finds the same best match over random vectors', (t) => {
+  let seed = 7;
+  const random = () => ((seed = (seed * 1664525 + 1013904223) >>> 0) / 2 ** 32) - 0.5;
+  const dimensions = 96;
+  const index = new VectorIndex(2000);
+  const vectors = Array.from({ length: 2000 }, () => unit(Array.from({ length: dimensions }, random))!);
+  index.apply('ns', vectors.map((vector, position) => ({ id: String(position), partition: 'p', ref: `r${position}`, guard: position % 7 === 0 ? '1|0' : '|0', vector })));
+  let found = 0;
+  for (let query = 0; query < 50; query++) {
+    // A query near a random stored vector (so that some pass the threshold), compared with a plain scan.
+    const near = vectors[(query * 37) % vectors.length];
+    const vector = unit(Array.from(near, (value) => value + random() * 0.05))!;
+    let expected: { ref: string; similarity: number } | undefined;
+    vectors.forEach((stored, position) => {
+      const similarity = dot(stored, vector);
+      if (similarity >= 0.9 && position % 7 !== 0 && (expected === undefined || similarity > expected.similarity)) expected = { ref: `r${position}`, similarity };
+    });
+    t.is(index.search('ns', 'p', vector, 0.9, '|0')?.ref, expected?.ref);
+    if (expected) found++;
+  }
+  t.true(found >= 30, `${found} of 50 queries had a match`);
+});

@@ -13,24 +13,45 @@ export function unit(values: ArrayLike<number>): Float32Array | undefined {
 
 /** The dot product of two vectors of one length (four lanes at a time: the inner loop of every lookup). */
 export function dot(left: Float32Array, right: Float32Array): number {
-  const length = left.length;
+  return dotRange(left, right, 0, left.length);
+}
+
+/** The dot product of `left` and `right` over the dimensions from `start` to `end` (excluded). */
+function dotRange(left: Float32Array, right: Float32Array, start: number, end: number): number {
   let a = 0;
   let b = 0;
   let c = 0;
   let d = 0;
-  let index = 0;
-  for (; index + 3 < length; index += 4) {
+  let index = start;
+  for (; index + 3 < end; index += 4) {
     a += left[index] * right[index];
     b += left[index + 1] * right[index + 1];
     c += left[index + 2] * right[index + 2];
     d += left[index + 3] * right[index + 3];
   }
-  for (; index < length; index++) a += left[index] * right[index];
+  for (; index < end; index++) a += left[index] * right[index];
   return a + b + c + d;
 }
 
+/** Where a lookup checks whether the rest of a vector could still reach the threshold: after 1/16, 1/8, 1/4 and 1/2 of its dimensions. */
+function checkpoints(length: number): number[] {
+  return [length >> 4, length >> 3, length >> 2, length >> 1].filter((point, index, points) => point > 0 && point !== points[index - 1]);
+}
+
+/** The length of what follows each checkpoint of `vector` (its tail's norm). */
+function tailNorms(vector: Float32Array, points: readonly number[]): Float32Array {
+  const norms = new Float32Array(points.length);
+  for (let index = 0; index < points.length; index++) norms[index] = Math.sqrt(Math.max(0, dotRange(vector, vector, points[index], vector.length)));
+  return norms;
+}
+
+/** Float error allowed for in the bound (a vector is never skipped for a rounding). */
+const BOUND_SLACK = 1e-5;
+
 interface Entry {
   readonly record: VectorRecord;
+  /** The norms of the vector's tails after each checkpoint ({@link checkpoints}). */
+  readonly tails: Float32Array;
   dead: boolean;
 }
 
@@ -50,7 +71,7 @@ class Space {
   }
 
   add(record: VectorRecord): void {
-    const entry: Entry = { record, dead: false };
+    const entry: Entry = { record, tails: tailNorms(record.vector, checkpoints(record.vector.length)), dead: false };
     this.order.push(entry);
     let list = this.partitions.get(record.partition);
     if (list === undefined) this.partitions.set(record.partition, (list = []));
@@ -92,9 +113,11 @@ export interface Candidate {
 
 /**
  * The semantic index in memory: per namespace at most `maxEntries` unit vectors (the oldest dropped
- * first), grouped by partition (model, parameters and upstream), searched exhaustively. Exhaustive
- * search is exact, and at the bound (10 000 by default) takes milliseconds (docs/cache.md has the
- * figures); each namespace is kept in step with its log (`VectorLog`) by whoever owns it.
+ * first), grouped by partition (model, parameters and upstream), searched exhaustively with early
+ * exits (see `search`). Exhaustive search is exact (an approximate index could miss the one close
+ * answer, or need tuning per model); at the bound (10 000 by default) it takes a few milliseconds
+ * (docs/cache.md has the figures). Each namespace is kept in step with its log (`VectorLog`) by
+ * whoever owns it.
  */
 export class VectorIndex {
   private readonly spaces = new Map<string, Space>();
@@ -116,16 +139,35 @@ export class VectorIndex {
 
   /**
    * The closest vector of `partition` whose similarity is at least `threshold` and whose guard
-   * equals `guard` (a near miss with other numbers or negations never qualifies).
+   * equals `guard` (a near miss with other numbers or negations never qualifies). Exhaustive and
+   * exact, but most vectors are dropped part-way: past each checkpoint, the dot product so far
+   * plus the largest the rest can add (the product of the two tails' norms, Cauchy–Schwarz) must
+   * still reach the threshold, or the best found so far.
    */
   search(namespace: string, partition: string, vector: Float32Array, threshold: number, guard: string): Candidate | undefined {
     const list = this.spaces.get(namespace)?.partitions.get(partition);
     if (list === undefined) return undefined;
+    const points = checkpoints(vector.length);
+    const queryTails = tailNorms(vector, points);
     let best: Candidate | undefined;
+    let floor = threshold;
     for (const entry of list) {
-      if (entry.dead || entry.record.vector.length !== vector.length) continue;
-      const similarity = dot(entry.record.vector, vector);
-      if (similarity >= threshold && (best === undefined || similarity > best.similarity) && entry.record.guard === guard) best = { ref: entry.record.ref, similarity };
+      const candidate = entry.record.vector;
+      if (entry.dead || candidate.length !== vector.length) continue;
+      let similarity = 0;
+      let start = 0;
+      let reachable = true;
+      for (let index = 0; index < points.length && reachable; index++) {
+        similarity += dotRange(candidate, vector, start, points[index]);
+        start = points[index];
+        reachable = similarity + queryTails[index] * entry.tails[index] + BOUND_SLACK >= floor;
+      }
+      if (!reachable) continue;
+      similarity += dotRange(candidate, vector, start, vector.length);
+      if (similarity >= floor && entry.record.guard === guard && (best === undefined || similarity > best.similarity)) {
+        best = { ref: entry.record.ref, similarity };
+        floor = similarity;
+      }
     }
     return best;
   }
