@@ -77,6 +77,8 @@ function makeRows(count: number, now: number, next: () => number, offset: number
       reasoning_tokens: null,
       total_tokens: 0,
       cost_usd: next() / 100,
+      cache_status: null,
+      cache_saved_usd: null,
       metadata: next() < 0.2 ? { team: `team-${Math.floor(next() * 10)}` } : {},
       guardrails: [],
       // One row in ten carries bodies, as with body logging on for some keys.

@@ -55,6 +55,8 @@ export const CHILD_ENVIRONMENT = {
   gatewayMaxAnswerBytes: 'BENCH_GATEWAY_MAX_ANSWER_BYTES',
   /** Mock: answer every request with this status (an OpenAI error body) as soon as its body is read. */
   mockStatus: 'BENCH_MOCK_STATUS',
+  /** Gateway: `simple` turns on the response cache for every request (`cache.default`, max_age 3600 s). */
+  gatewayCache: 'BENCH_GATEWAY_CACHE',
   /** Gateway: `1` holds its circuit breakers closed, so a failing target is tried on every request. */
   gatewayBreakersClosed: 'BENCH_GATEWAY_BREAKERS_CLOSED',
   /** Any server: the loopback port to listen on (default: a free one). The start-up test polls it before `ready`. */

@@ -88,7 +88,7 @@ async function startFloor(): Promise<RunningServer> {
 /**
  * The real gateway, production settings, its pino log writing to /dev/null asynchronously, the
  * durable log store (embedded SQLite) in a fresh data directory. `{ providers: [openai()] }` is its
- * whole configuration, plus the bench's guardrail policy, a larger upstream pool or breakers held closed when asked for.
+ * whole configuration, plus the bench's guardrail policy, a larger upstream pool, the response cache or breakers held closed when asked for.
  */
 async function startGateway(): Promise<RunningServer> {
   enableCompileCache(); // as core/main.ts does before it loads the gateway
@@ -104,10 +104,13 @@ async function startGateway(): Promise<RunningServer> {
   const upstreamConnections = process.env[CHILD_ENVIRONMENT.gatewayUpstreamConnections];
   const maxAnswerBytes = process.env[CHILD_ENVIRONMENT.gatewayMaxAnswerBytes];
   const memoryBudgetMb = process.env[CHILD_ENVIRONMENT.gatewayMemoryBudgetMb];
+  const cache = process.env[CHILD_ENVIRONMENT.gatewayCache];
+  if (cache !== undefined && cache !== 'simple') throw new Error(`${CHILD_ENVIRONMENT.gatewayCache} must be "simple", got ${cache}`);
   const gateway = createGateway(
     {
       providers: [openai()],
       ...(policies === 'three' ? { policies: benchPolicies() } : {}),
+      ...(cache === 'simple' ? { cache: { default: { mode: 'simple' as const, max_age: 3600 } } } : {}),
       ...(process.env[CHILD_ENVIRONMENT.gatewayBreakersClosed] === '1' ? { routing: { breaker: { failures: Number.MAX_SAFE_INTEGER, minRequests: Number.MAX_SAFE_INTEGER } } } : {}),
       upstream: {
         ...(upstreamConnections ? { connectionsPerOrigin: Number(upstreamConnections) } : {}),

@@ -9,7 +9,9 @@ import {
   type PricingOptions,
   type ProviderRegistration,
   parseRoute,
+  parseRouteCache,
   type Route,
+  type RouteCache,
   type BreakerSettings,
   DEFAULT_BREAKER,
 } from '../core/spec/index.js';
@@ -135,6 +137,28 @@ export interface GatewayConfig {
   models?: Record<string, Route>;
   /** Routing state: the per-target circuit breaker (defaults: 5 failures in a row, or half of at least 20 requests within 60 s, open it for 30 s). */
   routing?: { breaker?: Partial<BreakerSettings> };
+  /** The response cache (docs/cache.md): its default for requests whose route sets none, and its stores. */
+  cache?: CacheConfig;
+}
+
+/**
+ * The response cache. Entries live in `<GATEWAY_DATA_DIR>/cache.sqlite` (size-capped, least
+ * recently used evicted first), or in Redis with `REDIS_URL` (shared by instances).
+ */
+export interface CacheConfig {
+  /**
+   * How requests are cached when their route has no `cache` (requests without a route included),
+   * in a route's `cache` shape: `{ mode: 'simple', max_age: 600 }`. Default: none (nothing cached).
+   */
+  default?: RouteCache;
+  /** Size cap of the embedded store's entries (default 256 MiB; env `GATEWAY_CACHE_MAX_MB`). Redis is capped by its own `maxmemory`. */
+  maxBytes?: number;
+  /** Largest answer stored, in bytes of JSON (default 1 MiB); a larger one is not stored. */
+  maxEntryBytes?: number;
+  /** Vectors kept per namespace for semantic lookups, the oldest dropped first (default 10 000). */
+  semanticMaxEntries?: number;
+  /** Longest a store read or write may hold a request (default 250 ms); past it the request goes on uncached. */
+  timeoutMs?: number;
 }
 
 /**
@@ -181,6 +205,14 @@ export interface ResolvedConfig {
   /** `models` (aliases), each checked by `parseRoute`. */
   readonly models: ReadonlyMap<string, Route>;
   readonly routing: { readonly breaker: BreakerSettings };
+  /** The response cache, with defaults applied; `default` checked by `parseRouteCache`. */
+  readonly cache: {
+    readonly default?: RouteCache;
+    readonly maxBytes: number;
+    readonly maxEntryBytes: number;
+    readonly semanticMaxEntries: number;
+    readonly timeoutMs: number;
+  };
   readonly providers: ProviderRegistration[];
   readonly guardrails: Array<GuardrailRegistration | GuardrailFactory>;
   readonly policies: Readonly<Record<string, PolicyDefinition>>;
@@ -335,7 +367,7 @@ function resolveServer(server: ServerSettings, environment: NodeJS.ProcessEnv): 
 
 /**
  * Applies defaults, then the environment (HOST, PORT, GATEWAY_DATA_DIR, GATEWAY_API_KEY, LOG_LEVEL,
- * GATEWAY_TRUST_PROXY, REDIS_URL, GATEWAY_REDIS_PREFIX, DATABASE_URL, GATEWAY_LOG_*, GATEWAY_METRICS_PUBLIC, OTEL_*). GATEWAY_MASTER_KEY is not read here: only the vault worker reads it.
+ * GATEWAY_TRUST_PROXY, REDIS_URL, GATEWAY_REDIS_PREFIX, GATEWAY_CACHE_MAX_MB, DATABASE_URL, GATEWAY_LOG_*, GATEWAY_METRICS_PUBLIC, OTEL_*). GATEWAY_MASTER_KEY is not read here: only the vault worker reads it.
  */
 export function resolveConfig(config: GatewayConfig, environment: NodeJS.ProcessEnv = process.env): ResolvedConfig {
   if (!Array.isArray(config.providers)) throw new BootError('INVALID_CONFIG', 'providers must be an array');
@@ -396,6 +428,27 @@ export function resolveConfig(config: GatewayConfig, environment: NodeJS.Process
     routes: checkedRoutes(config.routes, 'routes'),
     models: checkedRoutes(config.models, 'models'),
     routing: { breaker: resolveBreaker(config.routing?.breaker ?? {}) },
+    cache: resolveCache(config.cache ?? {}, environment),
+  };
+}
+
+function resolveCache(cache: CacheConfig, environment: NodeJS.ProcessEnv): ResolvedConfig['cache'] {
+  let fallback: RouteCache | undefined;
+  if (cache.default !== undefined) {
+    try {
+      fallback = parseRouteCache(cache.default, 'cache.default');
+    } catch (error) {
+      throw new BootError('INVALID_CONFIG', (error as Error).message);
+    }
+  }
+  const maxBytes =
+    environment.GATEWAY_CACHE_MAX_MB !== undefined ? positiveInteger(environment.GATEWAY_CACHE_MAX_MB, 'GATEWAY_CACHE_MAX_MB') * MB : positiveInteger(cache.maxBytes ?? 256 * MB, 'cache.maxBytes');
+  return {
+    ...(fallback === undefined ? {} : { default: fallback }),
+    maxBytes,
+    maxEntryBytes: Math.max(1, positiveInteger(cache.maxEntryBytes ?? MB, 'cache.maxEntryBytes')),
+    semanticMaxEntries: Math.max(1, positiveInteger(cache.semanticMaxEntries ?? 10_000, 'cache.semanticMaxEntries')),
+    timeoutMs: Math.max(1, positiveInteger(cache.timeoutMs ?? 250, 'cache.timeoutMs')),
   };
 }
 

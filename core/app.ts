@@ -27,7 +27,13 @@ import { mountDashboard } from './dashboard/index.js';
 import { speech } from './api/speech.js';
 import { errors, toGatewayError } from './errors.js';
 import { FailedAuthLimiter } from './failed-auth.js';
-import { authHook } from './hooks/auth.js';
+import { authHook, targetOpener } from './hooks/auth.js';
+import { mountCacheAdmin } from './cache/admin.js';
+import { createEmbedder } from './cache/embedder.js';
+import { cacheHook } from './cache/hook.js';
+import { ResponseCache } from './cache/response-cache.js';
+import { openCacheStore } from './cache/store.js';
+import { costOf, tokenCounts } from './vault/pricing.js';
 import { forwardHook } from './hooks/forward.js';
 import { PolicyRegistry } from './guardrails/registry.js';
 import type { GuardrailFactory, GuardrailManifest, GuardrailRegistration } from './spec/guardrail.js';
@@ -106,6 +112,8 @@ export interface Gateway {
   readonly metrics: GatewayMetrics;
   /** Bytes held in memory by requests in flight (bodies read, answers read whole), bounded. */
   readonly memoryBudget: MemoryBudget;
+  /** The response cache (docs/cache.md): embedded, or shared through Redis with `REDIS_URL`. */
+  readonly cache: ResponseCache;
   /** Set when the account key was generated on this start: shown once; only its hash is stored, by the first successful `listen`. */
   readonly generatedAccountKey?: string;
   listen(port?: number, host?: string): Promise<{ url: string; server: Server }>;
@@ -143,6 +151,7 @@ const TOKENS = {
   registry: Symbol('registry'),
   pipeline: Symbol('pipeline'),
   adminGuard: Symbol('adminGuard'),
+  responseCache: Symbol('responseCache'),
 } as const;
 
 /** The real clock. */
@@ -257,6 +266,26 @@ function registerServices(container: DependencyContainer, config: ResolvedConfig
       .filter((registration) => !listed.has(registration.manifest.id) && listed.add(registration.manifest.id));
     return new PluginRegistry(config.providers, [...configured, ...used], c.resolve(TOKENS.pluginDependencies));
   });
+  factory(
+    TOKENS.responseCache,
+    (c) =>
+      new ResponseCache({
+        open: () =>
+          openCacheStore({
+            dataDir: config.dataDir,
+            redisUrl: config.redisUrl,
+            redisPrefix: config.vault.redisPrefix,
+            maxBytes: config.cache.maxBytes,
+            onEvict: (count) => c.resolve<GatewayMetrics>(TOKENS.metrics).cacheObserver.evicted(count),
+          }),
+        clock: c.resolve<Clock>(TOKENS.clock),
+        logger: c.resolve<Logger>(TOKENS.logger),
+        timeoutMs: config.cache.timeoutMs,
+        maxEntryBytes: config.cache.maxEntryBytes,
+        semanticMaxEntries: config.cache.semanticMaxEntries,
+        observer: c.resolve<GatewayMetrics>(TOKENS.metrics).cacheObserver,
+      }),
+  );
   factory(TOKENS.adminGuard, (c) => new AdminGuard(c.resolve<AccountKey>(TOKENS.accountKey), { failedAuth: c.resolve(TOKENS.failedAuth), trustProxy: config.server.trustProxy }));
   factory(TOKENS.pipeline, (c) => {
     const logger = c.resolve<Logger>(TOKENS.logger);
@@ -265,6 +294,7 @@ function registerServices(container: DependencyContainer, config: ResolvedConfig
     const tracer = c.resolve<Tracer>(TOKENS.tracer);
     const memoryBudget = c.resolve<MemoryBudget>(TOKENS.memoryBudget);
     const failedAuth = c.resolve<FailedAuthLimiter>(TOKENS.failedAuth);
+    const operations = new Map([...OPERATIONS.map(([, handler]) => handler), createPassthrough(config.passthrough)].map((handler) => [handler.name, handler]));
     const sinks: LogSink[] = [
       new PinoLogSink(logger),
       metrics.sink,
@@ -290,7 +320,22 @@ function registerServices(container: DependencyContainer, config: ResolvedConfig
         vault.hooks.admit,
         ...(config.logs.bodies === false ? [] : [bodyCaptureHook({ policy: config.logs.bodies, maxBytes: config.logs.bodyMaxBytes })]),
         guardrailHook({ policies: c.resolve(TOKENS.policies), defaultPolicy: config.defaultPolicy }),
-        transformHook({ operations: new Map([...OPERATIONS.map(([, handler]) => handler), createPassthrough(config.passthrough)].map((handler) => [handler.name, handler])) }),
+        cacheHook({
+          cache: c.resolve(TOKENS.responseCache),
+          operations,
+          fallback: config.cache.default,
+          embed: createEmbedder({
+            open: targetOpener({ registry: c.resolve(TOKENS.registry), customHosts: c.resolve(TOKENS.customHosts), targetCredentials: options.routing?.targetCredentials ?? vault.targets, forwardCookies: config.forwardCookies }),
+            upstream: c.resolve(TOKENS.upstream),
+          }),
+          clock: c.resolve<Clock>(TOKENS.clock),
+          logger,
+          price: (provider, model, usage, headers) => {
+            const price = model === undefined ? undefined : vault.prices.price(provider, model, headers);
+            return price && costOf(price, tokenCounts(usage));
+          },
+        }),
+        transformHook({ operations }),
         forwardHook({
           upstream: c.resolve(TOKENS.upstream),
           memoryBudget,
@@ -345,6 +390,7 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
   const metrics = container.resolve<GatewayMetrics>(TOKENS.metrics);
   const memoryBudget = container.resolve<MemoryBudget>(TOKENS.memoryBudget);
   const adminGuard = container.resolve<AdminGuard>(TOKENS.adminGuard);
+  const cache = container.resolve<ResponseCache>(TOKENS.responseCache);
   const app = buildApp({
     pipeline,
     registry,
@@ -360,6 +406,7 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
     memoryBudget,
     failedAuth: container.resolve<FailedAuthLimiter>(TOKENS.failedAuth),
     clock: container.resolve<Clock>(TOKENS.clock),
+    cache,
   });
   const servers: Server[] = [];
 
@@ -377,10 +424,13 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
     logStore: logs.store,
     metrics,
     memoryBudget,
+    cache,
     flushLogs: () => logs.queue.flush(),
     async listen(port = config.port, host = config.host) {
       await vault.start();
       await sharingBreakers;
+      // The embedded cache opens on first use; a shared one connects now, so the first request does not wait for it.
+      if (config.redisUrl) await cache.start();
       const server = createGatewayServer(app.callback(), config.server);
       server.listen(port, host);
       await once(server, 'listening');
@@ -411,6 +461,7 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
       await upstream.close();
       if (routingState instanceof SharedRoutingState) routingState.close();
       await vault.close();
+      await cache.close();
       await logs.close();
       await exporter?.flush();
       await new Promise<void>((resolve) => logger.flush(() => resolve()));
@@ -433,6 +484,7 @@ function buildApp(parts: {
   memoryBudget: MemoryBudget;
   failedAuth: FailedAuthLimiter;
   clock: Clock;
+  cache: ResponseCache;
 }): Koa {
   const { pipeline, registry, policies, adminGuard, accountKey, config, logger } = parts;
   const app = new Koa();
@@ -471,6 +523,7 @@ function buildApp(parts: {
   });
   mountLogsApi(router, { guard: adminGuard, store: parts.logStore });
   mountPricesApi(router, { guard: adminGuard, prices: parts.vault.prices, provider: (id) => registry.provider(id) });
+  mountCacheAdmin(router, { guard: adminGuard, cache: parts.cache });
   const metricsRoute = async (koa: Koa.Context) => {
     koa.type = parts.metrics.contentType;
     koa.body = await parts.metrics.render();

@@ -68,6 +68,8 @@ export const errors = {
   internal: make(500),
   badGateway: make(502, 'upstream_error'),
   upstreamTimeout: make(504, 'timeout_error'),
+  /** `x-gateway-cache: only-if-cached` and the cache holds no answer (HTTP's only-if-cached miss is 504). */
+  cacheMiss: make(504, 'cache_miss_error'),
   /** The gateway is out of a shared resource (memory budget); comes with Retry-After. */
   overloaded: make(503, 'overloaded_error'),
 };

@@ -71,6 +71,19 @@ export const USAGE_RANGES = {
 
 const round = (value: number, digits: number) => Math.round(value * 10 ** digits) / 10 ** digits;
 
+/** The response cache over the whole range: hits, misses, hit rate (of the lookups: hits and misses; null without any) and what the hits saved. */
+function cacheSummary(cells: ReadonlyArray<{ cacheHits: number; cacheMisses: number; savedUsd: number }>) {
+  let hits = 0;
+  let misses = 0;
+  let saved = 0;
+  for (const cell of cells) {
+    hits += cell.cacheHits;
+    misses += cell.cacheMisses;
+    saved += cell.savedUsd;
+  }
+  return { hits, misses, hit_rate: hits + misses === 0 ? null : round(hits / (hits + misses), 4), saved_usd: round(saved, 6) };
+}
+
 /**
  * `GET /admin/logs`, `GET /admin/logs/:id` and `GET /admin/usage`, behind the admin guard.
  * Lists are newest first with keyset pagination (`next_cursor`), never OFFSET, so any page of a
@@ -121,9 +134,12 @@ export function mountLogsApi(router: Router, parts: { guard: AdminGuard; store: 
             prompt_tokens: cell?.promptTokens ?? 0,
             completion_tokens: cell?.completionTokens ?? 0,
             cost_usd: round(cell?.costUsd ?? 0, 6),
+            cache_hits: cell?.cacheHits ?? 0,
+            cache_misses: cell?.cacheMisses ?? 0,
+            cache_saved_usd: round(cell?.savedUsd ?? 0, 6),
           };
         }),
       }));
-    koa.body = { range, bucket_seconds: bucketMs / 1000, series };
+    koa.body = { range, bucket_seconds: bucketMs / 1000, series, cache: cacheSummary(cells) };
   });
 }

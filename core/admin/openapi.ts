@@ -1,6 +1,7 @@
 /**
- * The OpenAPI 3.1 description of the admin API for credentials, virtual keys, stored routes and model aliases, served at
- * `/admin/openapi.json`. Kept beside the routes it describes (core/admin/virtual-keys.ts).
+ * The OpenAPI 3.1 description of the admin API for credentials, virtual keys, stored routes, model aliases and the
+ * response cache, served at `/admin/openapi.json`. Kept beside the routes it describes (core/admin/virtual-keys.ts,
+ * core/cache/admin.ts).
  */
 import { routeSchema } from '../routing/route-schema.js';
 
@@ -27,7 +28,7 @@ const list = (item: string) => ({ type: 'object', properties: { object: { const:
 export const adminOpenApi = {
   openapi: '3.1.0',
   info: {
-    title: 'Gateway admin API: credentials, virtual keys, stored routes and model aliases',
+    title: 'Gateway admin API: credentials, virtual keys, stored routes, model aliases and the response cache',
     version: '1.0.0',
     description:
       'Needs the account API key in x-gateway-api-key (a virtual key gets 403). Provider secrets are write-only; a virtual key value is returned only by create and rotate.',
@@ -112,6 +113,30 @@ export const adminOpenApi = {
     },
     '/admin/routes/{id}/versions': {
       get: { summary: 'Every version of a route, oldest first', parameters: [idParameter], responses: { 200: { description: 'The versions', ...json(list('StoredRoute')) }, 401: error, 403: error, 404: error } },
+    },
+    '/admin/cache': {
+      delete: {
+        summary: 'Empty the response cache: a shared namespace, one key’s own namespace, or all of it (semantic indexes included)',
+        description: 'Give exactly one of namespace, key or all=true. A key’s own namespace holds what it stored outside shared namespaces; a shared namespace is the one a route names.',
+        parameters: [
+          { name: 'namespace', in: 'query', required: false, schema: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,128}$' }, description: 'A namespace a route’s cache names' },
+          { name: 'key', in: 'query', required: false, schema: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,128}$' }, description: 'A virtual key id, or `account` for the account key' },
+          { name: 'all', in: 'query', required: false, schema: { const: 'true' } },
+        ],
+        responses: {
+          200: {
+            description: 'Emptied',
+            ...json({
+              type: 'object',
+              required: ['deleted', 'namespace'],
+              properties: { deleted: { type: 'integer', minimum: 0, description: 'Answers deleted' }, namespace: { type: ['string', 'null'], description: 'shared:<name>, key:<id>, account, or null for all' } },
+            }),
+          },
+          400: error,
+          401: error,
+          403: error,
+        },
+      },
     },
     '/admin/models': {
       get: { summary: 'List model aliases', responses: { 200: { description: 'The aliases', ...json(list('ModelAlias')) }, 401: error, 403: error } },

@@ -1,12 +1,36 @@
 import { readBody, parseJsonObject } from '../http/body.js';
+import { isRecord } from '../spec/is-record.js';
 import { chatAnswerText } from './answer-text.js';
 import { refusedContentPart } from '../spec/content-parts.js';
-import type { ChatRequest } from '../spec/unified.js';
+import type { ChatCompletionChunk, ChatRequest, ChatResponse } from '../spec/unified.js';
 import { validateChatRequest } from './chat-schema.js';
 import { chatStreamShape, completionAsStream } from './chat-stream.js';
 import { strictChatResponse } from './chat-strict.js';
 import { type OperationHandler, unsupportedOperation } from './operation.js';
-import { respondStreamable } from './streamed-response.js';
+import { ChatAssembly } from './stream-assembly.js';
+import { streamableCache } from './streamable-cache.js';
+import { respondStreamable, type StreamableOperation } from './streamed-response.js';
+
+const chatStreaming: StreamableOperation<ChatResponse, ChatCompletionChunk> = {
+  shape: chatStreamShape,
+  strictResponse: strictChatResponse,
+  asStream: completionAsStream,
+  text: chatAnswerText,
+};
+
+/** A message's text for a semantic lookup: string content or text parts; undefined when it carries more (images, tool calls). */
+function messageText(message: unknown): string | undefined {
+  if (!isRecord(message) || message.tool_calls !== undefined || message.function_call !== undefined) return undefined;
+  const content = message.content;
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return undefined;
+  const texts: string[] = [];
+  for (const part of content) {
+    if (!isRecord(part) || part.type !== 'text' || typeof part.text !== 'string') return undefined;
+    texts.push(part.text);
+  }
+  return texts.join('\n');
+}
 
 /** `POST /v1/chat/completions`: plain and streamed. */
 export const chatCompletions: OperationHandler = {
@@ -35,11 +59,21 @@ export const chatCompletions: OperationHandler = {
     return adapter.toUpstream(request, target, context.request.raw);
   },
 
-  respond: (context, provider, forward) =>
-    respondStreamable(context, provider, forward, provider.operations.chat, {
-      shape: chatStreamShape,
-      strictResponse: strictChatResponse,
-      asStream: completionAsStream,
-      text: chatAnswerText,
-    }),
+  respond: (context, provider, forward) => respondStreamable(context, provider, forward, provider.operations.chat, chatStreaming),
+
+  cache: streamableCache(chatStreaming, {
+    defaults: { frequency_penalty: 0, presence_penalty: 0, logprobs: false, n: 1, temperature: 1, top_p: 1, parallel_tool_calls: true },
+    textField: 'messages',
+    text(messages) {
+      if (!Array.isArray(messages)) return undefined;
+      const lines: string[] = [];
+      for (const message of messages) {
+        const text = messageText(message);
+        if (text === undefined) return undefined;
+        lines.push(`${String((message as { role: unknown }).role)}: ${text}`);
+      }
+      return lines.join('\n');
+    },
+    assemble: () => new ChatAssembly(),
+  }),
 };

@@ -3,6 +3,8 @@ import type { CompletionRequest } from '../spec/unified.js';
 import { validateCompletionRequest } from './completions-schema.js';
 import { textCompletionStreaming } from './completions-stream.js';
 import { type OperationHandler, unsupportedOperation } from './operation.js';
+import { CompletionAssembly } from './stream-assembly.js';
+import { streamableCache } from './streamable-cache.js';
 import { respondStreamable } from './streamed-response.js';
 
 /** `POST /v1/completions` (legacy text completions): plain and streamed, the same rules as chat streams. */
@@ -25,4 +27,12 @@ export const completions: OperationHandler = {
   },
 
   respond: (context, provider, forward) => respondStreamable(context, provider, forward, provider.operations.completion, textCompletionStreaming),
+
+  cache: streamableCache(textCompletionStreaming, {
+    defaults: { frequency_penalty: 0, presence_penalty: 0, n: 1, temperature: 1, top_p: 1, echo: false, best_of: 1 },
+    textField: 'prompt',
+    // A prompt of text (one or several strings) is compared by meaning; token prompts only exactly.
+    text: (prompt) => (typeof prompt === 'string' ? prompt : Array.isArray(prompt) && prompt.every((part) => typeof part === 'string') ? prompt.join('\n') : undefined),
+    assemble: () => new CompletionAssembly(),
+  }),
 };

@@ -1,4 +1,6 @@
+import { withoutDefaults } from '../cache/cacheable.js';
 import { parseJsonObject, readBody } from '../http/body.js';
+import { isRecord } from '../spec/is-record.js';
 import type { EmbedAdapter, ProviderPlugin } from '../spec/provider.js';
 import type { EmbeddingRequest, EmbeddingResponse } from '../spec/unified.js';
 import { checkEmbeddingTokenLimit } from './embeddings-tokens.js';
@@ -54,4 +56,18 @@ export const embeddings: OperationHandler = {
         if (response.model) transform.model = response.model;
       },
     }),
+
+  // Exact lookups only: an embedding is asked for a text's exact vector, never a near one.
+  cache: {
+    identity: (body) => (isRecord(body) ? withoutDefaults(body, { encoding_format: 'float' }) : undefined),
+    storable: (answer) => Array.isArray((answer as EmbeddingResponse).data) && (answer as EmbeddingResponse).data.length > 0,
+    usage(answer) {
+      const { usage, model } = answer as EmbeddingResponse;
+      return {
+        ...(usage ? { usage: { prompt_tokens: usage.prompt_tokens, completion_tokens: 0, total_tokens: usage.total_tokens } } : {}),
+        ...(model ? { model } : {}),
+      };
+    },
+    replay: async (context, answer) => ({ status: 200, headers: {}, body: { json: context.strict ? strictEmbeddingResponse(answer as EmbeddingResponse) : answer } }),
+  },
 };

@@ -32,6 +32,7 @@ export async function respondWithJson<Response>(
   const parsed = await readUpstreamJson(forward, provider.id, context.signal);
   forward.endedAt = performance.now();
   const response = mapAnswer(provider.id, () => answer.map(parsed.value, auth.target, forward.headers));
+  context.cache?.recorder?.answer(response);
   answer.record(response, transform);
   return { status: 200, headers: {}, body: jsonBody(context.strict ? answer.strict(response) : response, parsed) };
 }

@@ -428,6 +428,10 @@ const REQUEST_HEADERS: Record<string, Schema> = {
   'x-gateway-strict-api-compliance': { description: '`true` (default): responses carry only fields of the OpenAI schema. `false`: provider extras pass, and `thinking` is accepted.', schema: { enum: ['true', 'false'] } },
   'x-gateway-request-timeout': { description: 'Upstream deadline of this request in ms, from sending until the answer is complete.', schema: { type: 'string', pattern: '^\\d+$', description: '1 to 3600000' } },
   'x-gateway-config': { description: 'A route as JSON (strategy, targets, retry, timeouts; docs/routing.md), instead of a provider header.', schema: string },
+  'x-gateway-cache': {
+    description: 'The response cache for this request (docs/cache.md): `no-store` (neither read nor stored), `refresh` (asked anew and stored), `only-if-cached` (a hit, or 504 `cache_miss`). `Cache-Control: no-store` and `no-cache` are read the same way.',
+    schema: { enum: ['no-store', 'refresh', 'only-if-cached'] },
+  },
   'x-gateway-cloud-a-resource-name': { description: 'Azure OpenAI: resource name.', schema: string },
   'x-gateway-cloud-a-deployment-id': { description: 'Azure OpenAI: deployment id.', schema: string },
   'x-gateway-cloud-a-api-version': { description: 'Azure OpenAI: API version.', schema: string },
@@ -446,6 +450,8 @@ const responseHeaders = {
   'server-timing': { $ref: '#/components/headers/ServerTiming' },
   'x-gateway-route-target': { $ref: '#/components/headers/RouteTarget' },
   'x-gateway-attempts': { $ref: '#/components/headers/Attempts' },
+  'x-gateway-cache': { $ref: '#/components/headers/Cache' },
+  age: { $ref: '#/components/headers/Age' },
 };
 
 /** The statuses the gateway answers itself, each with the error shape; `default` is an upstream's own error. */
@@ -459,7 +465,7 @@ const ERROR_STATUSES: Record<string, string> = {
   429: 'Rate limited by the key\'s limits (`Retry-After`)',
   502: 'The upstream is unreachable or its answer is broken (upstream_error)',
   503: 'The gateway\'s memory budget is spent (overloaded_error; `Retry-After`)',
-  504: 'The upstream deadline passed (timeout_error)',
+  504: 'The upstream deadline passed (timeout_error), or `x-gateway-cache: only-if-cached` found no answer (cache_miss_error, code `cache_miss`)',
 };
 
 function errorResponses(extra: Record<string, string> = {}): Record<string, unknown> {
@@ -608,6 +614,8 @@ const v1Components = {
     RouteTarget: header('The route target that answered (routed requests).'),
     Attempts: header('How many upstream attempts a routed request took.', { type: 'string', pattern: '^\\d+$' }),
     RetryAfter: header('Seconds to wait before retrying (429, 503, and an upstream\'s own).'),
+    Cache: header('What the response cache did, when it applies to the request: HIT, SEMANTIC-HIT, MISS, BYPASS or REFRESH.', { enum: ['HIT', 'SEMANTIC-HIT', 'MISS', 'BYPASS', 'REFRESH'] }),
+    Age: header('On a cache hit: seconds since the answer was stored.', { type: 'string', pattern: '^\\d+$' }),
   },
   schemas: { ...v1RequestSchemas, ...responseSchemas },
 };

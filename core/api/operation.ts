@@ -5,6 +5,7 @@ import type { MemoryLease } from '../http/memory-budget.js';
 import { bodyFailure } from '../http/upstream.js';
 import { errors, GatewayError } from '../errors.js';
 import type { ForwardSlice, GatewayContext, GatewayResponse, RequestSlice } from '../pipeline/context.js';
+import type { CacheableOperation } from '../cache/cacheable.js';
 import type { ProviderPlugin, ProviderTarget, UpstreamRequest } from '../spec/provider.js';
 import type { OperationName } from '../spec/unified.js';
 
@@ -29,6 +30,11 @@ export interface OperationHandler {
   respond(context: GatewayContext, provider: ProviderPlugin, forward: ForwardSlice): Promise<GatewayResponse>;
   /** When false, upstream error statuses are passed back as received instead of being mapped. */
   readonly mapsErrors: boolean;
+  /**
+   * How the response cache may serve this operation's answers again (docs/cache.md, "Making an
+   * operation cacheable"); absent: never cached.
+   */
+  readonly cache?: CacheableOperation<any, any>;
 }
 
 /** Thrown inside a read to stop it once enough has been read. */

@@ -4,6 +4,7 @@ import { SSE_DONE, sseData } from '../http/sse.js';
 import type { ChunkJudge } from '../guardrails/output/index.js';
 import type { StreamDecoder, StreamMapper, UpstreamEvent } from '../spec/provider.js';
 import type { ErrorBody, Usage } from '../spec/unified.js';
+import type { AnswerRecorder } from '../pipeline/context.js';
 
 /** What the relay reads of a chunk, whatever the operation (chat chunks, text completions). */
 export interface RelayedChunk {
@@ -34,6 +35,11 @@ export interface StreamRelayOptions<Chunk extends RelayedChunk> {
   readonly judge?: ChunkJudge<Chunk>;
   /** Called as facts become known, for the log entry. */
   readonly observe: StreamObserver;
+  /**
+   * Given every chunk as mapped, before the judge sees it, and told when the stream is complete
+   * (the response cache stores it then, before the client gets `[DONE]`).
+   */
+  readonly record?: AnswerRecorder;
 }
 
 export interface StreamObserver {
@@ -99,6 +105,7 @@ class StreamRelay<Chunk extends RelayedChunk> {
       for (let read = await this.upstream.next(); !read.done; read = await this.upstream.next()) {
         const out = await this.relay(decoder.push(read.value));
         if (this.state.name !== 'streaming') {
+          await this.recordComplete();
           yield out + this.close();
           return;
         }
@@ -111,6 +118,7 @@ class StreamRelay<Chunk extends RelayedChunk> {
           error: { message: 'The upstream stream ended before it was complete.', type: 'upstream_error', param: null, code: 'stream_incomplete', provider: this.options.provider },
         });
       }
+      await this.recordComplete();
       yield out + this.close();
     } catch (error) {
       if (this.options.signal.aborted) {
@@ -123,6 +131,11 @@ class StreamRelay<Chunk extends RelayedChunk> {
       // Leaving for any reason but a complete answer (error, cut, client gone) releases the upstream body.
       if (this.state.name !== 'closed' || !this.state.draining) await this.upstream.return?.();
     }
+  }
+
+  /** Tells the recorder the stream is complete, when it is (answered, not cut by the judge). */
+  private async recordComplete(): Promise<void> {
+    if (this.at('answered')) await this.options.record?.complete();
   }
 
   /** The one place the state changes. */
@@ -143,6 +156,7 @@ class StreamRelay<Chunk extends RelayedChunk> {
     for (const event of events) {
       if (!this.at('streaming')) break;
       const step = mapper.map(event);
+      if (this.options.record && step.chunks) for (const chunk of step.chunks) this.options.record.chunk(chunk);
       out += this.emit(judge && step.chunks ? await this.judged(judge, step.chunks) : step.chunks);
       if (this.at('cut')) break;
       if (step.done) this.enter({ name: 'answered' });

@@ -9,12 +9,12 @@ import { relayStream, type RelayedChunk, type StreamShape } from './stream-relay
 
 export const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' };
 
-interface StreamableRequest {
+export interface StreamableRequest {
   stream?: boolean | null;
   stream_options?: { include_usage?: boolean } | null;
 }
 
-interface StreamableResponse {
+export interface StreamableResponse {
   choices: TextChoice[];
   usage?: Usage | null;
   model?: string;
@@ -65,6 +65,7 @@ export async function respondStreamable<Request extends StreamableRequest, Respo
       signal: context.signal,
       provider: provider.id,
       judge: judge?.stream(operation.text),
+      record: context.cache?.recorder,
       observe: {
         usage: (usage) => {
           transform.usage = usage;
@@ -81,17 +82,37 @@ export async function respondStreamable<Request extends StreamableRequest, Respo
         },
       },
     });
-    return { status: 200, headers: SSE_HEADERS, body: { stream: body } };
+    return { status: 200, headers: { ...SSE_HEADERS }, body: { stream: body } };
   }
 
   const parsed = await readUpstreamJson(forward, provider.id, context.signal);
   forward.endedAt = performance.now();
   const mapped = mapAnswer(provider.id, () => adapter.fromUpstream(parsed.value, request, auth.target, forward.headers));
-  const response = judge ? await judge.response(mapped, operation.text) : mapped;
-  if (response.usage) transform.usage = response.usage;
-  if (response.model) transform.model = response.model;
+  context.cache?.recorder?.answer(mapped);
+  const { answer, response } = await wholeAnswer(context, mapped, operation, parsed);
+  if (answer.usage) transform.usage = answer.usage;
+  if (answer.model) transform.model = answer.model;
+  return response;
+}
+
+/**
+ * A whole answer (mapped from a JSON upstream answer, or stored by the response cache) as the
+ * client's response: judged by the request's output guardrails, then the events of a stream when
+ * the request streams, else JSON (stripped to the OpenAI schema when strict). `upstream`, when
+ * given, is the parsed upstream body whose bytes are sent as received if nothing changed them.
+ */
+export async function wholeAnswer<Response extends StreamableResponse, Chunk extends RelayedChunk & { choices: TextChoice[] }>(
+  context: GatewayContext,
+  mapped: Response,
+  operation: StreamableOperation<Response, Chunk>,
+  upstream?: { value: unknown; bytes: Buffer },
+): Promise<{ answer: Response; response: GatewayResponse }> {
+  const judge = context.guardrail?.output;
+  const answer = judge ? await judge.response(mapped, operation.text) : mapped;
   if (context.request.streaming) {
-    return { status: 200, headers: SSE_HEADERS, body: { bytes: Buffer.from(operation.asStream(response, includeUsage, context.strict)) } };
+    const includeUsage = (context.request.body as StreamableRequest).stream_options?.include_usage === true;
+    return { answer, response: { status: 200, headers: { ...SSE_HEADERS }, body: { bytes: Buffer.from(operation.asStream(answer, includeUsage, context.strict)) } } };
   }
-  return { status: 200, headers: {}, body: jsonBody(context.strict ? operation.strictResponse(response) : response, parsed) };
+  const json = context.strict ? operation.strictResponse(answer) : answer;
+  return { answer, response: { status: 200, headers: {}, body: upstream ? jsonBody(json, upstream) : { json } } };
 }

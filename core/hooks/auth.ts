@@ -90,7 +90,7 @@ async function routeRequest(
   context: GatewayContext,
   resolution: KeyResolution,
   routes: RouteCatalog,
-  openTarget: (context: GatewayContext, resolution: KeyResolution, target: Target, param: string) => Promise<AuthSlice>,
+  openTarget: OpenTarget,
 ): Promise<boolean> {
   const header = context.incoming.headers['x-gateway-config'];
   const model = context.request.model;
@@ -242,31 +242,22 @@ async function identify(
   return resolution;
 }
 
-/**
- * The auth stage: identifies the caller from `x-gateway-api-key` (the account key, or a key whose
- * prefix a {@link KeyResolver} claims; without that header, such a key as the Authorization Bearer
- * token, `x-api-key` or `api-key`), only then reads the request body (`context.loadRequest`),
- * then resolves the target: provider plugin, base URL (provider default or a custom host the policy
- * allows), credentials and forwarded headers.
- */
-export function authHook(dependencies: {
-  registry: PluginRegistry;
-  accountKey: AccountKey;
-  customHosts: CustomHostGuard;
-  keyResolvers?: KeyResolver[];
-  /** Counts wrong keys per client address; absent: not limited. */
-  failedAuth?: FailedAuthLimiter;
-  /** Whether `cookie` may be named in `x-gateway-forward-headers` (the config's `forwardCookies`). Default false. */
-  forwardCookies?: boolean;
-  /** The config's named routes and model aliases, and the stored ones; absent: no request is routed. */
-  routes?: RouteCatalog;
-  /** Opens the stored credentials and virtual keys route targets name; absent: such targets are refused (400). */
-  targetCredentials?: TargetCredentials;
-}): Hook {
-  const { registry, accountKey, customHosts, keyResolvers = [], failedAuth, forwardCookies = false, routes, targetCredentials } = dependencies;
+/** Opens one target for a caller: its provider, credentials (stored, a virtual key's, or the caller's Bearer), base URL and forwarded headers; 400 with `param` for what does not exist. */
+export type OpenTarget = (context: GatewayContext, resolution: Pick<KeyResolution, 'caller' | 'policy'>, target: Target, param: string) => Promise<AuthSlice>;
 
-  /** Opens one route target: its provider, credentials (stored, a virtual key's, or the caller's Bearer), base URL and forwarded headers. */
-  const openTarget = async (context: GatewayContext, resolution: KeyResolution, target: Target, param: string): Promise<AuthSlice> => {
+/**
+ * The opener of route targets (and of the response cache's embeddings target): the provider plugin,
+ * a stored credential or a virtual key's binding, the base URL (a custom host checked by the
+ * policy; a stored credential's host pinned), and the forwarded headers.
+ */
+export function targetOpener(dependencies: {
+  registry: PluginRegistry;
+  customHosts: CustomHostGuard;
+  targetCredentials?: TargetCredentials;
+  forwardCookies?: boolean;
+}): OpenTarget {
+  const { registry, customHosts, targetCredentials, forwardCookies = false } = dependencies;
+  return async (context, resolution, target, param) => {
     const headers = context.incoming.headers;
     let providerId = target.provider;
     let credentials: ProviderCredentials | undefined;
@@ -299,6 +290,32 @@ export function authHook(dependencies: {
       ...(resolution.policy !== undefined ? { policy: resolution.policy } : {}),
     };
   };
+}
+
+/**
+ * The auth stage: identifies the caller from `x-gateway-api-key` (the account key, or a key whose
+ * prefix a {@link KeyResolver} claims; without that header, such a key as the Authorization Bearer
+ * token, `x-api-key` or `api-key`), only then reads the request body (`context.loadRequest`),
+ * then resolves the target: provider plugin, base URL (provider default or a custom host the policy
+ * allows), credentials and forwarded headers.
+ */
+export function authHook(dependencies: {
+  registry: PluginRegistry;
+  accountKey: AccountKey;
+  customHosts: CustomHostGuard;
+  keyResolvers?: KeyResolver[];
+  /** Counts wrong keys per client address; absent: not limited. */
+  failedAuth?: FailedAuthLimiter;
+  /** Whether `cookie` may be named in `x-gateway-forward-headers` (the config's `forwardCookies`). Default false. */
+  forwardCookies?: boolean;
+  /** The config's named routes and model aliases, and the stored ones; absent: no request is routed. */
+  routes?: RouteCatalog;
+  /** Opens the stored credentials and virtual keys route targets name; absent: such targets are refused (400). */
+  targetCredentials?: TargetCredentials;
+}): Hook {
+  const { registry, accountKey, customHosts, keyResolvers = [], failedAuth, forwardCookies = false, routes, targetCredentials } = dependencies;
+
+  const openTarget = targetOpener({ registry, customHosts, targetCredentials, forwardCookies });
   return {
     name: 'gateway-auth',
     stage: 'auth',

@@ -1,4 +1,5 @@
 import test from 'ava';
+import { cacheHook } from '../cache/hook.js';
 import { bodyCaptureHook } from '../logs/capture.js';
 import { Pipeline } from '../pipeline/runner.js';
 import type { Hook } from '../pipeline/hook.js';
@@ -18,6 +19,7 @@ function builtInHooks(): Hook[] {
     limits.admit,
     bodyCaptureHook({ policy: true, maxBytes: 1 }),
     guardrailHook({ policies: unused }),
+    cacheHook({ cache: unused, operations: new Map(), embed: unused, clock: unused, logger: unused, price: unused }),
     transformHook({ operations: new Map() }),
     forwardHook({ upstream: unused, memoryBudget: unused, maxAnswerBytes: 1 }),
     limits.settle,
@@ -27,12 +29,13 @@ function builtInHooks(): Hook[] {
 
 const names = (hooks: readonly Hook[]) => hooks.map((hook) => hook.name);
 
-test('the built-in hooks declare their order: registered in reverse they still run auth first and settle before the log', (t) => {
+test('the built-in hooks declare their order: registered in reverse they still run auth first, the cache before the provider mapping and settle before the log', (t) => {
   t.deepEqual(names(new Pipeline(builtInHooks(), { development: false }).hooks), [
     'gateway-auth',
     'virtual-key-limits',
     'gateway-log-capture',
     'gateway-guardrail',
+    'gateway-cache',
     'gateway-transform',
     'gateway-forward',
     'virtual-key-settle',
@@ -44,6 +47,7 @@ test('the built-in hooks declare their order: registered in reverse they still r
     'gateway-log-capture',
     'virtual-key-limits',
     'gateway-guardrail',
+    'gateway-cache',
     'gateway-transform',
     'gateway-forward',
     'virtual-key-settle',

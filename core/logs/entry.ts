@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { GatewayContext, GuardrailRecord, UsageUnits } from '../pipeline/context.js';
+import type { CacheStatus, GatewayContext, GuardrailRecord, UsageUnits } from '../pipeline/context.js';
 import type { OperationName } from '../spec/unified.js';
 import type { AttemptRecord } from '../routing/plan.js';
 
@@ -51,6 +51,11 @@ export interface LogEntry {
   readonly route?: { readonly name?: string; readonly id?: string; readonly version?: number; readonly source: string };
   /** A routed request's upstream attempts, in order (the last one's answer is what the client got). */
   readonly attempts?: ReadonlyArray<AttemptRecord>;
+  /**
+   * What the response cache did (absent when it does not apply): on a hit, the stored answer's age,
+   * the similarity of a semantic hit, and what the answer cost when it was made, saved now.
+   */
+  readonly cache?: { readonly status: CacheStatus; readonly savedUsd?: number; readonly ageSeconds?: number; readonly similarity?: number };
 }
 
 /** One guardrail verdict as logged: a denial's reason, a transform's counts by kind, never values. */
@@ -154,6 +159,7 @@ export function buildLogEntry(context: GatewayContext, finishedAt: number): LogE
   const secrets = requestSecrets(context);
   const usage = transform?.usage;
   const caller = auth?.caller;
+  const hit = context.cache?.hit;
   const entry: Mutable<LogEntry> = {
     id: timeOrderedId(),
     time: new Date().toISOString(),
@@ -161,8 +167,8 @@ export function buildLogEntry(context: GatewayContext, finishedAt: number): LogE
     method: context.incoming.method,
     path: context.incoming.path,
     operation: context.operation,
-    provider: auth?.provider.id ?? context.incoming.headers['x-gateway-provider'],
-    model: transform?.model ?? context.request.model,
+    provider: hit?.provider ?? auth?.provider.id ?? context.incoming.headers['x-gateway-provider'],
+    model: transform?.model ?? hit?.model ?? context.request.model,
     status,
     outcome: clientClosed ? 'client_closed' : error || status >= 400 ? 'error' : transform?.streamError ? 'stream_error' : 'ok',
     caller: caller ? (caller.type === 'account' ? 'account' : `virtual-key:${caller.id}`) : undefined,
@@ -191,6 +197,7 @@ export function buildLogEntry(context: GatewayContext, finishedAt: number): LogE
   if (transform?.units) entry.units = transform.units;
   if (context.log?.costUsd !== undefined) entry.costUsd = context.log.costUsd;
   if (context.guardrail?.policy) entry.guardrailPolicy = context.guardrail.policy;
+  if (context.cache) entry.cache = cacheOf(context.cache.status, hit);
   if (context.routing) {
     entry.route = context.routing.label;
     const attempts = context.routing.attempts;
@@ -201,6 +208,15 @@ export function buildLogEntry(context: GatewayContext, finishedAt: number): LogE
 }
 
 type Mutable<T> = { -readonly [Field in keyof T]: T[Field] };
+
+function cacheOf(status: CacheStatus, hit: NonNullable<GatewayContext['cache']>['hit']): NonNullable<LogEntry['cache']> {
+  const logged: Mutable<NonNullable<LogEntry['cache']>> = { status };
+  if (hit === undefined) return logged;
+  logged.ageSeconds = hit.ageSeconds;
+  if (hit.savedUsd !== undefined) logged.savedUsd = hit.savedUsd;
+  if (hit.similarity !== undefined) logged.similarity = round(hit.similarity);
+  return logged;
+}
 
 function loggedVerdict(record: GuardrailRecord, secrets: ReadonlyArray<string | undefined>): LoggedVerdict {
   const logged: Mutable<LoggedVerdict> = { guardrail: record.guardrail, side: record.side, action: record.verdict.action, ms: round(record.ms) };

@@ -26,6 +26,7 @@ const TYPES: Record<string, string> = {
   upstream_ms: 'double precision',
   ttft_ms: 'double precision',
   cost_usd: 'double precision',
+  cache_saved_usd: 'double precision',
   time_ms: 'bigint',
   status_class: 'smallint',
   metadata: 'jsonb',
@@ -34,11 +35,13 @@ const TYPES: Record<string, string> = {
 };
 const NOT_NULL = new Set(['id', 'time_ms', 'trace_id', 'operation', 'method', 'path', 'status', 'status_class', 'outcome', 'streaming', 'latency_ms', 'gateway_ms', 'metadata', 'guardrails']);
 const COLUMNS = [...SCALAR_FIELDS, 'time_ms', 'status_class', 'metadata', 'guardrails', 'routing'];
+/** Columns later migrations add (the first one creates the others). */
+const ADDED_LATER = new Set(['routing', 'cache_status', 'cache_saved_usd']);
 const typeOf = (column: string) => TYPES[column] ?? 'text';
 
 /** Schema migrations, in order; each runs once, in a transaction, under an advisory lock. */
 const MIGRATIONS: ReadonlyArray<string> = [
-  `CREATE TABLE logs (${COLUMNS.filter((column) => column !== 'routing').map((column) => `${column} ${typeOf(column)}${NOT_NULL.has(column) ? ' NOT NULL' : ''}${column === 'id' ? ' PRIMARY KEY' : ''}`).join(', ')});
+  `CREATE TABLE logs (${COLUMNS.filter((column) => !ADDED_LATER.has(column)).map((column) => `${column} ${typeOf(column)}${NOT_NULL.has(column) ? ' NOT NULL' : ''}${column === 'id' ? ' PRIMARY KEY' : ''}`).join(', ')});
    CREATE INDEX logs_time ON logs (time_ms DESC, id DESC);
    CREATE INDEX logs_trace ON logs (trace_id);
    CREATE INDEX logs_model ON logs (model, time_ms DESC, id DESC);
@@ -50,11 +53,13 @@ const MIGRATIONS: ReadonlyArray<string> = [
    CREATE INDEX log_bodies_time ON log_bodies (time_ms);`,
   // Routed requests: their route and upstream attempts (null on the plain path).
   'ALTER TABLE logs ADD COLUMN routing jsonb',
+  // What the response cache did and saved (null when it did not apply).
+  'ALTER TABLE logs ADD COLUMN cache_status text, ADD COLUMN cache_saved_usd double precision',
 ];
 
 type Row = Record<string, unknown>;
 
-const NUMERIC = new Set(['upstream_ms', 'ttft_ms', 'latency_ms', 'gateway_ms', 'cost_usd']);
+const NUMERIC = new Set(['upstream_ms', 'ttft_ms', 'latency_ms', 'gateway_ms', 'cost_usd', 'cache_saved_usd']);
 
 function fromRow(row: Row): LogRecord {
   // id and time first, as the API documents them.
@@ -181,7 +186,9 @@ export class PostgresLogStore implements LogStore {
          count(*) FILTER (WHERE status >= 400) AS errors,
          percentile_cont(0.5) WITHIN GROUP (ORDER BY latency_ms) AS p50,
          percentile_cont(0.95) WITHIN GROUP (ORDER BY latency_ms) AS p95,
-         COALESCE(sum(prompt_tokens), 0) AS prompt, COALESCE(sum(completion_tokens), 0) AS completion, COALESCE(sum(cost_usd), 0) AS cost
+         COALESCE(sum(prompt_tokens), 0) AS prompt, COALESCE(sum(completion_tokens), 0) AS completion, COALESCE(sum(cost_usd), 0) AS cost,
+         count(*) FILTER (WHERE cache_status IN ('HIT', 'SEMANTIC-HIT')) AS hits, count(*) FILTER (WHERE cache_status = 'MISS') AS misses,
+         COALESCE(sum(cache_saved_usd) FILTER (WHERE cache_status IN ('HIT', 'SEMANTIC-HIT')), 0) AS saved
        FROM ${this.schema}.logs WHERE time_ms >= $1::bigint AND time_ms < $2::bigint GROUP BY 1, 2`,
       [query.from, query.to, query.bucketMs],
     );
@@ -195,6 +202,9 @@ export class PostgresLogStore implements LogStore {
       promptTokens: Number(row.prompt),
       completionTokens: Number(row.completion),
       costUsd: Number(row.cost),
+      cacheHits: Number(row.hits),
+      cacheMisses: Number(row.misses),
+      savedUsd: Number(row.saved),
     }));
   }
 

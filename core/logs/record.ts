@@ -31,6 +31,10 @@ export interface LogRecord {
   reasoning_tokens: number | null;
   total_tokens: number | null;
   cost_usd: number | null;
+  /** What the response cache did (`HIT`, `SEMANTIC-HIT`, `MISS`, `BYPASS`, `REFRESH`); null when it did not apply. */
+  cache_status: string | null;
+  /** On a hit: what the stored answer cost when it was made (USD), saved by serving it again. */
+  cache_saved_usd: number | null;
   metadata: Record<string, string>;
   guardrails: Array<{ guardrail: string; side: string; action: string; ms: number }>;
   /** A routed request's route and upstream attempts (absent on the plain path). */
@@ -46,7 +50,7 @@ export type LogSummary = Omit<LogRecord, 'request_body' | 'response_body'>;
 const SUMMARY_FIELDS: ReadonlyArray<keyof LogSummary> = [
   'id', 'time', 'trace_id', 'caller_type', 'key_id', 'key_name', 'provider', 'model', 'operation', 'method', 'path', 'status',
   'outcome', 'error_type', 'error_code', 'error_message', 'streaming', 'latency_ms', 'gateway_ms', 'upstream_ms', 'ttft_ms',
-  'prompt_tokens', 'completion_tokens', 'cached_tokens', 'reasoning_tokens', 'total_tokens', 'cost_usd', 'metadata', 'guardrails',
+  'prompt_tokens', 'completion_tokens', 'cached_tokens', 'reasoning_tokens', 'total_tokens', 'cost_usd', 'cache_status', 'cache_saved_usd', 'metadata', 'guardrails',
 ];
 
 /** The scalar columns of a record, in a fixed order (both stores use it). */
@@ -155,6 +159,8 @@ export function toLogRecord(entry: LogEntry, bodies: LogBodies | undefined, body
     reasoning_tokens: usage?.reasoningTokens ?? null,
     total_tokens: usage?.totalTokens ?? null,
     cost_usd: entry.costUsd ?? null,
+    cache_status: entry.cache?.status ?? null,
+    cache_saved_usd: entry.cache?.savedUsd ?? null,
     metadata: { ...entry.metadata },
     guardrails: entry.guardrails.map((verdict) => ({ ...verdict })),
     request_body: bodies?.request ? requestText(bodies.request, bodyMaxBytes, bodies.secrets) : null,

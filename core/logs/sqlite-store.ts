@@ -4,6 +4,7 @@ import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlit
 import type { LogRecord } from './record.js';
 import { SCALAR_FIELDS } from './record.js';
 import {
+  emptyCell,
   groupExpression,
   listWhere,
   type LogPage,
@@ -23,7 +24,7 @@ export interface SqliteRetention {
   maxBytes: number;
 }
 
-const SCHEMA_VERSION = 2;
+const SCHEMA_VERSION = 3;
 /** The log holds request bodies and caller identities: readable by the gateway's user only. */
 const FILE_MODE = 0o600;
 
@@ -122,7 +123,9 @@ export class SqliteLogStore implements LogStore {
       if (version < SCHEMA_VERSION) {
         // Version 2 adds the routed requests' route and attempts (JSON, null on the plain path).
         const routing = version < 2 ? 'ALTER TABLE logs ADD COLUMN routing TEXT;' : '';
-        database.exec(`BEGIN; ${version < 1 ? SCHEMA : ''} ${routing} PRAGMA user_version = ${SCHEMA_VERSION}; COMMIT;`);
+        // Version 3 adds what the response cache did and saved.
+        const cache = version < 3 ? 'ALTER TABLE logs ADD COLUMN cache_status TEXT; ALTER TABLE logs ADD COLUMN cache_saved_usd REAL;' : '';
+        database.exec(`BEGIN; ${version < 1 ? SCHEMA : ''} ${routing} ${cache} PRAGMA user_version = ${SCHEMA_VERSION}; COMMIT;`);
       }
       return database;
     } catch (error) {
@@ -216,18 +219,18 @@ export class SqliteLogStore implements LogStore {
     // One pass over the range: SQLite has no percentile aggregate, so the latencies are read
     // anyway, and summing in the same loop saves a second scan.
     const statement = this.db.prepare(
-      `SELECT ${group}, CAST((time_ms - ?1) / ?2 AS INTEGER), status, latency_ms, prompt_tokens, completion_tokens, cost_usd
+      `SELECT ${group}, CAST((time_ms - ?1) / ?2 AS INTEGER), status, latency_ms, prompt_tokens, completion_tokens, cost_usd, cache_status, cache_saved_usd
        FROM logs WHERE time_ms >= ?1 AND time_ms < ?3`,
     );
     statement.setReturnArrays(true); // arrays, not objects: measurably cheaper per row
     const rows = statement.iterate(query.from, query.bucketMs, query.to) as Iterable<SQLInputValue[]>;
     const cells = new Map<string, UsageCell & { latencies: number[] }>();
-    for (const [groupName, bucketIndex, status, latency, prompt, completion, cost] of rows) {
+    for (const [groupName, bucketIndex, status, latency, prompt, completion, cost, cacheStatus, saved] of rows) {
       const bucket = query.from + Number(bucketIndex) * query.bucketMs;
       const key = `${groupName}\u0000${bucket}`;
       let cell = cells.get(key);
       if (!cell) {
-        cell = { group: String(groupName), bucket, requests: 0, errors: 0, p50Ms: 0, p95Ms: 0, promptTokens: 0, completionTokens: 0, costUsd: 0, latencies: [] };
+        cell = { ...emptyCell(String(groupName), bucket), latencies: [] };
         cells.set(key, cell);
       }
       cell.requests++;
@@ -236,6 +239,11 @@ export class SqliteLogStore implements LogStore {
       cell.promptTokens += Number(prompt ?? 0);
       cell.completionTokens += Number(completion ?? 0);
       cell.costUsd += Number(cost ?? 0);
+      if (cacheStatus === 'MISS') cell.cacheMisses++;
+      else if (cacheStatus === 'HIT' || cacheStatus === 'SEMANTIC-HIT') {
+        cell.cacheHits++;
+        cell.savedUsd += Number(saved ?? 0);
+      }
     }
     return [...cells.values()].map(({ latencies, ...cell }) => {
       latencies.sort((a, b) => a - b);

@@ -54,7 +54,29 @@ export interface UsageCell {
   promptTokens: number;
   completionTokens: number;
   costUsd: number;
+  /** Requests answered from the response cache (exact or semantic hits). */
+  cacheHits: number;
+  /** Cacheable requests the cache could not answer. */
+  cacheMisses: number;
+  /** What the hits' answers cost when they were made (USD). */
+  savedUsd: number;
 }
+
+/** A cell with nothing counted yet. */
+export const emptyCell = (group: string, bucket: number): UsageCell => ({
+  group,
+  bucket,
+  requests: 0,
+  errors: 0,
+  p50Ms: 0,
+  p95Ms: 0,
+  promptTokens: 0,
+  completionTokens: 0,
+  costUsd: 0,
+  cacheHits: 0,
+  cacheMisses: 0,
+  savedUsd: 0,
+});
 
 /**
  * Durable storage of request logs: SQLite (embedded default) or PostgreSQL (`DATABASE_URL`, shared

@@ -1,6 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { LogEntry, LogSink } from '../logs/entry.js';
 import type { LogQueueObserver } from '../logs/queue.js';
+import type { CacheObserver } from '../cache/response-cache.js';
 
 /** Distinct `model` label values kept; more are reported as `other`, so the registry cannot grow without bound. */
 export const MAX_MODEL_LABELS = 500;
@@ -48,6 +49,11 @@ export class GatewayMetrics {
   private readonly routeAttempts: Counter<'target' | 'provider' | 'status'>;
   private readonly routeFallbacks: Counter<'target'>;
   private readonly routeRetries: Counter<'target'>;
+  private readonly cacheHits: Counter<'operation' | 'kind'>;
+  private readonly cacheMisses: Counter<'operation'>;
+  private readonly cacheSaved: Counter<'provider' | 'model'>;
+  private readonly cacheStores: Counter<'result'>;
+  private readonly cacheEvictions: Counter;
 
   constructor(sources: MetricsSources = {}) {
     const registers = [this.registry];
@@ -123,6 +129,17 @@ export class GatewayMetrics {
     });
     this.routeFallbacks = new Counter({ name: 'gateway_route_fallbacks_total', help: 'Attempts that moved a routed request to another target, by the target moved to.', labelNames: ['target'], registers });
     this.routeRetries = new Counter({ name: 'gateway_route_retries_total', help: 'Attempts that retried the same target of a routed request.', labelNames: ['target'], registers });
+    this.cacheHits = new Counter({ name: 'gateway_cache_hits_total', help: 'Requests answered from the response cache, by operation and kind (exact, semantic).', labelNames: ['operation', 'kind'], registers });
+    this.cacheMisses = new Counter({ name: 'gateway_cache_misses_total', help: 'Cacheable requests the response cache could not answer (sent upstream).', labelNames: ['operation'], registers });
+    this.cacheSaved = new Counter({
+      name: 'gateway_cache_saved_usd_total',
+      help: 'What the answers served from the cache cost when they were made (USD), by the provider and model that made them.',
+      labelNames: ['provider', 'model'],
+      registers,
+    });
+    this.cacheStores = new Counter({ name: 'gateway_cache_stores_total', help: 'Answers offered to the cache: stored, too_large (over cache.maxEntryBytes), failed (store error or time-out).', labelNames: ['result'], registers });
+    for (const result of ['stored', 'too_large', 'failed']) this.cacheStores.inc({ result }, 0);
+    this.cacheEvictions = new Counter({ name: 'gateway_cache_evictions_total', help: 'Entries the embedded cache evicted to stay under cache.maxBytes (expired ones included).', registers });
     const breakers = sources.breakers;
     const targetLabel = (target: string): string => this.targetLabel(target);
     new Gauge({
@@ -211,7 +228,22 @@ export class GatewayMetrics {
       if (entry.costUsd) this.cost.inc({ provider, model }, entry.costUsd);
       for (const verdict of entry.guardrails) this.guardrailVerdicts.inc({ guardrail: verdict.guardrail, side: verdict.side, action: verdict.action });
       if (entry.attempts) this.countAttempts(entry.attempts);
+      if (entry.cache) this.countCache(entry.cache, operation, provider, model);
     },
+  };
+
+  /** A cache hit (and what it saved) or miss; bypasses and refreshes are neither. */
+  private countCache(cache: NonNullable<LogEntry['cache']>, operation: string, provider: string, model: string): void {
+    if (cache.status === 'MISS') this.cacheMisses.inc({ operation });
+    if (cache.status !== 'HIT' && cache.status !== 'SEMANTIC-HIT') return;
+    this.cacheHits.inc({ operation, kind: cache.status === 'HIT' ? 'exact' : 'semantic' });
+    if (cache.savedUsd) this.cacheSaved.inc({ provider, model }, cache.savedUsd);
+  }
+
+  /** Counts what the response cache's store does. */
+  readonly cacheObserver: CacheObserver = {
+    stored: (result) => this.cacheStores.inc({ result }),
+    evicted: (count) => this.cacheEvictions.inc(count),
   };
 
   /** Attempts, and among them retries (same target again) and fallbacks (another target). */

@@ -55,6 +55,12 @@ export interface GatewayContext {
   routing?: RoutingSlice;
   /** Written by the guardrail stage. */
   guardrail?: GuardrailSlice;
+  /**
+   * Written by the response cache's hook (`core/cache/hook.ts`, transform stage) when the request's
+   * route or the configuration caches it: what the lookup found and, on a miss it will store, the
+   * recorder the operation reports its answer to.
+   */
+  cache?: CacheSlice;
   /** Written by the transform stage. */
   transform?: TransformSlice;
   /** Written by the forward stage. */
@@ -82,6 +88,30 @@ export interface GatewayContext {
  * log's body capture, the limits' usage reader. Returns the stream the client is sent.
  */
 export type StreamTap = (stream: Readable, response: GatewayResponse) => Readable;
+
+/** The response cache's verdict on a request, as the `x-gateway-cache` response header says it. */
+export type CacheStatus = 'HIT' | 'SEMANTIC-HIT' | 'MISS' | 'BYPASS' | 'REFRESH';
+
+export interface CacheSlice {
+  readonly status: CacheStatus;
+  /** Set on a hit: the stored answer's provider and model, its age, and what it cost when it was made (USD, when priced). */
+  readonly hit?: { readonly provider: string; readonly model?: string; readonly ageSeconds: number; readonly savedUsd?: number; readonly similarity?: number };
+  /** Set on a miss (or refresh) whose answer may be stored: the operation reports its answer here, before output guardrails. */
+  readonly recorder?: AnswerRecorder;
+}
+
+/**
+ * Where an operation reports the answer it maps from the provider, before output guardrails judge
+ * it, so that the response cache can store it: a whole answer at once, a stream chunk by chunk.
+ */
+export interface AnswerRecorder {
+  /** A whole answer (a JSON upstream answer, mapped). */
+  answer(answer: unknown): void;
+  /** One streamed chunk, mapped. */
+  chunk(chunk: unknown): void;
+  /** The stream is complete (its end marker passed, nothing cut it); resolves once the answer is stored (bounded in time). */
+  complete(): Promise<void>;
+}
 
 /** What the caller's key says about the request, known before the key is checked further. */
 export interface KeySlice {

@@ -62,13 +62,20 @@ const valid: Record<string, unknown> = {
   'conditional $ne $in $nin': conditional({ user: { $ne: 'u1' }, 'caller.id': { $in: ['a'] }, 'caller.name': { $nin: ['b'] } }),
   'conditional $regex $gt $gte $lt $lte': conditional({ model: { $regex: '^gpt-' }, 'metadata.n': { $gt: 1, $gte: '2', $lt: 10, $lte: 9 } }),
   'conditional $and $or nested': conditional({ $and: [{ $or: [{ 'metadata.a': 1 }, { model: { $in: ['m'] } }] }, { user: 'x' }] }),
+  'cache simple with every simple field': { cache: { mode: 'simple', max_age: 31_536_000, namespace: 'team.a:1-b_c' }, targets: [p()] },
+  'cache off': { cache: { mode: 'off' }, targets: [p()] },
+  'cache semantic, embeddings through a provider': {
+    cache: { mode: 'semantic', max_age: 1, threshold: 1, embedding: { provider: 'openai', model: 'text-embedding-3-small', credential: 'cred_1', custom_host: 'http://127.0.0.1:9', request_timeout: 500 } },
+    targets: [p()],
+  },
+  'cache semantic, embeddings through a virtual key': { cache: { mode: 'semantic', embedding: { virtual_key: 'vk-e', model: 'e', headers: { 'x-gateway-cloud-b-region': 'r' } } }, targets: [p()] },
 };
 
 const invalid: Record<string, unknown> = {
   'not an object': [],
   'no targets': { strategy: { mode: 'fallback' } },
   'empty targets': { targets: [] },
-  'unknown route field': { targets: [p()], cache: { mode: 'simple' } },
+  'unknown route field': { targets: [p()], sticky_sessions: true },
   'unknown target field': { targets: [p({ api_key: 'sk-inline' })] },
   'unknown strategy mode': { strategy: { mode: 'random' }, targets: [p()] },
   'unknown strategy field': { strategy: { mode: 'fallback', policy: 'least_busy' }, targets: [p(), p()] },
@@ -101,6 +108,21 @@ const invalid: Record<string, unknown> = {
   '$gt with a boolean': conditional({ 'metadata.n': { $gt: true } }),
   'empty $or': conditional({ $or: [] }),
   '33 targets on one level': { strategy: { mode: 'loadbalance' }, targets: Array.from({ length: 33 }, () => p()) },
+  'cache without mode': { cache: { max_age: 60 }, targets: [p()] },
+  'cache mode unknown': { cache: { mode: 'lru' }, targets: [p()] },
+  'cache field unknown': { cache: { mode: 'simple', ttl: 60 }, targets: [p()] },
+  'cache max_age 0': { cache: { mode: 'simple', max_age: 0 }, targets: [p()] },
+  'cache max_age over a year': { cache: { mode: 'simple', max_age: 31_536_001 }, targets: [p()] },
+  'cache namespace with a slash': { cache: { mode: 'simple', namespace: 'a/b' }, targets: [p()] },
+  'cache threshold with simple mode': { cache: { mode: 'simple', threshold: 0.9 }, targets: [p()] },
+  'cache threshold 0': { cache: { mode: 'semantic', threshold: 0, embedding: { provider: 'openai', model: 'e' } }, targets: [p()] },
+  'cache threshold over 1': { cache: { mode: 'semantic', threshold: 1.01, embedding: { provider: 'openai', model: 'e' } }, targets: [p()] },
+  'cache semantic without embedding': { cache: { mode: 'semantic' }, targets: [p()] },
+  'cache embedding without model': { cache: { mode: 'semantic', embedding: { provider: 'openai' } }, targets: [p()] },
+  'cache embedding with provider and virtual_key': { cache: { mode: 'semantic', embedding: { provider: 'openai', virtual_key: 'vk-1', model: 'e' } }, targets: [p()] },
+  'cache embedding with a weight': { cache: { mode: 'semantic', embedding: { provider: 'openai', model: 'e', weight: 1 } }, targets: [p()] },
+  'cache embedding credential without provider': { cache: { mode: 'semantic', embedding: { virtual_key: 'vk-1', credential: 'cred_1', model: 'e' } }, targets: [p()] },
+  'cache on a nested route': { targets: [{ route: { cache: { mode: 'simple' }, targets: [p()] } }] },
 };
 
 // What the schema cannot express: parseRoute refuses these, the schema accepts them (documented

@@ -19,7 +19,40 @@ export interface Route {
   readonly on_status_codes?: readonly number[];
   /** Pass-through requests are retried or failed over only when the route says they are idempotent. */
   readonly passthrough_idempotent?: boolean;
+  /** The response cache for requests taking this route (top level only; docs/cache.md). */
+  readonly cache?: RouteCache;
 }
+
+/**
+ * How the response cache treats requests (a route's `cache`, or the configuration's default):
+ * `simple` serves an identical request's stored answer, `semantic` also one whose text an
+ * embeddings model finds close enough, `off` caches nothing.
+ */
+export interface RouteCache {
+  readonly mode: 'simple' | 'semantic' | 'off';
+  /** How long an answer is served, in seconds (default 3600). */
+  readonly max_age?: number;
+  /** A namespace shared on purpose by every key taking this route; default: the caller's own (its key). */
+  readonly namespace?: string;
+  /** Semantic mode: the least cosine similarity of a hit (default 0.95). */
+  readonly threshold?: number;
+  /** Semantic mode: the embeddings target the request's text is embedded with (required). */
+  readonly embedding?: CacheEmbedding;
+}
+
+/** An embeddings target: a provider with a stored credential (or the caller's Bearer), or a virtual key, and the model. */
+export interface CacheEmbedding {
+  readonly model: string;
+  readonly provider?: string;
+  readonly credential?: string;
+  readonly virtual_key?: string;
+  readonly custom_host?: string;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly request_timeout?: number;
+}
+
+/** Longest `max_age` of a cache setting: a year, in seconds. */
+export const MAX_CACHE_AGE_S = 31_536_000;
 
 export type Strategy =
   | { readonly mode: 'single' }
@@ -90,7 +123,9 @@ const STRATEGY_FIELDS: Record<(typeof STRATEGIES)[number], readonly string[]> = 
   conditional: ['mode', 'conditions', 'default'],
 };
 const TARGET_FIELDS = new Set(['name', 'provider', 'credential', 'virtual_key', 'custom_host', 'weight', 'override_params', 'headers', 'request_timeout', 'on_status_codes', 'route']);
-const ROUTE_FIELDS = new Set(['strategy', 'targets', 'retry', 'request_timeout', 'deadline', 'on_status_codes', 'passthrough_idempotent']);
+const ROUTE_FIELDS = new Set(['strategy', 'targets', 'retry', 'request_timeout', 'deadline', 'on_status_codes', 'passthrough_idempotent', 'cache']);
+const CACHE_FIELDS = new Set(['mode', 'max_age', 'namespace', 'threshold', 'embedding']);
+const EMBEDDING_FIELDS = new Set(['model', 'provider', 'credential', 'virtual_key', 'custom_host', 'headers', 'request_timeout']);
 const MAX_TIMEOUT_MS = 3_600_000;
 
 const invalidRoute = (param: string, message: string): GatewayError =>
@@ -111,6 +146,7 @@ function parseLevel(value: unknown, param: string, depth: number, counter: { tar
   if (!isRecord(value)) throw invalidRoute(param, 'expected an object.');
   if (depth > ROUTE_LIMITS.maxDepth) throw invalidRoute(param, `routes nest at most ${ROUTE_LIMITS.maxDepth} deep.`);
   for (const key of Object.keys(value)) if (!ROUTE_FIELDS.has(key)) throw invalidRoute(`${param}.${key}`, 'is not a route field.');
+  if (value.cache !== undefined && depth > 1) throw invalidRoute(`${param}.cache`, 'only the top-level route caches; remove it from the nested route.');
   const targets = value.targets;
   if (!Array.isArray(targets) || targets.length === 0) throw invalidRoute(`${param}.targets`, 'expected a non-empty array of targets.');
   counter.targets += targets.length;
@@ -132,7 +168,47 @@ function parseLevel(value: unknown, param: string, depth: number, counter: { tar
     ...optionalMs(value, 'deadline', param),
     ...(value.on_status_codes !== undefined ? { on_status_codes: statusCodes(value.on_status_codes, `${param}.on_status_codes`) } : {}),
     ...(value.passthrough_idempotent !== undefined ? { passthrough_idempotent: booleanAt(value.passthrough_idempotent, `${param}.passthrough_idempotent`) } : {}),
+    ...(value.cache !== undefined ? { cache: parseRouteCache(value.cache, `${param}.cache`) } : {}),
   };
+}
+
+/**
+ * Checks a cache setting (a route's `cache`, or the configuration's `cache.default`) and returns
+ * it typed, or throws 400 `invalid_route` whose `param` names the field.
+ */
+export function parseRouteCache(value: unknown, param: string): RouteCache {
+  if (!isRecord(value)) throw invalidRoute(param, 'expected an object such as { "mode": "simple", "max_age": 3600 }.');
+  for (const key of Object.keys(value)) if (!CACHE_FIELDS.has(key)) throw invalidRoute(`${param}.${key}`, 'is not a cache field.');
+  const { mode, max_age: maxAge, namespace, threshold, embedding } = value;
+  if (mode !== 'simple' && mode !== 'semantic' && mode !== 'off') throw invalidRoute(`${param}.mode`, 'expected one of simple, semantic, off.');
+  if (maxAge !== undefined && (!Number.isInteger(maxAge) || (maxAge as number) < 1 || (maxAge as number) > MAX_CACHE_AGE_S)) {
+    throw invalidRoute(`${param}.max_age`, `expected an integer number of seconds from 1 to ${MAX_CACHE_AGE_S}.`);
+  }
+  if (namespace !== undefined && (typeof namespace !== 'string' || !/^[A-Za-z0-9._:-]{1,64}$/.test(namespace))) {
+    throw invalidRoute(`${param}.namespace`, 'expected a string matching /^[A-Za-z0-9._:-]{1,64}$/.');
+  }
+  if (mode !== 'semantic' && (threshold !== undefined || embedding !== undefined)) {
+    throw invalidRoute(`${param}.${threshold !== undefined ? 'threshold' : 'embedding'}`, 'goes with mode semantic.');
+  }
+  if (threshold !== undefined && (typeof threshold !== 'number' || !(threshold > 0 && threshold <= 1))) throw invalidRoute(`${param}.threshold`, 'expected a number above 0 and at most 1.');
+  if (mode === 'semantic' && embedding === undefined) throw invalidRoute(`${param}.embedding`, 'semantic mode needs the embeddings target it embeds texts with.');
+  return {
+    mode,
+    ...(maxAge !== undefined ? { max_age: maxAge as number } : {}),
+    ...(namespace !== undefined ? { namespace: namespace as string } : {}),
+    ...(threshold !== undefined ? { threshold: threshold as number } : {}),
+    ...(embedding !== undefined ? { embedding: parseEmbedding(embedding, `${param}.embedding`) } : {}),
+  };
+}
+
+function parseEmbedding(value: unknown, param: string): CacheEmbedding {
+  if (!isRecord(value)) throw invalidRoute(param, 'expected an object such as { "provider": "openai", "model": "text-embedding-3-small" }.');
+  for (const key of Object.keys(value)) if (!EMBEDDING_FIELDS.has(key)) throw invalidRoute(`${param}.${key}`, 'is not a field of an embeddings target.');
+  const { model, ...target } = value;
+  if (typeof model !== 'string' || model.length === 0 || model.length > 256) throw invalidRoute(`${param}.model`, 'expected the embeddings model, a non-empty string of at most 256 characters.');
+  if (target.provider === undefined && target.virtual_key === undefined) throw invalidRoute(param, 'an embeddings target names exactly one of provider or virtual_key.');
+  const { name: _name, ...checked } = parseTarget(target, param, ROUTE_LIMITS.maxDepth, { targets: 0 });
+  return { model, ...checked } as CacheEmbedding;
 }
 
 function parseStrategy(value: unknown, param: string, targets: readonly Target[]): Strategy {

@@ -28,5 +28,5 @@ export { BootError } from '../errors.js';
 export type { Hook, Next } from '../pipeline/hook.js';
 export type { PricingOptions } from '../vault/pricing.js';
 /** Routes, as `gateway.config.ts` names them (`routes`, `models`), and the circuit breaker settings. */
-export { parseRoute, type Route, type Target, type Strategy, type RetryPolicy } from '../routing/route.js';
+export { parseRoute, parseRouteCache, type Route, type RouteCache, type CacheEmbedding, type Target, type Strategy, type RetryPolicy } from '../routing/route.js';
 export { DEFAULT_BREAKER, type BreakerSettings } from '../routing/state.js';

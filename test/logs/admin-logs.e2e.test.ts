@@ -147,7 +147,7 @@ test('usage buckets count exactly the requests made, per model, with tokens', as
     const busy = points.filter((point: { requests: number }) => point.requests > 0);
     for (const point of busy) t.true(point.p50_ms > 0 && point.p95_ms >= point.p50_ms);
     t.true(Date.parse(points.at(-1).t) <= Date.now());
-    for (const point of points) t.deepEqual(Object.keys(point).sort(), ['completion_tokens', 'cost_usd', 'errors', 'p50_ms', 'p95_ms', 'prompt_tokens', 'requests', 't']);
+    for (const point of points) t.deepEqual(Object.keys(point).sort(), ['cache_hits', 'cache_misses', 'cache_saved_usd', 'completion_tokens', 'cost_usd', 'errors', 'p50_ms', 'p95_ms', 'prompt_tokens', 'requests', 't']);
     const week: any = await (await fetch(`${own.url}/admin/usage?range=week`, { headers: { 'x-gateway-api-key': ACCOUNT_KEY } })).json();
     t.is(week.bucket_seconds, 3600);
     t.is(week.series[0].group, 'all');

@@ -32,6 +32,8 @@ export function makeRecord(overrides: Partial<LogRecord> = {}): LogRecord {
     reasoning_tokens: null,
     total_tokens: 15,
     cost_usd: null,
+    cache_status: null,
+    cache_saved_usd: null,
     metadata: {},
     guardrails: [],
     request_body: null,

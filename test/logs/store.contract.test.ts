@@ -171,6 +171,27 @@ for (const [name, make, available] of factories) {
     t.deepEqual(byKey.map((cell) => [cell.group, cell.requests]), [['account', 6]]);
   });
 
+  withStore('the response cache: statuses and savings round-trip, and usage counts hits, misses and what the hits saved', async (t, store) => {
+    const statuses: Array<[string | null, number | null]> = [
+      ['MISS', null],
+      ['HIT', 0.25],
+      ['SEMANTIC-HIT', 0.5],
+      ['MISS', null],
+      ['BYPASS', null],
+      ['REFRESH', null],
+      [null, null],
+    ];
+    const records = statuses.map(([status, saved], index) => makeRecord({ time: at(index * 1000), cache_status: status, cache_saved_usd: saved }));
+    await store.insert(records);
+    const hit = await store.get(records[1].id);
+    t.is(hit?.cache_status, 'HIT');
+    t.is(hit?.cache_saved_usd, 0.25);
+    t.is((await store.get(records[6].id))?.cache_status, null);
+    const [cell] = await store.usage({ from: BASE, to: BASE + 60_000, bucketMs: 60_000, groupBy: 'none' });
+    t.like(cell, { requests: 7, cacheHits: 2, cacheMisses: 2 });
+    t.is(Math.round(cell.savedUsd * 1000) / 1000, 0.75);
+  });
+
   withStore(
     'retention deletes rows older than the age limit, with their bodies',
     async (t, store) => {
@@ -217,4 +238,24 @@ test('sqlite: a file that is not a database is moved aside and a new one started
   t.is(warnings.length, 1);
   t.true(readdirSync(directory).some((file) => file.startsWith('logs.db.broken-')));
   await store.close();
+});
+
+test('sqlite: a version 2 log database gains the cache columns when opened', async (t) => {
+  const { DatabaseSync } = await import('node:sqlite');
+  const path = databaseFile();
+  const first = new SqliteLogStore(path);
+  await first.init();
+  await first.close();
+  const database = new DatabaseSync(path);
+  database.exec('ALTER TABLE logs DROP COLUMN cache_status; ALTER TABLE logs DROP COLUMN cache_saved_usd; PRAGMA user_version = 2;');
+  database.close();
+  const migrated = new SqliteLogStore(path);
+  await migrated.init();
+  try {
+    const record = makeRecord({ cache_status: 'HIT', cache_saved_usd: 0.1 });
+    await migrated.insert([record]);
+    t.like(await migrated.get(record.id), { cache_status: 'HIT', cache_saved_usd: 0.1 });
+  } finally {
+    await migrated.close();
+  }
 });

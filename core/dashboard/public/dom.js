@@ -66,6 +66,8 @@ export const format = {
     const amount = Number(value);
     return `$${amount >= 1 || amount === 0 ? amount.toFixed(2) : amount >= 0.01 ? amount.toFixed(4) : amount.toFixed(6)}`;
   },
+  /** A share from 0 to 1 as a percentage with one decimal. */
+  percent: (value) => (value === null || value === undefined ? '—' : `${Math.round(Number(value) * 1000) / 10}%`),
 };
 
 /** Shows a short message in the live region (errors and confirmations). */

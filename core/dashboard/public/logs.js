@@ -245,6 +245,8 @@ export async function renderLogDetail(view, id) {
         ['Reasoning', format.count(record.reasoning_tokens)],
         ['Total', format.count(record.total_tokens)],
         ['Cost', format.usd(record.cost_usd)],
+        ['Cache', record.cache_status ?? '—'],
+        ['Saved by the cache', format.usd(record.cache_saved_usd)],
       ])),
       h('section', { 'aria-labelledby': 'd-meta' }, h('h2', { id: 'd-meta', text: 'Metadata' }), metadata.length ? pairs(metadata.map(([key, value]) => [key, String(value)])) : h('p', { class: 'muted', text: 'None.' })),
     ),

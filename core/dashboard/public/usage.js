@@ -11,14 +11,30 @@ const METRICS = [
   ['p95_ms', 'Latency p95', (value) => format.ms(value)],
   ['tokens', 'Tokens (prompt + completion)', format.count],
   ['cost_usd', 'Cost', format.usd],
+  ['cache_hit_rate', 'Cache hit rate', format.percent],
+  ['cache_saved_usd', 'Saved by the cache', format.usd],
 ];
 
 // A bucket without requests has no latency (a gap, not 0 ms); its other measures are real zeros.
 const valueOf = (point, metric) => {
   if (metric === 'tokens') return (point.prompt_tokens ?? 0) + (point.completion_tokens ?? 0);
+  // The hit rate of the cache lookups (hits and misses) in the bucket; a gap when there were none.
+  if (metric === 'cache_hit_rate') return hitRate(point.cache_hits, point.cache_misses);
   if ((metric === 'p50_ms' || metric === 'p95_ms') && !point.requests) return null;
   return point[metric];
 };
+
+const hitRate = (hits = 0, misses = 0) => (hits + misses > 0 ? hits / (hits + misses) : null);
+
+/** The response cache over the period: hit rate and what the hits saved (`usage.cache`). */
+function cacheSummary(cache) {
+  if (!cache || cache.hits + cache.misses === 0) return h('p', { class: 'muted cache-summary', text: 'Response cache: no cacheable requests in this period.' });
+  return h(
+    'p',
+    { class: 'cache-summary', data: { hits: String(cache.hits), misses: String(cache.misses), saved: String(cache.saved_usd) } },
+    `Response cache: ${format.percent(cache.hit_rate)} hit rate (${format.count(cache.hits)} of ${format.count(cache.hits + cache.misses)} lookups), ${format.usd(cache.saved_usd)} saved.`,
+  );
+}
 
 /** Usage over time: one chart per measure, a line per group, and the totals as a table. */
 export async function renderUsage(view, query) {
@@ -48,6 +64,7 @@ export async function renderUsage(view, query) {
   replace(
     body,
     h('p', { class: 'muted', text: hasPoints ? `Buckets of ${bucketMs / 60e3} minute${bucketMs === 60e3 ? '' : 's'}.` : 'No requests in this period.' }),
+    cacheSummary(usage?.cache),
     legend(series.map((line) => line.group)),
     h(
       'div',
@@ -59,7 +76,10 @@ export async function renderUsage(view, query) {
           xDomain: [Math.min(start, ...series.flatMap((line) => line.points.map((point) => point.time))), end],
           formatValue,
           formatTime,
-          series: series.map((line) => ({ group: line.group, points: line.points.map((point) => ({ time: point.time, value: valueOf(point, metric), marked: point.requests > 0 })) })),
+          series: series.map((line) => ({
+            group: line.group,
+            points: line.points.map((point) => ({ time: point.time, value: valueOf(point, metric), marked: metric === 'cache_hit_rate' ? valueOf(point, metric) !== null : point.requests > 0 })),
+          })),
         }),
       ),
     ),
@@ -73,7 +93,7 @@ function totalsTable(series) {
     'table',
     { class: 'totals' },
     h('caption', { text: 'Totals for the period' }),
-    h('thead', {}, h('tr', {}, ['Group', 'Requests', 'Errors', 'Prompt tokens', 'Completion tokens', 'Cost'].map((name) => h('th', { scope: 'col', text: name })))),
+    h('thead', {}, h('tr', {}, ['Group', 'Requests', 'Errors', 'Prompt tokens', 'Completion tokens', 'Cost', 'Cache hit rate', 'Saved by the cache'].map((name) => h('th', { scope: 'col', text: name })))),
     h(
       'tbody',
       {},
@@ -87,6 +107,8 @@ function totalsTable(series) {
           h('td', { class: 'number', text: format.count(sum(line.points, 'prompt_tokens')) }),
           h('td', { class: 'number', text: format.count(sum(line.points, 'completion_tokens')) }),
           h('td', { class: 'number', text: format.usd(sum(line.points, 'cost_usd')) }),
+          h('td', { class: 'number cache-hit-rate', text: format.percent(hitRate(sum(line.points, 'cache_hits'), sum(line.points, 'cache_misses'))) }),
+          h('td', { class: 'number cache-saved', text: format.usd(sum(line.points, 'cache_saved_usd')) }),
         ),
       ),
     ),

@@ -1,0 +1,35 @@
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import type { AdminGuard } from '../admin/guard.js';
+import { errors } from '../errors.js';
+import type { ResponseCache } from './response-cache.js';
+
+const NAME = /^[A-Za-z0-9._:-]{1,128}$/;
+
+const invalid = (param: string, message: string) => errors.invalidRequest(message, { param, code: 'invalid_query' });
+
+function one(koa: Context, name: string): string | undefined {
+  const value = koa.query[name];
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || !NAME.test(value)) throw invalid(name, `${name} must be given once, as 1 to 128 letters, digits or . _ : -.`);
+  return value;
+}
+
+/**
+ * `DELETE /admin/cache` (account key or dashboard session): `?namespace=<name>` empties a shared
+ * namespace a route names, `?key=<virtual key id>` (or `account`) a caller's own namespace, and
+ * `?all=true` the whole cache, semantic indexes included. Answers `{ deleted, namespace }`.
+ */
+export function mountCacheAdmin(router: Router, parts: { guard: AdminGuard; cache: ResponseCache }): void {
+  router.delete('/admin/cache', parts.guard.middleware, async (koa) => {
+    const namespace = one(koa, 'namespace');
+    const key = one(koa, 'key');
+    const all = koa.query.all;
+    if (all !== undefined && all !== 'true') throw invalid('all', 'all must be true.');
+    if ([namespace, key, all].filter((selector) => selector !== undefined).length !== 1) {
+      throw invalid('namespace', 'Give exactly one of namespace, key or all=true.');
+    }
+    const tag = all !== undefined ? undefined : key !== undefined ? (key === 'account' ? 'account' : `key:${key}`) : `shared:${namespace}`;
+    koa.body = { deleted: await parts.cache.remove(tag), namespace: tag ?? null };
+  });
+}

@@ -1,0 +1,211 @@
+import type { Logger } from 'pino';
+import type { OperationHandler } from '../api/operation.js';
+import { errors, GatewayError } from '../errors.js';
+import type { AnswerRecorder, CacheStatus, GatewayContext } from '../pipeline/context.js';
+import type { Hook } from '../pipeline/hook.js';
+import { respond } from '../pipeline/response.js';
+import type { RouteCache } from '../routing/route.js';
+import type { Clock } from '../spec/manifest.js';
+import type { Usage } from '../spec/unified.js';
+import type { CacheableOperation, StreamAssembly } from './cacheable.js';
+import type { Embedder } from './embedder.js';
+import { digest, namespaceOf, upstreamIdentity } from './key.js';
+import { nearMissGuard } from './near-miss.js';
+import type { Found, Probe, ResponseCache } from './response-cache.js';
+
+/** `max_age` when a cache setting gives none: an hour. */
+export const DEFAULT_MAX_AGE_S = 3600;
+/** A semantic hit's least cosine similarity when the setting gives none. */
+export const DEFAULT_THRESHOLD = 0.95;
+
+/** What a request asks of the cache (`x-gateway-cache`, else `Cache-Control`). */
+type Control = 'no-store' | 'refresh' | 'only-if-cached';
+const CONTROLS: readonly string[] = ['no-store', 'refresh', 'only-if-cached'];
+
+/**
+ * `x-gateway-cache: no-store | refresh | only-if-cached` (400 for another value), else the
+ * `Cache-Control` directives `no-store`, `no-cache` (a refresh: the answer is fetched anew and
+ * stored) and `only-if-cached`.
+ */
+export function cacheControl(headers: Readonly<Record<string, string | undefined>>): Control | undefined {
+  const asked = headers['x-gateway-cache']?.trim().toLowerCase();
+  if (asked) {
+    if (!CONTROLS.includes(asked)) throw errors.invalidRequest(`x-gateway-cache must be one of ${CONTROLS.join(', ')}.`, { param: 'x-gateway-cache', code: 'invalid_header' });
+    return asked as Control;
+  }
+  const directives = (headers['cache-control'] ?? '').toLowerCase().split(',').map((directive) => directive.trim());
+  if (directives.includes('no-store')) return 'no-store';
+  if (directives.includes('no-cache')) return 'refresh';
+  if (directives.includes('only-if-cached')) return 'only-if-cached';
+  return undefined;
+}
+
+const cacheMiss = () => errors.cacheMiss('The cache holds no answer to this request, and x-gateway-cache: only-if-cached forbids asking the provider.', { code: 'cache_miss' });
+
+export interface CacheHookDependencies {
+  readonly cache: ResponseCache;
+  /** The unified operations by name; those with a `cache` declaration are cached. */
+  readonly operations: ReadonlyMap<string, OperationHandler>;
+  /** The configuration's `cache.default`: for requests whose route has no `cache`. */
+  readonly fallback?: RouteCache;
+  readonly embed: Embedder;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** What `usage` cost at the provider and model (USD), or undefined when unpriced. */
+  readonly price: (provider: string, model: string | undefined, usage: Usage, headers: Readonly<Record<string, string | undefined>>) => number | undefined;
+}
+
+/** One request's place in the cache: its key, namespace and lifetime, and its semantic probe once made. */
+interface Slot {
+  readonly key: string;
+  readonly namespace: string;
+  readonly maxAgeMs: number;
+  probe?: Probe;
+}
+
+/**
+ * The response cache's hook (transform stage, before the provider mapping, so after the input
+ * guardrails and before the route's attempts). It looks the request up: a hit is replayed through
+ * the operation's own answer path (output guardrails, stream or JSON) and nothing goes upstream; a
+ * miss goes on, and its answer, once complete and successful, is stored: a whole answer here after
+ * `next()`, a stream by the stream relay before `[DONE]`. Every answer the cache decided on carries
+ * `x-gateway-cache` (and `Age` on hits).
+ */
+export function cacheHook(dependencies: CacheHookDependencies): Hook {
+  const { cache, operations } = dependencies;
+
+  /** The semantic probe of a request: its text embedded, its partition and guard; undefined when it has none or the embedding failed. */
+  const probeOf = async (context: GatewayContext, cacheable: CacheableOperation, settings: RouteCache, identity: Readonly<Record<string, unknown>>, namespace: string): Promise<Probe | undefined> => {
+    const semantic = cacheable.semantic?.(identity);
+    if (semantic === undefined || settings.embedding === undefined) return undefined;
+    try {
+      const vector = await dependencies.embed(context, settings.embedding, semantic.text);
+      const partition = digest(context.operation, context.strict, upstreamIdentity(context), semantic.rest, settings.embedding);
+      return { namespace, partition, vector, guard: nearMissGuard(semantic.text) };
+    } catch (error) {
+      dependencies.logger.warn({ cache: { operation: 'embed', reason: (error as Error)?.message } }, 'semantic cache lookup skipped');
+      return undefined;
+    }
+  };
+
+  const serve = async (context: GatewayContext, cacheable: CacheableOperation, found: Found, status: CacheStatus): Promise<void> => {
+    const { entry } = found;
+    const response = await cacheable.replay(context, entry.answer);
+    const ageSeconds = Math.floor(found.ageMs / 1000);
+    response.headers['x-gateway-cache'] = status;
+    response.headers.age = String(ageSeconds);
+    const savedUsd = entry.usage ? dependencies.price(entry.provider, entry.model ?? context.request.model, entry.usage, context.auth!.target.headers) : undefined;
+    context.cache = {
+      status,
+      hit: {
+        provider: entry.provider,
+        ageSeconds,
+        ...(entry.model !== undefined ? { model: entry.model } : {}),
+        ...(savedUsd !== undefined ? { savedUsd } : {}),
+        ...(found.similarity !== undefined ? { similarity: found.similarity } : {}),
+      },
+    };
+    respond(context, response);
+  };
+
+  return {
+    name: 'gateway-cache',
+    stage: 'transform',
+    // After the input guardrails (an earlier stage), before the provider mapping and the attempts.
+    before: ['gateway-transform'],
+    async run(context, next) {
+      const control = cacheControl(context.incoming.headers);
+      const cacheable = operations.get(context.operation)?.cache;
+      const settings = cacheable && (context.routing?.plan.route.cache ?? dependencies.fallback);
+      if (cacheable === undefined || settings === undefined || settings.mode === 'off') {
+        if (control === 'only-if-cached') throw cacheMiss();
+        return next();
+      }
+      const identity = control === 'no-store' ? undefined : cacheable.identity(context.request.body);
+      if (identity === undefined) {
+        context.cache = { status: 'BYPASS' };
+        return tagged(context, next);
+      }
+      const namespace = namespaceOf(context.auth!.caller, settings.namespace);
+      // Strict compliance changes what providers put in an answer (their extra fields), so it is part of the key.
+      const key = `${namespace}/${digest(1, context.operation, context.strict, upstreamIdentity(context), identity)}`;
+      const slot: Slot = { key, namespace, maxAgeMs: (settings.max_age ?? DEFAULT_MAX_AGE_S) * 1000 };
+      const semantic = settings.mode === 'semantic';
+      if (control !== 'refresh') {
+        const exact = await cache.get(slot.key, slot.maxAgeMs);
+        if (exact) return serve(context, cacheable, exact, 'HIT');
+        if (semantic) slot.probe = await probeOf(context, cacheable, settings, identity, namespace);
+        const near = slot.probe && (await cache.nearest(slot.probe, settings.threshold ?? DEFAULT_THRESHOLD, slot.maxAgeMs));
+        if (near) return serve(context, cacheable, near, 'SEMANTIC-HIT');
+        if (control === 'only-if-cached') throw cacheMiss();
+      } else if (semantic) {
+        // A refreshed answer replaces the stored one and is indexed for later semantic lookups.
+        slot.probe = await probeOf(context, cacheable, settings, identity, namespace);
+      }
+      const recorder = new AnswerStore(context, cacheable, slot, dependencies);
+      context.cache = { status: control === 'refresh' ? 'REFRESH' : 'MISS', recorder };
+      await tagged(context, next);
+      const body = context.response?.body;
+      if (recorder.whole !== undefined && context.response?.status === 200 && body && !('stream' in body)) await recorder.save(recorder.whole);
+    },
+  };
+}
+
+/** Runs the rest of the pipeline, then tells the client what the cache did (`x-gateway-cache`), on the answer or on the error. */
+async function tagged(context: GatewayContext, next: () => Promise<void>): Promise<void> {
+  const status = context.cache!.status;
+  try {
+    await next();
+  } catch (error) {
+    if (error instanceof GatewayError) error.headers['x-gateway-cache'] = status;
+    throw error;
+  }
+  if (context.response) context.response.headers['x-gateway-cache'] = status;
+}
+
+/**
+ * A miss's recorder: the operation reports its answer here (whole, or chunk by chunk), and it is
+ * stored once complete, unless it is an error, filtered, or denied by an output guardrail. It
+ * never throws: a store that fails leaves the answer unstored.
+ */
+class AnswerStore implements AnswerRecorder {
+  whole?: unknown;
+  private assembly?: StreamAssembly<unknown, unknown>;
+  private saved = false;
+
+  constructor(
+    private readonly context: GatewayContext,
+    private readonly cacheable: CacheableOperation,
+    private readonly slot: Slot,
+    private readonly dependencies: Pick<CacheHookDependencies, 'cache' | 'clock' | 'logger'>,
+  ) {}
+
+  answer(answer: unknown): void {
+    this.whole = answer;
+  }
+
+  chunk(chunk: unknown): void {
+    (this.assembly ??= this.cacheable.assemble?.())?.push(chunk);
+  }
+
+  async complete(): Promise<void> {
+    const answer = this.assembly?.result();
+    if (answer !== undefined) await this.save(answer);
+  }
+
+  async save(answer: unknown): Promise<void> {
+    if (this.saved) return;
+    this.saved = true;
+    const { context, cacheable, slot } = this;
+    const denied = context.guardrail?.verdicts.some((record) => record.side === 'output' && record.verdict.action === 'deny');
+    if (denied || !cacheable.storable(answer)) return;
+    try {
+      const { usage, model } = cacheable.usage(answer);
+      const entry = { storedAt: this.dependencies.clock.now(), provider: context.auth!.provider.id, model: model ?? context.request.model, usage, answer };
+      const result = await this.dependencies.cache.put(slot.key, entry, slot.maxAgeMs);
+      if (result === 'stored' && slot.probe) await this.dependencies.cache.indexVector(slot.probe, slot.key);
+    } catch (error) {
+      this.dependencies.logger.warn({ cache: { operation: 'write', reason: (error as Error)?.message } }, 'response cache skipped');
+    }
+  }
+}
