@@ -51,6 +51,8 @@ export interface LogEntry {
   readonly route?: { readonly name?: string; readonly id?: string; readonly version?: number; readonly source: string };
   /** A routed request's upstream attempts, in order (the last one's answer is what the client got). */
   readonly attempts?: ReadonlyArray<AttemptRecord>;
+  /** Fields of the request the provider could not take, left out by a protocol translation (docs/protocols.md). */
+  readonly droppedFields?: ReadonlyArray<string>;
 }
 
 /** One guardrail verdict as logged: a denial's reason, a transform's counts by kind, never values. */
@@ -187,6 +189,7 @@ export function buildLogEntry(context: GatewayContext, finishedAt: number): LogE
   if (transform?.units) entry.units = transform.units;
   if (context.log?.costUsd !== undefined) entry.costUsd = context.log.costUsd;
   if (context.guardrail?.policy) entry.guardrailPolicy = context.guardrail.policy;
+  if (transform?.dropped) entry.droppedFields = transform.dropped;
   if (context.routing) {
     entry.route = context.routing.label;
     const attempts = context.routing.attempts;
