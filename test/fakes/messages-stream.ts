@@ -9,6 +9,7 @@
  *   tool_use, `thinking_delta` / `signature_delta` → thinking).
  * - One `message_delta` (stop reason, usage with `output_tokens`) once every block is closed, then
  *   exactly one terminal event: `message_stop`, or an `error` event (which ends a failed stream).
+ * - Unknown event types are allowed anywhere before the end (Anthropic documents that it may add some).
  * - A tool_use block's accumulated `partial_json` parses as a JSON object.
  */
 
@@ -128,7 +129,8 @@ export function checkMessagesStream(text: string): CheckedStream {
         terminal = 'message_stop';
         return;
       default:
-        return fail(index, `unknown event "${event}"`);
+        // Anthropic may add event types; clients skip the ones they do not know.
+        return;
     }
   });
   if (!terminal) throw new Error('the Messages stream ended without message_stop or an error event');
