@@ -56,7 +56,7 @@ test('budgets and costs apply as on chat: the answer is priced and logged, a req
   t.teardown(() => fake.close());
   fake.answer({ content: [{ type: 'text', text: 'hi' }], usage: { input_tokens: 100, output_tokens: 40, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 } });
   const { key } = await createKey(t, gateway, { name: 'budgeted-messages', provider: 'anthropic', provider_key: STORED_KEY, custom_host: fake.baseUrl, limits: { budget_usd: 0.01 } });
-  const client = new Anthropic({ apiKey: key, baseURL: gateway.url, maxRetries: 0 });
+  const client = new Anthropic({ apiKey: key, baseURL: gateway.url, maxRetries: 0, timeout: 10_000 });
   const id = traceId('messages-cost');
   await client.messages.create({ model: 'claude-opus-4-7', max_tokens: 64, messages: [{ role: 'user', content: 'Hello' }] }, { headers: { 'x-gateway-trace-id': id } });
   const entry = await loggedOnce(gateway, id);
