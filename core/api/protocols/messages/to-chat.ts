@@ -59,10 +59,12 @@ class Translation {
         if (source.type === 'url') return { type: 'image_url', image_url: { url: source.url } };
         throw this.unreachable(`${param}.source`, 'an image named by file_id');
       case 'document':
-        if (block.title !== undefined || block.context !== undefined) this.drop('document.title');
+        // A PDF's title becomes its file name; the context has no place in chat.
+        if (block.context !== undefined && block.context !== null) this.drop('document.context');
         if (source.type === 'base64') {
           return { type: 'file', file: { file_data: `data:application/pdf;base64,${String(source.data)}`, filename: typeof block.title === 'string' && block.title ? block.title : 'document.pdf' } };
         }
+        if (typeof block.title === 'string' && block.title) this.drop('document.title');
         if (source.type === 'text') return { type: 'text', text: source.data };
         if (source.type === 'content') return { type: 'text', text: typeof source.content === 'string' ? source.content : this.text(source.content as MessagesBlock[]) };
         throw this.unreachable(`${param}.source`, `a document given by ${source.type === 'url' ? 'URL' : 'file_id'}`);
