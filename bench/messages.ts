@@ -14,8 +14,8 @@ import { join } from 'node:path';
 import { createGateway } from '../core/app.js';
 import { openai } from '../plugins/providers/openai/index.js';
 
-const ROUNDS = 9;
-const REQUESTS = 1500;
+const ROUNDS = 15;
+const REQUESTS = 2000;
 const GOAL_US = 30;
 const ACCOUNT_KEY = 'gw-bench-messages-0123456789';
 const PROMPT =
