@@ -177,3 +177,38 @@ test('metrics count Messages requests under operation="messages"', async (t) => 
   const metrics = await (await fetch(`${gateway.url}/metrics`, { headers: { 'x-gateway-api-key': ACCOUNT_KEY } })).text();
   t.regex(metrics, /gateway_requests_total\{[^}]*operation="messages"[^}]*\} \d+/);
 });
+
+test('a route may fall back from a native provider to a translated one: each attempt picks its own path', async (t) => {
+  const claude = await startMessagesFake('sse');
+  const fallback = await startRenderedFake(openaiFake);
+  t.teardown(async () => {
+    await claude.close();
+    await fallback.close();
+  });
+  claude.answer({ error: { status: 529, type: 'overloaded_error', message: 'Overloaded' } });
+  fallback.answer({ kind: 'text', text: 'From the fallback.', finishReason: 'stop', usage: { promptTokens: 3, completionTokens: 4 } });
+  const route = {
+    strategy: { mode: 'fallback' },
+    targets: [
+      { name: 'claude', provider: 'anthropic', custom_host: claude.baseUrl },
+      { name: 'openai', provider: 'openai', custom_host: fallback.baseUrl, override_params: { model: 'gpt-4o-mini' } },
+    ],
+  };
+  const id = traceId('messages-route');
+  const response = await postMessages(
+    gateway.url,
+    { model: 'claude-opus-4-7', max_tokens: 32, top_k: 4, messages: [{ role: 'user', content: 'Hi' }] },
+    { 'x-gateway-api-key': ACCOUNT_KEY, 'x-gateway-config': JSON.stringify(route), 'x-gateway-trace-id': id },
+  );
+  t.is(response.status, 200);
+  t.is(response.headers.get('x-gateway-route-target'), 'openai');
+  const message = (await response.json()) as { content: unknown; type: string };
+  t.is(message.type, 'message');
+  t.deepEqual(message.content, [{ type: 'text', text: 'From the fallback.' }]);
+  t.like(claude.body(0), { model: 'claude-opus-4-7', top_k: 4 }, 'the native attempt got the Messages body as sent');
+  t.like(fallback.body(0), { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }] });
+  t.false('top_k' in fallback.body(0));
+  const entry = await loggedOnce(gateway, id);
+  t.deepEqual(entry.attempts?.map((attempt) => `${attempt.provider}:${attempt.status}`), ['anthropic:529', 'openai:200']);
+  t.deepEqual(entry.droppedFields, ['top_k'], "the answering attempt's dropped fields");
+});

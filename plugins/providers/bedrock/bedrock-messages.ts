@@ -1,5 +1,4 @@
-import type { MessagesAdapter, MessagesStreamEvent, ProviderTarget, StreamMapper } from '../../../core/spec/index.js';
-import { isRecord } from '../../../core/spec/index.js';
+import { isRecord, type MessagesAdapter, type MessagesStreamEvent, type ProviderTarget, type StreamMapper } from '../../../core/spec/index.js';
 import { messageOf, messagesEventStep } from '../anthropic/index.js';
 import { parseEventData, streamError } from '../../shared/chat-mapping.js';
 import { EventStreamDecoder } from './bedrock-eventstream.js';
