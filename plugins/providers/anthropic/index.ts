@@ -54,8 +54,11 @@ export function anthropic(params: AnthropicParams = {}): ProviderRegistration {
         capabilities: { developerRole: () => false },
         baseUrl: () => baseUrl,
         auth(request, target): Record<string, string> {
-          // A native Messages request carries the version its client asked for.
-          const headers: Record<string, string> = { 'anthropic-version': request.headers['anthropic-version'] ?? version };
+          // A native Messages request carries the version its client asked for (set by its mapping);
+          // a version that arrived through x-gateway-forward-headers never replaces the configured one.
+          const forwarded = (target.headers['x-gateway-forward-headers'] ?? '').toLowerCase().split(',').some((name) => name.trim() === 'anthropic-version');
+          const mapped = forwarded ? undefined : request.headers['anthropic-version'];
+          const headers: Record<string, string> = { 'anthropic-version': mapped ?? version };
           if (target.credentials.apiKey) headers['x-api-key'] = target.credentials.apiKey;
           return headers;
         },
