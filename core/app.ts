@@ -20,6 +20,7 @@ import { gatewayHandler } from './api/handler.js';
 import { audioTranscriptions, audioTranslations, imageEdits, imageVariations } from './api/multipart-operations.js';
 import { imagesGenerate } from './api/images-generate.js';
 import { models } from './api/models.js';
+import { messages, messagesCountTokens } from './api/protocols/messages/handler.js';
 import { gatewayOpenApi } from './api/openapi.js';
 import type { OperationHandler } from './api/operation.js';
 import { createPassthrough } from './api/passthrough.js';
@@ -169,6 +170,8 @@ const OPERATIONS: ReadonlyArray<[path: string, handler: OperationHandler]> = [
   ['/v1/images/generations', imagesGenerate],
   ['/v1/audio/speech', speech],
   ['/v1/models', models],
+  ['/v1/messages', messages],
+  ['/v1/messages/count_tokens', messagesCountTokens],
 ];
 
 /**

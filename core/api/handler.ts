@@ -22,8 +22,8 @@ function serverTiming(context: GatewayContext): string {
   return `gateway;dur=${ms(now - context.startedAt - upstream)}, upstream;dur=${ms(upstream)}`;
 }
 
-function errorResponse(error: GatewayError): GatewayResponse {
-  return { status: error.status, headers: { ...error.headers }, body: { json: error.toJSON() } };
+function errorResponse(error: GatewayError, handler: OperationHandler): GatewayResponse {
+  return { status: error.status, headers: { ...error.headers }, body: { json: handler.renderError ? handler.renderError(error) : error.toJSON() } };
 }
 
 /** Writes a response straight to Node's response (Koa's own responder is bypassed for control and speed). */
@@ -135,7 +135,7 @@ export function gatewayHandler(pipeline: Pipeline, handler: OperationHandler, op
       if (headerError) context.error = headerError;
       else if (!controller.signal.aborted) await pipeline.run(context);
       if (context.error) {
-        respond(context, errorResponse(context.error));
+        respond(context, errorResponse(context.error, handler));
         // The body was not read (unauthenticated, or refused part-way): close the connection rather than drain it.
         if (!req.complete) res.shouldKeepAlive = false;
       }
@@ -143,6 +143,6 @@ export function gatewayHandler(pipeline: Pipeline, handler: OperationHandler, op
       handled();
     }
     if (res.destroyed) return;
-    send(res, context, context.response ?? errorResponse(toGatewayError(new Error('no response'))));
+    send(res, context, context.response ?? errorResponse(toGatewayError(new Error('no response')), handler));
   };
 }

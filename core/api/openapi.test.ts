@@ -13,6 +13,7 @@ import { validateImageGenerateRequest } from './images-generate-schema.js';
 import { audioTranscriptions, imageEdits, imageVariations } from './multipart-operations.js';
 import { gatewayOpenApi, v1RequestSchemas } from './openapi.js';
 import { validateSpeechRequest } from './speech-schema.js';
+import { validateCountRequest, validateMessagesRequest } from './protocols/messages/schema.js';
 
 type Body = Record<string, unknown>;
 type Case = [label: string, body: Body, valid: boolean];
@@ -260,6 +261,72 @@ agree('speech', 'SpeechRequest', validateSpeechRequest, [
   ['response_format null', speech({ response_format: null }), false],
 ]);
 
+const messages = (extra: Body = {}): Body => ({ model: 'claude-opus-4-7', max_tokens: 64, messages: [{ role: 'user', content: 'Hi' }], ...extra });
+const user = (...content: unknown[]): Body => messages({ messages: [{ role: 'user', content }] });
+const toolSpec = { name: 'get_weather', input_schema: { type: 'object' } };
+
+agree('messages', 'MessagesRequest', validateMessagesRequest, [
+  ['the smallest request', messages(), true],
+  ['unknown fields are kept', messages({ output_config: { effort: 'high' }, context_management: { edits: [] }, container: 'c1' }), true],
+  ['no max_tokens', { model: 'm', messages: [{ role: 'user', content: 'Hi' }] }, false],
+  ['max_tokens 0', messages({ max_tokens: 0 }), false],
+  ['max_tokens 1.5', messages({ max_tokens: 1.5 }), false],
+  ['no model', { max_tokens: 5, messages: [{ role: 'user', content: 'Hi' }] }, false],
+  ['empty messages', messages({ messages: [] }), false],
+  ['a system entry inside messages', messages({ messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hi' }] }), true],
+  ['a tool role', messages({ messages: [{ role: 'tool', content: 'x' }] }), false],
+  ['content a number', messages({ messages: [{ role: 'user', content: 1 }] }), false],
+  ['system as blocks with cache_control', messages({ system: [{ type: 'text', text: 'Be brief.', cache_control: { type: 'ephemeral' } }] }), true],
+  ['system a number', messages({ system: 3 }), false],
+  ['a text block without text', user({ type: 'text' }), false],
+  ['a base64 PNG', user({ type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AA==' } }), true],
+  ['an image URL', user({ type: 'image', source: { type: 'url', url: 'https://x/a.png' } }), true],
+  ['a BMP', user({ type: 'image', source: { type: 'base64', media_type: 'image/bmp', data: 'AA==' } }), false],
+  ['empty image data', user({ type: 'image', source: { type: 'base64', media_type: 'image/png', data: '' } }), false],
+  ['an image source of another type', user({ type: 'image', source: { type: 'text', data: 'x' } }), false],
+  ['a PDF', user({ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'AA==' }, title: 'a.pdf' }), true],
+  ['a plain-text document', user({ type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'x' } }), true],
+  ['an HTML document', user({ type: 'document', source: { type: 'base64', media_type: 'text/html', data: 'AA==' } }), false],
+  ['a tool result with blocks', user({ type: 'tool_result', tool_use_id: 't1', content: [{ type: 'text', text: 'ok' }], is_error: false }), true],
+  ['a tool result without its id', user({ type: 'tool_result', content: 'ok' }), false],
+  ['is_error a string', user({ type: 'tool_result', tool_use_id: 't1', is_error: 'yes' }), false],
+  ['an unknown block type is kept', user({ type: 'search_result', source: 'https://x', title: 't', content: [] }), true],
+  ['a client tool', messages({ tools: [toolSpec] }), true],
+  ['a client tool without input_schema', messages({ tools: [{ name: 'get_weather' }] }), false],
+  ['a tool name with a space', messages({ tools: [{ name: 'get weather', input_schema: { type: 'object' } }] }), false],
+  ['a server tool', messages({ tools: [{ type: 'web_search_20250305', name: 'web_search', max_uses: 3 }] }), true],
+  ['tool_choice any', messages({ tools: [toolSpec], tool_choice: { type: 'any', disable_parallel_tool_use: true } }), true],
+  ['tool_choice tool without a name', messages({ tools: [toolSpec], tool_choice: { type: 'tool' } }), false],
+  ['tool_choice required', messages({ tool_choice: { type: 'required' } }), false],
+  ['thinking enabled with 1024', messages({ thinking: { type: 'enabled', budget_tokens: 1024 } }), true],
+  ['thinking enabled with 1023', messages({ thinking: { type: 'enabled', budget_tokens: 1023 } }), false],
+  ['thinking enabled without a budget', messages({ thinking: { type: 'enabled' } }), false],
+  ['thinking adaptive', messages({ thinking: { type: 'adaptive' } }), true],
+  ['thinking disabled', messages({ thinking: { type: 'disabled' } }), true],
+  ['thinking deep', messages({ thinking: { type: 'deep' } }), false],
+  ['temperature 1', messages({ temperature: 1 }), true],
+  ['temperature 1.1', messages({ temperature: 1.1 }), false],
+  ['top_p -0.1', messages({ top_p: -0.1 }), false],
+  ['top_k 0', messages({ top_k: 0 }), true],
+  ['top_k 2.5', messages({ top_k: 2.5 }), false],
+  ['stop_sequences', messages({ stop_sequences: ['###', 'END'] }), true],
+  ['stop_sequences a string', messages({ stop_sequences: 'END' }), false],
+  ['an empty stop sequence', messages({ stop_sequences: [''] }), false],
+  ['stream true', messages({ stream: true }), true],
+  ['stream a string', messages({ stream: 'true' }), false],
+  ['metadata.user_id', messages({ metadata: { user_id: 'u1' } }), true],
+  ['metadata.user_id null', messages({ metadata: { user_id: null } }), true],
+  ['metadata.user_id a number', messages({ metadata: { user_id: 1 } }), false],
+  ['output_config a string', messages({ output_config: 'json' }), false],
+]);
+
+agree('messages count_tokens', 'MessagesCountTokensRequest', validateCountRequest, [
+  ['model and messages', { model: 'm', messages: [{ role: 'user', content: 'Hi' }] }, true],
+  ['with tools and system', { model: 'm', system: 'x', tools: [toolSpec], messages: [{ role: 'user', content: 'Hi' }] }, true],
+  ['no messages', { model: 'm' }, false],
+  ['no model', { messages: [{ role: 'user', content: 'Hi' }] }, false],
+]);
+
 /** A PNG's signature and IHDR chunk: all the gateway reads of an upload. */
 function png(width: number, height: number, alpha = true): Buffer {
   const header = Buffer.alloc(33);
@@ -368,6 +435,8 @@ test('every $ref resolves and every /v1 operation and the pass-through are descr
     'POST /v1/audio/transcriptions',
     'POST /v1/audio/translations',
     'GET /v1/models',
+    'POST /v1/messages',
+    'POST /v1/messages/count_tokens',
     'GET /v1/{path}',
     'POST /v1/{path}',
     'PUT /v1/{path}',

@@ -3,6 +3,7 @@ import { IMAGE_MODEL_A, IMAGE_MODEL_B } from './images-generate-schema.js';
 import { SPEECH_FORMATS, SPEECH_MODELS, SPEECH_VOICES } from './speech-schema.js';
 import { INPUT_AUDIO_FORMATS } from './chat-content-schema.js';
 import { BASE64_PATTERN, DATA_URL_PATTERN, NAME_PATTERN } from './validate.js';
+import { messagesSchemas } from './protocols/messages/openapi.js';
 
 /**
  * The OpenAPI 3.1 description of the unified `/v1` API, merged with the admin API's
@@ -468,12 +469,12 @@ const ERROR_STATUSES: Record<string, string> = {
   504: 'The upstream deadline passed (timeout_error), or `x-gateway-cache: only-if-cached` found no answer (cache_miss_error, code `cache_miss`)',
 };
 
-function errorResponses(extra: Record<string, string> = {}): Record<string, unknown> {
+function errorResponses(extra: Record<string, string> = {}, schema = 'ErrorBody'): Record<string, unknown> {
   const responses: Record<string, unknown> = {};
   for (const [status, description] of Object.entries({ ...ERROR_STATUSES, ...extra })) {
-    responses[status] = { description, headers: { 'retry-after': { $ref: '#/components/headers/RetryAfter' } }, ...json(ref('ErrorBody')) };
+    responses[status] = { description, headers: { 'retry-after': { $ref: '#/components/headers/RetryAfter' } }, ...json(ref(schema)) };
   }
-  responses.default = { description: "An upstream's own error: its status and Retry-After kept, its body mapped to the error shape with `provider`.", ...json(ref('ErrorBody')) };
+  responses.default = { description: "An upstream's own error: its status and Retry-After kept, its body mapped to the error shape with `provider`.", ...json(ref(schema)) };
   return responses;
 }
 
@@ -487,6 +488,8 @@ interface OperationSpec {
   ok: Record<string, unknown>;
   /** Statuses this operation answers beyond {@link ERROR_STATUSES}. */
   errors?: Record<string, string>;
+  /** The error body's schema when the route's protocol has its own (default `ErrorBody`). */
+  errorSchema?: string;
 }
 
 function operation(spec: OperationSpec): Record<string, unknown> {
@@ -498,7 +501,7 @@ function operation(spec: OperationSpec): Record<string, unknown> {
     security: [{ gatewayKey: [] }],
     parameters: headerParameters,
     ...(spec.request ? { requestBody: { required: true, content: { [spec.request.mediaType]: { schema: ref(spec.request.schema) } } } } : {}),
-    responses: { 200: { description: 'Success', headers: responseHeaders, ...spec.ok }, ...errorResponses(spec.errors) },
+    responses: { 200: { description: 'Success', headers: responseHeaders, ...spec.ok }, ...errorResponses(spec.errors, spec.errorSchema) },
   };
 }
 
@@ -560,6 +563,25 @@ const v1Paths = {
   '/v1/models': {
     get: operation({ id: 'listModels', summary: "The provider's models, in the OpenAI list shape", ok: okJson('ModelList') }),
   },
+  '/v1/messages': {
+    post: operation({
+      id: 'createMessage',
+      summary: 'Anthropic Messages API, plain or streamed, on every provider with chat (docs/protocols.md)',
+      description: 'The gateway key may also come in `x-api-key` or as the Bearer token. `anthropic-version` and `anthropic-beta` go to providers that take the API natively.',
+      request: { mediaType: 'application/json', schema: 'MessagesRequest' },
+      ok: { content: { 'application/json': { schema: ref('Message') }, 'text/event-stream': { schema: { type: 'string', description: 'Named events: message_start, content_block_start/delta/stop, message_delta, message_stop, ping, error.' } } } },
+      errorSchema: 'MessagesError',
+    }),
+  },
+  '/v1/messages/count_tokens': {
+    post: operation({
+      id: 'countMessageTokens',
+      summary: 'Input tokens of a Messages request: counted by the provider where it can, else estimated (docs/protocols.md)',
+      request: { mediaType: 'application/json', schema: 'MessagesCountTokensRequest' },
+      ok: okJson('MessagesTokenCount'),
+      errorSchema: 'MessagesError',
+    }),
+  },
   '/v1/{path}': passthroughPath(),
 };
 
@@ -596,6 +618,8 @@ export const v1RequestSchemas: Record<string, Schema> = {
   ImageEditRequest: imageEditRequest,
   ImageVariationRequest: imageVariationRequest,
   AudioRequest: audioRequest,
+  MessagesRequest: messagesSchemas.MessagesRequest,
+  MessagesCountTokensRequest: messagesSchemas.MessagesCountTokensRequest,
 };
 
 const header = (description: string, schema: Schema = string) => ({ description, schema });
@@ -617,7 +641,7 @@ const v1Components = {
     Cache: header('What the response cache did, when it applies to the request: HIT, SEMANTIC-HIT, MISS, BYPASS or REFRESH.', { enum: ['HIT', 'SEMANTIC-HIT', 'MISS', 'BYPASS', 'REFRESH'] }),
     Age: header('On a cache hit: seconds since the answer was stored.', { type: 'string', pattern: '^\\d+$' }),
   },
-  schemas: { ...v1RequestSchemas, ...responseSchemas },
+  schemas: { ...v1RequestSchemas, ...responseSchemas, ...messagesSchemas },
 };
 
 /** The admin operations, each given the admin API's security (the merged document has none at the top, since /v1 keys differ and /health and /openapi.json need none). */

@@ -35,6 +35,23 @@ export interface OperationHandler {
    * operation cacheable"); absent: never cached.
    */
   readonly cache?: CacheableOperation<any, any>;
+  /**
+   * The JSON body of an error on this operation's route (the gateway's own and mapped upstream
+   * ones); absent: the OpenAI shape, `{"error": {…}}`. An inbound protocol with its own error shape
+   * (Messages) renders it here.
+   */
+  renderError?(error: GatewayError): unknown;
+  /**
+   * Fields of the client's request the mapping for the current attempt left out because the
+   * provider cannot take them (recorded in the log entry); read right after `toUpstream`.
+   */
+  dropped?(context: GatewayContext): readonly string[] | undefined;
+  /**
+   * An answer the gateway gives itself, without calling the provider (an estimate where the
+   * provider has no such endpoint); undefined: the request goes upstream. Run by the transform
+   * stage before mapping, for the request's first target.
+   */
+  answerLocally?(context: GatewayContext, provider: ProviderPlugin): Promise<GatewayResponse | undefined>;
 }
 
 /** Thrown inside a read to stop it once enough has been read. */

@@ -21,14 +21,25 @@ export interface StreamShape<Chunk extends RelayedChunk> {
   usageChunk(source: Chunk | undefined, usage: Usage): Chunk;
 }
 
-export interface StreamRelayOptions<Chunk extends RelayedChunk> {
+/**
+ * Writes the client's side of a relayed stream: the unified chunks as the protocol's SSE events.
+ * The default writes chat and text-completion chunks (see {@link chunkEncoder}); another inbound
+ * protocol (Messages) supplies its own, fed by the same chunks.
+ */
+export interface StreamEncoder<Chunk extends RelayedChunk> {
+  /** The SSE text of one chunk (empty to send nothing, e.g. a usage-only chunk kept for the end). */
+  chunk(chunk: Chunk): string;
+  /** The normal end: `usage` is what the upstream reported, `last` the last chunk relayed. */
+  end(usage: Usage | undefined, last: Chunk | undefined): string;
+  /** The end of a stream that failed after its headers were sent. */
+  error(error: ErrorBody): string;
+}
+
+interface RelayInputs<Chunk extends RelayedChunk> {
   readonly upstream: AsyncIterable<Uint8Array>;
   readonly origin: string;
   readonly decoder: StreamDecoder;
   readonly mapper: StreamMapper<Chunk>;
-  readonly shape: StreamShape<Chunk>;
-  readonly includeUsage: boolean;
-  readonly strict: boolean;
   readonly signal: AbortSignal;
   readonly provider: string;
   /** Applied to every chunk with choices before it is written (output guardrails); may hold back, rewrite or stop. */
@@ -41,6 +52,16 @@ export interface StreamRelayOptions<Chunk extends RelayedChunk> {
    */
   readonly record?: AnswerRecorder;
 }
+
+/**
+ * What a relay reads, maps and judges, and how it writes the client's side: an `encoder` of
+ * another protocol, or the unified API's own (see {@link chunkEncoder}) from the operation's shape.
+ */
+export type StreamRelayOptions<Chunk extends RelayedChunk> = RelayInputs<Chunk> &
+  (
+    | { readonly encoder: StreamEncoder<Chunk> }
+    | { readonly encoder?: undefined; readonly shape: StreamShape<Chunk>; readonly includeUsage: boolean; readonly strict: boolean }
+  );
 
 export interface StreamObserver {
   usage(usage: Usage): void;
@@ -61,6 +82,24 @@ export interface StreamObserver {
  */
 export function relayStream<Chunk extends RelayedChunk>(options: StreamRelayOptions<Chunk>): Readable {
   return Readable.from(new StreamRelay(options).run(), { objectMode: false });
+}
+
+/**
+ * The unified API's own encoder: every chunk a `data:` event with `usage: null` (strict when
+ * asked), the usage chunk (`choices: []`) last and only when `includeUsage`, then `[DONE]`; an error
+ * is an `{"error": …}` event and no `[DONE]`.
+ */
+export function chunkEncoder<Chunk extends RelayedChunk>(shape: StreamShape<Chunk>, includeUsage: boolean, strict: boolean): StreamEncoder<Chunk> {
+  return {
+    chunk(chunk) {
+      if (chunk.choices.length === 0 && chunk.usage) return '';
+      const outgoing = strict ? shape.strict(chunk) : { ...chunk };
+      outgoing.usage = null;
+      return sseData(JSON.stringify(outgoing));
+    },
+    end: (usage, last) => (includeUsage && usage ? sseChunk(shape.usageChunk(last, usage), shape, strict) : '') + SSE_DONE,
+    error: (error) => sseData(JSON.stringify({ error })),
+  };
 }
 
 /**
@@ -93,9 +132,11 @@ class StreamRelay<Chunk extends RelayedChunk> {
   private last?: Chunk;
   /** Whether a chunk with content went out (the first one is observed as the first token). */
   private contentSent = false;
+  private readonly encoder: StreamEncoder<Chunk>;
 
   constructor(private readonly options: StreamRelayOptions<Chunk>) {
     this.upstream = options.upstream[Symbol.asyncIterator]();
+    this.encoder = options.encoder !== undefined ? options.encoder : chunkEncoder(options.shape, options.includeUsage, options.strict);
   }
 
   /** Reads the upstream to the client's stream, one SSE text per upstream read. */
@@ -191,9 +232,9 @@ class StreamRelay<Chunk extends RelayedChunk> {
     return passed;
   }
 
-  /** The chunks as SSE events with `usage: null`; the usage chunk is kept back (sent last, if asked for). */
+  /** The chunks as the encoder's SSE events; the usage a chunk reports is kept for the end. */
   private emit(chunks: readonly Chunk[] | undefined): string {
-    const { observe, shape } = this.options;
+    const { observe } = this.options;
     let out = '';
     for (const chunk of chunks ?? []) {
       this.last = chunk;
@@ -201,15 +242,14 @@ class StreamRelay<Chunk extends RelayedChunk> {
         this.usage = chunk.usage;
         observe.usage(chunk.usage);
       }
-      if (chunk.choices.length === 0 && chunk.usage) continue;
+      const text = this.encoder.chunk(chunk);
+      if (!text) continue;
       if (!this.contentSent) {
         this.contentSent = true;
         observe.firstToken();
         if (chunk.model) observe.model(chunk.model);
       }
-      const outgoing = this.options.strict ? shape.strict(chunk) : { ...chunk };
-      outgoing.usage = null;
-      out += sseData(JSON.stringify(outgoing));
+      out += text;
     }
     return out;
   }
@@ -220,16 +260,15 @@ class StreamRelay<Chunk extends RelayedChunk> {
    * its keep-alive connection goes back to the pool rather than being torn down.
    */
   private close(): string {
-    const { observe, shape } = this.options;
+    const { observe } = this.options;
     const state = this.state;
     let tail: string;
     if (state.name === 'failed') {
       observe.end(state.error);
-      tail = sseData(JSON.stringify({ error: state.error }));
+      tail = this.encoder.error(state.error);
     } else {
-      tail = this.options.includeUsage && this.usage ? sseChunk(shape.usageChunk(this.last, this.usage), shape, this.options.strict) : '';
+      tail = this.encoder.end(this.usage, this.last);
       observe.end();
-      tail += SSE_DONE;
     }
     const draining = state.name === 'answered';
     if (draining) drain(this.upstream);

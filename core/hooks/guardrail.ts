@@ -8,6 +8,8 @@ import type { GatewayContext } from '../pipeline/context.js';
 import type { Hook } from '../pipeline/hook.js';
 import type { GuardrailParameters } from '../spec/guardrail.js';
 import type { ChatRequest } from '../spec/unified.js';
+import type { MessagesRequest } from '../spec/messages.js';
+import { messagesJudgedRequest } from '../api/protocols/messages/texts.js';
 import type { CompiledPolicy } from '../guardrails/registry.js';
 
 /**
@@ -84,8 +86,8 @@ interface JudgedRequest {
 }
 
 /**
- * What input guardrails judge of a request: chat messages' texts, or the text field of the other
- * operations that have one (completion prompts, embedding and speech inputs, image prompts).
+ * What input guardrails judge of a request: chat messages' texts, Messages API texts, or the text
+ * field of the other operations that have one (completion prompts, embedding and speech inputs, image prompts).
  */
 function judgedRequest(context: GatewayContext): JudgedRequest {
   if (context.operation === 'chat') {
@@ -93,6 +95,7 @@ function judgedRequest(context: GatewayContext): JudgedRequest {
     const { texts, slots } = requestTexts(chat);
     return { texts, parameters: requestParameters(chat), rewrite: (rewritten, parameters) => rewriteRequest(chat, slots, rewritten, parameters) };
   }
+  if (context.operation === 'messages' || context.operation === 'messagesCountTokens') return messagesJudgedRequest(context.request.body as MessagesRequest);
   const field = TEXT_FIELDS[context.operation];
   if (field === undefined) return { texts: [], parameters: {} };
   const body = context.request.body as Record<string, unknown>;

@@ -4,8 +4,7 @@ import { readErrorBody } from '../api/operation.js';
 import { upstreamError } from '../errors.js';
 import { respond } from '../pipeline/response.js';
 import type { Hook } from '../pipeline/hook.js';
-import type { AuthSlice, GatewayContext, RequestSlice } from '../pipeline/context.js';
-import type { UpstreamRequest } from '../spec/provider.js';
+import type { AuthSlice, GatewayContext, RequestSlice, TransformSlice } from '../pipeline/context.js';
 import { routeHeaders } from '../routing/resolve.js';
 import { isRecord } from '../spec/is-record.js';
 
@@ -14,8 +13,8 @@ const ERROR_BODY_LIMIT = 1024 * 1024;
 /** Upstream headers an error response keeps. */
 const KEPT_ERROR_HEADERS = ['retry-after', 'retry-after-ms', 'x-request-id'];
 
-/** The provider plugin's pure mapping of the request for one target, with its auth applied. */
-function mapRequest(context: GatewayContext, handler: OperationHandler, auth: AuthSlice): UpstreamRequest {
+/** The provider plugin's pure mapping of the request for one target, with its auth applied, as the transform slice. */
+function mapRequest(context: GatewayContext, handler: OperationHandler, auth: AuthSlice): TransformSlice {
   const { provider, target } = auth;
   const mapped = handler.toUpstream(context, provider, target);
   assertStableUrl(mapped.url);
@@ -23,7 +22,8 @@ function mapRequest(context: GatewayContext, handler: OperationHandler, auth: Au
   // never replace one the provider's auth set (and a signing plugin signs what is sent).
   const upstreamRequest = { ...mapped, headers: { ...mapped.headers, ...auth.forwardHeaders } };
   Object.assign(upstreamRequest.headers, provider.auth(upstreamRequest, target));
-  return upstreamRequest;
+  const dropped = handler.dropped?.(context);
+  return dropped && dropped.length > 0 ? { upstreamRequest, dropped } : { upstreamRequest };
 }
 
 /** The request with a target's `override_params` merged into its JSON body (the model named too). */
@@ -48,14 +48,21 @@ export function transformHook(dependencies: { operations: ReadonlyMap<string, Op
     async run(context, next) {
       const handler = dependencies.operations.get(context.operation);
       if (!context.auth || !handler) throw new Error(`transform stage reached without auth or a handler for ${context.operation}`);
+      if (handler.answerLocally) {
+        const local = await handler.answerLocally(context, context.auth.provider);
+        if (local) {
+          respond(context, local);
+          return;
+        }
+      }
       const routing = context.routing;
       if (routing === undefined) {
-        context.transform = { upstreamRequest: mapRequest(context, handler, context.auth) };
+        context.transform = mapRequest(context, handler, context.auth);
       } else {
         const validated = context.request;
         routing.prepare = (target) => {
           context.request = withOverrides(validated, target.target.override_params);
-          context.transform = { upstreamRequest: mapRequest(context, handler, target.auth!) };
+          context.transform = mapRequest(context, handler, target.auth!);
         };
       }
 

@@ -56,6 +56,8 @@ export interface LogEntry {
    * the similarity of a semantic hit, and what the answer cost when it was made, saved now.
    */
   readonly cache?: { readonly status: CacheStatus; readonly savedUsd?: number; readonly ageSeconds?: number; readonly similarity?: number };
+  /** Fields of the request the provider could not take, left out by a protocol translation (docs/protocols.md). */
+  readonly droppedFields?: ReadonlyArray<string>;
 }
 
 /** One guardrail verdict as logged: a denial's reason, a transform's counts by kind, never values. */
@@ -198,6 +200,7 @@ export function buildLogEntry(context: GatewayContext, finishedAt: number): LogE
   if (context.log?.costUsd !== undefined) entry.costUsd = context.log.costUsd;
   if (context.guardrail?.policy) entry.guardrailPolicy = context.guardrail.policy;
   if (context.cache) entry.cache = cacheOf(context.cache.status, hit);
+  if (transform?.dropped) entry.droppedFields = transform.dropped;
   if (context.routing) {
     entry.route = context.routing.label;
     const attempts = context.routing.attempts;

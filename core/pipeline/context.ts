@@ -207,6 +207,8 @@ export interface TransformSlice {
   firstTokenAt?: number;
   /** Set when a stream ended with an error after its headers were sent. */
   streamError?: ErrorBody;
+  /** Fields of the client's request the mapping left out because the provider cannot take them (a protocol translation's). */
+  readonly dropped?: readonly string[];
 }
 
 /** Counts an operation is measured by besides tokens. */

@@ -5,6 +5,7 @@ export * from './guardrail.js';
 export * from './is-record.js';
 export * from './key-resolver.js';
 export * from './manifest.js';
+export * from './messages.js';
 export * from './provider.js';
 export * from './stage.js';
 export * from './unified.js';

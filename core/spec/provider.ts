@@ -16,6 +16,7 @@ import type {
   MultipartForm,
   SpeechRequest,
 } from './unified.js';
+import type { MessagesCountRequest, MessagesRequest, MessagesResponse, MessagesStreamEvent, MessagesTokenCount } from './messages.js';
 
 /**
  * The provider-plugin contract. A provider is a folder under `plugins/providers/<id>/` whose
@@ -194,6 +195,24 @@ export interface SpeechAdapter {
   readonly voices?: readonly string[];
 }
 
+/**
+ * The Anthropic Messages API taken natively (`POST /v1/messages`), so a request goes upstream with
+ * no round trip through the chat shape and its answer comes back as the provider sent it (thinking
+ * signatures, citations and cache usage intact). A provider without it still serves the protocol:
+ * the core translates Messages to and from its `chat` operation. The stream mapper yields the
+ * protocol's own events (`message_start`, `content_block_delta`, …), decoded from the provider's
+ * framing.
+ */
+export interface MessagesAdapter extends StreamingAdapter<MessagesRequest, MessagesResponse, MessagesStreamEvent> {
+  /**
+   * Whether `model` is served natively (a cloud that hosts Claude beside other models); absent:
+   * every model. For a model it does not accept, the core translates through `chat`.
+   */
+  accepts?(model: string): boolean;
+  /** `POST /v1/messages/count_tokens`, natively; absent: the core estimates the count. */
+  readonly countTokens?: OperationAdapter<MessagesCountRequest, MessagesTokenCount>;
+}
+
 /** `GET /v1/models`: the provider's list, mapped to the OpenAI list shape. */
 export interface ModelsAdapter {
   toUpstream(target: ProviderTarget): UpstreamRequest;
@@ -217,6 +236,8 @@ export interface ProviderOperations {
   /** Audio translation (`/v1/audio/translations`). */
   readonly translation?: MultipartAdapter<unknown>;
   readonly models?: ModelsAdapter;
+  /** The Anthropic Messages API, natively (see {@link MessagesAdapter}). */
+  readonly messages?: MessagesAdapter;
 }
 
 /** What the core needs to know of a provider's behaviour beyond its operations. */
@@ -233,7 +254,17 @@ export interface ProviderCapabilities {
    * Default: none (a plugin written before these parts existed never receives them).
    */
   contentParts?(model: string): ContentPartSupport;
+  /**
+   * The unified chat fields beyond OpenAI's schema that the chat adapter reads for `model`
+   * (`thinking`, `top_k`). A protocol translated to chat (Messages) sends such a field only to a
+   * provider that names it here, and otherwise drops it and records the drop in the log: an
+   * OpenAI-style API refuses fields it does not know. Default: none.
+   */
+  chatExtensions?(model: string): readonly ChatExtension[];
 }
+
+/** A unified chat field beyond OpenAI's schema (see {@link ProviderCapabilities.chatExtensions}). */
+export type ChatExtension = 'thinking' | 'top_k';
 
 /** A created provider plugin. */
 export interface ProviderPlugin {

@@ -16,6 +16,10 @@ export type OperationName =
   | 'transcription'
   | 'translation'
   | 'models'
+  /** `POST /v1/messages` (the Anthropic Messages API). */
+  | 'messages'
+  /** `POST /v1/messages/count_tokens`. */
+  | 'messagesCountTokens'
   | 'passthrough';
 
 export type ChatRole = 'system' | 'developer' | 'user' | 'assistant' | 'tool' | 'function';

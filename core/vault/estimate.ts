@@ -1,7 +1,7 @@
 /**
  * A cheap, deliberately simple estimate of a request's prompt tokens for cost reservations:
- * ceil(characters / 4) over the text the request sends (message contents and names, `prompt`,
- * `input`, tool definitions), skipping image and audio data. Four characters per token is the usual
+ * ceil(characters / 4) over the text the request sends (message contents and names, a Messages
+ * `system`, `prompt`, `input`, tool definitions), skipping image and audio data. Four characters per token is the usual
  * average for English with BPE tokenizers; the exact count arrives with the response's usage and
  * replaces the estimate. A tokenizer-exact count belongs to a later issue.
  */
@@ -15,12 +15,13 @@ export function estimatePromptTokens(body: unknown): number {
     else if (Array.isArray(value)) for (const item of value) walk(item, depth + 1);
     else if (value !== null && typeof value === 'object') {
       for (const [field, inner] of Object.entries(value)) {
-        if (field === 'image_url' || field === 'input_audio' || field === 'file') continue;
+        // Image, audio and file bytes (a Messages block's `source`) are not text.
+        if (field === 'image_url' || field === 'input_audio' || field === 'file' || field === 'source') continue;
         walk(inner, depth + 1);
       }
     }
   };
-  for (const field of ['messages', 'prompt', 'input', 'tools', 'functions']) walk(request[field], 0);
+  for (const field of ['messages', 'system', 'prompt', 'input', 'tools', 'functions']) walk(request[field], 0);
   return Math.ceil(characters / 4);
 }
 

@@ -2,11 +2,13 @@ import type { ProviderRegistration } from '../../../core/spec/index.js';
 import { anthropicChat } from './anthropic-chat.js';
 import { ANTHROPIC_CONTENT_PARTS } from './anthropic-chat-request.js';
 import { mapAnthropicError } from './anthropic-error.js';
+import { anthropicMessages } from './anthropic-messages.js';
 
 export { ANTHROPIC_CONTENT_PARTS, toAnthropicBody, checkAnthropicRequest, type AnthropicRequestBody } from './anthropic-chat-request.js';
 export { fromAnthropicResponse, mapAnthropicUsage, mapAnthropicStopReason } from './anthropic-chat-response.js';
 export { createAnthropicStreamMapper } from './anthropic-stream.js';
 export { mapAnthropicError, parseAnthropicError, describeReply } from './anthropic-error.js';
+export { anthropicHeaders, createMessagesStreamMapper, messageOf, messagesEventStep, tokenCountOf } from './anthropic-messages.js';
 
 /** `max_tokens` sent when the client gives none (Anthropic requires it). */
 export const ANTHROPIC_DEFAULT_MAX_TOKENS = 4096;
@@ -20,7 +22,10 @@ export interface AnthropicParams {
   defaultMaxTokens?: number;
 }
 
-/** Anthropic (Messages API): chat, plain and streamed, with tools, images and extended thinking. */
+/**
+ * Anthropic (Messages API): chat, plain and streamed, with tools, images and extended thinking; and
+ * the Messages API itself natively (`POST /v1/messages`, count_tokens).
+ */
 export function anthropic(params: AnthropicParams = {}): ProviderRegistration {
   return {
     manifest: {
@@ -28,7 +33,7 @@ export function anthropic(params: AnthropicParams = {}): ProviderRegistration {
       kind: 'provider',
       specificationVersion: 'v1',
       version: '1.0.0',
-      description: 'Anthropic Messages API: chat plain and streamed, tools, images, extended thinking, prompt-cache usage.',
+      description: 'Anthropic Messages API: chat plain and streamed, tools, images, extended thinking, prompt-cache usage; the Messages API natively.',
       params: {
         type: 'object',
         additionalProperties: false,
@@ -46,11 +51,15 @@ export function anthropic(params: AnthropicParams = {}): ProviderRegistration {
       return {
         id: 'anthropic',
         name: 'Anthropic',
-        operations: { chat: anthropicChat({ defaultMaxTokens: params.defaultMaxTokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS }) },
+        operations: { chat: anthropicChat({ defaultMaxTokens: params.defaultMaxTokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS }), messages: anthropicMessages },
         capabilities: { developerRole: () => false, contentParts: () => ANTHROPIC_CONTENT_PARTS },
         baseUrl: () => baseUrl,
-        auth(_request, target): Record<string, string> {
-          const headers: Record<string, string> = { 'anthropic-version': version };
+        auth(request, target): Record<string, string> {
+          // A native Messages request carries the version its client asked for (set by its mapping);
+          // a version that arrived through x-gateway-forward-headers never replaces the configured one.
+          const forwarded = (target.headers['x-gateway-forward-headers'] ?? '').toLowerCase().split(',').some((name) => name.trim() === 'anthropic-version');
+          const mapped = forwarded ? undefined : request.headers['anthropic-version'];
+          const headers: Record<string, string> = { 'anthropic-version': mapped ?? version };
           if (target.credentials.apiKey) headers['x-api-key'] = target.credentials.apiKey;
           return headers;
         },

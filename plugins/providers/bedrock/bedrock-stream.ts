@@ -1,7 +1,17 @@
-import { type ChatChunkChoice, type ChatCompletionChunk, type ChatRequest, type ChatStreamMapper, isRecord, type ProviderTarget, type StreamStep, type Usage } from '../../../core/spec/index.js';
+import { type ChatChunkChoice, type ChatCompletionChunk, type ChatRequest, type ChatStreamMapper, type ErrorBody, isRecord, type ProviderTarget, type StreamStep, type UpstreamEvent, type Usage } from '../../../core/spec/index.js';
 import { completionId, contentBlockDelta, nowSeconds, parseEventData, streamError } from '../../shared/chat-mapping.js';
 import { finishReason, mapUsage } from './bedrock-response.js';
 import { DECODE_ERROR_EVENT } from './bedrock-eventstream.js';
+
+/** The error an eventstream event reports (a frame that does not decode, an exception), if it is one. */
+export function bedrockStreamFailure(event: UpstreamEvent): ErrorBody | undefined {
+  if (event.event === DECODE_ERROR_EVENT) return streamError(`The Bedrock event stream is malformed: ${event.data}.`, 'malformed_stream');
+  if (!event.event?.startsWith('exception:') && event.event !== 'error') return undefined;
+  const body = parseEventData(event.data) ?? {};
+  const kind = event.event === 'error' ? String(body.code ?? 'error') : event.event.slice('exception:'.length);
+  const message = typeof body.message === 'string' && body.message ? body.message : `Bedrock reported ${kind}.`;
+  return streamError(message, kind, kind === 'throttlingException' ? 'rate_limit_error' : 'upstream_error');
+}
 
 /**
  * ConverseStream events (already unframed by the eventstream decoder) to unified chunks:
@@ -37,15 +47,8 @@ export function createBedrockStreamMapper(request: ChatRequest, target: Provider
 
   return {
     map(event): StreamStep {
-      if (event.event === DECODE_ERROR_EVENT) {
-        return { error: streamError(`The Bedrock event stream is malformed: ${event.data}.`, 'malformed_stream') };
-      }
-      if (event.event?.startsWith('exception:') || event.event === 'error') {
-        const body = parseEventData(event.data) ?? {};
-        const kind = event.event === 'error' ? String(body.code ?? 'error') : event.event.slice('exception:'.length);
-        const message = typeof body.message === 'string' && body.message ? body.message : `Bedrock reported ${kind}.`;
-        return { error: streamError(message, kind, kind === 'throttlingException' ? 'rate_limit_error' : 'upstream_error') };
-      }
+      const failure = bedrockStreamFailure(event);
+      if (failure) return { error: failure };
       const data = parseEventData(event.data);
       if (!data) return {};
       switch (event.event) {

@@ -3,6 +3,7 @@ import { signRequest } from '../../shared/aws-sigv4/sigv4.js';
 import { bedrockChat } from './bedrock-chat.js';
 import { BEDROCK_CONTENT_PARTS } from './bedrock-document.js';
 import { bedrockEmbed } from './bedrock-embed.js';
+import { bedrockMessages } from './bedrock-messages.js';
 import { mapBedrockError } from './bedrock-error.js';
 
 export interface BedrockParams {
@@ -50,7 +51,7 @@ export function bedrock(params: BedrockParams = {}): ProviderRegistration {
       kind: 'provider',
       specificationVersion: 'v1',
       version: '1.0.0',
-      description: 'Amazon Bedrock: Converse / ConverseStream chat (SigV4 or Bedrock API key), Titan and Cohere embeddings.',
+      description: 'Amazon Bedrock: Converse / ConverseStream chat (SigV4 or Bedrock API key), the Messages API natively for Claude (InvokeModel), Titan and Cohere embeddings.',
       params: {
         type: 'object',
         additionalProperties: false,
@@ -62,9 +63,9 @@ export function bedrock(params: BedrockParams = {}): ProviderRegistration {
       return {
         id: 'bedrock',
         name: 'Amazon Bedrock',
-        operations: { chat: bedrockChat, embed: bedrockEmbed },
-        // No developer role upstream: the core sends developer messages as system.
-        capabilities: { developerRole: () => false, contentParts: () => BEDROCK_CONTENT_PARTS },
+        operations: { chat: bedrockChat, embed: bedrockEmbed, messages: bedrockMessages },
+        // No developer role upstream: the core sends developer messages as system. Converse reads the thinking budget.
+        capabilities: { developerRole: () => false, contentParts: () => BEDROCK_CONTENT_PARTS, chatExtensions: () => ['thinking'] },
         baseUrl: (headers) => `https://bedrock-runtime.${regionOf(headers, defaultRegion)}.amazonaws.com`,
         auth(request, target) {
           const accessKeyId = target.credentials.apiKey;

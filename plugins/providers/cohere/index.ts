@@ -27,7 +27,7 @@ export function cohere(params: CohereParams = {}): ProviderRegistration {
         name: 'Cohere',
         operations: { chat: cohereChat, embed: cohereEmbed },
         // No developer role upstream: the core sends developer messages as system.
-        capabilities: { developerRole: () => false },
+        capabilities: { developerRole: () => false, chatExtensions: () => ['thinking'] },
         baseUrl: () => baseUrl,
         auth(_request, target) {
           if (!target.credentials.apiKey) throw errors.authentication('Cohere needs "Authorization: Bearer <Cohere API key>".', { code: 'missing_provider_credentials' });

@@ -30,7 +30,7 @@ export function gemini(params: GeminiParams = {}): ProviderRegistration {
         id: 'gemini',
         name: 'Google Gemini',
         operations: { chat: geminiChat, embed: geminiEmbed },
-        capabilities: { developerRole: () => false, contentParts: () => GOOGLE_CONTENT_PARTS },
+        capabilities: { developerRole: () => false, contentParts: () => GOOGLE_CONTENT_PARTS, chatExtensions: () => ['thinking', 'top_k'] },
         baseUrl: () => baseUrl,
         auth(_request, target): Record<string, string> {
           return target.credentials.apiKey ? { 'x-goog-api-key': target.credentials.apiKey } : {};
