@@ -23,11 +23,15 @@ import { models } from './api/models.js';
 import { gatewayOpenApi } from './api/openapi.js';
 import type { OperationHandler } from './api/operation.js';
 import { createPassthrough } from './api/passthrough.js';
+import { createResponsesProtocol } from './api/protocols/responses/responses-operation.js';
+import { mountResponsesRoutes } from './api/protocols/responses/responses-routes.js';
+import type { ResponseStore } from './api/protocols/responses/responses-store.js';
+import { createResponseStore } from './api/protocols/responses/responses-store-factory.js';
 import { mountDashboard } from './dashboard/index.js';
 import { speech } from './api/speech.js';
 import { errors, toGatewayError } from './errors.js';
 import { FailedAuthLimiter } from './failed-auth.js';
-import { authHook } from './hooks/auth.js';
+import { authHook, callerIdentifier } from './hooks/auth.js';
 import { forwardHook } from './hooks/forward.js';
 import { PolicyRegistry } from './guardrails/registry.js';
 import type { GuardrailFactory, GuardrailManifest, GuardrailRegistration } from './spec/guardrail.js';
@@ -143,14 +147,20 @@ const TOKENS = {
   registry: Symbol('registry'),
   pipeline: Symbol('pipeline'),
   adminGuard: Symbol('adminGuard'),
+  responseStore: Symbol('responseStore'),
+  responses: Symbol('responses'),
 } as const;
 
 /** The real clock. */
 const systemClock: Clock = { now: () => Date.now() };
 
-/** The unified operations, by path. Everything else under /v1/ is pass-through. */
-const OPERATIONS: ReadonlyArray<[path: string, handler: OperationHandler]> = [
+/** How often stored responses past their retention are deleted (besides start-up). */
+const RESPONSES_PRUNE_INTERVAL_MS = 60 * 60_000;
+
+/** The unified operations, by path; `responses` is built with its store. Everything else under /v1/ is pass-through. */
+const operationsWith = (responses: OperationHandler): ReadonlyArray<[path: string, handler: OperationHandler]> => [
   ['/v1/chat/completions', chatCompletions],
+  ['/v1/responses', responses],
   ['/v1/images/edits', imageEdits],
   ['/v1/images/variations', imageVariations],
   ['/v1/audio/transcriptions', audioTranscriptions],
@@ -257,6 +267,15 @@ function registerServices(container: DependencyContainer, config: ResolvedConfig
       .filter((registration) => !listed.has(registration.manifest.id) && listed.add(registration.manifest.id));
     return new PluginRegistry(config.providers, [...configured, ...used], c.resolve(TOKENS.pluginDependencies));
   });
+  factory(TOKENS.responseStore, () => createResponseStore(config));
+  factory(TOKENS.responses, (c) => {
+    const logger = c.resolve<Logger>(TOKENS.logger);
+    return createResponsesProtocol({
+      store: c.resolve<ResponseStore>(TOKENS.responseStore),
+      builtInTools: config.responses.builtInTools,
+      onStoreError: (error) => logger.warn({ err: { message: (error as Error)?.message } }, 'a response could not be stored'),
+    });
+  });
   factory(TOKENS.adminGuard, (c) => new AdminGuard(c.resolve<AccountKey>(TOKENS.accountKey), { failedAuth: c.resolve(TOKENS.failedAuth), trustProxy: config.server.trustProxy }));
   factory(TOKENS.pipeline, (c) => {
     const logger = c.resolve<Logger>(TOKENS.logger);
@@ -265,6 +284,7 @@ function registerServices(container: DependencyContainer, config: ResolvedConfig
     const tracer = c.resolve<Tracer>(TOKENS.tracer);
     const memoryBudget = c.resolve<MemoryBudget>(TOKENS.memoryBudget);
     const failedAuth = c.resolve<FailedAuthLimiter>(TOKENS.failedAuth);
+    const responses = c.resolve<ReturnType<typeof createResponsesProtocol>>(TOKENS.responses);
     const sinks: LogSink[] = [
       new PinoLogSink(logger),
       metrics.sink,
@@ -290,7 +310,10 @@ function registerServices(container: DependencyContainer, config: ResolvedConfig
         vault.hooks.admit,
         ...(config.logs.bodies === false ? [] : [bodyCaptureHook({ policy: config.logs.bodies, maxBytes: config.logs.bodyMaxBytes })]),
         guardrailHook({ policies: c.resolve(TOKENS.policies), defaultPolicy: config.defaultPolicy }),
-        transformHook({ operations: new Map([...OPERATIONS.map(([, handler]) => handler), createPassthrough(config.passthrough)].map((handler) => [handler.name, handler])) }),
+        responses.hook,
+        transformHook({
+          operations: new Map([...operationsWith(responses.handler).map(([, handler]) => handler), createPassthrough(config.passthrough)].map((handler) => [handler.name, handler])),
+        }),
         forwardHook({
           upstream: c.resolve(TOKENS.upstream),
           memoryBudget,
@@ -345,6 +368,9 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
   const metrics = container.resolve<GatewayMetrics>(TOKENS.metrics);
   const memoryBudget = container.resolve<MemoryBudget>(TOKENS.memoryBudget);
   const adminGuard = container.resolve<AdminGuard>(TOKENS.adminGuard);
+  const responseStore = container.resolve<ResponseStore>(TOKENS.responseStore);
+  const responsesHandler = container.resolve<ReturnType<typeof createResponsesProtocol>>(TOKENS.responses).handler;
+  let pruneResponses: NodeJS.Timeout | undefined;
   const app = buildApp({
     pipeline,
     registry,
@@ -360,6 +386,9 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
     memoryBudget,
     failedAuth: container.resolve<FailedAuthLimiter>(TOKENS.failedAuth),
     clock: container.resolve<Clock>(TOKENS.clock),
+    operations: operationsWith(responsesHandler),
+    responseStore,
+    identifyCaller: callerIdentifier({ accountKey, keyResolvers: [vault.resolver], failedAuth: container.resolve<FailedAuthLimiter>(TOKENS.failedAuth) }),
   });
   const servers: Server[] = [];
 
@@ -381,6 +410,11 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
     async listen(port = config.port, host = config.host) {
       await vault.start();
       await sharingBreakers;
+      if (!pruneResponses) {
+        await responseStore.init();
+        pruneResponses = setInterval(() => responseStore.prune().catch((error: Error) => logger.warn({ err: { message: error.message } }, 'responses retention failed')), RESPONSES_PRUNE_INTERVAL_MS);
+        pruneResponses.unref();
+      }
       const server = createGatewayServer(app.callback(), config.server);
       server.listen(port, host);
       await once(server, 'listening');
@@ -409,6 +443,8 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
         ),
       );
       await upstream.close();
+      clearInterval(pruneResponses);
+      await responseStore.close();
       if (routingState instanceof SharedRoutingState) routingState.close();
       await vault.close();
       await logs.close();
@@ -433,6 +469,9 @@ function buildApp(parts: {
   memoryBudget: MemoryBudget;
   failedAuth: FailedAuthLimiter;
   clock: Clock;
+  operations: ReadonlyArray<[path: string, handler: OperationHandler]>;
+  responseStore: ResponseStore;
+  identifyCaller: ReturnType<typeof callerIdentifier>;
 }): Koa {
   const { pipeline, registry, policies, adminGuard, accountKey, config, logger } = parts;
   const app = new Koa();
@@ -486,7 +525,8 @@ function buildApp(parts: {
   };
   // The unified operations are found with one map lookup before the router, whose layer matching
   // (a regular expression per route) is the larger cost on the path every model call takes.
-  const operationRoutes = new Map(OPERATIONS.map(([path, handler]) => [`${handler.method ?? 'POST'} ${path}`, gatewayHandler(pipeline, handler, handlerOptions)]));
+  mountResponsesRoutes(router, { store: parts.responseStore, identify: parts.identifyCaller, trustProxy: config.server.trustProxy });
+  const operationRoutes = new Map(parts.operations.map(([path, handler]) => [`${handler.method ?? 'POST'} ${path}`, gatewayHandler(pipeline, handler, handlerOptions)]));
   app.use((koa, next) => {
     // Route on the path exactly as it will be sent upstream; an unacceptable one falls through to
     // the pass-through handler, which refuses it (400 invalid_path) and logs it.

@@ -29,6 +29,11 @@ export interface OperationHandler {
   respond(context: GatewayContext, provider: ProviderPlugin, forward: ForwardSlice): Promise<GatewayResponse>;
   /** When false, upstream error statuses are passed back as received instead of being mapped. */
   readonly mapsErrors: boolean;
+  /**
+   * Request fields the last `toUpstream` dropped because the provider cannot use them (paths, for
+   * the log entry); absent when the operation never drops any.
+   */
+  dropped?(context: GatewayContext): readonly string[] | undefined;
 }
 
 /** Thrown inside a read to stop it once enough has been read. */

@@ -34,6 +34,24 @@ export interface StreamRelayOptions<Chunk extends RelayedChunk> {
   readonly judge?: ChunkJudge<Chunk>;
   /** Called as facts become known, for the log entry. */
   readonly observe: StreamObserver;
+  /**
+   * How chunks reach the client: absent, as the operation's own SSE chunks (`usage: null`, the usage
+   * chunk last when asked for, `[DONE]`, or an `{"error": …}` event). An inbound protocol (the
+   * Responses API) supplies its own encoder, fed by the same chunks, judged by the same judge.
+   */
+  readonly output?: StreamOutput<Chunk>;
+}
+
+/**
+ * The client side of a relayed stream: turns the unified chunks (judged) into the protocol's SSE
+ * text. `complete` ends a stream that was answered or cut by the judge; `failed` one that ended with
+ * an error. Each is called once, and exactly one of them.
+ */
+export interface StreamOutput<Chunk extends RelayedChunk> {
+  chunk(chunk: Chunk): string;
+  /** `usage`: what the upstream reported (if anything); `last`: the last chunk relayed. */
+  complete(usage: Usage | undefined, last: Chunk | undefined): string | Promise<string>;
+  failed(error: ErrorBody): string | Promise<string>;
 }
 
 export interface StreamObserver {
@@ -99,7 +117,7 @@ class StreamRelay<Chunk extends RelayedChunk> {
       for (let read = await this.upstream.next(); !read.done; read = await this.upstream.next()) {
         const out = await this.relay(decoder.push(read.value));
         if (this.state.name !== 'streaming') {
-          yield out + this.close();
+          yield out + (await this.close());
           return;
         }
         if (out) yield out;
@@ -111,14 +129,14 @@ class StreamRelay<Chunk extends RelayedChunk> {
           error: { message: 'The upstream stream ended before it was complete.', type: 'upstream_error', param: null, code: 'stream_incomplete', provider: this.options.provider },
         });
       }
-      yield out + this.close();
+      yield out + (await this.close());
     } catch (error) {
       if (this.options.signal.aborted) {
         this.enter({ name: 'closed', draining: false });
         return;
       }
       this.enter({ name: 'failed', error: { ...bodyFailure(error, this.options.origin).body, provider: this.options.provider } });
-      yield this.close();
+      yield await this.close();
     } finally {
       // Leaving for any reason but a complete answer (error, cut, client gone) releases the upstream body.
       if (this.state.name !== 'closed' || !this.state.draining) await this.upstream.return?.();
@@ -179,7 +197,7 @@ class StreamRelay<Chunk extends RelayedChunk> {
 
   /** The chunks as SSE events with `usage: null`; the usage chunk is kept back (sent last, if asked for). */
   private emit(chunks: readonly Chunk[] | undefined): string {
-    const { observe, shape } = this.options;
+    const { observe, output } = this.options;
     let out = '';
     for (const chunk of chunks ?? []) {
       this.last = chunk;
@@ -193,11 +211,16 @@ class StreamRelay<Chunk extends RelayedChunk> {
         observe.firstToken();
         if (chunk.model) observe.model(chunk.model);
       }
-      const outgoing = this.options.strict ? shape.strict(chunk) : { ...chunk };
-      outgoing.usage = null;
-      out += sseData(JSON.stringify(outgoing));
+      out += output ? output.chunk(chunk) : this.chatChunk(chunk);
     }
     return out;
+  }
+
+  /** The operation's own SSE chunk: strict when asked, `usage: null`. */
+  private chatChunk(chunk: Chunk): string {
+    const outgoing = this.options.strict ? this.options.shape.strict(chunk) : { ...chunk };
+    outgoing.usage = null;
+    return sseData(JSON.stringify(outgoing));
   }
 
   /**
@@ -205,13 +228,16 @@ class StreamRelay<Chunk extends RelayedChunk> {
    * for) and `[DONE]`. An answered upstream's body is then read to its end in the background, so
    * its keep-alive connection goes back to the pool rather than being torn down.
    */
-  private close(): string {
-    const { observe, shape } = this.options;
+  private async close(): Promise<string> {
+    const { observe, shape, output } = this.options;
     const state = this.state;
     let tail: string;
     if (state.name === 'failed') {
       observe.end(state.error);
-      tail = sseData(JSON.stringify({ error: state.error }));
+      tail = output ? await output.failed(state.error) : sseData(JSON.stringify({ error: state.error }));
+    } else if (output) {
+      observe.end();
+      tail = await output.complete(this.usage, this.last);
     } else {
       tail = this.options.includeUsage && this.usage ? sseChunk(shape.usageChunk(this.last, this.usage), shape, this.options.strict) : '';
       observe.end();

@@ -1,11 +1,11 @@
 import { SseDecoder } from '../http/sse.js';
 import type { AnswerText, TextChoice } from '../guardrails/output/index.js';
-import type { ForwardSlice, GatewayContext, GatewayResponse } from '../pipeline/context.js';
+import type { ForwardSlice, GatewayContext, GatewayResponse, TransformSlice } from '../pipeline/context.js';
 import type { ProviderPlugin, StreamingAdapter } from '../spec/provider.js';
 import type { Usage } from '../spec/unified.js';
 import { jsonBody } from './json-response.js';
 import { mapAnswer, readUpstreamJson } from './operation.js';
-import { relayStream, type RelayedChunk, type StreamShape } from './stream-relay.js';
+import { relayStream, type RelayedChunk, type StreamObserver, type StreamShape } from './stream-relay.js';
 
 export const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' };
 
@@ -29,6 +29,25 @@ export interface StreamableOperation<Response extends StreamableResponse, Chunk 
   asStream(response: Response, includeUsage: boolean, strict: boolean): string;
   /** Where the answer's text is, for the request's output judge (guardrails) when one is installed. */
   readonly text: AnswerText<Response, Chunk>;
+}
+
+/** Records what a relayed stream reveals as it flows (usage, model, first token, end, error) for the log entry. */
+export function streamObserver(transform: TransformSlice, forward: ForwardSlice): StreamObserver {
+  return {
+    usage: (usage) => {
+      transform.usage = usage;
+    },
+    model: (model) => {
+      transform.model = model;
+    },
+    firstToken: () => {
+      transform.firstTokenAt ??= performance.now();
+    },
+    end: (error) => {
+      forward.endedAt = performance.now();
+      if (error) transform.streamError = error;
+    },
+  };
 }
 
 /**
@@ -65,21 +84,7 @@ export async function respondStreamable<Request extends StreamableRequest, Respo
       signal: context.signal,
       provider: provider.id,
       judge: judge?.stream(operation.text),
-      observe: {
-        usage: (usage) => {
-          transform.usage = usage;
-        },
-        model: (model) => {
-          transform.model = model;
-        },
-        firstToken: () => {
-          transform.firstTokenAt ??= performance.now();
-        },
-        end: (error) => {
-          forward.endedAt = performance.now();
-          if (error) transform.streamError = error;
-        },
-      },
+      observe: streamObserver(transform, forward),
     });
     return { status: 200, headers: SSE_HEADERS, body: { stream: body } };
   }

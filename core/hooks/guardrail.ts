@@ -8,6 +8,8 @@ import type { GatewayContext } from '../pipeline/context.js';
 import type { Hook } from '../pipeline/hook.js';
 import type { GuardrailParameters } from '../spec/guardrail.js';
 import type { ChatRequest } from '../spec/unified.js';
+import type { ResponsesRequest } from '../spec/responses.js';
+import { responsesParameters, responsesTexts, rewriteResponsesRequest } from '../api/protocols/responses/responses-texts.js';
 import type { CompiledPolicy } from '../guardrails/registry.js';
 
 /**
@@ -84,7 +86,8 @@ interface JudgedRequest {
 }
 
 /**
- * What input guardrails judge of a request: chat messages' texts, or the text field of the other
+ * What input guardrails judge of a request: chat messages' texts, a Responses request's instructions
+ * and input, or the text field of the other
  * operations that have one (completion prompts, embedding and speech inputs, image prompts).
  */
 function judgedRequest(context: GatewayContext): JudgedRequest {
@@ -92,6 +95,11 @@ function judgedRequest(context: GatewayContext): JudgedRequest {
     const chat = context.request.body as ChatRequest;
     const { texts, slots } = requestTexts(chat);
     return { texts, parameters: requestParameters(chat), rewrite: (rewritten, parameters) => rewriteRequest(chat, slots, rewritten, parameters) };
+  }
+  if (context.operation === 'responses') {
+    const request = context.request.body as ResponsesRequest;
+    const { texts, slots } = responsesTexts(request);
+    return { texts, parameters: responsesParameters(request), rewrite: (rewritten, parameters) => rewriteResponsesRequest(request, slots, rewritten, parameters) };
   }
   const field = TEXT_FIELDS[context.operation];
   if (field === undefined) return { texts: [], parameters: {} };

@@ -4,7 +4,7 @@ import { readErrorBody } from '../api/operation.js';
 import { upstreamError } from '../errors.js';
 import { respond } from '../pipeline/response.js';
 import type { Hook } from '../pipeline/hook.js';
-import type { AuthSlice, GatewayContext, RequestSlice } from '../pipeline/context.js';
+import type { AuthSlice, GatewayContext, RequestSlice, TransformSlice } from '../pipeline/context.js';
 import type { UpstreamRequest } from '../spec/provider.js';
 import { routeHeaders } from '../routing/resolve.js';
 import { isRecord } from '../spec/is-record.js';
@@ -24,6 +24,12 @@ function mapRequest(context: GatewayContext, handler: OperationHandler, auth: Au
   const upstreamRequest = { ...mapped, headers: { ...mapped.headers, ...auth.forwardHeaders } };
   Object.assign(upstreamRequest.headers, provider.auth(upstreamRequest, target));
   return upstreamRequest;
+}
+
+/** A new transform slice for one attempt's upstream request, with what the operation dropped from it. */
+function transformSlice(upstreamRequest: UpstreamRequest, handler: OperationHandler, context: GatewayContext): TransformSlice {
+  const dropped = handler.dropped?.(context);
+  return dropped?.length ? { upstreamRequest, dropped } : { upstreamRequest };
 }
 
 /** The request with a target's `override_params` merged into its JSON body (the model named too). */
@@ -50,12 +56,12 @@ export function transformHook(dependencies: { operations: ReadonlyMap<string, Op
       if (!context.auth || !handler) throw new Error(`transform stage reached without auth or a handler for ${context.operation}`);
       const routing = context.routing;
       if (routing === undefined) {
-        context.transform = { upstreamRequest: mapRequest(context, handler, context.auth) };
+        context.transform = transformSlice(mapRequest(context, handler, context.auth), handler, context);
       } else {
         const validated = context.request;
         routing.prepare = (target) => {
           context.request = withOverrides(validated, target.target.override_params);
-          context.transform = { upstreamRequest: mapRequest(context, handler, target.auth!) };
+          context.transform = transformSlice(mapRequest(context, handler, target.auth!), handler, context);
         };
       }
 

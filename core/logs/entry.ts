@@ -51,6 +51,8 @@ export interface LogEntry {
   readonly route?: { readonly name?: string; readonly id?: string; readonly version?: number; readonly source: string };
   /** A routed request's upstream attempts, in order (the last one's answer is what the client got). */
   readonly attempts?: ReadonlyArray<AttemptRecord>;
+  /** Request fields the provider could not use, dropped by the gateway (paths, e.g. `truncation`, `tools[2]`). */
+  readonly dropped?: ReadonlyArray<string>;
 }
 
 /** One guardrail verdict as logged: a denial's reason, a transform's counts by kind, never values. */
@@ -185,6 +187,7 @@ export function buildLogEntry(context: GatewayContext, finishedAt: number): LogE
     entry.usage = tokens;
   }
   if (transform?.units) entry.units = transform.units;
+  if (transform?.dropped?.length) entry.dropped = transform.dropped;
   if (context.log?.costUsd !== undefined) entry.costUsd = context.log.costUsd;
   if (context.guardrail?.policy) entry.guardrailPolicy = context.guardrail.policy;
   if (context.routing) {

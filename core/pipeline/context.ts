@@ -164,6 +164,11 @@ export interface TransformSlice {
   firstTokenAt?: number;
   /** Set when a stream ended with an error after its headers were sent. */
   streamError?: ErrorBody;
+  /**
+   * Request fields the provider could not use and the gateway dropped (paths such as `truncation`
+   * or `tools[2]`), from the operation's `dropped`; absent when none.
+   */
+  dropped?: readonly string[];
 }
 
 /** Counts an operation is measured by besides tokens. */

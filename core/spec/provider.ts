@@ -15,6 +15,7 @@ import type {
   MultipartForm,
   SpeechRequest,
 } from './unified.js';
+import type { ResponseEvent, ResponseObject, ResponsesRequest } from './responses.js';
 
 /**
  * The provider-plugin contract. A provider is a folder under `plugins/providers/<id>/` whose
@@ -200,6 +201,19 @@ export interface ModelsAdapter {
 }
 
 /**
+ * The OpenAI Responses API spoken natively (`POST /v1/responses` upstream, no translation). A
+ * provider without it still serves Responses requests: the core translates them to its chat
+ * operation and back. The request handed to `toUpstream` is the client's, validated, with the
+ * conversation of `previous_response_id` already spelled out in `input` (the gateway keeps the
+ * state) and the built-in tools the provider does not run removed. Stream events are the
+ * documented Responses events; the core renumbers them and judges their text.
+ */
+export interface ResponsesAdapter extends StreamingAdapter<ResponsesRequest, ResponseObject, ResponseEvent> {
+  /** Built-in tool types (`web_search`, `file_search`, …) the provider runs itself; the others are dropped or refused. */
+  readonly builtInTools: readonly string[];
+}
+
+/**
  * The operations a provider offers, each an optional capability. An absent one is answered with a
  * 400 naming the provider and the operation.
  */
@@ -216,6 +230,8 @@ export interface ProviderOperations {
   /** Audio translation (`/v1/audio/translations`). */
   readonly translation?: MultipartAdapter<unknown>;
   readonly models?: ModelsAdapter;
+  /** The Responses API, natively; absent: Responses requests are translated to `chat`. */
+  readonly responses?: ResponsesAdapter;
 }
 
 /** What the core needs to know of a provider's behaviour beyond its operations. */

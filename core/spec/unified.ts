@@ -16,6 +16,7 @@ export type OperationName =
   | 'transcription'
   | 'translation'
   | 'models'
+  | 'responses'
   | 'passthrough';
 
 export type ChatRole = 'system' | 'developer' | 'user' | 'assistant' | 'tool' | 'function';
