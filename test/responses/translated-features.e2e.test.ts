@@ -256,3 +256,16 @@ test.serial('max_output_tokens reached: status incomplete with reason max_output
   t.is(result.terminal, 'response.incomplete');
   t.deepEqual(result.response?.incomplete_details, { reason: 'max_output_tokens' });
 });
+
+test.serial("a provider's own refusal of a translated field names the Responses field", async (t) => {
+  const before = claude.requests.length;
+  // Anthropic takes images as data or http(s) URLs only: its chat mapping refuses this one, and the
+  // error names `input` (a chat message's index is not an input item's).
+  const error = await t.throwsAsync(
+    viaClaude().responses.create({ model: 'claude-sonnet-4-5', instructions: 'x', input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'ftp://example.test/cat.png', detail: 'auto' }] }] }),
+    { instanceOf: OpenAI.BadRequestError },
+  );
+  t.is((error as InstanceType<typeof OpenAI.BadRequestError>).param, 'input');
+  t.regex((error as Error).message, /data URL or an http\(s\):\/\/ URL/);
+  t.is(claude.requests.length, before);
+});

@@ -31,11 +31,14 @@ export interface ResponsesState {
   attempt?: Attempt;
 }
 
-/** The chat adapter's `param` names as the Responses request names them. */
+/**
+ * The chat adapter's `param` names as the Responses request names them. A chat message's index is
+ * not an input item's (instructions, history and merged turns shift it): such errors name `input`.
+ */
 const PARAMS: ReadonlyArray<[RegExp, string]> = [
   [/^response_format/, 'text.format'],
   [/^max_(completion_)?tokens$/, 'max_output_tokens'],
-  [/^messages(\[\d+\])?/, 'input'],
+  [/^messages.*$/, 'input'],
   [/^reasoning_effort$/, 'reasoning.effort'],
 ];
 
