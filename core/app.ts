@@ -411,7 +411,11 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
       await vault.start();
       await sharingBreakers;
       if (!pruneResponses) {
-        await responseStore.init();
+        // A store that does not open (a database down) fails no start: it is opened again on first use.
+        await responseStore
+          .init()
+          .then(() => responseStore.prune())
+          .catch((error: Error) => logger.warn({ err: { message: error.message } }, `the Responses store (${responseStore.kind}) did not open; it is retried on first use`));
         pruneResponses = setInterval(() => responseStore.prune().catch((error: Error) => logger.warn({ err: { message: error.message } }, 'responses retention failed')), RESPONSES_PRUNE_INTERVAL_MS);
         pruneResponses.unref();
       }

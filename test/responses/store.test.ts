@@ -7,6 +7,7 @@ import { SqliteResponseStore } from '../../core/api/protocols/responses/response
 import { conversationOf, type ResponseStore, type StoredResponse } from '../../core/api/protocols/responses/responses-store.js';
 import { resolveConfig } from '../../config/index.js';
 import { openai } from '../../plugins/providers/openai/index.js';
+import { ACCOUNT_KEY, startGateway } from '../harness.js';
 import { DATABASE_URL, dropSchemas, postgresReachable, uniqueSchema } from '../logs/fixtures.js';
 
 /** Both Responses stores: owner scoping, the conversation chain, and retention by age. */
@@ -94,4 +95,19 @@ test('configuration: responses.retentionDays (env GATEWAY_RESPONSES_RETENTION_DA
   t.is(resolveConfig({ providers, responses: { retentionDays: 7 } }, { GATEWAY_RESPONSES_RETENTION_DAYS: '2' }).responses.retentionMaxAgeMs, 2 * DAY);
   t.throws(() => resolveConfig({ providers, responses: { builtInTools: 'ignore' as 'drop' } }, {}), { message: /responses.builtInTools/ });
   t.throws(() => resolveConfig({ providers, responses: { retentionDays: -1 } }, {}), { message: /responses.retentionDays/ });
+});
+
+test('a PostgreSQL that is down fails no start: the gateway serves, the store is retried on use', async (t) => {
+  const gateway = await startGateway({}, { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none' });
+  try {
+    t.true(gateway.lines.some((line) => String(line.msg).includes('the Responses store (postgres) did not open')));
+    const response = await fetch(`${gateway.url}/v1/responses/resp_missing`, { headers: { 'x-gateway-api-key': ACCOUNT_KEY } });
+    t.is(response.status, 500, 'the store cannot answer: an internal error, not a crash');
+    const store = new PostgresResponseStore('postgres://postgres@127.0.0.1:1/none', 'public', DAY);
+    await t.throwsAsync(store.get('account', 'resp_x'));
+    await t.throwsAsync(store.get('account', 'resp_x'), undefined, 'tried again, not a cached failure');
+    await store.close();
+  } finally {
+    await gateway.close();
+  }
 });

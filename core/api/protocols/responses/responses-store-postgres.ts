@@ -5,11 +5,14 @@ type Row = { owner: string; id: string; created_ms: string | number; provider: s
 
 /**
  * Responses state in the log store's PostgreSQL database (`DATABASE_URL`, the log schema), shared
- * by every instance of the gateway: a response made through one is continued through another.
+ * by every instance of the gateway: a response made through one is continued through another. A
+ * database that is down does not stop the gateway from starting: the table is created on the first
+ * call that finds it up.
  */
 export class PostgresResponseStore implements ResponseStore {
   readonly kind = 'postgres';
   private readonly pool: pg.Pool;
+  private ready?: Promise<void>;
 
   constructor(
     connectionString: string,
@@ -22,11 +25,20 @@ export class PostgresResponseStore implements ResponseStore {
     this.pool.on('error', () => {});
   }
 
-  async init(): Promise<void> {
+  init(): Promise<void> {
+    this.ready ??= this.create().catch((error: unknown) => {
+      this.ready = undefined;
+      throw error;
+    });
+    return this.ready;
+  }
+
+  private async create(): Promise<void> {
     const client = await this.pool.connect();
     try {
       await client.query('BEGIN');
-      await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`gateway-responses:${this.schema}`]);
+      // The log store's lock: CREATE SCHEMA IF NOT EXISTS is not safe against a concurrent one.
+      await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`gateway-logs:${this.schema}`]);
       await client.query(`CREATE SCHEMA IF NOT EXISTS ${this.schema}`);
       await client.query(
         `CREATE TABLE IF NOT EXISTS ${this.schema}.responses (owner text NOT NULL, id text NOT NULL, created_ms bigint NOT NULL, provider text NOT NULL,
@@ -40,10 +52,10 @@ export class PostgresResponseStore implements ResponseStore {
     } finally {
       client.release();
     }
-    await this.prune();
   }
 
   async put(record: StoredResponse): Promise<void> {
+    await this.init();
     await this.pool.query(
       `INSERT INTO ${this.schema}.responses (owner, id, created_ms, provider, previous_id, body) VALUES ($1, $2, $3, $4, $5, $6::jsonb)
        ON CONFLICT (owner, id) DO UPDATE SET body = EXCLUDED.body, provider = EXCLUDED.provider`,
@@ -52,6 +64,7 @@ export class PostgresResponseStore implements ResponseStore {
   }
 
   async get(owner: string, id: string): Promise<StoredResponse | undefined> {
+    await this.init();
     const result = await this.pool.query(`SELECT * FROM ${this.schema}.responses WHERE owner = $1 AND id = $2`, [owner, id]);
     const row = result.rows[0] as Row | undefined;
     if (!row) return undefined;
@@ -59,12 +72,14 @@ export class PostgresResponseStore implements ResponseStore {
   }
 
   async delete(owner: string, id: string): Promise<boolean> {
+    await this.init();
     const result = await this.pool.query(`DELETE FROM ${this.schema}.responses WHERE owner = $1 AND id = $2`, [owner, id]);
     return (result.rowCount ?? 0) > 0;
   }
 
   async prune(now = Date.now()): Promise<number> {
     if (this.maxAgeMs <= 0) return 0;
+    await this.init();
     const result = await this.pool.query(`DELETE FROM ${this.schema}.responses WHERE created_ms < $1`, [now - this.maxAgeMs]);
     return result.rowCount ?? 0;
   }

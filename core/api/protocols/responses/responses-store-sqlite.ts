@@ -35,6 +35,11 @@ export class SqliteResponseStore implements ResponseStore {
   ) {}
 
   async init(): Promise<void> {
+    this.open();
+  }
+
+  /** Opens the file (once); a failure is thrown to the caller and the next call tries again. */
+  private open(): void {
     if (this.database) return;
     mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
     closeSync(openSync(this.path, 'a', 0o600));
@@ -48,12 +53,11 @@ export class SqliteResponseStore implements ResponseStore {
       delete: database.prepare('DELETE FROM responses WHERE owner = ? AND id = ?'),
       prune: database.prepare('DELETE FROM responses WHERE created_ms < ?'),
     };
-    await this.prune();
   }
 
   private get sql() {
-    if (!this.statements) throw new Error('the Responses store is not open');
-    return this.statements;
+    this.open();
+    return this.statements!;
   }
 
   async put(record: StoredResponse): Promise<void> {
