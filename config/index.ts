@@ -57,6 +57,18 @@ export interface LogsConfig {
   postgresSchema?: string;
 }
 
+/** The Responses API's settings: built-in tools and the stored responses' retention (docs/protocols.md). */
+export interface ResponsesConfig {
+  /**
+   * A built-in tool (`web_search`, `file_search`, …) the chosen provider cannot run: `drop` (default)
+   * sends the request without it and names it in the `x-gateway-dropped-tools` response header;
+   * `refuse` answers 400 `unsupported_tool`.
+   */
+  builtInTools?: 'drop' | 'refuse';
+  /** Stored responses (`store: true`) are deleted after this many days (default 30, as OpenAI; 0 keeps them). Env `GATEWAY_RESPONSES_RETENTION_DAYS` wins. */
+  retentionDays?: number;
+}
+
 /** The configuration a `gateway.config.ts` declares. Every field but `providers` is optional. */
 export interface GatewayConfig {
   providers: ProviderRegistration[];
@@ -120,6 +132,8 @@ export interface GatewayConfig {
   memoryBudgetBytes?: number;
   /** Request logs: the durable store, bodies, queue and retention (see docs/logs.md). */
   logs?: LogsConfig;
+  /** The Responses API (`POST /v1/responses`) on every provider (see docs/protocols.md). */
+  responses?: ResponsesConfig;
   /** `/metrics`: open to any caller when `public` (default false: the account key or a dashboard session). */
   metrics?: { public?: boolean };
   /** Extra runtime checks (next() misuse); defaults to NODE_ENV !== 'production'. */
@@ -264,6 +278,7 @@ export interface ResolvedConfig {
     postgresSchema: string;
   };
   readonly metricsPublic: boolean;
+  readonly responses: { readonly builtInTools: 'drop' | 'refuse'; readonly retentionMaxAgeMs: number };
   /** OTLP/HTTP trace export; absent when no endpoint is configured. */
   readonly telemetry?: { tracesUrl: string; headers: Record<string, string>; serviceName: string };
 }
@@ -423,6 +438,7 @@ export function resolveConfig(config: GatewayConfig, environment: NodeJS.Process
     },
     pricing: config.pricing ?? {},
     logs: resolveLogs(config.logs, environment),
+    responses: resolveResponses(config.responses, environment),
     metricsPublic: booleanOf(environment.GATEWAY_METRICS_PUBLIC, 'GATEWAY_METRICS_PUBLIC') ?? config.metrics?.public ?? false,
     telemetry: resolveTelemetry(environment),
     routes: checkedRoutes(config.routes, 'routes'),
@@ -450,6 +466,13 @@ function resolveCache(cache: CacheConfig, environment: NodeJS.ProcessEnv): Resol
     semanticMaxEntries: Math.max(1, positiveInteger(cache.semanticMaxEntries ?? 10_000, 'cache.semanticMaxEntries')),
     timeoutMs: Math.max(1, positiveInteger(cache.timeoutMs ?? 250, 'cache.timeoutMs')),
   };
+}
+
+function resolveResponses(responses: ResponsesConfig = {}, environment: NodeJS.ProcessEnv): ResolvedConfig['responses'] {
+  const builtInTools = responses.builtInTools ?? 'drop';
+  if (builtInTools !== 'drop' && builtInTools !== 'refuse') throw new BootError('INVALID_CONFIG', "responses.builtInTools must be 'drop' or 'refuse'");
+  const days = environment.GATEWAY_RESPONSES_RETENTION_DAYS ?? responses.retentionDays ?? 30;
+  return { builtInTools, retentionMaxAgeMs: positiveInteger(typeof days === 'string' ? Number(days) : days, 'responses.retentionDays') * 86_400_000 };
 }
 
 /** Checks named routes at boot: a BootError names the route and the field (`routes.fast.targets[1].weight`). */

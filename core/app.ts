@@ -24,11 +24,15 @@ import { messages, messagesCountTokens } from './api/protocols/messages/handler.
 import { gatewayOpenApi } from './api/openapi.js';
 import type { OperationHandler } from './api/operation.js';
 import { createPassthrough } from './api/passthrough.js';
+import { createResponsesProtocol } from './api/protocols/responses/responses-operation.js';
+import { mountResponsesRoutes } from './api/protocols/responses/responses-routes.js';
+import type { ResponseStore } from './api/protocols/responses/responses-store.js';
+import { createResponseStore } from './api/protocols/responses/responses-store-factory.js';
 import { mountDashboard } from './dashboard/index.js';
 import { speech } from './api/speech.js';
 import { errors, toGatewayError } from './errors.js';
 import { FailedAuthLimiter } from './failed-auth.js';
-import { authHook, targetOpener } from './hooks/auth.js';
+import { authHook, callerIdentifier, targetOpener } from './hooks/auth.js';
 import { mountCacheAdmin } from './cache/admin.js';
 import { createEmbedder } from './cache/embedder.js';
 import { cacheHook } from './cache/hook.js';
@@ -153,14 +157,20 @@ const TOKENS = {
   pipeline: Symbol('pipeline'),
   adminGuard: Symbol('adminGuard'),
   responseCache: Symbol('responseCache'),
+  responseStore: Symbol('responseStore'),
+  responses: Symbol('responses'),
 } as const;
 
 /** The real clock. */
 const systemClock: Clock = { now: () => Date.now() };
 
-/** The unified operations, by path. Everything else under /v1/ is pass-through. */
-const OPERATIONS: ReadonlyArray<[path: string, handler: OperationHandler]> = [
+/** How often stored responses past their retention are deleted (besides start-up). */
+const RESPONSES_PRUNE_INTERVAL_MS = 60 * 60_000;
+
+/** The unified operations, by path; `responses` is built with its store. Everything else under /v1/ is pass-through. */
+const operationsWith = (responses: OperationHandler): ReadonlyArray<[path: string, handler: OperationHandler]> => [
   ['/v1/chat/completions', chatCompletions],
+  ['/v1/responses', responses],
   ['/v1/images/edits', imageEdits],
   ['/v1/images/variations', imageVariations],
   ['/v1/audio/transcriptions', audioTranscriptions],
@@ -289,6 +299,15 @@ function registerServices(container: DependencyContainer, config: ResolvedConfig
         observer: c.resolve<GatewayMetrics>(TOKENS.metrics).cacheObserver,
       }),
   );
+  factory(TOKENS.responseStore, () => createResponseStore(config));
+  factory(TOKENS.responses, (c) => {
+    const logger = c.resolve<Logger>(TOKENS.logger);
+    return createResponsesProtocol({
+      store: c.resolve<ResponseStore>(TOKENS.responseStore),
+      builtInTools: config.responses.builtInTools,
+      onStoreError: (error) => logger.warn({ err: { message: (error as Error)?.message } }, 'a response could not be stored'),
+    });
+  });
   factory(TOKENS.adminGuard, (c) => new AdminGuard(c.resolve<AccountKey>(TOKENS.accountKey), { failedAuth: c.resolve(TOKENS.failedAuth), trustProxy: config.server.trustProxy }));
   factory(TOKENS.pipeline, (c) => {
     const logger = c.resolve<Logger>(TOKENS.logger);
@@ -297,7 +316,8 @@ function registerServices(container: DependencyContainer, config: ResolvedConfig
     const tracer = c.resolve<Tracer>(TOKENS.tracer);
     const memoryBudget = c.resolve<MemoryBudget>(TOKENS.memoryBudget);
     const failedAuth = c.resolve<FailedAuthLimiter>(TOKENS.failedAuth);
-    const operations = new Map([...OPERATIONS.map(([, handler]) => handler), createPassthrough(config.passthrough)].map((handler) => [handler.name, handler]));
+    const responses = c.resolve<ReturnType<typeof createResponsesProtocol>>(TOKENS.responses);
+    const operations = new Map([...operationsWith(responses.handler).map(([, handler]) => handler), createPassthrough(config.passthrough)].map((handler) => [handler.name, handler]));
     const sinks: LogSink[] = [
       new PinoLogSink(logger),
       metrics.sink,
@@ -338,6 +358,7 @@ function registerServices(container: DependencyContainer, config: ResolvedConfig
             return price && costOf(price, tokenCounts(usage));
           },
         }),
+        responses.hook,
         transformHook({ operations }),
         forwardHook({
           upstream: c.resolve(TOKENS.upstream),
@@ -394,6 +415,9 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
   const memoryBudget = container.resolve<MemoryBudget>(TOKENS.memoryBudget);
   const adminGuard = container.resolve<AdminGuard>(TOKENS.adminGuard);
   const cache = container.resolve<ResponseCache>(TOKENS.responseCache);
+  const responseStore = container.resolve<ResponseStore>(TOKENS.responseStore);
+  const responsesHandler = container.resolve<ReturnType<typeof createResponsesProtocol>>(TOKENS.responses).handler;
+  let pruneResponses: NodeJS.Timeout | undefined;
   const app = buildApp({
     pipeline,
     registry,
@@ -410,6 +434,9 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
     failedAuth: container.resolve<FailedAuthLimiter>(TOKENS.failedAuth),
     clock: container.resolve<Clock>(TOKENS.clock),
     cache,
+    operations: operationsWith(responsesHandler),
+    responseStore,
+    identifyCaller: callerIdentifier({ accountKey, keyResolvers: [vault.resolver], failedAuth: container.resolve<FailedAuthLimiter>(TOKENS.failedAuth) }),
   });
   const servers: Server[] = [];
 
@@ -434,6 +461,15 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
       await sharingBreakers;
       // The embedded cache opens on first use; a shared one connects now, so the first request does not wait for it.
       if (config.redisUrl) await cache.start();
+      if (!pruneResponses) {
+        // A store that does not open (a database down) fails no start: it is opened again on first use.
+        await responseStore
+          .init()
+          .then(() => responseStore.prune())
+          .catch((error: Error) => logger.warn({ err: { message: error.message } }, `the Responses store (${responseStore.kind}) did not open; it is retried on first use`));
+        pruneResponses = setInterval(() => responseStore.prune().catch((error: Error) => logger.warn({ err: { message: error.message } }, 'responses retention failed')), RESPONSES_PRUNE_INTERVAL_MS);
+        pruneResponses.unref();
+      }
       const server = createGatewayServer(app.callback(), config.server);
       server.listen(port, host);
       await once(server, 'listening');
@@ -462,6 +498,8 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
         ),
       );
       await upstream.close();
+      clearInterval(pruneResponses);
+      await responseStore.close();
       if (routingState instanceof SharedRoutingState) routingState.close();
       await vault.close();
       await cache.close();
@@ -488,6 +526,9 @@ function buildApp(parts: {
   failedAuth: FailedAuthLimiter;
   clock: Clock;
   cache: ResponseCache;
+  operations: ReadonlyArray<[path: string, handler: OperationHandler]>;
+  responseStore: ResponseStore;
+  identifyCaller: ReturnType<typeof callerIdentifier>;
 }): Koa {
   const { pipeline, registry, policies, adminGuard, accountKey, config, logger } = parts;
   const app = new Koa();
@@ -542,7 +583,8 @@ function buildApp(parts: {
   };
   // The unified operations are found with one map lookup before the router, whose layer matching
   // (a regular expression per route) is the larger cost on the path every model call takes.
-  const operationRoutes = new Map(OPERATIONS.map(([path, handler]) => [`${handler.method ?? 'POST'} ${path}`, gatewayHandler(pipeline, handler, handlerOptions)]));
+  mountResponsesRoutes(router, { store: parts.responseStore, identify: parts.identifyCaller, trustProxy: config.server.trustProxy });
+  const operationRoutes = new Map(parts.operations.map(([path, handler]) => [`${handler.method ?? 'POST'} ${path}`, gatewayHandler(pipeline, handler, handlerOptions)]));
   app.use((koa, next) => {
     // Route on the path exactly as it will be sent upstream; an unacceptable one falls through to
     // the pass-through handler, which refuses it (400 invalid_path) and logs it.

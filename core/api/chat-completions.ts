@@ -3,6 +3,7 @@ import { isRecord } from '../spec/is-record.js';
 import { chatAnswerText } from './answer-text.js';
 import { refusedContentPart } from '../spec/content-parts.js';
 import type { ChatCompletionChunk, ChatRequest, ChatResponse } from '../spec/unified.js';
+import type { ProviderPlugin } from '../spec/provider.js';
 import { validateChatRequest } from './chat-schema.js';
 import { chatStreamShape, completionAsStream } from './chat-stream.js';
 import { strictChatResponse } from './chat-strict.js';
@@ -32,6 +33,15 @@ function messageText(message: unknown): string | undefined {
   return texts.join('\n');
 }
 
+/**
+ * The request with `developer` messages sent as `system` when the provider does not know that role
+ * for the model (then the original bytes no longer apply); the request itself otherwise.
+ */
+export function withProviderRoles(request: ChatRequest, provider: ProviderPlugin): ChatRequest {
+  if (provider.capabilities?.developerRole?.(request.model) !== false || !request.messages.some((message) => message.role === 'developer')) return request;
+  return { ...request, messages: request.messages.map((message) => (message.role === 'developer' ? { ...message, role: 'system' as const } : message)) };
+}
+
 /** `POST /v1/chat/completions`: plain and streamed. */
 export const chatCompletions: OperationHandler = {
   name: 'chat',
@@ -51,12 +61,8 @@ export const chatCompletions: OperationHandler = {
     const refused = refusedContentPart(request.messages, provider.id, provider.capabilities?.contentParts?.(request.model) ?? {});
     if (refused) throw refused;
     adapter.validate?.(request);
-    if (provider.capabilities?.developerRole?.(request.model) === false && request.messages.some((message) => message.role === 'developer')) {
-      // The provider does not know the developer role: it becomes system, so the original bytes no longer apply.
-      const messages = request.messages.map((message) => (message.role === 'developer' ? { ...message, role: 'system' as const } : message));
-      return adapter.toUpstream({ ...request, messages }, target);
-    }
-    return adapter.toUpstream(request, target, context.request.raw);
+    const sent = withProviderRoles(request, provider);
+    return sent === request ? adapter.toUpstream(request, target, context.request.raw) : adapter.toUpstream(sent, target);
   },
 
   respond: (context, provider, forward) => respondStreamable(context, provider, forward, provider.operations.chat, chatStreaming),

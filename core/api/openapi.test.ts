@@ -426,6 +426,10 @@ test('every $ref resolves and every /v1 operation and the pass-through are descr
   const operations = Object.entries(gatewayOpenApi.paths).flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`));
   for (const expected of [
     'POST /v1/chat/completions',
+    'POST /v1/responses',
+    'GET /v1/responses/{response_id}',
+    'DELETE /v1/responses/{response_id}',
+    'GET /v1/responses/{response_id}/input_items',
     'POST /v1/completions',
     'POST /v1/embeddings',
     'POST /v1/images/generations',

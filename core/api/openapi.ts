@@ -398,6 +398,53 @@ const responseSchemas: Record<string, Schema> = {
       data: { type: 'array', items: { type: 'object', properties: { id: string, object: { const: 'model' }, created: { type: 'integer' }, owned_by: string } } },
     },
   },
+  ResponseCreateRequest: {
+    type: 'object',
+    required: ['model'],
+    description: "The OpenAI Responses API request (docs/protocols.md lists each field per provider: mapped, dropped or 400). `input` is required unless `previous_response_id` is given.",
+    properties: {
+      model: string,
+      input: { oneOf: [string, { type: 'array', items: { type: 'object' } }] },
+      instructions: nullable(string),
+      tools: { type: 'array', items: { type: 'object', required: ['type'], properties: { type: string } } },
+      tool_choice: {},
+      parallel_tool_calls: nullable({ type: 'boolean' }),
+      text: { type: 'object', properties: { format: { type: 'object', properties: { type: { enum: ['text', 'json_object', 'json_schema'] } } } } },
+      reasoning: nullable({ type: 'object', properties: { effort: nullable({ enum: ['none', 'minimal', 'low', 'medium', 'high', 'xhigh'] }) } }),
+      max_output_tokens: nullable({ type: 'integer', minimum: 1 }),
+      temperature: nullable({ type: 'number', minimum: 0, maximum: 2 }),
+      top_p: nullable({ type: 'number', minimum: 0, maximum: 1 }),
+      metadata: nullable({ type: 'object', additionalProperties: string, maxProperties: 16 }),
+      user: string,
+      store: nullable({ type: 'boolean' }),
+      previous_response_id: nullable(string),
+      include: nullable({ type: 'array', items: string }),
+      stream: nullable({ type: 'boolean' }),
+    },
+  },
+  Response: {
+    type: 'object',
+    properties: {
+      id: string,
+      object: { const: 'response' },
+      created_at: { type: 'integer' },
+      status: { enum: ['completed', 'incomplete', 'failed', 'in_progress'] },
+      incomplete_details: nullable({ type: 'object', properties: { reason: string } }),
+      error: nullable({ type: 'object', properties: { code: string, message: string } }),
+      model: string,
+      output: { type: 'array', items: { type: 'object', required: ['type'], properties: { type: string, id: string } } },
+      usage: nullable({
+        type: 'object',
+        properties: {
+          input_tokens: { type: 'integer' },
+          input_tokens_details: { type: 'object', properties: { cached_tokens: { type: 'integer' } } },
+          output_tokens: { type: 'integer' },
+          output_tokens_details: { type: 'object', properties: { reasoning_tokens: { type: 'integer' } } },
+          total_tokens: { type: 'integer' },
+        },
+      }),
+    },
+  },
   Transcription: { type: 'object', properties: { text: string }, description: 'With `response_format` json or verbose_json; other formats are text.' },
   ErrorBody: {
     type: 'object',
@@ -516,6 +563,22 @@ const v1Paths = {
       ok: { content: { 'application/json': { schema: ref('ChatCompletion') }, 'text/event-stream': { schema: { type: 'string', description: 'Events of ChatCompletionChunk (#/components/schemas/ChatCompletionChunk), then `data: [DONE]`.' } } } },
     }),
   },
+  '/v1/responses': {
+    post: operation({
+      id: 'createResponse',
+      summary: 'The OpenAI Responses API on every provider (native on OpenAI and Azure OpenAI, translated elsewhere), plain or streamed',
+      description: 'See docs/protocols.md. A built-in tool the provider cannot run is dropped and named in the `x-gateway-dropped-tools` response header (or refused, with `responses.builtInTools: refuse`).',
+      request: { mediaType: 'application/json', schema: 'ResponseCreateRequest' },
+      ok: { content: { 'application/json': { schema: ref('Response') }, 'text/event-stream': { schema: { type: 'string', description: 'The Responses events (`event:` named), `sequence_number` increasing, ending with response.completed, response.incomplete or response.failed.' } } } },
+    }),
+  },
+  '/v1/responses/{response_id}': {
+    get: storedResponse('getResponse', 'A stored response (404 for another key\'s)', okJson('Response')),
+    delete: storedResponse('deleteResponse', 'Deletes a stored response (404 for another key\'s)', json({ type: 'object', properties: { id: string, object: { const: 'response' }, deleted: { type: 'boolean' } } })),
+  },
+  '/v1/responses/{response_id}/input_items': {
+    get: storedResponse('listResponseInputItems', 'The items that made a stored response: its conversation, then its input (`limit`, `order`, `after` query parameters)', json({ type: 'object', properties: { object: { const: 'list' }, data: { type: 'array', items: { type: 'object' } }, first_id: nullable(string), last_id: nullable(string), has_more: { type: 'boolean' } } })),
+  },
   '/v1/completions': {
     post: operation({
       id: 'createCompletion',
@@ -584,6 +647,12 @@ const v1Paths = {
   },
   '/v1/{path}': passthroughPath(),
 };
+
+/** An endpoint of the stored responses: the gateway key only (its security), no provider headers; the id in the path. */
+function storedResponse(id: string, summary: string, ok: Record<string, unknown>): Record<string, unknown> {
+  const spec = operation({ id, summary, ok });
+  return { ...spec, parameters: [{ name: 'response_id', in: 'path', required: true, schema: string }] };
+}
 
 /** Any other path under /v1/: the pass-through (GET, POST, PUT, DELETE; other methods 405). */
 function passthroughPath(): Record<string, unknown> {

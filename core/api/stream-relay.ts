@@ -24,15 +24,18 @@ export interface StreamShape<Chunk extends RelayedChunk> {
 /**
  * Writes the client's side of a relayed stream: the unified chunks as the protocol's SSE events.
  * The default writes chat and text-completion chunks (see {@link chunkEncoder}); another inbound
- * protocol (Messages) supplies its own, fed by the same chunks.
+ * protocol (Messages, Responses) supplies its own, fed by the same chunks, judged by the same judge.
  */
 export interface StreamEncoder<Chunk extends RelayedChunk> {
   /** The SSE text of one chunk (empty to send nothing, e.g. a usage-only chunk kept for the end). */
   chunk(chunk: Chunk): string;
-  /** The normal end: `usage` is what the upstream reported, `last` the last chunk relayed. */
-  end(usage: Usage | undefined, last: Chunk | undefined): string;
+  /**
+   * The normal end (answered, or cut by the judge): `usage` is what the upstream reported, `last`
+   * the last chunk relayed. May be asynchronous (the Responses API stores the response first).
+   */
+  end(usage: Usage | undefined, last: Chunk | undefined): string | Promise<string>;
   /** The end of a stream that failed after its headers were sent. */
-  error(error: ErrorBody): string;
+  error(error: ErrorBody): string | Promise<string>;
 }
 
 interface RelayInputs<Chunk extends RelayedChunk> {
@@ -147,7 +150,7 @@ class StreamRelay<Chunk extends RelayedChunk> {
         const out = await this.relay(decoder.push(read.value));
         if (this.state.name !== 'streaming') {
           await this.recordComplete();
-          yield out + this.close();
+          yield out + (await this.close());
           return;
         }
         if (out) yield out;
@@ -160,14 +163,14 @@ class StreamRelay<Chunk extends RelayedChunk> {
         });
       }
       await this.recordComplete();
-      yield out + this.close();
+      yield out + (await this.close());
     } catch (error) {
       if (this.options.signal.aborted) {
         this.enter({ name: 'closed', draining: false });
         return;
       }
       this.enter({ name: 'failed', error: { ...bodyFailure(error, this.options.origin).body, provider: this.options.provider } });
-      yield this.close();
+      yield await this.close();
     } finally {
       // Leaving for any reason but a complete answer (error, cut, client gone) releases the upstream body.
       if (this.state.name !== 'closed' || !this.state.draining) await this.upstream.return?.();
@@ -259,15 +262,15 @@ class StreamRelay<Chunk extends RelayedChunk> {
    * for) and `[DONE]`. An answered upstream's body is then read to its end in the background, so
    * its keep-alive connection goes back to the pool rather than being torn down.
    */
-  private close(): string {
+  private async close(): Promise<string> {
     const { observe } = this.options;
     const state = this.state;
     let tail: string;
     if (state.name === 'failed') {
       observe.end(state.error);
-      tail = this.encoder.error(state.error);
+      tail = await this.encoder.error(state.error);
     } else {
-      tail = this.encoder.end(this.usage, this.last);
+      tail = await this.encoder.end(this.usage, this.last);
       observe.end();
     }
     const draining = state.name === 'answered';

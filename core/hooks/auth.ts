@@ -4,7 +4,7 @@ import type { FailedAuthLimiter } from '../failed-auth.js';
 import type { CustomHostGuard } from '../http/custom-host.js';
 import { HOP_BY_HOP } from '../http/headers.js';
 import type { GatewayContext } from '../pipeline/context.js';
-import type { Caller, KeyResolution, KeyResolver } from '../spec/key-resolver.js';
+import type { Caller, KeyResolution, KeyResolutionContext, KeyResolver } from '../spec/key-resolver.js';
 import type { PluginRegistry } from '../registry.js';
 import type { Hook } from '../pipeline/hook.js';
 import type { ProviderCredentials, ProviderPlugin } from '../spec/provider.js';
@@ -227,7 +227,7 @@ function gatewayKeyOf(
  */
 async function identify(
   key: string,
-  context: GatewayContext,
+  context: Pick<GatewayContext, 'incoming'> & KeyResolutionContext,
   keys: { accountKey: AccountKey; keyResolvers: KeyResolver[]; failedAuth?: FailedAuthLimiter },
 ): Promise<KeyResolution> {
   const refuse = (error: GatewayError): GatewayError => keys.failedAuth?.failure(context.incoming.clientAddress ?? 'unknown', error) ?? error;
@@ -244,6 +244,24 @@ async function identify(
 
 /** Opens one target for a caller: its provider, credentials (stored, a virtual key's, or the caller's Bearer), base URL and forwarded headers; 400 with `param` for what does not exist. */
 export type OpenTarget = (context: GatewayContext, resolution: Pick<KeyResolution, 'caller' | 'policy'>, target: Target, param: string) => Promise<AuthSlice>;
+
+/**
+ * Identifies the caller of a request served outside the pipeline (the stored responses' routes)
+ * the way the auth stage does: the same key headers, resolvers and failed-attempt counting; 401 or
+ * 429 as there.
+ */
+export function callerIdentifier(dependencies: {
+  accountKey: AccountKey;
+  keyResolvers?: KeyResolver[];
+  failedAuth?: FailedAuthLimiter;
+}): (incoming: GatewayContext['incoming']) => Promise<Caller> {
+  const keys = { accountKey: dependencies.accountKey, keyResolvers: dependencies.keyResolvers ?? [], failedAuth: dependencies.failedAuth };
+  return async (incoming) => {
+    const found = gatewayKeyOf(incoming.headers, keys.accountKey, keys.keyResolvers);
+    if (!found) throw errors.authentication('Missing x-gateway-api-key header: send your account API key or a virtual key.', { code: 'missing_api_key' });
+    return (await identify(found.key, { incoming }, keys)).caller;
+  };
+}
 
 /**
  * The opener of route targets (and of the response cache's embeddings target): the provider plugin,

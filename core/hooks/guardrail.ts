@@ -10,6 +10,8 @@ import type { GuardrailParameters } from '../spec/guardrail.js';
 import type { ChatRequest } from '../spec/unified.js';
 import type { MessagesRequest } from '../spec/messages.js';
 import { messagesJudgedRequest } from '../api/protocols/messages/texts.js';
+import type { ResponsesRequest } from '../spec/responses.js';
+import { responsesParameters, responsesTexts, rewriteResponsesRequest } from '../api/protocols/responses/responses-texts.js';
 import type { CompiledPolicy } from '../guardrails/registry.js';
 
 /**
@@ -86,8 +88,9 @@ interface JudgedRequest {
 }
 
 /**
- * What input guardrails judge of a request: chat messages' texts, Messages API texts, or the text
- * field of the other operations that have one (completion prompts, embedding and speech inputs, image prompts).
+ * What input guardrails judge of a request: chat messages' texts, Messages API texts, a Responses
+ * request's instructions and input, or the text field of the other operations that have one
+ * (completion prompts, embedding and speech inputs, image prompts).
  */
 function judgedRequest(context: GatewayContext): JudgedRequest {
   if (context.operation === 'chat') {
@@ -96,6 +99,11 @@ function judgedRequest(context: GatewayContext): JudgedRequest {
     return { texts, parameters: requestParameters(chat), rewrite: (rewritten, parameters) => rewriteRequest(chat, slots, rewritten, parameters) };
   }
   if (context.operation === 'messages' || context.operation === 'messagesCountTokens') return messagesJudgedRequest(context.request.body as MessagesRequest);
+  if (context.operation === 'responses') {
+    const request = context.request.body as ResponsesRequest;
+    const { texts, slots } = responsesTexts(request);
+    return { texts, parameters: responsesParameters(request), rewrite: (rewritten, parameters) => rewriteResponsesRequest(request, slots, rewritten, parameters) };
+  }
   const field = TEXT_FIELDS[context.operation];
   if (field === undefined) return { texts: [], parameters: {} };
   const body = context.request.body as Record<string, unknown>;

@@ -9,6 +9,7 @@ export * from './messages.js';
 export * from './provider.js';
 export * from './stage.js';
 export * from './unified.js';
+export * from './responses.js';
 
 // The plugin toolkit: everything a provider or guardrail needs from the core, so that plugin code
 // imports only this module (and `plugins/shared`). Lint enforces it (`.ci/eslint.config.js`).

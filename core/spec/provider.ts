@@ -17,6 +17,7 @@ import type {
   SpeechRequest,
 } from './unified.js';
 import type { MessagesCountRequest, MessagesRequest, MessagesResponse, MessagesStreamEvent, MessagesTokenCount } from './messages.js';
+import type { ResponseEvent, ResponseObject, ResponsesRequest } from './responses.js';
 
 /**
  * The provider-plugin contract. A provider is a folder under `plugins/providers/<id>/` whose
@@ -220,6 +221,19 @@ export interface ModelsAdapter {
 }
 
 /**
+ * The OpenAI Responses API spoken natively (`POST /v1/responses` upstream, no translation). A
+ * provider without it still serves Responses requests: the core translates them to its chat
+ * operation and back. The request handed to `toUpstream` is the client's, validated, with the
+ * conversation of `previous_response_id` already spelled out in `input` (the gateway keeps the
+ * state) and the built-in tools the provider does not run removed. Stream events are the
+ * documented Responses events; the core renumbers them and judges their text.
+ */
+export interface ResponsesAdapter extends StreamingAdapter<ResponsesRequest, ResponseObject, ResponseEvent> {
+  /** Built-in tool types (`web_search`, `file_search`, …) the provider runs itself; the others are dropped or refused. */
+  readonly builtInTools: readonly string[];
+}
+
+/**
  * The operations a provider offers, each an optional capability. An absent one is answered with a
  * 400 naming the provider and the operation.
  */
@@ -238,6 +252,8 @@ export interface ProviderOperations {
   readonly models?: ModelsAdapter;
   /** The Anthropic Messages API, natively (see {@link MessagesAdapter}). */
   readonly messages?: MessagesAdapter;
+  /** The Responses API, natively; absent: Responses requests are translated to `chat`. */
+  readonly responses?: ResponsesAdapter;
 }
 
 /** What the core needs to know of a provider's behaviour beyond its operations. */

@@ -20,6 +20,8 @@ export type OperationName =
   | 'messages'
   /** `POST /v1/messages/count_tokens`. */
   | 'messagesCountTokens'
+  /** `POST /v1/responses` (the OpenAI Responses API). */
+  | 'responses'
   | 'passthrough';
 
 export type ChatRole = 'system' | 'developer' | 'user' | 'assistant' | 'tool' | 'function';

@@ -16,19 +16,19 @@ export function estimatePromptTokens(body: unknown): number {
     else if (value !== null && typeof value === 'object') {
       for (const [field, inner] of Object.entries(value)) {
         // Image, audio and file bytes (a Messages block's `source`) are not text.
-        if (field === 'image_url' || field === 'input_audio' || field === 'file' || field === 'source') continue;
+        if (field === 'image_url' || field === 'input_audio' || field === 'file' || field === 'file_data' || field === 'source') continue;
         walk(inner, depth + 1);
       }
     }
   };
-  for (const field of ['messages', 'system', 'prompt', 'input', 'tools', 'functions']) walk(request[field], 0);
+  for (const field of ['messages', 'system', 'prompt', 'input', 'instructions', 'tools', 'functions']) walk(request[field], 0);
   return Math.ceil(characters / 4);
 }
 
-/** The output tokens a request may produce: `max_completion_tokens` or `max_tokens` (times `n`), else the fallback. */
+/** The output tokens a request may produce: `max_completion_tokens`, `max_tokens` or (Responses) `max_output_tokens` (times `n`), else the fallback. */
 export function expectedOutputTokens(body: unknown, fallback: number): { tokens: number; bounded: boolean } {
   const request = (body ?? {}) as Record<string, unknown>;
-  const limit = [request.max_completion_tokens, request.max_tokens].find((value) => typeof value === 'number' && value >= 0) as number | undefined;
+  const limit = [request.max_completion_tokens, request.max_tokens, request.max_output_tokens].find((value) => typeof value === 'number' && value >= 0) as number | undefined;
   const choices = typeof request.n === 'number' && request.n > 1 ? request.n : 1;
   return limit === undefined ? { tokens: fallback * choices, bounded: false } : { tokens: limit * choices, bounded: true };
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type ChatMessage, type ErrorBody, errors, errorTypeForStatus, type FilePart, isRecord, readFilePart, type UpstreamReply } from '../../core/spec/index.js';
+import { type ChatMessage, type ChatRequest, type ErrorBody, errors, errorTypeForStatus, type FilePart, isRecord, readFilePart, type UpstreamReply } from '../../core/spec/index.js';
 
 /**
  * Small pieces every native-API provider plugin needs to translate the unified (OpenAI-shaped)
@@ -175,6 +175,25 @@ export function thinkingBlocksOf(message: ChatMessage): Array<Extract<ContentBlo
     }
   }
   return blocks;
+}
+
+/**
+ * OpenAI's `reasoning_effort` levels as thinking budgets (tokens), for providers that take a budget
+ * instead (Gemini's `thinkingBudget`, Claude's `thinking.budget_tokens`). `none` and `minimal` think
+ * not at all.
+ */
+export const THINKING_BUDGET_BY_EFFORT: Readonly<Record<string, number>> = { none: 0, minimal: 0, low: 1024, medium: 8192, high: 24576, xhigh: 32768 };
+
+/**
+ * The Claude `thinking` field for a request: its own `thinking`, else one from `reasoning_effort`
+ * (disabled for `none`/`minimal`); undefined when the request asks for neither.
+ */
+export function claudeThinking(request: ChatRequest, defaultBudget: number): { type: 'enabled'; budget_tokens: number } | { type: 'disabled' } | undefined {
+  if (request.thinking?.type === 'enabled') return { type: 'enabled', budget_tokens: request.thinking.budget_tokens ?? defaultBudget };
+  if (request.thinking?.type === 'disabled') return { type: 'disabled' };
+  const budget = typeof request.reasoning_effort === 'string' ? THINKING_BUDGET_BY_EFFORT[request.reasoning_effort] : undefined;
+  if (budget === undefined) return undefined;
+  return budget > 0 ? { type: 'enabled', budget_tokens: Math.max(budget, defaultBudget) } : { type: 'disabled' };
 }
 
 /** A completion id for providers whose answers carry none. */

@@ -96,7 +96,7 @@ test.serial('the issue-14 bypass: a pii-block key with /v1/x/%2e%2e/chat/complet
 test.serial('a guarded key is refused pass-through (403 passthrough_not_judged) unless its policy allows unjudged', async (t) => {
   const guarded = await createKey(t, gateway, { name: 'guarded', provider: 'openai', provider_key: 'sk-path-secret-0123456789', custom_host: fake.baseUrl, guardrail_policy: 'pii-block' });
   const before = fake.requests.length;
-  for (const path of ['/v1/responses', '/v1/files']) {
+  for (const path of ['/v1/batches', '/v1/files']) {
     const answer = await send(path, { 'x-gateway-api-key': guarded.key }, path === '/v1/files' ? undefined : JSON.stringify({ model: 'gpt-4o', input: card }));
     t.is(answer.status, 403, path);
     t.is(answer.json.error.code, 'passthrough_not_judged', path);
@@ -106,6 +106,11 @@ test.serial('a guarded key is refused pass-through (403 passthrough_not_judged) 
   const messages = await send('/v1/messages', { 'x-gateway-api-key': guarded.key }, JSON.stringify({ model: 'gpt-4o', max_tokens: 16, messages: [{ role: 'user', content: card }] }));
   t.is(messages.status, 400);
   t.deepEqual(messages.json, { type: 'error', error: { type: 'invalid_request_error', message: "The request was refused by the gateway's content policy." } });
+  t.is(fake.requests.length, before);
+  // The Responses API is a unified operation now: judged, so the card is refused like chat's.
+  const judged = await send('/v1/responses', { 'x-gateway-api-key': guarded.key }, JSON.stringify({ model: 'gpt-4o', input: card }));
+  t.is(judged.status, 400);
+  t.is(judged.json.error.code, 'guardrail_denied');
   t.is(fake.requests.length, before);
 
   const open = await createKey(t, gateway, { name: 'open', provider: 'openai', provider_key: 'sk-path-secret-0123456789', custom_host: fake.baseUrl, guardrail_policy: 'pii-open' });

@@ -87,7 +87,7 @@ export function registerLimitCases(serialTest: SerialTest, target: () => LimitTa
       custom_host: upstream,
       limits: { requests_per_minute: 3 },
     });
-    // /v1/files and /v1/responses are not unified operations: the gateway passes them through.
+    // /v1/files and /v1/batches are not unified operations: the gateway passes them through.
     const passthrough = (gateway: TestGateway, key: string, method = 'GET', path = '/v1/files', body?: unknown) =>
       fetch(`${gateway.url}${path}`, {
         method,
@@ -109,13 +109,13 @@ export function registerLimitCases(serialTest: SerialTest, target: () => LimitTa
       limits: { budget_usd: 2 * FIXED_COST_USD },
     });
     const legacy = { model: 'gpt-4o-mini', input: 'hi', max_output_tokens: 10 };
-    const first = await passthrough(a, budgeted.key, 'POST', '/v1/responses', legacy);
+    const first = await passthrough(a, budgeted.key, 'POST', '/v1/batches', legacy);
     t.is(first.status, 200);
     t.is(JSON.parse(first.text).usage.total_tokens, 30, 'the pass-through body reaches the client unchanged');
-    t.is((await passthrough(b, budgeted.key, 'POST', '/v1/responses', legacy)).status, 200);
+    t.is((await passthrough(b, budgeted.key, 'POST', '/v1/batches', legacy)).status, 200);
     const usage = await settledUsage(a, budgeted.id);
     t.is(Math.round(usage.spend_usd.total * 1e9), Math.round(2 * FIXED_COST_USD * 1e9), 'pass-through usage is charged');
-    const third = await passthrough(b, budgeted.key, 'POST', '/v1/responses', legacy);
+    const third = await passthrough(b, budgeted.key, 'POST', '/v1/batches', legacy);
     t.is(third.status, 403);
     t.is(JSON.parse(third.text).error.code, 'budget_exceeded');
     t.is((await chatWithKey(a, budgeted.key)).status, 403);

@@ -131,8 +131,8 @@ test.serial('a streamed pass-through response is charged from the usage event it
       custom_host: fake.baseUrl,
       limits: { budget_usd: 1 },
     });
-    // /v1/responses is not a unified operation: it passes through, bytes untouched.
-    const response = await fetch(`${gateway.url}/v1/responses`, {
+    // /v1/batches is not a unified operation: it passes through, bytes untouched.
+    const response = await fetch(`${gateway.url}/v1/batches`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-gateway-api-key': key },
       body: JSON.stringify({ model: 'gpt-4o-mini', input: 'hi', stream: true }),
@@ -150,11 +150,11 @@ test.serial('a streamed pass-through response is charged from the usage event it
   }
 });
 
-test.serial('pass-through usage in input/output_tokens (Responses API) is charged; an answer without usage is charged the pass-through reservation', async (t) => {
+test.serial('usage in input/output_tokens (the Responses API) is charged; a pass-through answer without usage is charged the pass-through reservation', async (t) => {
   fake.handle((request, response) => {
     if (request.url.startsWith('/v1/responses')) {
       response.writeHead(200, { 'content-type': 'application/json' });
-      response.end(JSON.stringify({ id: 'resp_1', object: 'response', model: 'gpt-4o-mini', usage: { input_tokens: 2000, output_tokens: 1000, total_tokens: 3000 } }));
+      response.end(JSON.stringify({ id: 'resp_1', object: 'response', created_at: 1, status: 'completed', output: [], model: 'gpt-4o-mini', usage: { input_tokens: 2000, output_tokens: 1000, total_tokens: 3000 } }));
       return;
     }
     response.writeHead(200, { 'content-type': 'application/json' }).end('{"object":"list","data":[]}');

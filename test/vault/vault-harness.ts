@@ -61,7 +61,7 @@ export const FIXED_MESSAGES = [{ role: 'user' as const, content: 'x'.repeat(76) 
 
 /**
  * A fake OpenAI that answers every chat with FIXED_USAGE after `delayMs` (so concurrent requests
- * really are in flight together), pass-through `POST /v1/responses` with the same usage, and
+ * really are in flight together), pass-through `POST /v1/batches` with the same usage, and
  * `GET /v1/files` with an empty list.
  */
 export function fixedUsageHandler(delayMs = 50) {
@@ -69,7 +69,7 @@ export function fixedUsageHandler(delayMs = 50) {
     const body = request.body.length ? request.json() : {};
     const answer = {
       id: 'chatcmpl-fixed',
-      object: request.url.startsWith('/v1/responses') ? 'response' : 'chat.completion',
+      object: request.url.startsWith('/v1/batches') ? 'batch' : 'chat.completion',
       created: 1741569952,
       model: body.model ?? 'gpt-4o-mini',
       choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, logprobs: null, finish_reason: 'stop' }],

@@ -1,5 +1,5 @@
 import { type ChatMessage, type ChatRequest, type ContentPartSupport, errors, isRecord, readFilePart } from '../../../core/spec/index.js';
-import { parseDataUrl, thinkingBlocksOf, toolInput } from '../../shared/chat-mapping.js';
+import { claudeThinking, parseDataUrl, thinkingBlocksOf, toolInput } from '../../shared/chat-mapping.js';
 
 export type AnthropicBlock = Record<string, unknown> & { type: string };
 
@@ -164,10 +164,10 @@ function tools(request: ChatRequest): AnthropicBlock[] | undefined {
 export function toAnthropicBody(request: ChatRequest, options: AnthropicRequestOptions): AnthropicRequestBody {
   checkAnthropicRequest(request);
   const { system, messages } = anthropicMessages(request.messages);
-  const thinking = request.thinking?.type === 'enabled' ? { type: 'enabled', budget_tokens: request.thinking.budget_tokens ?? DEFAULT_THINKING_BUDGET } : request.thinking?.type === 'disabled' ? { type: 'disabled' } : undefined;
+  const thinking = claudeThinking(request, DEFAULT_THINKING_BUDGET);
   const requested = request.max_completion_tokens ?? request.max_tokens;
-  const maxTokens =
-    typeof requested === 'number' ? requested : options.defaultMaxTokens + (thinking?.budget_tokens ?? 0);
+  const budget = thinking?.type === 'enabled' ? thinking.budget_tokens : 0;
+  const maxTokens = typeof requested === 'number' ? requested : options.defaultMaxTokens + budget;
   const body: AnthropicRequestBody = { model: request.model, max_tokens: maxTokens, messages };
   if (system.length > 0) body.system = system;
   if (typeof request.temperature === 'number') body.temperature = Math.min(request.temperature, 1);

@@ -1,6 +1,7 @@
 import { errors, OPENAI_CONTENT_PARTS, type ProviderRegistration } from '../../../core/spec/index.js';
 import { azureChat } from './azure-chat.js';
 import { mapAzureError } from './azure-error.js';
+import { azureResponses } from './azure-responses.js';
 import {
   azureCompletion,
   azureEmbed,
@@ -31,7 +32,7 @@ export function azureOpenAI(params: AzureOpenAIParams = {}): ProviderRegistratio
       kind: 'provider',
       specificationVersion: 'v1',
       version: '1.0.0',
-      description: 'Azure OpenAI: chat, completions, embeddings, images, speech, transcription and translation on a deployment; api-key or Entra ID token.',
+      description: 'Azure OpenAI: chat, the Responses API (natively), completions, embeddings, images, speech, transcription and translation on a deployment; api-key or Entra ID token.',
       params: {
         type: 'object',
         additionalProperties: false,
@@ -53,6 +54,7 @@ export function azureOpenAI(params: AzureOpenAIParams = {}): ProviderRegistratio
           transcription: azureTranscription(version),
           translation: azureTranslation(version),
           models: azureModels(version),
+          responses: azureResponses,
         },
         // Parts are forwarded unchanged: Azure's deployments take what the model behind them takes.
         capabilities: { contentParts: () => OPENAI_CONTENT_PARTS },

@@ -1,6 +1,7 @@
 import { type ChatMessage, type ChatRequest, errors } from '../../../core/spec/index.js';
 import { documentBlock, documentNamer } from './bedrock-document.js';
 import {
+  claudeThinking,
   contentParts,
   contentText,
   functionTools,
@@ -152,9 +153,9 @@ export function toConverseBody(request: ChatRequest): Record<string, unknown> {
   if (Object.keys(inferenceConfig).length) body.inferenceConfig = inferenceConfig;
   const tools = toolConfig(request);
   if (tools) body.toolConfig = tools;
-  if (request.thinking?.type === 'enabled') {
-    // Anthropic models on Bedrock read extended thinking from the model-specific fields.
-    body.additionalModelRequestFields = { thinking: { type: 'enabled', budget_tokens: request.thinking.budget_tokens ?? 1024 } };
-  }
+  // Anthropic models on Bedrock read extended thinking from the model-specific fields; `reasoning_effort`
+  // becomes a budget only for them (other models refuse fields they do not know).
+  const thinking = request.thinking !== undefined || /claude/i.test(request.model) ? claudeThinking(request, 1024) : undefined;
+  if (thinking?.type === 'enabled') body.additionalModelRequestFields = { thinking };
   return body;
 }

@@ -1,5 +1,5 @@
 import { AUDIO_MEDIA_TYPES, type ChatMessage, type ChatRequest, type ContentPartSupport, errors, isRecord, readFilePart } from '../../../core/spec/index.js';
-import { parseDataUrl, toolInput } from '../../shared/chat-mapping.js';
+import { parseDataUrl, THINKING_BUDGET_BY_EFFORT, toolInput } from '../../shared/chat-mapping.js';
 import { splitCallId } from './google-chat-response.js';
 import { cleanGeminiSchema, geminiParameters } from './google-schema.js';
 
@@ -35,8 +35,6 @@ const MIME_BY_EXTENSION: Record<string, string> = {
   pdf: 'application/pdf',
 };
 
-/** Effort levels of OpenAI's `reasoning_effort`, as Gemini thinking budgets. */
-const BUDGET_BY_EFFORT: Record<string, number> = { minimal: 0, low: 1024, medium: 8192, high: 24576 };
 
 
 /** The text of a string content or of its `text` parts. */
@@ -209,8 +207,8 @@ function generationConfig(request: ChatRequest): Record<string, unknown> | undef
     config.thinkingConfig = thinking.budget_tokens === undefined ? { includeThoughts: true } : { includeThoughts: true, thinkingBudget: thinking.budget_tokens };
   } else if (thinking?.type === 'disabled') {
     config.thinkingConfig = { thinkingBudget: 0 };
-  } else if (typeof request.reasoning_effort === 'string' && request.reasoning_effort in BUDGET_BY_EFFORT) {
-    config.thinkingConfig = { thinkingBudget: BUDGET_BY_EFFORT[request.reasoning_effort] };
+  } else if (typeof request.reasoning_effort === 'string' && request.reasoning_effort in THINKING_BUDGET_BY_EFFORT) {
+    config.thinkingConfig = { thinkingBudget: THINKING_BUDGET_BY_EFFORT[request.reasoning_effort] };
   }
   return Object.keys(config).length > 0 ? config : undefined;
 }

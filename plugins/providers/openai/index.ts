@@ -6,6 +6,7 @@ import { mapOpenAIError } from './openai-error.js';
 import { openAIImageEdit, openAIImageVariation, openAITranscription, openAITranslation } from './openai-multipart.js';
 import { openAIImageGenerate } from './openai-images.js';
 import { openAIModels } from './openai-models.js';
+import { openAIResponses } from './openai-responses.js';
 import { openAISpeech } from './openai-speech.js';
 
 export interface OpenAIParams {
@@ -29,7 +30,7 @@ export function openai(params: OpenAIParams = {}): ProviderRegistration {
       specificationVersion: 'v1',
       version: '1.0.0',
       description:
-        'OpenAI API (api.openai.com): chat and text completions (plain and streamed), embeddings, image generation, edits and variations, speech, transcription, translation, models; other /v1 paths pass through.',
+        'OpenAI API (api.openai.com): chat and text completions (plain and streamed), the Responses API (natively), embeddings, image generation, edits and variations, speech, transcription, translation, models; other /v1 paths pass through.',
       params: {
         type: 'object',
         additionalProperties: false,
@@ -57,6 +58,7 @@ export function openai(params: OpenAIParams = {}): ProviderRegistration {
           imageGenerate: openAIImageGenerate,
           speech: openAISpeech,
           models: openAIModels,
+          responses: openAIResponses,
         },
         capabilities: { contentParts: () => OPENAI_CONTENT_PARTS },
         baseUrl: () => baseUrl,

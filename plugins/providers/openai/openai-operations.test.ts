@@ -24,6 +24,7 @@ test('the plugin offers every operation of the unified API', (t) => {
     'imageGenerate',
     'imageVariation',
     'models',
+    'responses',
     'speech',
     'transcription',
     'translation',

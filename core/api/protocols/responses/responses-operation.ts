@@ -1,0 +1,167 @@
+import { errors, GatewayError } from '../../../errors.js';
+import { parseJsonObject, readBody } from '../../../http/body.js';
+import type { GatewayContext } from '../../../pipeline/context.js';
+import type { Hook } from '../../../pipeline/hook.js';
+import type { ResponseItem, ResponseObject, ResponsesRequest } from '../../../spec/responses.js';
+import { type OperationHandler, unsupportedOperation } from '../../operation.js';
+import { withProviderRoles } from '../../chat-completions.js';
+import { newId } from './responses-objects.js';
+import { nativeBody } from './responses-native-body.js';
+import { respondNative, respondTranslated, type Attempt } from './responses-respond.js';
+import { validateResponsesRequest } from './responses-schema.js';
+import { type ConversationItem, conversationOf, ownerOf, type ResponseStore } from './responses-store.js';
+import { toChatRequest } from './responses-to-chat.js';
+
+/** How the Responses protocol is configured (`responses` in the gateway configuration). */
+export interface ResponsesProtocolOptions {
+  readonly store: ResponseStore;
+  /** `drop` (default): built-in tools the provider cannot run are dropped and named in `x-gateway-dropped-tools`; `refuse`: 400. */
+  readonly builtInTools: 'drop' | 'refuse';
+  /** Told when a response could not be stored (the client still gets it). */
+  onStoreError(error: unknown): void;
+}
+
+/** One request's Responses state: its ids, the conversation it continues, how the current attempt was sent. */
+export interface ResponsesState {
+  readonly id: string;
+  readonly createdAt: number;
+  readonly owner: string;
+  /** The conversation of `previous_response_id`, read by the state hook. */
+  history?: ConversationItem[];
+  attempt?: Attempt;
+}
+
+/**
+ * The chat adapter's `param` names as the Responses request names them. A chat message's index is
+ * not an input item's (instructions, history and merged turns shift it): such errors name `input`.
+ */
+const PARAMS: ReadonlyArray<[RegExp, string]> = [
+  [/^response_format/, 'text.format'],
+  [/^max_(completion_)?tokens$/, 'max_output_tokens'],
+  [/^messages.*$/, 'input'],
+  [/^reasoning_effort$/, 'reasoning.effort'],
+];
+
+/** An error of the chat adapter with its `param` as the client named the field. */
+function renamed(error: unknown): unknown {
+  if (!(error instanceof GatewayError) || typeof error.body.param !== 'string') return error;
+  const param = error.body.param;
+  const match = PARAMS.find(([pattern]) => pattern.test(param));
+  if (!match) return error;
+  return new GatewayError(error.status, { ...error.body, param: param.replace(match[0], match[1]) }, error.headers);
+}
+
+/** The request's input as items with ids (a string input is one user message), as stored and listed. */
+function inputItems(request: ResponsesRequest): ResponseItem[] {
+  if (typeof request.input === 'string') return [{ id: newId('msg'), type: 'message', role: 'user', status: 'completed', content: [{ type: 'input_text', text: request.input }] }];
+  return (request.input ?? []).map((item) => (item.id ? item : { id: newId(item.type === undefined || item.type === 'message' ? 'msg' : 'item'), ...item }));
+}
+
+/**
+ * `POST /v1/responses` (the OpenAI Responses API) as an operation of the unified API: the same
+ * pipeline as chat. Per attempt, a provider that declares the native `responses` operation gets
+ * the request as it is (the conversation spelled out); any other provider with chat gets it
+ * translated to chat, and its answer (plain or streamed) translated back. The state hook reads
+ * the conversation of `previous_response_id` (scoped to the caller's key) before the attempts.
+ */
+export function createResponsesProtocol(options: ResponsesProtocolOptions): { handler: OperationHandler; hook: Hook } {
+  const states = new WeakMap<GatewayContext, ResponsesState>();
+  const stateOf = (context: GatewayContext): ResponsesState => {
+    let state = states.get(context);
+    if (!state) {
+      const caller = context.auth?.caller;
+      if (!caller) throw new Error('responses state before auth');
+      state = { id: newId('resp'), createdAt: Math.floor(Date.now() / 1000), owner: ownerOf(caller) };
+      states.set(context, state);
+    }
+    return state;
+  };
+
+  const handler: OperationHandler = {
+    name: 'responses',
+    mapsErrors: true,
+
+    async parse(request, parseOptions) {
+      const raw = await readBody(request, parseOptions.bodyLimitBytes, parseOptions);
+      const body = validateResponsesRequest(parseJsonObject(raw));
+      return { body, raw, model: body.model, streaming: body.stream === true };
+    },
+
+    toUpstream(context, provider, target) {
+      const state = stateOf(context);
+      const request = context.request.body as ResponsesRequest;
+      const native = provider.operations.responses;
+      if (native && (!context.request.streaming || native.stream)) {
+        const built = nativeBody(request, state.history, provider.id, native.builtInTools, options.builtInTools === 'refuse');
+        native.validate?.(built.body);
+        state.attempt = { kind: 'native', body: built.body, dropped: built.dropped, droppedTools: built.droppedTools };
+        return native.toUpstream(built.body, target, built.unchanged ? context.request.raw : undefined);
+      }
+      const chat = provider.operations.chat;
+      if (!chat || (context.request.streaming && !chat.stream)) throw unsupportedOperation(provider.id, 'responses', 'POST /v1/responses');
+      try {
+        const translated = toChatRequest(request, (state.history ?? []).map((entry) => entry.item), { provider: provider.id, builtInTools: options.builtInTools });
+        const chatRequest = withProviderRoles(translated.chat, provider);
+        // Reasoning comes back only when the provider may add its extra fields (`content_blocks`).
+        const loose = { ...target, strict: false };
+        chat.validate?.(chatRequest);
+        state.attempt = { kind: 'translated', translated, chatRequest, target: loose };
+        return chat.toUpstream(chatRequest, loose);
+      } catch (error) {
+        throw renamed(error);
+      }
+    },
+
+    respond(context, provider, forward) {
+      const state = stateOf(context);
+      const attempt = state.attempt;
+      if (!attempt) throw new Error('responses answer without an attempt');
+      const finished = async (response: ResponseObject) => {
+        const request = context.request.body as ResponsesRequest;
+        if (request.store === false) return;
+        try {
+          await options.store.put({
+            id: response.id,
+            owner: state.owner,
+            createdMs: Date.now(),
+            provider: provider.id,
+            previousId: request.previous_response_id ?? null,
+            input: inputItems(request),
+            response,
+          });
+        } catch (error) {
+          options.onStoreError(error);
+        }
+      };
+      return attempt.kind === 'native'
+        ? respondNative(context, provider, forward, attempt, finished)
+        : respondTranslated(context, provider, forward, { ...attempt, state }, finished);
+    },
+
+    dropped(context) {
+      const attempt = states.get(context)?.attempt;
+      return attempt?.kind === 'native' ? attempt.dropped : attempt?.translated.dropped;
+    },
+  };
+
+  const hook: Hook = {
+    name: 'responses-state',
+    stage: 'transform',
+    before: ['gateway-transform'],
+    async run(context, next) {
+      if (context.operation !== 'responses') return next();
+      const state = stateOf(context);
+      const previous = (context.request.body as ResponsesRequest).previous_response_id;
+      if (typeof previous === 'string') {
+        const history = await conversationOf(options.store, state.owner, previous, true);
+        if (!history) {
+          throw errors.notFound(`Previous response with id '${previous}' not found.`, { param: 'previous_response_id', code: 'previous_response_not_found' });
+        }
+        state.history = history;
+      }
+      await next();
+    },
+  };
+
+  return { handler, hook };
+}
