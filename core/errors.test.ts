@@ -17,6 +17,7 @@ test('the catalogue keeps each error its status and type (the table gives 4xx an
     internal: [500, 'api_error'],
     badGateway: [502, 'upstream_error'],
     upstreamTimeout: [504, 'timeout_error'],
+    cacheMiss: [504, 'cache_miss_error'],
     overloaded: [503, 'overloaded_error'],
   });
   t.deepEqual(errors.invalidRequest('Bad.', { param: 'n', code: 'invalid_value' }).toJSON(), {

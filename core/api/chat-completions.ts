@@ -80,6 +80,8 @@ export const chatCompletions: OperationHandler = {
       }
       return lines.join('\n');
     },
+    // Roles and names must be the same; only the contents' wording may differ.
+    shape: (messages) => (messages as Array<Record<string, unknown>>).map(({ content: _content, ...message }) => message),
     assemble: () => new ChatAssembly(),
   }),
 };

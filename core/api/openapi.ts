@@ -477,7 +477,7 @@ const REQUEST_HEADERS: Record<string, Schema> = {
   'x-gateway-request-timeout': { description: 'Upstream deadline of this request in ms, from sending until the answer is complete.', schema: { type: 'string', pattern: '^\\d+$', description: '1 to 3600000' } },
   'x-gateway-config': { description: 'A route as JSON (strategy, targets, retry, timeouts; docs/routing.md), instead of a provider header.', schema: string },
   'x-gateway-cache': {
-    description: 'The response cache for this request (docs/cache.md): `no-store` (neither read nor stored), `refresh` (asked anew and stored), `only-if-cached` (a hit, or 504 `cache_miss`). `Cache-Control: no-store` and `no-cache` are read the same way.',
+    description: 'The response cache for this request (docs/cache.md): `no-store` (neither read nor stored), `refresh` (asked anew and stored), `only-if-cached` (a hit, or 504 `cache_miss`). Where the cache applies, `Cache-Control: no-store`, `no-cache` and `only-if-cached` are read the same way.',
     schema: { enum: ['no-store', 'refresh', 'only-if-cached'] },
   },
   'x-gateway-cloud-a-resource-name': { description: 'Azure OpenAI: resource name.', schema: string },

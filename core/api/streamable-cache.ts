@@ -12,6 +12,8 @@ export interface StreamableCache<Response, Chunk> {
   readonly textField: string;
   /** That field's text, or undefined when it holds something else too (images, tokens): then only exact lookups. */
   text(value: unknown): string | undefined;
+  /** What of that field must match exactly besides its text (chat: each message without its content: roles, names). */
+  shape?(value: unknown): unknown;
   assemble(): StreamAssembly<Chunk, Response>;
 }
 
@@ -29,8 +31,8 @@ export function streamableCache<Response extends StreamableResponse, Chunk exten
     semantic(identity) {
       const text = cache.text(identity[cache.textField]);
       if (text === undefined) return undefined;
-      const { [cache.textField]: _text, ...rest } = identity;
-      return { text, rest };
+      const { [cache.textField]: field, ...rest } = identity;
+      return { text, rest: cache.shape ? { ...rest, [cache.textField]: cache.shape(field) } : rest };
     },
     assemble: () => cache.assemble(),
     storable: (answer) => answer.choices.length > 0 && answer.choices.every((choice) => typeof choice.finish_reason === 'string' && choice.finish_reason !== 'content_filter'),

@@ -118,7 +118,8 @@ export function cacheHook(dependencies: CacheHookDependencies): Hook {
       const cacheable = operations.get(context.operation)?.cache;
       const settings = cacheable && (context.routing?.plan.route.cache ?? dependencies.fallback);
       if (cacheable === undefined || settings === undefined || settings.mode === 'off') {
-        if (control === 'only-if-cached') throw cacheMiss();
+        // Asked of the gateway, only-if-cached cannot be met; Cache-Control, meant for any cache on the way, is ignored here.
+        if (control === 'only-if-cached' && context.incoming.headers['x-gateway-cache'] !== undefined) throw cacheMiss();
         return next();
       }
       const identity = control === 'no-store' ? undefined : cacheable.identity(context.request.body);

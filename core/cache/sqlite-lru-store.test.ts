@@ -65,3 +65,16 @@ test('deletePrefix removes one namespace’s keys only, and the totals survive r
   t.is(reopened.deletePrefix(''), 2);
   t.is(reopened.size, 0);
 });
+
+test('writes wait in memory, readable at once, until one transaction writes them (flush, or any deletion)', async (t) => {
+  const { store, file } = open(10_000);
+  await store.set('a', value(10));
+  await store.set('b', value(20));
+  t.is(await store.get('a'), value(10), 'a pending write is read back at once');
+  t.is(store.size, 30);
+  t.is(await open(10_000, file).store.get('a'), undefined, 'not in the file yet');
+  store.flush();
+  const reopened = open(10_000, file).store;
+  t.is(await reopened.get('a'), value(10));
+  t.is(reopened.size, 30);
+});

@@ -102,6 +102,7 @@ export class SqliteCacheStore implements CacheStore {
   }
 
   async close(): Promise<void> {
+    this.lru.flush();
     if (this.database.isOpen) this.database.close();
   }
 }

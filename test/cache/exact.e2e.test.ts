@@ -234,7 +234,7 @@ test('the log entry records the cache status and, on a hit, the cost saved; /met
   t.is(sum('cache_misses'), usage.cache.misses);
 });
 
-test('without a cache setting nothing is cached and no x-gateway-cache is sent; only-if-cached is then always a miss', async (t) => {
+test('without a cache setting nothing is cached and no x-gateway-cache is sent; x-gateway-cache: only-if-cached is then always a miss', async (t) => {
   const plain = await startGateway();
   try {
     const uncached = sdkClient(plain.url, fake.baseUrl);
@@ -246,6 +246,12 @@ test('without a cache setting nothing is cached and no x-gateway-cache is sent; 
       .chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'uncached' }] })
       .catch((caught) => caught);
     t.is(error.status, 504);
+    // Cache-Control is for whatever cache is on the way: with none here, it changes nothing.
+    const ignored = await sdkClient(plain.url, fake.baseUrl, { 'cache-control': 'only-if-cached' })
+      .chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'uncached' }] })
+      .withResponse();
+    t.is(ignored.response.status, 200);
+    t.is(upstreamCalls('uncached'), 3);
   } finally {
     await plain.close();
   }

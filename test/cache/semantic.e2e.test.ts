@@ -85,6 +85,7 @@ test.serial('a request with the same meaning is a SEMANTIC-HIT; near misses, oth
   t.is(await cacheOf(ask(UNRELATED)), 'MISS');
   t.is(await cacheOf(ask(REORDERED, { extra: { temperature: 0.2 } })), 'MISS', 'other parameters are another partition');
   t.is(await cacheOf(ask(REORDERED, { extra: { model: 'gpt-4o' } })), 'MISS', 'another model is another partition');
+  t.is(await cacheOf(ask(REORDERED, { extra: { messages: [{ role: 'user', name: 'someone', content: REORDERED }] } })), 'MISS', 'a message’s name must match too');
   // Each miss was stored and is now an exact hit.
   t.is(await cacheOf(ask(OTHER_NUMBER)), 'HIT');
   t.is(await cacheOf(ask(NEGATED)), 'HIT');
