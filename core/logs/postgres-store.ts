@@ -32,11 +32,12 @@ const TYPES: Record<string, string> = {
   metadata: 'jsonb',
   guardrails: 'jsonb',
   routing: 'jsonb',
+  dropped_fields: 'jsonb',
 };
 const NOT_NULL = new Set(['id', 'time_ms', 'trace_id', 'operation', 'method', 'path', 'status', 'status_class', 'outcome', 'streaming', 'latency_ms', 'gateway_ms', 'metadata', 'guardrails']);
-const COLUMNS = [...SCALAR_FIELDS, 'time_ms', 'status_class', 'metadata', 'guardrails', 'routing'];
+const COLUMNS = [...SCALAR_FIELDS, 'time_ms', 'status_class', 'metadata', 'guardrails', 'routing', 'dropped_fields'];
 /** Columns later migrations add (the first one creates the others). */
-const ADDED_LATER = new Set(['routing', 'cache_status', 'cache_saved_usd']);
+const ADDED_LATER = new Set(['routing', 'cache_status', 'cache_saved_usd', 'dropped_fields']);
 const typeOf = (column: string) => TYPES[column] ?? 'text';
 
 /** Schema migrations, in order; each runs once, in a transaction, under an advisory lock. */
@@ -55,6 +56,8 @@ const MIGRATIONS: ReadonlyArray<string> = [
   'ALTER TABLE logs ADD COLUMN routing jsonb',
   // What the response cache did and saved (null when it did not apply).
   'ALTER TABLE logs ADD COLUMN cache_status text, ADD COLUMN cache_saved_usd double precision',
+  // The request fields a protocol translation dropped (null when none).
+  'ALTER TABLE logs ADD COLUMN dropped_fields jsonb',
 ];
 
 type Row = Record<string, unknown>;
@@ -71,6 +74,7 @@ function fromRow(row: Row): LogRecord {
   record.metadata = row.metadata;
   record.guardrails = row.guardrails;
   if (row.routing !== null && row.routing !== undefined) record.routing = row.routing;
+  if (row.dropped_fields !== null && row.dropped_fields !== undefined) record.dropped_fields = row.dropped_fields as string[];
   if ('request_body' in row) {
     record.request_body = row.request_body ?? null;
     record.response_body = row.response_body ?? null;

@@ -1,5 +1,6 @@
 import test from 'ava';
-import { assembleStream } from './record.js';
+import type { LogEntry } from './entry.js';
+import { assembleStream, toLogRecord } from './record.js';
 
 const chunk = (content: string, extra: object = {}) => JSON.stringify({ model: 'gpt-4o', choices: [{ index: 0, delta: { content } }], ...extra });
 
@@ -18,4 +19,13 @@ test('a stream cut by the capture keeps the events before the cut and says it wa
 
 test('text that is not an SSE stream of JSON is kept as it is', (t) => {
   t.is(assembleStream('plain words\n', false), 'plain words\n');
+});
+
+test('a log entry with dropped fields keeps them in its record; without, the record has none', (t) => {
+  const entry: LogEntry = {
+    id: 'e1', time: new Date(0).toISOString(), traceId: 't', method: 'POST', path: '/v1/messages', operation: 'messages',
+    status: 200, outcome: 'ok', streaming: false, durationMs: 1, gatewayMs: 1, metadata: {}, guardrails: [],
+  };
+  t.deepEqual(toLogRecord({ ...entry, droppedFields: ['top_k'] }, undefined).dropped_fields, ['top_k']);
+  t.false('dropped_fields' in toLogRecord(entry, undefined));
 });

@@ -39,6 +39,8 @@ export interface LogRecord {
   guardrails: Array<{ guardrail: string; side: string; action: string; ms: number }>;
   /** A routed request's route and upstream attempts (absent on the plain path). */
   routing?: { route?: LogEntry['route']; attempts: NonNullable<LogEntry['attempts']> };
+  /** Request fields a protocol translation left out because the provider cannot use them (absent when none). */
+  dropped_fields?: string[];
   /** Redacted and size-capped; null when body logging was off or the body was not captured. */
   request_body: string | null;
   response_body: string | null;
@@ -166,6 +168,7 @@ export function toLogRecord(entry: LogEntry, bodies: LogBodies | undefined, body
     request_body: bodies?.request ? requestText(bodies.request, bodyMaxBytes, bodies.secrets) : null,
     response_body: bodies?.response ? capText(responseText(bodies.response), bodyMaxBytes, bodies.secrets) : null,
   };
+  if (entry.droppedFields?.length) record.dropped_fields = [...entry.droppedFields];
   if (entry.attempts) record.routing = { ...(entry.route ? { route: entry.route } : {}), attempts: entry.attempts };
   return record;
 }

@@ -24,11 +24,11 @@ export interface SqliteRetention {
   maxBytes: number;
 }
 
-const SCHEMA_VERSION = 3;
+const SCHEMA_VERSION = 4;
 /** The log holds request bodies and caller identities: readable by the gateway's user only. */
 const FILE_MODE = 0o600;
 
-const COLUMNS = [...SCALAR_FIELDS, 'time_ms', 'status_class', 'metadata', 'guardrails', 'routing'];
+const COLUMNS = [...SCALAR_FIELDS, 'time_ms', 'status_class', 'metadata', 'guardrails', 'routing', 'dropped_fields'];
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS logs (
@@ -64,6 +64,7 @@ function fromRow(row: Row): LogRecord {
   record.metadata = JSON.parse(String(row.metadata));
   record.guardrails = JSON.parse(String(row.guardrails));
   if (row.routing !== null && row.routing !== undefined) record.routing = JSON.parse(String(row.routing));
+  if (row.dropped_fields !== null && row.dropped_fields !== undefined) record.dropped_fields = JSON.parse(String(row.dropped_fields));
   if ('request_body' in row) {
     record.request_body = row.request_body ?? null;
     record.response_body = row.response_body ?? null;
@@ -125,7 +126,9 @@ export class SqliteLogStore implements LogStore {
         const routing = version < 2 ? 'ALTER TABLE logs ADD COLUMN routing TEXT;' : '';
         // Version 3 adds what the response cache did and saved.
         const cache = version < 3 ? 'ALTER TABLE logs ADD COLUMN cache_status TEXT; ALTER TABLE logs ADD COLUMN cache_saved_usd REAL;' : '';
-        database.exec(`BEGIN; ${version < 1 ? SCHEMA : ''} ${routing} ${cache} PRAGMA user_version = ${SCHEMA_VERSION}; COMMIT;`);
+        // Version 4 adds the request fields a protocol translation dropped (JSON, null when none).
+        const dropped = version < 4 ? 'ALTER TABLE logs ADD COLUMN dropped_fields TEXT;' : '';
+        database.exec(`BEGIN; ${version < 1 ? SCHEMA : ''} ${routing} ${cache} ${dropped} PRAGMA user_version = ${SCHEMA_VERSION}; COMMIT;`);
       }
       return database;
     } catch (error) {
@@ -165,7 +168,7 @@ export class SqliteLogStore implements LogStore {
           const value = record[field];
           return typeof value === 'boolean' ? (value ? 1 : 0) : (value as SQLInputValue);
         });
-        values.push(timeMs, statusClassOf(record.status), JSON.stringify(record.metadata), JSON.stringify(record.guardrails), record.routing ? JSON.stringify(record.routing) : null);
+        values.push(timeMs, statusClassOf(record.status), JSON.stringify(record.metadata), JSON.stringify(record.guardrails), record.routing ? JSON.stringify(record.routing) : null, record.dropped_fields ? JSON.stringify(record.dropped_fields) : null);
         const inserted = this.insertLog!.run(...values);
         if (Number(inserted.changes) === 0) continue; // already stored (a replayed batch)
         if (record.request_body !== null || record.response_body !== null) {

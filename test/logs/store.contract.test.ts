@@ -105,6 +105,14 @@ for (const [name, make, available] of factories) {
     t.deepEqual((await store.list({ limit: 10 })).data[0].routing, record.routing);
   });
 
+  withStore('the request fields a protocol translation dropped come back as inserted; absent when none', async (t, store) => {
+    const dropped = makeRecord({ time: at(0), operation: 'messages', dropped_fields: ['top_k', 'cache_control'] });
+    const plain = makeRecord({ time: at(1) });
+    await store.insert([dropped, plain]);
+    t.deepEqual((await store.get(dropped.id))?.dropped_fields, ['top_k', 'cache_control']);
+    t.false('dropped_fields' in ((await store.get(plain.id)) ?? {}));
+  });
+
   withStore('insert is idempotent by id (a replayed batch is not counted twice)', async (t, store) => {
     const batch = Array.from({ length: 50 }, (_, index) => makeRecord({ time: at(index), request_body: 'x' }));
     await store.insert(batch);
@@ -240,21 +248,21 @@ test('sqlite: a file that is not a database is moved aside and a new one started
   await store.close();
 });
 
-test('sqlite: a version 2 log database gains the cache columns when opened', async (t) => {
+test('sqlite: a version 2 log database gains the cache and dropped-fields columns when opened', async (t) => {
   const { DatabaseSync } = await import('node:sqlite');
   const path = databaseFile();
   const first = new SqliteLogStore(path);
   await first.init();
   await first.close();
   const database = new DatabaseSync(path);
-  database.exec('ALTER TABLE logs DROP COLUMN cache_status; ALTER TABLE logs DROP COLUMN cache_saved_usd; PRAGMA user_version = 2;');
+  database.exec('ALTER TABLE logs DROP COLUMN cache_status; ALTER TABLE logs DROP COLUMN cache_saved_usd; ALTER TABLE logs DROP COLUMN dropped_fields; PRAGMA user_version = 2;');
   database.close();
   const migrated = new SqliteLogStore(path);
   await migrated.init();
   try {
-    const record = makeRecord({ cache_status: 'HIT', cache_saved_usd: 0.1 });
+    const record = makeRecord({ cache_status: 'HIT', cache_saved_usd: 0.1, dropped_fields: ['top_k'] });
     await migrated.insert([record]);
-    t.like(await migrated.get(record.id), { cache_status: 'HIT', cache_saved_usd: 0.1 });
+    t.like(await migrated.get(record.id), { cache_status: 'HIT', cache_saved_usd: 0.1, dropped_fields: ['top_k'] });
   } finally {
     await migrated.close();
   }
