@@ -7,7 +7,8 @@ import { jsonBody } from './json-response.js';
 import { mapAnswer, readUpstreamJson } from './operation.js';
 import { relayStream, type RelayedChunk, type StreamObserver, type StreamShape } from './stream-relay.js';
 
-export const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' };
+/** The headers of every SSE answer. Frozen: a response copies them (`{ ...SSE_HEADERS }`), since later stages add headers to the copy. */
+export const SSE_HEADERS: Readonly<Record<string, string>> = Object.freeze({ 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
 
 export interface StreamableRequest {
   stream?: boolean | null;

@@ -1,4 +1,4 @@
-import type { ChatChoice, ChatRequest, ChatResponse, ProviderTarget, ToolCall, Usage } from '../../../core/spec/index.js';
+import { type ChatChoice, type ChatRequest, type ChatResponse, type ProviderTarget, type ToolCall, type Usage, unifiedMessagesUsage } from '../../../core/spec/index.js';
 import type { ContentBlock } from '../../shared/chat-mapping.js';
 
 export interface AnthropicUsage {
@@ -29,23 +29,12 @@ const STOP_REASONS: Record<string, string> = {
 
 export const mapAnthropicStopReason = (reason: string | null | undefined): string => (reason ? (STOP_REASONS[reason] ?? 'stop') : 'stop');
 
-const count = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) ? value : 0);
-
 /**
  * Anthropic counts cached prompt tokens apart from `input_tokens`; OpenAI's `prompt_tokens` includes
  * them, with the cache reads in `prompt_tokens_details.cached_tokens`.
  */
 export function mapAnthropicUsage(usage: AnthropicUsage | undefined): Usage {
-  const cacheRead = count(usage?.cache_read_input_tokens);
-  const cacheCreation = count(usage?.cache_creation_input_tokens);
-  const prompt = count(usage?.input_tokens) + cacheRead + cacheCreation;
-  const completion = count(usage?.output_tokens);
-  return {
-    prompt_tokens: prompt,
-    completion_tokens: completion,
-    total_tokens: prompt + completion,
-    prompt_tokens_details: { cached_tokens: cacheRead, cache_creation_tokens: cacheCreation },
-  };
+  return unifiedMessagesUsage(usage);
 }
 
 /** A Messages API answer as a unified chat completion; thinking goes to `content_blocks` when not strict. */

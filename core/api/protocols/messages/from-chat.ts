@@ -1,7 +1,8 @@
 import type { MessagesBlock, MessagesResponse } from '../../../spec/messages.js';
 import type { ChatResponse } from '../../../spec/unified.js';
 import { isRecord } from '../../../spec/is-record.js';
-import { messagesUsage } from './usage.js';
+import { messagesUsage } from '../../../spec/messages-usage.js';
+import { toolInput } from '../../../spec/tool-input.js';
 
 const STOP_REASONS: Readonly<Record<string, string>> = {
   stop: 'end_turn',
@@ -19,17 +20,6 @@ export const stopReasonOf = (finishReason: string | null | undefined): string =>
 
 /** A Messages id for a unified answer's id (`msg_` prefixed, so clients that look at it see the protocol's shape). */
 export const messageIdOf = (id: string | undefined): string => (id?.startsWith('msg_') ? id : `msg_${id || Date.now().toString(36)}`);
-
-/** A tool call's `arguments` text as the object `tool_use.input` must be (invalid JSON is kept under `arguments`). */
-export function toolInputOf(text: string): Record<string, unknown> {
-  if (text.trim() === '') return {};
-  try {
-    const parsed: unknown = JSON.parse(text);
-    return isRecord(parsed) ? parsed : { arguments: parsed };
-  } catch {
-    return { arguments: text };
-  }
-}
 
 /**
  * Thinking blocks of a unified answer: the gateway's `content_blocks` (thinking with its signature,
@@ -63,7 +53,7 @@ export function messageFromChat(response: ChatResponse, model: string): Messages
     content.push(...thinkingBlocks(message));
     if (typeof message.content === 'string' && message.content !== '') content.push({ type: 'text', text: message.content });
     for (const call of message.tool_calls ?? []) {
-      content.push({ type: 'tool_use', id: call.id, name: call.function.name, input: toolInputOf(call.function.arguments) });
+      content.push({ type: 'tool_use', id: call.id, name: call.function.name, input: toolInput(call.function.arguments) });
     }
   }
   return {

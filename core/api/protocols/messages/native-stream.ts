@@ -4,7 +4,7 @@ import type { StreamMapper, StreamStep, UpstreamEvent } from '../../../spec/prov
 import type { ErrorBody, Usage } from '../../../spec/unified.js';
 import type { StreamEncoder } from '../../stream-relay.js';
 import { errorEvent, sseEvent } from './stream-encoder.js';
-import { unifiedUsage } from './usage.js';
+import { unifiedMessagesUsage } from '../../../spec/messages-usage.js';
 
 /**
  * A native Messages stream event as the stream relay carries it. `choices` expose the text of text
@@ -62,7 +62,7 @@ export function nativeChunkMapper(mapper: StreamMapper<MessagesStreamEvent>): St
         return { event, choices: textBlocks.has(index) ? [{ index, finish_reason: 'stop' }] : [], model };
       case 'message_delta':
         take(event.usage);
-        return { event, choices: [], model, usage: unifiedUsage(usage) };
+        return { event, choices: [], model, usage: unifiedMessagesUsage(usage) };
       default:
         return { event, choices: [], model };
     }

@@ -12,7 +12,7 @@ import { messageFromChat } from './from-chat.js';
 import { messageAsEvents } from './message-events.js';
 import { judgedMessage, nativeAnswerOf, nativeAnswerText, NativeStreamEncoder, nativeChunkMapper } from './native-stream.js';
 import { MessagesStreamEncoder } from './stream-encoder.js';
-import { unifiedUsage } from './usage.js';
+import { unifiedMessagesUsage } from '../../../spec/messages-usage.js';
 
 const slices = (context: GatewayContext) => {
   const { auth, transform } = context;
@@ -24,7 +24,7 @@ const answeredWithJson = (forward: ForwardSlice): boolean => String(forward.head
 
 /** The client's answer from a Message: JSON, or its events when a stream was asked for (and the upstream answered in one body). */
 function messageAnswer(context: GatewayContext, message: MessagesResponse, upstream?: { value: unknown; bytes: Uint8Array }): GatewayResponse {
-  if (context.request.streaming) return { status: 200, headers: SSE_HEADERS, body: { bytes: Buffer.from(messageAsEvents(message)) } };
+  if (context.request.streaming) return { status: 200, headers: { ...SSE_HEADERS }, body: { bytes: Buffer.from(messageAsEvents(message)) } };
   return { status: 200, headers: {}, body: upstream ? jsonBody(message, upstream) : { json: message } };
 }
 
@@ -48,13 +48,13 @@ export async function respondNative(context: GatewayContext, provider: ProviderP
       judge: judge?.stream(nativeAnswerText),
       observe: relayObserver(transform, forward),
     });
-    return { status: 200, headers: SSE_HEADERS, body: { stream: body } };
+    return { status: 200, headers: { ...SSE_HEADERS }, body: { stream: body } };
   }
   const parsed = await readUpstreamJson(forward, provider.id, context.signal);
   forward.endedAt = performance.now();
   const mapped = mapAnswer(provider.id, () => adapter.fromUpstream(parsed.value, request, auth.target, forward.headers));
   const message = judge ? judgedMessage(await judge.response(nativeAnswerOf(mapped), nativeAnswerText)) : mapped;
-  transform.usage = unifiedUsage(message.usage);
+  transform.usage = unifiedMessagesUsage(message.usage);
   if (message.model) transform.model = message.model;
   return messageAnswer(context, message, parsed);
 }
@@ -82,7 +82,7 @@ export async function respondTranslated(context: GatewayContext, provider: Provi
       judge: judge?.stream(chatAnswerText),
       observe: relayObserver(transform, forward),
     });
-    return { status: 200, headers: SSE_HEADERS, body: { stream: body } };
+    return { status: 200, headers: { ...SSE_HEADERS }, body: { stream: body } };
   }
   const parsed = await readUpstreamJson(forward, provider.id, context.signal);
   forward.endedAt = performance.now();

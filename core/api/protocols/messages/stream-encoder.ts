@@ -3,7 +3,7 @@ import type { ChatChunkChoice, ChatCompletionChunk, ErrorBody, Usage } from '../
 import type { StreamEncoder } from '../../stream-relay.js';
 import { messagesErrorBody } from './errors.js';
 import { messageIdOf, stopReasonOf } from './from-chat.js';
-import { messagesUsage } from './usage.js';
+import { messagesUsage } from '../../../spec/messages-usage.js';
 
 /** One Messages stream event as SSE: its `type` is the event name. */
 export const sseEvent = (event: MessagesStreamEvent): string => `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;

@@ -1,5 +1,5 @@
-import type { MessagesUsage } from '../../../spec/messages.js';
-import type { Usage } from '../../../spec/unified.js';
+import type { MessagesUsage } from './messages.js';
+import type { Usage } from './unified.js';
 
 const count = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : 0);
 
@@ -8,7 +8,7 @@ const count = (value: unknown): number => (typeof value === 'number' && Number.i
  * cache reads and writes apart from `input_tokens`, the unified `prompt_tokens` includes them, with
  * the reads in `prompt_tokens_details.cached_tokens`.
  */
-export function unifiedUsage(usage: Partial<MessagesUsage> | undefined): Usage {
+export function unifiedMessagesUsage(usage: Readonly<Partial<Record<'input_tokens' | 'output_tokens' | 'cache_creation_input_tokens' | 'cache_read_input_tokens', number | null>>> | undefined): Usage {
   const cacheRead = count(usage?.cache_read_input_tokens);
   const cacheCreation = count(usage?.cache_creation_input_tokens);
   const prompt = count(usage?.input_tokens) + cacheRead + cacheCreation;
@@ -21,7 +21,7 @@ export function unifiedUsage(usage: Partial<MessagesUsage> | undefined): Usage {
   };
 }
 
-/** Unified usage as the Messages API reports it (the inverse of {@link unifiedUsage}). */
+/** Unified usage as the Messages API reports it (the inverse of {@link unifiedMessagesUsage}). */
 export function messagesUsage(usage: Usage | null | undefined): MessagesUsage {
   const cacheRead = count(usage?.prompt_tokens_details?.cached_tokens);
   const cacheCreation = count(usage?.prompt_tokens_details?.cache_creation_tokens);
