@@ -1,6 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import test from 'ava';
 import OpenAI from 'openai';
+import { bannedWords } from '../../plugins/guardrails/index.js';
 import { anthropic } from '../../plugins/providers/anthropic/index.js';
 import { openai } from '../../plugins/providers/openai/index.js';
 import { checkMessagesStream } from '../fakes/messages-stream.js';
@@ -28,7 +29,16 @@ test.before(async () => {
   responsesFake = await startResponsesFake();
   responsesFake.answer({ kind: 'text', text: 'Native cached hello', reasoning: 'Thought briefly.' });
   chatFake = await startFake(echoUpstream().handler);
-  gateway = await startGateway({ providers: [openai(), anthropic()], cache: { default: { mode: 'simple', max_age: 600 } } });
+  const shared = { mode: 'simple' as const, namespace: 'proto-team' };
+  gateway = await startGateway({
+    providers: [openai(), anthropic()],
+    cache: { default: { mode: 'simple', max_age: 600 } },
+    policies: { 'no-hello': { output: [bannedWords({ words: ['hello'] })] } },
+    routes: {
+      'shared-messages': { strategy: { mode: 'single' }, cache: shared, targets: [{ provider: 'anthropic', custom_host: messagesFake.baseUrl }] },
+      'shared-responses': { strategy: { mode: 'single' }, cache: shared, targets: [{ provider: 'openai', custom_host: responsesFake.baseUrl }] },
+    },
+  });
 });
 
 test.after.always(async () => {
@@ -203,4 +213,69 @@ test.serial('two keys never read each other’s Messages or Responses answers; a
   t.is(hit.costUsd, undefined, 'a hit costs nothing');
   t.is(hit.usage, undefined);
   t.is(hit.cache?.savedUsd, miss.costUsd);
+});
+
+test.serial('output guardrails judge a hit: an answer stored for one key is denied, as each protocol denies, for a key whose policy forbids it', async (t) => {
+  const open = (await createKey(t, gateway, { name: 'proto-cache-open', provider: 'anthropic', provider_key: PROVIDER_KEY })).key;
+  const guarded = (await createKey(t, gateway, { name: 'proto-cache-guarded', provider: 'anthropic', provider_key: PROVIDER_KEY, guardrail_policy: 'no-hello' })).key;
+  const messagesVia = (key: string) => anthropicClient(gateway.url, { 'x-gateway-api-key': key, 'x-gateway-config': 'shared-messages' });
+  const responsesVia = (key: string) =>
+    new OpenAI({ apiKey: PROVIDER_KEY, baseURL: `${gateway.url}/v1`, maxRetries: 0, timeout: 10_000, defaultHeaders: { 'x-gateway-api-key': key, 'x-gateway-config': 'shared-responses' } });
+  const text = 'judged on a hit';
+
+  const stored = await messagesVia(open).messages.create(messageBody(text)).withResponse();
+  t.is(stored.response.headers.get('x-gateway-cache'), 'MISS');
+  const denied = await messagesVia(guarded).messages.create(messageBody(text)).withResponse();
+  t.is(denied.response.headers.get('x-gateway-cache'), 'HIT');
+  t.is(denied.data.stop_reason, 'refusal');
+  t.deepEqual(denied.data.content, []);
+  const deniedStream = await postMessages(gateway.url, { ...messageBody(text), stream: true }, { 'x-api-key': guarded, 'x-gateway-config': 'shared-messages' });
+  t.is(deniedStream.headers.get('x-gateway-cache'), 'HIT');
+  const checked = checkMessagesStream(await deniedStream.text());
+  t.is(checked.message.stop_reason, 'refusal');
+  t.false(JSON.stringify(checked.events).includes('hello'));
+  t.is(calls(messagesFake, text), 1);
+
+  const response = await responsesVia(open).responses.create(responseBody(text)).withResponse();
+  t.is(response.response.headers.get('x-gateway-cache'), 'MISS');
+  t.regex(response.data.output_text, /hello/);
+  const filtered = await responsesVia(guarded).responses.create(responseBody(text)).withResponse();
+  t.is(filtered.response.headers.get('x-gateway-cache'), 'HIT');
+  t.is(filtered.data.status, 'incomplete');
+  t.is(filtered.data.incomplete_details?.reason, 'content_filter');
+  t.false(filtered.data.output_text.includes('hello'));
+  const grammar = await collectResponsesStream(await responsesVia(guarded).responses.create({ ...responseBody(text), stream: true }));
+  t.deepEqual(grammar.problems, []);
+  t.is(grammar.terminal, 'response.incomplete');
+  t.is(calls(responsesFake, text), 1);
+});
+
+test.serial('a refusal, an incomplete Response and a stream that failed are never stored', async (t) => {
+  t.teardown(() => {
+    messagesFake.answer({ content: [{ type: 'text', text: 'Cached hello' }, { type: 'tool_use', id: 'toolu_01', name: 'get_weather', input: { city: 'Paris' } }], stopReason: 'tool_use' });
+    responsesFake.answer({ kind: 'text', text: 'Native cached hello', reasoning: 'Thought briefly.' });
+  });
+  messagesFake.answer({ content: [{ type: 'text', text: 'I will not.' }], stopReason: 'refusal' });
+  const refusal = 'messages refusal';
+  await messagesStream(nativeMessages(), refusal);
+  const again = await nativeMessages().messages.create(messageBody(refusal)).withResponse();
+  t.is(again.response.headers.get('x-gateway-cache'), 'MISS');
+  t.is(calls(messagesFake, refusal), 2);
+
+  responsesFake.answer({ kind: 'text', text: 'Cut short', status: 'incomplete' });
+  const incomplete = 'responses incomplete';
+  for (let round = 0; round < 2; round++) {
+    const grammar = await collectResponsesStream(await nativeResponses().responses.create({ ...responseBody(incomplete), stream: true }));
+    t.is(grammar.terminal, 'response.incomplete');
+  }
+  t.is(calls(responsesFake, incomplete), 2);
+
+  responsesFake.answer({ kind: 'streamError', text: 'Half', message: 'upstream broke' });
+  const failed = 'responses failed stream';
+  for (let round = 0; round < 2; round++) {
+    const { data, response } = await nativeResponses().responses.create({ ...responseBody(failed), stream: true }).withResponse();
+    t.is(response.headers.get('x-gateway-cache'), 'MISS');
+    t.is((await collectResponsesStream(data)).terminal, 'response.failed');
+  }
+  t.is(calls(responsesFake, failed), 2);
 });
