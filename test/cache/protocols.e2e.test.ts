@@ -30,6 +30,8 @@ test.before(async () => {
   responsesFake.answer({ kind: 'text', text: 'Native cached hello', reasoning: 'Thought briefly.' });
   chatFake = await startFake(echoUpstream().handler);
   const shared = { mode: 'simple' as const, namespace: 'proto-team' };
+  // The echo fake's bag-of-words embeddings: the same words in another order are similar.
+  const semantic = { mode: 'semantic' as const, namespace: 'proto-semantic', embedding: { provider: 'openai', custom_host: chatFake.baseUrl, model: 'fake-embed' } };
   gateway = await startGateway({
     providers: [openai(), anthropic()],
     cache: { default: { mode: 'simple', max_age: 600 } },
@@ -37,6 +39,8 @@ test.before(async () => {
     routes: {
       'shared-messages': { strategy: { mode: 'single' }, cache: shared, targets: [{ provider: 'anthropic', custom_host: messagesFake.baseUrl }] },
       'shared-responses': { strategy: { mode: 'single' }, cache: shared, targets: [{ provider: 'openai', custom_host: responsesFake.baseUrl }] },
+      'semantic-messages': { strategy: { mode: 'single' }, cache: semantic, targets: [{ provider: 'openai', custom_host: chatFake.baseUrl }] },
+      'semantic-responses': { strategy: { mode: 'single' }, cache: semantic, targets: [{ provider: 'openai', custom_host: responsesFake.baseUrl }] },
     },
   });
 });
@@ -278,4 +282,26 @@ test.serial('a refusal, an incomplete Response and a stream that failed are neve
     t.is((await collectResponsesStream(data)).terminal, 'response.failed');
   }
   t.is(calls(responsesFake, failed), 2);
+});
+
+test.serial('semantic mode: the same words in another order hit on Messages (its messages) and Responses (its input)', async (t) => {
+  const first = 'Please summarise the meeting notes about the spring budget for the whole team today';
+  const reordered = 'today, for the whole team: please summarise the meeting notes about the spring budget';
+  const messagesVia = () => anthropicClient(gateway.url, { 'x-gateway-config': 'semantic-messages' });
+  const stored = await messagesVia().messages.create(messageBody(first)).withResponse();
+  t.is(stored.response.headers.get('x-gateway-cache'), 'MISS');
+  const near = await messagesVia().messages.create(messageBody(reordered)).withResponse();
+  t.is(near.response.headers.get('x-gateway-cache'), 'SEMANTIC-HIT');
+  t.deepEqual(near.data.content, stored.data.content);
+  const other = await messagesVia().messages.create({ ...messageBody(reordered), max_tokens: 65 }).withResponse();
+  t.is(other.response.headers.get('x-gateway-cache'), 'MISS', 'other parameters never share an answer');
+
+  const responsesVia = () =>
+    new OpenAI({ apiKey: PROVIDER_KEY, baseURL: `${gateway.url}/v1`, maxRetries: 0, timeout: 10_000, defaultHeaders: { 'x-gateway-api-key': ACCOUNT_KEY, 'x-gateway-config': 'semantic-responses' } });
+  const response = await responsesVia().responses.create(responseBody(first)).withResponse();
+  t.is(response.response.headers.get('x-gateway-cache'), 'MISS');
+  const nearResponse = await responsesVia().responses.create(responseBody(reordered)).withResponse();
+  t.is(nearResponse.response.headers.get('x-gateway-cache'), 'SEMANTIC-HIT');
+  t.is(nearResponse.data.output_text, response.data.output_text);
+  t.is(calls(responsesFake, reordered), 0);
 });
