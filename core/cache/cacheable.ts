@@ -1,4 +1,4 @@
-import type { GatewayContext, GatewayResponse } from '../pipeline/context.js';
+import type { AnswerRecorder, GatewayContext, GatewayResponse } from '../pipeline/context.js';
 import type { Usage } from '../spec/unified.js';
 
 /**
@@ -55,4 +55,28 @@ export function withoutDefaults(body: Readonly<Record<string, unknown>>, default
     identity[field] = value;
   }
   return identity;
+}
+
+/**
+ * A recorder for a stream relay whose chunks are not the operation's answer (a protocol translated
+ * to chat, a protocol's native events): the chunks are added up by `assembly`, and once the stream
+ * is complete its result, made the answer by `finish`, is reported whole to `recorder`, then
+ * `recorder.complete()` stores it. Undefined without a recorder (nothing to store).
+ */
+export function assembledRecorder<Chunk, Assembled, Answer>(
+  recorder: AnswerRecorder | undefined,
+  assembly: StreamAssembly<Chunk, Assembled>,
+  finish: (assembled: Assembled) => Answer,
+): AnswerRecorder | undefined {
+  if (recorder === undefined) return undefined;
+  return {
+    answer: (answer) => recorder.answer(answer),
+    chunk: (chunk) => assembly.push(chunk as Chunk),
+    async complete() {
+      const assembled = assembly.result();
+      if (assembled === undefined) return;
+      recorder.answer(finish(assembled));
+      await recorder.complete();
+    },
+  };
 }

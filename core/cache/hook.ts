@@ -189,8 +189,9 @@ class AnswerStore implements AnswerRecorder {
     (this.assembly ??= this.cacheable.assemble?.())?.push(chunk);
   }
 
+  /** Stores the chunks added up, or (when no chunk came) the whole answer reported by `answer()`: a stream encoder may report its final object. */
   async complete(): Promise<void> {
-    const answer = this.assembly?.result();
+    const answer = this.assembly ? this.assembly.result() : this.whole;
     if (answer !== undefined) await this.save(answer);
   }
 

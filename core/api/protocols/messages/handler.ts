@@ -5,6 +5,7 @@ import type { MessagesCountRequest, MessagesRequest } from '../../../spec/messag
 import type { ChatRequest } from '../../../spec/unified.js';
 import { respondWithJson } from '../../json-response.js';
 import { type OperationHandler, unsupportedOperation } from '../../operation.js';
+import { messagesCache } from './cache.js';
 import { estimateInputTokens } from './count-tokens.js';
 import { renderMessagesError } from './errors.js';
 import { respondNative, respondTranslated } from './respond.js';
@@ -66,6 +67,8 @@ export const messages: OperationHandler = {
     if (!native) throw new Error('messages response without a native adapter or a translation');
     return respondNative(context, provider, forward, native);
   },
+
+  cache: messagesCache,
 };
 
 /** The provider's native token counter for `model`, if it has one. */

@@ -1,3 +1,4 @@
+import { assembledRecorder } from '../../../cache/cacheable.js';
 import { SseDecoder } from '../../../http/sse.js';
 import type { ForwardSlice, GatewayContext, GatewayResponse } from '../../../pipeline/context.js';
 import type { MessagesAdapter, ProviderPlugin } from '../../../spec/provider.js';
@@ -6,10 +7,12 @@ import type { ChatRequest } from '../../../spec/unified.js';
 import { chatAnswerText } from '../../answer-text.js';
 import { jsonBody } from '../../json-response.js';
 import { mapAnswer, readUpstreamJson } from '../../operation.js';
+import { ChatAssembly } from '../../stream-assembly.js';
 import { relayStream } from '../../stream-relay.js';
 import { relayObserver, SSE_HEADERS } from '../../streamed-response.js';
 import { messageFromChat } from './from-chat.js';
 import { messageAsEvents } from './message-events.js';
+import { MessageAssembly } from './message-assembly.js';
 import { judgedMessage, nativeAnswerOf, nativeAnswerText, NativeStreamEncoder, nativeChunkMapper } from './native-stream.js';
 import { MessagesStreamEncoder } from './stream-encoder.js';
 import { unifiedMessagesUsage } from '../../../spec/messages-usage.js';
@@ -23,7 +26,7 @@ const slices = (context: GatewayContext) => {
 const answeredWithJson = (forward: ForwardSlice): boolean => String(forward.headers['content-type'] ?? '').startsWith('application/json');
 
 /** The client's answer from a Message: JSON, or its events when a stream was asked for (and the upstream answered in one body). */
-function messageAnswer(context: GatewayContext, message: MessagesResponse, upstream?: { value: unknown; bytes: Uint8Array }): GatewayResponse {
+export function messageAnswer(context: GatewayContext, message: MessagesResponse, upstream?: { value: unknown; bytes: Uint8Array }): GatewayResponse {
   if (context.request.streaming) return { status: 200, headers: { ...SSE_HEADERS }, body: { bytes: Buffer.from(messageAsEvents(message)) } };
   return { status: 200, headers: {}, body: upstream ? jsonBody(message, upstream) : { json: message } };
 }
@@ -46,6 +49,7 @@ export async function respondNative(context: GatewayContext, provider: ProviderP
       signal: context.signal,
       provider: provider.id,
       judge: judge?.stream(nativeAnswerText),
+      record: assembledRecorder(context.cache?.recorder, new MessageAssembly(), (message) => message),
       observe: relayObserver(transform, forward),
     });
     return { status: 200, headers: { ...SSE_HEADERS }, body: { stream: body } };
@@ -53,6 +57,7 @@ export async function respondNative(context: GatewayContext, provider: ProviderP
   const parsed = await readUpstreamJson(forward, provider.id, context.signal);
   forward.endedAt = performance.now();
   const mapped = mapAnswer(provider.id, () => adapter.fromUpstream(parsed.value, request, auth.target, forward.headers));
+  context.cache?.recorder?.answer(mapped);
   const message = judge ? judgedMessage(await judge.response(nativeAnswerOf(mapped), nativeAnswerText)) : mapped;
   transform.usage = unifiedMessagesUsage(message.usage);
   if (message.model) transform.model = message.model;
@@ -80,6 +85,7 @@ export async function respondTranslated(context: GatewayContext, provider: Provi
       signal: context.signal,
       provider: provider.id,
       judge: judge?.stream(chatAnswerText),
+      record: assembledRecorder(context.cache?.recorder, new ChatAssembly(), (answer) => messageFromChat(answer, request.model)),
       observe: relayObserver(transform, forward),
     });
     return { status: 200, headers: { ...SSE_HEADERS }, body: { stream: body } };
@@ -87,6 +93,7 @@ export async function respondTranslated(context: GatewayContext, provider: Provi
   const parsed = await readUpstreamJson(forward, provider.id, context.signal);
   forward.endedAt = performance.now();
   const mapped = mapAnswer(provider.id, () => adapter.fromUpstream(parsed.value, chat, target, forward.headers));
+  context.cache?.recorder?.answer(messageFromChat(mapped, request.model));
   const response = judge ? await judge.response(mapped, chatAnswerText) : mapped;
   if (response.usage) transform.usage = response.usage;
   if (response.model) transform.model = response.model;

@@ -6,6 +6,7 @@ import type { ResponseItem, ResponseObject, ResponsesRequest } from '../../../sp
 import { type OperationHandler, unsupportedOperation } from '../../operation.js';
 import { withProviderRoles } from '../../chat-completions.js';
 import { newId } from './responses-objects.js';
+import { responsesCache } from './responses-cache.js';
 import { nativeBody } from './responses-native-body.js';
 import { respondNative, respondTranslated, type Attempt } from './responses-respond.js';
 import { validateResponsesRequest } from './responses-schema.js';
@@ -118,6 +119,12 @@ export function createResponsesProtocol(options: ResponsesProtocolOptions): { ha
       if (!attempt) throw new Error('responses answer without an attempt');
       const finished = async (response: ResponseObject) => {
         const request = context.request.body as ResponsesRequest;
+        // The response cache (a stateless request's miss) stores a completed response; a failed or filtered one never.
+        const recorder = context.cache?.recorder;
+        if (recorder && response.status === 'completed') {
+          recorder.answer(response);
+          await recorder.complete();
+        }
         if (request.store === false) return;
         try {
           await options.store.put({
@@ -137,6 +144,8 @@ export function createResponsesProtocol(options: ResponsesProtocolOptions): { ha
         ? respondNative(context, provider, forward, attempt, finished)
         : respondTranslated(context, provider, forward, { ...attempt, state }, finished);
     },
+
+    cache: responsesCache,
 
     dropped(context) {
       const attempt = states.get(context)?.attempt;
