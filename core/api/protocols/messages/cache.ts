@@ -3,7 +3,7 @@ import { isRecord } from '../../../spec/is-record.js';
 import type { MessagesResponse } from '../../../spec/messages.js';
 import { messageAnswer } from './respond.js';
 import { judgedMessage, nativeAnswerOf, nativeAnswerText } from './native-stream.js';
-import { unifiedUsage } from './usage.js';
+import { unifiedMessagesUsage } from '../../../spec/messages-usage.js';
 
 /** A message's text (a string, or text blocks only); undefined when it holds anything else (images, tool calls). */
 function messageText(content: unknown): string | undefined {
@@ -39,7 +39,7 @@ export const messagesCache: CacheableOperation<MessagesResponse> = {
     return { text: lines.join('\n'), rest };
   },
   storable: (message) => Array.isArray(message.content) && typeof message.stop_reason === 'string' && message.stop_reason !== 'refusal',
-  usage: (message) => ({ usage: unifiedUsage(message.usage), ...(message.model ? { model: message.model } : {}) }),
+  usage: (message) => ({ usage: unifiedMessagesUsage(message.usage), ...(message.model ? { model: message.model } : {}) }),
   async replay(context, message) {
     const judge = context.guardrail?.output;
     const judged = judge ? judgedMessage(await judge.response(nativeAnswerOf(message), nativeAnswerText)) : message;
