@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { once } from 'node:events';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { join } from 'node:path';
 
 /** What the fake received. `closed` resolves when the client side of that request went away. */
@@ -195,9 +195,19 @@ export const openAIHandler: FakeHandler = (request, response) => {
 export async function startFake(handler: FakeHandler = openAIChatHandler): Promise<Fake> {
   let current = handler;
   const requests: RecordedRequest[] = [];
+  // One close listener per connection, telling every request it carried (a listener per request
+  // piled up on keep-alive connections: MaxListenersExceededWarning).
+  const waiting = new WeakMap<Socket, Array<() => void>>();
+  const closedAfter = (socket: Socket, arrived: number) =>
+    new Promise<number>((resolve) => {
+      const done = () => resolve(performance.now() - arrived);
+      const list = waiting.get(socket);
+      if (list === undefined || socket.destroyed) done();
+      else list.push(done);
+    });
   const server = createServer(async (incoming, response) => {
     const arrived = performance.now();
-    const closed = new Promise<number>((resolve) => incoming.socket.once('close', () => resolve(performance.now() - arrived)));
+    const closed = closedAfter(incoming.socket, arrived);
     const chunks: Buffer[] = [];
     try {
       for await (const chunk of incoming) chunks.push(chunk as Buffer);
@@ -220,6 +230,13 @@ export async function startFake(handler: FakeHandler = openAIChatHandler): Promi
     } catch (error) {
       if (!response.headersSent) response.writeHead(500).end(String(error));
     }
+  });
+  server.on('connection', (socket: Socket) => {
+    const list: Array<() => void> = [];
+    waiting.set(socket, list);
+    socket.once('close', () => {
+      for (const done of list.splice(0)) done();
+    });
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
