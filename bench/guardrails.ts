@@ -3,6 +3,7 @@
 // stage itself on a 1 KB prompt. Prints figures only; never fails on a slow result.
 import { cpus, loadavg } from 'node:os';
 import { chatAnswerText } from '../core/api/answer-text.js';
+import { chatCompletions } from '../core/api/chat-completions.js';
 import { guardrailHook } from '../core/hooks/guardrail.js';
 import { PolicyRegistry } from '../core/guardrails/registry.js';
 import type { GatewayContext } from '../core/pipeline/context.js';
@@ -30,7 +31,8 @@ const policies = new PolicyRegistry(
   },
   () => pluginDependencies(),
 );
-const hook = guardrailHook({ policies, defaultPolicy: 'five' });
+const operations = new Map([['chat', chatCompletions]]);
+const hook = guardrailHook({ policies, defaultPolicy: 'five', operations });
 const signal = new AbortController().signal;
 
 function context(): GatewayContext {
@@ -67,7 +69,7 @@ async function measure(run: () => Promise<void>): Promise<number> {
 }
 
 async function main(): Promise<void> {
-  const unguarded = guardrailHook({ policies: new PolicyRegistry({}, () => pluginDependencies()) });
+  const unguarded = guardrailHook({ policies: new PolicyRegistry({}, () => pluginDependencies()), operations });
   const baseline = await measure(async () => {
     await unguarded.run(context(), async () => {});
   });

@@ -342,7 +342,7 @@ function registerServices(container: DependencyContainer, config: ResolvedConfig
         }),
         vault.hooks.admit,
         ...(config.logs.bodies === false ? [] : [bodyCaptureHook({ policy: config.logs.bodies, maxBytes: config.logs.bodyMaxBytes })]),
-        guardrailHook({ policies: c.resolve(TOKENS.policies), defaultPolicy: config.defaultPolicy }),
+        guardrailHook({ policies: c.resolve(TOKENS.policies), defaultPolicy: config.defaultPolicy, operations }),
         cacheHook({
           cache: c.resolve(TOKENS.responseCache),
           operations,

@@ -4,6 +4,7 @@ import { chatAnswerText } from './answer-text.js';
 import { refusedContentPart } from '../spec/content-parts.js';
 import type { ChatCompletionChunk, ChatRequest, ChatResponse } from '../spec/unified.js';
 import type { ProviderPlugin } from '../spec/provider.js';
+import { requestParameters, requestTexts, rewriteRequest } from '../guardrails/chat-texts.js';
 import { validateChatRequest } from './chat-schema.js';
 import { chatStreamShape, completionAsStream } from './chat-stream.js';
 import { strictChatResponse } from './chat-strict.js';
@@ -46,6 +47,11 @@ export function withProviderRoles(request: ChatRequest, provider: ProviderPlugin
 export const chatCompletions: OperationHandler = {
   name: 'chat',
   mapsErrors: true,
+  judged(body) {
+    const chat = body as ChatRequest;
+    const { texts, slots } = requestTexts(chat);
+    return { texts, parameters: requestParameters(chat), rewrite: (rewritten, parameters) => rewriteRequest(chat, slots, rewritten, parameters) };
+  },
 
   async parse(request, options) {
     const raw = await readBody(request, options.bodyLimitBytes, options);

@@ -8,6 +8,7 @@ import type { ForwardSlice, GatewayContext, GatewayResponse, RequestSlice } from
 import type { CacheableOperation } from '../cache/cacheable.js';
 import type { ProviderPlugin, ProviderTarget, UpstreamRequest } from '../spec/provider.js';
 import type { OperationName } from '../spec/unified.js';
+import type { GuardrailParameters } from '../spec/guardrail.js';
 
 /**
  * One operation of the unified API, as the core handles it: how its request is read and validated,
@@ -34,6 +35,12 @@ export interface OperationHandler {
    * How the response cache may serve this operation's answers again (docs/cache.md, "Making an
    * operation cacheable"); absent: never cached.
    */
+  /**
+   * What input guardrails judge of this operation's request (its texts and parameters) and how a
+   * transform verdict rewrites it; absent: the text field the guardrail stage knows for the
+   * operation (`prompt`, `input`), if any.
+   */
+  readonly judged?: (body: unknown) => JudgedRequest;
   readonly cache?: CacheableOperation<any, any>;
   /**
    * The JSON body of an error on this operation's route (the gateway's own and mapped upstream
@@ -52,6 +59,14 @@ export interface OperationHandler {
    * stage before mapping, for the request's first target.
    */
   answerLocally?(context: GatewayContext, provider: ProviderPlugin): Promise<GatewayResponse | undefined>;
+}
+
+/** What input guardrails judge of a request, and how their transform verdict rewrites it. */
+export interface JudgedRequest {
+  readonly texts: string[];
+  readonly parameters: GuardrailParameters;
+  /** The request body with rewritten texts and parameters; absent when the operation has none to rewrite. */
+  readonly rewrite?: (texts: readonly string[], parameters: GuardrailParameters) => unknown;
 }
 
 /** Thrown inside a read to stop it once enough has been read. */

@@ -1,17 +1,11 @@
 import { runChain } from '../guardrails/chain.js';
-import { requestParameters, requestTexts, rewriteRequest } from '../guardrails/chat-texts.js';
 import { fieldParameters, fieldTexts, rewriteField, TEXT_FIELDS } from '../guardrails/field-texts.js';
 import { createOutputJudge } from '../guardrails/output/index.js';
 import type { PolicyRegistry } from '../guardrails/registry.js';
 import { errors } from '../errors.js';
 import type { GatewayContext } from '../pipeline/context.js';
 import type { Hook } from '../pipeline/hook.js';
-import type { GuardrailParameters } from '../spec/guardrail.js';
-import type { ChatRequest } from '../spec/unified.js';
-import type { MessagesRequest } from '../spec/messages.js';
-import { messagesJudgedRequest } from '../api/protocols/messages/texts.js';
-import type { ResponsesRequest } from '../spec/responses.js';
-import { responsesParameters, responsesTexts, rewriteResponsesRequest } from '../api/protocols/responses/responses-texts.js';
+import type { JudgedRequest, OperationHandler } from '../api/operation.js';
 import type { CompiledPolicy } from '../guardrails/registry.js';
 
 /**
@@ -21,8 +15,13 @@ import type { CompiledPolicy } from '../guardrails/registry.js';
  * is installed as the context's output judge (`core/guardrails/output/`), which the operation applies to the plain answer or
  * to the stream as it flows.
  */
-export function guardrailHook(dependencies: { policies: PolicyRegistry; defaultPolicy?: string }): Hook {
-  const { policies, defaultPolicy } = dependencies;
+export function guardrailHook(dependencies: {
+  policies: PolicyRegistry;
+  defaultPolicy?: string;
+  /** The unified operations by name: each may declare what its request gives input guardrails to judge. */
+  operations: ReadonlyMap<string, OperationHandler>;
+}): Hook {
+  const { policies, defaultPolicy, operations } = dependencies;
   return {
     name: 'gateway-guardrail',
     stage: 'guardrail',
@@ -43,7 +42,7 @@ export function guardrailHook(dependencies: { policies: PolicyRegistry; defaultP
           { code: 'passthrough_not_judged' },
         );
       }
-      if (policy.input.length > 0) await judgeInput(context, policy);
+      if (policy.input.length > 0) await judgeInput(context, policy, operations.get(context.operation));
       // Operations whose answers carry text (chat, text completions) apply it; the others ignore it.
       if (policy.output.length > 0) context.guardrail.output = createOutputJudge(context, policy);
       await next();
@@ -51,8 +50,8 @@ export function guardrailHook(dependencies: { policies: PolicyRegistry; defaultP
   };
 }
 
-async function judgeInput(context: GatewayContext, policy: CompiledPolicy): Promise<void> {
-  const { texts, parameters, rewrite } = judgedRequest(context);
+async function judgeInput(context: GatewayContext, policy: CompiledPolicy, operation: OperationHandler | undefined): Promise<void> {
+  const { texts, parameters, rewrite } = judgedRequest(context, operation);
   const records = context.guardrail!.verdicts;
   const outcome = await runChain(
     policy.input,
@@ -80,30 +79,14 @@ async function judgeInput(context: GatewayContext, policy: CompiledPolicy): Prom
   }
 }
 
-interface JudgedRequest {
-  readonly texts: string[];
-  readonly parameters: GuardrailParameters;
-  /** The request body with rewritten texts and parameters; absent when the operation has none to rewrite. */
-  readonly rewrite?: (texts: readonly string[], parameters: GuardrailParameters) => unknown;
-}
 
 /**
- * What input guardrails judge of a request: chat messages' texts, Messages API texts, a Responses
- * request's instructions and input, or the text field of the other operations that have one
+ * What input guardrails judge of a request: what its operation declares (chat messages, the
+ * Messages and Responses APIs' texts), or the text field of the other operations that have one
  * (completion prompts, embedding and speech inputs, image prompts).
  */
-function judgedRequest(context: GatewayContext): JudgedRequest {
-  if (context.operation === 'chat') {
-    const chat = context.request.body as ChatRequest;
-    const { texts, slots } = requestTexts(chat);
-    return { texts, parameters: requestParameters(chat), rewrite: (rewritten, parameters) => rewriteRequest(chat, slots, rewritten, parameters) };
-  }
-  if (context.operation === 'messages' || context.operation === 'messagesCountTokens') return messagesJudgedRequest(context.request.body as MessagesRequest);
-  if (context.operation === 'responses') {
-    const request = context.request.body as ResponsesRequest;
-    const { texts, slots } = responsesTexts(request);
-    return { texts, parameters: responsesParameters(request), rewrite: (rewritten, parameters) => rewriteResponsesRequest(request, slots, rewritten, parameters) };
-  }
+function judgedRequest(context: GatewayContext, operation: OperationHandler | undefined): JudgedRequest {
+  if (operation?.judged) return operation.judged(context.request.body);
   const field = TEXT_FIELDS[context.operation];
   if (field === undefined) return { texts: [], parameters: {} };
   const body = context.request.body as Record<string, unknown>;

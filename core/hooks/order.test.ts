@@ -18,7 +18,7 @@ function builtInHooks(): Hook[] {
     authHook({ registry: unused, accountKey: unused, customHosts: unused }),
     limits.admit,
     bodyCaptureHook({ policy: true, maxBytes: 1 }),
-    guardrailHook({ policies: unused }),
+    guardrailHook({ policies: unused, operations: new Map() }),
     cacheHook({ cache: unused, operations: new Map(), embed: unused, clock: unused, logger: unused, price: unused }),
     transformHook({ operations: new Map() }),
     forwardHook({ upstream: unused, memoryBudget: unused, maxAnswerBytes: 1 }),

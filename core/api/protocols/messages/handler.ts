@@ -10,6 +10,7 @@ import { estimateInputTokens } from './count-tokens.js';
 import { renderMessagesError } from './errors.js';
 import { respondNative, respondTranslated } from './respond.js';
 import { validateCountRequest, validateMessagesRequest } from './schema.js';
+import { messagesJudgedRequest } from './texts.js';
 import { chatRequestOf } from './to-chat.js';
 
 const ROUTE = 'POST /v1/messages';
@@ -34,6 +35,7 @@ export const messages: OperationHandler = {
   name: 'messages',
   mapsErrors: true,
   renderError: renderMessagesError,
+  judged: (body) => messagesJudgedRequest(body as MessagesRequest),
 
   async parse(request, options) {
     const raw = await readBody(request, options.bodyLimitBytes, options);
@@ -82,6 +84,7 @@ export const messagesCountTokens: OperationHandler = {
   name: 'messagesCountTokens',
   mapsErrors: true,
   renderError: renderMessagesError,
+  judged: (body) => messagesJudgedRequest(body as MessagesRequest),
 
   async parse(request, options) {
     const raw = await readBody(request, options.bodyLimitBytes, options);

@@ -11,6 +11,7 @@ import { nativeBody } from './responses-native-body.js';
 import { respondNative, respondTranslated, type Attempt } from './responses-respond.js';
 import { validateResponsesRequest } from './responses-schema.js';
 import { type ConversationItem, conversationOf, ownerOf, type ResponseStore } from './responses-store.js';
+import { responsesParameters, responsesTexts, rewriteResponsesRequest } from './responses-texts.js';
 import { toChatRequest } from './responses-to-chat.js';
 
 /** How the Responses protocol is configured (`responses` in the gateway configuration). */
@@ -81,6 +82,11 @@ export function createResponsesProtocol(options: ResponsesProtocolOptions): { ha
   const handler: OperationHandler = {
     name: 'responses',
     mapsErrors: true,
+    judged(body) {
+      const request = body as ResponsesRequest;
+      const { texts, slots } = responsesTexts(request);
+      return { texts, parameters: responsesParameters(request), rewrite: (rewritten, parameters) => rewriteResponsesRequest(request, slots, rewritten, parameters) };
+    },
 
     async parse(request, parseOptions) {
       const raw = await readBody(request, parseOptions.bodyLimitBytes, parseOptions);
