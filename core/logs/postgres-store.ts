@@ -60,6 +60,27 @@ const MIGRATIONS: ReadonlyArray<string> = [
   'ALTER TABLE logs ADD COLUMN dropped_fields jsonb',
 ];
 
+/**
+ * Runs `work` in one transaction holding the log schema's advisory lock, once the schema exists.
+ * Every table kept in the log schema (the log's, the stored responses') is created this way:
+ * `CREATE SCHEMA IF NOT EXISTS` is not safe against a concurrent one from another instance.
+ */
+export async function inSchemaTransaction(pool: pg.Pool, schema: string, work: (client: pg.PoolClient) => Promise<void>): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`gateway-logs:${schema}`]);
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+    await work(client);
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
 type Row = Record<string, unknown>;
 
 const NUMERIC = new Set(['upstream_ms', 'ttft_ms', 'latency_ms', 'gateway_ms', 'cost_usd', 'cache_saved_usd']);
@@ -123,11 +144,7 @@ export class PostgresLogStore implements LogStore {
   }
 
   async init(): Promise<void> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
-      await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`gateway-logs:${this.schema}`]);
-      await client.query(`CREATE SCHEMA IF NOT EXISTS ${this.schema}`);
+    await inSchemaTransaction(this.pool, this.schema, async (client) => {
       await client.query(`CREATE TABLE IF NOT EXISTS ${this.schema}.log_schema_version (version integer NOT NULL)`);
       const current = await client.query(`SELECT max(version) AS version FROM ${this.schema}.log_schema_version`);
       const from = Number(current.rows[0]?.version ?? 0);
@@ -136,13 +153,7 @@ export class PostgresLogStore implements LogStore {
         await client.query(MIGRATIONS[index]);
         await client.query(`INSERT INTO ${this.schema}.log_schema_version (version) VALUES ($1)`, [index + 1]);
       }
-      await client.query('COMMIT');
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw error;
-    } finally {
-      client.release();
-    }
+    });
     const definition = [...COLUMNS.map((column) => `${column} ${typeOf(column)}`), 'request_body text', 'response_body text'].join(', ');
     this.insertSql = `WITH input AS (SELECT * FROM json_to_recordset($1::json) AS r(${definition})),
       inserted AS (INSERT INTO ${this.schema}.logs (${COLUMNS.join(', ')}) SELECT ${COLUMNS.join(', ')} FROM input ON CONFLICT (id) DO NOTHING RETURNING id)

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { inSchemaTransaction } from '../../../logs/postgres-store.js';
 import type { ResponseStore, StoredResponse } from './responses-store.js';
 
 type Row = { owner: string; id: string; created_ms: string | number; provider: string; previous_id: string | null; body: Pick<StoredResponse, 'input' | 'response'> };
@@ -33,25 +34,14 @@ export class PostgresResponseStore implements ResponseStore {
     return this.ready;
   }
 
-  private async create(): Promise<void> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
-      // The log store's lock: CREATE SCHEMA IF NOT EXISTS is not safe against a concurrent one.
-      await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`gateway-logs:${this.schema}`]);
-      await client.query(`CREATE SCHEMA IF NOT EXISTS ${this.schema}`);
+  private create(): Promise<void> {
+    return inSchemaTransaction(this.pool, this.schema, async (client) => {
       await client.query(
         `CREATE TABLE IF NOT EXISTS ${this.schema}.responses (owner text NOT NULL, id text NOT NULL, created_ms bigint NOT NULL, provider text NOT NULL,
            previous_id text, body jsonb NOT NULL, PRIMARY KEY (owner, id))`,
       );
       await client.query(`CREATE INDEX IF NOT EXISTS responses_created ON ${this.schema}.responses (created_ms)`);
-      await client.query('COMMIT');
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw error;
-    } finally {
-      client.release();
-    }
+    });
   }
 
   async put(record: StoredResponse): Promise<void> {
