@@ -202,7 +202,7 @@ export function parseRouteCache(value: unknown, param: string): RouteCache {
 }
 
 function parseEmbedding(value: unknown, param: string): CacheEmbedding {
-  if (!isRecord(value)) throw invalidRoute(param, 'expected an object such as { "provider": "openai", "model": "text-embedding-3-small" }.');
+  if (!isRecord(value)) throw invalidRoute(param, 'expected an embeddings target: an object with "model" and one of "provider" or "virtual_key".');
   for (const key of Object.keys(value)) if (!EMBEDDING_FIELDS.has(key)) throw invalidRoute(`${param}.${key}`, 'is not a field of an embeddings target.');
   const { model, ...target } = value;
   if (typeof model !== 'string' || model.length === 0 || model.length > 256) throw invalidRoute(`${param}.model`, 'expected the embeddings model, a non-empty string of at most 256 characters.');
