@@ -74,8 +74,9 @@ function flagMessage(error: GatewayError): string {
  * the secret.
  */
 async function promptHidden(stdin: NodeJS.ReadStream, stderr: NodeJS.WritableStream, label: string): Promise<string> {
-  stderr.write(label);
+  // Raw mode before the prompt: whatever is typed (or pasted) once the prompt shows is never echoed.
   stdin.setRawMode(true);
+  stderr.write(label);
   stdin.resume();
   try {
     let typed = '';
