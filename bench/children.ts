@@ -10,6 +10,10 @@ export interface ProcessUsage {
   /** The mock only: streams open now and the most ever open at once. */
   openStreams?: number;
   peakOpenStreams?: number;
+  /** Since the previous report: longest event-loop delay and GC pause (ms), GC pauses over 10 ms. */
+  loopDelayMaxMs?: number;
+  gcMaxMs?: number;
+  gcOver10Ms?: number;
 }
 
 /** A server child process, listening on loopback. */

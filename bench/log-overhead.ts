@@ -3,6 +3,9 @@
  * log on, bodies on) against an in-process mock, for a CPU profile (`node --cpu-prof`).
  *
  *   npm run build && npx node --cpu-prof --cpu-prof-dir=/tmp/prof dist/bench/log-overhead.js
+ *
+ * GATEWAY_LOG_SEARCH=false runs it without the body search index (the time to store the backlog
+ * after the last answer is printed too).
  */
 import { once } from 'node:events';
 import { createServer } from 'node:http';
@@ -35,7 +38,7 @@ const mockUrl = `http://127.0.0.1:${(mock.address() as AddressInfo).port}/v1`;
 const gateway = createGateway(
   { providers: [openai()] },
   {
-    environment: { NODE_ENV: 'production', GATEWAY_API_KEY: 'gw-bench-key-0123456789abcdef', GATEWAY_DATA_DIR: mkdtempSync(join(tmpdir(), 'log-overhead-')) },
+    environment: { NODE_ENV: 'production', GATEWAY_API_KEY: 'gw-bench-key-0123456789abcdef', GATEWAY_DATA_DIR: mkdtempSync(join(tmpdir(), 'log-overhead-')), GATEWAY_LOG_SEARCH: process.env.GATEWAY_LOG_SEARCH ?? 'true' },
     logDestination: pino.destination({ dest: '/dev/null', sync: false }),
   },
 );
@@ -43,6 +46,7 @@ const { url } = await gateway.listen(0, '127.0.0.1');
 const client = new Pool(url, { connections: 50 });
 const body = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'Say hello in a friendly way, please.' }] });
 let next = 0;
+const statuses: Record<number, number> = {};
 const started = performance.now();
 const cpu = process.cpuUsage();
 await Promise.all(
@@ -51,18 +55,21 @@ await Promise.all(
       const answer = await client.request({
         path: '/v1/chat/completions',
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-gateway-api-key': 'gw-bench-key-0123456789', 'x-gateway-provider': 'openai', 'x-gateway-custom-host': mockUrl, authorization: 'Bearer sk-bench' },
+        headers: { 'content-type': 'application/json', 'x-gateway-api-key': 'gw-bench-key-0123456789abcdef', 'x-gateway-provider': 'openai', 'x-gateway-custom-host': mockUrl, authorization: 'Bearer sk-bench' },
         body,
       });
+      statuses[answer.statusCode] = (statuses[answer.statusCode] ?? 0) + 1;
       await answer.body.dump();
     }
   }),
 );
 const seconds = (performance.now() - started) / 1000;
 const used = process.cpuUsage(cpu);
+const flushStarted = performance.now();
 await gateway.flushLogs();
+const flushed = (performance.now() - flushStarted) / 1000;
 process.stdout.write(
-  `${TOTAL} requests in ${seconds.toFixed(1)} s (${Math.round(TOTAL / seconds)} req/s), process CPU ${Math.round((used.user + used.system) / TOTAL)} µs/request (client, gateway, mock and log worker together), ${await gateway.logStore.count()} logged\n`,
+  `${TOTAL} requests in ${seconds.toFixed(1)} s (${Math.round(TOTAL / seconds)} req/s), process CPU ${Math.round((used.user + used.system) / TOTAL)} µs/request (client, gateway, mock and log worker together), ${await gateway.logStore.count()} logged, the backlog stored ${flushed.toFixed(1)} s after the last answer (search index ${process.env.GATEWAY_LOG_SEARCH === 'false' ? 'off' : 'on'}), statuses ${JSON.stringify(statuses)}\n`,
 );
 await client.close();
 await gateway.close();

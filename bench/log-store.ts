@@ -12,13 +12,14 @@
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { PostgresLogStore } from '../core/logs/postgres-store.js';
 import { timeOrderedId } from '../core/logs/entry.js';
 import type { LogRecord } from '../core/logs/record.js';
 import { SqliteWorkerStore } from '../core/logs/sqlite-worker-store.js';
 import type { LogQuery, LogStore, UsageQuery } from '../core/logs/store.js';
+import { KEYS, MODELS, PROVIDERS, random } from './log-rows.js';
 import { busyPercent, readMachineCpuTimes } from './machine.js';
+import { connectOrSkip } from './postgres-probe.js';
 
 const ROWS = Number(process.env.BENCH_LOG_ROWS ?? 1_000_000);
 const BATCH = 500;
@@ -28,19 +29,7 @@ const DAY = 86_400_000;
 /** `BENCH_LOG_STORES=sqlite` or `postgres` to run one. */
 const STORES = (process.env.BENCH_LOG_STORES ?? 'sqlite,postgres').split(',');
 
-const MODELS = Array.from({ length: 20 }, (_, index) => `model-${index}`);
-const PROVIDERS = ['openai', 'anthropic', 'bedrock', 'vertex'];
-const KEYS = Array.from({ length: 50 }, (_, index) => `vk_${index}`);
 const BODY = JSON.stringify({ model: 'model-1', messages: [{ role: 'user', content: 'Summarise the following text. '.repeat(8) }] });
-
-/** A deterministic pseudo-random sequence, so that both stores get the same kind of data. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state * 1664525 + 1013904223) >>> 0;
-    return state / 2 ** 32;
-  };
-}
 
 /** Rows in time order over the 7 days before `now`, as traffic arrives (with a little jitter). */
 function makeRows(count: number, now: number, next: () => number, offset: number): LogRecord[] {
@@ -56,6 +45,7 @@ function makeRows(count: number, now: number, next: () => number, offset: number
       caller_type: key ? 'virtual-key' : 'account',
       key_id: key ?? null,
       key_name: key ? `key ${key}` : null,
+      end_user: index % 2 === 0 ? `user-${(offset + index) % 997}` : null,
       provider: PROVIDERS[Math.floor(next() * PROVIDERS.length)],
       model: MODELS[Math.floor(next() * MODELS.length)],
       operation: 'chat',
@@ -136,6 +126,15 @@ async function queries(store: LogStore, now: number): Promise<Array<[string, str
   await report('filter by metadata team=team-3', page({ metadataKey: 'team', metadataValue: 'team-3' }), listed);
   await report('usage for a day, by model', usage('model'), (cells: unknown[]) => cells.length);
   await report('usage for a day, no grouping', usage('none'), (cells: unknown[]) => cells.length);
+  await report('usage for a day, by end user', usage('user'), (cells: unknown[]) => cells.length);
+  await report('usage for a day, by metadata.team', usage('metadata.team'), (cells: unknown[]) => cells.length);
+  // What GET /admin/usage/summary asks of the store for a day: the period overall and by key, end
+  // user and model (one scan), and the period before (another), together.
+  await report(
+    'usage summary for a day (2 scans)',
+    () => Promise.all([store.usageTotals({ from: dayEnd - DAY, to: dayEnd, groupBys: ['none', 'key', 'user', 'model'] }), store.usageTotals({ from: dayEnd - 2 * DAY, to: dayEnd - DAY, groupBys: ['none'] })]),
+    (results: unknown[][][]) => results.flat().reduce((total, cells) => total + cells.length, 0),
+  );
   await report('detail (get by id)', () => store.get(firstPage.data[0].id), (record) => (record ? 1 : 0));
   return lines;
 }
@@ -168,13 +167,8 @@ async function main(): Promise<void> {
 
   if (!STORES.includes('postgres')) return;
   const schema = `gw_bench_${process.pid}`;
-  const probe = new pg.Client({ connectionString: DATABASE_URL, connectionTimeoutMillis: 3000 });
-  try {
-    await probe.connect();
-  } catch (error) {
-    process.stdout.write(`PostgreSQL skipped: ${(error as Error).message}\n`);
-    return;
-  }
+  const probe = await connectOrSkip(DATABASE_URL);
+  if (!probe) return;
   try {
     await benchStore('PostgreSQL', new PostgresLogStore({ connectionString: DATABASE_URL, schema }), async () => {
       // As autovacuum would soon after a bulk load; without statistics the planner guesses.

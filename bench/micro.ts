@@ -1,5 +1,5 @@
 // `npm run build && npx node dist/bench/micro.js` (also run by `npm run bench`): what some of
-// issue 9's changes bought, each measured against the way it was done before, in one run, in this
+// issue 9's and issue 21's changes bought, each measured against the way it was done before, in one run, in this
 // process: CPU µs per operation (median of 5 rounds), and the wall time of reading a body on an
 // idle server. Prints figures only.
 import { once } from 'node:events';
@@ -9,6 +9,10 @@ import { PassThrough, pipeline, type Readable, Transform, Writable } from 'node:
 import { pipeInto } from '../core/http/pipe.js';
 import { readChunks } from '../core/http/body.js';
 import { countUnits } from '../plugins/guardrails/length-bounds/index.js';
+import { Counter, Histogram, Registry } from 'prom-client';
+import { GatewayMetrics } from '../core/metrics/metrics.js';
+import type { LogBodies, LogEntry } from '../core/logs/entry.js';
+import { textBodies, toLogRecord } from '../core/logs/record.js';
 
 const ROUNDS = 5;
 
@@ -84,8 +88,70 @@ function streamThrough(connect: (source: PassThrough, through: Transform) => Rea
   return new Promise((resolve) => out.once('end', resolve));
 }
 
+/** A finished virtual-key chat request's log entry and bodies, as the bench's requests make them. */
+const ENTRY: LogEntry = {
+  id: '019ab3c4-5d6e-7f80-9a1b-2c3d4e5f6a7b',
+  time: '2026-11-23T22:00:00.000Z',
+  traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
+  method: 'POST',
+  path: '/v1/chat/completions',
+  operation: 'chat',
+  provider: 'openai',
+  model: 'gpt-4o-mini',
+  status: 200,
+  outcome: 'ok',
+  caller: 'virtual-key:vk_0123',
+  callerType: 'virtual-key',
+  keyId: 'vk_0123',
+  keyName: 'bench',
+  streaming: false,
+  durationMs: 1.234,
+  gatewayMs: 0.456,
+  upstreamMs: 0.778,
+  usage: { promptTokens: 19, completionTokens: 10, totalTokens: 29 },
+  costUsd: 0.0000088,
+  metadata: {},
+  guardrails: [],
+};
+const BODIES: LogBodies = {
+  request: Buffer.from(JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: PROMPT }] })),
+  response: { json: JSON.parse(ANSWER.toString('utf8')), serialised: ANSWER },
+  secrets: ['sk-bench-provider-key-0123456789', 'vk-0123456789abcdef0123456789abcdef'],
+};
+
+/** prom-client's own counter and histograms fed per request, as the metrics sink did before issue 21. */
+function promClientSink(): (entry: LogEntry) => void {
+  const registers = [new Registry()];
+  const requests = new Counter({ name: 'r', help: 'r', labelNames: ['provider', 'model', 'operation', 'status'], registers });
+  const histogram = (name: string) => new Histogram({ name, help: name, labelNames: ['provider', 'operation'], buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300], registers });
+  const [overhead, upstream] = [histogram('o'), histogram('u')];
+  const tokens = new Counter({ name: 't', help: 't', labelNames: ['provider', 'model', 'type'], registers });
+  const cost = new Counter({ name: 'c', help: 'c', labelNames: ['provider', 'model'], registers });
+  return (entry) => {
+    const [provider, model, operation] = [entry.provider ?? '', entry.model ?? '', entry.operation];
+    requests.inc({ provider, model, operation, status: String(entry.status) });
+    overhead.observe({ provider, operation }, entry.gatewayMs / 1000);
+    upstream.observe({ provider, operation }, entry.upstreamMs! / 1000);
+    tokens.inc({ provider, model, type: 'prompt' }, entry.usage!.promptTokens);
+    tokens.inc({ provider, model, type: 'completion' }, entry.usage!.completionTokens);
+    cost.inc({ provider, model }, entry.costUsd!);
+  };
+}
+
 async function main(): Promise<void> {
   const rows: Array<[string, number, number]> = [];
+  const promClient = promClientSink();
+  const metrics = new GatewayMetrics();
+  rows.push([
+    'request metrics of one entry: prom-client inc/observe with labels → kept series (issue 21)',
+    await measure(100_000, () => promClient(ENTRY)),
+    await measure(100_000, () => metrics.sink.write(ENTRY)),
+  ]);
+  rows.push([
+    'log writer, request thread, per entry: record (redacted) + JSON → bodies as text + JSON (issue 21)',
+    await measure(50_000, () => JSON.stringify(toLogRecord(ENTRY, BODIES))),
+    await measure(50_000, () => JSON.stringify({ entry: ENTRY, bodies: textBodies(BODIES) })),
+  ]);
   const forAwait = await idleBodyRead(async (request) => {
     const chunks: Buffer[] = [];
     for await (const chunk of request) chunks.push(chunk as Buffer);

@@ -53,6 +53,7 @@ export interface PacedResult {
   p50Ms: number;
   p90Ms: number;
   p99Ms: number;
+  p999Ms: number;
   maxMs: number;
   /** How late the load tool itself sent requests whose connection was free (its timer's lateness). */
   sendLagP99Ms: number;
@@ -60,14 +61,17 @@ export interface PacedResult {
   maxQueued: number;
   /** The raw latencies and send lags (ms), so that runs can be merged ({@link mergePacedResults}). */
   samples: { latencies: Float64Array; lags: Float64Array; elapsedMs: number };
+  /** Per second from the start: answers slower than 20 ms and the slowest (see `PacedSchedule.slow`). */
+  slow?: ReadonlyMap<number, { count: number; maxMs: number }>;
 }
 
 /** The percentiles of sorted latencies and send lags (ms). */
-function latencyFigures(latencies: Float64Array, lags: Float64Array): Pick<PacedResult, 'p50Ms' | 'p90Ms' | 'p99Ms' | 'maxMs' | 'sendLagP99Ms'> {
+function latencyFigures(latencies: Float64Array, lags: Float64Array): Pick<PacedResult, 'p50Ms' | 'p90Ms' | 'p99Ms' | 'p999Ms' | 'maxMs' | 'sendLagP99Ms'> {
   return {
     p50Ms: percentileOfSorted(latencies, 0.5),
     p90Ms: percentileOfSorted(latencies, 0.9),
     p99Ms: percentileOfSorted(latencies, 0.99),
+    p999Ms: percentileOfSorted(latencies, 0.999),
     maxMs: latencies.length === 0 ? Number.NaN : latencies[latencies.length - 1],
     sendLagP99Ms: percentileOfSorted(lags, 0.99),
   };
@@ -112,6 +116,9 @@ export function mergePacedResults(results: readonly PacedResult[]): PacedResult 
  * due while every connection is busy waits in a FIFO queue and goes out on the next connection to
  * free up; its latency then counts from its due time (see `latencyStart`).
  */
+/** Latency (ms) above which an answer is listed in {@link PacedSchedule.slow}. */
+export const SLOW_MS = 20;
+
 export class PacedSchedule {
   readonly total: number;
   private readonly intervalMs: number;
@@ -131,6 +138,8 @@ export class PacedSchedule {
   private errors = 0;
   private firstError: string | undefined;
   private readonly statusCodes: Record<string, number> = {};
+  /** Per second of the run (from its start): answers slower than {@link SLOW_MS} and the slowest. */
+  readonly slow = new Map<number, { count: number; maxMs: number }>();
 
   constructor(private readonly options: { ratePerSecond: number; connections: number; durationSeconds: number; startAt: number }) {
     this.intervalMs = 1000 / options.ratePerSecond;
@@ -198,6 +207,12 @@ export class PacedSchedule {
       this.statusCodes[outcome.status] = (this.statusCodes[outcome.status] ?? 0) + 1;
       if (outcome.status < 200 || outcome.status > 299) this.non2xx++;
       this.latencies.push(now - dispatch.countFrom);
+      const latency = now - dispatch.countFrom;
+      if (latency > SLOW_MS) {
+        const second = Math.floor((now - this.options.startAt) / 1000);
+        const bin = this.slow.get(second) ?? { count: 0, maxMs: 0 };
+        this.slow.set(second, { count: bin.count + 1, maxMs: Math.max(bin.maxMs, latency) });
+      }
     }
     const connection = { connection: dispatch.connection, freeAt: now };
     const waiting = this.queue.shift();
@@ -231,6 +246,7 @@ export class PacedSchedule {
       ...latencyFigures(sorted, lags),
       maxQueued: this.maxQueued,
       samples: { latencies: sorted, lags, elapsedMs },
+      slow: this.slow,
     };
   }
 }

@@ -11,7 +11,8 @@
  * Settings: BENCH_DURATION (s, default 10), BENCH_WARMUP (s, 3), BENCH_CONNECTIONS (50), BENCH_RATE
  * (req/s; default as fast as possible), BENCH_MEMORY_EVERY (s: print memory periodically),
  * BENCH_HEAP_SNAPSHOTS (a directory: snapshots after the warm-up and after the load),
- * BENCH_ALLOCATIONS (a file: a sampling allocation profile of the load), LOG_LEVEL, GATEWAY_LOG_BODIES.
+ * BENCH_ALLOCATIONS (a file: a sampling allocation profile of the load; with BENCH_PROMOTED=1 only what
+ * survived the young generation), LOG_LEVEL, GATEWAY_LOG_BODIES.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -65,7 +66,7 @@ const gateway = createGateway(
     policies: benchPolicies(),
   },
   {
-    environment: { NODE_ENV: 'production', GATEWAY_API_KEY: accountKey, GATEWAY_DATA_DIR: dataDir, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info', GATEWAY_LOG_BODIES: process.env.GATEWAY_LOG_BODIES },
+    environment: { NODE_ENV: 'production', GATEWAY_API_KEY: accountKey, GATEWAY_DATA_DIR: dataDir, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info', GATEWAY_LOG_BODIES: process.env.GATEWAY_LOG_BODIES, GATEWAY_LOG_SEARCH: process.env.GATEWAY_LOG_SEARCH },
     logDestination: pino.destination({ dest: '/dev/null', sync: false }),
   },
 );
@@ -101,7 +102,9 @@ if (snapshots) writeHeapSnapshot(join(snapshots, 'before.heapsnapshot'));
 const allocations = process.env.BENCH_ALLOCATIONS ? new Session() : undefined;
 if (allocations) {
   allocations.connect();
-  await allocations.post('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+  // BENCH_PROMOTED=1: leave out what the young-generation GC collected, keeping what was promoted.
+  const promotedOnly = process.env.BENCH_PROMOTED === '1';
+  await allocations.post('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: !promotedOnly });
 }
 const loopDelay = monitorEventLoopDelay({ resolution: 1 });
 loopDelay.enable();

@@ -23,6 +23,13 @@ export interface UsageReport {
   /** The mock only: streams open now, and the most ever open at once. */
   openStreams?: number;
   peakOpenStreams?: number;
+  /**
+   * Since the previous usage report: the longest event-loop delay (ms, from a 10 ms
+   * `monitorEventLoopDelay`), the longest garbage-collection pause (ms) and the pauses over 10 ms.
+   */
+  loopDelayMaxMs?: number;
+  gcMaxMs?: number;
+  gcOver10Ms?: number;
 }
 
 /** Child → parent: it could not start. */

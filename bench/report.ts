@@ -60,13 +60,14 @@ export function throughputTable(loads: readonly LoadFigures[], floor: LoadFigure
 
 /** The fixed-rate table (paced load tool, latencies with 3 decimals). */
 export function pacedTable(loads: readonly PacedFigures[]): string {
-  const header = ['load', 'req/s', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'completed', 'unfinished', 'non-2xx', 'errors', 'CPU µs/req', 'CPU %', 'RSS max MB', 'send lag p99 ms', 'max queued', 'machine busy %'];
+  const header = ['load', 'req/s', 'p50 ms', 'p90 ms', 'p99 ms', 'p99.9 ms', 'max ms', 'completed', 'unfinished', 'non-2xx', 'errors', 'CPU µs/req', 'CPU %', 'RSS max MB', 'send lag p99 ms', 'max queued', 'machine busy %'];
   const rows = loads.map(({ label, result, proxy, machineBusyPercent }) => [
     label,
     formatNumber(result.requestsPerSecond),
     formatNumber(result.p50Ms, 3),
     formatNumber(result.p90Ms, 3),
     formatNumber(result.p99Ms, 3),
+    formatNumber(result.p999Ms, 3),
     formatNumber(result.maxMs, 3),
     formatNumber(result.completed),
     formatNumber(result.unfinished),
@@ -87,6 +88,7 @@ export function pacedDifference(gateway: PacedFigures, floor: PacedFigures): str
   return (
     `${gateway.label} - floor: p50 ${signed(gateway.result.p50Ms - floor.result.p50Ms, 3)} ms, ` +
     `p99 ${signed(gateway.result.p99Ms - floor.result.p99Ms, 3)} ms, ` +
+    `p99.9 ${signed(gateway.result.p999Ms - floor.result.p999Ms, 3)} ms, ` +
     `CPU ${signed(gateway.proxy.cpuMicrosecondsPerRequest - floor.proxy.cpuMicrosecondsPerRequest, 0)} µs/req`
   );
 }
@@ -142,6 +144,26 @@ export function soakLines(soak: SoakFigures, rate: number, sampleSeconds: number
     `  RSS at minute 1 ${megabytes(soak.rssAtMinuteOneBytes)} MB, at the end ${megabytes(soak.rssAtEndBytes)} MB: growth ${signed(soak.growthPercent, 1)} %`,
     `  RSS samples (MB): ${soak.samples.map((sample) => megabytes(sample.bytes)).join(' ')}`,
     `  ${formatNumber(result.completed)} completed, ${result.unfinished} unfinished (cut off), ${result.non2xx} non-2xx, ${result.errors} errors; p50 ${formatNumber(result.p50Ms, 3)} ms, p99 ${formatNumber(result.p99Ms, 3)} ms, max ${formatNumber(result.maxMs, 3)} ms`,
+    `  gateway pauses over the whole soak: longest event-loop delay ${formatNumber(Math.max(...soak.intervals.map((interval) => interval.loopDelayMaxMs)), 1)} ms, longest GC pause ${formatNumber(Math.max(...soak.intervals.map((interval) => interval.gcMaxMs)), 1)} ms, ${soak.intervals.reduce((sum, interval) => sum + interval.gcOver10Ms, 0)} GC pauses over 10 ms`,
+    '  Per interval (slow: answers over 20 ms; loop delay and GC: the gateway\'s own longest pauses; machine busy: all cores, all processes):',
+    ...table(
+      [
+        ['until s', 'machine busy %', 'gateway CPU %', 'loop delay max ms', 'GC max ms', 'GC > 10 ms', 'slow answers', 'slowest ms'],
+        ...soak.intervals.map((interval) => [
+          formatNumber(interval.atSeconds),
+          formatNumber(interval.machineBusyPercent),
+          formatNumber(interval.gatewayCpuPercent),
+          formatNumber(interval.loopDelayMaxMs, 1),
+          formatNumber(interval.gcMaxMs, 1),
+          String(interval.gcOver10Ms),
+          String(interval.slowAnswers),
+          formatNumber(interval.slowestMs, 1),
+        ]),
+      ],
+      true,
+    )
+      .split('\n')
+      .map((line) => `    ${line}`),
   ];
 }
 

@@ -16,6 +16,7 @@ import { pacedProblems } from './report.js';
 import { readSettings, runBudgetMs, type Settings } from './settings.js';
 import { runSoak, type SoakFigures } from './soak.js';
 import { measureStartup, type StartupRun } from './startup.js';
+import { watchStalls } from './stalls.js';
 import { compareStreams, type StreamSummary } from './stream-test.js';
 import { harnessProblems, type Measured, report } from './summary.js';
 
@@ -34,6 +35,7 @@ const LABELS = {
   gatewayDefault: 'gateway (default config)',
   gatewayVk: 'gateway (virtual key + limits + log store)',
   gatewayGuarded: 'gateway (virtual key + 3 guardrails)',
+  gatewayRouted: 'gateway (2-target fallback route, first answers)',
 } as const;
 
 function progress(message: string): void {
@@ -60,6 +62,13 @@ function accountHeaders(apiKey: string, mockUrl: string): Record<string, string>
 /** A virtual key alone: no Authorization, no provider header. */
 function virtualKeyHeaders(virtualKey: string): Record<string, string> {
   return { 'content-type': 'application/json', 'x-gateway-api-key': virtualKey };
+}
+
+/** The account key and an inline fallback route of two targets, both the mock: the first one answers. */
+function routedHeaders(apiKey: string, mockUrl: string): Record<string, string> {
+  const target = (name: string) => ({ name, provider: 'openai', custom_host: `${mockUrl}/v1` });
+  const route = { strategy: { mode: 'fallback' }, targets: [target('first'), target('second')] };
+  return { 'content-type': 'application/json', 'x-gateway-api-key': apiKey, authorization: 'Bearer sk-bench', 'x-gateway-config': JSON.stringify(route) };
 }
 
 /** A target the loads hit: where, with which headers, and its server process (undefined: the mock itself). */
@@ -94,6 +103,8 @@ interface Gateways {
   gatewayDefault: Endpoint;
   gatewayVk: Endpoint;
   gatewayGuarded: Endpoint;
+  /** The default-config gateway with an inline 2-target fallback route (both targets the mock: the first answers). */
+  gatewayRouted: Endpoint;
 }
 
 /**
@@ -123,6 +134,7 @@ async function startGateways(settings: Settings, apiKey: string): Promise<Gatewa
     gatewayDefault: { label: LABELS.gatewayDefault, url: gatewayDefault.url, headers, process: gatewayDefault },
     gatewayVk: { label: LABELS.gatewayVk, url: gatewayVk.url, headers: virtualKeyHeaders(vk), process: gatewayVk },
     gatewayGuarded: { label: LABELS.gatewayGuarded, url: gatewayGuarded.url, headers: virtualKeyHeaders(guardedVk), process: gatewayGuarded },
+    gatewayRouted: { label: LABELS.gatewayRouted, url: gatewayDefault.url, headers: routedHeaders(apiKey, mock.url), process: gatewayDefault },
   };
 }
 
@@ -146,7 +158,7 @@ async function checkVariants(gateways: Gateways, apiKey: string): Promise<void> 
 
 async function runThroughput(settings: Settings, gateways: Gateways): Promise<LoadFigures[]> {
   const figures: LoadFigures[] = [];
-  for (const endpoint of [gateways.direct, gateways.floor, gateways.gatewayDefault, gateways.gatewayVk, gateways.gatewayGuarded]) {
+  for (const endpoint of [gateways.direct, gateways.floor, gateways.gatewayDefault, gateways.gatewayVk, gateways.gatewayGuarded, gateways.gatewayRouted]) {
     const label = `${endpoint.label}, c=${settings.connections}`;
     progress(`${label}: ${settings.warmUpSeconds} s warm-up + ${settings.durationSeconds} s`);
     const plan = { label, baseUrl: endpoint.url, connections: settings.connections, durationSeconds: settings.durationSeconds, warmUpSeconds: settings.warmUpSeconds, rssSampleMs: settings.rssSampleMs };
@@ -264,20 +276,23 @@ async function runSoakSection(settings: Settings, apiKey: string, mock: ServerCh
   try {
     const vk = await createVirtualKey(gateway.url, apiKey, { name: 'bench-soak', mockUrl: mock.url });
     const headers = virtualKeyHeaders(vk);
-    return await runSoak({
+    const soak = await runSoak({
       gateway,
       request: { path: CHAT_PATH, headers, body: chatBody(false) },
       ratePerSecond: settings.rate,
       connections: settings.rateConnections,
       minutes: settings.soakMinutes,
       sampleSeconds: settings.soakSampleSeconds,
+      warmupSeconds: settings.warmUpSeconds,
     });
+    return soak;
   } finally {
     await gateway.stop();
   }
 }
 
 async function main(): Promise<number> {
+  watchStalls('bench');
   process.exitCode = 1; // should the run ever stop without reaching the end, it failed
   const settings = readSettings();
   const loadBefore = loadavg()[0];
@@ -296,7 +311,7 @@ async function main(): Promise<number> {
     progress('starting the mock upstream, the floor proxy and three gateways (default; virtual key; virtual key + 3 guardrails)');
     const gateways = await startGateways(settings, apiKey);
     mock = gateways.mock;
-    await preflight([gateways.direct, gateways.floor, gateways.gatewayDefault, gateways.gatewayVk, gateways.gatewayGuarded]);
+    await preflight([gateways.direct, gateways.floor, gateways.gatewayDefault, gateways.gatewayVk, gateways.gatewayGuarded, gateways.gatewayRouted]);
     await checkVariants(gateways, apiKey);
     if (sections.has('throughput')) measured.throughput = await runThroughput(settings, gateways);
     await gateways.gatewayGuarded.process!.stop();

@@ -7,9 +7,11 @@ import { enableCompileCache } from 'node:module';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
+import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { join } from 'node:path';
 import { createFloorProxy } from './floor-proxy.js';
 import { createFailingUpstream, createMockUpstream, type StreamGauge } from './mock-upstream.js';
+import { watchStalls } from './stalls.js';
 import { CHILD_ENVIRONMENT, type ChildMessage, isServerRole, type ServerRole, type UsageQuery, type UsageReport } from './protocol.js';
 
 interface RunningServer {
@@ -124,6 +126,8 @@ async function startGateway(): Promise<RunningServer> {
         GATEWAY_DATA_DIR: dataDirectory,
         LOG_LEVEL: 'info',
         ...(memoryBudgetMb ? { GATEWAY_MEMORY_BUDGET_MB: memoryBudgetMb } : {}),
+        // The log's body search index (on by default): `GATEWAY_LOG_SEARCH=false npm run bench` measures without it.
+        ...(process.env.GATEWAY_LOG_SEARCH ? { GATEWAY_LOG_SEARCH: process.env.GATEWAY_LOG_SEARCH } : {}),
       },
       logDestination: pino.destination({ dest: '/dev/null', sync: false }),
     },
@@ -140,11 +144,33 @@ async function startGateway(): Promise<RunningServer> {
 
 const STARTERS: Record<ServerRole, () => Promise<RunningServer>> = { mock: startMock, floor: startFloor, gateway: startGateway };
 
+/** This process's pauses since the last usage report: event-loop delay (how late a 10 ms timer ran at most) and GC. */
+function watchPauses(): () => Pick<UsageReport, 'loopDelayMaxMs' | 'gcMaxMs' | 'gcOver10Ms'> {
+  const loop = monitorEventLoopDelay({ resolution: 10 });
+  loop.enable();
+  let gcMaxMs = 0;
+  let gcOver10Ms = 0;
+  new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      gcMaxMs = Math.max(gcMaxMs, entry.duration);
+      if (entry.duration > 10) gcOver10Ms++;
+    }
+  }).observe({ entryTypes: ['gc'] });
+  return () => {
+    // The histogram records the time between the timer's runs, the 10 ms interval included.
+    const pauses = { loopDelayMaxMs: Math.max(0, loop.max / 1e6 - 10), gcMaxMs, gcOver10Ms };
+    loop.reset();
+    [gcMaxMs, gcOver10Ms] = [0, 0];
+    return pauses;
+  };
+}
+
 function answerUsageQueries(running: RunningServer): void {
+  const pauses = watchPauses();
   process.on('message', (message: UsageQuery) => {
     if (message?.type !== 'usage') return;
     const cpu = process.cpuUsage();
-    send({ type: 'usage', id: message.id, cpuMicroseconds: cpu.user + cpu.system, rssBytes: process.memoryUsage.rss(), ...running.usage?.() });
+    send({ type: 'usage', id: message.id, cpuMicroseconds: cpu.user + cpu.system, rssBytes: process.memoryUsage.rss(), ...pauses(), ...running.usage?.() });
   });
 }
 
@@ -170,6 +196,7 @@ async function main(): Promise<void> {
   if (!process.send) throw new Error('servers.js must be started by bench/run.js with an IPC channel');
   try {
     const running = await STARTERS[role]();
+    watchStalls(role);
     answerUsageQueries(running);
     exitOnParentLeaving(running);
     send({ type: 'ready', role, url: running.url });

@@ -55,6 +55,12 @@ export interface LogsConfig {
   retention?: { maxAgeDays?: number; maxBytes?: number };
   /** PostgreSQL schema for the log tables (default `public`). */
   postgresSchema?: string;
+  /**
+   * Index the stored bodies for the logs' free-text search (`q`; default true). The index costs the
+   * log writer time per row with bodies (docs/logs.md#search); off, `q` is refused and the index is
+   * dropped (turned on again, it is rebuilt from the stored bodies).
+   */
+  search?: boolean;
 }
 
 /** The Responses API's settings: built-in tools and the stored responses' retention (docs/protocols.md). */
@@ -153,6 +159,20 @@ export interface GatewayConfig {
   routing?: { breaker?: Partial<BreakerSettings> };
   /** The response cache (docs/cache.md): its default for requests whose route sets none, and its stores. */
   cache?: CacheConfig;
+  /** Budget alerts (docs/virtual-keys.md#budget-alerts): always shown by the dashboard; posted to `webhook` when set. */
+  alerts?: AlertsConfig;
+}
+
+/** Budget alerts: a virtual key's spend reaching 80 % and 100 % of its budget, once per threshold and budget period. */
+export interface AlertsConfig {
+  webhook?: {
+    /** `http(s)://` URL the alert is POSTed to as JSON (sent with the control-plane HTTP client, axios). */
+    url: string;
+    /** Extra request headers, e.g. `{ authorization: 'Bearer …' }` (never logged). */
+    headers?: Record<string, string>;
+    /** Deadline of one attempt (default 5000 ms); a failed attempt is retried twice (after 1 s and 5 s). */
+    timeoutMs?: number;
+  };
 }
 
 /**
@@ -276,9 +296,13 @@ export interface ResolvedConfig {
     /** PostgreSQL connection string (`DATABASE_URL`); the SQLite file under the data dir when absent. */
     databaseUrl?: string;
     postgresSchema: string;
+    /** Whether the stored bodies are indexed for search (`GATEWAY_LOG_SEARCH`). */
+    search: boolean;
   };
   readonly metricsPublic: boolean;
   readonly responses: { readonly builtInTools: 'drop' | 'refuse'; readonly retentionMaxAgeMs: number };
+  /** Budget alerts' webhook, checked; absent when none is configured. */
+  readonly alerts: { readonly webhook?: { readonly url: string; readonly headers: Readonly<Record<string, string>>; readonly timeoutMs: number } };
   /** OTLP/HTTP trace export; absent when no endpoint is configured. */
   readonly telemetry?: { tracesUrl: string; headers: Record<string, string>; serviceName: string };
 }
@@ -329,6 +353,24 @@ const otlpHeaders = (text: string | undefined): Record<string, string> => {
   return headers;
 };
 
+function resolveAlerts(alerts: AlertsConfig | undefined): ResolvedConfig['alerts'] {
+  if (alerts === undefined || alerts.webhook === undefined) return {};
+  const { url, headers = {}, timeoutMs = 5000 } = alerts.webhook;
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(url);
+  } catch {
+    parsed = undefined;
+  }
+  if (typeof url !== 'string' || parsed === undefined || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) {
+    throw new BootError('INVALID_CONFIG', 'alerts.webhook.url must be an http:// or https:// URL');
+  }
+  if (typeof headers !== 'object' || headers === null || Array.isArray(headers) || Object.values(headers).some((value) => typeof value !== 'string')) {
+    throw new BootError('INVALID_CONFIG', 'alerts.webhook.headers must be an object of string values');
+  }
+  return { webhook: { url, headers: { ...headers }, timeoutMs: Math.max(1, positiveInteger(timeoutMs, 'alerts.webhook.timeoutMs')) } };
+}
+
 function resolveTelemetry(environment: NodeJS.ProcessEnv): ResolvedConfig['telemetry'] {
   const tracesEndpoint = environment.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT;
   const endpoint = environment.OTEL_EXPORTER_OTLP_ENDPOINT;
@@ -357,6 +399,7 @@ function resolveLogs(logs: LogsConfig = {}, environment: NodeJS.ProcessEnv): Res
     retentionMaxBytes: positiveInteger(maxBytes, 'logs.retention.maxBytes'),
     databaseUrl: environment.DATABASE_URL || undefined,
     postgresSchema: schema,
+    search: booleanOf(environment.GATEWAY_LOG_SEARCH, 'GATEWAY_LOG_SEARCH') ?? logs.search ?? true,
   };
 }
 
@@ -441,6 +484,7 @@ export function resolveConfig(config: GatewayConfig, environment: NodeJS.Process
     responses: resolveResponses(config.responses, environment),
     metricsPublic: booleanOf(environment.GATEWAY_METRICS_PUBLIC, 'GATEWAY_METRICS_PUBLIC') ?? config.metrics?.public ?? false,
     telemetry: resolveTelemetry(environment),
+    alerts: resolveAlerts(config.alerts),
     routes: checkedRoutes(config.routes, 'routes'),
     models: checkedRoutes(config.models, 'models'),
     routing: { breaker: resolveBreaker(config.routing?.breaker ?? {}) },

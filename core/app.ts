@@ -3,7 +3,6 @@ import { once } from 'node:events';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Router from '@koa/router';
-import axios from 'axios';
 import Koa from 'koa';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import { type DependencyContainer, container as rootContainer, instanceCachingFactory } from 'tsyringe';
@@ -32,6 +31,8 @@ import { mountDashboard } from './dashboard/index.js';
 import { speech } from './api/speech.js';
 import { errors, toGatewayError } from './errors.js';
 import { FailedAuthLimiter } from './failed-auth.js';
+import { lazyControlPlaneHttp } from './http/control-plane.js';
+import { workerId } from './cluster/worker.js';
 import { authHook, callerIdentifier, targetOpener } from './hooks/auth.js';
 import { mountCacheAdmin } from './cache/admin.js';
 import { createEmbedder } from './cache/embedder.js';
@@ -58,6 +59,7 @@ import type { LogStore } from './logs/store.js';
 import { GatewayMetrics } from './metrics/metrics.js';
 import { MemoryRoutingState, type RoutingStateStore } from './routing/state.js';
 import { SharedRoutingState } from './routing/state-redis.js';
+import { mountPolicyAdmin } from './admin/policies.js';
 import { checkRouteProviders } from './routing/resolve.js';
 import type { RouteSource, TargetCredentials } from './routing/sources.js';
 import { Pipeline } from './pipeline/runner.js';
@@ -205,12 +207,18 @@ function registerServices(container: DependencyContainer, config: ResolvedConfig
   );
   value(TOKENS.clock, options.clock ?? systemClock);
   // Control-plane calls only (webhook guardrails); model calls go through the undici UpstreamClient.
-  value(TOKENS.controlPlaneHttp, axios.create());
+  value(TOKENS.controlPlaneHttp, lazyControlPlaneHttp());
   factory(TOKENS.pluginDependencies, (c) => {
     const logger = c.resolve<Logger>(TOKENS.logger);
-    const http = c.resolve<ControlPlaneHttp>(TOKENS.controlPlaneHttp);
+    const http = c.resolve<() => ControlPlaneHttp>(TOKENS.controlPlaneHttp);
     const clock = c.resolve<Clock>(TOKENS.clock);
-    return (manifest: PluginManifest): PluginDependencies => ({ logger: logger.child({ plugin: manifest.id }), http, clock });
+    return (manifest: PluginManifest): PluginDependencies => ({
+      logger: logger.child({ plugin: manifest.id }),
+      get http() {
+        return http();
+      },
+      clock,
+    });
   });
   const { accountKey, generated } = AccountKey.load(config.dataDir, config.accountKey);
   value(TOKENS.accountKey, accountKey);
@@ -223,7 +231,7 @@ function registerServices(container: DependencyContainer, config: ResolvedConfig
   });
   factory(
     TOKENS.vault,
-    () =>
+    (c) =>
       new VaultService({
         dataDir: config.dataDir,
         redisUrl: config.redisUrl,
@@ -232,6 +240,13 @@ function registerServices(container: DependencyContainer, config: ResolvedConfig
         credentialCacheMs: config.vault.credentialCacheMs,
         pricing: config.pricing,
         outputTokenEstimate: config.vault.outputTokenEstimate,
+        alerts: {
+          ...config.alerts,
+          get http() {
+            return c.resolve<() => ControlPlaneHttp>(TOKENS.controlPlaneHttp)();
+          },
+          logger: c.resolve<Logger>(TOKENS.logger),
+        },
       }),
   );
   factory(
@@ -437,6 +452,7 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
     operations: operationsWith(responsesHandler),
     responseStore,
     identifyCaller: callerIdentifier({ accountKey, keyResolvers: [vault.resolver], failedAuth: container.resolve<FailedAuthLimiter>(TOKENS.failedAuth) }),
+    routingState,
   });
   const servers: Server[] = [];
 
@@ -529,6 +545,7 @@ function buildApp(parts: {
   operations: ReadonlyArray<[path: string, handler: OperationHandler]>;
   responseStore: ResponseStore;
   identifyCaller: ReturnType<typeof callerIdentifier>;
+  routingState: RoutingStateStore;
 }): Koa {
   const { pipeline, registry, policies, adminGuard, accountKey, config, logger } = parts;
   const app = new Koa();
@@ -550,8 +567,11 @@ function buildApp(parts: {
   const router = new Router();
   // A person who opens the gateway's address in a browser lands on the dashboard.
   router.get('/', (koa) => koa.redirect('/dashboard'));
+  // A worker of GATEWAY_WORKERS says which one answered.
+  const worker = workerId();
+  const health = worker === undefined ? { status: 'ok' } : { status: 'ok', worker };
   router.get('/health', (koa) => {
-    koa.body = { status: 'ok' };
+    koa.body = health;
   });
   router.get('/openapi.json', (koa) => (koa.body = gatewayOpenApi));
   // Guardrail factories registered without params are listed from their manifests.
@@ -562,9 +582,7 @@ function buildApp(parts: {
     const unlisted = catalog.filter((manifest: GuardrailManifest) => !listed.has(manifest.id) && listed.add(manifest.id));
     koa.body = { ...listing, guardrails: [...listing.guardrails, ...unlisted.map((manifest) => ({ ...manifest }))] };
   });
-  router.get('/admin/policies', adminGuard.middleware, (koa) => {
-    koa.body = { policies: policies.list(), defaultPolicy: config.defaultPolicy ?? null };
-  });
+  mountPolicyAdmin(router, { guard: adminGuard, policies, defaultPolicy: config.defaultPolicy, service: parts.vault, logStore: parts.logStore, clock: parts.clock });
   mountLogsApi(router, { guard: adminGuard, store: parts.logStore });
   mountPricesApi(router, { guard: adminGuard, prices: parts.vault.prices, provider: (id) => registry.provider(id) });
   mountCacheAdmin(router, { guard: adminGuard, cache: parts.cache });
@@ -574,7 +592,14 @@ function buildApp(parts: {
   };
   if (config.metricsPublic) router.get('/metrics', metricsRoute);
   else router.get('/metrics', adminGuard.middleware, metricsRoute);
-  mountDashboard(router, { adminGuard, accountKey, failedAuth: parts.failedAuth, trustProxy: config.server.trustProxy, clock: parts.clock });
+  mountDashboard(router, {
+    adminGuard,
+    accountKey,
+    failedAuth: parts.failedAuth,
+    trustProxy: config.server.trustProxy,
+    clock: parts.clock,
+    records: () => (parts.vault.isStarted ? parts.vault.parts.state.records : undefined),
+  });
   const handlerOptions = {
     bodyLimitBytes: config.bodyLimitBytes,
     memoryBudget: parts.memoryBudget,
@@ -608,6 +633,7 @@ function buildApp(parts: {
       customHosts: parts.customHosts,
       providerIds: () => registry.providerIds(),
       policyExists: (name) => policies.has(name),
+      routing: { state: parts.routingState, routes: config.routes, models: config.models },
     }).routes(),
   );
 

@@ -1,8 +1,9 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { errors } from '../errors.js';
-import { decodeCursor, encodeCursor, type LogQuery, type LogStore, type UsageGroupBy } from '../logs/store.js';
+import { decodeCursor, encodeCursor, type LogQuery, type LogStore, NO_GROUP, searchTerms, type UsageCell, type UsageGroupBy } from '../logs/store.js';
 import type { AdminGuard } from './guard.js';
+import { sendExport, sendTail } from './logs-stream.js';
 
 const MAX_TEXT = 256;
 
@@ -34,6 +35,10 @@ function oneOf<T extends string>(koa: Context, name: string, allowed: readonly T
 
 /** Reads and checks the logs explorer's filters from the query string. */
 export function parseLogQuery(koa: Context): LogQuery {
+  return parseQuery(koa);
+}
+
+function parseQuery(koa: Context): LogQuery {
   const limitText = text(koa, 'limit');
   const limit = limitText === undefined ? 50 : Number(limitText);
   if (!Number.isInteger(limit) || limit < 1 || limit > 500) throw invalid('limit', 'limit must be an integer from 1 to 500.');
@@ -47,6 +52,9 @@ export function parseLogQuery(koa: Context): LogQuery {
   const from = time(koa, 'from');
   const to = time(koa, 'to');
   if (from !== undefined && to !== undefined && from > to) throw invalid('from', 'from must not be after to.');
+  const errorsOnly = oneOf(koa, 'errors', ['true', 'false'] as const);
+  const search = text(koa, 'q');
+  if (search !== undefined && searchTerms(search).length === 0) throw invalid('q', 'q must hold at least one word (letters or digits) to search the bodies for.');
   return {
     from,
     to,
@@ -57,6 +65,8 @@ export function parseLogQuery(koa: Context): LogQuery {
     traceId: text(koa, 'trace_id'),
     metadataKey,
     metadataValue,
+    errors: errorsOnly === 'true' ? true : undefined,
+    search,
     limit,
     cursor,
   };
@@ -69,6 +79,7 @@ export const USAGE_RANGES = {
   week: { rangeMs: 604_800_000, bucketMs: 3_600_000 },
 } as const;
 
+/** Rounds to `digits` decimals; costs keep 9, so that an embedding's $0.00000016 is not rounded away. */
 const round = (value: number, digits: number) => Math.round(value * 10 ** digits) / 10 ** digits;
 
 /** The response cache over the whole range: hits, misses, hit rate (of the lookups: hits and misses; null without any) and what the hits saved. */
@@ -81,16 +92,118 @@ function cacheSummary(cells: ReadonlyArray<{ cacheHits: number; cacheMisses: num
     misses += cell.cacheMisses;
     saved += cell.savedUsd;
   }
-  return { hits, misses, hit_rate: hits + misses === 0 ? null : round(hits / (hits + misses), 4), saved_usd: round(saved, 6) };
+  return { hits, misses, hit_rate: hits + misses === 0 ? null : round(hits / (hits + misses), 4), saved_usd: round(saved, 9) };
+}
+
+/** Longest metadata key (as `x-gateway-metadata` allows). */
+const METADATA_KEY_MAX = 128;
+const GROUP_COLUMNS = ['provider', 'model', 'key', 'user', 'none'] as const;
+
+/** `group_by`: a column, or `metadata.<key>`. */
+function groupByOf(koa: Context): UsageGroupBy {
+  const value = text(koa, 'group_by');
+  if (value === undefined) return 'none';
+  if ((GROUP_COLUMNS as readonly string[]).includes(value)) return value as UsageGroupBy;
+  const key = value.startsWith('metadata.') ? value.slice('metadata.'.length) : undefined;
+  if (key !== undefined && key.length >= 1 && key.length <= METADATA_KEY_MAX) return value as UsageGroupBy;
+  throw invalid('group_by', `group_by must be one of ${GROUP_COLUMNS.join(', ')}, or metadata.<key> with a key of 1 to ${METADATA_KEY_MAX} characters.`);
+}
+
+/** Bucket widths of a custom period: the narrowest one giving at most {@link MAX_BUCKETS} buckets. */
+const CUSTOM_BUCKETS_MS = [60_000, 300_000, 900_000, 3_600_000, 21_600_000, 86_400_000];
+const MAX_BUCKETS = 400;
+/** Longest custom period. */
+const MAX_PERIOD_MS = 366 * 86_400_000;
+
+/**
+ * The period a usage answer covers: a named `range` ending with the bucket that holds `to` (or
+ * now), or a custom one from `from` to `to` (exclusive).
+ */
+function periodOf(koa: Context): { range: keyof typeof USAGE_RANGES | 'custom'; from: number; to: number; bucketMs: number } {
+  const from = time(koa, 'from');
+  if (from !== undefined) {
+    if (koa.query.range !== undefined) throw invalid('range', 'Give either range, or from and to, not both.');
+    const to = time(koa, 'to');
+    if (to === undefined) throw invalid('to', 'from needs to.');
+    if (to <= from) throw invalid('from', 'from must be before to.');
+    if (to - from > MAX_PERIOD_MS) throw invalid('from', 'A period is at most 366 days long.');
+    const bucketMs = CUSTOM_BUCKETS_MS.find((width) => (to - from) / width <= MAX_BUCKETS) ?? 86_400_000;
+    return { range: 'custom', from, to, bucketMs };
+  }
+  const range = oneOf(koa, 'range', ['hour', 'day', 'week'] as const, 'day')!;
+  const { rangeMs, bucketMs } = USAGE_RANGES[range];
+  const to = Math.ceil(((time(koa, 'to') ?? Date.now()) + 1) / bucketMs) * bucketMs;
+  return { range, from: to - rangeMs, to, bucketMs };
+}
+
+/** One group's (or the whole period's) figures, from one cell spanning the period. */
+function figures(cell: UsageCell | undefined) {
+  const requests = cell?.requests ?? 0;
+  const hits = cell?.cacheHits ?? 0;
+  const misses = cell?.cacheMisses ?? 0;
+  return {
+    requests,
+    errors: cell?.errors ?? 0,
+    error_rate: requests === 0 ? null : round((cell?.errors ?? 0) / requests, 4),
+    p50_ms: requests === 0 ? null : round(cell!.p50Ms, 3),
+    p95_ms: requests === 0 ? null : round(cell!.p95Ms, 3),
+    prompt_tokens: cell?.promptTokens ?? 0,
+    completion_tokens: cell?.completionTokens ?? 0,
+    cost_usd: round(cell?.costUsd ?? 0, 9),
+    cache_hits: hits,
+    cache_misses: misses,
+    cache_hit_rate: hits + misses === 0 ? null : round(hits / (hits + misses), 4),
+    cache_saved_usd: round(cell?.savedUsd ?? 0, 9),
+  };
+}
+
+const labelled = (cell: UsageCell) => ({ group: cell.group, ...(cell.label === undefined ? {} : { label: cell.label }) });
+
+/** How many groups the top lists hold. */
+const TOP = 10;
+
+/**
+ * The groups with the most spend (then the most requests), one cell each over the whole period;
+ * `(none)` (no key, no end user, no model: e.g. refused before auth) is not a group to rank.
+ */
+function top(cells: readonly UsageCell[]) {
+  return cells
+    .filter((cell) => cell.group !== NO_GROUP)
+    .sort((a, b) => b.costUsd - a.costUsd || b.requests - a.requests || a.group.localeCompare(b.group))
+    .slice(0, TOP)
+    .map((cell) => ({ ...labelled(cell), cost_usd: round(cell.costUsd, 9), requests: cell.requests }));
 }
 
 /**
- * `GET /admin/logs`, `GET /admin/logs/:id` and `GET /admin/usage`, behind the admin guard.
- * Lists are newest first with keyset pagination (`next_cursor`), never OFFSET, so any page of a
- * large table costs one index range scan.
+ * `GET /admin/logs`, `GET /admin/logs/:id`, `GET /admin/usage` and `GET /admin/usage/summary`,
+ * behind the admin guard. Lists are newest first with keyset pagination (`next_cursor`), never
+ * OFFSET, so any page of a large table costs one index range scan.
  */
-export function mountLogsApi(router: Router, parts: { guard: AdminGuard; store: LogStore }): void {
+export function mountLogsApi(router: Router, parts: { guard: AdminGuard; store: LogStore; onTailError?: (error: Error) => void }): void {
   const { guard, store } = parts;
+  /** The filters, refusing a search the store cannot answer. */
+  const parseLogQuery = (koa: Context): LogQuery => {
+    const query = parseQuery(koa);
+    if (query.search !== undefined && !store.searchable) {
+      throw invalid('q', 'Body search is off on this gateway (logs.search or GATEWAY_LOG_SEARCH=false); turn it on to search the bodies.');
+    }
+    return query;
+  };
+
+  // Before `/admin/logs/:id`, which would take these names as ids.
+  router.get('/admin/logs/export', guard.middleware, async (koa) => {
+    const format = oneOf(koa, 'format', ['csv', 'jsonl'] as const);
+    if (!format) throw invalid('format', 'format must be csv or jsonl.');
+    const bodies = oneOf(koa, 'bodies', ['true', 'false'] as const);
+    sendExport(koa, store, parseLogQuery(koa), format, bodies === 'true');
+  });
+
+  router.get('/admin/logs/tail', guard.middleware, async (koa) => {
+    const query = parseLogQuery(koa);
+    if (query.to !== undefined) throw invalid('to', 'A live tail has no end: leave out to.');
+    if (query.cursor !== undefined) throw invalid('cursor', 'A live tail starts now: leave out cursor.');
+    await sendTail(koa, store, query, parts.onTailError ?? (() => {}));
+  });
 
   router.get('/admin/logs', guard.middleware, async (koa) => {
     const page = await store.list(parseLogQuery(koa));
@@ -105,12 +218,13 @@ export function mountLogsApi(router: Router, parts: { guard: AdminGuard; store: 
   });
 
   router.get('/admin/usage', guard.middleware, async (koa) => {
-    const range = oneOf(koa, 'range', ['hour', 'day', 'week'] as const, 'day')!;
-    const groupBy = oneOf<UsageGroupBy>(koa, 'group_by', ['provider', 'model', 'key', 'none'], 'none')!;
-    const { rangeMs, bucketMs } = USAGE_RANGES[range];
-    const end = Math.ceil(((time(koa, 'to') ?? Date.now()) + 1) / bucketMs) * bucketMs;
-    const from = end - rangeMs;
-    const cells = await store.usage({ from, to: end, bucketMs, groupBy });
+    const { range, from, to: end, bucketMs } = periodOf(koa);
+    const groupBy = groupByOf(koa);
+    const rangeMs = end - from;
+    // The buckets for the charts, and one cell per group over the whole range for the totals
+    // (percentiles do not add up from buckets).
+    const [cells, totalCells] = await Promise.all([store.usage({ from, to: end, bucketMs, groupBy }), store.usage({ from, to: end, bucketMs: rangeMs, groupBy })]);
+    const labels = new Map(totalCells.filter((cell) => cell.label !== undefined).map((cell) => [cell.group, cell.label!]));
     const groups = new Map<string, { total: number; cells: Map<number, (typeof cells)[number]> }>();
     for (const cell of cells) {
       const group = groups.get(cell.group) ?? { total: 0, cells: new Map() };
@@ -122,7 +236,8 @@ export function mountLogsApi(router: Router, parts: { guard: AdminGuard; store: 
       .sort((a, b) => b[1].total - a[1].total || a[0].localeCompare(b[0]))
       .map(([group, { cells: byBucket }]) => ({
         group,
-        points: Array.from({ length: rangeMs / bucketMs }, (_, index) => {
+        ...(labels.has(group) ? { label: labels.get(group) } : {}),
+        points: Array.from({ length: Math.ceil(rangeMs / bucketMs) }, (_, index) => {
           const bucket = from + index * bucketMs;
           const cell = byBucket.get(bucket);
           return {
@@ -133,13 +248,32 @@ export function mountLogsApi(router: Router, parts: { guard: AdminGuard; store: 
             p95_ms: round(cell?.p95Ms ?? 0, 3),
             prompt_tokens: cell?.promptTokens ?? 0,
             completion_tokens: cell?.completionTokens ?? 0,
-            cost_usd: round(cell?.costUsd ?? 0, 6),
+            cost_usd: round(cell?.costUsd ?? 0, 9),
             cache_hits: cell?.cacheHits ?? 0,
             cache_misses: cell?.cacheMisses ?? 0,
-            cache_saved_usd: round(cell?.savedUsd ?? 0, 6),
+            cache_saved_usd: round(cell?.savedUsd ?? 0, 9),
           };
         }),
       }));
-    koa.body = { range, bucket_seconds: bucketMs / 1000, series, cache: cacheSummary(cells) };
+    const totals = [...totalCells]
+      .sort((a, b) => b.requests - a.requests || a.group.localeCompare(b.group))
+      .map((cell) => ({ ...labelled(cell), ...figures(cell) }));
+    koa.body = { range, group_by: groupBy, from: new Date(from).toISOString(), to: new Date(end).toISOString(), bucket_seconds: bucketMs / 1000, series, totals, cache: cacheSummary(cells) };
+  });
+
+  router.get('/admin/usage/summary', guard.middleware, async (koa) => {
+    const { range, from, to } = periodOf(koa);
+    const length = to - from;
+    // Two scans: the period (overall, and by key, end user and model) and the one before.
+    const [[current, keys, users, models], [previous]] = await Promise.all([
+      store.usageTotals({ from, to, groupBys: ['none', 'key', 'user', 'model'] }),
+      store.usageTotals({ from: from - length, to: from, groupBys: ['none'] }),
+    ]);
+    koa.body = {
+      range,
+      current: { from: new Date(from).toISOString(), to: new Date(to).toISOString(), ...figures(current[0]) },
+      previous: { from: new Date(from - length).toISOString(), to: new Date(from).toISOString(), ...figures(previous[0]) },
+      top: { keys: top(keys), users: top(users), models: top(models) },
+    };
   });
 }

@@ -1,9 +1,11 @@
 /**
- * The OpenAPI 3.1 description of the admin API for credentials, virtual keys, stored routes, model aliases and the
+ * The OpenAPI 3.1 description of the admin API for credentials, virtual keys, stored routes, model aliases, usage and the
  * response cache, served at `/admin/openapi.json`. Kept beside the routes it describes (core/admin/virtual-keys.ts,
  * core/cache/admin.ts).
  */
 import { routeSchema } from '../routing/route-schema.js';
+import { routingAdminPaths, routingAdminSchemas } from './openapi-routing.js';
+import { logsOpenApiPaths, logsOpenApiSchemas } from './logs-openapi.js';
 
 const error = { $ref: '#/components/responses/Error' };
 const idParameter = { name: 'id', in: 'path', required: true, schema: { type: 'string' } };
@@ -25,10 +27,41 @@ const json = (schema: unknown) => ({ content: { 'application/json': { schema } }
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const list = (item: string) => ({ type: 'object', properties: { object: { const: 'list' }, data: { type: 'array', items: ref(item) } } });
 
+/** The period of a usage answer: a named range ending now (or at `to`), or `from` and `to`. */
+const usagePeriodParameters = [
+  { name: 'range', in: 'query', schema: { enum: ['hour', 'day', 'week'], default: 'day' }, description: 'A period ending with the bucket that holds `to` (default now). Not with `from`.' },
+  { name: 'from', in: 'query', schema: { type: 'string', format: 'date-time' }, description: 'Start of a custom period (inclusive); needs `to`; at most 366 days.' },
+  { name: 'to', in: 'query', schema: { type: 'string', format: 'date-time' }, description: 'End of a custom period (exclusive), or the moment a named range ends at.' },
+];
+const usageGroupParameter = {
+  name: 'group_by',
+  in: 'query',
+  schema: { type: 'string', pattern: '^(none|provider|model|key|user|metadata\\..{1,128})$', default: 'none' },
+  description: '`user` is the request\'s `user` field; `metadata.<key>` the value of one x-gateway-metadata key. Rows without a value form the group `(none)`.',
+};
+const number = { type: 'number' };
+const nullableNumber = { type: ['number', 'null'] };
+/** What a period (or a group over the period) counts. */
+const usageFigures = {
+  requests: { type: 'integer' },
+  errors: { type: 'integer', description: 'Answers with status 400 or more' },
+  error_rate: { ...nullableNumber, description: 'errors / requests; null without requests' },
+  p50_ms: { ...nullableNumber, description: 'Latency median over the period; null without requests' },
+  p95_ms: nullableNumber,
+  prompt_tokens: { type: 'integer' },
+  completion_tokens: { type: 'integer' },
+  cost_usd: number,
+  cache_hits: { type: 'integer' },
+  cache_misses: { type: 'integer' },
+  cache_hit_rate: { ...nullableNumber, description: 'hits / (hits + misses); null without cache lookups' },
+  cache_saved_usd: number,
+};
+const usageGroup = { group: { type: 'string' }, label: { type: 'string', description: 'Grouped by key: the key\'s name' } };
+
 export const adminOpenApi = {
   openapi: '3.1.0',
   info: {
-    title: 'Gateway admin API: credentials, virtual keys, stored routes, model aliases and the response cache',
+    title: 'Gateway admin API: credentials, virtual keys, budget alerts, stored routes, model aliases and the response cache',
     version: '1.0.0',
     description:
       'Needs the account API key in x-gateway-api-key (a virtual key gets 403). Provider secrets are write-only; a virtual key value is returned only by create and rotate.',
@@ -41,13 +74,35 @@ export const adminOpenApi = {
         requestBody: { required: true, ...json(ref('CredentialInput')) },
         responses: { 201: { description: 'Created', ...json(ref('Credential')) }, 400: error, 401: error, 403: error },
       },
-      get: { summary: 'List credentials (no secrets)', responses: { 200: { description: 'The credentials', ...json(list('Credential')) }, 401: error, 403: error } },
+      get: {
+        summary: 'List credentials sorted by name, each with the virtual keys using it (no secrets)',
+        responses: { 200: { description: 'The credentials', ...json(list('CredentialWithUsers')) }, 401: error, 403: error },
+      },
     },
     '/admin/credentials/{id}': {
+      get: {
+        summary: 'One credential and the virtual keys using it (no secret)',
+        parameters: [idParameter],
+        responses: { 200: { description: 'The credential', ...json(ref('CredentialWithUsers')) }, 401: error, 403: error, 404: error },
+      },
       delete: {
         summary: 'Delete a credential no virtual key uses',
         parameters: [idParameter],
         responses: { 204: { description: 'Deleted' }, 401: error, 403: error, 404: error, 409: error },
+      },
+    },
+    '/admin/credentials/{id}/rotate': {
+      post: {
+        summary: 'Replace the secret, keeping the id: keys and routes naming the credential use the new secret from their next request, on every instance',
+        parameters: [idParameter],
+        requestBody: { required: true, ...json(ref('CredentialSecret')) },
+        responses: { 200: { description: 'Rotated (the secret is not returned)', ...json(ref('CredentialWithUsers')) }, 400: error, 401: error, 403: error, 404: error },
+      },
+    },
+    '/admin/alerts': {
+      get: {
+        summary: 'Budget alerts: keys whose spend reached 80 % or 100 % of their budget in its current period, newest first',
+        responses: { 200: { description: 'The alerts', ...json(list('BudgetAlert')) }, 401: error, 403: error },
       },
     },
     '/admin/virtual-keys': {
@@ -114,6 +169,7 @@ export const adminOpenApi = {
     '/admin/routes/{id}/versions': {
       get: { summary: 'Every version of a route, oldest first', parameters: [idParameter], responses: { 200: { description: 'The versions', ...json(list('StoredRoute')) }, 401: error, 403: error, 404: error } },
     },
+    ...routingAdminPaths,
     '/admin/cache': {
       delete: {
         summary: 'Empty the response cache: a shared namespace, one key’s own namespace, or all of it (semantic indexes included)',
@@ -138,6 +194,20 @@ export const adminOpenApi = {
         },
       },
     },
+    '/admin/usage': {
+      get: {
+        summary: 'Usage over time in buckets, split by a column or a metadata key, with totals per group',
+        parameters: [...usagePeriodParameters, usageGroupParameter],
+        responses: { 200: { description: 'Series and totals', ...json(ref('UsageReport')) }, 400: error, 401: error, 403: error },
+      },
+    },
+    '/admin/usage/summary': {
+      get: {
+        summary: 'Headline figures of a period against the previous period of the same length, and the top keys, end users and models by spend',
+        parameters: usagePeriodParameters,
+        responses: { 200: { description: 'The figures', ...json(ref('UsageSummary')) }, 400: error, 401: error, 403: error },
+      },
+    },
     '/admin/models': {
       get: { summary: 'List model aliases', responses: { 200: { description: 'The aliases', ...json(list('ModelAlias')) }, 401: error, 403: error } },
     },
@@ -150,6 +220,7 @@ export const adminOpenApi = {
       },
       delete: { summary: 'Remove a model alias', parameters: [aliasParameter], responses: { 204: { description: 'Removed' }, 401: error, 403: error, 404: error } },
     },
+    ...logsOpenApiPaths,
   },
   components: {
     securitySchemes: { accountKey: { type: 'apiKey', in: 'header', name: 'x-gateway-api-key' } },
@@ -170,6 +241,8 @@ export const adminOpenApi = {
     },
     schemas: {
       ...routeComponents,
+      ...routingAdminSchemas,
+      ...logsOpenApiSchemas,
       RouteInput: {
         type: 'object',
         additionalProperties: false,
@@ -218,6 +291,48 @@ export const adminOpenApi = {
           field_names: { type: 'array', items: { type: 'string' } },
           owner_key_id: { type: 'string', description: 'Set when created from a virtual key’s provider_key' },
           created_at: { type: 'string', format: 'date-time' },
+          rotated_at: { type: 'string', format: 'date-time', description: 'When the secret was last replaced' },
+        },
+      },
+      CredentialWithUsers: {
+        allOf: [
+          ref('Credential'),
+          {
+            type: 'object',
+            properties: {
+              used_by: {
+                type: 'array',
+                description: 'The virtual keys using it (deleting it is refused with 409 while any does)',
+                items: { type: 'object', properties: { id: { type: 'string' }, name: { type: 'string' } } },
+              },
+              used_by_routes: {
+                type: 'array',
+                description: 'The stored routes and model aliases whose targets name it (`route fast`, `model alias cheap`); deleting it is refused with 409 while any does',
+                items: { type: 'string' },
+              },
+            },
+          },
+        ],
+      },
+      CredentialSecret: {
+        type: 'object',
+        additionalProperties: false,
+        description: 'The new secret: api_key, fields, or both (replaces the old one whole).',
+        properties: { api_key: { type: 'string', writeOnly: true }, fields: { type: 'object', additionalProperties: { type: 'string' }, writeOnly: true } },
+      },
+      BudgetAlert: {
+        type: 'object',
+        properties: {
+          type: { const: 'budget.threshold' },
+          key_id: { type: 'string' },
+          key_name: { type: 'string' },
+          threshold: { enum: [80, 100], description: 'Percent of the budget reached' },
+          budget_usd: { type: 'number' },
+          spent_usd: { type: 'number', description: 'Spend in the period when the threshold was crossed' },
+          period: { enum: ['total', 'day', 'month'] },
+          period_id: { type: 'string', description: '`total`, a UTC day (2025-01-31) or a UTC month (2025-01)' },
+          resets_at: { type: ['string', 'null'], format: 'date-time', description: 'When the period’s spend starts again (null for total)' },
+          at: { type: 'string', format: 'date-time' },
         },
       },
       Limits: {
@@ -288,6 +403,63 @@ export const adminOpenApi = {
       VirtualKeyWithValue: {
         allOf: [ref('VirtualKey'), { type: 'object', required: ['key'], properties: { key: { type: 'string', description: 'The value, shown once' } } }],
       },
+      UsageReport: {
+        type: 'object',
+        properties: {
+          range: { enum: ['hour', 'day', 'week', 'custom'] },
+          group_by: { type: 'string' },
+          from: { type: 'string', format: 'date-time' },
+          to: { type: 'string', format: 'date-time' },
+          bucket_seconds: { type: 'integer' },
+          series: {
+            type: 'array',
+            items: {
+              type: 'object',
+              properties: {
+                ...usageGroup,
+                points: {
+                  type: 'array',
+                  items: {
+                    type: 'object',
+                    properties: {
+                      t: { type: 'string', format: 'date-time', description: 'Bucket start' },
+                      requests: { type: 'integer' },
+                      errors: { type: 'integer' },
+                      p50_ms: number,
+                      p95_ms: number,
+                      prompt_tokens: { type: 'integer' },
+                      completion_tokens: { type: 'integer' },
+                      cost_usd: number,
+                      cache_hits: { type: 'integer' },
+                      cache_misses: { type: 'integer' },
+                      cache_saved_usd: number,
+                    },
+                  },
+                },
+              },
+            },
+          },
+          totals: { type: 'array', description: 'One row per group over the whole period, most requests first', items: { type: 'object', properties: { ...usageGroup, ...usageFigures } } },
+          cache: { type: 'object', properties: { hits: { type: 'integer' }, misses: { type: 'integer' }, hit_rate: nullableNumber, saved_usd: number } },
+        },
+      },
+      UsageSummary: {
+        type: 'object',
+        properties: {
+          range: { enum: ['hour', 'day', 'week', 'custom'] },
+          current: ref('UsagePeriod'),
+          previous: { ...ref('UsagePeriod'), description: 'The period of the same length just before' },
+          top: {
+            type: 'object',
+            description: 'The 10 groups with the most spend in the current period; requests without a key, end user or model (the `(none)` group) are not ranked',
+            properties: Object.fromEntries(['keys', 'users', 'models'].map((name) => [name, { type: 'array', items: { type: 'object', properties: { ...usageGroup, cost_usd: number, requests: { type: 'integer' } } } }])),
+          },
+        },
+      },
+      UsagePeriod: {
+        type: 'object',
+        properties: { from: { type: 'string', format: 'date-time' }, to: { type: 'string', format: 'date-time' }, ...usageFigures },
+      },
       Usage: {
         type: 'object',
         properties: {
@@ -295,13 +467,26 @@ export const adminOpenApi = {
           name: { type: 'string' },
           spend_usd: { type: 'object', properties: { total: { type: 'number' }, day: { type: 'number' }, month: { type: 'number' } } },
           reserved_usd: { type: 'number', description: 'Held by requests in flight' },
-          requests: { type: 'object', properties: { total: { type: 'integer' }, day: { type: 'integer' } } },
+          requests: {
+            type: 'object',
+            properties: { total: { type: 'integer' }, day: { type: 'integer', description: 'This UTC day' }, minute: { type: ['integer', 'null'], description: 'The last 60 seconds (null without requests_per_minute: not counted)' } },
+          },
           budget_usd: { type: ['number', 'null'] },
           budget_period: { type: ['string', 'null'] },
           remaining_usd: { type: ['number', 'null'] },
+          budget_used: { type: ['number', 'null'], description: 'Spend in the budget’s period over the budget (1 = all of it; may pass 1)' },
+          budget_exhausted: { type: ['boolean', 'null'], description: 'Spend in the period reached the budget' },
+          budget_resets_at: { type: ['string', 'null'], format: 'date-time', description: 'When a day or month budget starts again' },
           requests_per_minute: { type: ['integer', 'null'] },
           requests_per_day: { type: ['integer', 'null'] },
+          remaining_requests_this_minute: { type: ['integer', 'null'] },
           remaining_requests_today: { type: ['integer', 'null'] },
+          day_resets_at: { type: 'string', format: 'date-time', description: 'When the daily request count starts again (UTC midnight)' },
+          alerts: {
+            type: 'array',
+            description: 'Budget alerts of the current period',
+            items: { type: 'object', properties: { threshold: { enum: [80, 100] }, at: { type: 'string', format: 'date-time' }, spent_usd: { type: 'number' } } },
+          },
         },
       },
     },

@@ -2,7 +2,9 @@ import type Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { invalid } from '../api/validate.js';
 import { errors, GatewayError } from '../errors.js';
+import { stateScope, targetPaths, targetStateKey } from '../routing/resolve.js';
 import { parseRoute, type Route } from '../routing/route.js';
+import type { RoutingStateStore } from '../routing/state.js';
 import { DuplicateRouteNameError, type RouteStore } from '../routing/store.js';
 import type { VaultService } from '../vault/service.js';
 import { VIRTUAL_KEY_PREFIX } from '../vault/virtual-keys.js';
@@ -14,6 +16,54 @@ export interface RouteActionDependencies {
   readonly service: VaultService;
   /** Registered provider ids. */
   readonly providerIds: () => readonly string[];
+  /** The breakers and balancer statistics, and the routes and aliases of the configuration (read-only). */
+  readonly routing?: {
+    readonly state: RoutingStateStore;
+    readonly routes: ReadonlyMap<string, Route>;
+    readonly models: ReadonlyMap<string, Route>;
+  };
+}
+
+/** One target's breaker as the admin API shows it (`GET /admin/routes/:id/state`). */
+export interface TargetStateListing {
+  readonly path: string;
+  readonly name: string;
+  readonly kind: 'provider' | 'virtual_key' | 'route';
+  readonly provider?: string;
+  /** False while this instance has not tried it yet (then closed, with zero counts). */
+  readonly tried: boolean;
+  readonly state: 'closed' | 'open' | 'half_open';
+  readonly consecutive_failures: number;
+  readonly window_requests: number;
+  readonly window_failures: number;
+  readonly opened_at: string | null;
+  readonly retry_at: string | null;
+  readonly in_flight: number;
+  readonly latency_ms: number | null;
+}
+
+const isoOrNull = (epochMs: number | undefined) => (epochMs === undefined ? null : new Date(epochMs).toISOString());
+
+/** Every target of a route with its breaker under `scope` (see `stateScope`); a nested route's own entry has no breaker of its own. */
+function targetStates(route: Route, scope: string, state: RoutingStateStore | undefined): TargetStateListing[] {
+  return targetPaths(route).map(({ path, target, name }) => {
+    const snapshot = target.route ? undefined : state?.inspect(targetStateKey(scope, path));
+    return {
+      path,
+      name,
+      kind: target.route ? 'route' : target.virtual_key !== undefined ? 'virtual_key' : 'provider',
+      ...(target.provider !== undefined ? { provider: target.provider } : {}),
+      tried: snapshot !== undefined,
+      state: snapshot?.state ?? 'closed',
+      consecutive_failures: snapshot?.consecutiveFailures ?? 0,
+      window_requests: snapshot?.windowRequests ?? 0,
+      window_failures: snapshot?.windowFailures ?? 0,
+      opened_at: isoOrNull(snapshot?.openedAt),
+      retry_at: isoOrNull(snapshot?.retryAt),
+      in_flight: snapshot?.inFlight ?? 0,
+      latency_ms: snapshot?.latencyMs === undefined ? null : Math.round(snapshot.latencyMs * 10) / 10,
+    };
+  });
 }
 
 const routeNotFound = (id: string) => errors.notFound(`No stored route with id "${id}".`, { code: 'route_not_found' });
@@ -68,6 +118,39 @@ export class RouteActions {
     const versions = await this.store.versions(id);
     if (versions.length === 0) throw routeNotFound(id);
     return versions;
+  }
+
+  /**
+   * The breaker of every target of a stored route, as this instance sees it: under the route's id
+   * (requests naming it in `x-gateway-config` or through a virtual key), and under each model
+   * alias naming it (an alias keeps breakers of its own).
+   */
+  async state(id: string) {
+    const current = await this.get(id);
+    const routeState = this.dependencies.routing?.state;
+    const aliases = (await this.store.listAliases()).filter((alias) => alias.route_id === id);
+    return {
+      object: 'route_state',
+      id: current.id,
+      ...(current.name !== undefined ? { name: current.name } : {}),
+      version: current.version,
+      targets: targetStates(current.route, current.id, routeState),
+      aliases: aliases.map((alias) => ({ alias: alias.alias, targets: targetStates(current.route, stateScope({ name: alias.alias, source: 'alias' })!, routeState) })),
+    };
+  }
+
+  /** The routes and model aliases declared in the configuration (read-only), each target with its breaker. */
+  configRoutes() {
+    const routing = this.dependencies.routing;
+    if (!routing) return [];
+    const listed = (kind: 'route' | 'model', entries: ReadonlyMap<string, Route>) =>
+      [...entries].map(([name, route]) => ({
+        kind,
+        name,
+        route,
+        targets: targetStates(route, stateScope({ name, source: kind === 'model' ? 'alias' : 'header' })!, routing.state),
+      }));
+    return [...listed('route', routing.routes), ...listed('model', routing.models)];
   }
 
   /** Replaces the route (and its name when given; `null` removes the name): a new version. */
@@ -163,6 +246,12 @@ export function mountRouteAdmin(router: Router, dependencies: RouteActionDepende
   });
   router.get('/routes/:id/versions', guard.middleware, async (koa) => {
     koa.body = { object: 'list', data: await actions.versions(koa.params.id) };
+  });
+  router.get('/routes/:id/state', guard.middleware, async (koa) => {
+    koa.body = await actions.state(koa.params.id);
+  });
+  router.get('/config-routes', guard.middleware, (koa) => {
+    koa.body = { object: 'list', data: actions.configRoutes() };
   });
   router.put('/routes/:id', guard.middleware, body, async (koa) => {
     koa.body = await actions.replace(koa.params.id, requestJson(koa));

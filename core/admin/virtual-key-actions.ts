@@ -1,11 +1,13 @@
 import { invalid } from '../api/validate.js';
 import { errors, GatewayError } from '../errors.js';
 import type { CustomHostGuard } from '../http/custom-host.js';
-import { fromNanos, periodsOf } from '../vault/limits.js';
-import { publicCredential, publicVirtualKey, type VirtualKeyRecord } from '../vault/records.js';
+import { allTargets } from '../routing/store.js';
+import { budgetPeriodAt } from '../vault/alerts.js';
+import { fromNanos, periodsOf, toNanos } from '../vault/limits.js';
+import { type CredentialRecord, publicCredential, publicVirtualKey, type VirtualKeyRecord } from '../vault/records.js';
 import type { VaultService } from '../vault/service.js';
 import { DuplicateNameError, hashKeyValue, type VirtualKeyInput, type VirtualKeyPatch } from '../vault/virtual-keys.js';
-import { checkVirtualKeyShape, parseCredentialBody } from './virtual-keys-input.js';
+import { checkVirtualKeyShape, parseCredentialBody, parseCredentialRotation } from './virtual-keys-input.js';
 
 export interface VirtualKeyActionDependencies {
   readonly service: VaultService;
@@ -25,6 +27,11 @@ const conflict = (message: string, code: string, param: string | null = null) =>
 function withoutSecret(body: Record<string, unknown>): Record<string, unknown> {
   const { provider_key: _secret, ...rest } = body;
   return rest;
+}
+
+/** The virtual keys that use a credential, by id and name. */
+function usersOf(keys: readonly VirtualKeyRecord[], credentialId: string): Array<{ id: string; name: string }> {
+  return keys.filter((key) => key.credential_id === credentialId).map((key) => ({ id: key.id, name: key.name }));
 }
 
 function conflictOf(error: unknown): unknown {
@@ -59,8 +66,47 @@ export class VirtualKeyActions {
     return publicCredential(await this.service.credentials.create(input));
   }
 
+  /** Credentials sorted by name (then id), each with the virtual keys that use it (`used_by`). */
   async listCredentials() {
-    return (await this.service.credentials.list()).map(publicCredential);
+    const [credentials, keys, routeUsers] = await Promise.all([this.service.credentials.list(), this.service.keys.list(), this.routeUsers()]);
+    return credentials
+      .sort((a, b) => a.name.localeCompare(b.name, 'en', { sensitivity: 'base' }) || a.id.localeCompare(b.id))
+      .map((credential) => ({ ...publicCredential(credential), used_by: usersOf(keys, credential.id), used_by_routes: routeUsers(credential.id) }));
+  }
+
+  async getCredential(id: string) {
+    const credential = await this.service.credentials.get(id);
+    if (!credential) throw notFound('credential', id);
+    return this.withUsers(credential);
+  }
+
+  /** The stored routes and model aliases whose targets name each credential (`route fast`, `model alias cheap`), read once. */
+  private async routeUsers(): Promise<(credentialId: string) => string[]> {
+    const { routes } = this.service.parts;
+    const [stored, aliases] = await Promise.all([routes.list(), routes.listAliases()]);
+    const named = [
+      ...stored.map((route) => ({ label: `route ${route.name ?? route.id}`, targets: allTargets(route.route) })),
+      ...aliases.filter((alias) => alias.route !== undefined).map((alias) => ({ label: `model alias ${alias.alias}`, targets: allTargets(alias.route!) })),
+    ];
+    return (credentialId) => named.filter((entry) => entry.targets.some((target) => target.credential === credentialId)).map((entry) => entry.label);
+  }
+
+  private async withUsers(credential: CredentialRecord) {
+    const [keys, routeUsers] = await Promise.all([this.service.keys.list(), this.routeUsers()]);
+    return { ...publicCredential(credential), used_by: usersOf(keys, credential.id), used_by_routes: routeUsers(credential.id) };
+  }
+
+  /** Replaces a credential's secret under the same id: the keys and routes naming it use the new one from their next request. */
+  async rotateCredential(id: string, body: Record<string, unknown>) {
+    const secret = parseCredentialRotation(body);
+    const rotated = await this.service.credentials.replaceSecret(id, secret);
+    if (!rotated) throw notFound('credential', id);
+    return this.withUsers(rotated);
+  }
+
+  /** Budget alerts of the keys' current periods, newest first. */
+  async alerts() {
+    return this.service.alerts.list(await this.service.keys.list());
   }
 
   async deleteCredential(id: string): Promise<void> {
@@ -138,29 +184,44 @@ export class VirtualKeyActions {
     const record = await this.existing(id);
     const periods = periodsOf(record.id, Date.now());
     const budgetPeriod = record.limits?.budget_period ?? 'total';
-    const [total, day, month, reserved, requestsTotal, requestsDay] = await this.service.parts.state.read([
-      periods.spent.total,
-      periods.spent.day,
-      periods.spent.month,
-      periods.reserved[budgetPeriod],
-      periods.requestsTotal,
-      periods.requestsDay,
+    const now = Date.now();
+    const [[total, day, month, reserved, requestsTotal, requestsDay], requestsMinute, alerts] = await Promise.all([
+      this.service.parts.state.read([
+        periods.spent.total,
+        periods.spent.day,
+        periods.spent.month,
+        periods.reserved[budgetPeriod],
+        periods.requestsTotal,
+        periods.requestsDay,
+      ]),
+      // The per-minute window is kept only for a key with a per-minute limit.
+      record.limits?.requests_per_minute === undefined ? null : this.service.parts.state.minuteCount(periods.minuteWindow, now),
+      this.service.alerts.forKey(record, now),
     ]);
     const spentInPeriod = { total, day, month }[budgetPeriod];
     const budget = record.limits?.budget_usd;
     const perDay = record.limits?.requests_per_day;
+    const perMinute = record.limits?.requests_per_minute;
+    const resetsAt = budget === undefined ? null : budgetPeriodAt(budgetPeriod, now).resetsAt;
     return {
       id: record.id,
       name: record.name,
       spend_usd: { total: fromNanos(total), day: fromNanos(day), month: fromNanos(month) },
       reserved_usd: fromNanos(reserved),
-      requests: { total: requestsTotal, day: requestsDay },
+      requests: { total: requestsTotal, day: requestsDay, minute: requestsMinute },
       budget_usd: budget ?? null,
       budget_period: budget === undefined ? null : budgetPeriod,
       remaining_usd: budget === undefined ? null : Math.max(0, budget - fromNanos(spentInPeriod + reserved)),
-      requests_per_minute: record.limits?.requests_per_minute ?? null,
+      /** Spend in the budget's period over the budget (may pass 1: an answer can cost more than its estimate). */
+      budget_used: budget === undefined ? null : toNanos(budget) === 0 ? 1 : spentInPeriod / toNanos(budget),
+      budget_exhausted: budget === undefined ? null : spentInPeriod >= toNanos(budget),
+      budget_resets_at: resetsAt === null ? null : new Date(resetsAt).toISOString(),
+      requests_per_minute: perMinute ?? null,
       requests_per_day: perDay ?? null,
+      remaining_requests_this_minute: perMinute === undefined || requestsMinute === null ? null : Math.max(0, perMinute - requestsMinute),
       remaining_requests_today: perDay === undefined ? null : Math.max(0, perDay - requestsDay),
+      day_resets_at: new Date(now + periods.msUntilDayEnds).toISOString(),
+      alerts: alerts.map((alert) => ({ threshold: alert.threshold, at: alert.at, spent_usd: alert.spent_usd })),
     };
   }
 

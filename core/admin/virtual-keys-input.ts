@@ -52,6 +52,12 @@ export function parseCredentialBody(body: Record<string, unknown>): { name: stri
   return { name, ...(body.provider !== undefined ? { provider: body.provider as string } : {}), secret: parseCredentialSecret(body, true)! };
 }
 
+/** The body of a credential rotation: the new secret only (`api_key`, `fields` or both). */
+export function parseCredentialRotation(body: Record<string, unknown>): CredentialSecret {
+  onlyFields(body, ['api_key', 'fields']);
+  return parseCredentialSecret(body, true)!;
+}
+
 export function parseLimits(value: unknown): VirtualKeyLimits {
   const limits = requireObject(value, 'limits');
   onlyFields(limits, ['budget_usd', 'budget_period', 'requests_per_minute', 'requests_per_day', 'allowed_users', 'allowed_models'], 'limits.');

@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import type { AdminGuard } from './guard.js';
 import { jsonBody, requestJson } from './json-body.js';
 import { adminOpenApi } from './openapi.js';
-import { mountRouteAdmin } from './route-actions.js';
+import { mountRouteAdmin, type RouteActionDependencies } from './route-actions.js';
 import { routeSchema } from '../routing/route-schema.js';
 import { type VirtualKeyActionDependencies, VirtualKeyActions } from './virtual-key-actions.js';
 
@@ -16,7 +16,7 @@ const BODY_LIMIT = 1024 * 1024;
  * `/admin/openapi.json`. Answers never carry a secret: a key's value is shown only in the answers
  * to its creation and rotation.
  */
-export function virtualKeyAdminRouter(dependencies: VirtualKeyActionDependencies & { readonly guard: AdminGuard }): Router {
+export function virtualKeyAdminRouter(dependencies: VirtualKeyActionDependencies & Pick<RouteActionDependencies, 'routing'> & { readonly guard: AdminGuard }): Router {
   const { guard, service } = dependencies;
   const actions = new VirtualKeyActions(dependencies);
   // Before the vault has started (an app used without listen) no virtual key can be valid.
@@ -35,6 +35,15 @@ export function virtualKeyAdminRouter(dependencies: VirtualKeyActionDependencies
   });
   router.get('/credentials', guard.middleware, async (koa) => {
     koa.body = { object: 'list', data: await actions.listCredentials() };
+  });
+  router.get('/credentials/:id', guard.middleware, async (koa) => {
+    koa.body = await actions.getCredential(koa.params.id);
+  });
+  router.post('/credentials/:id/rotate', guard.middleware, body, async (koa) => {
+    koa.body = await actions.rotateCredential(koa.params.id, requestJson(koa));
+  });
+  router.get('/alerts', guard.middleware, async (koa) => {
+    koa.body = { object: 'list', data: await actions.alerts() };
   });
   router.delete('/credentials/:id', guard.middleware, async (koa) => {
     await actions.deleteCredential(koa.params.id);

@@ -1,8 +1,10 @@
+import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { type GatewayConfig, resolveConfig } from '../../config/index.js';
 import { AccountKey } from '../account-key.js';
 import { BootError } from '../errors.js';
+import { workerCount } from '../cluster/primary.js';
 import { providerBanner } from '../registry.js';
 import type { CliIo } from './vault.js';
 
@@ -37,9 +39,29 @@ function shutdownGraceMs(environment: NodeJS.ProcessEnv): number {
  * in flight finish. Start-up fails with a message naming the plugin or setting at fault.
  */
 export async function startGateway(config: GatewayConfig, io: CliIo): Promise<void> {
+  const cluster = (await import('node:cluster')).default;
+  const workers = workerCount(io.environment.GATEWAY_WORKERS, availableParallelism());
+  if (workers > 1 && cluster.isPrimary) {
+    const { dataDir, redisUrl } = resolveConfig(config, io.environment);
+    const { runPrimary } = await import('../cluster/primary.js');
+    try {
+      await runPrimary({ workers, dataDir, redisUrl, io });
+    } catch (error) {
+      throw new BootError('INVALID_CONFIG', (error as Error).message);
+    }
+    return;
+  }
   const { createGateway } = await import('../app.js');
   const gateway = createGateway(config);
+  const { primaryChannel, workerId, clusterMetrics } = await import('../cluster/worker.js');
+  const primary = primaryChannel();
+  if (primary) gateway.metrics.renderWith(clusterMetrics(gateway.metrics.registry, primary));
   const { url } = await gateway.listen();
+  // Of several workers, the first prints what a start prints (the others start once it listens).
+  if ((workerId() ?? 1) > 1) {
+    onSignals(gateway, io);
+    return;
+  }
   const logs = gateway.config.logs.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `SQLite (${gateway.config.dataDir}/logs.db)`;
   io.stdout.write(`gateway listening on ${url}\n${providerBanner(gateway.registry.list().providers)}request logs: ${logs}\ndashboard: ${url}/dashboard\n`);
   if (gateway.generatedAccountKey) {
@@ -48,8 +70,16 @@ export async function startGateway(config: GatewayConfig, io: CliIo): Promise<vo
         `It is shown this once; send it as x-gateway-api-key:\n\n  ${gateway.generatedAccountKey}\n\n`,
     );
   }
+  onSignals(gateway, io);
+}
+
+/** SIGINT/SIGTERM (either, once) let requests in flight finish, then end the process. */
+function onSignals(gateway: { close(graceMs: number): Promise<void> }, io: CliIo): void {
   const graceMs = shutdownGraceMs(io.environment);
+  let stopping = false;
   const stop = () => {
+    if (stopping) return;
+    stopping = true;
     io.stdout.write(`shutting down: requests in flight get up to ${graceMs / 1000} s\n`);
     gateway.close(graceMs).then(
       () => process.exit(0),

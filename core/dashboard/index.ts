@@ -6,11 +6,13 @@ import { jsonBody, requestJson } from '../admin/json-body.js';
 import type { FailedAuthLimiter } from '../failed-auth.js';
 import type { Clock } from '../spec/manifest.js';
 import { errors } from '../errors.js';
-import { DashboardSessions } from './sessions.js';
+import { DashboardSessions, type SessionRecords } from './sessions.js';
 import { loadAssets, type StaticAsset } from './static.js';
 
 export const SESSION_COOKIE = 'gateway_session';
 export const CSRF_HEADER = 'x-gateway-csrf';
+/** Read-only admin routes the page opens as a link or an EventSource, which take the CSRF token in `?csrf=`. */
+const TOKEN_IN_QUERY = new Set(['/admin/logs/export', '/admin/logs/tail']);
 
 /** Tight by design: the page loads only its own scripts and styles and talks only to this origin. */
 const PAGE_HEADERS = {
@@ -34,6 +36,8 @@ export interface DashboardOptions {
   readonly trustProxy?: number;
   /** Tells session expiry (default: the system clock). */
   readonly clock?: Clock;
+  /** The shared store sessions live in once it is open (see {@link DashboardSessions}). */
+  readonly records?: () => SessionRecords | undefined;
 }
 
 /**
@@ -43,15 +47,19 @@ export interface DashboardOptions {
  */
 export function mountDashboard(router: Router, options: DashboardOptions): DashboardSessions {
   const clock = options.clock;
-  const sessions = new DashboardSessions(options.sessionTtlMs, undefined, clock ? () => clock.now() : undefined);
+  const sessions = new DashboardSessions(options.sessionTtlMs, undefined, clock ? () => clock.now() : undefined, options.records);
   const assets = loadAssets();
   const index = assets.get('index.html');
   if (!index) throw new Error('The dashboard has no index.html.');
 
   options.adminGuard.accept({
-    verify(koa) {
-      const session = sessions.get(koa.cookies.get(SESSION_COOKIE));
-      return session !== undefined && DashboardSessions.csrfMatches(session, koa.get(CSRF_HEADER));
+    async verify(koa) {
+      const session = await sessions.get(koa.cookies.get(SESSION_COOKIE));
+      if (session === undefined) return false;
+      // A download link and an EventSource cannot send a header: on these read-only GET routes the
+      // token may come in the `csrf` query parameter instead (still with the SameSite=Strict cookie).
+      const queryToken = koa.method === 'GET' && TOKEN_IN_QUERY.has(koa.path) && typeof koa.query.csrf === 'string' ? koa.query.csrf : undefined;
+      return DashboardSessions.csrfMatches(session, koa.get(CSRF_HEADER) || (queryToken ?? ''));
     },
   });
 
@@ -68,9 +76,9 @@ export function mountDashboard(router: Router, options: DashboardOptions): Dashb
     send(koa, asset);
   });
 
-  router.get('/dashboard/session', (koa) => {
+  router.get('/dashboard/session', async (koa) => {
     // 200 either way: the page asks this on every load, and a 401 would be noise in the console.
-    const session = sessions.get(koa.cookies.get(SESSION_COOKIE));
+    const session = await sessions.get(koa.cookies.get(SESSION_COOKIE));
     koa.set('cache-control', 'no-store');
     koa.body = session ? sessionBody(session) : { signed_in: false };
   });
@@ -84,8 +92,8 @@ export function mountDashboard(router: Router, options: DashboardOptions): Dashb
     if (!options.accountKey.matches(apiKey)) {
       throw refusedKey(koa, errors.authentication('That is not the account API key.', { code: 'invalid_api_key' }), options);
     }
-    sessions.delete(koa.cookies.get(SESSION_COOKIE));
-    const { id, session } = sessions.create();
+    await sessions.delete(koa.cookies.get(SESSION_COOKIE));
+    const { id, session } = await sessions.create();
     koa.cookies.set(SESSION_COOKIE, id, {
       httpOnly: true,
       sameSite: 'strict',
@@ -99,13 +107,13 @@ export function mountDashboard(router: Router, options: DashboardOptions): Dashb
     koa.body = sessionBody(session);
   });
 
-  router.delete('/dashboard/session', (koa) => {
+  router.delete('/dashboard/session', async (koa) => {
     // Ending a live session takes its CSRF token, so another site cannot sign the user out.
-    const session = sessions.get(koa.cookies.get(SESSION_COOKIE));
+    const session = await sessions.get(koa.cookies.get(SESSION_COOKIE));
     if (session !== undefined && !DashboardSessions.csrfMatches(session, koa.get(CSRF_HEADER))) {
       throw errors.permission(`Signing out needs the session's CSRF token in ${CSRF_HEADER}.`, { code: 'csrf_token_invalid' });
     }
-    sessions.delete(koa.cookies.get(SESSION_COOKIE));
+    await sessions.delete(koa.cookies.get(SESSION_COOKIE));
     koa.cookies.set(SESSION_COOKIE, '', { httpOnly: true, sameSite: 'strict', path: '/', secure: koa.secure, expires: new Date(0), overwrite: true });
     koa.status = 204;
   });

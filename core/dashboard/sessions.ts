@@ -7,42 +7,62 @@ export interface DashboardSession {
   readonly csrfToken: string;
 }
 
+/** Where sessions are kept when they are shared: the state store's records (a keyv). */
+export interface SessionRecords {
+  get(key: string): Promise<unknown>;
+  set(key: string, value: DashboardSession, ttlMs: number): Promise<unknown>;
+  delete(key: string): Promise<unknown>;
+}
+
 const token = (): string => randomBytes(32).toString('base64url');
 const digest = (value: string): string => createHash('sha256').update(value).digest('base64url');
+const RECORD_PREFIX = 'dashboard-session:';
 
 /**
- * Server-side dashboard sessions: a random id (the cookie) maps to an expiry and a CSRF token.
- * Ids are stored hashed, so a heap dump does not yield usable cookies. In memory, per instance:
- * behind a load balancer a browser signs in again on another instance.
+ * Dashboard sessions: a random id (the cookie) maps to an expiry and a CSRF token. Ids are stored
+ * hashed, so neither a heap dump nor the store yields usable cookies.
+ *
+ * Once the state store is open (`records` returns it) sessions live there, so every process that
+ * shares it knows them: the workers of `GATEWAY_WORKERS`, instances sharing Redis, and the same
+ * gateway after a restart. Signing out deletes the record, so it ends the session everywhere.
+ * Before the store opens (only in tests that never listen) they are kept in memory, bounded.
  */
 export class DashboardSessions {
-  private readonly sessions = new Map<string, DashboardSession>();
+  private readonly memory = new Map<string, DashboardSession>();
 
   constructor(
     private readonly ttlMs: number = 8 * 60 * 60 * 1000,
     private readonly maxSessions: number = 1000,
     private readonly now: () => number = Date.now,
+    private readonly records: () => SessionRecords | undefined = () => undefined,
   ) {}
 
   /** Starts a session; returns the cookie value (shown to the browser only) and the session. */
-  create(): { id: string; session: DashboardSession } {
-    this.sweep();
-    // Bounded: the oldest session goes first (Map keeps insertion order).
-    while (this.sessions.size >= this.maxSessions) this.sessions.delete(this.sessions.keys().next().value!);
+  async create(): Promise<{ id: string; session: DashboardSession }> {
     const id = token();
     const session = { expiresAt: this.now() + this.ttlMs, csrfToken: token() };
-    this.sessions.set(digest(id), session);
+    const shared = this.records();
+    if (shared) {
+      await shared.set(RECORD_PREFIX + digest(id), session, this.ttlMs);
+    } else {
+      this.sweep();
+      // Bounded: the oldest session goes first (Map keeps insertion order).
+      while (this.memory.size >= this.maxSessions) this.memory.delete(this.memory.keys().next().value!);
+      this.memory.set(digest(id), session);
+    }
     return { id, session };
   }
 
   /** The live session for a cookie value, if any. */
-  get(id: string | undefined): DashboardSession | undefined {
+  async get(id: string | undefined): Promise<DashboardSession | undefined> {
     if (!id) return undefined;
     const key = digest(id);
-    const session = this.sessions.get(key);
+    const shared = this.records();
+    const session = shared ? ((await shared.get(RECORD_PREFIX + key)) as DashboardSession | undefined) : this.memory.get(key);
     if (!session) return undefined;
     if (session.expiresAt <= this.now()) {
-      this.sessions.delete(key);
+      if (shared) await shared.delete(RECORD_PREFIX + key);
+      else this.memory.delete(key);
       return undefined;
     }
     return session;
@@ -55,16 +75,20 @@ export class DashboardSessions {
     return given.length === expected.length && timingSafeEqual(given, expected);
   }
 
-  delete(id: string | undefined): void {
-    if (id) this.sessions.delete(digest(id));
+  async delete(id: string | undefined): Promise<void> {
+    if (!id) return;
+    const shared = this.records();
+    if (shared) await shared.delete(RECORD_PREFIX + digest(id));
+    else this.memory.delete(digest(id));
   }
 
+  /** Sessions kept in memory (none once the store is open). */
   get size(): number {
-    return this.sessions.size;
+    return this.memory.size;
   }
 
   private sweep(): void {
     const now = this.now();
-    for (const [key, session] of this.sessions) if (session.expiresAt <= now) this.sessions.delete(key);
+    for (const [key, session] of this.memory) if (session.expiresAt <= now) this.memory.delete(key);
   }
 }

@@ -77,5 +77,6 @@ export function capturedBodies(context: GatewayContext, policy: BodyLogging): Lo
     const capture = streams.get(context);
     if (capture) response = { chunks: capture.chunks, truncated: capture.truncated };
   }
-  return { request: context.request.raw, response, secrets: requestSecrets(context) };
+  const { raw, body: requestBody } = context.request;
+  return { request: raw ?? (requestBody === undefined ? undefined : { json: requestBody }), response, secrets: requestSecrets(context) };
 }

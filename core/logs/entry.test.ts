@@ -1,6 +1,6 @@
 import test from 'ava';
 import fc from 'fast-check';
-import { redactSecrets } from './entry.js';
+import { endUserOf, redactSecrets } from './entry.js';
 
 // The straightforward form of the secret-name patterns (each match starts at the first character
 // of the name). `redactSecrets` uses a faster form that starts at the word; both must agree.
@@ -21,4 +21,14 @@ test('secret-named values are redacted exactly as the name-first patterns redact
     { numRuns: 3000 },
   );
   t.is(redactSecrets('{"client_secret": "s3", "max_tokens": 5} a.b_token=q&x=1', []), '{"client_secret": "[REDACTED]", "max_tokens": 5} a.b_token=[REDACTED]&x=1');
+});
+
+test('endUserOf reads the user field, or a Messages body’s metadata.user_id, capped at 256 characters', (t) => {
+  t.is(endUserOf({ model: 'm', user: 'alice' }), 'alice');
+  t.is(endUserOf({ model: 'm', metadata: { user_id: 'bob' } }), 'bob');
+  t.is(endUserOf({ model: 'm', user: '' }), undefined);
+  t.is(endUserOf({ model: 'm', user: 42 }), undefined);
+  t.is(endUserOf({ model: 'm', metadata: null }), undefined);
+  t.is(endUserOf(undefined), undefined);
+  t.is(endUserOf({ user: 'x'.repeat(300) })?.length, 256);
 });

@@ -27,6 +27,8 @@ export interface LogEntry {
   readonly callerType?: 'account' | 'virtual-key';
   readonly keyId?: string;
   readonly keyName?: string;
+  /** The end user the client named: the request's `user` field (Messages: `metadata.user_id`), at most 256 characters. */
+  readonly endUser?: string;
   readonly streaming: boolean;
   readonly durationMs: number;
   readonly gatewayMs: number;
@@ -62,6 +64,8 @@ export interface LogEntry {
 
 /** One guardrail verdict as logged: a denial's reason, a transform's counts by kind, never values. */
 export interface LoggedVerdict {
+  /** The policy whose chain gave it (what `GET /admin/policies/verdicts` counts by). */
+  readonly policy?: string;
   readonly guardrail: string;
   readonly side: string;
   readonly action: string;
@@ -79,8 +83,12 @@ export interface LoggedVerdict {
  * log store's writer serialises, caps and redacts them later (see `core/logs/record.ts`).
  */
 export interface LogBodies {
-  /** The JSON request body's bytes as received (JSON operations only). */
-  readonly request?: Buffer;
+  /**
+   * The JSON request body's bytes as received (JSON operations only), or the body itself when the
+   * gateway rewrote it (a guardrail's redaction, a route target's `override_params`, a
+   * `provider/model` prefix): then what was sent on is logged, serialised by the writer.
+   */
+  readonly request?: Buffer | { readonly json: unknown };
   /** The JSON answer, or the bytes streamed to the client (SSE), or nothing. */
   readonly response?: { readonly json: unknown; readonly serialised?: Uint8Array } | { readonly chunks: ReadonlyArray<Uint8Array | string>; readonly truncated: boolean };
   /** Secrets of this request to remove from the text (provider key, caller key). */
@@ -178,7 +186,7 @@ export function buildLogEntry(context: GatewayContext, finishedAt: number): LogE
     durationMs: round(durationMs),
     gatewayMs: round(durationMs - (upstreamMs ?? 0)),
     metadata: context.metadata,
-    guardrails: (context.guardrail?.verdicts ?? []).map((record) => loggedVerdict(record, secrets)),
+    guardrails: (context.guardrail?.verdicts ?? []).map((record) => loggedVerdict(record, secrets, context.guardrail?.policy)),
   };
   if (failure) entry.error = { type: failure.type, code: failure.code, message: redactSecrets(failure.message, secrets) };
   if (caller) entry.callerType = caller.type;
@@ -186,6 +194,8 @@ export function buildLogEntry(context: GatewayContext, finishedAt: number): LogE
     entry.keyId = caller.id;
     entry.keyName = caller.name;
   }
+  const endUser = endUserOf(context.request.body);
+  if (endUser !== undefined) entry.endUser = endUser;
   if (upstreamMs !== undefined) entry.upstreamMs = round(upstreamMs);
   if (transform?.firstTokenAt !== undefined) entry.timeToFirstTokenMs = round(transform.firstTokenAt - context.startedAt);
   if (usage) {
@@ -210,6 +220,20 @@ export function buildLogEntry(context: GatewayContext, finishedAt: number): LogE
   return entry;
 }
 
+/** Longest end user id kept; a longer one is cut (the usage split groups by it). */
+const END_USER_MAX = 256;
+
+/**
+ * The end user a request names: the `user` field of the OpenAI-shaped bodies (chat, completions,
+ * embeddings, images, Responses), or `metadata.user_id` of a Messages body.
+ */
+export function endUserOf(body: unknown): string | undefined {
+  if (typeof body !== 'object' || body === null) return undefined;
+  const fields = body as { user?: unknown; metadata?: { user_id?: unknown } | null };
+  const user = typeof fields.user === 'string' ? fields.user : typeof fields.metadata?.user_id === 'string' ? fields.metadata.user_id : undefined;
+  return user === undefined || user === '' ? undefined : user.slice(0, END_USER_MAX);
+}
+
 type Mutable<T> = { -readonly [Field in keyof T]: T[Field] };
 
 function cacheOf(status: CacheStatus, hit: NonNullable<GatewayContext['cache']>['hit']): NonNullable<LogEntry['cache']> {
@@ -221,8 +245,8 @@ function cacheOf(status: CacheStatus, hit: NonNullable<GatewayContext['cache']>[
   return logged;
 }
 
-function loggedVerdict(record: GuardrailRecord, secrets: ReadonlyArray<string | undefined>): LoggedVerdict {
-  const logged: Mutable<LoggedVerdict> = { guardrail: record.guardrail, side: record.side, action: record.verdict.action, ms: round(record.ms) };
+function loggedVerdict(record: GuardrailRecord, secrets: ReadonlyArray<string | undefined>, policy: string | undefined): LoggedVerdict {
+  const logged: Mutable<LoggedVerdict> = { ...(policy !== undefined ? { policy } : {}), guardrail: record.guardrail, side: record.side, action: record.verdict.action, ms: round(record.ms) };
   if (record.verdict.action === 'deny') logged.reason = redactSecrets(record.verdict.reason, secrets);
   if (record.verdict.action === 'transform') logged.changes = { ...record.verdict.changes };
   if (record.failure) logged.failure = record.failure;

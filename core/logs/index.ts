@@ -32,11 +32,12 @@ const PRUNE_INTERVAL_MS = 60_000;
 export function createRequestLog(config: ResolvedConfig, logger: Logger, observer: LogQueueObserver = {}): RequestLog {
   const logs = config.logs;
   const store: LogStore = logs.databaseUrl
-    ? new PostgresLogStore({ connectionString: logs.databaseUrl, schema: logs.postgresSchema, maxAgeMs: logs.retentionMaxAgeMs })
+    ? new PostgresLogStore({ connectionString: logs.databaseUrl, schema: logs.postgresSchema, maxAgeMs: logs.retentionMaxAgeMs, search: logs.search })
     : new SqliteWorkerStore(
         join(config.dataDir, 'logs.db'),
         { maxAgeMs: logs.retentionMaxAgeMs, maxBytes: logs.retentionMaxBytes },
         (message) => logger.warn(message),
+        logs.search,
       );
   const spill = new SpillFile(join(config.dataDir, 'log-spill'), logs.spillMaxBytes);
   let lastDropWarning = 0;

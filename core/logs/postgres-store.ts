@@ -4,6 +4,9 @@ import { SCALAR_FIELDS } from './record.js';
 import {
   groupExpression,
   listWhere,
+  type LogBodiesRow,
+  metadataGroupKey,
+  NO_GROUP,
   type LogPage,
   type LogQuery,
   type LogStore,
@@ -11,7 +14,34 @@ import {
   timeMsOf,
   type UsageCell,
   type UsageQuery,
+  type VerdictCounts,
+  type VerdictQuery,
+  type UsageTotalsQuery,
 } from './store.js';
+
+const AGGREGATES = `count(*) AS requests, count(*) FILTER (WHERE status >= 400) AS errors,
+  percentile_cont(0.5) WITHIN GROUP (ORDER BY latency_ms) AS p50,
+  percentile_cont(0.95) WITHIN GROUP (ORDER BY latency_ms) AS p95,
+  COALESCE(sum(prompt_tokens), 0) AS prompt, COALESCE(sum(completion_tokens), 0) AS completion, COALESCE(sum(cost_usd), 0) AS cost,
+  count(*) FILTER (WHERE cache_status IN ('HIT', 'SEMANTIC-HIT')) AS hits, count(*) FILTER (WHERE cache_status = 'MISS') AS misses,
+  COALESCE(sum(cache_saved_usd) FILTER (WHERE cache_status IN ('HIT', 'SEMANTIC-HIT')), 0) AS saved`;
+
+/** A cell from a row of {@link AGGREGATES}. */
+const cellOf = (row: Row, group: string, bucket: number, label: unknown): UsageCell => ({
+  group,
+  bucket,
+  requests: Number(row.requests),
+  errors: Number(row.errors),
+  p50Ms: Number(row.p50),
+  p95Ms: Number(row.p95),
+  promptTokens: Number(row.prompt),
+  completionTokens: Number(row.completion),
+  costUsd: Number(row.cost),
+  cacheHits: Number(row.hits),
+  cacheMisses: Number(row.misses),
+  savedUsd: Number(row.saved),
+  ...(label === null || label === undefined ? {} : { label: String(label) }),
+});
 
 const TYPES: Record<string, string> = {
   status: 'integer',
@@ -37,8 +67,18 @@ const TYPES: Record<string, string> = {
 const NOT_NULL = new Set(['id', 'time_ms', 'trace_id', 'operation', 'method', 'path', 'status', 'status_class', 'outcome', 'streaming', 'latency_ms', 'gateway_ms', 'metadata', 'guardrails']);
 const COLUMNS = [...SCALAR_FIELDS, 'time_ms', 'status_class', 'metadata', 'guardrails', 'routing', 'dropped_fields'];
 /** Columns later migrations add (the first one creates the others). */
-const ADDED_LATER = new Set(['routing', 'cache_status', 'cache_saved_usd', 'dropped_fields']);
+const ADDED_LATER = new Set(['routing', 'cache_status', 'cache_saved_usd', 'dropped_fields', 'end_user']);
 const typeOf = (column: string) => TYPES[column] ?? 'text';
+
+/**
+ * The searched document of a row of `log_bodies`: both bodies, parsed with the `simple` text search
+ * configuration (lower-cased words, no stemming or stop words: ids, model names and error codes
+ * are found as typed). Queries must use this exact expression for the GIN index to serve them.
+ */
+const BODY_DOCUMENT = `to_tsvector('simple'::regconfig, coalesce(request_body, '') || ' ' || coalesce(response_body, ''))`;
+
+const searchCondition = (schema: string) => (terms: string[], id: string, param: (value: unknown) => string) =>
+  `${id} IN (SELECT id FROM ${schema}.log_bodies WHERE ${BODY_DOCUMENT} @@ plainto_tsquery('simple'::regconfig, ${param(terms.join(' '))}))`;
 
 /** Schema migrations, in order; each runs once, in a transaction, under an advisory lock. */
 const MIGRATIONS: ReadonlyArray<string> = [
@@ -58,6 +98,11 @@ const MIGRATIONS: ReadonlyArray<string> = [
   'ALTER TABLE logs ADD COLUMN cache_status text, ADD COLUMN cache_saved_usd double precision',
   // The request fields a protocol translation dropped (null when none).
   'ALTER TABLE logs ADD COLUMN dropped_fields jsonb',
+  // The end user the request named (its `user` field).
+  'ALTER TABLE logs ADD COLUMN end_user text',
+  // The failed requests (a partial index, so "all errors" does not scan the successes). The body
+  // search index is made or dropped after the migrations, as `search` says.
+  'CREATE INDEX IF NOT EXISTS logs_errors ON logs (time_ms DESC, id DESC) WHERE status >= 400 OR error_type IS NOT NULL',
 ];
 
 /**
@@ -111,6 +156,12 @@ export interface PostgresLogStoreOptions {
   maxConnections?: number;
   /** Rows older than this are deleted by {@link PostgresLogStore.prune} (0 = keep forever). */
   maxAgeMs?: number;
+  /**
+   * Index the bodies for search (default true): a GIN expression index (the tsvector is not stored
+   * twice), made when missing and dropped when off, as the store opens. Every instance sharing the
+   * schema should say the same.
+   */
+  search?: boolean;
 }
 
 /**
@@ -125,9 +176,11 @@ export class PostgresLogStore implements LogStore {
   readonly schema: string;
   private insertSql = '';
   private readonly maxAgeMs: number;
+  readonly searchable: boolean;
 
   constructor(options: PostgresLogStoreOptions) {
     this.maxAgeMs = options.maxAgeMs ?? 0;
+    this.searchable = options.search ?? true;
     this.schema = options.schema ?? 'public';
     if (!/^[a-z_][a-z0-9_]{0,62}$/.test(this.schema)) throw new Error(`invalid log schema name "${this.schema}"`);
     this.pool = new pg.Pool({
@@ -153,6 +206,8 @@ export class PostgresLogStore implements LogStore {
         await client.query(MIGRATIONS[index]);
         await client.query(`INSERT INTO ${this.schema}.log_schema_version (version) VALUES ($1)`, [index + 1]);
       }
+      await client.query(`SET LOCAL search_path = ${this.schema}`);
+      await client.query(this.searchable ? `CREATE INDEX IF NOT EXISTS log_bodies_search ON log_bodies USING GIN (${BODY_DOCUMENT})` : 'DROP INDEX IF EXISTS log_bodies_search');
     });
     const definition = [...COLUMNS.map((column) => `${column} ${typeOf(column)}`), 'request_body text', 'response_body text'].join(', ');
     this.insertSql = `WITH input AS (SELECT * FROM json_to_recordset($1::json) AS r(${definition})),
@@ -170,10 +225,13 @@ export class PostgresLogStore implements LogStore {
   }
 
   async list(query: LogQuery): Promise<LogPage> {
+    if (query.search !== undefined && !this.searchable) throw new Error('Body search is off for this log store (logs.search).');
     const { where, params } = listWhere(
       query,
       (index) => `$${index}`,
       (key, value, param) => (value === undefined ? `metadata ? ${param(key)}` : `metadata @> ${param(JSON.stringify({ [key]: value }))}::jsonb`),
+      undefined,
+      searchCondition(this.schema),
     );
     const result = await this.pool.query(
       `SELECT ${COLUMNS.join(', ')} FROM ${this.schema}.logs ${where} ORDER BY time_ms DESC, id DESC LIMIT ${query.limit + 1}`,
@@ -195,32 +253,53 @@ export class PostgresLogStore implements LogStore {
     return result.rows[0] ? fromRow(result.rows[0] as Row) : undefined;
   }
 
+  async bodies(ids: readonly string[]): Promise<LogBodiesRow[]> {
+    if (ids.length === 0) return [];
+    const result = await this.pool.query(`SELECT id, request_body, response_body FROM ${this.schema}.log_bodies WHERE id = ANY($1::text[])`, [ids]);
+    return result.rows as LogBodiesRow[];
+  }
+
   async usage(query: UsageQuery): Promise<UsageCell[]> {
+    const metadataKey = metadataGroupKey(query.groupBy);
+    const group = metadataKey === undefined ? groupExpression(query.groupBy) : `COALESCE(metadata ->> $4::text, '${NO_GROUP}')`;
     const result = await this.pool.query(
-      `SELECT ${groupExpression(query.groupBy)} AS grp, (time_ms - $1::bigint) / $3::bigint AS bucket, count(*) AS requests,
-         count(*) FILTER (WHERE status >= 400) AS errors,
-         percentile_cont(0.5) WITHIN GROUP (ORDER BY latency_ms) AS p50,
-         percentile_cont(0.95) WITHIN GROUP (ORDER BY latency_ms) AS p95,
-         COALESCE(sum(prompt_tokens), 0) AS prompt, COALESCE(sum(completion_tokens), 0) AS completion, COALESCE(sum(cost_usd), 0) AS cost,
-         count(*) FILTER (WHERE cache_status IN ('HIT', 'SEMANTIC-HIT')) AS hits, count(*) FILTER (WHERE cache_status = 'MISS') AS misses,
-         COALESCE(sum(cache_saved_usd) FILTER (WHERE cache_status IN ('HIT', 'SEMANTIC-HIT')), 0) AS saved
-       FROM ${this.schema}.logs WHERE time_ms >= $1::bigint AND time_ms < $2::bigint GROUP BY 1, 2`,
-      [query.from, query.to, query.bucketMs],
+      `SELECT ${group} AS grp, ${query.groupBy === 'key' ? 'max(key_name)' : 'NULL'} AS label, (time_ms - $1::bigint) / $3::bigint AS bucket, ${AGGREGATES}
+       FROM ${this.schema}.logs WHERE time_ms >= $1::bigint AND time_ms < $2::bigint GROUP BY 1, 3`,
+      metadataKey === undefined ? [query.from, query.to, query.bucketMs] : [query.from, query.to, query.bucketMs, metadataKey],
     );
-    return (result.rows as Row[]).map((row) => ({
-      group: String(row.grp),
-      bucket: query.from + Number(row.bucket) * query.bucketMs,
-      requests: Number(row.requests),
-      errors: Number(row.errors),
-      p50Ms: Number(row.p50),
-      p95Ms: Number(row.p95),
-      promptTokens: Number(row.prompt),
-      completionTokens: Number(row.completion),
-      costUsd: Number(row.cost),
-      cacheHits: Number(row.hits),
-      cacheMisses: Number(row.misses),
-      savedUsd: Number(row.saved),
-    }));
+    return (result.rows as Row[]).map((row) => cellOf(row, String(row.grp), query.from + Number(row.bucket) * query.bucketMs, row.label));
+  }
+
+  async usageTotals(query: UsageTotalsQuery): Promise<UsageCell[][]> {
+    // One query per grouping, in parallel on the pool's connections. Measured once on 1 000 000
+    // rows (2 busy cores): 1.3 s for the usage summary of a day this way, 1.7 s as one scan with a
+    // grouping set per grouping (one backend sorts the rows for each set's percentiles).
+    const length = query.to - query.from;
+    return Promise.all(query.groupBys.map((groupBy) => this.usage({ from: query.from, to: query.to, bucketMs: length, groupBy })));
+  }
+
+  async verdicts(query: VerdictQuery): Promise<VerdictCounts> {
+    const [verdicts, requests] = await Promise.all([
+      this.pool.query(
+        `SELECT v->>'policy' AS policy, v->>'guardrail' AS guardrail, v->>'side' AS side, v->>'action' AS action, count(*) AS n
+         FROM ${this.schema}.logs, jsonb_array_elements(guardrails) AS v
+         WHERE time_ms >= $1::bigint AND time_ms < $2::bigint AND guardrails <> '[]'::jsonb AND v ? 'policy'
+         GROUP BY 1, 2, 3, 4 ORDER BY 1, 3, 2, 4`,
+        [query.from, query.to],
+      ),
+      this.pool.query(
+        `SELECT guardrails->0->>'policy' AS policy, count(*) AS n,
+           count(*) FILTER (WHERE guardrails @> '[{"action":"deny"}]') AS denied, count(*) FILTER (WHERE guardrails @> '[{"action":"transform"}]') AS transformed
+         FROM ${this.schema}.logs
+         WHERE time_ms >= $1::bigint AND time_ms < $2::bigint AND guardrails <> '[]'::jsonb AND guardrails->0 ? 'policy'
+         GROUP BY 1 ORDER BY 1`,
+        [query.from, query.to],
+      ),
+    ]);
+    return {
+      verdicts: (verdicts.rows as Row[]).map((row) => ({ policy: String(row.policy), guardrail: String(row.guardrail), side: String(row.side), action: String(row.action), count: Number(row.n) })),
+      requests: (requests.rows as Row[]).map((row) => ({ policy: String(row.policy), requests: Number(row.n), denied: Number(row.denied), transformed: Number(row.transformed) })),
+    };
   }
 
   async count(): Promise<number> {

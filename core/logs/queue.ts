@@ -1,5 +1,5 @@
 import type { LogBodies, LogEntry, LogSink } from './entry.js';
-import { type LogRecord, toLogRecord } from './record.js';
+import { type LogRecord, type PendingRecord, textBodies, toLogRecord } from './record.js';
 import type { SpillFile } from './spill.js';
 import type { LogStore } from './store.js';
 
@@ -171,9 +171,33 @@ export class LogQueue implements LogSink {
 
   private async insert(records: LogRecord[]): Promise<void> {
     await this.store.insert(records);
+    this.written(records.length);
+  }
+
+  private written(count: number): void {
     this.failing = false;
-    this.totals.written += records.length;
-    this.observer.written?.(records.length);
+    this.totals.written += count;
+    this.observer.written?.(count);
+  }
+
+  /** The entry and its bodies as text, for a store that builds the record itself. */
+  private pendingText(pending: Pending): PendingRecord {
+    if (!pending.bodies) return { entry: pending.entry };
+    try {
+      return { entry: pending.entry, bodies: textBodies(pending.bodies, this.options.bodyMaxBytes) };
+    } catch {
+      return { entry: pending.entry };
+    }
+  }
+
+  /** Stores a batch: built into records here, or by the store (off the request thread) when it can. */
+  private async insertBatch(batch: Pending[]): Promise<void> {
+    if (!this.store.insertPending) return this.insert(batch.map((pending) => this.record(pending)));
+    await this.store.insertPending(
+      batch.map((pending) => this.pendingText(pending)),
+      this.options.bodyMaxBytes,
+    );
+    this.written(batch.length);
   }
 
   private async step(): Promise<boolean> {
@@ -188,16 +212,16 @@ export class LogQueue implements LogSink {
       }
     }
     if (this.memory.length > 0) {
-      const batch = this.memory.splice(0, this.options.batchSize).map((pending) => this.record(pending));
+      const batch = this.memory.splice(0, this.options.batchSize);
       if (!this.up) {
-        await this.toSpill(batch);
+        await this.toSpill(batch.map((pending) => this.record(pending)));
         return true;
       }
       try {
-        await this.insert(batch);
+        await this.insertBatch(batch);
       } catch (error) {
         this.markDown(error);
-        await this.toSpill(batch);
+        await this.toSpill(batch.map((pending) => this.record(pending)));
       }
       return true;
     }

@@ -10,6 +10,8 @@ export interface LogRecord {
   caller_type: 'account' | 'virtual-key' | null;
   key_id: string | null;
   key_name: string | null;
+  /** The end user the client named (the request's `user` field); null when it named none. */
+  end_user: string | null;
   provider: string | null;
   model: string | null;
   operation: string;
@@ -36,7 +38,8 @@ export interface LogRecord {
   /** On a hit: what the stored answer cost when it was made (USD), saved by serving it again. */
   cache_saved_usd: number | null;
   metadata: Record<string, string>;
-  guardrails: Array<{ guardrail: string; side: string; action: string; ms: number }>;
+  /** Each verdict with the policy that gave it (absent in rows logged before it was recorded). */
+  guardrails: Array<{ policy?: string; guardrail: string; side: string; action: string; ms: number }>;
   /** A routed request's route and upstream attempts (absent on the plain path). */
   routing?: { route?: LogEntry['route']; attempts: NonNullable<LogEntry['attempts']> };
   /** Request fields a protocol translation left out because the provider cannot use them (absent when none). */
@@ -50,7 +53,7 @@ export interface LogRecord {
 export type LogSummary = Omit<LogRecord, 'request_body' | 'response_body'>;
 
 const SUMMARY_FIELDS: ReadonlyArray<keyof LogSummary> = [
-  'id', 'time', 'trace_id', 'caller_type', 'key_id', 'key_name', 'provider', 'model', 'operation', 'method', 'path', 'status',
+  'id', 'time', 'trace_id', 'caller_type', 'key_id', 'key_name', 'end_user', 'provider', 'model', 'operation', 'method', 'path', 'status',
   'outcome', 'error_type', 'error_code', 'error_message', 'streaming', 'latency_ms', 'gateway_ms', 'upstream_ms', 'ttft_ms',
   'prompt_tokens', 'completion_tokens', 'cached_tokens', 'reasoning_tokens', 'total_tokens', 'cost_usd', 'cache_status', 'cache_saved_usd', 'metadata', 'guardrails',
 ];
@@ -71,10 +74,41 @@ function capText(text: string, maxBytes: number, secrets: LogBodies['secrets'], 
   return `${redacted.slice(0, maxBytes)}…[truncated, ${totalLength} in all]`;
 }
 
-const requestText = (bytes: Buffer, maxBytes: number, secrets: LogBodies['secrets']) =>
-  capText(bytes.subarray(0, maxBytes + MARGIN).toString('utf8'), maxBytes, secrets, bytes.length > maxBytes + MARGIN ? bytes.length : undefined);
-
 const chunkText = (chunk: Uint8Array | string) => (typeof chunk === 'string' ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).toString('utf8'));
+
+/**
+ * A request's bodies as plain text, before redaction and capping: what the request thread hands
+ * to the log writer, which may run in another thread (`recordFromText` does the rest there).
+ */
+export interface TextBodies {
+  /** The first `maxBytes` + margin bytes of the request body, and its whole length when it was longer. */
+  readonly request?: { readonly text: string; readonly totalBytes?: number };
+  /** The JSON answer's text, or the SSE text the client received (`stream`, assembled later). */
+  readonly response?: { readonly text: string; readonly stream?: true; readonly truncated?: true };
+  readonly secrets: ReadonlyArray<string>;
+}
+
+/** A log entry and its bodies as text: JSON-safe, so it can cross to a worker thread. */
+export interface PendingRecord {
+  readonly entry: LogEntry;
+  readonly bodies?: TextBodies;
+}
+
+/** Only conversions to text (no redaction, no parsing): cheap enough for the request thread. */
+export function textBodies(bodies: LogBodies, maxBytes = DEFAULT_BODY_MAX_BYTES): TextBodies {
+  const secrets = bodies.secrets.filter((secret): secret is string => typeof secret === 'string' && secret.length > 0);
+  const text: { request?: TextBodies['request']; response?: TextBodies['response']; secrets: string[] } = { secrets };
+  if (Buffer.isBuffer(bodies.request)) {
+    const window = bodies.request.subarray(0, maxBytes + MARGIN).toString('utf8');
+    text.request = bodies.request.length > maxBytes + MARGIN ? { text: window, totalBytes: bodies.request.length } : { text: window };
+  } else if (bodies.request) {
+    text.request = { text: JSON.stringify(bodies.request.json) };
+  }
+  const response = bodies.response;
+  if (response && 'json' in response) text.response = { text: response.serialised ? chunkText(response.serialised) : JSON.stringify(response.json) };
+  else if (response) text.response = response.truncated ? { text: response.chunks.map(chunkText).join(''), stream: true, truncated: true } : { text: response.chunks.map(chunkText).join(''), stream: true };
+  return text;
+}
 
 /** The events of an SSE text, by the gateway's decoder (an event the text cuts off is left out). */
 function sseEvents(text: string) {
@@ -84,15 +118,27 @@ function sseEvents(text: string) {
 
 /**
  * Turns the SSE text a client received into one JSON summary: the assembled content of each
- * choice, the model, finish reasons and usage. Falls back to the raw text when it is not SSE JSON.
+ * choice, the model, finish reasons and usage, in the three streamed APIs' events (chat chunks,
+ * Responses events, Messages events). A chat stream's tool calls are kept (`tool_calls`: their
+ * argument deltas joined), a Responses stream's final output items (`output`), a Messages
+ * stream's content blocks (`content_blocks`: text, thinking, tool input assembled). Falls back to
+ * the raw text when it is not SSE JSON.
  */
 export function assembleStream(text: string, truncated: boolean): string {
   const content: string[] = [];
   const finishReasons: string[] = [];
+  // By choice and call index (`0:1`), in the order the calls began.
+  type ToolCall = { choice: number; id?: string; name: string; arguments: string };
+  const toolCalls = new Map<string, ToolCall>();
+  const blocks: Array<Record<string, any>> = [];
+  let output: unknown;
   let model: string | undefined;
   let usage: unknown;
   let error: unknown;
   let events = 0;
+  const addText = (index: number, delta: string) => {
+    content[index] = (content[index] ?? '') + delta;
+  };
   for (const { data: raw } of sseEvents(text)) {
     const data = raw.trim();
     if (data === '[DONE]' || data === '') continue;
@@ -105,26 +151,72 @@ export function assembleStream(text: string, truncated: boolean): string {
     events++;
     if (chunk?.error) error = chunk.error;
     if (typeof chunk?.model === 'string') model ??= chunk.model;
-    if (chunk?.usage) usage = chunk.usage;
+    // A Messages `message_delta` carries the output count only: merged below.
+    if (chunk?.usage && chunk.type !== 'message_delta') usage = chunk.usage;
     for (const choice of Array.isArray(chunk?.choices) ? chunk.choices : []) {
       const index = typeof choice?.index === 'number' ? choice.index : 0;
       const delta = choice?.delta?.content ?? choice?.text;
-      if (typeof delta === 'string') content[index] = (content[index] ?? '') + delta;
+      if (typeof delta === 'string') addText(index, delta);
       if (typeof choice?.finish_reason === 'string') finishReasons[index] = choice.finish_reason;
+      for (const call of Array.isArray(choice?.delta?.tool_calls) ? choice.delta.tool_calls : []) {
+        const key = `${index}:${typeof call?.index === 'number' ? call.index : 0}`;
+        const target: ToolCall = toolCalls.get(key) ?? { choice: index, name: '', arguments: '' };
+        toolCalls.set(key, target);
+        if (typeof call?.id === 'string') target.id = call.id;
+        if (typeof call?.function?.name === 'string') target.name += call.function.name;
+        if (typeof call?.function?.arguments === 'string') target.arguments += call.function.arguments;
+      }
+    }
+    // Responses API events: text deltas; the final response carries the output items and usage.
+    if (typeof chunk?.type === 'string' && chunk.type.startsWith('response.')) {
+      if (chunk.type === 'response.output_text.delta' && typeof chunk.delta === 'string') addText(0, chunk.delta);
+      const response = chunk.response;
+      if (response && typeof response === 'object') {
+        if (typeof response.model === 'string') model ??= response.model;
+        if (response.usage) usage = response.usage;
+        if (Array.isArray(response.output) && response.output.length > 0) output = response.output;
+        if (response.error) error = response.error;
+      }
+    }
+    // Messages API events: content blocks started, then their deltas; the stop reason at the end.
+    if (chunk?.type === 'message_start' && chunk.message) {
+      if (typeof chunk.message.model === 'string') model ??= chunk.message.model;
+      if (chunk.message.usage) usage = chunk.message.usage;
+    } else if (chunk?.type === 'content_block_start' && chunk.content_block && typeof chunk.index === 'number') {
+      blocks[chunk.index] = { ...chunk.content_block };
+    } else if (chunk?.type === 'content_block_delta' && blocks[chunk.index]) {
+      const block = blocks[chunk.index];
+      const delta = chunk.delta ?? {};
+      if (delta.type === 'text_delta' && typeof delta.text === 'string') {
+        block.text = (block.text ?? '') + delta.text;
+        addText(0, delta.text);
+      } else if (delta.type === 'thinking_delta' && typeof delta.thinking === 'string') block.thinking = (block.thinking ?? '') + delta.thinking;
+      else if (delta.type === 'input_json_delta' && typeof delta.partial_json === 'string') block.partial = (block.partial ?? '') + delta.partial_json;
+    } else if (chunk?.type === 'message_delta') {
+      if (typeof chunk.delta?.stop_reason === 'string') finishReasons[0] = chunk.delta.stop_reason;
+      if (chunk.usage && usage && typeof usage === 'object') usage = { ...usage, ...chunk.usage };
+      else if (chunk.usage) usage = chunk.usage;
     }
   }
   if (events === 0) return text;
   const summary: Record<string, unknown> = { stream: true, model, content: content.length <= 1 ? (content[0] ?? '') : content };
   if (finishReasons.length > 0) summary.finish_reason = finishReasons.length === 1 ? finishReasons[0] : finishReasons;
+  if (toolCalls.size > 0) summary.tool_calls = [...toolCalls.values()];
+  if (output !== undefined) summary.output = output;
+  if (blocks.length > 0) summary.content_blocks = blocks.filter(Boolean).map(({ partial, ...block }) => (partial === undefined ? block : { ...block, input: parsedOr(partial) }));
   if (usage !== undefined) summary.usage = usage;
   if (error !== undefined) summary.error = error;
   if (truncated) summary.truncated = true;
   return JSON.stringify(summary, null, 0);
 }
 
-function responseText(response: NonNullable<LogBodies['response']>): string {
-  if ('json' in response) return response.serialised ? chunkText(response.serialised) : JSON.stringify(response.json);
-  return assembleStream(response.chunks.map(chunkText).join(''), response.truncated);
+/** A tool's streamed JSON input, parsed; as text when the stream was cut inside it. */
+function parsedOr(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
 }
 
 /**
@@ -132,6 +224,11 @@ function responseText(response: NonNullable<LogBodies['response']>): string {
  * bodies are serialised, capped and redacted.
  */
 export function toLogRecord(entry: LogEntry, bodies: LogBodies | undefined, bodyMaxBytes = DEFAULT_BODY_MAX_BYTES): LogRecord {
+  return recordFromText(entry, bodies && textBodies(bodies, bodyMaxBytes), bodyMaxBytes);
+}
+
+/** The stored record from an entry and its bodies as text: redacts, caps, and sums up a stream. */
+export function recordFromText(entry: LogEntry, bodies: TextBodies | undefined, bodyMaxBytes = DEFAULT_BODY_MAX_BYTES): LogRecord {
   const usage = entry.usage;
   const record: LogRecord = {
     id: entry.id,
@@ -140,6 +237,7 @@ export function toLogRecord(entry: LogEntry, bodies: LogBodies | undefined, body
     caller_type: entry.callerType ?? null,
     key_id: entry.keyId ?? null,
     key_name: entry.keyName ?? null,
+    end_user: entry.endUser ?? null,
     provider: entry.provider ?? null,
     model: entry.model ?? null,
     operation: entry.operation,
@@ -165,8 +263,10 @@ export function toLogRecord(entry: LogEntry, bodies: LogBodies | undefined, body
     cache_saved_usd: entry.cache?.savedUsd ?? null,
     metadata: { ...entry.metadata },
     guardrails: entry.guardrails.map((verdict) => ({ ...verdict })),
-    request_body: bodies?.request ? requestText(bodies.request, bodyMaxBytes, bodies.secrets) : null,
-    response_body: bodies?.response ? capText(responseText(bodies.response), bodyMaxBytes, bodies.secrets) : null,
+    request_body: bodies?.request ? capText(bodies.request.text, bodyMaxBytes, bodies.secrets, bodies.request.totalBytes) : null,
+    response_body: bodies?.response
+      ? capText(bodies.response.stream ? assembleStream(bodies.response.text, bodies.response.truncated === true) : bodies.response.text, bodyMaxBytes, bodies.secrets)
+      : null,
   };
   if (entry.droppedFields?.length) record.dropped_fields = [...entry.droppedFields];
   if (entry.attempts) record.routing = { ...(entry.route ? { route: entry.route } : {}), attempts: entry.attempts };

@@ -7,15 +7,47 @@ import {
   emptyCell,
   groupExpression,
   listWhere,
+  type LogBodiesRow,
+  metadataGroupKey,
   type LogPage,
   type LogQuery,
   type LogStore,
+  NO_GROUP,
   percentile,
+  searchTerms,
   statusClassOf,
   timeMsOf,
   type UsageCell,
   type UsageQuery,
+  countVerdicts,
+  type VerdictCounts,
+  type VerdictQuery,
+  type UsageTotalsQuery,
 } from './store.js';
+
+type Accumulating = UsageCell & { latencies: number[] };
+
+/** Counts one row into a cell. */
+function countRow(cell: Accumulating, status: SQLInputValue, latency: SQLInputValue, prompt: SQLInputValue, completion: SQLInputValue, cost: SQLInputValue, cacheStatus: SQLInputValue, saved: SQLInputValue): void {
+  cell.requests++;
+  if (Number(status) >= 400) cell.errors++;
+  cell.latencies.push(Number(latency));
+  cell.promptTokens += Number(prompt ?? 0);
+  cell.completionTokens += Number(completion ?? 0);
+  cell.costUsd += Number(cost ?? 0);
+  if (cacheStatus === 'MISS') cell.cacheMisses++;
+  else if (cacheStatus === 'HIT' || cacheStatus === 'SEMANTIC-HIT') {
+    cell.cacheHits++;
+    cell.savedUsd += Number(saved ?? 0);
+  }
+}
+
+/** The cells with their exact percentiles. */
+const finished = (cells: Iterable<Accumulating>): UsageCell[] =>
+  [...cells].map(({ latencies, ...cell }) => {
+    latencies.sort((a, b) => a - b);
+    return { ...cell, p50Ms: percentile(latencies, 0.5), p95Ms: percentile(latencies, 0.95) };
+  });
 
 export interface SqliteRetention {
   /** Rows older than this are deleted (0 = keep forever). */
@@ -24,7 +56,7 @@ export interface SqliteRetention {
   maxBytes: number;
 }
 
-const SCHEMA_VERSION = 4;
+const SCHEMA_VERSION = 6;
 /** The log holds request bodies and caller identities: readable by the gateway's user only. */
 const FILE_MODE = 0o600;
 
@@ -52,6 +84,57 @@ CREATE INDEX IF NOT EXISTS log_metadata_pair ON log_metadata (key, value, time_m
 CREATE INDEX IF NOT EXISTS log_metadata_key ON log_metadata (key, time_ms, log_id);
 CREATE INDEX IF NOT EXISTS log_metadata_time ON log_metadata (time_ms);
 `;
+
+/**
+ * Free-text search over the bodies (when on). `log_search` is a contentless FTS5 table (the text
+ * lives once, in `log_bodies`) keyed by `log_bodies`' rowid, kept up to date by triggers on
+ * `log_bodies`: the writer's insert indexes a row's bodies in the same transaction, and retention's
+ * delete removes them (`contentless_delete` makes that a cheap tombstone, with no re-tokenising).
+ * Created (and filled from the bodies already stored) when the store opens with search on and the
+ * table is missing; dropped when it opens with search off. `automerge` 8 (FTS5's default is 4)
+ * merges the index's segments less often: about a fifth less work per row in bench/log-search.ts,
+ * searches as fast. A full `VACUUM` renumbers `log_bodies`'
+ * rowids: run {@link REBUILD_SEARCH} after one.
+ */
+const SEARCH_SCHEMA = `
+CREATE VIRTUAL TABLE log_search USING fts5(request_body, response_body, content='', contentless_delete=1);
+INSERT INTO log_search (log_search, rank) VALUES ('automerge', 8);
+CREATE TRIGGER log_bodies_search_insert AFTER INSERT ON log_bodies BEGIN
+  INSERT INTO log_search (rowid, request_body, response_body) VALUES (new.rowid, new.request_body, new.response_body);
+END;
+CREATE TRIGGER log_bodies_search_delete AFTER DELETE ON log_bodies BEGIN
+  DELETE FROM log_search WHERE rowid = old.rowid;
+END;
+`;
+const DROP_SEARCH = 'DROP TRIGGER IF EXISTS log_bodies_search_insert; DROP TRIGGER IF EXISTS log_bodies_search_delete; DROP TABLE IF EXISTS log_search;';
+
+/** Version 6: the failed requests, for "all errors" (the same condition as the list's). */
+const ERRORS_INDEX = 'CREATE INDEX IF NOT EXISTS logs_errors ON logs (time_ms, id) WHERE status >= 400 OR error_type IS NOT NULL;';
+
+/** Re-indexes every stored body (the migration to version 5, and after a full VACUUM). */
+export const REBUILD_SEARCH = `INSERT INTO log_search (log_search) VALUES ('delete-all');
+INSERT INTO log_search (rowid, request_body, response_body) SELECT rowid, request_body, response_body FROM log_bodies;`;
+
+/** An FTS5 query from the search words: each one a quoted string (no operator syntax reaches FTS5), all of them required. */
+const ftsQuery = (terms: string[]) => terms.map((term) => `"${term.replaceAll('"', '""')}"`).join(' ');
+
+/**
+ * A search's condition, in one of two shapes. A word that few bodies hold: the set of matching ids
+ * is made once (`IN`), and the time index walks the rows until a page is full. A common word: that
+ * set would be large (a word in most bodies: every body's id), so each row the time index walks is
+ * probed instead (`EXISTS`: a seek in the word's posting list by rowid), and a page fills after a few
+ * rows. {@link COMMON_MATCHES} decides between them. (`id` is qualified in the probe: inside it, a
+ * bare `id` would be the body's own.)
+ */
+const searchCondition =
+  (common: boolean) =>
+  (terms: string[], id: string, param: (value: unknown) => string): string =>
+    common
+      ? `EXISTS (SELECT 1 FROM log_bodies AS b JOIN log_search ON log_search.rowid = b.rowid WHERE b.id = ${id === 'id' ? 'logs.id' : id} AND log_search MATCH ${param(ftsQuery(terms))})`
+      : `${id} IN (SELECT id FROM log_bodies WHERE rowid IN (SELECT rowid FROM log_search WHERE log_search MATCH ${param(ftsQuery(terms))}))`;
+
+/** Past this many matching bodies a search probes row by row rather than making the set of matches. */
+const COMMON_MATCHES = 2000;
 
 type Row = Record<string, SQLInputValue>;
 
@@ -90,7 +173,13 @@ export class SqliteLogStore implements LogStore {
     private readonly path: string,
     private readonly retention: SqliteRetention = { maxAgeMs: 0, maxBytes: 0 },
     private readonly onWarning: (message: string) => void = () => {},
+    /** Index the bodies for search (`logs.search`). */
+    private readonly search = true,
   ) {}
+
+  get searchable(): boolean {
+    return this.search;
+  }
 
   private get db(): DatabaseSync {
     if (!this.database) throw new Error('SQLite log store is not open');
@@ -128,8 +217,15 @@ export class SqliteLogStore implements LogStore {
         const cache = version < 3 ? 'ALTER TABLE logs ADD COLUMN cache_status TEXT; ALTER TABLE logs ADD COLUMN cache_saved_usd REAL;' : '';
         // Version 4 adds the request fields a protocol translation dropped (JSON, null when none).
         const dropped = version < 4 ? 'ALTER TABLE logs ADD COLUMN dropped_fields TEXT;' : '';
-        database.exec(`BEGIN; ${version < 1 ? SCHEMA : ''} ${routing} ${cache} ${dropped} PRAGMA user_version = ${SCHEMA_VERSION}; COMMIT;`);
+        // Version 5 adds the end user the request named (its `user` field).
+        const endUser = version < 5 ? 'ALTER TABLE logs ADD COLUMN end_user TEXT;' : '';
+        // Version 6 adds the errors index (and the search index, below, when search is on).
+        const errorsIndex = version < 6 ? ERRORS_INDEX : '';
+        database.exec(`BEGIN; ${version < 1 ? SCHEMA : ''} ${routing} ${cache} ${dropped} ${endUser} ${errorsIndex} PRAGMA user_version = ${SCHEMA_VERSION}; COMMIT;`);
       }
+      const indexed = database.prepare("SELECT 1 AS found FROM sqlite_master WHERE name = 'log_search'").get() !== undefined;
+      if (this.search && !indexed) database.exec(`BEGIN; ${SEARCH_SCHEMA} ${REBUILD_SEARCH} COMMIT;`);
+      if (!this.search && indexed) database.exec(`BEGIN; ${DROP_SEARCH} COMMIT;`);
       return database;
     } catch (error) {
       database.close();
@@ -183,20 +279,31 @@ export class SqliteLogStore implements LogStore {
     }
   }
 
+  /** Whether a search's words are in more than {@link COMMON_MATCHES} bodies (one bounded scan of the index). */
+  private commonSearch(query: LogQuery): boolean {
+    if (query.search === undefined) return false;
+    if (!this.search) throw new Error('Body search is off for this log store (logs.search).');
+    const counted = this.db
+      .prepare(`SELECT count(*) AS n FROM (SELECT 1 FROM log_search WHERE log_search MATCH ? LIMIT ${COMMON_MATCHES + 1})`)
+      .get(ftsQuery(searchTerms(query.search))) as Row;
+    return Number(counted.n) > COMMON_MATCHES;
+  }
+
   async list(query: LogQuery): Promise<LogPage> {
+    const search = searchCondition(this.commonSearch(query));
     let sql: string;
     let params: unknown[];
     if (query.metadataKey !== undefined) {
       // Driven by the metadata index, which is ordered by time: a rare pair costs as little as a
       // common one, and no sort is needed.
-      const built = listWhere(query, (index) => `?${index}`, undefined, { prefix: 'logs.', time: 'm.time_ms', id: 'm.log_id' });
+      const built = listWhere(query, (index) => `?${index}`, undefined, { prefix: 'logs.', time: 'm.time_ms', id: 'm.log_id' }, search);
       const pair = [`m.key = ${built.param(query.metadataKey)}`];
       if (query.metadataValue !== undefined) pair.push(`m.value = ${built.param(query.metadataValue)}`);
       const where = built.where ? `${built.where} AND ${pair.join(' AND ')}` : `WHERE ${pair.join(' AND ')}`;
       sql = `SELECT logs.* FROM log_metadata AS m JOIN logs ON logs.id = m.log_id ${where} ORDER BY m.time_ms DESC, m.log_id DESC LIMIT ${query.limit + 1}`;
       params = built.params;
     } else {
-      const built = listWhere(query, (index) => `?${index}`, undefined);
+      const built = listWhere(query, (index) => `?${index}`, undefined, undefined, search);
       sql = `SELECT * FROM logs ${built.where} ORDER BY time_ms DESC, id DESC LIMIT ${query.limit + 1}`;
       params = built.params;
     }
@@ -217,18 +324,32 @@ export class SqliteLogStore implements LogStore {
     return row ? fromRow(row) : undefined;
   }
 
+  async bodies(ids: readonly string[]): Promise<LogBodiesRow[]> {
+    if (ids.length === 0) return [];
+    const rows = this.db.prepare('SELECT id, request_body, response_body FROM log_bodies WHERE id IN (SELECT value FROM json_each(?))').all(JSON.stringify(ids)) as Row[];
+    return rows.map((row) => ({ id: String(row.id), request_body: (row.request_body as string | null) ?? null, response_body: (row.response_body as string | null) ?? null }));
+  }
+
   async usage(query: UsageQuery): Promise<UsageCell[]> {
-    const group = groupExpression(query.groupBy);
+    const metadataKey = metadataGroupKey(query.groupBy);
+    // A metadata key's value comes from the metadata table, found through its (key, time, id)
+    // index: one probe per row of the range; rows without the key form the "(none)" group. The
+    // index is named: left to itself, the planner takes the covering (key, value, …) one, which
+    // can only use the key and so scans every row with that key for each log row.
+    const group = metadataKey === undefined ? groupExpression(query.groupBy) : `COALESCE(m.value, '${NO_GROUP}')`;
+    const join = metadataKey === undefined ? '' : 'LEFT JOIN log_metadata AS m INDEXED BY log_metadata_key ON m.key = ?4 AND m.time_ms = logs.time_ms AND m.log_id = logs.id';
     // One pass over the range: SQLite has no percentile aggregate, so the latencies are read
     // anyway, and summing in the same loop saves a second scan.
     const statement = this.db.prepare(
-      `SELECT ${group}, CAST((time_ms - ?1) / ?2 AS INTEGER), status, latency_ms, prompt_tokens, completion_tokens, cost_usd, cache_status, cache_saved_usd
-       FROM logs WHERE time_ms >= ?1 AND time_ms < ?3`,
+      `SELECT ${group}, CAST((logs.time_ms - ?1) / ?2 AS INTEGER), status, latency_ms, prompt_tokens, completion_tokens, cost_usd, cache_status, cache_saved_usd, ${query.groupBy === 'key' ? 'key_name' : 'NULL'}
+       FROM logs ${join} WHERE logs.time_ms >= ?1 AND logs.time_ms < ?3`,
     );
     statement.setReturnArrays(true); // arrays, not objects: measurably cheaper per row
-    const rows = statement.iterate(query.from, query.bucketMs, query.to) as Iterable<SQLInputValue[]>;
-    const cells = new Map<string, UsageCell & { latencies: number[] }>();
-    for (const [groupName, bucketIndex, status, latency, prompt, completion, cost, cacheStatus, saved] of rows) {
+    const parameters: SQLInputValue[] = [query.from, query.bucketMs, query.to];
+    if (metadataKey !== undefined) parameters.push(metadataKey);
+    const rows = statement.iterate(...parameters) as Iterable<SQLInputValue[]>;
+    const cells = new Map<string, Accumulating>();
+    for (const [groupName, bucketIndex, status, latency, prompt, completion, cost, cacheStatus, saved, keyName] of rows) {
       const bucket = query.from + Number(bucketIndex) * query.bucketMs;
       const key = `${groupName}\u0000${bucket}`;
       let cell = cells.get(key);
@@ -236,22 +357,43 @@ export class SqliteLogStore implements LogStore {
         cell = { ...emptyCell(String(groupName), bucket), latencies: [] };
         cells.set(key, cell);
       }
-      cell.requests++;
-      if (Number(status) >= 400) cell.errors++;
-      cell.latencies.push(Number(latency));
-      cell.promptTokens += Number(prompt ?? 0);
-      cell.completionTokens += Number(completion ?? 0);
-      cell.costUsd += Number(cost ?? 0);
-      if (cacheStatus === 'MISS') cell.cacheMisses++;
-      else if (cacheStatus === 'HIT' || cacheStatus === 'SEMANTIC-HIT') {
-        cell.cacheHits++;
-        cell.savedUsd += Number(saved ?? 0);
+      if (keyName !== null) cell.label = String(keyName); // a renamed key: the name of the last row read
+      countRow(cell, status, latency, prompt, completion, cost, cacheStatus, saved);
+    }
+    return finished(cells.values());
+  }
+
+  async usageTotals(query: UsageTotalsQuery): Promise<UsageCell[][]> {
+    // One pass: each row is counted once per grouping.
+    const expressions = query.groupBys.map((groupBy) => groupExpression(groupBy));
+    const statement = this.db.prepare(
+      `SELECT status, latency_ms, prompt_tokens, completion_tokens, cost_usd, cache_status, cache_saved_usd, key_name${expressions.map((expression) => `, ${expression}`).join('')}
+       FROM logs WHERE time_ms >= ?1 AND time_ms < ?2`,
+    );
+    statement.setReturnArrays(true);
+    const maps = query.groupBys.map(() => new Map<string, Accumulating>());
+    for (const row of statement.iterate(query.from, query.to) as Iterable<SQLInputValue[]>) {
+      const [status, latency, prompt, completion, cost, cacheStatus, saved, keyName] = row;
+      for (let index = 0; index < maps.length; index++) {
+        const group = String(row[8 + index]);
+        let cell = maps[index].get(group);
+        if (!cell) {
+          cell = { ...emptyCell(group, query.from), latencies: [] };
+          maps[index].set(group, cell);
+        }
+        if (keyName !== null && query.groupBys[index] === 'key') cell.label = String(keyName);
+        countRow(cell, status, latency, prompt, completion, cost, cacheStatus, saved);
       }
     }
-    return [...cells.values()].map(({ latencies, ...cell }) => {
-      latencies.sort((a, b) => a - b);
-      return { ...cell, p50Ms: percentile(latencies, 0.5), p95Ms: percentile(latencies, 0.95) };
-    });
+    return maps.map((cells) => finished(cells.values()));
+  }
+
+  async verdicts(query: VerdictQuery): Promise<VerdictCounts> {
+    // One pass over the window through the time index, counted here: JSON.parse of each row's
+    // verdicts is several times cheaper than SQLite's json_each and json_extract on them.
+    const statement = this.db.prepare(`SELECT guardrails FROM logs WHERE time_ms >= ? AND time_ms < ? AND guardrails <> '[]'`);
+    statement.setReturnArrays(true);
+    return countVerdicts((statement.iterate(query.from, query.to) as Iterable<SQLInputValue[]>), (row) => JSON.parse(String(row[0])));
   }
 
   async count(): Promise<number> {

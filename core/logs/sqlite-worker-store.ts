@@ -1,7 +1,7 @@
 import { Worker } from 'node:worker_threads';
-import type { LogRecord } from './record.js';
+import type { LogRecord, PendingRecord } from './record.js';
 import type { SqliteRetention } from './sqlite-store.js';
-import type { LogPage, LogQuery, LogStore, UsageCell, UsageQuery } from './store.js';
+import type { LogBodiesRow, LogPage, LogQuery, LogStore, UsageCell, UsageQuery, UsageTotalsQuery, VerdictCounts, VerdictQuery } from './store.js';
 
 const encoder = new TextEncoder();
 
@@ -27,10 +27,12 @@ export class SqliteWorkerStore implements LogStore {
     private readonly path: string,
     private readonly retention: SqliteRetention = { maxAgeMs: 0, maxBytes: 0 },
     private readonly onWarning: (message: string) => void = () => {},
+    /** Index the bodies for search (`logs.search`). */
+    readonly searchable = true,
   ) {}
 
   private start(): Worker {
-    const worker = new Worker(new URL('./sqlite-worker.js', import.meta.url), { workerData: { path: this.path, retention: this.retention } });
+    const worker = new Worker(new URL('./sqlite-worker.js', import.meta.url), { workerData: { path: this.path, retention: this.retention, search: this.searchable } });
     worker.unref();
     worker.on('message', (reply: Reply) => {
       if (reply.warning !== undefined) return this.onWarning(reply.warning);
@@ -74,14 +76,31 @@ export class SqliteWorkerStore implements LogStore {
     const bytes = encoder.encode(JSON.stringify(records));
     return this.send('insertJson', [bytes], [bytes.buffer as ArrayBuffer]);
   }
+  /**
+   * The records are built in the worker (redaction, capping, stream summaries): the request thread
+   * only serialises the entries and their bodies' text.
+   */
+  insertPending(pending: readonly PendingRecord[], bodyMaxBytes: number): Promise<void> {
+    const bytes = encoder.encode(JSON.stringify(pending));
+    return this.send('insertPendingJson', [bytes, bodyMaxBytes], [bytes.buffer as ArrayBuffer]);
+  }
   list(query: LogQuery): Promise<LogPage> {
     return this.call('list', query);
   }
   get(id: string): Promise<LogRecord | undefined> {
     return this.call('get', id);
   }
+  bodies(ids: readonly string[]): Promise<LogBodiesRow[]> {
+    return this.call('bodies', ids);
+  }
   usage(query: UsageQuery): Promise<UsageCell[]> {
     return this.call('usage', query);
+  }
+  verdicts(query: VerdictQuery): Promise<VerdictCounts> {
+    return this.call('verdicts', query);
+  }
+  usageTotals(query: UsageTotalsQuery): Promise<UsageCell[][]> {
+    return this.call('usageTotals', query);
   }
   count(): Promise<number> {
     return this.call('count');

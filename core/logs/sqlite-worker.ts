@@ -1,16 +1,28 @@
 import { parentPort, workerData } from 'node:worker_threads';
+import { type PendingRecord, recordFromText } from './record.js';
 import { SqliteLogStore, type SqliteRetention } from './sqlite-store.js';
 
 /** Runs a {@link SqliteLogStore} in a worker thread; see `SqliteWorkerStore`. */
 interface Call {
   id: number;
-  method: 'init' | 'insertJson' | 'list' | 'get' | 'usage' | 'count' | 'prune' | 'close' | 'usedBytes';
+  method: 'init' | 'insertJson' | 'insertPendingJson' | 'list' | 'get' | 'bodies' | 'usage' | 'verdicts' | 'usageTotals' | 'count' | 'prune' | 'close' | 'usedBytes';
   args: unknown[];
 }
 
 const decoder = new TextDecoder();
-const { path, retention } = workerData as { path: string; retention: SqliteRetention };
-const store = new SqliteLogStore(path, retention, (message) => parentPort!.postMessage({ warning: message }));
+const { path, retention, search } = workerData as { path: string; retention: SqliteRetention; search: boolean };
+const store = new SqliteLogStore(path, retention, (message) => parentPort!.postMessage({ warning: message }), search);
+
+/** The records of entries sent with their bodies as text; an entry whose bodies fail is stored without them (as the queue does). */
+function records(pending: readonly PendingRecord[], bodyMaxBytes: number) {
+  return pending.map(({ entry, bodies }) => {
+    try {
+      return recordFromText(entry, bodies, bodyMaxBytes);
+    } catch {
+      return recordFromText(entry, undefined, bodyMaxBytes);
+    }
+  });
+}
 
 parentPort!.on('message', async (call: Call) => {
   try {
@@ -19,7 +31,9 @@ parentPort!.on('message', async (call: Call) => {
     const result =
       call.method === 'insertJson'
         ? await store.insert(JSON.parse(decoder.decode(call.args[0] as Uint8Array)))
-        : await (store[call.method] as (...args: unknown[]) => unknown).apply(store, call.args);
+        : call.method === 'insertPendingJson'
+          ? await store.insert(records(JSON.parse(decoder.decode(call.args[0] as Uint8Array)), call.args[1] as number))
+          : await (store[call.method as Exclude<Call['method'], 'insertPendingJson' | 'insertJson'>] as (...args: unknown[]) => unknown).apply(store, call.args);
     parentPort!.postMessage({ id: call.id, result });
   } catch (error) {
     const failure = error as Error & { errcode?: number; code?: string };

@@ -1,4 +1,4 @@
-import type { LogRecord, LogSummary } from './record.js';
+import type { LogRecord, LogSummary, PendingRecord } from './record.js';
 
 /** Filters of the logs explorer (every one backed by an index). */
 export interface LogQuery {
@@ -14,6 +14,13 @@ export interface LogQuery {
   traceId?: string;
   metadataKey?: string;
   metadataValue?: string;
+  /** Only failed requests: status 400 or above, or an error recorded (a stream that broke after its 200). */
+  errors?: boolean;
+  /**
+   * Free-text search over the stored (redacted) request and response bodies: every word must occur
+   * (SQLite FTS5, PostgreSQL text search with the `simple` configuration). Rows without bodies never match.
+   */
+  search?: string;
   /** 1..500. */
   limit: number;
   /** From a previous page's `nextCursor`. */
@@ -26,12 +33,23 @@ export interface LogCursor {
   id: string;
 }
 
+/** One row's stored bodies. */
+export interface LogBodiesRow {
+  id: string;
+  request_body: string | null;
+  response_body: string | null;
+}
+
 export interface LogPage {
   data: LogSummary[];
   nextCursor: LogCursor | null;
 }
 
-export type UsageGroupBy = 'provider' | 'model' | 'key' | 'none';
+/** A column, or `metadata.<key>`: the value of one `x-gateway-metadata` key. */
+export type UsageGroupBy = 'provider' | 'model' | 'key' | 'user' | 'none' | `metadata.${string}`;
+
+/** The metadata key of a `metadata.<key>` grouping, or undefined for a column. */
+export const metadataGroupKey = (groupBy: UsageGroupBy): string | undefined => (groupBy.startsWith('metadata.') ? groupBy.slice('metadata.'.length) : undefined);
 
 export interface UsageQuery {
   /** Inclusive start of the first bucket, epoch ms (a multiple of `bucketMs`). */
@@ -40,6 +58,14 @@ export interface UsageQuery {
   to: number;
   bucketMs: number;
   groupBy: UsageGroupBy;
+}
+
+/** Totals over a whole period for several column groupings at once (one scan of the period). */
+export interface UsageTotalsQuery {
+  from: number;
+  to: number;
+  /** Column groupings only (not `metadata.<key>`). */
+  groupBys: ReadonlyArray<Exclude<UsageGroupBy, `metadata.${string}`>>;
 }
 
 /** One (group, bucket) cell, as the stores compute it. */
@@ -60,6 +86,8 @@ export interface UsageCell {
   cacheMisses: number;
   /** What the hits' answers cost when they were made (USD). */
   savedUsd: number;
+  /** Grouped by key: the key's name as logged (the latest one seen), when it has one. */
+  label?: string;
 }
 
 /** A cell with nothing counted yet. */
@@ -78,6 +106,72 @@ export const emptyCell = (group: string, bucket: number): UsageCell => ({
   savedUsd: 0,
 });
 
+/** A time range of guardrail verdicts (`GET /admin/policies/verdicts`). */
+export interface VerdictQuery {
+  /** Inclusive, epoch ms. */
+  from: number;
+  /** Exclusive, epoch ms. */
+  to: number;
+}
+
+/** How often one guardrail of one policy gave one action on one side in the range. */
+export interface VerdictCount {
+  policy: string;
+  guardrail: string;
+  side: string;
+  /** `allow`, `deny` or `transform` (a redaction). */
+  action: string;
+  count: number;
+}
+
+/** The requests one policy judged in the range, and how many of them were denied or transformed. */
+export interface PolicyRequests {
+  policy: string;
+  requests: number;
+  denied: number;
+  transformed: number;
+}
+
+export interface VerdictCounts {
+  verdicts: VerdictCount[];
+  requests: PolicyRequests[];
+}
+
+/**
+ * Counts the verdicts of rows (each row's `guardrails` array, all of one policy): by policy,
+ * guardrail, side and action, and the requests per policy with how many were denied or transformed.
+ * Verdicts without a policy (logged before it was recorded) are skipped.
+ */
+export function countVerdicts<Row>(rows: Iterable<Row>, verdictsOf: (row: Row) => ReadonlyArray<{ policy?: string; guardrail: string; side: string; action: string }>): VerdictCounts {
+  const verdicts = new Map<string, VerdictCount>();
+  const requests = new Map<string, PolicyRequests>();
+  for (const row of rows) {
+    const list = verdictsOf(row);
+    const policy = list[0]?.policy;
+    if (policy === undefined) continue;
+    let perPolicy = requests.get(policy);
+    if (!perPolicy) requests.set(policy, (perPolicy = { policy, requests: 0, denied: 0, transformed: 0 }));
+    perPolicy.requests++;
+    let denied = false;
+    let transformed = false;
+    for (const verdict of list) {
+      const key = `${policy}\u0000${verdict.guardrail}\u0000${verdict.side}\u0000${verdict.action}`;
+      const counted = verdicts.get(key);
+      if (counted) counted.count++;
+      else verdicts.set(key, { policy, guardrail: verdict.guardrail, side: verdict.side, action: verdict.action, count: 1 });
+      denied ||= verdict.action === 'deny';
+      transformed ||= verdict.action === 'transform';
+    }
+    if (denied) perPolicy.denied++;
+    if (transformed) perPolicy.transformed++;
+  }
+  const order = (entry: VerdictCount) => `${entry.policy}\u0000${entry.side}\u0000${entry.guardrail}\u0000${entry.action}`;
+  return {
+    verdicts: [...verdicts.values()].sort((a, b) => (order(a) < order(b) ? -1 : 1)),
+    requests: [...requests.values()].sort((a, b) => (a.policy < b.policy ? -1 : 1)),
+  };
+}
+
 /**
  * Durable storage of request logs: SQLite (embedded default) or PostgreSQL (`DATABASE_URL`, shared
  * by instances). Writes come in batches from the log queue, never from the request path. `insert`
@@ -85,12 +179,29 @@ export const emptyCell = (group: string, bucket: number): UsageCell => ({
  */
 export interface LogStore {
   readonly kind: 'sqlite' | 'postgres';
+  /** Whether the bodies are indexed for {@link LogQuery.search} (a search on a store without the index throws). */
+  readonly searchable: boolean;
   /** Creates or migrates the schema. */
   init(): Promise<void>;
   insert(records: readonly LogRecord[]): Promise<void>;
+  /**
+   * Optional: stores entries whose records are still to be built (`recordFromText`: redaction,
+   * capping), for a store that builds them off the request thread. Same effect as `insert`.
+   */
+  insertPending?(pending: readonly PendingRecord[], bodyMaxBytes: number): Promise<void>;
   list(query: LogQuery): Promise<LogPage>;
   get(id: string): Promise<LogRecord | undefined>;
+  /** The stored bodies of these rows (ids without stored bodies are left out): exports with bodies. */
+  bodies(ids: readonly string[]): Promise<LogBodiesRow[]>;
   usage(query: UsageQuery): Promise<UsageCell[]>;
+  /** Guardrail verdicts in the range by policy, guardrail, side and action (verdicts logged with their policy). */
+  verdicts(query: VerdictQuery): Promise<VerdictCounts>;
+  /**
+   * For each grouping of `query.groupBys`, in order, one cell per group spanning the period
+   * (`bucket` = `from`): what `usage` answers with `bucketMs = to - from`, for all of them in one
+   * scan of the period.
+   */
+  usageTotals(query: UsageTotalsQuery): Promise<UsageCell[][]>;
   /** Rows stored (tests, benchmarks). */
   count(): Promise<number>;
   /** Applies retention; returns the number of rows deleted. Stores without retention return 0. */
@@ -129,6 +240,7 @@ export function listWhere(
   placeholder: (index: number) => string,
   metadata: ((key: string, value: string | undefined, param: (value: unknown) => string) => string) | undefined,
   columns: { prefix: string; time: string; id: string } = { prefix: '', time: 'time_ms', id: 'id' },
+  search?: (terms: string[], id: string, param: (value: unknown) => string) => string,
 ): { where: string; params: unknown[]; param: (value: unknown) => string } {
   const params: unknown[] = [];
   const param = (value: unknown) => {
@@ -148,11 +260,23 @@ export function listWhere(
   else if (query.key !== undefined) conditions.push(`${prefix}key_id = ${param(query.key)}`);
   if (query.traceId !== undefined) conditions.push(`${prefix}trace_id = ${param(query.traceId)}`);
   if (query.metadataKey !== undefined && metadata) conditions.push(metadata(query.metadataKey, query.metadataValue, param));
+  // The same expression as the partial index `logs_errors` (both stores), which the planner needs to use it.
+  if (query.errors) conditions.push(`(${prefix}status >= 400 OR ${prefix}error_type IS NOT NULL)`);
+  if (query.search !== undefined && search) conditions.push(search(searchTerms(query.search), id, param));
   if (query.cursor) {
     const at = param(query.cursor.timeMs);
     conditions.push(`(${time} < ${at} OR (${time} = ${at} AND ${id} < ${param(query.cursor.id)}))`);
   }
   return { where: conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '', params, param };
+}
+
+/**
+ * The words of a search text: split on white space, each keeping its inner punctuation (`gpt-4o`
+ * is searched as the adjacent tokens `gpt` and `4o`); chunks without a letter or digit are left
+ * out. Every word must occur in the bodies.
+ */
+export function searchTerms(text: string): string[] {
+  return text.split(/\s+/u).filter((chunk) => /[\p{L}\p{N}]/u.test(chunk));
 }
 
 /** Percentile with linear interpolation between closest ranks (PostgreSQL's `percentile_cont`). */
@@ -164,9 +288,11 @@ export function percentile(sorted: readonly number[], fraction: number): number 
   return sorted[low] + (sorted[high] - sorted[low]) * (rank - low);
 }
 
-/** The grouping column's SQL expression. */
+/** The grouping column's SQL expression (not for `metadata.<key>`, which each store reads its own way). */
 export function groupExpression(groupBy: UsageGroupBy): string {
   switch (groupBy) {
+    case 'user':
+      return `COALESCE(end_user, '${NO_GROUP}')`;
     case 'provider':
       return `COALESCE(provider, '${NO_GROUP}')`;
     case 'model':
@@ -175,6 +301,8 @@ export function groupExpression(groupBy: UsageGroupBy): string {
       return `COALESCE(key_id, caller_type, '${NO_GROUP}')`;
     case 'none':
       return `'all'`;
+    default:
+      throw new Error(`no column groups usage by ${groupBy}`);
   }
 }
 

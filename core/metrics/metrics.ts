@@ -1,7 +1,8 @@
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { LogEntry, LogSink } from '../logs/entry.js';
 import type { LogQueueObserver } from '../logs/queue.js';
 import type { CacheObserver } from '../cache/response-cache.js';
+import { type CounterSeries, type HistogramSeries, SeriesCounter, SeriesHistogram } from './series.js';
 
 /** Distinct `model` label values kept; more are reported as `other`, so the registry cannot grow without bound. */
 export const MAX_MODEL_LABELS = 500;
@@ -31,19 +32,69 @@ export const MAX_TARGET_LABELS = 200;
 const BREAKER_VALUE = { closed: 0, half_open: 1, open: 2 } as const;
 
 /**
+ * The series one (provider, model, operation) updates per request, found once and kept. Each is
+ * created on first use, so that a series appears in the exposition once it has a value, as
+ * prom-client's own did (no cost series for unpriced models, no upstream time for cache hits).
+ */
+class RequestSeries {
+  /** `gateway_requests_total` by status. */
+  readonly byStatus = new Map<number, CounterSeries>();
+  private readonly made = new Map<string, CounterSeries | HistogramSeries>();
+
+  constructor(
+    private readonly metrics: { requests: SeriesCounter; tokens: SeriesCounter; cost: SeriesCounter; gatewayDuration: SeriesHistogram; upstreamDuration: SeriesHistogram; timeToFirstToken: SeriesHistogram },
+    private readonly provider: string,
+    private readonly model: string,
+    private readonly operation: string,
+  ) {}
+
+  requests(status: number): CounterSeries {
+    let series = this.byStatus.get(status);
+    if (series === undefined) {
+      series = this.metrics.requests.child({ provider: this.provider, model: this.model, operation: this.operation, status: String(status) });
+      this.byStatus.set(status, series);
+    }
+    return series;
+  }
+
+  /** `gateway_tokens_total` of one type. */
+  tokens(type: 'prompt' | 'completion' | 'cached' | 'reasoning'): CounterSeries {
+    return this.once(type, () => this.metrics.tokens.child({ provider: this.provider, model: this.model, type })) as CounterSeries;
+  }
+
+  cost(): CounterSeries {
+    return this.once('cost', () => this.metrics.cost.child({ provider: this.provider, model: this.model })) as CounterSeries;
+  }
+
+  duration(which: 'gatewayDuration' | 'upstreamDuration' | 'timeToFirstToken'): HistogramSeries {
+    return this.once(which, () => this.metrics[which].child({ provider: this.provider, operation: this.operation })) as HistogramSeries;
+  }
+
+  private once(name: string, make: () => CounterSeries | HistogramSeries): CounterSeries | HistogramSeries {
+    let series = this.made.get(name);
+    if (series === undefined) this.made.set(name, (series = make()));
+    return series;
+  }
+}
+
+/**
  * The gateway's Prometheus metrics, on a registry of its own (one per gateway, so that several in
  * one process do not mix). Request metrics are fed from the log entry by {@link sink}; the log
  * queue reports through {@link logQueueObserver}; gauges are read on scrape.
  */
 export class GatewayMetrics {
   readonly registry = new Registry();
-  private readonly requests: Counter<'provider' | 'model' | 'operation' | 'status'>;
-  private readonly gatewayDuration: Histogram<'provider' | 'operation'>;
-  private readonly upstreamDuration: Histogram<'provider' | 'operation'>;
-  private readonly timeToFirstToken: Histogram<'provider' | 'operation'>;
-  private readonly tokens: Counter<'provider' | 'model' | 'type'>;
-  private readonly cost: Counter<'provider' | 'model'>;
-  private readonly guardrailVerdicts: Counter<'guardrail' | 'side' | 'action'>;
+  // The request metrics (fed per request) are series metrics (./series.ts), updated through
+  // series found once per provider, model and operation; the rest are prom-client's own.
+  private readonly requests: SeriesCounter;
+  private readonly gatewayDuration: SeriesHistogram;
+  private readonly upstreamDuration: SeriesHistogram;
+  private readonly timeToFirstToken: SeriesHistogram;
+  private readonly tokens: SeriesCounter;
+  private readonly cost: SeriesCounter;
+  private readonly guardrailVerdicts: SeriesCounter;
+  /** provider → model → operation → its series. */
+  private readonly requestSeries = new Map<string, Map<string, Map<string, RequestSeries>>>();
   private readonly logEntries: Counter<'result'>;
   private readonly logDropped: Counter<'reason'>;
   private readonly routeAttempts: Counter<'target' | 'provider' | 'status'>;
@@ -58,25 +109,25 @@ export class GatewayMetrics {
   constructor(sources: MetricsSources = {}) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: 'gateway_process_' });
-    this.requests = new Counter({
+    this.requests = new SeriesCounter({
       name: 'gateway_requests_total',
       help: 'Requests answered, by provider, model, operation and HTTP status.',
       labelNames: ['provider', 'model', 'operation', 'status'],
       registers,
     });
     const histogram = (name: string, help: string) =>
-      new Histogram({ name, help, labelNames: ['provider', 'operation'], buckets: LATENCY_BUCKETS, registers });
+      new SeriesHistogram({ name, help, labelNames: ['provider', 'operation'], buckets: LATENCY_BUCKETS, registers });
     this.gatewayDuration = histogram('gateway_overhead_seconds', 'Time spent in the gateway itself (total minus upstream).');
     this.upstreamDuration = histogram('gateway_upstream_duration_seconds', 'Time from sending the upstream request to the end of its body.');
     this.timeToFirstToken = histogram('gateway_time_to_first_token_seconds', 'Streams: time from the request to the first content sent.');
-    this.tokens = new Counter({
+    this.tokens = new SeriesCounter({
       name: 'gateway_tokens_total',
       help: 'Tokens reported by providers, by type (prompt, completion, cached, reasoning).',
       labelNames: ['provider', 'model', 'type'],
       registers,
     });
-    this.cost = new Counter({ name: 'gateway_cost_usd_total', help: 'Priced cost of requests in USD.', labelNames: ['provider', 'model'], registers });
-    this.guardrailVerdicts = new Counter({
+    this.cost = new SeriesCounter({ name: 'gateway_cost_usd_total', help: 'Priced cost of requests in USD.', labelNames: ['provider', 'model'], registers });
+    this.guardrailVerdicts = new SeriesCounter({
       name: 'gateway_guardrail_verdicts_total',
       help: 'Guardrail verdicts, by guardrail, side (input, output) and action.',
       labelNames: ['guardrail', 'side', 'action'],
@@ -214,23 +265,39 @@ export class GatewayMetrics {
       const provider = passed ? (entry.provider ?? '') : '';
       const model = passed ? this.modelLabel(entry.model ?? '') : '';
       const operation = entry.operation;
-      this.requests.inc({ provider, model, operation, status: String(entry.status) });
-      this.gatewayDuration.observe({ provider, operation }, entry.gatewayMs / 1000);
-      if (entry.upstreamMs !== undefined) this.upstreamDuration.observe({ provider, operation }, entry.upstreamMs / 1000);
-      if (entry.timeToFirstTokenMs !== undefined) this.timeToFirstToken.observe({ provider, operation }, entry.timeToFirstTokenMs / 1000);
+      const series = this.seriesOf(provider, model, operation);
+      series.requests(entry.status).inc();
+      series.duration('gatewayDuration').observe(entry.gatewayMs / 1000);
+      if (entry.upstreamMs !== undefined) series.duration('upstreamDuration').observe(entry.upstreamMs / 1000);
+      if (entry.timeToFirstTokenMs !== undefined) series.duration('timeToFirstToken').observe(entry.timeToFirstTokenMs / 1000);
       const usage = entry.usage;
       if (usage) {
-        this.tokens.inc({ provider, model, type: 'prompt' }, usage.promptTokens);
-        this.tokens.inc({ provider, model, type: 'completion' }, usage.completionTokens);
-        if (usage.cachedTokens) this.tokens.inc({ provider, model, type: 'cached' }, usage.cachedTokens);
-        if (usage.reasoningTokens) this.tokens.inc({ provider, model, type: 'reasoning' }, usage.reasoningTokens);
+        series.tokens('prompt').inc(usage.promptTokens);
+        series.tokens('completion').inc(usage.completionTokens);
+        if (usage.cachedTokens) series.tokens('cached').inc(usage.cachedTokens);
+        if (usage.reasoningTokens) series.tokens('reasoning').inc(usage.reasoningTokens);
       }
-      if (entry.costUsd) this.cost.inc({ provider, model }, entry.costUsd);
-      for (const verdict of entry.guardrails) this.guardrailVerdicts.inc({ guardrail: verdict.guardrail, side: verdict.side, action: verdict.action });
+      if (entry.costUsd) series.cost().inc(entry.costUsd);
+      for (const verdict of entry.guardrails) this.guardrailVerdicts.child({ guardrail: verdict.guardrail, side: verdict.side, action: verdict.action }).inc();
       if (entry.attempts) this.countAttempts(entry.attempts);
       if (entry.cache) this.countCache(entry.cache, operation, provider, model);
     },
   };
+
+  private get requestMetrics(): ConstructorParameters<typeof RequestSeries>[0] {
+    return { requests: this.requests, tokens: this.tokens, cost: this.cost, gatewayDuration: this.gatewayDuration, upstreamDuration: this.upstreamDuration, timeToFirstToken: this.timeToFirstToken };
+  }
+
+  /** The series of one provider, model and operation (created on first use). */
+  private seriesOf(provider: string, model: string, operation: string): RequestSeries {
+    let byModel = this.requestSeries.get(provider);
+    if (byModel === undefined) this.requestSeries.set(provider, (byModel = new Map()));
+    let byOperation = byModel.get(model);
+    if (byOperation === undefined) byModel.set(model, (byOperation = new Map()));
+    let series = byOperation.get(operation);
+    if (series === undefined) byOperation.set(operation, (series = new RequestSeries(this.requestMetrics, provider, model, operation)));
+    return series;
+  }
 
   /** A cache hit (and what it saved) or miss; bypasses and refreshes are neither. */
   private countCache(cache: NonNullable<LogEntry['cache']>, operation: string, provider: string, model: string): void {
@@ -265,9 +332,16 @@ export class GatewayMetrics {
     dropped: (count, reason) => this.logDropped.inc({ reason }, count),
   };
 
+  private renderer = (): Promise<string> => this.registry.metrics();
+
   /** The Prometheus text exposition. */
   render(): Promise<string> {
-    return this.registry.metrics();
+    return this.renderer();
+  }
+
+  /** Renders with `render` instead (a worker of `GATEWAY_WORKERS`: every worker's metrics summed). */
+  renderWith(render: () => Promise<string>): void {
+    this.renderer = render;
   }
 
   get contentType(): string {

@@ -82,8 +82,28 @@ export type TargetOpener = (target: Target, param: string) => Promise<AuthSlice>
  * route naming an unknown provider, credential or key is refused with 400.
  */
 export async function resolvePlan(route: Route, label: RouteLabel, open: TargetOpener): Promise<ResolvedRoute> {
-  const scope = label.id ?? (label.name !== undefined ? `${label.source === 'alias' ? 'model' : 'route'}:${label.name}` : undefined);
-  return resolveLevel(route, 'config', scope, open);
+  return resolveLevel(route, 'config', stateScope(label), open);
+}
+
+/**
+ * The scope of a named route's breaker and balancer keys: a stored route's id (taken by
+ * `x-gateway-config` or a virtual key), `model:<alias>` for a model alias, `route:<name>` for a
+ * config route. Undefined for an inline route (its targets are keyed by what they are).
+ */
+export function stateScope(label: Pick<RouteLabel, 'id' | 'name' | 'source'>): string | undefined {
+  return label.id ?? (label.name !== undefined ? `${label.source === 'alias' ? 'model' : 'route'}:${label.name}` : undefined);
+}
+
+/** A named route's target's state key: its scope and its path in the route (`route_…/targets[0].route.targets[1]`). */
+export const targetStateKey = (scope: string, path: string): string => `${scope}/${path}`;
+
+/** Every target of a route, nested ones after their parent, with its path (`targets[0]`, `targets[0].route.targets[1]`). */
+export function targetPaths(route: Route, prefix = ''): Array<{ path: string; target: Target; name: string }> {
+  return route.targets.flatMap((target, index) => {
+    const path = `${prefix}targets[${index}]`;
+    const own = { path, target, name: target.name ?? target.provider ?? `targets[${index}]` };
+    return target.route ? [own, ...targetPaths(target.route, `${path}.route.`)] : [own];
+  });
 }
 
 async function resolveLevel(route: Route, param: string, scope: string | undefined, open: TargetOpener): Promise<ResolvedRoute> {
@@ -92,7 +112,7 @@ async function resolveLevel(route: Route, param: string, scope: string | undefin
       const at = `${param}.targets[${index}]`;
       const name = target.name ?? target.provider ?? `targets[${index}]`;
       // Inline routes share breakers by what the target is; named routes keep theirs per route.
-      const key = scope !== undefined ? `${scope}/${at.slice('config.'.length)}` : inlineKey(name, target);
+      const key = scope !== undefined ? targetStateKey(scope, at.slice('config.'.length)) : inlineKey(name, target);
       const base = { name, key, weight: target.weight ?? 1, target };
       if (target.route) return { ...base, route: await resolveLevel(target.route, `${at}.route`, scope === undefined ? undefined : scope, open) };
       return { ...base, auth: await open(target, at) };

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { RedisChannel, RedisState } from '../store/redis-state.js';
 import type { SharedState } from '../store/state.js';
-import { type BreakerSettings, type BreakerState, type BreakerTransition, DEFAULT_BREAKER, MemoryRoutingState, type RoutingStateStore, type TargetLoad } from './state.js';
+import { type BreakerSettings, type BreakerState, type BreakerTransition, DEFAULT_BREAKER, MemoryRoutingState, type RoutingStateStore, type TargetLoad, type TargetSnapshot } from './state.js';
 
 /** How long transitions are gathered before they are sent as one message (ms). */
 const BATCH_MS = 10;
@@ -77,6 +77,10 @@ export class SharedRoutingState implements RoutingStateStore {
 
   breakers(): Array<{ target: string; state: BreakerState }> {
     return this.local.breakers();
+  }
+
+  inspect(target: string): TargetSnapshot | undefined {
+    return this.local.inspect(target);
   }
 
   private share(transition: BreakerTransition): void {

@@ -49,6 +49,26 @@ export interface RoutingStateStore {
   load(target: string): TargetLoad;
   /** Every breaker's state, for the metrics gauge. */
   breakers(): Array<{ target: string; state: BreakerState }>;
+  /** One target's breaker and load as this instance sees them, for the admin API; undefined when it was never tried. */
+  inspect(target: string): TargetSnapshot | undefined;
+}
+
+/** One target's breaker and load, as `GET /admin/routes/:id/state` shows them. */
+export interface TargetSnapshot {
+  /** `half_open` once an open breaker's cooldown has passed (the next attempt is a probe). */
+  readonly state: BreakerState;
+  /** Failures in a row since the last success. */
+  readonly consecutiveFailures: number;
+  /** Attempts and failures in the current ratio window, and when it started (epoch ms). */
+  readonly windowRequests: number;
+  readonly windowFailures: number;
+  readonly windowStartedAt: number;
+  /** When the breaker last opened (epoch ms), while it is open or half-open. */
+  readonly openedAt?: number;
+  /** When an open breaker lets a probe through (epoch ms), while it is open. */
+  readonly retryAt?: number;
+  readonly inFlight: number;
+  readonly latencyMs?: number;
 }
 
 /** A breaker's move to open (at `openedAt`, epoch ms on the state's clock) or to closed: what instances share. */
@@ -184,6 +204,24 @@ export class MemoryRoutingState implements RoutingStateStore {
 
   breakers(): Array<{ target: string; state: BreakerState }> {
     return [...this.breakerMap].map(([target, breaker]) => ({ target, state: this.allowState(breaker) }));
+  }
+
+  inspect(target: string): TargetSnapshot | undefined {
+    const breaker = this.breakerMap.get(target);
+    const load = this.loads.get(target);
+    if (breaker === undefined && load === undefined) return undefined;
+    const state = breaker ? this.allowState(breaker) : 'closed';
+    return {
+      state,
+      consecutiveFailures: breaker?.consecutive ?? 0,
+      windowRequests: breaker?.requests ?? 0,
+      windowFailures: breaker?.failed ?? 0,
+      windowStartedAt: breaker?.windowStart ?? this.now(),
+      ...(breaker && state !== 'closed' ? { openedAt: breaker.openedAt } : {}),
+      ...(breaker && state === 'open' ? { retryAt: breaker.openedAt + this.settings.cooldownMs } : {}),
+      inFlight: load?.inFlight ?? 0,
+      ...(load?.latencyMs !== undefined ? { latencyMs: load.latencyMs } : {}),
+    };
   }
 
   private allowState(breaker: Breaker): BreakerState {

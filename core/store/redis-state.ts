@@ -180,6 +180,10 @@ export class RedisState implements SharedState {
     return values.map((value) => Number(value ?? 0));
   }
 
+  async minuteCount(key: string, now: number): Promise<number> {
+    return Number(await this.client.zCount(this.key(key), now - 60_000 + 1, '+inf'));
+  }
+
   async publish(event: InvalidationEvent): Promise<void> {
     // Applied here at once; the echo from Redis is a harmless second invalidation.
     for (const handler of this.handlers) handler(event);

@@ -133,6 +133,11 @@ export class SqliteState implements SharedState {
     return counterKeys.map((key) => this.counter(key, now));
   }
 
+  async minuteCount(key: string, now: number): Promise<number> {
+    const window = this.window(key, now);
+    return window.times.length - window.head;
+  }
+
   async publish(event: InvalidationEvent): Promise<void> {
     this.bus.emit('event', event);
   }

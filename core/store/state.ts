@@ -24,6 +24,8 @@ export interface SharedState {
   settle(settlement: Settlement): Promise<void>;
   /** Reads counters (missing ones are 0). */
   read(counterKeys: readonly string[]): Promise<number[]>;
+  /** Requests admitted in the per-minute window `key` during the minute before `now` (read-only; 0 when none). */
+  minuteCount(key: string, now: number): Promise<number>;
   /** Tells every instance (this one included) that a record changed. */
   publish(event: InvalidationEvent): Promise<void>;
   /** Registers the handler for every instance's events. */

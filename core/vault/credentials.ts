@@ -64,6 +64,28 @@ export class Credentials {
     return updated;
   }
 
+  /**
+   * Replaces the secret of a stored credential, keeping its id (so the keys and routes that name it
+   * keep working): sealed anew, then every instance drops the old decrypted value at once.
+   */
+  async replaceSecret(id: string, secret: CredentialSecret): Promise<CredentialRecord | undefined> {
+    const current = await this.get(id);
+    if (!current) return undefined;
+    const kid = await this.currentKeyId();
+    const record: CredentialRecord = {
+      ...current,
+      has_api_key: secret.api_key !== undefined,
+      field_names: Object.keys(secret.fields ?? {}).sort(),
+      rotated_at: new Date().toISOString(),
+      sealed: await sealing(this.vault.seal(id, JSON.stringify(secret), kid)),
+    };
+    await this.state.records.set(recordKey(id), record);
+    const followed = await this.followRotation(record);
+    this.cache.delete(id);
+    await this.state.publish({ kind: 'credential', id });
+    return followed;
+  }
+
   async get(id: string): Promise<CredentialRecord | undefined> {
     return (await this.state.records.get<CredentialRecord>(recordKey(id))) ?? undefined;
   }

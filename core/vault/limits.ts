@@ -7,6 +7,7 @@ import type { Hook } from '../pipeline/hook.js';
 import type { AdmissionResult, SharedState } from '../store/state.js';
 import { estimatePromptTokens, expectedOutputTokens } from './estimate.js';
 import { costOf, type ModelPrice, type PriceTable, tokenCounts } from './pricing.js';
+import type { ChargedBudget } from './alerts.js';
 import type { VirtualKeyRecord } from './records.js';
 import { type ObservedUsage, tapUsage } from './usage-tap.js';
 
@@ -74,6 +75,8 @@ interface Reservation {
   readonly spent: ReadonlyArray<{ key: string; ttlMs?: number }>;
   /** The price the request was admitted at (for a response that names a model the table lacks). */
   readonly price?: ModelPrice;
+  /** Set only for a key with a budget: what the budget alerts are told once the request is charged. */
+  readonly budget?: ChargedBudget;
 }
 
 export interface LimitsDependencies {
@@ -84,6 +87,8 @@ export interface LimitsDependencies {
   readonly record: (id: string) => Promise<VirtualKeyRecord | undefined>;
   /** Output tokens reserved when a request gives no `max_tokens` (default 1024). */
   readonly outputTokenEstimate: number;
+  /** Told after a request of a key with a budget is charged (budget alerts); must return at once. */
+  readonly onCharged?: (budget: ChargedBudget) => void;
 }
 
 const requestField = (context: GatewayContext, field: string): unknown =>
@@ -263,6 +268,9 @@ export function limitHooks(dependencies: LimitsDependencies): { admit: Hook; set
           { key: periods.spent.month, ttlMs: periods.msUntilMonthEnds + DAY_MS },
         ],
         price,
+        ...(limits.budget_usd === undefined
+          ? {}
+          : { budget: { keyId: record.id, keyName: record.name, budgetNanos: toNanos(limits.budget_usd), period: budgetPeriod, spentKey: periods.spent[budgetPeriod], now } }),
       });
       if (context.operation === 'passthrough') {
         // The bytes reach the client unchanged; the tap only reads the usage they report.
@@ -297,6 +305,7 @@ export function limitHooks(dependencies: LimitsDependencies): { admit: Hook; set
         const actualNanos = answerUsd !== undefined ? toNanos(answerUsd) + failedNanos : answered ? reservation.reservationNanos + failedNanos : failedNanos;
         try {
           await dependencies.state().settle({ reservedKey: reservation.reservedKey, reservationNanos: reservation.reservationNanos, spent: reservation.spent, actualNanos });
+          if (reservation.budget !== undefined && actualNanos > 0) dependencies.onCharged?.(reservation.budget);
         } catch {
           // The store is unreachable: the reservation stays counted (conservative); the log records the cost.
         }

@@ -56,6 +56,8 @@ export interface CredentialRecord {
   /** Set when the credential was created from a virtual key's `provider_key`: deleted with that key. */
   readonly owner_key_id?: string;
   readonly created_at: string;
+  /** When the secret was last replaced (`POST /admin/credentials/:id/rotate`); absent before any rotation. */
+  readonly rotated_at?: string;
   readonly sealed: SealedSecret;
 }
 

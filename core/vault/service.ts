@@ -1,7 +1,9 @@
 import { BootError } from '../errors.js';
+import { type AlertLogger, type AlertWebhook, BudgetAlerts } from './alerts.js';
 import type { RouteSource, TargetCredentials } from '../routing/sources.js';
 import { RouteStore } from '../routing/store.js';
 import type { KeyResolver } from '../spec/key-resolver.js';
+import type { ControlPlaneHttp } from '../spec/manifest.js';
 import type { Hook } from '../pipeline/hook.js';
 import { openSharedState } from '../store/index.js';
 import type { SharedState } from '../store/state.js';
@@ -26,6 +28,8 @@ export interface VaultServiceOptions {
   readonly pricing?: PricingOptions;
   /** Output tokens reserved when a request gives no `max_tokens`. */
   readonly outputTokenEstimate: number;
+  /** Budget alerts: the webhook they are posted to (none: shown by the dashboard only), with the control-plane HTTP client. */
+  readonly alerts?: { readonly webhook?: AlertWebhook; readonly http?: ControlPlaneHttp; readonly logger?: AlertLogger; readonly retryDelaysMs?: readonly number[] };
 }
 
 /** What the vault opens on start. */
@@ -55,6 +59,8 @@ export class VaultService {
   readonly routes: RouteSource;
   /** Stored credentials and virtual keys a route's targets name, for the route executor. */
   readonly targets: TargetCredentials;
+  /** Keys' spend reaching 80 % and 100 % of their budgets (`GET /admin/alerts`, the optional webhook). */
+  readonly alerts: BudgetAlerts;
   private started?: VaultParts;
   private starting?: Promise<void>;
 
@@ -63,7 +69,14 @@ export class VaultService {
     this.resolver = virtualKeyResolver({ keys: () => this.parts.keys, credentials: () => this.parts.credentials });
     this.routes = { route: (idOrName) => this.parts.routes.route(idOrName), alias: (model) => this.parts.routes.alias(model) };
     this.targets = targetCredentials(this.resolver, () => this.parts.credentials);
+    this.alerts = new BudgetAlerts({
+      state: () => this.parts.state,
+      ...(options.alerts?.webhook && options.alerts.http ? { webhook: options.alerts.webhook, http: options.alerts.http } : {}),
+      logger: options.alerts?.logger ?? { warn: () => {} },
+      ...(options.alerts?.retryDelaysMs ? { retryDelaysMs: options.alerts.retryDelaysMs } : {}),
+    });
     this.hooks = limitHooks({
+      onCharged: (budget) => this.alerts.charged(budget),
       state: () => this.parts.state,
       prices: this.prices,
       record: async (id) => this.parts.keys.cached(id) ?? this.parts.keys.get(id),
@@ -176,6 +189,8 @@ export class VaultService {
 
   async close(): Promise<void> {
     await this.starting?.catch(() => {});
+    // Budget checks still running need the state; webhook sends and their retries are abandoned.
+    await this.alerts.close();
     if (!this.started) return;
     await Promise.allSettled([this.started.vault.close(), this.started.state.close()]);
   }

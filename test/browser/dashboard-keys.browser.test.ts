@@ -89,7 +89,7 @@ it('creating a virtual key shows its value once, and the key works through the S
   const { id } = await adminKey();
   t.true(credentials.some((credential) => credential.owner_key_id === id));
   t.deepEqual(await page.getByLabel('Stored credential').locator('option').allInnerTexts(), ['Paste a provider key instead']);
-  await screenshot(page, 'dashboard-keys');
+  await screenshot(page, 'dashboard-keys-created');
 });
 
 it('the budget period offers exactly the periods the API accepts, and a key can be created with each', async (t) => {
@@ -147,12 +147,15 @@ it('editing limits is saved; rotating replaces the value', async (t) => {
   t.truthy((await ask(rotatedValue)).id);
 });
 
-it('the catalog lists the configured policy with its steps', async (t) => {
+it('the policies view lists the configured policy with its steps and params', async (t) => {
   const { page } = browser!;
-  await page.getByRole('link', { name: 'Plugins and policies' }).click();
-  const policy = page.locator('ul.policies li', { hasText: 'pii-redact' });
-  await policy.waitFor();
-  t.regex(await policy.innerText(), /^pii-redact: input: \S+; output: \S+$/);
+  await page.getByRole('link', { name: 'Policies' }).click();
+  const steps = page.locator('section.policy[data-policy="pii-redact"] table.chain tbody tr');
+  await steps.first().waitFor();
+  t.deepEqual(await steps.evaluateAll((rows) => rows.map((row) => [...row.querySelectorAll('th, td')].slice(0, 4).map((cell) => (cell.textContent ?? '').trim()))), [
+    ['input', '1', 'pii', 'action: redact'],
+    ['output', '1', 'pii', 'action: redact'],
+  ]);
 });
 
 it('deleting the key removes it from the list and the SDK is refused with it', async (t) => {

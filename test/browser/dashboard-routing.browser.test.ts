@@ -109,7 +109,7 @@ it('the detail view shows the route and the attempts in order, the answered one 
   // A request that took no route shows no routing section.
   await page.getByRole('link', { name: '← Back to logs' }).click();
   await row(t, t.context.plainTrace).locator('a.open-detail').click();
-  await page.locator('#request-body').waitFor();
+  await page.locator('.chat-view').waitFor();
   t.is(await page.locator('#routing').count(), 0);
 });
 
@@ -123,7 +123,7 @@ it('the Routes view lists the stored route and the alias; its page shows every v
   t.deepEqual((await routeRow.locator('ul.targets li').allInnerTexts()), ['primary: openai', 'backup: openai, model gpt-4o-mini']);
   const alias = page.locator('table.aliases tbody tr[data-alias="fast"]');
   t.deepEqual((await alias.locator('th, td').allInnerTexts()).slice(0, 2), ['fast', 'resilient']);
-  await screenshot(page, 'dashboard-routes');
+  await screenshot(page, 'dashboard-routes-aliases');
 
   await routeRow.getByRole('link', { name: 'resilient' }).click();
   const versions = page.locator('#route-versions details.version');
@@ -136,22 +136,24 @@ it('the Routes view lists the stored route and the alias; its page shows every v
   t.is(json[1].targets[0].custom_host, t.context.down.baseUrl);
 });
 
-it('changing a route in the editor: a 400 shows its param, a valid change stores version 3', async (t) => {
+it('changing a route in the JSON editor: a 400 shows its param, a valid change stores version 3', async (t) => {
   const { page } = t.context.browser;
+  // The JSON editor is folded under the structured form.
+  await page.locator('details.advanced summary').click();
   const editor = page.getByLabel('Route (JSON: name and route)');
   const current = JSON.parse(await editor.inputValue());
   t.is(current.name, 'resilient');
   const broken = structuredClone(current);
   broken.route.targets[1].provider = 'no-such-provider';
   await editor.fill(JSON.stringify(broken));
-  await page.getByRole('button', { name: 'Store new version' }).click();
+  await page.getByRole('button', { name: 'Store new version from JSON' }).click();
   const alert = page.getByRole('alert');
   await alert.waitFor();
   t.regex(await alert.innerText(), /\(param: route\.targets\[1\]\.provider\)$/);
 
   current.route.retry = { attempts: 1 };
   await editor.fill(JSON.stringify(current));
-  await page.getByRole('button', { name: 'Store new version' }).click();
+  await page.getByRole('button', { name: 'Store new version from JSON' }).click();
   await page.locator('#route-versions details.version[data-version="3"]').waitFor();
   t.is(await page.locator('#route-versions details.version').count(), 3);
   const stored = await admin(t.context.gateway, 'GET', `/admin/routes/${t.context.routeId}`);

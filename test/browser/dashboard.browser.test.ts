@@ -112,7 +112,6 @@ it('signing in with the account key shows the SDK’s requests in the logs table
   t.is(await markupRow.locator('td').nth(3).innerText(), MARKUP);
   t.is(await page.locator('#injected').count(), 0);
   t.not(await page.title(), '1');
-  await screenshot(page, 'dashboard-logs');
 });
 
 it('filtering by model, trace id, status class, metadata and key narrows the table', async (t) => {
@@ -152,6 +151,7 @@ it('the detail view shows timings and the pretty-printed request body with the p
   const { page } = t.context.browser;
   await applyFilter(page, 'Trace id', t.context.traces.a);
   await page.locator(`table.logs tbody tr[data-trace-id="${t.context.traces.a}"] a.open-detail`).click();
+  await page.getByRole('tab', { name: 'Raw JSON' }).click();
   const requestBody = page.locator('#request-body pre');
   await requestBody.waitFor();
   const text = await requestBody.innerText();
@@ -169,7 +169,6 @@ it('the detail view shows timings and the pretty-printed request body with the p
   const html = await page.content();
   t.false(html.includes(PROVIDER_KEY));
   t.false(html.includes(ACCOUNT_KEY));
-  await screenshot(page, 'dashboard-log-detail');
   await page.getByRole('link', { name: '← Back to logs' }).click();
   await page.locator('table.logs tbody tr').first().waitFor();
 });
@@ -195,7 +194,7 @@ it('the usage charts draw the test’s requests, split by model', async (t) => {
   const times = await page.locator('svg.chart[data-metric="requests"] circle.point').evaluateAll((points) => points.map((point) => Date.parse(point.getAttribute('data-t') ?? '')));
   for (const time of times) t.true(time > Date.now() - 3600e3 - 60e3 && time <= Date.now() + 60e3);
   t.true((await page.locator('svg.chart[data-metric="p95_ms"] circle.point').count()) > 0);
-  await screenshot(page, 'dashboard-usage');
+  await screenshot(page, 'dashboard-usage-by-model');
 });
 
 it('the sections are reachable with the keyboard, in reading order', async (t) => {
@@ -205,14 +204,16 @@ it('the sections are reachable with the keyboard, in reading order', async (t) =
   // From the first focusable element, the skip link, onwards.
   await page.locator('a.skip').focus();
   const focused: string[] = ['Skip to content'];
-  for (let index = 1; index < 9; index++) {
+  for (let index = 1; index < 10; index++) {
     await page.keyboard.press('Tab');
     focused.push(await page.evaluate(() => (globalThis as any).document.activeElement?.textContent?.trim() ?? ''));
   }
-  t.deepEqual(focused.slice(0, 8), ['Skip to content', 'Logs', 'Usage', 'Virtual keys', 'Credentials', 'Routes', 'Plugins and policies', 'Sign out']);
-  t.regex(focused[8], /Last 24 hours/, 'then the first filter, the time range');
+  t.deepEqual(focused.slice(0, 9), ['Skip to content', 'Logs', 'Usage', 'Virtual keys', 'Credentials', 'Routes', 'Policies', 'Plugins', 'Sign out']);
+  t.is(await page.evaluate(() => (globalThis as any).document.activeElement?.name), 'q', 'then the first filter, the body search');
+  await page.keyboard.press('Tab');
+  t.regex(await page.evaluate(() => (globalThis as any).document.activeElement?.textContent ?? ''), /Last 24 hours/, 'then the time range');
   // Back to "Usage" and open it with Enter.
-  for (let index = 0; index < 6; index++) await page.keyboard.press('Shift+Tab');
+  for (let index = 0; index < 8; index++) await page.keyboard.press('Shift+Tab');
   await page.keyboard.press('Enter');
   await hashIncludes(page, '#/usage');
   await page.getByRole('heading', { name: 'Usage' }).waitFor();

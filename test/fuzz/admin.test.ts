@@ -106,7 +106,7 @@ const logQueryParam = fc.oneof(
 );
 const usageQueryParam = fc.oneof(
   fc.constantFrom('minute', 'HOUR', '', 'month', 'day&range=week').map((range) => `range=${range}`),
-  fc.constantFrom('user', 'PROVIDER', '', 'none&group_by=model').map((groupBy) => `group_by=${groupBy}`),
+  fc.constantFrom('users', 'PROVIDER', '', 'none&group_by=model', 'metadata.', `metadata.${'k'.repeat(300)}`).map((groupBy) => `group_by=${groupBy}`),
   fc.string({ maxLength: 20 }).filter((text) => Number.isNaN(Date.parse(text))).map((to) => `to=${encodeURIComponent(to)}`),
 );
 /** Valid filters to mix with the broken one. */

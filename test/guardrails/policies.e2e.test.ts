@@ -175,6 +175,10 @@ test('policies registry: has() for the vault, /admin/policies lists chains, /adm
         stream: { window: { kind: 'sentence' }, wholeAnswer: 'buffer' },
         input: [{ guardrail: 'pii', params: { action: 'deny' }, onError: 'fail-closed', timeoutMs: 1000, incremental: true }],
         output: [{ guardrail: 'pii', params: { action: 'deny' }, onError: 'fail-closed', timeoutMs: 200, incremental: true }],
+        // The default policy: no key names it, and it covers keys naming none.
+        default: true,
+        keys: [],
+        default_keys: [],
       },
     ],
   });

@@ -11,6 +11,7 @@ export function makeRecord(overrides: Partial<LogRecord> = {}): LogRecord {
     caller_type: 'account',
     key_id: null,
     key_name: null,
+    end_user: null,
     provider: 'openai',
     model: 'gpt-4o-mini',
     operation: 'chat',

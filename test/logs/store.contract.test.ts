@@ -6,7 +6,7 @@ import { PostgresLogStore } from '../../core/logs/postgres-store.js';
 import type { LogRecord } from '../../core/logs/record.js';
 import { SqliteLogStore } from '../../core/logs/sqlite-store.js';
 import { SqliteWorkerStore } from '../../core/logs/sqlite-worker-store.js';
-import { decodeCursor, encodeCursor, type LogQuery, type LogStore } from '../../core/logs/store.js';
+import { decodeCursor, encodeCursor, type LogQuery, type LogStore, type UsageCell } from '../../core/logs/store.js';
 import { DATABASE_URL, dropSchemas, makeRecord, postgresReachable, uniqueSchema } from './fixtures.js';
 
 const postgres = await postgresReachable();
@@ -159,6 +159,97 @@ for (const [name, make, available] of factories) {
     t.deepEqual(await ids({ model: 'nothing' }), []);
   });
 
+  withStore('"all errors" selects status 400 and above and streams that broke after their 200, nothing else', async (t, store) => {
+    const records = [
+      makeRecord({ time: at(0), status: 200 }),
+      makeRecord({ time: at(1000), status: 404, outcome: 'error', error_type: 'invalid_request_error', error_code: 'model_not_found', error_message: 'no such model' }),
+      makeRecord({ time: at(2000), status: 502, outcome: 'error', error_type: 'upstream_error' }),
+      makeRecord({ time: at(3000), status: 200, outcome: 'stream_error', streaming: true, error_type: 'upstream_error', error_message: 'stream cut' }),
+      makeRecord({ time: at(4000), status: 499, outcome: 'client_closed' }),
+      makeRecord({ time: at(5000), status: 304 }),
+    ];
+    await store.insert(records);
+    const ids = async (query: Omit<LogQuery, 'limit'>) => (await listAll(store, { limit: 2, ...query })).ids.sort();
+    const of = (...indexes: number[]) => indexes.map((index) => records[index].id).sort();
+    t.deepEqual(await ids({ errors: true }), of(1, 2, 3, 4));
+    t.deepEqual(await ids({ errors: true, statusClass: 5 }), of(2));
+    t.deepEqual(await ids({ errors: true, from: BASE + 2500 }), of(3, 4));
+  });
+
+  withStore('search finds the rows whose stored bodies hold every word, with the other filters and keyset pages', async (t, store) => {
+    const body = (content: string) => JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content }] });
+    const records = [
+      makeRecord({ time: at(0), request_body: body('The quick brown fox'), response_body: '{"answer":"jumps over the lazy dog"}' }),
+      makeRecord({ time: at(1000), request_body: body('A QUICK question about invoices'), response_body: null, model: 'claude' }),
+      makeRecord({ time: at(2000), request_body: null, response_body: '{"error":{"message":"quota exceeded for invoices","code":"insufficient_quota"}}', status: 429, outcome: 'error', error_type: 'rate_limit_error' }),
+      makeRecord({ time: at(3000), request_body: null, response_body: null, error_message: 'quick' }),
+      ...Array.from({ length: 7 }, (_, index) => makeRecord({ time: at(4000 + index * 1000), request_body: body(`needle number ${index}`), metadata: { batch: 'n' } })),
+    ];
+    await store.insert(records);
+    const ids = async (query: Omit<LogQuery, 'limit'>, limit = 2) => (await listAll(store, { limit, ...query })).ids.sort();
+    const of = (...indexes: number[]) => indexes.map((index) => records[index].id).sort();
+    t.deepEqual(await ids({ search: 'quick' }), of(0, 1), 'case-insensitive, in request bodies only where the row has them');
+    t.deepEqual(await ids({ search: 'lazy dog' }), of(0), 'every word, in the response body');
+    t.deepEqual(await ids({ search: 'quick invoices' }), of(1));
+    t.deepEqual(await ids({ search: 'invoices' }), of(1, 2));
+    t.deepEqual(await ids({ search: 'insufficient_quota' }), of(2), 'an error code is found as typed');
+    t.deepEqual(await ids({ search: 'invoices', statusClass: 4 }), of(2), 'with a status filter');
+    t.deepEqual(await ids({ search: 'invoices', errors: true }), of(2), 'with the errors filter');
+    t.deepEqual(await ids({ search: 'invoices', model: 'claude' }), of(1), 'with a model filter');
+    t.deepEqual(await ids({ search: 'quick', from: BASE + 500 }), of(1), 'with a time range');
+    t.deepEqual(await ids({ search: 'nowhere' }), []);
+    t.deepEqual(await ids({ search: 'gpt-4o-mini quick' }), of(0, 1), 'a hyphenated word');
+    t.deepEqual(await ids({ search: '"quick" OR dog*' }), [], 'operators are words, not syntax');
+    // Seven matches over pages of two: each once, newest first.
+    const needles = [4, 5, 6, 7, 8, 9, 10];
+    const { ids: paged, pages } = await listAll(store, { limit: 2, search: 'needle' });
+    t.deepEqual(paged, needles.map((index) => records[index].id).reverse());
+    t.is(pages, 4);
+    t.deepEqual(await ids({ search: 'needle', metadataKey: 'batch', metadataValue: 'n' }, 3), of(...needles), 'with a metadata filter');
+  });
+
+  withStore('a word in thousands of bodies pages like a rare one: every match once, newest first, with filters', async (t, store) => {
+    const records = Array.from({ length: 2300 }, (_, index) =>
+      makeRecord({
+        time: at(index * 10),
+        request_body: index % 23 === 0 ? 'plain words only' : `everywhere ${index % 100 === 1 ? 'seldom' : ''}`,
+        status: index % 50 === 0 ? 500 : 200,
+      }),
+    );
+    for (let index = 0; index < records.length; index += 500) await store.insert(records.slice(index, index + 500));
+    const newestFirst = (rows: LogRecord[]) => rows.map((row) => row.id).reverse();
+    const common = records.filter((record) => record.request_body!.includes('everywhere'));
+    t.true(common.length > 2000);
+    const { ids, pages } = await listAll(store, { limit: 500, search: 'everywhere' });
+    t.deepEqual(ids, newestFirst(common));
+    t.is(pages, 5);
+    t.deepEqual((await listAll(store, { limit: 7, search: 'everywhere', errors: true })).ids, newestFirst(common.filter((record) => record.status === 500)));
+    t.deepEqual((await listAll(store, { limit: 7, search: 'everywhere seldom' })).ids, newestFirst(common.filter((record) => record.request_body!.includes('seldom'))));
+  });
+
+  withStore('bodies() gives the stored bodies of the ids asked for, leaving out rows without any', async (t, store) => {
+    const withBodies = makeRecord({ time: at(0), request_body: 'req "one"', response_body: 'resp, one' });
+    const requestOnly = makeRecord({ time: at(1), request_body: 'req two', response_body: null });
+    const none = makeRecord({ time: at(2) });
+    await store.insert([withBodies, requestOnly, none]);
+    const found = (await store.bodies([withBodies.id, requestOnly.id, none.id, 'no-such-id'])).sort((a, b) => (a.id === withBodies.id ? -1 : b.id === withBodies.id ? 1 : 0));
+    t.deepEqual(found, [
+      { id: withBodies.id, request_body: 'req "one"', response_body: 'resp, one' },
+      { id: requestOnly.id, request_body: 'req two', response_body: null },
+    ]);
+    t.deepEqual(await store.bodies([]), []);
+  });
+
+  withStore('search forgets the bodies retention deleted', async (t, store) => {
+    const old = makeRecord({ time: at(0), request_body: 'obsolete zebra' });
+    const fresh = makeRecord({ time: at(120_000), request_body: 'current zebra' });
+    await store.insert([old, fresh]);
+    t.is((await store.list({ limit: 10, search: 'zebra' })).data.length, 2);
+    await store.prune(BASE + 130_000);
+    t.deepEqual((await store.list({ limit: 10, search: 'zebra' })).data.map((row) => row.id), [fresh.id]);
+    t.deepEqual((await store.list({ limit: 10, search: 'obsolete' })).data, []);
+  }, 60_000);
+
   withStore('usage: buckets per group with requests, errors, exact p50/p95, tokens and cost', async (t, store) => {
     const latencies = [10, 20, 30, 40, 100];
     const records = latencies.map((latency, index) =>
@@ -177,6 +268,65 @@ for (const [name, make, available] of factories) {
     t.like(sorted[1], { group: 'm2', bucket: BASE + 60_000, requests: 1, errors: 0, p50Ms: 7, p95Ms: 7, promptTokens: 0, costUsd: 0 });
     const byKey = await store.usage({ from: BASE, to: BASE + 120_000, bucketMs: 120_000, groupBy: 'key' });
     t.deepEqual(byKey.map((cell) => [cell.group, cell.requests]), [['account', 6]]);
+  });
+
+  withStore('usage split by end user, by a metadata key and by key (with the key’s name), over one bucket spanning the range', async (t, store) => {
+    const records = [
+      makeRecord({ time: at(0), end_user: 'alice', metadata: { team: 'search', env: 'prod' }, caller_type: 'virtual-key', key_id: 'vk_a', key_name: 'Team A', latency_ms: 10, cost_usd: 0.25 }),
+      makeRecord({ time: at(1000), end_user: 'alice', metadata: { team: 'search' }, caller_type: 'virtual-key', key_id: 'vk_a', key_name: 'Team A', latency_ms: 30, cost_usd: 0.25, status: 502 }),
+      makeRecord({ time: at(2000), end_user: 'bob', metadata: { team: 'ads' }, caller_type: 'virtual-key', key_id: 'vk_b', key_name: 'Team B', latency_ms: 50, cost_usd: 0.000002 }),
+      makeRecord({ time: at(3000), end_user: null, metadata: {}, latency_ms: 70 }),
+    ];
+    await store.insert(records);
+    t.is((await store.get(records[0].id))?.end_user, 'alice');
+    t.is((await store.get(records[3].id))?.end_user, null);
+    const whole = { from: BASE, to: BASE + 60_000, bucketMs: 60_000 };
+    const summary = (cells: UsageCell[]) =>
+      Object.fromEntries(cells.map((cell) => [cell.group, { requests: cell.requests, errors: cell.errors, p50: cell.p50Ms, cost: Math.round(cell.costUsd * 1e6) / 1e6, label: cell.label }]));
+    t.deepEqual(summary(await store.usage({ ...whole, groupBy: 'user' })), {
+      alice: { requests: 2, errors: 1, p50: 20, cost: 0.5, label: undefined },
+      bob: { requests: 1, errors: 0, p50: 50, cost: 0.000002, label: undefined },
+      '(none)': { requests: 1, errors: 0, p50: 70, cost: 0, label: undefined },
+    });
+    t.deepEqual(summary(await store.usage({ ...whole, groupBy: 'metadata.team' })), {
+      search: { requests: 2, errors: 1, p50: 20, cost: 0.5, label: undefined },
+      ads: { requests: 1, errors: 0, p50: 50, cost: 0.000002, label: undefined },
+      '(none)': { requests: 1, errors: 0, p50: 70, cost: 0, label: undefined },
+    });
+    t.deepEqual(summary(await store.usage({ ...whole, groupBy: 'metadata.env' })), {
+      prod: { requests: 1, errors: 0, p50: 10, cost: 0.25, label: undefined },
+      '(none)': { requests: 3, errors: 1, p50: 50, cost: 0.250002, label: undefined },
+    });
+    // A key that is in no row's metadata: everything is "(none)".
+    t.deepEqual(summary(await store.usage({ ...whole, groupBy: "metadata.no'such" })), { '(none)': { requests: 4, errors: 1, p50: 40, cost: 0.500002, label: undefined } });
+    t.deepEqual(summary(await store.usage({ ...whole, groupBy: 'key' })), {
+      vk_a: { requests: 2, errors: 1, p50: 20, cost: 0.5, label: 'Team A' },
+      vk_b: { requests: 1, errors: 0, p50: 50, cost: 0.000002, label: 'Team B' },
+      account: { requests: 1, errors: 0, p50: 70, cost: 0, label: undefined },
+    });
+  });
+
+  withStore('usageTotals counts several groupings in one call, as usage does with one bucket over the period', async (t, store) => {
+    const records = [
+      makeRecord({ time: at(0), end_user: 'alice', caller_type: 'virtual-key', key_id: 'vk_a', key_name: 'Team A', model: 'm1', latency_ms: 10, cost_usd: 0.25, cache_status: 'HIT', cache_saved_usd: 0.5 }),
+      makeRecord({ time: at(1000), end_user: 'alice', caller_type: 'virtual-key', key_id: 'vk_a', key_name: 'Team A', model: 'm2', latency_ms: 30, cost_usd: 0.25, status: 502, cache_status: 'MISS' }),
+      makeRecord({ time: at(2000), end_user: 'bob', model: 'm1', latency_ms: 50, cost_usd: 0.000002 }),
+      makeRecord({ time: at(3000), end_user: null, model: 'm1', latency_ms: 70, prompt_tokens: 3, completion_tokens: 4 }),
+      makeRecord({ time: at(60_000), end_user: 'carol' }), // after the period
+    ];
+    await store.insert(records);
+    const period = { from: BASE, to: BASE + 60_000 };
+    const groupBys = ['none', 'key', 'user', 'model', 'provider'] as const;
+    const totals = await store.usageTotals({ ...period, groupBys: [...groupBys] });
+    t.is(totals.length, groupBys.length);
+    const sorted = (cells: UsageCell[]) => [...cells].sort((a, b) => a.group.localeCompare(b.group)).map((cell) => ({ ...cell, costUsd: Math.round(cell.costUsd * 1e9) }));
+    for (const [index, groupBy] of groupBys.entries()) {
+      t.deepEqual(sorted(totals[index]), sorted(await store.usage({ ...period, bucketMs: 60_000, groupBy })), groupBy);
+    }
+    t.like(totals[0][0], { group: 'all', requests: 4, errors: 1, cacheHits: 1, cacheMisses: 1, savedUsd: 0.5, promptTokens: 33, p50Ms: 40 });
+    t.like(totals[1].find((cell) => cell.group === 'vk_a'), { label: 'Team A', requests: 2 });
+    t.deepEqual((await store.usageTotals({ from: BASE - 60_000, to: BASE, groupBys: ['none', 'user'] })), [[], []]);
+    t.deepEqual((await store.usageTotals({ from: BASE - 60_000, to: BASE, groupBys: ['none'] })), [[]]);
   });
 
   withStore('the response cache: statuses and savings round-trip, and usage counts hits, misses and what the hits saved', async (t, store) => {
@@ -248,22 +398,112 @@ test('sqlite: a file that is not a database is moved aside and a new one started
   await store.close();
 });
 
-test('sqlite: a version 2 log database gains the cache and dropped-fields columns when opened', async (t) => {
+test('sqlite: a version 2 log database gains the cache, dropped-fields and end-user columns when opened', async (t) => {
   const { DatabaseSync } = await import('node:sqlite');
   const path = databaseFile();
   const first = new SqliteLogStore(path);
   await first.init();
   await first.close();
   const database = new DatabaseSync(path);
-  database.exec('ALTER TABLE logs DROP COLUMN cache_status; ALTER TABLE logs DROP COLUMN cache_saved_usd; ALTER TABLE logs DROP COLUMN dropped_fields; PRAGMA user_version = 2;');
+  database.exec('ALTER TABLE logs DROP COLUMN cache_status; ALTER TABLE logs DROP COLUMN cache_saved_usd; ALTER TABLE logs DROP COLUMN dropped_fields; ALTER TABLE logs DROP COLUMN end_user; PRAGMA user_version = 2;');
   database.close();
   const migrated = new SqliteLogStore(path);
   await migrated.init();
   try {
-    const record = makeRecord({ cache_status: 'HIT', cache_saved_usd: 0.1, dropped_fields: ['top_k'] });
+    const record = makeRecord({ cache_status: 'HIT', cache_saved_usd: 0.1, dropped_fields: ['top_k'], end_user: 'user-7' });
     await migrated.insert([record]);
-    t.like(await migrated.get(record.id), { cache_status: 'HIT', cache_saved_usd: 0.1, dropped_fields: ['top_k'] });
+    t.like(await migrated.get(record.id), { cache_status: 'HIT', cache_saved_usd: 0.1, dropped_fields: ['top_k'], end_user: 'user-7' });
   } finally {
     await migrated.close();
   }
 });
+
+(postgres.ok ? test : test.skip)('postgres: a version 4 log schema gains the end-user column and the errors index when opened', async (t) => {
+  const schema = uniqueSchema('migrate');
+  schemas.push(schema);
+  const first = new PostgresLogStore({ connectionString: DATABASE_URL, schema });
+  await first.init();
+  await first.close();
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: DATABASE_URL });
+  await client.connect();
+  await client.query(`ALTER TABLE ${schema}.logs DROP COLUMN end_user; DROP INDEX ${schema}.logs_errors; DELETE FROM ${schema}.log_schema_version WHERE version >= 5`);
+  await client.end();
+  const migrated = new PostgresLogStore({ connectionString: DATABASE_URL, schema });
+  await migrated.init();
+  try {
+    const record = makeRecord({ end_user: 'user-9' });
+    await migrated.insert([record]);
+    t.is((await migrated.get(record.id))?.end_user, 'user-9');
+    t.deepEqual((await migrated.list({ limit: 10, errors: true })).data, []);
+    const check = new pg.Client({ connectionString: DATABASE_URL });
+    await check.connect();
+    const indexes = await check.query('SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND indexname = ANY($2)', [schema, ['logs_errors', 'log_bodies_search']]);
+    await check.end();
+    t.deepEqual(indexes.rows.map((row) => row.indexname).sort(), ['log_bodies_search', 'logs_errors']);
+  } finally {
+    await migrated.close();
+  }
+});
+
+test('sqlite: a version 5 log database gains the errors index and the body search index, filled from the bodies it holds', async (t) => {
+  const { DatabaseSync } = await import('node:sqlite');
+  const path = databaseFile();
+  const first = new SqliteLogStore(path);
+  await first.init();
+  const stored = makeRecord({ request_body: 'stored before the upgrade: walrus' });
+  await first.insert([stored]);
+  await first.close();
+  const database = new DatabaseSync(path);
+  database.exec('DROP TRIGGER log_bodies_search_insert; DROP TRIGGER log_bodies_search_delete; DROP TABLE log_search; DROP INDEX logs_errors; PRAGMA user_version = 5;');
+  database.close();
+  const migrated = new SqliteLogStore(path);
+  await migrated.init();
+  try {
+    t.deepEqual((await migrated.list({ limit: 10, search: 'walrus' })).data.map((row) => row.id), [stored.id]);
+    const later = makeRecord({ request_body: 'after the upgrade: walrus' });
+    await migrated.insert([later]);
+    t.is((await migrated.list({ limit: 10, search: 'walrus' })).data.length, 2);
+    const reader = new DatabaseSync(path);
+    t.truthy(reader.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name = 'logs_errors'").get());
+    t.is(Number((reader.prepare('PRAGMA user_version').get() as { user_version: number }).user_version), 6);
+    reader.close();
+  } finally {
+    await migrated.close();
+  }
+});
+
+const searchSwitch: Array<[string, (search: boolean, place: string) => LogStore, boolean]> = [
+  ['sqlite', (search, place) => new SqliteLogStore(place, undefined, undefined, search), true],
+  ['sqlite-worker', (search, place) => new SqliteWorkerStore(place, undefined, undefined, search), true],
+  ['postgres', (search, place) => new PostgresLogStore({ connectionString: DATABASE_URL, schema: place, search }), postgres.ok],
+];
+for (const [name, make, available] of searchSwitch) {
+  (available ? test : test.skip)(`${name}: with search off the index is dropped and a search refused; on again, it is rebuilt from the stored bodies`, async (t) => {
+    const place = name === 'postgres' ? uniqueSchema('search') : databaseFile();
+    if (name === 'postgres') schemas.push(place);
+    const first = make(true, place);
+    await first.init();
+    const before = makeRecord({ time: at(0), request_body: 'indexed narwhal' });
+    await first.insert([before]);
+    t.true(first.searchable);
+    await first.close();
+
+    const off = make(false, place);
+    await off.init();
+    t.false(off.searchable);
+    const during = makeRecord({ time: at(1000), request_body: 'unindexed narwhal' });
+    await off.insert([during]);
+    await t.throwsAsync(off.list({ limit: 10, search: 'narwhal' }), { message: /search is off/ });
+    t.is((await off.list({ limit: 10 })).data.length, 2, 'the rest works');
+    await off.close();
+
+    const on = make(true, place);
+    await on.init();
+    try {
+      t.deepEqual((await on.list({ limit: 10, search: 'narwhal' })).data.map((row) => row.id), [during.id, before.id]);
+    } finally {
+      await on.close();
+    }
+  });
+}

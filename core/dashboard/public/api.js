@@ -41,6 +41,18 @@ export const api = {
   delete: (path) => call('DELETE', path),
 };
 
+/**
+ * The address of a read-only admin route the page opens as a link (a download) or an EventSource,
+ * which cannot send the CSRF header: the token goes in `?csrf=` (the server takes it there on those
+ * routes only, with the session cookie). `token: false` leaves it out (an address to show).
+ */
+export function linkUrl(path, query, { token = true } = {}) {
+  const url = new URL(path, location.origin);
+  for (const [name, value] of Object.entries(query ?? {})) if (value !== undefined && value !== null && value !== '') url.searchParams.set(name, value);
+  if (token && csrfToken) url.searchParams.set('csrf', csrfToken);
+  return `${url.pathname}${url.search}`;
+}
+
 /** The current session, or null when signed out. */
 export async function currentSession() {
   const session = await call('GET', '/dashboard/session');

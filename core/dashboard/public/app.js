@@ -2,7 +2,9 @@ import { currentSession, signIn, signOut } from './api.js';
 import { field, h, notify, replace } from './dom.js';
 import { renderCatalog } from './catalog.js';
 import { renderCredentials, renderKeys } from './keys.js';
-import { renderLogDetail, renderLogs } from './logs.js';
+import { renderLogDetail } from './detail.js';
+import { renderLogs } from './logs.js';
+import { renderPolicies } from './policies.js';
 import { renderRouteDetail, renderRoutes } from './routes.js';
 import { renderUsage } from './usage.js';
 
@@ -24,6 +26,7 @@ const routes = {
   credentials: () => renderCredentials(view),
   catalog: () => renderCatalog(view),
   routes: (rest) => (rest[0] ? renderRouteDetail(view, rest[0]) : renderRoutes(view)),
+  policies: (_rest, query) => renderPolicies(view, query),
 };
 
 async function route() {

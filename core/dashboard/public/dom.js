@@ -56,16 +56,46 @@ export function select(name, options, value) {
 }
 
 const numberFormat = new Intl.NumberFormat('en-US');
+const dollars = new Intl.NumberFormat('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+// Three significant digits below $1: an embedding's $0.0000021 reads as that, not as $0.000000.
+const cents = new Intl.NumberFormat('en-US', { maximumSignificantDigits: 3 });
+
+/**
+ * One date format for every view: the browser's locale and time zone, the month as a word (so a
+ * date never reads day-first in one place and month-first in another), and the zone named.
+ */
+const dateTimeFormat = new Intl.DateTimeFormat(undefined, { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit', timeZoneName: 'short' });
+const dateFormat = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric' });
+const clockFormat = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit' });
+
+/** A USD amount: 2 decimals from $1, 3 significant digits below (at least 2 decimals). */
+function usd(value) {
+  if (value === null || value === undefined || value === '') return '—';
+  const amount = Number(value);
+  if (!Number.isFinite(amount)) return '—';
+  const size = Math.abs(amount);
+  let text = size >= 1 || size === 0 ? dollars.format(size) : cents.format(size);
+  const decimals = text.split('.')[1]?.length ?? 0;
+  if (decimals < 2) text = `${text}${decimals === 0 ? '.' : ''}${'0'.repeat(2 - decimals)}`;
+  return `${amount < 0 ? '-' : ''}$${text}`;
+}
+
+const present = (value) => value !== null && value !== undefined && value !== '';
 
 export const format = {
-  time: (value) => (value ? new Date(value).toLocaleString('en-GB', { dateStyle: 'short', timeStyle: 'medium' }) : '—'),
+  /** Date and time with the time zone, in the browser's locale. */
+  time: (value) => (present(value) ? dateTimeFormat.format(new Date(value)) : '—'),
+  /** Month and day (axis labels of long periods). */
+  date: (value) => (present(value) ? dateFormat.format(new Date(value)) : '—'),
+  /** Hours and minutes (axis labels of short periods). */
+  clock: (value) => (present(value) ? clockFormat.format(new Date(value)) : '—'),
+  /** The browser's time zone as the formats name it (e.g. `UTC`, `CET`). */
+  zone: () => dateTimeFormat.formatToParts(new Date()).find((part) => part.type === 'timeZoneName')?.value ?? '',
   ms: (value) => (value === null || value === undefined ? '—' : `${Math.round(value * 10) / 10} ms`),
   count: (value) => (value === null || value === undefined ? '—' : numberFormat.format(value)),
-  usd: (value) => {
-    if (value === null || value === undefined) return '—';
-    const amount = Number(value);
-    return `$${amount >= 1 || amount === 0 ? amount.toFixed(2) : amount >= 0.01 ? amount.toFixed(4) : amount.toFixed(6)}`;
-  },
+  usd,
+  /** Same as `usd`. */
+  cost: usd,
   /** A share from 0 to 1 as a percentage with one decimal. */
   percent: (value) => (value === null || value === undefined ? '—' : `${Math.round(Number(value) * 1000) / 10}%`),
 };

@@ -40,7 +40,7 @@ function limitFields(limits = {}, expiresAt) {
   const expires = expiresAt ? new Date(expiresAt) : null;
   const local = expires ? new Date(expires.getTime() - expires.getTimezoneOffset() * 60e3).toISOString().slice(0, 16) : '';
   return [
-    field('Budget (USD)', number('budget_usd', limits.budget_usd, '0.01')),
+    field('Budget (USD)', number('budget_usd', limits.budget_usd, 'any')),
     field('Budget period', select('budget_period', BUDGET_PERIODS, limits.budget_period ?? 'total'), 'what the budget counts; needs a budget'),
     field('Requests per minute', number('requests_per_minute', limits.requests_per_minute)),
     field('Requests per day', number('requests_per_day', limits.requests_per_day)),
@@ -78,25 +78,16 @@ function usageText(usage) {
   return `${spend} · ${requests}`;
 }
 
-function limitsText(limits = {}) {
-  const parts = [];
-  if (limits.budget_usd !== undefined) parts.push(`budget ${format.usd(limits.budget_usd)}${limits.budget_period ? `/${limits.budget_period}` : ''}`);
-  if (limits.requests_per_minute !== undefined) parts.push(`${limits.requests_per_minute}/min`);
-  if (limits.requests_per_day !== undefined) parts.push(`${limits.requests_per_day}/day`);
-  if (limits.allowed_models?.length) parts.push(`models: ${limits.allowed_models.join(', ')}`);
-  if (limits.allowed_users?.length) parts.push(`users: ${limits.allowed_users.join(', ')}`);
-  return parts.join('; ') || 'none';
-}
-
-/** Virtual keys: list with usage against limits, create, edit, rotate, delete. */
+/** Virtual keys: budget alerts, list with budget and rate-limit state, create, edit, rotate, delete. */
 export async function renderKeys(view) {
-  const [keys, credentials, policies, plugins, routes] = await Promise.all([
+  const [keys, credentials, policies, plugins, routes, alerts] = await Promise.all([
     api.get('/admin/virtual-keys').then((answer) => answer.data),
     api.get('/admin/credentials').then((answer) => answer.data),
     api.get('/admin/policies').then((answer) => answer.policies),
     api.get('/admin/plugins'),
     // Only to name the routes keys point at: without them a key shows the route's id.
     api.get('/admin/routes').then((answer) => answer.data, () => []),
+    api.get('/admin/alerts').then((answer) => answer.data, () => []),
   ]);
   const routeNames = new Map(routes.map((route) => [route.id, route.name ?? route.id]));
   // A key deleted meanwhile (404) shows no usage rather than failing the page.
@@ -104,14 +95,16 @@ export async function renderKeys(view) {
   const once = h('div', { id: 'shown-once' });
   const editor = h('div', { id: 'key-editor' });
   const reload = () => renderKeys(view);
+  const context = { credentials, policies, routes, reload };
 
   const table = keys.length === 0
     ? h('p', { class: 'muted', text: 'No virtual keys yet.' })
     : h('div', { class: 'table-wrap' }, h('table', { class: 'keys' },
-      h('thead', {}, h('tr', {}, ['Name', 'Provider', 'Key', 'Policy', 'Limits', 'Usage', 'Expires', 'Bodies logged', 'Actions'].map((name) => h('th', { scope: 'col', text: name })))),
+      h('thead', {}, h('tr', {}, ['Name', 'Provider or route', 'Key', 'Budget', 'Rate limit', 'Usage', 'Policy and access', 'Expires', 'Bodies logged', 'Actions'].map((name) => h('th', { scope: 'col', text: name })))),
       h('tbody', {}, keys.map((key, index) => {
+        const usage = usages[index];
         const edit = h('button', { type: 'button', text: 'Edit', 'aria-label': `Edit ${key.name}` });
-        edit.addEventListener('click', () => editForm(editor, key, policies, reload));
+        edit.addEventListener('click', () => editForm(editor, key, context));
         const rotate = h('button', { type: 'button', text: 'Rotate', 'aria-label': `Rotate ${key.name}` });
         rotate.addEventListener('click', async () => {
           if (!confirm(`Rotate "${key.name}"? The current value stops working.`)) return;
@@ -127,18 +120,81 @@ export async function renderKeys(view) {
           }
         });
         return h('tr', { data: { keyId: key.id, keyName: key.name } },
-          h('th', { scope: 'row', text: key.name }),
+          h('th', { scope: 'row' }, key.name, alertMark(usage)),
           h('td', { class: 'key-provider' }, providerCell(key, routeNames)),
           h('td', {}, h('code', { text: key.key_hint })),
-          h('td', { text: key.guardrail_policy ?? '—' }),
-          h('td', { text: limitsText(key.limits) }),
-          h('td', { class: 'usage', text: usages[index] ? usageText(usages[index]) : '—' }),
+          h('td', { class: 'budget' }, budgetCell(usage)),
+          h('td', { class: 'rate' }, rateCell(usage)),
+          h('td', { class: 'usage', text: usage ? usageText(usage) : '—' }),
+          h('td', { class: 'access', text: accessText(key) }),
           h('td', { text: key.expires_at ? format.time(key.expires_at) : 'never' }),
           h('td', { class: 'log-bodies', text: key.log_bodies ? 'yes' : 'no' }),
           h('td', { class: 'row-actions' }, edit, rotate, remove));
       }))));
 
-  replace(view, h('h1', { text: 'Virtual keys' }), once, table, editor, createForm(credentials, policies, plugins, reload, routes));
+  replace(view, h('h1', { text: 'Virtual keys' }), alertsPanel(alerts), once, table, editor, createForm(credentials, policies, plugins, reload, routes));
+}
+
+const PERIOD_LABELS = { total: 'in total', day: 'per UTC day', month: 'per UTC month' };
+
+/** The budget alerts of the keys' current periods (`GET /admin/alerts`), newest first; nothing when there are none. */
+function alertsPanel(alerts) {
+  if (alerts.length === 0) return null;
+  return h('section', { class: 'alerts', 'aria-labelledby': 'alerts-title' },
+    h('h2', { id: 'alerts-title', text: `Budget alerts (${alerts.length})` }),
+    h('ul', {}, alerts.map((alert) => h('li', { class: `alert alert-${alert.threshold}`, data: { keyId: alert.key_id, threshold: alert.threshold } },
+      h('strong', { text: alert.key_name }),
+      ` ${alert.threshold === 100 ? 'spent its whole budget' : `reached ${alert.threshold} % of its budget`}: ${format.usd(alert.spent_usd)} of ${format.usd(alert.budget_usd)} ${PERIOD_LABELS[alert.period] ?? alert.period}`,
+      alert.resets_at ? ` · resets ${format.time(alert.resets_at)}` : ' · does not reset',
+      h('small', { class: 'muted', text: ` (seen ${format.time(alert.at)})` })))));
+}
+
+/** A mark beside the key's name when an alert of its current period is up: the highest threshold. */
+function alertMark(usage) {
+  const highest = usage?.alerts?.[0];
+  if (!highest) return null;
+  return h('span', { class: `alert-mark alert-${highest.threshold}`, title: `Budget alert: ${highest.threshold} % reached`, text: ` ${highest.threshold} %` });
+}
+
+/** Spend in the budget's period against the budget: a meter, the share, "Exhausted" at 100 %, and when it resets. */
+function budgetCell(usage) {
+  if (!usage) return '—';
+  if (usage.budget_usd === null) return h('span', { class: 'muted', text: 'no budget' });
+  const used = usage.budget_used ?? 0;
+  const state = usage.budget_exhausted ? 'exhausted' : used >= 0.8 ? 'warn' : 'ok';
+  return h('div', { class: 'budget-state', data: { state } },
+    h('meter', { min: '0', max: '1', low: '0.8', high: '0.9999', optimum: '0', value: String(Math.min(used, 1)), 'aria-label': `Budget used: ${format.percent(used)}` }),
+    h('span', { class: 'budget-text', text: `${format.percent(used)} of ${format.usd(usage.budget_usd)} ${PERIOD_LABELS[usage.budget_period] ?? ''}` }),
+    usage.budget_exhausted ? h('strong', { class: 'exhausted', text: 'Exhausted' }) : null,
+    h('small', { class: 'resets', text: usage.budget_resets_at ? `resets ${format.time(usage.budget_resets_at)}` : 'never resets' }));
+}
+
+/** The current windows' requests against the key's limits (the last 60 s, this UTC day). */
+function rateCell(usage) {
+  if (!usage) return '—';
+  const lines = [];
+  if (usage.requests_per_minute !== null) lines.push(windowLine(usage.requests.minute ?? 0, usage.requests_per_minute, 'min'));
+  if (usage.requests_per_day !== null) lines.push(windowLine(usage.requests.day, usage.requests_per_day, 'day', usage.day_resets_at));
+  if (lines.length === 0) return h('span', { class: 'muted', text: 'no limit' });
+  return h('div', { class: 'rate-state' }, lines);
+}
+
+function windowLine(count, limit, unit, resetsAt) {
+  const full = count >= limit;
+  return h('div', { data: { window: unit, state: full ? 'full' : 'open' } },
+    `${format.count(count)} of ${format.count(limit)}/${unit}`,
+    full ? h('strong', { class: 'exhausted', text: ' limit reached' }) : null,
+    full && resetsAt ? h('small', { text: ` until ${format.time(resetsAt)}` }) : null);
+}
+
+/** The key's guardrail policy and its model and user restrictions. */
+function accessText(key) {
+  const limits = key.limits ?? {};
+  const parts = [];
+  if (key.guardrail_policy) parts.push(key.guardrail_policy);
+  if (limits.allowed_models?.length) parts.push(`models: ${limits.allowed_models.join(', ')}`);
+  if (limits.allowed_users?.length) parts.push(`users: ${limits.allowed_users.join(', ')}`);
+  return parts.join('; ') || '—';
 }
 
 /** A key's provider, or for a key that names a route, a link to that route. */
@@ -170,6 +226,11 @@ function createForm(credentials, policies, plugins, reload, routes = []) {
       bodiesField(true),
       limitFields()),
     h('div', { class: 'actions' }, h('button', { type: 'submit', text: 'Create key' })));
+  // A key names a route or a provider: choosing a route disables the provider's fields (not sent).
+  const routeSelect = form.querySelector('select[name="route"]');
+  routeSelect?.addEventListener('change', () => {
+    for (const name of ['provider', 'credential_id', 'provider_key', 'custom_host']) form.elements[name].disabled = routeSelect.value !== '';
+  });
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     const data = new FormData(form);
@@ -184,6 +245,7 @@ function createForm(credentials, policies, plugins, reload, routes = []) {
     const created = await api.post('/admin/virtual-keys', body).catch(failed);
     if (!created) return;
     form.reset();
+    for (const name of ['provider', 'credential_id', 'provider_key', 'custom_host']) form.elements[name].disabled = false;
     await reload();
     // The reload built a new page: show the value in its slot.
     shownOnce(document.getElementById('shown-once'), `Key "${created.name}" created`, created.key);
@@ -200,11 +262,39 @@ function providerFields(data) {
   return fields;
 }
 
-function editForm(slot, key, policies, reload) {
-  const form = h('form', { class: 'editor', 'aria-labelledby': 'edit-title' },
+/** A read-only field: shown in the edit form for what cannot change. */
+const fixedField = (label, value, hint) => field(label, h('input', { value, readonly: true, class: 'fixed' }), hint);
+
+/**
+ * The edit form, separate from the create form and prefilled: what cannot change (id, value hint,
+ * whether the key names a provider or a route, the provider) is shown read-only; a provider key's
+ * stored credential and custom host, or a route key's route, can change.
+ */
+function editForm(slot, key, { credentials, policies, routes, reload }) {
+  const own = credentials.find((credential) => credential.id === key.credential_id && credential.owner_key_id === key.id);
+  const shared = credentials.filter((credential) => credential.owner_key_id === undefined);
+  const credentialOptions = [
+    ...(own ? [[own.id, 'Its own pasted provider key']] : []),
+    ...shared.map((credential) => [credential.id, credential.provider ? `${credential.name} (${credential.provider})` : credential.name]),
+  ];
+  const binding = key.route
+    ? [field('Route', select('route', routes.map((route) => [route.id, route.name ?? route.id]), key.route), 'the stored route this key takes')]
+    : [
+      field('Stored credential', select('credential_id', credentialOptions, key.credential_id ?? ''), 'the provider credential this key calls with'),
+      field('New provider key', h('input', { type: 'password', name: 'provider_key', autocomplete: 'off' }), 'optional: replaces the credential with this key of its own; sent once, stored encrypted'),
+      field('Custom host', h('input', { type: 'url', name: 'custom_host', autocomplete: 'off', value: key.custom_host ?? '' }), 'base URL instead of the provider default; empty uses the default'),
+    ];
+  const form = h('form', { class: 'editor edit', 'aria-labelledby': 'edit-title' },
     h('h2', { id: 'edit-title', text: `Edit ${key.name}` }),
+    h('p', { class: 'muted', text: 'Changes apply to the key\'s next request. Greyed fields cannot change: create a new key instead.' }),
+    h('div', { class: 'grid' },
+      fixedField('Id', key.id),
+      fixedField('Key value', key.key_hint, 'only its hint; rotate to get a new value'),
+      fixedField(key.route ? 'Kind' : 'Provider', key.route ? 'names a route' : key.provider ?? ''),
+      fixedField('Created', format.time(key.created_at))),
     h('div', { class: 'grid' },
       field('Name', h('input', { name: 'name', required: true, value: key.name })),
+      binding,
       field('Guardrail policy', select('guardrail_policy', policyOptions(policies), key.guardrail_policy ?? '')),
       bodiesField(key.log_bodies),
       limitFields(key.limits, key.expires_at)),
@@ -212,7 +302,7 @@ function editForm(slot, key, policies, reload) {
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     const data = new FormData(form);
-    // Only what changed, besides the limits (null clears a policy or an expiry).
+    // Only what changed, besides the limits (null clears a policy, an expiry or a custom host).
     const body = { limits: readLimits(data) };
     const name = String(data.get('name')).trim();
     if (name !== key.name) body.name = name;
@@ -221,28 +311,116 @@ function editForm(slot, key, policies, reload) {
     if (data.has('log_bodies') !== key.log_bodies) body.log_bodies = data.has('log_bodies');
     const expiresAt = data.get('expires_at') ? new Date(String(data.get('expires_at'))).toISOString() : null;
     if (expiresAt?.slice(0, 16) !== (key.expires_at ?? null)?.slice(0, 16)) body.expires_at = expiresAt;
+    if (key.route) {
+      if (data.get('route') !== key.route) body.route = String(data.get('route'));
+    } else {
+      const pasted = String(data.get('provider_key') ?? '');
+      if (pasted) body.provider_key = pasted;
+      else if (data.get('credential_id') && data.get('credential_id') !== key.credential_id) body.credential_id = String(data.get('credential_id'));
+      const host = String(data.get('custom_host') ?? '').trim();
+      if (host !== (key.custom_host ?? '')) body.custom_host = host || null;
+    }
+    // The pasted key leaves the page with the request, whatever its answer.
+    if (form.elements.provider_key) form.elements.provider_key.value = '';
     if ((await api.patch(`/admin/virtual-keys/${encodeURIComponent(key.id)}`, body).then(() => true, failed)) === true) {
       await reload();
       notify(`Saved ${name}.`);
     }
   });
   replace(slot, form);
-  form.querySelector('input').focus();
+  form.scrollIntoView({ block: 'start' });
+  form.querySelector('input[name="name"]').focus();
 }
 
-/** Stored provider credentials: names and providers only, never a secret. */
+/**
+ * Stored provider credentials, sorted by name, with the keys using each: add (the secret goes to the
+ * vault and the form forgets it), rotate (a new secret under the same id), delete (refused while used).
+ */
 export async function renderCredentials(view) {
-  const credentials = (await api.get('/admin/credentials')).data;
-  replace(view, h('h1', { text: 'Credentials' }),
-    h('p', { class: 'muted', text: 'Provider credentials in the vault. Secrets are stored encrypted and never shown.' }),
-    credentials.length === 0
-      ? h('p', { class: 'muted', text: 'No stored credentials.' })
-      : h('table', { class: 'credentials' },
-        h('thead', {}, h('tr', {}, ['Name', 'Provider', 'Id', 'Created'].map((name) => h('th', { scope: 'col', text: name })))),
-        // Only these fields are rendered, whatever the API sends.
-        h('tbody', {}, credentials.map((credential) => h('tr', {},
+  const [credentials, plugins] = await Promise.all([api.get('/admin/credentials').then((answer) => answer.data), api.get('/admin/plugins')]);
+  const reload = () => renderCredentials(view);
+  const rotation = h('div', { id: 'credential-rotation' });
+  const table = credentials.length === 0
+    ? h('p', { class: 'muted', text: 'No stored credentials.' })
+    : h('div', { class: 'table-wrap' }, h('table', { class: 'credentials' },
+      h('thead', {}, h('tr', {}, ['Name', 'Provider', 'Id', 'Used by', 'Created', 'Secret replaced', 'Actions'].map((name) => h('th', { scope: 'col', text: name })))),
+      // Only these fields are rendered, whatever the API sends.
+      h('tbody', {}, credentials.map((credential) => {
+        const rotate = h('button', { type: 'button', text: 'Rotate', 'aria-label': `Rotate ${credential.name}` });
+        rotate.addEventListener('click', () => rotateForm(rotation, credential, reload));
+        const remove = h('button', { type: 'button', class: 'danger', text: 'Delete', 'aria-label': `Delete ${credential.name}` });
+        remove.addEventListener('click', async () => {
+          if (!confirm(`Delete the credential "${credential.name}"? Its secret is erased from the vault.`)) return;
+          if ((await api.delete(`/admin/credentials/${encodeURIComponent(credential.id)}`).then(() => true, failed)) === true) {
+            await reload();
+            notify(`Deleted ${credential.name}.`);
+          }
+        });
+        const users = credential.used_by ?? [];
+        const routeUsers = credential.used_by_routes ?? [];
+        return h('tr', { data: { credentialId: credential.id, credentialName: credential.name } },
           h('th', { scope: 'row', text: credential.name }),
           h('td', { text: credential.provider ?? '—' }),
           h('td', {}, h('code', { text: credential.id })),
-          h('td', { text: format.time(credential.created_at) }))))));
+          h('td', { class: 'used-by' }, users.length === 0 && routeUsers.length === 0
+            ? h('span', { class: 'muted', text: 'no key' })
+            : h('ul', { class: 'plain' },
+              users.map((user) => h('li', {}, h('a', { href: '#/keys', text: user.name }), credential.owner_key_id === user.id ? h('small', { class: 'muted', text: ' (its own pasted key)' }) : null)),
+              routeUsers.map((label) => h('li', { class: 'route-user', text: label })))),
+          h('td', { text: format.time(credential.created_at) }),
+          h('td', { class: 'rotated', text: credential.rotated_at ? format.time(credential.rotated_at) : 'never' }),
+          h('td', { class: 'row-actions' }, rotate, remove));
+      }))));
+  replace(view, h('h1', { text: 'Credentials' }),
+    h('p', { class: 'muted', text: 'Provider credentials in the vault. Secrets are stored encrypted and never shown again, here or by the API.' }),
+    table, rotation, addCredentialForm(plugins, reload));
+}
+
+/** The secret field of the credential forms: a password input that is emptied as soon as it is sent. */
+const secretInput = (name) => h('input', { type: 'password', name, required: true, autocomplete: 'off', spellcheck: 'false' });
+
+function addCredentialForm(plugins, reload) {
+  const providers = [['', 'Any (not recorded)'], ...plugins.providers.map((provider) => [provider.id, provider.name])];
+  const secret = secretInput('api_key');
+  const form = h('form', { class: 'editor', 'aria-labelledby': 'add-credential-title' },
+    h('h2', { id: 'add-credential-title', text: 'Add a credential' }),
+    h('div', { class: 'grid' },
+      field('Name', h('input', { name: 'name', required: true, autocomplete: 'off' })),
+      field('Provider', select('provider', providers, plugins.providers[0]?.id ?? '')),
+      field('API key', secret, 'goes straight to the vault; it is not shown again')),
+    h('div', { class: 'actions' }, h('button', { type: 'submit', text: 'Add credential' })));
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const data = new FormData(form);
+    const body = { name: String(data.get('name')).trim(), api_key: String(data.get('api_key')) };
+    if (data.get('provider')) body.provider = String(data.get('provider'));
+    // The secret leaves the page with this request, whatever its answer.
+    secret.value = '';
+    const created = await api.post('/admin/credentials', body).catch(failed);
+    if (!created) return;
+    form.reset();
+    await reload();
+    notify(`Stored "${created.name}" in the vault. Its secret will not be shown again.`);
+  });
+  return form;
+}
+
+function rotateForm(slot, credential, reload) {
+  const secret = secretInput('api_key');
+  const form = h('form', { class: 'editor', 'aria-labelledby': 'rotate-credential-title' },
+    h('h2', { id: 'rotate-credential-title', text: `Rotate ${credential.name}` }),
+    h('p', { class: 'muted', text: `Replaces the secret; the id stays, so the ${(credential.used_by ?? []).length} key(s) using it send the new one from their next request.` }),
+    h('div', { class: 'grid' }, field('New API key', secret, 'goes straight to the vault; it is not shown again')),
+    h('div', { class: 'actions' }, h('button', { type: 'submit', text: 'Replace secret' }), h('button', { type: 'button', class: 'secondary', text: 'Cancel', on: { click: () => replace(slot) } })));
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const apiKey = secret.value;
+    secret.value = '';
+    const rotated = await api.post(`/admin/credentials/${encodeURIComponent(credential.id)}/rotate`, { api_key: apiKey }).catch(failed);
+    if (!rotated) return;
+    await reload();
+    notify(`Replaced the secret of "${rotated.name}".`);
+  });
+  replace(slot, form);
+  secret.focus();
 }

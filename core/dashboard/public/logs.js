@@ -1,5 +1,6 @@
 import { api } from './api.js';
 import { field, format, h, replace, select } from './dom.js';
+import { exportLinks, liveToggle } from './logs-live.js';
 
 const PAGE_SIZE = 50;
 const RANGES = [
@@ -18,7 +19,9 @@ const TEXT_FILTERS = [
   ['metadata_key', 'Metadata key'],
   ['metadata_value', 'Metadata value'],
 ];
-const FILTER_NAMES = ['range', 'from', 'to', 'status_class', ...TEXT_FILTERS.map(([name]) => name)];
+/** `status_class=errors` in the page's address is the API's `errors=true`: 4xx, 5xx and streams that broke after their 200. */
+const STATUS_OPTIONS = [['', 'Any'], ['errors', 'All errors'], ['2xx', '2xx success'], ['4xx', '4xx client error'], ['5xx', '5xx server error']];
+const FILTER_NAMES = ['q', 'range', 'from', 'to', 'status_class', ...TEXT_FILTERS.map(([name]) => name)];
 
 // Cursors of the pages before the current one, for "Previous"; reset when the filters change.
 let pageTrail = { filters: '', cursors: [] };
@@ -30,16 +33,20 @@ const filtersOf = (query) => {
   return filters;
 };
 
-/** The admin API query for the page's filters. */
+/** The admin API query for the page's filters (the list's; the export and the tail take the same). */
 function apiQuery(query) {
   const range = RANGES.find(([id]) => id === (query.get('range') ?? '24h')) ?? RANGES[2];
   const from = query.get('from') ? new Date(query.get('from')).toISOString() : range[2] ? new Date(Date.now() - range[2]).toISOString() : undefined;
   const answer = { from, to: query.get('to') ? new Date(query.get('to')).toISOString() : undefined, limit: String(PAGE_SIZE), cursor: query.get('cursor') ?? undefined };
-  for (const name of ['status_class', ...TEXT_FILTERS.map(([item]) => item)]) answer[name] = query.get(name) ?? undefined;
+  for (const name of ['status_class', 'q', ...TEXT_FILTERS.map(([item]) => item)]) answer[name] = query.get(name) ?? undefined;
+  if (answer.status_class === 'errors') {
+    answer.status_class = undefined;
+    answer.errors = 'true';
+  }
   return answer;
 }
 
-/** The logs explorer: filters, one page of the table, cursor pagination. */
+/** The logs explorer: filters, one page of the table, cursor pagination, export and a live tail. */
 export async function renderLogs(view, query) {
   const filters = filtersOf(query);
   if (pageTrail.filters !== filters.toString()) pageTrail = { filters: filters.toString(), cursors: [] };
@@ -49,7 +56,9 @@ export async function renderLogs(view, query) {
   const status = h('p', { class: 'muted', text: 'Loading…' });
   const tableHolder = h('div', { class: 'table-wrap' });
   const pager = h('nav', { class: 'pager', 'aria-label': 'Pages' });
-  replace(view, h('h1', { text: 'Logs' }), form, status, tableHolder, pager);
+  const { limit: _limit, cursor: _cursor, ...setQuery } = apiQuery(query);
+  const tools = h('div', { class: 'list-tools' });
+  replace(view, h('h1', { text: 'Logs' }), form, tools, status, tableHolder, pager);
 
   let page;
   try {
@@ -62,7 +71,19 @@ export async function renderLogs(view, query) {
   }
   const rows = page?.data ?? [];
   status.textContent = rows.length === 0 ? 'No requests match these filters.' : `Showing ${rows.length} request${rows.length === 1 ? '' : 's'}${pageTrail.cursors.length ? ` (page ${pageTrail.cursors.length + 1})` : ''}.`;
-  if (rows.length) replace(tableHolder, logTable(rows));
+  const table = logTable(rows);
+  if (rows.length) replace(tableHolder, table);
+
+  // New rows arrive on the first page only, and only when the range has no end.
+  const liveBlocked = query.get('cursor') ? 'Live is for the first page: go back to it.' : query.get('to') ? 'Live needs a range without an end (clear "To").' : null;
+  replace(tools,
+    liveToggle({ query: setQuery, blocked: liveBlocked, onRow: (row) => {
+      if (!table.isConnected) replace(tableHolder, table);
+      table.tBodies[0].prepend(logRow(row, true));
+      // The table keeps at most a few pages' worth while live.
+      while (table.tBodies[0].rows.length > PAGE_SIZE * 10) table.tBodies[0].lastElementChild.remove();
+    } }),
+    exportLinks(setQuery));
 
   const previous = h('button', { type: 'button', text: 'Previous', disabled: pageTrail.cursors.length === 0 });
   previous.addEventListener('click', () => {
@@ -83,15 +104,16 @@ export async function renderLogs(view, query) {
 
 function filterForm(query) {
   const range = select('range', RANGES.map(([id, label]) => [id, label]), query.get('range') ?? '24h');
-  const statusClass = select('status_class', [['', 'Any'], ['2xx', '2xx success'], ['4xx', '4xx client error'], ['5xx', '5xx server error']], query.get('status_class') ?? '');
+  const statusClass = select('status_class', STATUS_OPTIONS, query.get('status_class') ?? '');
   const input = (name, type = 'text') => h('input', { name, type, value: query.get(name) ?? '', autocomplete: 'off' });
   const form = h(
     'form',
     { class: 'filters', role: 'search', 'aria-label': 'Filter logs' },
+    h('div', { class: 'search-field' }, field('Search bodies', input('q', 'search'), 'every word, in the stored request and response bodies')),
     field('Time range', range),
     field('From', input('from', 'datetime-local'), 'overrides the range'),
     field('To', input('to', 'datetime-local')),
-    field('Status', statusClass),
+    field('Status', statusClass, '"All errors": 4xx, 5xx and broken streams'),
     TEXT_FILTERS.map(([name, label]) => field(label, input(name))),
     h('div', { class: 'actions' }, h('button', { type: 'submit', text: 'Apply filters' }), h('a', { href: '#/logs', class: 'button-link', text: 'Clear' })),
   );
@@ -105,6 +127,9 @@ function filterForm(query) {
 }
 
 const statusClass = (status) => (status >= 500 ? 'status-5xx' : status >= 400 ? 'status-4xx' : 'status-2xx');
+
+/** A link to the list with these filters (and every other one cleared but the range). */
+const listLink = (filters) => `#/logs?${new URLSearchParams(filters)}`;
 
 /** The caller: a link that filters the table by this key (the API filters by key id, or `account`). */
 function keyCell(row) {
@@ -127,8 +152,62 @@ function routedMark(row) {
     h('span', { class: 'route-target', title: 'The target whose answer the client got', text: last.target }));
 }
 
+const failed = (row) => row.status >= 400 || Boolean(row.error_type);
+
+/** Under a failed request's status: its error code and message (the whole message on hover and in the detail). */
+function errorNote(row) {
+  if (!failed(row) || !(row.error_code || row.error_message || row.error_type)) return null;
+  const message = row.error_message ?? row.error_type ?? '';
+  return h('div', { class: 'error-note', title: message },
+    row.error_code ? h('code', { class: 'error-code', text: row.error_code }) : null,
+    row.outcome === 'stream_error' ? h('span', { class: 'mark mark-bad', text: 'stream broke' }) : null,
+    h('span', { class: 'error-message', text: message }));
+}
+
+const CACHE_LABELS = { HIT: 'cache hit', 'SEMANTIC-HIT': 'semantic hit', MISS: 'cache miss', BYPASS: 'cache bypass', REFRESH: 'cache refresh' };
+
+/** Small marks: streamed, what the response cache did. */
+function marks(row) {
+  const items = [];
+  if (row.streaming) items.push(h('span', { class: 'mark mark-stream', title: 'Streamed (server-sent events)', text: 'stream' }));
+  if (row.cache_status) {
+    const hit = row.cache_status === 'HIT' || row.cache_status === 'SEMANTIC-HIT';
+    const saved = hit && row.cache_saved_usd ? `, saved ${format.usd(row.cache_saved_usd)}` : '';
+    items.push(h('span', { class: `mark ${hit ? 'mark-hit' : 'mark-cache'}`, title: `Response cache: ${row.cache_status}${saved}`, text: CACHE_LABELS[row.cache_status] ?? row.cache_status }));
+  }
+  return items;
+}
+
+/** The trace: a link to every request that carried this trace id, over all time. */
+function traceCell(row) {
+  if (!row.trace_id) return '—';
+  const short = row.trace_id.length > 14 ? `…${row.trace_id.slice(-12)}` : row.trace_id;
+  return h('a', { class: 'trace-link', href: listLink({ range: 'all', trace_id: row.trace_id }), title: `Every request of trace ${row.trace_id}`, 'aria-label': `Every request of trace ${row.trace_id}`, text: short });
+}
+
+/** One request as a table row; `fresh` marks a row the live tail added. */
+function logRow(row, fresh = false) {
+  return h(
+    'tr',
+    {
+      class: fresh ? 'live-new' : null,
+      data: { logId: row.id, traceId: row.trace_id, model: row.model, status: row.status, streaming: row.streaming ? 'true' : null, cache: row.cache_status, errorCode: row.error_code, failed: failed(row) ? 'true' : null },
+    },
+    h('td', {}, h('a', { class: 'open-detail', href: `#/logs/${encodeURIComponent(row.id)}`, text: format.time(row.time), title: `Trace ${row.trace_id ?? ''}` })),
+    h('td', {}, h('span', { class: `status ${statusClass(row.status)}`, text: row.status }), errorNote(row)),
+    h('td', {}, row.provider ?? '—', routedMark(row)),
+    h('td', { text: row.model ?? '—' }),
+    h('td', {}, keyCell(row)),
+    h('td', { class: 'number', text: format.ms(row.latency_ms) }),
+    h('td', { class: 'number', text: format.count(row.total_tokens) }),
+    h('td', { class: 'number', text: format.usd(row.cost_usd) }),
+    h('td', { class: 'marks' }, marks(row)),
+    h('td', {}, traceCell(row)),
+  );
+}
+
 function logTable(rows) {
-  const columns = ['Time', 'Status', 'Provider', 'Model', 'Key', 'Latency', 'Tokens', 'Cost'];
+  const columns = ['Time', 'Status', 'Provider', 'Model', 'Key', 'Latency', 'Tokens', 'Cost', 'Marks', 'Trace'];
   return h(
     'table',
     { class: 'logs' },
@@ -137,127 +216,10 @@ function logTable(rows) {
     h(
       'tbody',
       {},
-      rows.map((row) =>
-        h(
-          'tr',
-          { data: { logId: row.id, traceId: row.trace_id, model: row.model, status: row.status } },
-          h('td', {}, h('a', { class: 'open-detail', href: `#/logs/${encodeURIComponent(row.id)}`, text: format.time(row.time), title: `Trace ${row.trace_id ?? ''}` })),
-          h('td', {}, h('span', { class: `status ${statusClass(row.status)}`, text: row.status })),
-          h('td', {}, row.provider ?? '—', routedMark(row)),
-          h('td', { text: row.model ?? '—' }),
-          h('td', {}, keyCell(row)),
-          h('td', { class: 'number', text: format.ms(row.latency_ms) }),
-          h('td', { class: 'number', text: format.count(row.total_tokens) }),
-          h('td', { class: 'number', text: format.usd(row.cost_usd) }),
-        ),
-      ),
+      rows.map((row) => logRow(row)),
     ),
   );
 }
 
-/** Shows a body: JSON pretty-printed, anything else as received. */
-function prettyBody(body) {
-  if (body === null || body === undefined || body === '') return h('p', { class: 'muted', text: 'Not logged.' });
-  let text = String(body);
-  try {
-    text = JSON.stringify(JSON.parse(text), null, 2);
-  } catch {
-    // Not JSON (a stream or a truncated body): shown as is.
-  }
-  return h('pre', { class: 'body', tabindex: '0' }, h('code', { text }));
-}
-
-const pairs = (entries) =>
-  h('dl', { class: 'pairs' }, entries.filter(([, value]) => value !== undefined).map(([term, value]) => [h('dt', { text: term }), h('dd', { text: value ?? '—' })]));
-
-const ROUTE_SOURCES = { header: 'x-gateway-config header', inline: 'inline in the request', key: 'the virtual key', alias: 'model alias' };
-
-/** A routed request's route (name, stored id and version, where it came from) and its attempts in order; nothing for a plain request. */
-function routingSection(routing) {
-  if (!routing?.attempts?.length) return null;
-  const route = routing.route ?? {};
-  const attempts = routing.attempts;
-  const routeLink = route.id ? h('a', { href: `#/routes/${encodeURIComponent(route.id)}`, text: route.id }) : undefined;
-  return h('section', { 'aria-labelledby': 'd-routing', id: 'routing' },
-    h('h2', { id: 'd-routing', text: 'Route and attempts' }),
-    h('dl', { class: 'pairs route-pairs' },
-      route.name !== undefined ? [h('dt', { text: 'Route' }), h('dd', { text: route.name })] : null,
-      routeLink ? [h('dt', { text: 'Stored route' }), h('dd', {}, routeLink)] : null,
-      route.version !== undefined ? [h('dt', { text: 'Version' }), h('dd', { text: route.version })] : null,
-      route.source !== undefined ? [h('dt', { text: 'Source' }), h('dd', { text: ROUTE_SOURCES[route.source] ?? route.source })] : null),
-    h('div', { class: 'table-wrap' }, h('table', { class: 'attempts' },
-      h('caption', { text: `${attempts.length} upstream attempt${attempts.length === 1 ? '' : 's'}, in order` }),
-      h('thead', {}, h('tr', {}, ['#', 'Target', 'Provider', 'Model', 'Status', 'Latency', 'Error code', 'Tokens', 'Answer'].map((name) => h('th', { scope: 'col', text: name })))),
-      h('tbody', {}, attempts.map((attempt, index) => attemptRow(attempt, index, index === attempts.length - 1))))));
-}
-
-/** One attempt; the last one's answer is what the client got, and it is marked so. */
-function attemptRow(attempt, index, last) {
-  const usage = attempt.usage;
-  const tokens = usage ? h('td', { class: 'number', title: `${format.count(usage.prompt_tokens)} prompt + ${format.count(usage.completion_tokens)} completion`, text: format.count(usage.total_tokens) }) : h('td', { class: 'number', text: '—' });
-  const answered = last ? (attempt.status < 400 ? '✓ answered' : '→ returned to the client') : undefined;
-  return h('tr', { class: last ? 'answered' : null, data: { target: attempt.target, status: attempt.status, answered: last ? 'true' : null } },
-    h('td', { class: 'number', text: index + 1 }),
-    h('th', { scope: 'row', text: attempt.target }),
-    h('td', { text: attempt.provider ?? '—' }),
-    h('td', { text: attempt.model ?? '—' }),
-    h('td', {}, h('span', { class: `status ${statusClass(attempt.status)}`, text: attempt.status })),
-    h('td', { class: 'number', text: format.ms(attempt.latencyMs) }),
-    h('td', {}, attempt.errorCode ? h('code', { text: attempt.errorCode }) : '—'),
-    tokens,
-    h('td', {}, answered ? h('span', { class: 'answered-mark', text: answered }) : null));
-}
-
-/** One request: timings, tokens, caller, guardrail verdicts and the redacted bodies. */
-export async function renderLogDetail(view, id) {
-  replace(view, h('p', { class: 'muted', text: 'Loading…' }));
-  const record = await api.get(`/admin/logs/${encodeURIComponent(id)}`);
-  const metadata = Object.entries(record.metadata ?? {});
-  const guardrails = record.guardrails ?? [];
-  replace(
-    view,
-    h('p', {}, h('a', { href: lastListHash, text: '← Back to logs' })),
-    h('h1', {}, `${record.method ?? ''} ${record.path ?? ''} `, h('span', { class: `status ${statusClass(record.status)}`, text: record.status })),
-    h(
-      'div',
-      { class: 'detail-grid' },
-      h('section', { 'aria-labelledby': 'd-request' }, h('h2', { id: 'd-request', text: 'Request' }), pairs([
-        ['Time', format.time(record.time)],
-        ['Trace id', record.trace_id],
-        ['Provider', record.provider],
-        ['Model', record.model],
-        ['Operation', record.operation],
-        ['Caller', record.key_name ?? record.key_id ?? record.caller_type],
-        ['Streaming', record.streaming ? 'yes' : 'no'],
-        ['Outcome', record.outcome],
-        ...(record.error_type ? [['Error', `${record.error_type}${record.error_code ? ` (${record.error_code})` : ''}: ${record.error_message ?? ''}`]] : []),
-      ])),
-      h('section', { 'aria-labelledby': 'd-timings' }, h('h2', { id: 'd-timings', text: 'Timings' }), pairs([
-        ['Total', format.ms(record.latency_ms)],
-        ['Gateway', format.ms(record.gateway_ms)],
-        ['Upstream', format.ms(record.upstream_ms)],
-        ['Time to first token', format.ms(record.ttft_ms)],
-      ])),
-      h('section', { 'aria-labelledby': 'd-usage' }, h('h2', { id: 'd-usage', text: 'Tokens and cost' }), pairs([
-        ['Prompt', format.count(record.prompt_tokens)],
-        ['Completion', format.count(record.completion_tokens)],
-        ['Cached', format.count(record.cached_tokens)],
-        ['Reasoning', format.count(record.reasoning_tokens)],
-        ['Total', format.count(record.total_tokens)],
-        ['Cost', format.usd(record.cost_usd)],
-        ['Cache', record.cache_status ?? '—'],
-        ['Saved by the cache', format.usd(record.cache_saved_usd)],
-      ])),
-      h('section', { 'aria-labelledby': 'd-meta' }, h('h2', { id: 'd-meta', text: 'Metadata' }), metadata.length ? pairs(metadata.map(([key, value]) => [key, String(value)])) : h('p', { class: 'muted', text: 'None.' })),
-    ),
-    routingSection(record.routing),
-    h('section', { 'aria-labelledby': 'd-guardrails' }, h('h2', { id: 'd-guardrails', text: 'Guardrail verdicts' }),
-      guardrails.length
-        ? h('table', { class: 'guardrails' },
-            h('thead', {}, h('tr', {}, ['Guardrail', 'Side', 'Verdict', 'Time'].map((name) => h('th', { scope: 'col', text: name })))),
-            h('tbody', {}, guardrails.map((verdict) => h('tr', {}, h('td', { text: verdict.guardrail }), h('td', { text: verdict.side }), h('td', { text: verdict.action }), h('td', { class: 'number', text: format.ms(verdict.ms) })))))
-        : h('p', { class: 'muted', text: 'No guardrail ran.' })),
-    h('section', { 'aria-labelledby': 'd-request-body', class: 'body-section', id: 'request-body' }, h('h2', { id: 'd-request-body', text: 'Request body' }), prettyBody(record.request_body)),
-    h('section', { 'aria-labelledby': 'd-response-body', class: 'body-section', id: 'response-body' }, h('h2', { id: 'd-response-body', text: 'Response body' }), prettyBody(record.response_body)),
-  );
-}
+/** For the detail view (detail.js): its back link, and the status colours. */
+export { lastListHash, statusClass };

@@ -1,5 +1,6 @@
 import { api } from './api.js';
 import { field, format, h, notify, replace } from './dom.js';
+import { routeForm } from './route-form.js';
 
 const EXAMPLE = {
   name: 'my-route',
@@ -11,6 +12,71 @@ const EXAMPLE = {
     ],
   },
 };
+
+/** What the form's selects offer: the registered providers and the stored credentials (names only). */
+async function formCatalog() {
+  const [plugins, credentials] = await Promise.all([
+    api.get('/admin/plugins'),
+    api.get('/admin/credentials').then((answer) => answer.data),
+  ]);
+  return {
+    providers: plugins.providers.map((plugin) => plugin.id).sort(),
+    credentials: [...credentials].sort((a, b) => a.name.localeCompare(b.name)),
+  };
+}
+
+const STATE_TEXT = { closed: 'closed', open: 'open', half_open: 'half-open' };
+
+/** A breaker's state as a badge: closed, open (no attempts until the probe) or half-open (the next attempt probes). */
+const stateBadge = (target) => h('span', { class: `breaker breaker-${target.state}`, text: target.kind === 'route' ? 'nested' : target.tried ? STATE_TEXT[target.state] : 'closed (untried)' });
+
+/** One row per target (nested ones indented by their path) with its breaker as this instance sees it. */
+function breakerTable(targets, caption) {
+  return h('div', { class: 'table-wrap' }, h('table', { class: 'breakers' },
+    caption ? h('caption', { text: caption }) : null,
+    h('thead', {}, h('tr', {}, ['Target', 'Path', 'State', 'Failures in a row', 'Window (failed / tried)', 'Opened', 'Probe from', 'In flight', 'Latency'].map((name) => h('th', { scope: 'col', text: name })))),
+    h('tbody', {}, targets.map((target) => h('tr', { data: { path: target.path, state: target.state } },
+      h('th', { scope: 'row', text: target.name }),
+      h('td', {}, h('code', { text: target.path })),
+      h('td', {}, stateBadge(target)),
+      h('td', { class: 'number', text: format.count(target.consecutive_failures) }),
+      h('td', { class: 'number', text: `${format.count(target.window_failures)} / ${format.count(target.window_requests)}` }),
+      h('td', { text: target.opened_at ? format.time(target.opened_at) : '—' }),
+      h('td', { text: target.retry_at ? format.time(target.retry_at) : '—' }),
+      h('td', { class: 'number', text: format.count(target.in_flight) }),
+      h('td', { class: 'number', text: format.ms(target.latency_ms) }))))));
+}
+
+/** Every leaf of a JSON value as `path → value` (`targets[1].override_params.model`). */
+function flatten(value, path = '', into = new Map()) {
+  if (Array.isArray(value)) {
+    if (value.length === 0) into.set(path, '[]');
+    value.forEach((item, index) => flatten(item, `${path}[${index}]`, into));
+  } else if (value !== null && typeof value === 'object') {
+    const keys = Object.keys(value);
+    if (keys.length === 0) into.set(path, '{}');
+    for (const key of keys) flatten(value[key], path ? `${path}.${key}` : key, into);
+  } else into.set(path, JSON.stringify(value));
+  return into;
+}
+
+/** What changed from one version to the next: each path added, removed or changed, with its values. */
+function versionDiff(before, after) {
+  const old = flatten(before);
+  const next = flatten(after);
+  const changes = [];
+  for (const [path, value] of next) {
+    if (!old.has(path)) changes.push({ kind: 'added', path, text: value });
+    else if (old.get(path) !== value) changes.push({ kind: 'changed', path, text: `${old.get(path)} → ${value}` });
+  }
+  for (const [path, value] of old) if (!next.has(path)) changes.push({ kind: 'removed', path, text: value });
+  return changes;
+}
+
+const diffList = (changes) => (changes.length === 0
+  ? h('p', { class: 'muted', text: 'No change to the route (the name may have changed).' })
+  : h('ul', { class: 'diff' }, changes.map((change) => h('li', { class: `diff-${change.kind}`, data: { path: change.path } },
+    h('span', { class: 'diff-kind', text: change.kind }), ' ', h('code', { text: change.path }), ': ', h('span', { text: change.text })))));
 
 /** `fallback`, `loadbalance (least_busy)`, … */
 const strategyText = (route) => (route?.strategy ? `${route.strategy.mode}${route.strategy.policy ? ` (${route.strategy.policy})` : ''}` : '—');
@@ -86,15 +152,32 @@ function aliasTable(aliases, byId) {
     }))));
 }
 
-/** Stored routes (name, id, version, strategy, targets), the model aliases, and a form to store a route. */
+/** The routes and aliases of gateway.config.ts: read-only, each target with its breaker. */
+function configTable(configured) {
+  if (configured.length === 0) return h('p', { class: 'muted', text: 'gateway.config.ts declares no routes or model aliases.' });
+  return h('div', { class: 'table-wrap' }, h('table', { class: 'config-routes' },
+    h('thead', {}, h('tr', {}, ['Name', 'Kind', 'Strategy', 'Targets and breakers'].map((name) => h('th', { scope: 'col', text: name })))),
+    h('tbody', {}, configured.map((entry) => h('tr', { data: { configRoute: entry.name, kind: entry.kind } },
+      h('th', { scope: 'row' }, h('code', { text: entry.name })),
+      h('td', { text: entry.kind === 'model' ? 'model alias' : 'route' }),
+      h('td', { text: strategyText(entry.route) }),
+      h('td', {}, h('ul', { class: 'targets' }, entry.targets.map((target) => h('li', { data: { path: target.path } }, `${target.name} `, stateBadge(target))))))))));
+}
+
+/** The JSON editor, folded under the form: for what the form has no control for (a cache, conditions, nested routes). */
+const advanced = (editor) => h('details', { class: 'advanced' }, h('summary', { text: 'Advanced: edit as JSON' }), editor);
+
+/** Stored routes (name, id, version, strategy, targets), the configuration's routes, the model aliases, and a form to store a route. */
 export async function renderRoutes(view) {
-  const [routes, aliases] = await Promise.all([
+  const [routes, aliases, configured, catalog] = await Promise.all([
     api.get('/admin/routes').then((answer) => answer.data),
     api.get('/admin/models').then((answer) => answer.data),
+    api.get('/admin/config-routes').then((answer) => answer.data),
+    formCatalog(),
   ]);
   const byId = new Map(routes.map((route) => [route.id, route]));
   const table = routes.length === 0
-    ? h('p', { class: 'muted', text: 'No stored routes. Routes named in gateway.config.ts are not listed here.' })
+    ? h('p', { class: 'muted', text: 'No stored routes yet.' })
     : h('div', { class: 'table-wrap' }, h('table', { class: 'routes' },
       h('thead', {}, h('tr', {}, ['Name', 'Id', 'Version', 'Strategy', 'Targets', 'Updated'].map((name) => h('th', { scope: 'col', text: name })))),
       h('tbody', {}, routes.map((stored) => h('tr', { data: { routeId: stored.id, routeName: stored.name } },
@@ -104,41 +187,67 @@ export async function renderRoutes(view) {
         h('td', { text: strategyText(stored.route) }),
         h('td', {}, targetList(stored.route)),
         h('td', { text: format.time(stored.updated_at) }))))));
-  const create = routeEditor({
-    title: 'Store a route',
+  const opened = async (stored) => {
+    location.hash = `#/routes/${encodeURIComponent(stored.id)}`;
+  };
+  const create = routeForm({
+    title: 'New route',
     id: 'create-route-title',
+    initial: { name: '', route: { strategy: { mode: 'fallback' }, targets: [{ name: 'primary', provider: catalog.providers[0] }] } },
+    catalog,
+    submitLabel: 'Create route',
+    send: (body) => api.post('/admin/routes', body),
+    done: opened,
+  });
+  const json = routeEditor({
+    title: 'Store a route as JSON',
+    id: 'create-route-json-title',
     initial: EXAMPLE,
     submitLabel: 'Store route',
     send: (body) => api.post('/admin/routes', body),
-    done: async (stored) => {
-      location.hash = `#/routes/${encodeURIComponent(stored.id)}`;
-    },
+    done: opened,
   });
   replace(view,
     h('h1', { text: 'Routes' }),
     h('h2', { text: 'Stored routes' }), table,
+    h('h2', { text: 'Routes in gateway.config.ts (read-only)' }), configTable(configured),
     h('h2', { text: 'Model aliases' }), aliasTable(aliases, byId),
-    create);
+    create,
+    advanced(json));
 }
 
-/** One stored route: its current version, every version's JSON (newest first) and an editor that stores a new version. */
+/** One stored route: its breakers, every version (newest first, with what changed), the form that stores a new version, and the JSON editor. */
 export async function renderRouteDetail(view, id) {
   replace(view, h('p', { class: 'muted', text: 'Loading…' }));
-  const [current, versions] = await Promise.all([
+  const [current, versions, state, catalog] = await Promise.all([
     api.get(`/admin/routes/${encodeURIComponent(id)}`),
     api.get(`/admin/routes/${encodeURIComponent(id)}/versions`).then((answer) => answer.data),
+    api.get(`/admin/routes/${encodeURIComponent(id)}/state`),
+    formCatalog(),
   ]);
   const newestFirst = [...versions].sort((a, b) => b.version - a.version);
-  const edit = routeEditor({
+  const byVersion = new Map(versions.map((version) => [version.version, version]));
+  const stored = async (answer) => {
+    await renderRouteDetail(view, id);
+    notify(`Stored version ${answer.version} of ${answer.name ?? answer.id}.`);
+  };
+  const initial = { ...(current.name !== undefined ? { name: current.name } : {}), route: current.route };
+  const edit = routeForm({
     title: 'Change this route',
     id: 'edit-route-title',
-    initial: { ...(current.name !== undefined ? { name: current.name } : {}), route: current.route },
+    initial,
+    catalog,
     submitLabel: 'Store new version',
     send: (body) => api.put(`/admin/routes/${encodeURIComponent(id)}`, body),
-    done: async (stored) => {
-      await renderRouteDetail(view, id);
-      notify(`Stored version ${stored.version} of ${stored.name ?? stored.id}.`);
-    },
+    done: stored,
+  });
+  const json = routeEditor({
+    title: 'Change this route as JSON',
+    id: 'edit-route-json-title',
+    initial,
+    submitLabel: 'Store new version from JSON',
+    send: (body) => api.put(`/admin/routes/${encodeURIComponent(id)}`, body),
+    done: stored,
   });
   const remove = h('button', { type: 'button', class: 'danger', text: 'Delete route' });
   remove.addEventListener('click', async () => {
@@ -152,6 +261,8 @@ export async function renderRouteDetail(view, id) {
     }
     location.hash = '#/routes';
   });
+  const refresh = h('button', { type: 'button', class: 'secondary', text: 'Refresh breakers' });
+  refresh.addEventListener('click', () => renderRouteDetail(view, id));
   replace(view,
     h('p', {}, h('a', { href: '#/routes', text: '← Back to routes' })),
     h('h1', { text: `Route ${current.name ?? current.id}` }),
@@ -161,11 +272,23 @@ export async function renderRouteDetail(view, id) {
       h('dt', { text: 'Strategy' }), h('dd', { text: strategyText(current.route) }),
       h('dt', { text: 'Updated' }), h('dd', { text: format.time(current.updated_at) })),
     h('h2', { text: 'Targets' }), targetList(current.route),
+    h('section', { 'aria-labelledby': 'breakers-title', id: 'route-breakers' },
+      h('h2', { id: 'breakers-title', text: 'Circuit breakers' }),
+      h('p', { class: 'muted', text: 'As this gateway instance sees them, for requests naming the route (x-gateway-config or a virtual key). An open target is skipped until its probe time; the next attempt after it is a half-open probe.' }),
+      breakerTable(state.targets),
+      state.aliases.map((alias) => breakerTable(alias.targets, `Through the model alias ${alias.alias} (breakers of its own)`)),
+      h('div', { class: 'actions' }, refresh)),
     h('section', { 'aria-labelledby': 'versions-title', id: 'route-versions' },
       h('h2', { id: 'versions-title', text: `Versions (${versions.length})` }),
-      newestFirst.map((version) => h('details', { class: 'version', open: version.version === current.version, data: { version: version.version } },
-        h('summary', { text: `Version ${version.version}${version.name !== undefined ? ` · ${version.name}` : ''} · ${format.time(version.updated_at)}${version.version === current.version ? ' (current)' : ''}` }),
-        jsonBlock(version.route)))),
+      newestFirst.map((version) => {
+        const previous = byVersion.get(version.version - 1);
+        return h('details', { class: 'version', open: version.version === current.version, data: { version: version.version } },
+          h('summary', { text: `Version ${version.version}${version.name !== undefined ? ` · ${version.name}` : ''} · ${format.time(version.updated_at)}${version.version === current.version ? ' (current)' : ''}` }),
+          jsonBlock(version.route),
+          previous ? h('h3', { class: 'diff-title', text: `Changes from version ${previous.version}` }) : null,
+          previous ? diffList(versionDiff(previous.route, version.route)) : null);
+      })),
     edit,
+    advanced(json),
     h('div', { class: 'actions danger-zone' }, remove));
 }

@@ -29,7 +29,7 @@ test('through the gateway: the forwarded request carries the cap in the field th
   t.is(sent[1].max_tokens, undefined);
   t.is(sent[2].max_tokens, 64);
   const entry = (await setup.gateway.waitForEntries(3))[0];
-  t.deepEqual(entry.guardrails[0], { guardrail: 'max-tokens', side: 'input', action: 'transform', ms: entry.guardrails[0].ms, changes: { maxTokens: 1 } });
+  t.deepEqual(entry.guardrails[0], { guardrail: 'max-tokens', policy: 'tested', side: 'input', action: 'transform', ms: entry.guardrails[0].ms, changes: { maxTokens: 1 } });
 });
 
 test('through the gateway: deny mode answers 400', async (t) => {
