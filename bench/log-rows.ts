@@ -3,7 +3,7 @@
  * time order, a few models, providers and keys, some errors, and chat-shaped bodies whose words come
  * from a vocabulary of 5 000, so that a search index gets realistic posting lists.
  */
-import { timeOrderedId } from '../core/logs/entry.js';
+import { timeOrderedId } from '../core/ids.js';
 import type { LogRecord } from '../core/logs/record.js';
 
 export const MODELS = Array.from({ length: 20 }, (_, index) => `model-${index}`);

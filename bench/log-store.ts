@@ -13,7 +13,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PostgresLogStore } from '../core/logs/postgres-store.js';
-import { timeOrderedId } from '../core/logs/entry.js';
+import { timeOrderedId } from '../core/ids.js';
 import type { LogRecord } from '../core/logs/record.js';
 import { SqliteWorkerStore } from '../core/logs/sqlite-worker-store.js';
 import type { LogQuery, LogStore, UsageQuery } from '../core/logs/store.js';

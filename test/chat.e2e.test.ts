@@ -58,6 +58,20 @@ test.after.always(async () => {
 
 const messages = [{ role: 'user' as const, content: 'Hello' }];
 
+test('without x-gateway-trace-id the gateway generates a time-ordered UUIDv7 trace id, echoed and logged', async (t) => {
+  const client = sdkClient(gateway.url, fake.baseUrl);
+  const traces: string[] = [];
+  for (let round = 0; round < 2; round += 1) {
+    const { response } = await client.chat.completions.create({ model: 'gpt-4.1', messages }).withResponse();
+    traces.push(response.headers.get('x-gateway-trace-id') ?? '');
+    // The second request starts at least a millisecond later, so its id sorts after the first.
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+  for (const trace of traces) t.regex(trace, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  t.true(traces[0] < traces[1], 'ids sort by time: the log trace index grows at its end');
+  t.is((await loggedOnce(gateway, traces[1])).traceId, traces[1]);
+});
+
 test('plain chat through the SDK returns the provider answer, with usage logged', async (t) => {
   const trace = traceId('plain');
   const client = sdkClient(gateway.url, fake.baseUrl, { 'x-gateway-trace-id': trace, 'x-gateway-metadata': '{"team":"search"}' });

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { Context as KoaContext } from 'koa';
 import { type GatewayError, toGatewayError } from '../errors.js';
@@ -7,6 +6,7 @@ import { flattenHeaders } from '../http/headers.js';
 import type { MemoryBudget } from '../http/memory-budget.js';
 import { pipeInto } from '../http/pipe.js';
 import { canonicalPath, rawPathOf } from '../http/request-path.js';
+import { timeOrderedId } from '../ids.js';
 import type { GatewayContext, GatewayResponse } from '../pipeline/context.js';
 import { respond } from '../pipeline/response.js';
 import type { Pipeline } from '../pipeline/runner.js';
@@ -90,7 +90,7 @@ export function gatewayHandler(pipeline: Pipeline, handler: OperationHandler, op
       }
     };
     const context: GatewayContext = {
-      traceId: parseHeader(() => traceIdOf(headers['x-gateway-trace-id']), randomUUID()),
+      traceId: parseHeader(() => traceIdOf(headers['x-gateway-trace-id']), timeOrderedId()),
       startedAt,
       operation: handler.name,
       incoming: {

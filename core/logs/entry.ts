@@ -1,7 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import type { CacheStatus, GatewayContext, GuardrailRecord, UsageUnits } from '../pipeline/context.js';
 import type { OperationName } from '../spec/unified.js';
 import type { AttemptRecord } from '../routing/plan.js';
+import { timeOrderedId } from '../ids.js';
 
 /**
  * One request, as logged. A typed value so that sinks (pino, the durable log store, metrics,
@@ -133,14 +133,6 @@ export function redactSecrets(text: string, secrets: readonly (string | undefine
   return redacted.replace(KEY_LIKE, '[REDACTED]').replace(SECRET_PAIR, '$1=[REDACTED]').replace(SECRET_MEMBER, '$1[REDACTED]');
 }
 
-/**
- * A UUIDv7 (48-bit millisecond time, then random): ids sort by time, so the stores' primary-key
- * index grows at its end instead of taking random inserts.
- */
-export function timeOrderedId(now = Date.now()): string {
-  const time = now.toString(16).padStart(12, '0');
-  return `${time.slice(0, 8)}-${time.slice(8, 12)}-7${randomUUID().slice(15)}`;
-}
 
 const round = (value: number) => Math.round(value * 1000) / 1000;
 
