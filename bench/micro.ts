@@ -13,6 +13,8 @@ import { Counter, Histogram, Registry } from 'prom-client';
 import { GatewayMetrics } from '../core/metrics/metrics.js';
 import type { LogBodies, LogEntry } from '../core/logs/entry.js';
 import { textBodies, toLogRecord } from '../core/logs/record.js';
+import { pino } from 'pino';
+import { loggerWithHeldLines, PinoLogSink } from '../core/logs/pino-sink.js';
 
 const ROUNDS = 5;
 
@@ -151,6 +153,18 @@ async function main(): Promise<void> {
     'log writer, request thread, per entry: record (redacted) + JSON → bodies as text + JSON (issue 21)',
     await measure(50_000, () => JSON.stringify(toLogRecord(ENTRY, BODIES))),
     await measure(50_000, () => JSON.stringify({ entry: ENTRY, bodies: textBodies(BODIES) })),
+  ]);
+  // Four request lines per turn of the event loop, to /dev/null through pino's asynchronous destination.
+  const turnOfLines = (sink: PinoLogSink) => async () => {
+    for (let line = 0; line < 4; line++) sink.write(ENTRY);
+    await new Promise((resolve) => setImmediate(resolve));
+  };
+  const pinoOptions = { level: 'info', base: undefined };
+  const held = loggerWithHeldLines(pinoOptions, pino.destination({ dest: '/dev/null', sync: false }));
+  rows.push([
+    'pino request lines, 4 per turn: logger.info each → built by hand, written once per turn (issue 21)',
+    await measure(10_000, turnOfLines(new PinoLogSink(pino(pinoOptions, pino.destination({ dest: '/dev/null', sync: false }))))),
+    await measure(10_000, turnOfLines(new PinoLogSink(held.logger, held.lines))),
   ]);
   const forAwait = await idleBodyRead(async (request) => {
     const chunks: Buffer[] = [];

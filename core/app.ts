@@ -54,7 +54,7 @@ import { UpstreamClient } from './http/upstream.js';
 import { bodyCaptureHook } from './logs/capture.js';
 import type { LogSink } from './logs/entry.js';
 import { createRequestLog, type RequestLog } from './logs/index.js';
-import { PinoLogSink } from './logs/pino-sink.js';
+import { type HeldLines, loggerWithHeldLines, PinoLogSink } from './logs/pino-sink.js';
 import type { LogStore } from './logs/store.js';
 import { GatewayMetrics } from './metrics/metrics.js';
 import { MemoryRoutingState, type RoutingStateStore } from './routing/state.js';
@@ -139,6 +139,7 @@ const GATEWAY_VERSION = '0.1.0';
  */
 const TOKENS = {
   logger: Symbol('logger'),
+  logLines: Symbol('logLines'),
   clock: Symbol('clock'),
   controlPlaneHttp: Symbol('controlPlaneHttp'),
   pluginDependencies: Symbol('pluginDependencies'),
@@ -196,15 +197,14 @@ function registerServices(container: DependencyContainer, config: ResolvedConfig
   const value = (token: symbol, useValue: NonNullable<unknown>) => container.register(token, { useValue });
   const factory = <T>(token: symbol, build: (c: DependencyContainer) => T) => container.register(token, { useFactory: instanceCachingFactory(build) });
 
-  value(
-    TOKENS.logger,
-    pino(
-      // No pino `redact`: log entries are built without headers, bodies or credentials (and error
-      // messages are scrubbed in buildLogEntry); wildcard redaction measured 30-80 µs per line.
-      { level: config.logLevel, base: undefined },
-      options.logDestination ?? pino.destination({ dest: 1, sync: false }),
-    ),
+  const { logger, lines } = loggerWithHeldLines(
+    // No pino `redact`: log entries are built without headers, bodies or credentials (and error
+    // messages are scrubbed in buildLogEntry); wildcard redaction measured 30-80 µs per line.
+    { level: config.logLevel, base: undefined },
+    options.logDestination ?? pino.destination({ dest: 1, sync: false }),
   );
+  value(TOKENS.logger, logger);
+  value(TOKENS.logLines, lines);
   value(TOKENS.clock, options.clock ?? systemClock);
   // Control-plane calls only (webhook guardrails); model calls go through the undici UpstreamClient.
   value(TOKENS.controlPlaneHttp, lazyControlPlaneHttp());
@@ -334,7 +334,7 @@ function registerServices(container: DependencyContainer, config: ResolvedConfig
     const responses = c.resolve<ReturnType<typeof createResponsesProtocol>>(TOKENS.responses);
     const operations = new Map([...operationsWith(responses.handler).map(([, handler]) => handler), createPassthrough(config.passthrough)].map((handler) => [handler.name, handler]));
     const sinks: LogSink[] = [
-      new PinoLogSink(logger),
+      new PinoLogSink(logger, c.resolve<HeldLines>(TOKENS.logLines)),
       metrics.sink,
       c.resolve<RequestLog>(TOKENS.requestLog).queue,
       ...(tracer.sink ? [tracer.sink] : []),
