@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { Context as KoaContext } from 'koa';
 import { type GatewayError, toGatewayError } from '../errors.js';
 import { clientAddress } from '../http/client-address.js';
@@ -72,9 +72,23 @@ export interface HandlerOptions {
  * request, whatever happened before.
  */
 export function gatewayHandler(pipeline: Pipeline, handler: OperationHandler, options: HandlerOptions): (koa: KoaContext) => Promise<void> {
-  return async (koa) => {
+  const route = gatewayRoute(pipeline, handler, options);
+  return (koa) => {
     koa.respond = false;
-    const { req, res } = koa;
+    return route(koa.req, koa.res, koa.path, koa.querystring);
+  };
+}
+
+/**
+ * A gateway operation on Node's request and response, as {@link gatewayHandler} runs it for Koa and
+ * the server's own dispatch ({@link operationListener}) runs it without Koa. `routedPath`: the path
+ * the request was routed on (the context's path when the request's own is refused); `query`: the
+ * query string without its `?`.
+ */
+export type GatewayRoute = (req: IncomingMessage, res: ServerResponse, routedPath: string, query: string) => Promise<void>;
+
+export function gatewayRoute(pipeline: Pipeline, handler: OperationHandler, options: HandlerOptions): GatewayRoute {
+  return async (req, res, routedPath, query) => {
     const startedAt = performance.now();
     const headers = flattenHeaders(req.headers);
     const controller = new AbortController();
@@ -95,8 +109,8 @@ export function gatewayHandler(pipeline: Pipeline, handler: OperationHandler, op
       operation: handler.name,
       incoming: {
         method: req.method ?? 'GET',
-        path: parseHeader(() => canonicalPath(rawPathOf(req.url)), koa.path),
-        search: koa.querystring ? `?${koa.querystring}` : '',
+        path: parseHeader(() => canonicalPath(rawPathOf(req.url)), routedPath),
+        search: query ? `?${query}` : '',
         headers,
         clientAddress: clientAddress(req, options.trustProxy ?? 0),
       },
@@ -144,5 +158,50 @@ export function gatewayHandler(pipeline: Pipeline, handler: OperationHandler, op
     }
     if (res.destroyed) return;
     send(res, context, context.response ?? errorResponse(toGatewayError(new Error('no response')), handler));
+  };
+}
+
+/** Request targets whose path and query Koa's URL parsing takes apart differently from a plain split (it falls back to the full parser). */
+const UNUSUAL_TARGET = /[\t\n\f\r #\u00a0\ufeff]/;
+
+/**
+ * The server's request listener: a request for one of the unified operations (`METHOD path`, the
+ * path as it is sent upstream) goes straight to its {@link GatewayRoute}, other requests to Koa
+ * (`fallback`). Issue 21: Koa's context, its response-finished listeners and its middleware chain
+ * were ~3 KB of allocation per model call, and the operations use none of them (they write the
+ * response themselves). Koa's own routing of the same requests stays for a request this cannot
+ * place (an unacceptable path, an unusual request target), with the same result.
+ */
+export function operationListener(
+  routes: ReadonlyMap<string, GatewayRoute>,
+  fallback: RequestListener,
+  /** A failure that is not a gateway error (a bug); the request is answered 500. */
+  onUnexpectedError: (error: unknown) => void,
+): RequestListener {
+  return (req, res) => {
+    const target = req.url ?? '/';
+    if (target.startsWith('/v1/') && !UNUSUAL_TARGET.test(target)) {
+      const queryAt = target.indexOf('?');
+      let path: string | undefined;
+      try {
+        path = canonicalPath(queryAt === -1 ? target : target.slice(0, queryAt));
+      } catch {
+        // refused by Koa's route to the pass-through handler, which answers 400 invalid_path
+      }
+      const route = path === undefined ? undefined : routes.get(`${req.method} ${path}`);
+      if (route) {
+        route(req, res, path!, queryAt === -1 ? '' : target.slice(queryAt + 1)).catch((error: unknown) => {
+          const gatewayError = toGatewayError(error);
+          if (gatewayError !== error) onUnexpectedError(error);
+          if (res.headersSent) res.destroy();
+          else {
+            const body = JSON.stringify(gatewayError.toJSON());
+            res.writeHead(gatewayError.status, { ...gatewayError.headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }).end(body);
+          }
+        });
+        return;
+      }
+    }
+    fallback(req, res);
   };
 }
