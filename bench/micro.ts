@@ -7,12 +7,14 @@ import { Agent, createServer, type IncomingMessage, request as httpRequest } fro
 import type { AddressInfo } from 'node:net';
 import { PassThrough, pipeline, type Readable, Transform, Writable } from 'node:stream';
 import { pipeInto } from '../core/http/pipe.js';
-import { readChunks } from '../core/http/body.js';
+import { readChunks, WholeBody } from '../core/http/body.js';
 import { countUnits } from '../plugins/guardrails/length-bounds/index.js';
 import { Counter, Histogram, Registry } from 'prom-client';
 import { GatewayMetrics } from '../core/metrics/metrics.js';
 import type { LogBodies, LogEntry } from '../core/logs/entry.js';
 import { textBodies, toLogRecord } from '../core/logs/record.js';
+import { pino } from 'pino';
+import { loggerWithHeldLines, PinoLogSink } from '../core/logs/pino-sink.js';
 
 const ROUNDS = 5;
 
@@ -119,6 +121,43 @@ const BODIES: LogBodies = {
   secrets: ['sk-bench-provider-key-0123456789', 'vk-0123456789abcdef0123456789abcdef'],
 };
 
+/** The body reader before issue 21: a promise and its closures and listeners per read (kept here to measure against). */
+function closureRead(stream: Readable): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  return new Promise((resolve, reject) => {
+    const detach = (): void => {
+      stream.off('data', onData);
+      stream.off('end', onEnd);
+      stream.off('error', onError);
+      stream.off('close', onClose);
+    };
+    const onData = (chunk: Buffer): void => void chunks.push(chunk);
+    const onEnd = (): void => {
+      detach();
+      resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
+    };
+    const onError = (error: Error): void => {
+      detach();
+      reject(error);
+    };
+    const onClose = (): void => onError(new Error('Premature close'));
+    stream.on('data', onData);
+    stream.once('end', onEnd);
+    stream.once('error', onError);
+    stream.once('close', onClose);
+  });
+}
+
+/** A small body already in its stream's buffer, as a request body is when the handler reads it. */
+function bufferedBody(): PassThrough {
+  const stream = new PassThrough();
+  stream.end(BODY);
+  return stream;
+}
+
+/** Until the stream has ended and closed (each read's whole cost, and no streams piling up in the loop). */
+const closed = (stream: Readable): Promise<unknown> | undefined => (stream.closed ? undefined : once(stream, 'close'));
+
 /** prom-client's own counter and histograms fed per request, as the metrics sink did before issue 21. */
 function promClientSink(): (entry: LogEntry) => void {
   const registers = [new Registry()];
@@ -151,6 +190,34 @@ async function main(): Promise<void> {
     'log writer, request thread, per entry: record (redacted) + JSON → bodies as text + JSON (issue 21)',
     await measure(50_000, () => JSON.stringify(toLogRecord(ENTRY, BODIES))),
     await measure(50_000, () => JSON.stringify({ entry: ENTRY, bodies: textBodies(BODIES) })),
+  ]);
+  // Four request lines per turn of the event loop, to /dev/null through pino's asynchronous destination.
+  const turnOfLines = (sink: PinoLogSink) => async () => {
+    for (let line = 0; line < 4; line++) sink.write(ENTRY);
+    await new Promise((resolve) => setImmediate(resolve));
+  };
+  const pinoOptions = { level: 'info', base: undefined };
+  const held = loggerWithHeldLines(pinoOptions, pino.destination({ dest: '/dev/null', sync: false }));
+  rows.push([
+    'pino request lines, 4 per turn: logger.info each → built by hand, written once per turn (issue 21)',
+    await measure(10_000, turnOfLines(new PinoLogSink(pino(pinoOptions, pino.destination({ dest: '/dev/null', sync: false }))))),
+    await measure(10_000, turnOfLines(new PinoLogSink(held.logger, held.lines))),
+  ]);
+  rows.push([
+    'read a buffered 200-byte body: promise + closures + listeners → reader object, taken from the buffer (issue 21)',
+    await measure(50_000, async () => {
+      const stream = bufferedBody();
+      const bytes = await closureRead(stream);
+      await closed(stream);
+      return bytes;
+    }),
+    await measure(50_000, async () => {
+      const stream = bufferedBody();
+      const body = new WholeBody(stream, 1 << 20, () => new Error('too large'), 'body', undefined, 1);
+      await body.run(BODY.length);
+      await closed(stream);
+      return body.bytes();
+    }),
   ]);
   const forAwait = await idleBodyRead(async (request) => {
     const chunks: Buffer[] = [];

@@ -15,7 +15,7 @@ import { mountPricesApi } from './admin/prices.js';
 import { chatCompletions } from './api/chat-completions.js';
 import { completions } from './api/completions.js';
 import { embeddings } from './api/embeddings.js';
-import { gatewayHandler } from './api/handler.js';
+import { type GatewayRoute, gatewayHandler, gatewayRoute, operationListener } from './api/handler.js';
 import { audioTranscriptions, audioTranslations, imageEdits, imageVariations } from './api/multipart-operations.js';
 import { imagesGenerate } from './api/images-generate.js';
 import { models } from './api/models.js';
@@ -54,7 +54,7 @@ import { UpstreamClient } from './http/upstream.js';
 import { bodyCaptureHook } from './logs/capture.js';
 import type { LogSink } from './logs/entry.js';
 import { createRequestLog, type RequestLog } from './logs/index.js';
-import { PinoLogSink } from './logs/pino-sink.js';
+import { type HeldLines, loggerWithHeldLines, PinoLogSink } from './logs/pino-sink.js';
 import type { LogStore } from './logs/store.js';
 import { GatewayMetrics } from './metrics/metrics.js';
 import { MemoryRoutingState, type RoutingStateStore } from './routing/state.js';
@@ -139,6 +139,7 @@ const GATEWAY_VERSION = '0.1.0';
  */
 const TOKENS = {
   logger: Symbol('logger'),
+  logLines: Symbol('logLines'),
   clock: Symbol('clock'),
   controlPlaneHttp: Symbol('controlPlaneHttp'),
   pluginDependencies: Symbol('pluginDependencies'),
@@ -196,15 +197,14 @@ function registerServices(container: DependencyContainer, config: ResolvedConfig
   const value = (token: symbol, useValue: NonNullable<unknown>) => container.register(token, { useValue });
   const factory = <T>(token: symbol, build: (c: DependencyContainer) => T) => container.register(token, { useFactory: instanceCachingFactory(build) });
 
-  value(
-    TOKENS.logger,
-    pino(
-      // No pino `redact`: log entries are built without headers, bodies or credentials (and error
-      // messages are scrubbed in buildLogEntry); wildcard redaction measured 30-80 µs per line.
-      { level: config.logLevel, base: undefined },
-      options.logDestination ?? pino.destination({ dest: 1, sync: false }),
-    ),
+  const { logger, lines } = loggerWithHeldLines(
+    // No pino `redact`: log entries are built without headers, bodies or credentials (and error
+    // messages are scrubbed in buildLogEntry); wildcard redaction measured 30-80 µs per line.
+    { level: config.logLevel, base: undefined },
+    options.logDestination ?? pino.destination({ dest: 1, sync: false }),
   );
+  value(TOKENS.logger, logger);
+  value(TOKENS.logLines, lines);
   value(TOKENS.clock, options.clock ?? systemClock);
   // Control-plane calls only (webhook guardrails); model calls go through the undici UpstreamClient.
   value(TOKENS.controlPlaneHttp, lazyControlPlaneHttp());
@@ -334,7 +334,7 @@ function registerServices(container: DependencyContainer, config: ResolvedConfig
     const responses = c.resolve<ReturnType<typeof createResponsesProtocol>>(TOKENS.responses);
     const operations = new Map([...operationsWith(responses.handler).map(([, handler]) => handler), createPassthrough(config.passthrough)].map((handler) => [handler.name, handler]));
     const sinks: LogSink[] = [
-      new PinoLogSink(logger),
+      new PinoLogSink(logger, c.resolve<HeldLines>(TOKENS.logLines)),
       metrics.sink,
       c.resolve<RequestLog>(TOKENS.requestLog).queue,
       ...(tracer.sink ? [tracer.sink] : []),
@@ -433,7 +433,7 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
   const responseStore = container.resolve<ResponseStore>(TOKENS.responseStore);
   const responsesHandler = container.resolve<ReturnType<typeof createResponsesProtocol>>(TOKENS.responses).handler;
   let pruneResponses: NodeJS.Timeout | undefined;
-  const app = buildApp({
+  const { app, operationRoutes } = buildApp({
     pipeline,
     registry,
     policies,
@@ -486,7 +486,9 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
         pruneResponses = setInterval(() => responseStore.prune().catch((error: Error) => logger.warn({ err: { message: error.message } }, 'responses retention failed')), RESPONSES_PRUNE_INTERVAL_MS);
         pruneResponses.unref();
       }
-      const server = createGatewayServer(app.callback(), config.server);
+      // The operations are dispatched before Koa, which serves every other route (and the operations when given app.callback()).
+      const listener = operationListener(operationRoutes, app.callback(), (error) => logger.error({ err: error }, 'unexpected error'));
+      const server = createGatewayServer(listener, config.server);
       server.listen(port, host);
       await once(server, 'listening');
       servers.push(server);
@@ -546,7 +548,7 @@ function buildApp(parts: {
   responseStore: ResponseStore;
   identifyCaller: ReturnType<typeof callerIdentifier>;
   routingState: RoutingStateStore;
-}): Koa {
+}): { app: Koa; operationRoutes: ReadonlyMap<string, GatewayRoute> } {
   const { pipeline, registry, policies, adminGuard, accountKey, config, logger } = parts;
   const app = new Koa();
   app.silent = true;
@@ -609,7 +611,7 @@ function buildApp(parts: {
   // The unified operations are found with one map lookup before the router, whose layer matching
   // (a regular expression per route) is the larger cost on the path every model call takes.
   mountResponsesRoutes(router, { store: parts.responseStore, identify: parts.identifyCaller, trustProxy: config.server.trustProxy });
-  const operationRoutes = new Map(parts.operations.map(([path, handler]) => [`${handler.method ?? 'POST'} ${path}`, gatewayHandler(pipeline, handler, handlerOptions)]));
+  const operationRoutes = new Map(parts.operations.map(([path, handler]) => [`${handler.method ?? 'POST'} ${path}`, gatewayRoute(pipeline, handler, handlerOptions)]));
   app.use((koa, next) => {
     // Route on the path exactly as it will be sent upstream; an unacceptable one falls through to
     // the pass-through handler, which refuses it (400 invalid_path) and logs it.
@@ -623,7 +625,9 @@ function buildApp(parts: {
       }
     }
     const route = operationRoutes.get(`${koa.method} ${koa.path}`);
-    return route ? route(koa) : next();
+    if (!route) return next();
+    koa.respond = false;
+    return route(koa.req, koa.res, koa.path, koa.querystring);
   });
   app.use(router.routes());
   app.use(
@@ -644,5 +648,5 @@ function buildApp(parts: {
     }
     await passthroughHandler(koa);
   });
-  return app;
+  return { app, operationRoutes };
 }

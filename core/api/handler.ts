@@ -1,9 +1,9 @@
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { Context as KoaContext } from 'koa';
-import { type GatewayError, toGatewayError } from '../errors.js';
+import { GatewayError, toGatewayError } from '../errors.js';
 import { clientAddress } from '../http/client-address.js';
 import { flattenHeaders } from '../http/headers.js';
-import type { MemoryBudget } from '../http/memory-budget.js';
+import type { MemoryBudget, MemoryLease } from '../http/memory-budget.js';
 import { pipeInto } from '../http/pipe.js';
 import { canonicalPath, rawPathOf } from '../http/request-path.js';
 import { timeOrderedId } from '../ids.js';
@@ -72,63 +72,66 @@ export interface HandlerOptions {
  * request, whatever happened before.
  */
 export function gatewayHandler(pipeline: Pipeline, handler: OperationHandler, options: HandlerOptions): (koa: KoaContext) => Promise<void> {
-  return async (koa) => {
+  const route = gatewayRoute(pipeline, handler, options);
+  return (koa) => {
     koa.respond = false;
-    const { req, res } = koa;
+    return route(koa.req, koa.res, koa.path, koa.querystring);
+  };
+}
+
+/**
+ * A gateway operation on Node's request and response, as {@link gatewayHandler} runs it for Koa and
+ * the server's own dispatch ({@link operationListener}) runs it without Koa. `routedPath`: the path
+ * the request was routed on (the context's path when the request's own is refused); `query`: the
+ * query string without its `?`.
+ */
+export type GatewayRoute = (req: IncomingMessage, res: ServerResponse, routedPath: string, query: string) => Promise<void>;
+
+export function gatewayRoute(pipeline: Pipeline, handler: OperationHandler, options: HandlerOptions): GatewayRoute {
+  return async (req, res, routedPath, query) => {
     const startedAt = performance.now();
     const headers = flattenHeaders(req.headers);
     const controller = new AbortController();
     const lease = options.memoryBudget?.lease();
     let loading: Promise<void> | undefined;
-    let headerError: GatewayError | undefined;
-    const parseHeader = <T>(parse: () => T, fallback: T): T => {
-      try {
-        return parse();
-      } catch (error) {
-        headerError ??= toGatewayError(error);
-        return fallback;
-      }
-    };
+    // The gateway's own headers, each parsed once; the first refused one is the request's answer.
+    const traceId = parsedHeader(traceIdOf, headers['x-gateway-trace-id']);
+    const path = parsedHeader(canonicalPath, rawPathOf(req.url));
+    const metadata = parsedHeader(metadataOf, headers['x-gateway-metadata']);
+    const strict = parsedHeader(strictOf, headers['x-gateway-strict-api-compliance']);
+    const headerError = firstError(traceId, path, metadata, strict);
     const context: GatewayContext = {
-      traceId: parseHeader(() => traceIdOf(headers['x-gateway-trace-id']), timeOrderedId()),
+      traceId: traceId instanceof GatewayError ? timeOrderedId() : traceId,
       startedAt,
       operation: handler.name,
       incoming: {
         method: req.method ?? 'GET',
-        path: parseHeader(() => canonicalPath(rawPathOf(req.url)), koa.path),
-        search: koa.querystring ? `?${koa.querystring}` : '',
+        path: path instanceof GatewayError ? routedPath : path,
+        search: query ? `?${query}` : '',
         headers,
         clientAddress: clientAddress(req, options.trustProxy ?? 0),
       },
       signal: controller.signal,
-      metadata: parseHeader(() => metadataOf(headers['x-gateway-metadata']), {}),
-      strict: parseHeader(() => strictOf(headers['x-gateway-strict-api-compliance']), true),
+      metadata: metadata instanceof GatewayError ? {} : metadata,
+      strict: strict instanceof GatewayError ? true : strict,
       request: { streaming: false },
-      loadRequest: () => (loading ??= load()),
+      loadRequest: () => (loading ??= loadRequest(context, handler, req, options, lease)),
     };
-    const load = async (): Promise<void> => {
-      context.request = await handler.parse(req, {
-        bodyLimitBytes: options.bodyLimitBytes,
-        strict: context.strict,
-        ...(lease ? { lease } : {}),
-        ...(options.bodyTimeoutMs ? { bodyTimeoutMs: options.bodyTimeoutMs } : {}),
-      });
+    // The log stage and the clean-up wait until the request's own work (parse, stages) is over,
+    // so whatever a stage reserved or created is settled even when the client left early.
+    let working = true;
+    let closed = false;
+    const settle = (): void => {
+      lease?.release();
+      // The answer read whole (if any) is no longer held once the response is done.
+      context.forward?.memory.release();
+      void pipeline.complete(context);
+      void context.request.cleanup?.().catch(() => {});
     };
-    let handled!: () => void;
-    const settled = new Promise<void>((resolve) => {
-      handled = resolve;
-    });
-    res.once('close', () => {
+    res.on('close', () => {
       if (!res.writableFinished) controller.abort();
-      // The log stage and the clean-up wait until the request's own work (parse, stages) is over,
-      // so whatever a stage reserved or created is settled even when the client left early.
-      void settled.then(() => {
-        lease?.release();
-        // The answer read whole (if any) is no longer held once the response is done.
-        context.forward?.memory.release();
-        void pipeline.complete(context);
-        void context.request.cleanup?.().catch(() => {});
-      });
+      if (working) closed = true;
+      else queueMicrotask(settle);
     });
 
     try {
@@ -140,9 +143,82 @@ export function gatewayHandler(pipeline: Pipeline, handler: OperationHandler, op
         if (!req.complete) res.shouldKeepAlive = false;
       }
     } finally {
-      handled();
+      working = false;
+      if (closed) queueMicrotask(settle);
     }
     if (res.destroyed) return;
     send(res, context, context.response ?? errorResponse(toGatewayError(new Error('no response')), handler));
+  };
+}
+
+/** A header's value as `parse` reads it, or the gateway error `parse` threw (no closure per header and request). */
+function parsedHeader<V, T>(parse: (value: V) => T, value: V): T | GatewayError {
+  try {
+    return parse(value);
+  } catch (error) {
+    return toGatewayError(error);
+  }
+}
+
+/** The first of the parsed headers that was refused, in the order they are checked. */
+function firstError(first: unknown, second: unknown, third: unknown, fourth: unknown): GatewayError | undefined {
+  if (first instanceof GatewayError) return first;
+  if (second instanceof GatewayError) return second;
+  if (third instanceof GatewayError) return third;
+  return fourth instanceof GatewayError ? fourth : undefined;
+}
+
+/** Reads and parses the request body into `context.request` (once the caller is known). */
+async function loadRequest(context: GatewayContext, handler: OperationHandler, req: IncomingMessage, options: HandlerOptions, lease: MemoryLease | undefined): Promise<void> {
+  context.request = await handler.parse(req, {
+    bodyLimitBytes: options.bodyLimitBytes,
+    strict: context.strict,
+    ...(lease ? { lease } : {}),
+    ...(options.bodyTimeoutMs ? { bodyTimeoutMs: options.bodyTimeoutMs } : {}),
+  });
+}
+
+/** Request targets whose path and query Koa's URL parsing takes apart differently from a plain split (it falls back to the full parser). */
+const UNUSUAL_TARGET = /[\t\n\f\r #\u00a0\ufeff]/;
+
+/**
+ * The server's request listener: a request for one of the unified operations (`METHOD path`, the
+ * path as it is sent upstream) goes straight to its {@link GatewayRoute}, other requests to Koa
+ * (`fallback`). Issue 21: Koa's context, its response-finished listeners and its middleware chain
+ * were ~3 KB of allocation per model call, and the operations use none of them (they write the
+ * response themselves). Koa's own routing of the same requests stays for a request this cannot
+ * place (an unacceptable path, an unusual request target), with the same result.
+ */
+export function operationListener(
+  routes: ReadonlyMap<string, GatewayRoute>,
+  fallback: RequestListener,
+  /** A failure that is not a gateway error (a bug); the request is answered 500. */
+  onUnexpectedError: (error: unknown) => void,
+): RequestListener {
+  return (req, res) => {
+    const target = req.url ?? '/';
+    if (target.startsWith('/v1/') && !UNUSUAL_TARGET.test(target)) {
+      const queryAt = target.indexOf('?');
+      let path: string | undefined;
+      try {
+        path = canonicalPath(queryAt === -1 ? target : target.slice(0, queryAt));
+      } catch {
+        // refused by Koa's route to the pass-through handler, which answers 400 invalid_path
+      }
+      const route = path === undefined ? undefined : routes.get(`${req.method} ${path}`);
+      if (route) {
+        route(req, res, path!, queryAt === -1 ? '' : target.slice(queryAt + 1)).catch((error: unknown) => {
+          const gatewayError = toGatewayError(error);
+          if (gatewayError !== error) onUnexpectedError(error);
+          if (res.headersSent) res.destroy();
+          else {
+            const body = JSON.stringify(gatewayError.toJSON());
+            res.writeHead(gatewayError.status, { ...gatewayError.headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }).end(body);
+          }
+        });
+        return;
+      }
+    }
+    fallback(req, res);
   };
 }

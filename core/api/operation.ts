@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
-import { type BodyReadOptions, readChunks } from '../http/body.js';
+import { type BodyReadOptions, readChunks, WholeBody } from '../http/body.js';
 import type { MemoryLease } from '../http/memory-budget.js';
 import { bodyFailure } from '../http/upstream.js';
 import { errors, GatewayError } from '../errors.js';
@@ -107,7 +107,7 @@ export function unsupportedOperation(provider: string, operation: OperationName,
 /** The default of `upstream.maxAnswerBytes` (64 MiB): an answer the gateway reads whole (JSON, transcripts) may be at most this big. */
 export const MAX_UPSTREAM_ANSWER_BYTES = 64 * 1024 * 1024;
 
-const answerTooLarge = (provider: string, limit: number): GatewayError =>
+const answerTooLarge = (limit: number, provider: string): GatewayError =>
   errors.badGateway(`The provider "${provider}" answered with more than ${limit} bytes, which the gateway does not read into memory.`, {
     code: 'upstream_response_too_large',
   });
@@ -127,15 +127,9 @@ export const JSON_ANSWER_COPIES = 5;
  * read stops with 503 `overloaded`.
  */
 export async function readUpstreamAnswer(body: Readable, provider: string, limit = MAX_UPSTREAM_ANSWER_BYTES, memory?: MemoryLease, copies = 1): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  await readChunks(body, (chunk) => {
-    size += chunk.byteLength;
-    if (size > limit) throw answerTooLarge(provider, limit);
-    memory?.grow(chunk.byteLength * copies);
-    chunks.push(chunk);
-  });
-  return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
+  const answer = new WholeBody(body, limit, answerTooLarge, provider, memory, copies);
+  await answer.run();
+  return answer.bytes();
 }
 
 /**
@@ -144,12 +138,15 @@ export async function readUpstreamAnswer(body: Readable, provider: string, limit
  * deadline, the client gone) becomes its specific error (`bodyFailure`).
  */
 export async function readWholeAnswer(forward: ForwardSlice, provider: string, signal: AbortSignal, copies = 1): Promise<Buffer> {
-  if (Number(forward.headers['content-length']) > forward.maxAnswerBytes) {
+  const declared = Number(forward.headers['content-length']);
+  if (declared > forward.maxAnswerBytes) {
     forward.body.destroy();
-    throw answerTooLarge(provider, forward.maxAnswerBytes);
+    throw answerTooLarge(forward.maxAnswerBytes, provider);
   }
+  const answer = new WholeBody(forward.body, forward.maxAnswerBytes, answerTooLarge, provider, forward.memory, copies);
   try {
-    return await readUpstreamAnswer(forward.body, provider, forward.maxAnswerBytes, forward.memory, copies);
+    await answer.run(declared);
+    return answer.bytes();
   } catch (error) {
     // What was read is dropped: give it back now, not when the error response closes.
     forward.memory.release();

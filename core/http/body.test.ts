@@ -1,6 +1,8 @@
+import { once } from 'node:events';
+import type { IncomingMessage } from 'node:http';
 import { PassThrough, Readable } from 'node:stream';
 import test from 'ava';
-import { readChunks } from './body.js';
+import { readBody, readChunks, WholeBody } from './body.js';
 
 test('readChunks hands over every chunk in order and resolves at the end', async (t) => {
   const seen: string[] = [];
@@ -35,4 +37,46 @@ test('readChunks on a stream already read to its end resolves at once', async (t
   const done = Readable.from([Buffer.from('x')]);
   await readChunks(done, () => {});
   await t.notThrowsAsync(readChunks(done, () => {}));
+});
+
+test('readChunks leaves no listener and no reference on the stream once it is done', async (t) => {
+  const source = new PassThrough();
+  const reading = readChunks(source, () => {});
+  t.is(source.listenerCount('data'), 1);
+  source.end('x');
+  await reading;
+  for (const event of ['data', 'end', 'error']) t.is(source.listenerCount(event), 0, event);
+  t.deepEqual(Object.getOwnPropertySymbols(source).filter((symbol) => (source as unknown as Record<symbol, unknown>)[symbol] !== undefined && symbol.description === 'read in progress'), []);
+});
+
+test('a body already buffered whole is taken at once, and the stream still ends with its message', async (t) => {
+  const source = new PassThrough();
+  source.write('{"a":');
+  source.write('1}');
+  await new Promise((resolve) => setImmediate(resolve));
+  const body = new WholeBody(source, 100, () => new Error('too large'), 'test', undefined, 1);
+  const reading = body.run(7);
+  t.is(source.listenerCount('data'), 0, 'no listener: read from the buffer');
+  await reading;
+  t.is(body.bytes().toString(), '{"a":1}');
+  const ended = once(source, 'end');
+  source.end();
+  await ended;
+  t.true(source.readableEnded);
+});
+
+test('a request body over the limit is refused from the buffer too, the request paused, not destroyed', async (t) => {
+  const source = new PassThrough();
+  source.write('0123456789');
+  await new Promise((resolve) => setImmediate(resolve));
+  const request = Object.assign(source, { headers: { 'content-length': '10' } }) as unknown as IncomingMessage;
+  const error = await t.throwsAsync(readBody(request, 5, {}));
+  t.like(error, { status: 413 });
+  t.false(source.destroyed);
+  // Without a declared length the same body is read by events, with the same answer.
+  const chunked = new PassThrough();
+  const reading = readBody(Object.assign(chunked, { headers: {} }) as unknown as IncomingMessage, 5, {});
+  chunked.write('0123456789');
+  t.like(await t.throwsAsync(reading), { status: 413 });
+  t.false(chunked.destroyed);
 });
