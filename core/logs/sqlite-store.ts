@@ -56,7 +56,7 @@ export interface SqliteRetention {
   maxBytes: number;
 }
 
-const SCHEMA_VERSION = 6;
+const SCHEMA_VERSION = 7;
 /** The log holds request bodies and caller identities: readable by the gateway's user only. */
 const FILE_MODE = 0o600;
 
@@ -86,37 +86,80 @@ CREATE INDEX IF NOT EXISTS log_metadata_time ON log_metadata (time_ms);
 `;
 
 /**
+ * The text of a stored body that the search index holds: the string values of a JSON body (not its
+ * keys, numbers or punctuation; escapes decoded, so a word after a `\n` is a word), one per line;
+ * a body that is not valid JSON (plain text, or JSON the size cap cut) as it is. A JSON body without
+ * strings gives null (nothing to index). SQL, so that the rebuild below runs in any SQLite client.
+ */
+const searchText = (body: string) =>
+  `CASE WHEN json_valid(${body}) THEN (SELECT group_concat(value, char(10)) FROM json_tree(${body}) WHERE type = 'text') ELSE ${body} END`;
+
+/**
  * Free-text search over the bodies (when on). `log_search` is a contentless FTS5 table (the text
- * lives once, in `log_bodies`) keyed by `log_bodies`' rowid, kept up to date by triggers on
- * `log_bodies`: the writer's insert indexes a row's bodies in the same transaction, and retention's
- * delete removes them (`contentless_delete` makes that a cheap tombstone, with no re-tokenising).
+ * lives once, in `log_bodies`) keyed by `log_bodies`' rowid, holding {@link searchText} of each
+ * body. The writer's insert indexes a row's bodies in the same transaction, with its own statement
+ * rather than a trigger: inside a trigger FTS5 writes its pending terms out at every row (a new
+ * segment per row, merged again later), which made the index cost about three times as much per
+ * row. Retention's delete removes them through a trigger (`contentless_delete` makes that a cheap
+ * tombstone, with no re-tokenising). `detail=none`: the index records which rows hold a word, not
+ * where (no positions: about a third less work per row), so a word the tokenizer splits (`gpt-4o`)
+ * is found as its tokens, each anywhere, and then confirmed in the row's text ({@link searchCondition}).
  * Created (and filled from the bodies already stored) when the store opens with search on and the
- * table is missing; dropped when it opens with search off. `automerge` 8 (FTS5's default is 4)
- * merges the index's segments less often: about a fifth less work per row in bench/log-search.ts,
- * searches as fast. A full `VACUUM` renumbers `log_bodies`'
+ * table is missing or older than schema version 7; dropped when it opens with search off.
+ * `automerge` 8 (FTS5's default is 4) merges the index's segments less often: about a fifth less
+ * work per row in bench/log-search.ts, searches as fast. A full `VACUUM` renumbers `log_bodies`'
  * rowids: run {@link REBUILD_SEARCH} after one.
  */
 const SEARCH_SCHEMA = `
-CREATE VIRTUAL TABLE log_search USING fts5(request_body, response_body, content='', contentless_delete=1);
+CREATE VIRTUAL TABLE log_search USING fts5(request_body, response_body, content='', contentless_delete=1, detail=none);
 INSERT INTO log_search (log_search, rank) VALUES ('automerge', 8);
-CREATE TRIGGER log_bodies_search_insert AFTER INSERT ON log_bodies BEGIN
-  INSERT INTO log_search (rowid, request_body, response_body) VALUES (new.rowid, new.request_body, new.response_body);
-END;
 CREATE TRIGGER log_bodies_search_delete AFTER DELETE ON log_bodies BEGIN
   DELETE FROM log_search WHERE rowid = old.rowid;
 END;
 `;
+/** Drops the index; the insert trigger is the one schema versions 5 and 6 indexed with. */
 const DROP_SEARCH = 'DROP TRIGGER IF EXISTS log_bodies_search_insert; DROP TRIGGER IF EXISTS log_bodies_search_delete; DROP TABLE IF EXISTS log_search;';
 
 /** Version 6: the failed requests, for "all errors" (the same condition as the list's). */
 const ERRORS_INDEX = 'CREATE INDEX IF NOT EXISTS logs_errors ON logs (time_ms, id) WHERE status >= 400 OR error_type IS NOT NULL;';
 
-/** Re-indexes every stored body (the migration to version 5, and after a full VACUUM). */
-export const REBUILD_SEARCH = `INSERT INTO log_search (log_search) VALUES ('delete-all');
-INSERT INTO log_search (rowid, request_body, response_body) SELECT rowid, request_body, response_body FROM log_bodies;`;
+/** Indexes one row's bodies (`?1` the rowid of its `log_bodies` row). */
+const INDEX_BODIES = `INSERT INTO log_search (rowid, request_body, response_body) VALUES (?1, ${searchText('?2')}, ${searchText('?3')})`;
 
-/** An FTS5 query from the search words: each one a quoted string (no operator syntax reaches FTS5), all of them required. */
-const ftsQuery = (terms: string[]) => terms.map((term) => `"${term.replaceAll('"', '""')}"`).join(' ');
+/** Re-indexes every stored body (the migration to version 7, and after a full VACUUM: plain SQL, for the `sqlite3` shell too). */
+export const REBUILD_SEARCH = `INSERT INTO log_search (log_search) VALUES ('delete-all');
+INSERT INTO log_search (rowid, request_body, response_body) SELECT rowid, ${searchText('request_body')}, ${searchText('response_body')} FROM log_bodies;`;
+
+/** The characters of a token for FTS5's `unicode61` tokenizer (its default categories L*, N*, Co); the others separate tokens. */
+const SEPARATORS = /[^\p{L}\p{N}\p{Co}]+/u;
+const EDGES = /^[^\p{L}\p{N}\p{Co}]+|[^\p{L}\p{N}\p{Co}]+$/gu;
+
+/**
+ * A search's words for the index: the tokens of each (quoted: no operator syntax reaches FTS5), all
+ * of them required, and the words of more than one token (`gpt-4o`, `insufficient_quota`, without
+ * the punctuation around them), lower-cased, which a row's text must then hold as typed: the index
+ * has no positions, so it only says that the tokens occur somewhere in the row.
+ */
+function ftsSearch(terms: string[]): { match: string; phrases: string[] } {
+  const tokens: string[] = [];
+  const phrases: string[] = [];
+  for (const term of terms) {
+    const parts = term.split(SEPARATORS).filter((part) => part.length > 0);
+    tokens.push(...parts);
+    if (parts.length > 1) phrases.push(term.replace(EDGES, '').toLowerCase());
+  }
+  return { match: tokens.map((token) => `"${token.replaceAll('"', '""')}"`).join(' '), phrases };
+}
+
+/** Whether a row's text (`request`, `response`: {@link searchText} of its bodies) holds `phrase` (lower-cased), in any case. */
+function holdsPhrase(phrase: unknown, request: unknown, response: unknown): number {
+  const holds = (text: unknown) => typeof text === 'string' && text.toLowerCase().includes(phrase as string);
+  return holds(request) || holds(response) ? 1 : 0;
+}
+
+/** The condition that a row of `log_bodies` (as `table`) holds each phrase as typed. */
+const phraseConditions = (table: string, phrases: string[], param: (value: unknown) => string) =>
+  phrases.map((phrase) => ` AND log_search_holds(${param(phrase)}, ${searchText(`${table}.request_body`)}, ${searchText(`${table}.response_body`)})`).join('');
 
 /**
  * A search's condition, in one of two shapes. A word that few bodies hold: the set of matching ids
@@ -124,14 +167,16 @@ const ftsQuery = (terms: string[]) => terms.map((term) => `"${term.replaceAll('"
  * set would be large (a word in most bodies: every body's id), so each row the time index walks is
  * probed instead (`EXISTS`: a seek in the word's posting list by rowid), and a page fills after a few
  * rows. {@link COMMON_MATCHES} decides between them. (`id` is qualified in the probe: inside it, a
- * bare `id` would be the body's own.)
+ * bare `id` would be the body's own.) A word of several tokens is confirmed in the candidate rows' text.
  */
 const searchCondition =
   (common: boolean) =>
-  (terms: string[], id: string, param: (value: unknown) => string): string =>
-    common
-      ? `EXISTS (SELECT 1 FROM log_bodies AS b JOIN log_search ON log_search.rowid = b.rowid WHERE b.id = ${id === 'id' ? 'logs.id' : id} AND log_search MATCH ${param(ftsQuery(terms))})`
-      : `${id} IN (SELECT id FROM log_bodies WHERE rowid IN (SELECT rowid FROM log_search WHERE log_search MATCH ${param(ftsQuery(terms))}))`;
+  (terms: string[], id: string, param: (value: unknown) => string): string => {
+    const { match, phrases } = ftsSearch(terms);
+    return common
+      ? `EXISTS (SELECT 1 FROM log_bodies AS b JOIN log_search ON log_search.rowid = b.rowid WHERE b.id = ${id === 'id' ? 'logs.id' : id} AND log_search MATCH ${param(match)}${phraseConditions('b', phrases, param)})`
+      : `${id} IN (SELECT id FROM log_bodies AS b WHERE rowid IN (SELECT rowid FROM log_search WHERE log_search MATCH ${param(match)})${phraseConditions('b', phrases, param)})`;
+  };
 
 /** Past this many matching bodies a search probes row by row rather than making the set of matches. */
 const COMMON_MATCHES = 2000;
@@ -168,6 +213,7 @@ export class SqliteLogStore implements LogStore {
   private insertLog?: StatementSync;
   private insertBody?: StatementSync;
   private insertMetadata?: StatementSync;
+  private indexBodies?: StatementSync;
 
   constructor(
     private readonly path: string,
@@ -209,8 +255,13 @@ export class SqliteLogStore implements LogStore {
       database.exec(
         'PRAGMA busy_timeout = 0; PRAGMA auto_vacuum = INCREMENTAL; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA cache_size = -65536;',
       );
+      database.function('log_search_holds', { deterministic: true }, holdsPhrase);
       const version = Number((database.prepare('PRAGMA user_version').get() as Row).user_version);
-      if (version < SCHEMA_VERSION) {
+      const indexed = database.prepare("SELECT 1 AS found FROM sqlite_master WHERE name = 'log_search'").get() !== undefined;
+      // Version 7 indexes the bodies' text differently (searchText, no positions): an older index is re-made.
+      const reindex = this.search && (!indexed || version < 7);
+      const drop = indexed && (!this.search || reindex);
+      if (version < SCHEMA_VERSION || reindex || drop) {
         // Version 2 adds the routed requests' route and attempts (JSON, null on the plain path).
         const routing = version < 2 ? 'ALTER TABLE logs ADD COLUMN routing TEXT;' : '';
         // Version 3 adds what the response cache did and saved.
@@ -221,11 +272,9 @@ export class SqliteLogStore implements LogStore {
         const endUser = version < 5 ? 'ALTER TABLE logs ADD COLUMN end_user TEXT;' : '';
         // Version 6 adds the errors index (and the search index, below, when search is on).
         const errorsIndex = version < 6 ? ERRORS_INDEX : '';
-        database.exec(`BEGIN; ${version < 1 ? SCHEMA : ''} ${routing} ${cache} ${dropped} ${endUser} ${errorsIndex} PRAGMA user_version = ${SCHEMA_VERSION}; COMMIT;`);
+        const search = `${drop ? DROP_SEARCH : ''} ${reindex ? `${SEARCH_SCHEMA} ${REBUILD_SEARCH}` : ''}`;
+        database.exec(`BEGIN; ${version < 1 ? SCHEMA : ''} ${routing} ${cache} ${dropped} ${endUser} ${errorsIndex} ${search} PRAGMA user_version = ${SCHEMA_VERSION}; COMMIT;`);
       }
-      const indexed = database.prepare("SELECT 1 AS found FROM sqlite_master WHERE name = 'log_search'").get() !== undefined;
-      if (this.search && !indexed) database.exec(`BEGIN; ${SEARCH_SCHEMA} ${REBUILD_SEARCH} COMMIT;`);
-      if (!this.search && indexed) database.exec(`BEGIN; ${DROP_SEARCH} COMMIT;`);
       return database;
     } catch (error) {
       database.close();
@@ -251,6 +300,7 @@ export class SqliteLogStore implements LogStore {
     this.insertLog = this.db.prepare(`INSERT OR IGNORE INTO logs (${COLUMNS.join(', ')}) VALUES (${placeholders})`);
     this.insertBody = this.db.prepare('INSERT OR IGNORE INTO log_bodies (id, time_ms, request_body, response_body) VALUES (?, ?, ?, ?)');
     this.insertMetadata = this.db.prepare('INSERT INTO log_metadata (log_id, key, value, time_ms) VALUES (?, ?, ?, ?)');
+    this.indexBodies = this.search ? this.db.prepare(INDEX_BODIES) : undefined;
     await this.prune();
   }
 
@@ -268,7 +318,8 @@ export class SqliteLogStore implements LogStore {
         const inserted = this.insertLog!.run(...values);
         if (Number(inserted.changes) === 0) continue; // already stored (a replayed batch)
         if (record.request_body !== null || record.response_body !== null) {
-          this.insertBody!.run(record.id, timeMs, record.request_body, record.response_body);
+          const body = this.insertBody!.run(record.id, timeMs, record.request_body, record.response_body);
+          if (this.indexBodies && Number(body.changes) > 0) this.indexBodies.run(body.lastInsertRowid, record.request_body, record.response_body);
         }
         for (const [key, value] of Object.entries(record.metadata)) this.insertMetadata!.run(record.id, key, value, timeMs);
       }
@@ -285,7 +336,7 @@ export class SqliteLogStore implements LogStore {
     if (!this.search) throw new Error('Body search is off for this log store (logs.search).');
     const counted = this.db
       .prepare(`SELECT count(*) AS n FROM (SELECT 1 FROM log_search WHERE log_search MATCH ? LIMIT ${COMMON_MATCHES + 1})`)
-      .get(ftsQuery(searchTerms(query.search))) as Row;
+      .get(ftsSearch(searchTerms(query.search)).match) as Row;
     return Number(counted.n) > COMMON_MATCHES;
   }
 

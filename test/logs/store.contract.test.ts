@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import test from 'ava';
 import { PostgresLogStore } from '../../core/logs/postgres-store.js';
 import type { LogRecord } from '../../core/logs/record.js';
-import { SqliteLogStore } from '../../core/logs/sqlite-store.js';
+import { REBUILD_SEARCH, SqliteLogStore } from '../../core/logs/sqlite-store.js';
 import { SqliteWorkerStore } from '../../core/logs/sqlite-worker-store.js';
 import { decodeCursor, encodeCursor, type LogQuery, type LogStore, type UsageCell } from '../../core/logs/store.js';
 import { DATABASE_URL, dropSchemas, makeRecord, postgresReachable, uniqueSchema } from './fixtures.js';
@@ -206,6 +206,29 @@ for (const [name, make, available] of factories) {
     t.deepEqual(paged, needles.map((index) => records[index].id).reverse());
     t.is(pages, 4);
     t.deepEqual(await ids({ search: 'needle', metadataKey: 'batch', metadataValue: 'n' }, 3), of(...needles), 'with a metadata filter');
+  });
+
+  withStore('search reads the string values of JSON bodies (not keys, escapes decoded) and other bodies as text; a split word is found as typed', async (t, store) => {
+    const chat = (model: string, content: string) => JSON.stringify({ model, messages: [{ role: 'user', content }] });
+    const records = [
+      makeRecord({ time: at(0), request_body: chat('gpt-4o', 'line one\nsecond line: Invoice-42 was paid') }),
+      makeRecord({ time: at(1000), request_body: chat('gpt-4', '4o is not gpt at all'), response_body: '{"id":"chatcmpl-9","choices":[{"finish_reason":"stop"}]}' }),
+      makeRecord({ time: at(2000), request_body: 'plain text that mentions a role and GPT-4o', response_body: null }),
+      // JSON the size cap cut: no longer valid, read as text (keys included).
+      makeRecord({ time: at(3000), request_body: '{"messages":[{"role":"user","content":"cut short gpt-4o…[truncated, 99999 in all]', response_body: null }),
+    ];
+    await store.insert(records);
+    const ids = async (search: string) => (await listAll(store, { limit: 2, search })).ids.sort();
+    const of = (...indexes: number[]) => indexes.map((index) => records[index].id).sort();
+    t.deepEqual(await ids('gpt-4o'), of(0, 2, 3), 'the tokens gpt and 4o apart (row 1) are not the word');
+    t.deepEqual(await ids('GPT-4O'), of(0, 2, 3), 'in any case');
+    t.deepEqual(await ids('(gpt-4o)'), of(0, 2, 3), 'punctuation around a word is not part of it');
+    t.deepEqual(await ids('gpt 4o'), of(0, 1, 2, 3), 'two words, each anywhere');
+    t.deepEqual(await ids('role'), of(2, 3), 'a JSON key is not a word of the body');
+    t.deepEqual(await ids('finish_reason'), [], 'nor one with punctuation inside');
+    t.deepEqual(await ids('stop chatcmpl-9'), of(1), 'string values are, ids included');
+    t.deepEqual(await ids('second invoice-42'), of(0), 'a word after an escaped line break');
+    t.deepEqual(await ids('user'), of(0, 1, 3), 'a value is a word wherever it is');
   });
 
   withStore('a word in thousands of bodies pages like a rare one: every match once, newest first, with filters', async (t, store) => {
@@ -455,7 +478,7 @@ test('sqlite: a version 5 log database gains the errors index and the body searc
   await first.insert([stored]);
   await first.close();
   const database = new DatabaseSync(path);
-  database.exec('DROP TRIGGER log_bodies_search_insert; DROP TRIGGER log_bodies_search_delete; DROP TABLE log_search; DROP INDEX logs_errors; PRAGMA user_version = 5;');
+  database.exec('DROP TRIGGER log_bodies_search_delete; DROP TABLE log_search; DROP INDEX logs_errors; PRAGMA user_version = 5;');
   database.close();
   const migrated = new SqliteLogStore(path);
   await migrated.init();
@@ -466,10 +489,83 @@ test('sqlite: a version 5 log database gains the errors index and the body searc
     t.is((await migrated.list({ limit: 10, search: 'walrus' })).data.length, 2);
     const reader = new DatabaseSync(path);
     t.truthy(reader.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name = 'logs_errors'").get());
-    t.is(Number((reader.prepare('PRAGMA user_version').get() as { user_version: number }).user_version), 6);
+    t.is(Number((reader.prepare('PRAGMA user_version').get() as { user_version: number }).user_version), 7);
     reader.close();
   } finally {
     await migrated.close();
+  }
+});
+
+/** The search index of schema versions 5 and 6: the bodies' whole JSON text, with positions, filled by a trigger. */
+const VERSION_6_SEARCH = `DROP TRIGGER log_bodies_search_delete; DROP TABLE log_search;
+CREATE VIRTUAL TABLE log_search USING fts5(request_body, response_body, content='', contentless_delete=1);
+CREATE TRIGGER log_bodies_search_insert AFTER INSERT ON log_bodies BEGIN
+  INSERT INTO log_search (rowid, request_body, response_body) VALUES (new.rowid, new.request_body, new.response_body);
+END;
+CREATE TRIGGER log_bodies_search_delete AFTER DELETE ON log_bodies BEGIN
+  DELETE FROM log_search WHERE rowid = old.rowid;
+END;
+INSERT INTO log_search (rowid, request_body, response_body) SELECT rowid, request_body, response_body FROM log_bodies;
+PRAGMA user_version = 6;`;
+
+test('sqlite: a version 6 log database has its search index made again over the string values, without positions or the insert trigger', async (t) => {
+  const { DatabaseSync } = await import('node:sqlite');
+  const path = databaseFile();
+  const first = new SqliteLogStore(path);
+  await first.init();
+  const now = Date.now();
+  const stored = makeRecord({ time: new Date(now - 600_000).toISOString(), request_body: JSON.stringify({ messages: [{ role: 'user', content: 'stored before the upgrade: walrus' }] }) });
+  await first.insert([stored]);
+  await first.close();
+  const database = new DatabaseSync(path);
+  database.exec(VERSION_6_SEARCH);
+  t.truthy(database.prepare("SELECT rowid FROM log_search WHERE log_search MATCH 'role'").get(), 'the old index holds the JSON keys');
+  database.close();
+  const migrated = new SqliteLogStore(path, { maxAgeMs: 3_600_000, maxBytes: 0 });
+  await migrated.init();
+  try {
+    t.deepEqual((await migrated.list({ limit: 10, search: 'walrus' })).data.map((row) => row.id), [stored.id], 'the stored body is indexed again');
+    t.deepEqual((await migrated.list({ limit: 10, search: 'role' })).data, [], 'without its keys');
+    const later = makeRecord({ time: new Date(now).toISOString(), request_body: 'after the upgrade: walrus' });
+    await migrated.insert([later]);
+    t.deepEqual((await migrated.list({ limit: 10, search: 'walrus' })).data.map((row) => row.id), [later.id, stored.id]);
+    await migrated.prune(now + 3_600_000 - 300_000); // retention's delete reaches the new index
+    t.deepEqual((await migrated.list({ limit: 10, search: 'walrus' })).data.map((row) => row.id), [later.id]);
+    const reader = new DatabaseSync(path);
+    const schema = reader.prepare("SELECT name, sql FROM sqlite_master WHERE name LIKE 'log_bodies_search%' OR name = 'log_search' ORDER BY name").all() as Array<{ name: string; sql: string }>;
+    reader.close();
+    t.deepEqual(schema.map((row) => row.name), ['log_bodies_search_delete', 'log_search']);
+    t.regex(schema[1].sql, /detail=none/);
+  } finally {
+    await migrated.close();
+  }
+});
+
+test('sqlite: REBUILD_SEARCH re-indexes every stored body in plain SQL (after a full VACUUM)', async (t) => {
+  const { DatabaseSync } = await import('node:sqlite');
+  const path = databaseFile();
+  const store = new SqliteLogStore(path);
+  await store.init();
+  const records = [
+    makeRecord({ time: at(0), request_body: JSON.stringify({ messages: [{ role: 'user', content: 'tapir gpt-4o' }] }) }),
+    makeRecord({ time: at(1000), request_body: 'plain tapir', response_body: JSON.stringify({ error: { code: 'insufficient_quota' } }) }),
+  ];
+  await store.insert(records);
+  await store.close();
+  // Another client, without the gateway's functions: the shell an operator would use.
+  const database = new DatabaseSync(path);
+  database.exec(`INSERT INTO log_search (log_search) VALUES ('delete-all'); VACUUM;`);
+  database.exec(REBUILD_SEARCH);
+  database.close();
+  const reopened = new SqliteLogStore(path);
+  await reopened.init();
+  try {
+    t.deepEqual((await reopened.list({ limit: 10, search: 'tapir' })).data.map((row) => row.id), [records[1].id, records[0].id]);
+    t.deepEqual((await reopened.list({ limit: 10, search: 'gpt-4o' })).data.map((row) => row.id), [records[0].id]);
+    t.deepEqual((await reopened.list({ limit: 10, search: 'insufficient_quota' })).data.map((row) => row.id), [records[1].id]);
+    t.deepEqual((await reopened.list({ limit: 10, search: 'role' })).data, []);
+  } finally {
+    await reopened.close();
   }
 });
 
