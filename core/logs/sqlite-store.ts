@@ -98,21 +98,22 @@ const searchText = (body: string) =>
  * Free-text search over the bodies (when on). `log_search` is a contentless FTS5 table (the text
  * lives once, in `log_bodies`) keyed by `log_bodies`' rowid, holding {@link searchText} of each
  * body. The writer's insert indexes a row's bodies in the same transaction, with its own statement
- * rather than a trigger: inside a trigger FTS5 writes its pending terms out at every row (a new
- * segment per row, merged again later), which made the index cost about three times as much per
- * row. Retention's delete removes them through a trigger (`contentless_delete` makes that a cheap
- * tombstone, with no re-tokenising). `detail=none`: the index records which rows hold a word, not
- * where (no positions: about a third less work per row), so a word the tokenizer splits (`gpt-4o`)
- * is found as its tokens, each anywhere, and then confirmed in the row's text ({@link searchCondition}).
+ * rather than a trigger: from a trigger FTS5 writes its pending terms out far more often (more,
+ * smaller segments, merged again later), and the index cost about three times as much per row. Retention's delete removes them through a trigger (`contentless_delete` makes that a cheap
+ * tombstone, with no re-tokenising). The index keeps the words' positions: a word the tokenizer
+ * splits (`gpt-4o`) is a phrase query, answered from the index alone.
  * Created (and filled from the bodies already stored) when the store opens with search on and the
  * table is missing or older than schema version 7; dropped when it opens with search off.
- * `automerge` 8 (FTS5's default is 4) merges the index's segments less often: about a fifth less
- * work per row in bench/log-search.ts, searches as fast. A full `VACUUM` renumbers `log_bodies`'
- * rowids: run {@link REBUILD_SEARCH} after one.
+ * `automerge` stays FTS5's 4: 8 saved ~5 µs per row but left more segments, and a phrase of two
+ * common words took ~3 times as long (bench/log-search.ts). `deletemerge` 30 (FTS5's default is 10):
+ * a segment is rewritten for its deleted rows once 30% of them are gone rather than 10%; retention
+ * deletes the oldest rows, whose segments then go whole: a third of the work per deleted row, the
+ * same size of index in a steady state of inserts and deletes. A full `VACUUM` renumbers
+ * `log_bodies`' rowids: run {@link REBUILD_SEARCH} after one.
  */
 const SEARCH_SCHEMA = `
-CREATE VIRTUAL TABLE log_search USING fts5(request_body, response_body, content='', contentless_delete=1, detail=none);
-INSERT INTO log_search (log_search, rank) VALUES ('automerge', 8);
+CREATE VIRTUAL TABLE log_search USING fts5(request_body, response_body, content='', contentless_delete=1);
+INSERT INTO log_search (log_search, rank) VALUES ('deletemerge', 30);
 CREATE TRIGGER log_bodies_search_delete AFTER DELETE ON log_bodies BEGIN
   DELETE FROM log_search WHERE rowid = old.rowid;
 END;
@@ -130,36 +131,8 @@ const INDEX_BODIES = `INSERT INTO log_search (rowid, request_body, response_body
 export const REBUILD_SEARCH = `INSERT INTO log_search (log_search) VALUES ('delete-all');
 INSERT INTO log_search (rowid, request_body, response_body) SELECT rowid, ${searchText('request_body')}, ${searchText('response_body')} FROM log_bodies;`;
 
-/** The characters of a token for FTS5's `unicode61` tokenizer (its default categories L*, N*, Co); the others separate tokens. */
-const SEPARATORS = /[^\p{L}\p{N}\p{Co}]+/u;
-const EDGES = /^[^\p{L}\p{N}\p{Co}]+|[^\p{L}\p{N}\p{Co}]+$/gu;
-
-/**
- * A search's words for the index: the tokens of each (quoted: no operator syntax reaches FTS5), all
- * of them required, and the words of more than one token (`gpt-4o`, `insufficient_quota`, without
- * the punctuation around them), lower-cased, which a row's text must then hold as typed: the index
- * has no positions, so it only says that the tokens occur somewhere in the row.
- */
-function ftsSearch(terms: string[]): { match: string; phrases: string[] } {
-  const tokens: string[] = [];
-  const phrases: string[] = [];
-  for (const term of terms) {
-    const parts = term.split(SEPARATORS).filter((part) => part.length > 0);
-    tokens.push(...parts);
-    if (parts.length > 1) phrases.push(term.replace(EDGES, '').toLowerCase());
-  }
-  return { match: tokens.map((token) => `"${token.replaceAll('"', '""')}"`).join(' '), phrases };
-}
-
-/** Whether a row's text (`request`, `response`: {@link searchText} of its bodies) holds `phrase` (lower-cased), in any case. */
-function holdsPhrase(phrase: unknown, request: unknown, response: unknown): number {
-  const holds = (text: unknown) => typeof text === 'string' && text.toLowerCase().includes(phrase as string);
-  return holds(request) || holds(response) ? 1 : 0;
-}
-
-/** The condition that a row of `log_bodies` (as `table`) holds each phrase as typed. */
-const phraseConditions = (table: string, phrases: string[], param: (value: unknown) => string) =>
-  phrases.map((phrase) => ` AND log_search_holds(${param(phrase)}, ${searchText(`${table}.request_body`)}, ${searchText(`${table}.response_body`)})`).join('');
+/** An FTS5 query from the search words: each one a quoted string (no operator syntax reaches FTS5; a word the tokenizer splits is a phrase), all of them required. */
+const ftsQuery = (terms: string[]) => terms.map((term) => `"${term.replaceAll('"', '""')}"`).join(' ');
 
 /**
  * A search's condition, in one of two shapes. A word that few bodies hold: the set of matching ids
@@ -167,16 +140,14 @@ const phraseConditions = (table: string, phrases: string[], param: (value: unkno
  * set would be large (a word in most bodies: every body's id), so each row the time index walks is
  * probed instead (`EXISTS`: a seek in the word's posting list by rowid), and a page fills after a few
  * rows. {@link COMMON_MATCHES} decides between them. (`id` is qualified in the probe: inside it, a
- * bare `id` would be the body's own.) A word of several tokens is confirmed in the candidate rows' text.
+ * bare `id` would be the body's own.)
  */
 const searchCondition =
   (common: boolean) =>
-  (terms: string[], id: string, param: (value: unknown) => string): string => {
-    const { match, phrases } = ftsSearch(terms);
-    return common
-      ? `EXISTS (SELECT 1 FROM log_bodies AS b JOIN log_search ON log_search.rowid = b.rowid WHERE b.id = ${id === 'id' ? 'logs.id' : id} AND log_search MATCH ${param(match)}${phraseConditions('b', phrases, param)})`
-      : `${id} IN (SELECT id FROM log_bodies AS b WHERE rowid IN (SELECT rowid FROM log_search WHERE log_search MATCH ${param(match)})${phraseConditions('b', phrases, param)})`;
-  };
+  (terms: string[], id: string, param: (value: unknown) => string): string =>
+    common
+      ? `EXISTS (SELECT 1 FROM log_bodies AS b JOIN log_search ON log_search.rowid = b.rowid WHERE b.id = ${id === 'id' ? 'logs.id' : id} AND log_search MATCH ${param(ftsQuery(terms))})`
+      : `${id} IN (SELECT id FROM log_bodies WHERE rowid IN (SELECT rowid FROM log_search WHERE log_search MATCH ${param(ftsQuery(terms))}))`;
 
 /** Past this many matching bodies a search probes row by row rather than making the set of matches. */
 const COMMON_MATCHES = 2000;
@@ -255,10 +226,9 @@ export class SqliteLogStore implements LogStore {
       database.exec(
         'PRAGMA busy_timeout = 0; PRAGMA auto_vacuum = INCREMENTAL; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA cache_size = -65536;',
       );
-      database.function('log_search_holds', { deterministic: true }, holdsPhrase);
       const version = Number((database.prepare('PRAGMA user_version').get() as Row).user_version);
       const indexed = database.prepare("SELECT 1 AS found FROM sqlite_master WHERE name = 'log_search'").get() !== undefined;
-      // Version 7 indexes the bodies' text differently (searchText, no positions): an older index is re-made.
+      // Version 7 indexes the bodies' string values (searchText) with a statement of its own: an older index is re-made.
       const reindex = this.search && (!indexed || version < 7);
       const drop = indexed && (!this.search || reindex);
       if (version < SCHEMA_VERSION || reindex || drop) {
@@ -336,7 +306,7 @@ export class SqliteLogStore implements LogStore {
     if (!this.search) throw new Error('Body search is off for this log store (logs.search).');
     const counted = this.db
       .prepare(`SELECT count(*) AS n FROM (SELECT 1 FROM log_search WHERE log_search MATCH ? LIMIT ${COMMON_MATCHES + 1})`)
-      .get(ftsSearch(searchTerms(query.search)).match) as Row;
+      .get(ftsQuery(searchTerms(query.search))) as Row;
     return Number(counted.n) > COMMON_MATCHES;
   }
 
