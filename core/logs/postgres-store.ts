@@ -87,10 +87,12 @@ const searchCondition = (schema: string) => (terms: string[], id: string, param:
  * Migration 7: a body's text search vector. `jsonb_to_tsvector` over the string values only: about
  * half the work of the whole JSON text for a chat request and answer (keys, numbers and syntax are
  * most of a small body's words). Any error (a body that is not JSON, or JSON that jsonb refuses)
- * falls back to the whole text, so no body can fail an insert.
+ * falls back to the whole text, so no body can fail an insert. The exception block is a
+ * subtransaction, which a parallel worker cannot start: the function is PARALLEL UNSAFE (a search
+ * whose plan filtered bodies with it in parallel workers failed).
  */
 const SEARCH_VECTOR = `CREATE OR REPLACE FUNCTION log_search_vector(body text) RETURNS tsvector
-  LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE AS $$
+  LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL UNSAFE AS $$
 BEGIN
   RETURN jsonb_to_tsvector('simple'::regconfig, body::jsonb, '["string"]');
 EXCEPTION WHEN OTHERS THEN
