@@ -226,30 +226,40 @@ export class SqliteLogStore implements LogStore {
       database.exec(
         'PRAGMA busy_timeout = 0; PRAGMA auto_vacuum = INCREMENTAL; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA cache_size = -65536;',
       );
-      const version = Number((database.prepare('PRAGMA user_version').get() as Row).user_version);
-      const indexed = database.prepare("SELECT 1 AS found FROM sqlite_master WHERE name = 'log_search'").get() !== undefined;
-      // Version 7 indexes the bodies' string values (searchText) with a statement of its own: an older index is re-made.
-      const reindex = this.search && (!indexed || version < 7);
-      const drop = indexed && (!this.search || reindex);
-      if (version < SCHEMA_VERSION || reindex || drop) {
-        // Version 2 adds the routed requests' route and attempts (JSON, null on the plain path).
-        const routing = version < 2 ? 'ALTER TABLE logs ADD COLUMN routing TEXT;' : '';
-        // Version 3 adds what the response cache did and saved.
-        const cache = version < 3 ? 'ALTER TABLE logs ADD COLUMN cache_status TEXT; ALTER TABLE logs ADD COLUMN cache_saved_usd REAL;' : '';
-        // Version 4 adds the request fields a protocol translation dropped (JSON, null when none).
-        const dropped = version < 4 ? 'ALTER TABLE logs ADD COLUMN dropped_fields TEXT;' : '';
-        // Version 5 adds the end user the request named (its `user` field).
-        const endUser = version < 5 ? 'ALTER TABLE logs ADD COLUMN end_user TEXT;' : '';
-        // Version 6 adds the errors index (and the search index, below, when search is on).
-        const errorsIndex = version < 6 ? ERRORS_INDEX : '';
-        const search = `${drop ? DROP_SEARCH : ''} ${reindex ? `${SEARCH_SCHEMA} ${REBUILD_SEARCH}` : ''}`;
-        database.exec(`BEGIN; ${version < 1 ? SCHEMA : ''} ${routing} ${cache} ${dropped} ${endUser} ${errorsIndex} ${search} PRAGMA user_version = ${SCHEMA_VERSION}; COMMIT;`);
+      if (this.migration(database) !== '') {
+        // Read again under the write lock: another process on the same file (GATEWAY_WORKERS) may
+        // have migrated it meanwhile. A lock held by one that is migrating fails this open (busy),
+        // and the log queue opens the store again later.
+        database.exec('BEGIN IMMEDIATE');
+        database.exec(`${this.migration(database)} COMMIT;`);
       }
       return database;
     } catch (error) {
       database.close();
       throw error;
     }
+  }
+
+  /** The statements that bring the database to this schema version and search setting ('' when it is there). */
+  private migration(database: DatabaseSync): string {
+    const version = Number((database.prepare('PRAGMA user_version').get() as Row).user_version);
+    const indexed = database.prepare("SELECT 1 AS found FROM sqlite_master WHERE name = 'log_search'").get() !== undefined;
+    // Version 7 indexes the bodies' string values (searchText) with a statement of its own: an older index is re-made.
+    const reindex = this.search && (!indexed || version < 7);
+    const drop = indexed && (!this.search || reindex);
+    if (version >= SCHEMA_VERSION && !reindex && !drop) return '';
+    // Version 2 adds the routed requests' route and attempts (JSON, null on the plain path).
+    const routing = version < 2 ? 'ALTER TABLE logs ADD COLUMN routing TEXT;' : '';
+    // Version 3 adds what the response cache did and saved.
+    const cache = version < 3 ? 'ALTER TABLE logs ADD COLUMN cache_status TEXT; ALTER TABLE logs ADD COLUMN cache_saved_usd REAL;' : '';
+    // Version 4 adds the request fields a protocol translation dropped (JSON, null when none).
+    const dropped = version < 4 ? 'ALTER TABLE logs ADD COLUMN dropped_fields TEXT;' : '';
+    // Version 5 adds the end user the request named (its `user` field).
+    const endUser = version < 5 ? 'ALTER TABLE logs ADD COLUMN end_user TEXT;' : '';
+    // Version 6 adds the errors index (and the search index, below, when search is on).
+    const errorsIndex = version < 6 ? ERRORS_INDEX : '';
+    const search = `${drop ? DROP_SEARCH : ''} ${reindex ? `${SEARCH_SCHEMA} ${REBUILD_SEARCH}` : ''}`;
+    return `${version < 1 ? SCHEMA : ''} ${routing} ${cache} ${dropped} ${endUser} ${errorsIndex} ${search} PRAGMA user_version = ${SCHEMA_VERSION};`;
   }
 
   async init(): Promise<void> {

@@ -578,6 +578,31 @@ test('sqlite: a version 6 log database has its search index made again over the 
   }
 });
 
+test('sqlite: an open that finds another process writing the file (a worker migrating it) fails at once, and the next one migrates', async (t) => {
+  const { DatabaseSync } = await import('node:sqlite');
+  const path = databaseFile();
+  const first = new SqliteLogStore(path);
+  await first.init();
+  const stored = makeRecord({ request_body: JSON.stringify({ messages: [{ role: 'user', content: 'walrus' }] }) });
+  await first.insert([stored]);
+  await first.close();
+  const other = new DatabaseSync(path);
+  other.exec(VERSION_6_SEARCH);
+  other.exec('BEGIN IMMEDIATE');
+  const store = new SqliteLogStore(path);
+  try {
+    await t.throwsAsync(store.init(), { message: /locked/ });
+    other.exec('ROLLBACK');
+    other.close();
+    await store.init();
+    t.deepEqual((await store.list({ limit: 10, search: 'walrus' })).data.map((row) => row.id), [stored.id]);
+    t.deepEqual((await store.list({ limit: 10, search: 'role' })).data, []);
+  } finally {
+    if (other.isOpen) other.close();
+    await store.close();
+  }
+});
+
 test('sqlite: REBUILD_SEARCH re-indexes every stored body in plain SQL (after a full VACUUM)', async (t) => {
   const { DatabaseSync } = await import('node:sqlite');
   const path = databaseFile();
