@@ -99,7 +99,8 @@ const searchText = (body: string) =>
  * lives once, in `log_bodies`) keyed by `log_bodies`' rowid, holding {@link searchText} of each
  * body. The writer's insert indexes a row's bodies in the same transaction, with its own statement
  * rather than a trigger: from a trigger FTS5 writes its pending terms out far more often (more,
- * smaller segments, merged again later), and the index cost about three times as much per row. Retention's delete removes them through a trigger (`contentless_delete` makes that a cheap
+ * smaller segments, merged again later), and the index cost about three times as much per row.
+ * Retention's delete removes them through a trigger (`contentless_delete` makes that a cheap
  * tombstone, with no re-tokenising). The index keeps the words' positions: a word the tokenizer
  * splits (`gpt-4o`) is a phrase query, answered from the index alone.
  * Created (and filled from the bodies already stored) when the store opens with search on and the
@@ -256,8 +257,9 @@ export class SqliteLogStore implements LogStore {
     const dropped = version < 4 ? 'ALTER TABLE logs ADD COLUMN dropped_fields TEXT;' : '';
     // Version 5 adds the end user the request named (its `user` field).
     const endUser = version < 5 ? 'ALTER TABLE logs ADD COLUMN end_user TEXT;' : '';
-    // Version 6 adds the errors index (and the search index, below, when search is on).
+    // Version 6 adds the errors index.
     const errorsIndex = version < 6 ? ERRORS_INDEX : '';
+    // The search index is made (filled from the stored bodies) or dropped as `search` says.
     const search = `${drop ? DROP_SEARCH : ''} ${reindex ? `${SEARCH_SCHEMA} ${REBUILD_SEARCH}` : ''}`;
     return `${version < 1 ? SCHEMA : ''} ${routing} ${cache} ${dropped} ${endUser} ${errorsIndex} ${search} PRAGMA user_version = ${SCHEMA_VERSION};`;
   }
