@@ -247,7 +247,7 @@ export class SqliteLogStore implements LogStore {
     const indexed = database.prepare("SELECT 1 AS found FROM sqlite_master WHERE name = 'log_search'").get() !== undefined;
     // Version 7 indexes the bodies' string values (searchText) with a statement of its own: an older index is re-made.
     const reindex = this.search && (!indexed || version < 7);
-    const drop = indexed && (!this.search || reindex);
+    const drop = indexed && !this.search;
     if (version >= SCHEMA_VERSION && !reindex && !drop) return '';
     // Version 2 adds the routed requests' route and attempts (JSON, null on the plain path).
     const routing = version < 2 ? 'ALTER TABLE logs ADD COLUMN routing TEXT;' : '';
@@ -260,7 +260,8 @@ export class SqliteLogStore implements LogStore {
     // Version 6 adds the errors index.
     const errorsIndex = version < 6 ? ERRORS_INDEX : '';
     // The search index is made (filled from the stored bodies) or dropped as `search` says.
-    const search = `${drop ? DROP_SEARCH : ''} ${reindex ? `${SEARCH_SCHEMA} ${REBUILD_SEARCH}` : ''}`;
+    // (DROP_SEARCH before a re-make too: a table dropped by hand leaves its delete trigger.)
+    const search = reindex ? `${DROP_SEARCH} ${SEARCH_SCHEMA} ${REBUILD_SEARCH}` : drop ? DROP_SEARCH : '';
     return `${version < 1 ? SCHEMA : ''} ${routing} ${cache} ${dropped} ${endUser} ${errorsIndex} ${search} PRAGMA user_version = ${SCHEMA_VERSION};`;
   }
 
