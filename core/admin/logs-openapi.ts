@@ -23,7 +23,7 @@ const filters = [
     required: false,
     schema: text,
     description:
-      'Free-text search over the stored (redacted) request and response bodies: every word must occur, case-insensitive, without stemming; punctuation inside a word makes adjacent tokens (`gpt-4o`). No operator syntax. Rows without stored bodies never match.',
+      'Free-text search over the stored (redacted) request and response bodies: the string values of a JSON body (not its keys or numbers), a body that is not JSON as text. Every word must occur, case-insensitive, without stemming; punctuation inside a word makes adjacent tokens (`gpt-4o`). No operator syntax. Rows without stored bodies never match.',
   },
   { name: 'provider', in: 'query', required: false, schema: text },
   { name: 'model', in: 'query', required: false, schema: text },

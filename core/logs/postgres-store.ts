@@ -71,14 +71,33 @@ const ADDED_LATER = new Set(['routing', 'cache_status', 'cache_saved_usd', 'drop
 const typeOf = (column: string) => TYPES[column] ?? 'text';
 
 /**
- * The searched document of a row of `log_bodies`: both bodies, parsed with the `simple` text search
+ * The searched document of a row of `log_bodies`: the text of both bodies (`log_search_vector`,
+ * made by migration 7: the string values of a JSON body, not its keys or numbers; a body that is not
+ * valid JSON, such as one the size cap cut, as text), parsed with the `simple` text search
  * configuration (lower-cased words, no stemming or stop words: ids, model names and error codes
  * are found as typed). Queries must use this exact expression for the GIN index to serve them.
  */
-const BODY_DOCUMENT = `to_tsvector('simple'::regconfig, coalesce(request_body, '') || ' ' || coalesce(response_body, ''))`;
+const bodyDocument = (schema: string) =>
+  `(coalesce(${schema}.log_search_vector(request_body), ''::tsvector) || coalesce(${schema}.log_search_vector(response_body), ''::tsvector))`;
 
 const searchCondition = (schema: string) => (terms: string[], id: string, param: (value: unknown) => string) =>
-  `${id} IN (SELECT id FROM ${schema}.log_bodies WHERE ${BODY_DOCUMENT} @@ plainto_tsquery('simple'::regconfig, ${param(terms.join(' '))}))`;
+  `${id} IN (SELECT id FROM ${schema}.log_bodies WHERE ${bodyDocument(schema)} @@ plainto_tsquery('simple'::regconfig, ${param(terms.join(' '))}))`;
+
+/**
+ * Migration 7: a body's text search vector. `jsonb_to_tsvector` over the string values only: about
+ * half the work of the whole JSON text for a chat request and answer (keys, numbers and syntax are
+ * most of a small body's words). Any error (a body that is not JSON, or JSON that jsonb refuses)
+ * falls back to the whole text, so no body can fail an insert. The exception block is a
+ * subtransaction, which a parallel worker cannot start: the function is PARALLEL UNSAFE (a search
+ * whose plan filtered bodies with it in parallel workers failed).
+ */
+const SEARCH_VECTOR = `CREATE OR REPLACE FUNCTION log_search_vector(body text) RETURNS tsvector
+  LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL UNSAFE AS $$
+BEGIN
+  RETURN jsonb_to_tsvector('simple'::regconfig, body::jsonb, '["string"]');
+EXCEPTION WHEN OTHERS THEN
+  RETURN to_tsvector('simple'::regconfig, body);
+END $$`;
 
 /** Schema migrations, in order; each runs once, in a transaction, under an advisory lock. */
 const MIGRATIONS: ReadonlyArray<string> = [
@@ -103,6 +122,9 @@ const MIGRATIONS: ReadonlyArray<string> = [
   // The failed requests (a partial index, so "all errors" does not scan the successes). The body
   // search index is made or dropped after the migrations, as `search` says.
   'CREATE INDEX IF NOT EXISTS logs_errors ON logs (time_ms DESC, id DESC) WHERE status >= 400 OR error_type IS NOT NULL',
+  // The search index over the bodies' string values (bodyDocument): the one over the whole text
+  // is dropped, and made again below when search is on.
+  `${SEARCH_VECTOR}; DROP INDEX IF EXISTS log_bodies_search`,
 ];
 
 /**
@@ -207,7 +229,7 @@ export class PostgresLogStore implements LogStore {
         await client.query(`INSERT INTO ${this.schema}.log_schema_version (version) VALUES ($1)`, [index + 1]);
       }
       await client.query(`SET LOCAL search_path = ${this.schema}`);
-      await client.query(this.searchable ? `CREATE INDEX IF NOT EXISTS log_bodies_search ON log_bodies USING GIN (${BODY_DOCUMENT})` : 'DROP INDEX IF EXISTS log_bodies_search');
+      await client.query(this.searchable ? `CREATE INDEX IF NOT EXISTS log_bodies_search ON log_bodies USING GIN (${bodyDocument(this.schema)})` : 'DROP INDEX IF EXISTS log_bodies_search');
     });
     const definition = [...COLUMNS.map((column) => `${column} ${typeOf(column)}`), 'request_body text', 'response_body text'].join(', ');
     this.insertSql = `WITH input AS (SELECT * FROM json_to_recordset($1::json) AS r(${definition})),

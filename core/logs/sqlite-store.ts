@@ -56,7 +56,7 @@ export interface SqliteRetention {
   maxBytes: number;
 }
 
-const SCHEMA_VERSION = 6;
+const SCHEMA_VERSION = 7;
 /** The log holds request bodies and caller identities: readable by the gateway's user only. */
 const FILE_MODE = 0o600;
 
@@ -86,36 +86,53 @@ CREATE INDEX IF NOT EXISTS log_metadata_time ON log_metadata (time_ms);
 `;
 
 /**
+ * The text of a stored body that the search index holds: the string values of a JSON body (not its
+ * keys, numbers or punctuation; escapes decoded, so a word after a `\n` is a word), one per line;
+ * a body that is not valid JSON (plain text, or JSON the size cap cut) as it is. A JSON body without
+ * strings gives null (nothing to index). SQL, so that the rebuild below runs in any SQLite client.
+ */
+const searchText = (body: string) =>
+  `CASE WHEN json_valid(${body}) THEN (SELECT group_concat(value, char(10)) FROM json_tree(${body}) WHERE type = 'text') ELSE ${body} END`;
+
+/**
  * Free-text search over the bodies (when on). `log_search` is a contentless FTS5 table (the text
- * lives once, in `log_bodies`) keyed by `log_bodies`' rowid, kept up to date by triggers on
- * `log_bodies`: the writer's insert indexes a row's bodies in the same transaction, and retention's
- * delete removes them (`contentless_delete` makes that a cheap tombstone, with no re-tokenising).
+ * lives once, in `log_bodies`) keyed by `log_bodies`' rowid, holding {@link searchText} of each
+ * body. The writer's insert indexes a row's bodies in the same transaction, with its own statement
+ * rather than a trigger: from a trigger FTS5 writes its pending terms out far more often (more,
+ * smaller segments, merged again later), and the index cost about three times as much per row.
+ * Retention's delete removes them through a trigger (`contentless_delete` makes that a cheap
+ * tombstone, with no re-tokenising). The index keeps the words' positions: a word the tokenizer
+ * splits (`gpt-4o`) is a phrase query, answered from the index alone.
  * Created (and filled from the bodies already stored) when the store opens with search on and the
- * table is missing; dropped when it opens with search off. `automerge` 8 (FTS5's default is 4)
- * merges the index's segments less often: about a fifth less work per row in bench/log-search.ts,
- * searches as fast. A full `VACUUM` renumbers `log_bodies`'
- * rowids: run {@link REBUILD_SEARCH} after one.
+ * table is missing or older than schema version 7; dropped when it opens with search off.
+ * `automerge` stays FTS5's 4: 8 saved ~5 µs per row but left more segments, and a phrase of two
+ * common words took ~3 times as long (bench/log-search.ts). `deletemerge` 30 (FTS5's default is 10):
+ * a segment is rewritten for its deleted rows once 30% of them are gone rather than 10%; retention
+ * deletes the oldest rows, whose segments then go whole: a third of the work per deleted row, the
+ * same size of index in a steady state of inserts and deletes. A full `VACUUM` renumbers
+ * `log_bodies`' rowids: run {@link REBUILD_SEARCH} after one.
  */
 const SEARCH_SCHEMA = `
 CREATE VIRTUAL TABLE log_search USING fts5(request_body, response_body, content='', contentless_delete=1);
-INSERT INTO log_search (log_search, rank) VALUES ('automerge', 8);
-CREATE TRIGGER log_bodies_search_insert AFTER INSERT ON log_bodies BEGIN
-  INSERT INTO log_search (rowid, request_body, response_body) VALUES (new.rowid, new.request_body, new.response_body);
-END;
+INSERT INTO log_search (log_search, rank) VALUES ('deletemerge', 30);
 CREATE TRIGGER log_bodies_search_delete AFTER DELETE ON log_bodies BEGIN
   DELETE FROM log_search WHERE rowid = old.rowid;
 END;
 `;
+/** Drops the index; the insert trigger is the one schema versions 5 and 6 indexed with. */
 const DROP_SEARCH = 'DROP TRIGGER IF EXISTS log_bodies_search_insert; DROP TRIGGER IF EXISTS log_bodies_search_delete; DROP TABLE IF EXISTS log_search;';
 
 /** Version 6: the failed requests, for "all errors" (the same condition as the list's). */
 const ERRORS_INDEX = 'CREATE INDEX IF NOT EXISTS logs_errors ON logs (time_ms, id) WHERE status >= 400 OR error_type IS NOT NULL;';
 
-/** Re-indexes every stored body (the migration to version 5, and after a full VACUUM). */
-export const REBUILD_SEARCH = `INSERT INTO log_search (log_search) VALUES ('delete-all');
-INSERT INTO log_search (rowid, request_body, response_body) SELECT rowid, request_body, response_body FROM log_bodies;`;
+/** Indexes one row's bodies (`?1` the rowid of its `log_bodies` row). */
+const INDEX_BODIES = `INSERT INTO log_search (rowid, request_body, response_body) VALUES (?1, ${searchText('?2')}, ${searchText('?3')})`;
 
-/** An FTS5 query from the search words: each one a quoted string (no operator syntax reaches FTS5), all of them required. */
+/** Re-indexes every stored body (the migration to version 7, and after a full VACUUM: plain SQL, for the `sqlite3` shell too). */
+export const REBUILD_SEARCH = `INSERT INTO log_search (log_search) VALUES ('delete-all');
+INSERT INTO log_search (rowid, request_body, response_body) SELECT rowid, ${searchText('request_body')}, ${searchText('response_body')} FROM log_bodies;`;
+
+/** An FTS5 query from the search words: each one a quoted string (no operator syntax reaches FTS5; a word the tokenizer splits is a phrase), all of them required. */
 const ftsQuery = (terms: string[]) => terms.map((term) => `"${term.replaceAll('"', '""')}"`).join(' ');
 
 /**
@@ -168,6 +185,7 @@ export class SqliteLogStore implements LogStore {
   private insertLog?: StatementSync;
   private insertBody?: StatementSync;
   private insertMetadata?: StatementSync;
+  private indexBodies?: StatementSync;
 
   constructor(
     private readonly path: string,
@@ -211,28 +229,42 @@ export class SqliteLogStore implements LogStore {
       database.exec(
         'PRAGMA busy_timeout = 0; PRAGMA auto_vacuum = INCREMENTAL; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA cache_size = -16384;',
       );
-      const version = Number((database.prepare('PRAGMA user_version').get() as Row).user_version);
-      if (version < SCHEMA_VERSION) {
-        // Version 2 adds the routed requests' route and attempts (JSON, null on the plain path).
-        const routing = version < 2 ? 'ALTER TABLE logs ADD COLUMN routing TEXT;' : '';
-        // Version 3 adds what the response cache did and saved.
-        const cache = version < 3 ? 'ALTER TABLE logs ADD COLUMN cache_status TEXT; ALTER TABLE logs ADD COLUMN cache_saved_usd REAL;' : '';
-        // Version 4 adds the request fields a protocol translation dropped (JSON, null when none).
-        const dropped = version < 4 ? 'ALTER TABLE logs ADD COLUMN dropped_fields TEXT;' : '';
-        // Version 5 adds the end user the request named (its `user` field).
-        const endUser = version < 5 ? 'ALTER TABLE logs ADD COLUMN end_user TEXT;' : '';
-        // Version 6 adds the errors index (and the search index, below, when search is on).
-        const errorsIndex = version < 6 ? ERRORS_INDEX : '';
-        database.exec(`BEGIN; ${version < 1 ? SCHEMA : ''} ${routing} ${cache} ${dropped} ${endUser} ${errorsIndex} PRAGMA user_version = ${SCHEMA_VERSION}; COMMIT;`);
+      if (this.migration(database) !== '') {
+        // Read again under the write lock: another process on the same file (GATEWAY_WORKERS) may
+        // have migrated it meanwhile. A lock held by one that is migrating fails this open (busy),
+        // and the log queue opens the store again later.
+        database.exec('BEGIN IMMEDIATE');
+        database.exec(`${this.migration(database)} COMMIT;`);
       }
-      const indexed = database.prepare("SELECT 1 AS found FROM sqlite_master WHERE name = 'log_search'").get() !== undefined;
-      if (this.search && !indexed) database.exec(`BEGIN; ${SEARCH_SCHEMA} ${REBUILD_SEARCH} COMMIT;`);
-      if (!this.search && indexed) database.exec(`BEGIN; ${DROP_SEARCH} COMMIT;`);
       return database;
     } catch (error) {
       database.close();
       throw error;
     }
+  }
+
+  /** The statements that bring the database to this schema version and search setting ('' when it is there). */
+  private migration(database: DatabaseSync): string {
+    const version = Number((database.prepare('PRAGMA user_version').get() as Row).user_version);
+    const indexed = database.prepare("SELECT 1 AS found FROM sqlite_master WHERE name = 'log_search'").get() !== undefined;
+    // Version 7 indexes the bodies' string values (searchText) with a statement of its own: an older index is re-made.
+    const reindex = this.search && (!indexed || version < 7);
+    const drop = indexed && !this.search;
+    if (version >= SCHEMA_VERSION && !reindex && !drop) return '';
+    // Version 2 adds the routed requests' route and attempts (JSON, null on the plain path).
+    const routing = version < 2 ? 'ALTER TABLE logs ADD COLUMN routing TEXT;' : '';
+    // Version 3 adds what the response cache did and saved.
+    const cache = version < 3 ? 'ALTER TABLE logs ADD COLUMN cache_status TEXT; ALTER TABLE logs ADD COLUMN cache_saved_usd REAL;' : '';
+    // Version 4 adds the request fields a protocol translation dropped (JSON, null when none).
+    const dropped = version < 4 ? 'ALTER TABLE logs ADD COLUMN dropped_fields TEXT;' : '';
+    // Version 5 adds the end user the request named (its `user` field).
+    const endUser = version < 5 ? 'ALTER TABLE logs ADD COLUMN end_user TEXT;' : '';
+    // Version 6 adds the errors index.
+    const errorsIndex = version < 6 ? ERRORS_INDEX : '';
+    // The search index is made (filled from the stored bodies) or dropped as `search` says.
+    // (DROP_SEARCH before a re-make too: a table dropped by hand leaves its delete trigger.)
+    const search = reindex ? `${DROP_SEARCH} ${SEARCH_SCHEMA} ${REBUILD_SEARCH}` : drop ? DROP_SEARCH : '';
+    return `${version < 1 ? SCHEMA : ''} ${routing} ${cache} ${dropped} ${endUser} ${errorsIndex} ${search} PRAGMA user_version = ${SCHEMA_VERSION};`;
   }
 
   async init(): Promise<void> {
@@ -253,6 +285,7 @@ export class SqliteLogStore implements LogStore {
     this.insertLog = this.db.prepare(`INSERT OR IGNORE INTO logs (${COLUMNS.join(', ')}) VALUES (${placeholders})`);
     this.insertBody = this.db.prepare('INSERT OR IGNORE INTO log_bodies (id, time_ms, request_body, response_body) VALUES (?, ?, ?, ?)');
     this.insertMetadata = this.db.prepare('INSERT INTO log_metadata (log_id, key, value, time_ms) VALUES (?, ?, ?, ?)');
+    this.indexBodies = this.search ? this.db.prepare(INDEX_BODIES) : undefined;
     await this.prune();
   }
 
@@ -270,7 +303,8 @@ export class SqliteLogStore implements LogStore {
         const inserted = this.insertLog!.run(...values);
         if (Number(inserted.changes) === 0) continue; // already stored (a replayed batch)
         if (record.request_body !== null || record.response_body !== null) {
-          this.insertBody!.run(record.id, timeMs, record.request_body, record.response_body);
+          const body = this.insertBody!.run(record.id, timeMs, record.request_body, record.response_body);
+          if (this.indexBodies && Number(body.changes) > 0) this.indexBodies.run(body.lastInsertRowid, record.request_body, record.response_body);
         }
         for (const [key, value] of Object.entries(record.metadata)) this.insertMetadata!.run(record.id, key, value, timeMs);
       }

@@ -17,7 +17,8 @@ export interface LogQuery {
   /** Only failed requests: status 400 or above, or an error recorded (a stream that broke after its 200). */
   errors?: boolean;
   /**
-   * Free-text search over the stored (redacted) request and response bodies: every word must occur
+   * Free-text search over the stored (redacted) request and response bodies: the string values of
+   * a JSON body (not its keys or numbers), a body that is not JSON as text. Every word must occur
    * (SQLite FTS5, PostgreSQL text search with the `simple` configuration). Rows without bodies never match.
    */
   search?: string;

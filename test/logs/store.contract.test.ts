@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import test from 'ava';
 import { PostgresLogStore } from '../../core/logs/postgres-store.js';
 import type { LogRecord } from '../../core/logs/record.js';
-import { SqliteLogStore } from '../../core/logs/sqlite-store.js';
+import { REBUILD_SEARCH, SqliteLogStore } from '../../core/logs/sqlite-store.js';
 import { SqliteWorkerStore } from '../../core/logs/sqlite-worker-store.js';
 import { decodeCursor, encodeCursor, type LogQuery, type LogStore, type UsageCell } from '../../core/logs/store.js';
 import { DATABASE_URL, dropSchemas, makeRecord, postgresReachable, uniqueSchema } from './fixtures.js';
@@ -206,6 +206,29 @@ for (const [name, make, available] of factories) {
     t.deepEqual(paged, needles.map((index) => records[index].id).reverse());
     t.is(pages, 4);
     t.deepEqual(await ids({ search: 'needle', metadataKey: 'batch', metadataValue: 'n' }, 3), of(...needles), 'with a metadata filter');
+  });
+
+  withStore('search reads the string values of JSON bodies (not keys, escapes decoded) and other bodies as text; a split word is found as typed', async (t, store) => {
+    const chat = (model: string, content: string) => JSON.stringify({ model, messages: [{ role: 'user', content }] });
+    const records = [
+      makeRecord({ time: at(0), request_body: chat('gpt-4o', 'line one\nsecond line: Invoice-42 was paid') }),
+      makeRecord({ time: at(1000), request_body: chat('gpt-4', '4o is not gpt at all'), response_body: '{"id":"chatcmpl-9","choices":[{"finish_reason":"stop"}]}' }),
+      makeRecord({ time: at(2000), request_body: 'plain text that mentions a role and GPT-4o', response_body: null }),
+      // JSON the size cap cut: no longer valid, read as text (keys included).
+      makeRecord({ time: at(3000), request_body: '{"messages":[{"role":"user","content":"cut short gpt-4o…[truncated, 99999 in all]', response_body: null }),
+    ];
+    await store.insert(records);
+    const ids = async (search: string) => (await listAll(store, { limit: 2, search })).ids.sort();
+    const of = (...indexes: number[]) => indexes.map((index) => records[index].id).sort();
+    t.deepEqual(await ids('gpt-4o'), of(0, 2, 3), 'the tokens gpt and 4o apart (row 1) are not the word');
+    t.deepEqual(await ids('GPT-4O'), of(0, 2, 3), 'in any case');
+    t.deepEqual(await ids('(gpt-4o)'), of(0, 2, 3), 'punctuation around a word is not part of it');
+    t.deepEqual(await ids('gpt 4o'), of(0, 1, 2, 3), 'two words, each anywhere');
+    t.deepEqual(await ids('role'), of(2, 3), 'a JSON key is not a word of the body');
+    t.deepEqual(await ids('finish_reason'), [], 'nor one with punctuation inside');
+    t.deepEqual(await ids('stop chatcmpl-9'), of(1), 'string values are, ids included');
+    t.deepEqual(await ids('second invoice-42'), of(0), 'a word after an escaped line break');
+    t.deepEqual(await ids('user'), of(0, 1, 3), 'a value is a word wherever it is');
   });
 
   withStore('a word in thousands of bodies pages like a rare one: every match once, newest first, with filters', async (t, store) => {
@@ -446,6 +469,42 @@ test('sqlite: a version 2 log database gains the cache, dropped-fields and end-u
   }
 });
 
+(postgres.ok ? test : test.skip)('postgres: a migration 6 schema has its search index made again over the string values of the bodies', async (t) => {
+  const schema = uniqueSchema('migrate7');
+  schemas.push(schema);
+  const first = new PostgresLogStore({ connectionString: DATABASE_URL, schema });
+  await first.init();
+  const stored = makeRecord({ time: at(0), request_body: JSON.stringify({ messages: [{ role: 'user', content: 'stored before the upgrade: walrus' }] }) });
+  await first.insert([stored]);
+  await first.close();
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: DATABASE_URL });
+  await client.connect();
+  // The index of migrations 1 to 6: the whole text of both bodies.
+  await client.query(`DROP INDEX ${schema}.log_bodies_search; DROP FUNCTION ${schema}.log_search_vector(text); DELETE FROM ${schema}.log_schema_version WHERE version >= 7;
+    CREATE INDEX log_bodies_search ON ${schema}.log_bodies USING GIN (to_tsvector('simple'::regconfig, coalesce(request_body, '') || ' ' || coalesce(response_body, '')))`);
+  const migrated = new PostgresLogStore({ connectionString: DATABASE_URL, schema });
+  await migrated.init();
+  try {
+    const index = await client.query('SELECT indexdef FROM pg_indexes WHERE schemaname = $1 AND indexname = $2', [schema, 'log_bodies_search']);
+    t.regex(String(index.rows[0]?.indexdef), /log_search_vector\(request_body\)/);
+    t.deepEqual((await migrated.list({ limit: 10, search: 'walrus' })).data.map((row) => row.id), [stored.id]);
+    t.deepEqual((await migrated.list({ limit: 10, search: 'role' })).data, [], 'a JSON key is not searched');
+    // A body that is not JSON, or JSON jsonb refuses (a NUL escape), is stored and searched as text.
+    const plain = makeRecord({ time: at(1000), request_body: '{"cut": "walrus gpt-4o…[truncated, 99999 in all]', response_body: '{"text":"walrus \\u0000"}' });
+    await migrated.insert([plain]);
+    t.deepEqual((await migrated.list({ limit: 10, search: 'walrus' })).data.map((row) => row.id), [plain.id, stored.id]);
+    t.deepEqual((await migrated.list({ limit: 10, search: 'cut gpt-4o' })).data.map((row) => row.id), [plain.id]);
+    // The fallback is an exception block, which parallel workers cannot run: the function must keep them out.
+    await client.query("SELECT set_config(name, 'on', false) FROM pg_settings WHERE name IN ('force_parallel_mode', 'debug_parallel_query')");
+    const counted = await client.query(`SELECT count(*) AS n FROM ${schema}.log_bodies WHERE ${schema}.log_search_vector(request_body) @@ plainto_tsquery('simple', 'walrus')`);
+    t.is(Number(counted.rows[0].n), 2);
+  } finally {
+    await client.end();
+    await migrated.close();
+  }
+});
+
 test('sqlite: a version 5 log database gains the errors index and the body search index, filled from the bodies it holds', async (t) => {
   const { DatabaseSync } = await import('node:sqlite');
   const path = databaseFile();
@@ -455,7 +514,7 @@ test('sqlite: a version 5 log database gains the errors index and the body searc
   await first.insert([stored]);
   await first.close();
   const database = new DatabaseSync(path);
-  database.exec('DROP TRIGGER log_bodies_search_insert; DROP TRIGGER log_bodies_search_delete; DROP TABLE log_search; DROP INDEX logs_errors; PRAGMA user_version = 5;');
+  database.exec('DROP TRIGGER log_bodies_search_delete; DROP TABLE log_search; DROP INDEX logs_errors; PRAGMA user_version = 5;');
   database.close();
   const migrated = new SqliteLogStore(path);
   await migrated.init();
@@ -466,11 +525,118 @@ test('sqlite: a version 5 log database gains the errors index and the body searc
     t.is((await migrated.list({ limit: 10, search: 'walrus' })).data.length, 2);
     const reader = new DatabaseSync(path);
     t.truthy(reader.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name = 'logs_errors'").get());
-    t.is(Number((reader.prepare('PRAGMA user_version').get() as { user_version: number }).user_version), 6);
+    t.is(Number((reader.prepare('PRAGMA user_version').get() as { user_version: number }).user_version), 7);
     reader.close();
   } finally {
     await migrated.close();
   }
+});
+
+/** The search index of schema versions 5 and 6: the bodies' whole JSON text, with positions, filled by a trigger. */
+const VERSION_6_SEARCH = `DROP TRIGGER log_bodies_search_delete; DROP TABLE log_search;
+CREATE VIRTUAL TABLE log_search USING fts5(request_body, response_body, content='', contentless_delete=1);
+CREATE TRIGGER log_bodies_search_insert AFTER INSERT ON log_bodies BEGIN
+  INSERT INTO log_search (rowid, request_body, response_body) VALUES (new.rowid, new.request_body, new.response_body);
+END;
+CREATE TRIGGER log_bodies_search_delete AFTER DELETE ON log_bodies BEGIN
+  DELETE FROM log_search WHERE rowid = old.rowid;
+END;
+INSERT INTO log_search (rowid, request_body, response_body) SELECT rowid, request_body, response_body FROM log_bodies;
+PRAGMA user_version = 6;`;
+
+test('sqlite: a version 6 log database has its search index made again over the string values, without the insert trigger', async (t) => {
+  const { DatabaseSync } = await import('node:sqlite');
+  const path = databaseFile();
+  const first = new SqliteLogStore(path);
+  await first.init();
+  const now = Date.now();
+  const stored = makeRecord({ time: new Date(now - 600_000).toISOString(), request_body: JSON.stringify({ messages: [{ role: 'user', content: 'stored before the upgrade: walrus' }] }) });
+  await first.insert([stored]);
+  await first.close();
+  const database = new DatabaseSync(path);
+  database.exec(VERSION_6_SEARCH);
+  t.truthy(database.prepare("SELECT rowid FROM log_search WHERE log_search MATCH 'role'").get(), 'the old index holds the JSON keys');
+  database.close();
+  const migrated = new SqliteLogStore(path, { maxAgeMs: 3_600_000, maxBytes: 0 });
+  await migrated.init();
+  try {
+    t.deepEqual((await migrated.list({ limit: 10, search: 'walrus' })).data.map((row) => row.id), [stored.id], 'the stored body is indexed again');
+    t.deepEqual((await migrated.list({ limit: 10, search: 'role' })).data, [], 'without its keys');
+    const later = makeRecord({ time: new Date(now).toISOString(), request_body: 'after the upgrade: walrus' });
+    await migrated.insert([later]);
+    t.deepEqual((await migrated.list({ limit: 10, search: 'walrus' })).data.map((row) => row.id), [later.id, stored.id]);
+    await migrated.prune(now + 3_600_000 - 300_000); // retention's delete reaches the new index
+    t.deepEqual((await migrated.list({ limit: 10, search: 'walrus' })).data.map((row) => row.id), [later.id]);
+    const reader = new DatabaseSync(path);
+    const schema = reader.prepare("SELECT name FROM sqlite_master WHERE name LIKE 'log_bodies_search%' OR name = 'log_search' ORDER BY name").all() as Array<{ name: string }>;
+    const deleteMerge = reader.prepare("SELECT v FROM log_search_config WHERE k = 'deletemerge'").get() as { v: number } | undefined;
+    reader.close();
+    t.deepEqual(schema.map((row) => row.name), ['log_bodies_search_delete', 'log_search'], 'the insert trigger is gone: the store indexes with a statement of its own');
+    t.is(deleteMerge?.v, 30);
+  } finally {
+    await migrated.close();
+  }
+});
+
+test('sqlite: an open that finds another process writing the file (a worker migrating it) fails at once, and the next one migrates', async (t) => {
+  const { DatabaseSync } = await import('node:sqlite');
+  const path = databaseFile();
+  const first = new SqliteLogStore(path);
+  await first.init();
+  const stored = makeRecord({ request_body: JSON.stringify({ messages: [{ role: 'user', content: 'walrus' }] }) });
+  await first.insert([stored]);
+  await first.close();
+  const other = new DatabaseSync(path);
+  other.exec(VERSION_6_SEARCH);
+  other.exec('BEGIN IMMEDIATE');
+  const store = new SqliteLogStore(path);
+  try {
+    await t.throwsAsync(store.init(), { message: /locked/ });
+    other.exec('ROLLBACK');
+    other.close();
+    await store.init();
+    t.deepEqual((await store.list({ limit: 10, search: 'walrus' })).data.map((row) => row.id), [stored.id]);
+    t.deepEqual((await store.list({ limit: 10, search: 'role' })).data, []);
+  } finally {
+    if (other.isOpen) other.close();
+    await store.close();
+  }
+});
+
+test('sqlite: REBUILD_SEARCH re-indexes every stored body in plain SQL (after a full VACUUM)', async (t) => {
+  const { DatabaseSync } = await import('node:sqlite');
+  const path = databaseFile();
+  const store = new SqliteLogStore(path);
+  await store.init();
+  const records = [
+    makeRecord({ time: at(0), request_body: JSON.stringify({ messages: [{ role: 'user', content: 'tapir gpt-4o' }] }) }),
+    makeRecord({ time: at(1000), request_body: 'plain tapir', response_body: JSON.stringify({ error: { code: 'insufficient_quota' } }) }),
+  ];
+  await store.insert(records);
+  await store.close();
+  const searched = async () => {
+    const reopened = new SqliteLogStore(path);
+    await reopened.init();
+    try {
+      t.deepEqual((await reopened.list({ limit: 10, search: 'tapir' })).data.map((row) => row.id), [records[1].id, records[0].id]);
+      t.deepEqual((await reopened.list({ limit: 10, search: 'gpt-4o' })).data.map((row) => row.id), [records[0].id]);
+      t.deepEqual((await reopened.list({ limit: 10, search: 'insufficient_quota' })).data.map((row) => row.id), [records[1].id]);
+      t.deepEqual((await reopened.list({ limit: 10, search: 'role' })).data, []);
+    } finally {
+      await reopened.close();
+    }
+  };
+  // Another client, without the gateway's functions: the shell an operator would use.
+  const database = new DatabaseSync(path);
+  database.exec(`INSERT INTO log_search (log_search) VALUES ('delete-all'); VACUUM;`);
+  database.exec(REBUILD_SEARCH);
+  database.close();
+  await searched();
+  // The other way docs/logs.md gives: the table dropped by hand (its delete trigger stays) is made again as the store opens.
+  const shell = new DatabaseSync(path);
+  shell.exec('DROP TABLE log_search;');
+  shell.close();
+  await searched();
 });
 
 const searchSwitch: Array<[string, (search: boolean, place: string) => LogStore, boolean]> = [
