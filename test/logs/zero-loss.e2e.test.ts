@@ -83,7 +83,9 @@ test.serial('sqlite: 20,000 requests give exactly 20,000 entries, through a mid-
   const gateway = await startGateway({ logs: { retryMs: 100, queueCapacity: 2_000 } });
   const databasePath = join(gateway.gateway.config.dataDir, 'logs.db');
   // A second connection holding the write lock: every batch the gateway tries fails (SQLITE_BUSY).
-  const blocker = new DatabaseSync(databasePath);
+  // Its busy timeout lets BEGIN EXCLUSIVE wait for a batch the log worker is committing at that
+  // instant (without it the test's own lock failed now and then).
+  const blocker = new DatabaseSync(databasePath, { timeout: 10_000 });
   try {
     const { seconds } = await drive(gateway, 'zl-sqlite', {
       [OUTAGE_FROM]: () => blocker.exec('BEGIN EXCLUSIVE'),
