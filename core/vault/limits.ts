@@ -87,8 +87,11 @@ export interface LimitsDependencies {
   readonly record: (id: string) => Promise<VirtualKeyRecord | undefined>;
   /** Output tokens reserved when a request gives no `max_tokens` (default 1024). */
   readonly outputTokenEstimate: number;
-  /** Told after a request of a key with a budget is charged (budget alerts); must return at once. */
-  readonly onCharged?: (budget: ChargedBudget) => void;
+  /**
+   * Told after a request of a key with a budget is charged (budget alerts), with the period's spend
+   * after the charge when the shared state returned it; must return at once.
+   */
+  readonly onCharged?: (budget: ChargedBudget, spentNanos: number | undefined) => void;
 }
 
 const requestField = (context: GatewayContext, field: string): unknown =>
@@ -304,8 +307,13 @@ export function limitHooks(dependencies: LimitsDependencies): { admit: Hook; set
         const failedNanos = toNanos(failedUsd ?? 0);
         const actualNanos = answerUsd !== undefined ? toNanos(answerUsd) + failedNanos : answered ? reservation.reservationNanos + failedNanos : failedNanos;
         try {
-          await dependencies.state().settle({ reservedKey: reservation.reservedKey, reservationNanos: reservation.reservationNanos, spent: reservation.spent, actualNanos });
-          if (reservation.budget !== undefined && actualNanos > 0) dependencies.onCharged?.(reservation.budget);
+          const budget = reservation.budget;
+          const charged = budget !== undefined && actualNanos > 0 && dependencies.onCharged !== undefined;
+          // The period's spend after this charge comes back from the settle: the alerts need no read of their own.
+          const spent = await dependencies
+            .state()
+            .settle({ reservedKey: reservation.reservedKey, reservationNanos: reservation.reservationNanos, spent: reservation.spent, actualNanos, report: charged ? budget.spentKey : undefined });
+          if (charged) dependencies.onCharged!(budget, spent);
         } catch {
           // The store is unreachable: the reservation stays counted (conservative); the log records the cost.
         }

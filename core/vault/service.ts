@@ -76,7 +76,7 @@ export class VaultService {
       ...(options.alerts?.retryDelaysMs ? { retryDelaysMs: options.alerts.retryDelaysMs } : {}),
     });
     this.hooks = limitHooks({
-      onCharged: (budget) => this.alerts.charged(budget),
+      onCharged: (budget, spentNanos) => this.alerts.charged(budget, spentNanos),
       state: () => this.parts.state,
       prices: this.prices,
       record: async (id) => this.parts.keys.cached(id) ?? this.parts.keys.get(id),
