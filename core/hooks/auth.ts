@@ -73,12 +73,16 @@ function bearerToken(authorization: string | undefined): string | undefined {
 
 /**
  * Whether the request may take a route: an `x-gateway-config` header, a key that names a route, or
- * a model that may be an alias. Synchronous, so the plain path pays for these checks only.
+ * a model that may be an alias (a stored alias this instance has cached as none is not).
+ * Synchronous, so the plain path pays for these checks only.
  */
 export function mayRoute(context: GatewayContext, keyRoute: string | undefined, routes: RouteCatalog): boolean {
   if (context.incoming.headers['x-gateway-config'] !== undefined || keyRoute !== undefined) return true;
   const model = context.request.model;
-  return model !== undefined && (routes.source !== undefined || routes.models.has(model));
+  if (model === undefined) return false;
+  if (routes.models.has(model)) return true;
+  const source = routes.source;
+  return source !== undefined && (source.cachedAlias === undefined || source.cachedAlias(model) !== undefined);
 }
 
 /**

@@ -67,7 +67,11 @@ export class VaultService {
   constructor(private readonly options: VaultServiceOptions) {
     this.prices = new PriceTable(options.pricing);
     this.resolver = virtualKeyResolver({ keys: () => this.parts.keys, credentials: () => this.parts.credentials });
-    this.routes = { route: (idOrName) => this.parts.routes.route(idOrName), alias: (model) => this.parts.routes.alias(model) };
+    this.routes = {
+      route: (idOrName) => this.parts.routes.route(idOrName),
+      alias: (model) => this.parts.routes.alias(model),
+      cachedAlias: (model) => this.parts.routes.cachedAlias(model),
+    };
     this.targets = targetCredentials(this.resolver, () => this.parts.credentials);
     this.alerts = new BudgetAlerts({
       state: () => this.parts.state,
