@@ -118,13 +118,14 @@ export class UpstreamClient {
   send(request: UpstreamRequest, options: { signal: AbortSignal; guarded: boolean; timeoutMs?: number }): Promise<UpstreamAnswer> {
     const url = this.parse(request.url);
     const timeout = options.timeoutMs ?? this.options.timeoutMs;
-    const exchange = new Exchange(options.signal, timeout, url.origin);
+    const body = request.body;
+    const exchange = new Exchange(options.signal, timeout, url.origin, body instanceof Readable ? body : undefined);
     this.pool(url.origin, options.guarded).dispatch(
       {
         method: request.method as Dispatcher.HttpMethod,
         path: url.path,
         headers: request.headers,
-        body: request.body ?? null,
+        body: body ?? null,
         headersTimeout: timeout,
         bodyTimeout: this.options.streamIdleTimeoutMs,
       },
@@ -196,6 +197,8 @@ class Exchange implements Dispatcher.DispatchHandler {
     private readonly client: AbortSignal,
     readonly timeoutMs: number,
     readonly origin: string,
+    /** The request's body when it is a stream (a pass-through or an upload): destroyed when the request fails. */
+    private sent: Readable | undefined,
   ) {
     this.answer = new Promise<UpstreamAnswer>((resolve, reject) => {
       this.resolve = resolve;
@@ -257,6 +260,12 @@ class Exchange implements Dispatcher.DispatchHandler {
 
   onError(error: Error): void {
     this.abort = undefined;
+    const sent = this.sent;
+    if (sent !== undefined) {
+      this.sent = undefined;
+      sent.on('error', ignore);
+      sent.destroy(error);
+    }
     const body = this.body;
     if (body === undefined) {
       this.clear();
