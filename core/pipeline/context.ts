@@ -85,9 +85,10 @@ export interface GatewayContext {
 
 /**
  * Sees (and passes on unchanged) the bytes of a streamed answer on their way to the client: the
- * log's body capture, the limits' usage reader. Returns the stream the client is sent.
+ * log's body capture, the limits' usage reader. Returns the stream the client is sent. Given the
+ * request's context, so that a tap needs no closure of its own per request.
  */
-export type StreamTap = (stream: Readable, response: GatewayResponse) => Readable;
+export type StreamTap = (stream: Readable, response: GatewayResponse, context: GatewayContext) => Readable;
 
 /** The response cache's verdict on a request, as the `x-gateway-cache` response header says it. */
 export type CacheStatus = 'HIT' | 'SEMANTIC-HIT' | 'MISS' | 'BYPASS' | 'REFRESH';
