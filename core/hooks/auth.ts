@@ -125,7 +125,7 @@ function providerPrefix(context: GatewayContext, registry: PluginRegistry): stri
   const rest = model!.slice(slash + 1);
   const body = context.request.body;
   if (!isRecord(body) || rest.length === 0) return undefined;
-  context.request = { ...context.request, body: { ...body, model: rest }, raw: undefined, model: rest };
+  context.request = { ...context.request, body: { ...body, model: rest }, raw: undefined, rawText: undefined, model: rest };
   return model!.slice(0, slash);
 }
 

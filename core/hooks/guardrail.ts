@@ -81,7 +81,7 @@ async function judgeInput(context: GatewayContext, policy: CompiledPolicy, opera
     );
   }
   if (outcome.action === 'transform' && rewrite) {
-    context.request = { ...context.request, body: rewrite(outcome.texts, outcome.parameters), raw: undefined };
+    context.request = { ...context.request, body: rewrite(outcome.texts, outcome.parameters), raw: undefined, rawText: undefined };
   }
 }
 

@@ -73,12 +73,12 @@ export function capturedBodies(context: GatewayContext, policy: BodyLogging): Lo
   let response: LogBodies['response'];
   const body = context.response?.body;
   if (context.error) response = { json: context.error.toJSON() };
-  else if (body && 'json' in body) response = body.serialised ? { json: body.json, serialised: body.serialised } : { json: body.json };
+  else if (body && 'json' in body) response = body.serialised ? { json: body.json, serialised: body.serialised, serialisedText: body.serialisedText } : { json: body.json };
   else if (body && 'bytes' in body) response = { chunks: [body.bytes], truncated: false };
   else {
     const capture = streams.get(context);
     if (capture) response = { chunks: capture.chunks, truncated: capture.truncated };
   }
-  const { raw, body: requestBody } = context.request;
-  return { request: raw ?? (requestBody === undefined ? undefined : { json: requestBody }), response, secrets: requestSecrets(context) };
+  const { raw, rawText, body: requestBody } = context.request;
+  return { request: raw ?? (requestBody === undefined ? undefined : { json: requestBody }), requestText: raw === undefined ? undefined : rawText, response, secrets: requestSecrets(context) };
 }

@@ -143,6 +143,8 @@ export interface RequestSlice {
   readonly body?: unknown;
   /** The JSON body's bytes as received. */
   readonly raw?: Buffer;
+  /** `raw` decoded (UTF-8), as it was parsed: the log reuses it rather than decoding the bytes again. */
+  readonly rawText?: string;
   /** The raw body stream (pass-through). */
   readonly stream?: Readable;
   readonly model?: string;
@@ -251,5 +253,9 @@ export interface ForwardSlice {
 export interface GatewayResponse {
   readonly status: number;
   readonly headers: Record<string, string | string[]>;
-  readonly body: { readonly json: unknown; readonly serialised?: Uint8Array } | { readonly stream: Readable } | { readonly bytes: Uint8Array } | null;
+  readonly body:
+    | { readonly json: unknown; readonly serialised?: Uint8Array; /** `serialised` decoded (the log reuses it). */ readonly serialisedText?: string }
+    | { readonly stream: Readable }
+    | { readonly bytes: Uint8Array }
+    | null;
 }

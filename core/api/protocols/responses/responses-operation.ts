@@ -90,8 +90,9 @@ export function createResponsesProtocol(options: ResponsesProtocolOptions): { ha
 
     async parse(request, parseOptions) {
       const raw = await readBody(request, parseOptions.bodyLimitBytes, parseOptions);
-      const body = validateResponsesRequest(parseJsonObject(raw));
-      return { body, raw, model: body.model, streaming: body.stream === true };
+      const rawText = raw.toString('utf8');
+      const body = validateResponsesRequest(parseJsonObject(rawText));
+      return { body, raw, rawText, model: body.model, streaming: body.stream === true };
     },
 
     toUpstream(context, provider, target) {
