@@ -131,7 +131,7 @@ export class UpstreamClient {
       },
       exchange,
     );
-    return exchange.answer;
+    return exchange.answer!;
   }
 
   /** Upstream URLs already parsed: a provider sends every request to the same few, so each is parsed once (bounded). */
@@ -181,20 +181,26 @@ function onDeadline(exchange: Exchange): void {
  * client's signal aborts, the request is aborted (before the headers: `answer` rejects with the
  * reason; after: the body fails with it). The deadline and the client's listener are cleared once
  * the body is complete or closed. The client's signal calls {@link handleEvent} (no closure).
+ *
+ * Once done it lets go of everything it held ({@link release}): the handler outlives its request
+ * in the transport, and while it still held the body, the answer's promise and the client's signal,
+ * each request's objects outlived the young generation (measured with `BENCH_PROMOTED=1`: 6.5 KB
+ * promoted per request against 1.1 KB with `request()`; 1.7 KB with the release).
  */
 class Exchange implements Dispatcher.DispatchHandler {
-  readonly answer: Promise<UpstreamAnswer>;
-  private resolve!: (answer: UpstreamAnswer) => void;
-  private reject!: (error: unknown) => void;
-  private readonly timer: NodeJS.Timeout;
+  answer: Promise<UpstreamAnswer> | undefined;
+  private resolve: ((answer: UpstreamAnswer) => void) | undefined;
+  private reject: ((error: unknown) => void) | undefined;
+  private timer: NodeJS.Timeout | undefined;
   private abort: ((error?: Error) => void) | undefined;
   private body: UpstreamBody | undefined;
   /** Why the request was cancelled (the deadline or the client's signal); undefined while it runs. */
   private reason: Error | undefined;
   private cleared = false;
+  private released = false;
 
   constructor(
-    private readonly client: AbortSignal,
+    private client: AbortSignal | undefined,
     readonly timeoutMs: number,
     readonly origin: string,
     /** The request's body when it is a stream (a pass-through or an upload): destroyed when the request fails. */
@@ -204,15 +210,14 @@ class Exchange implements Dispatcher.DispatchHandler {
       this.resolve = resolve;
       this.reject = reject;
     });
-    this.timer = setTimeout(onDeadline, timeoutMs, this);
-    this.timer.unref();
-    if (client.aborted) this.reason = abortReason(client);
-    else client.addEventListener('abort', this);
+    this.timer = setTimeout(onDeadline, timeoutMs, this).unref();
+    if (client!.aborted) this.reason = abortReason(client!);
+    else client!.addEventListener('abort', this);
   }
 
-  /** The client's signal aborted. */
+  /** The client's signal aborted (only while it is listened to, so before {@link release}). */
   handleEvent(): void {
-    this.cancel(abortReason(this.client));
+    this.cancel(abortReason(this.client!));
   }
 
   /** Aborts the request, or fails its body, with `reason` (once). */
@@ -232,7 +237,19 @@ class Exchange implements Dispatcher.DispatchHandler {
     if (this.cleared) return;
     this.cleared = true;
     clearTimeout(this.timer);
-    this.client.removeEventListener('abort', this);
+    this.client?.removeEventListener('abort', this);
+  }
+
+  /** Done (the body closed, or the request failed before its headers): nothing is held any more. */
+  private release(): void {
+    this.released = true;
+    this.answer = undefined;
+    this.resolve = undefined;
+    this.reject = undefined;
+    this.body = undefined;
+    this.client = undefined;
+    this.sent = undefined;
+    this.timer = undefined;
   }
 
   onConnect(abort: (error?: Error) => void): void {
@@ -245,7 +262,7 @@ class Exchange implements Dispatcher.DispatchHandler {
     if (statusCode < 200) return true;
     const body = new UpstreamBody(this, resume);
     this.body = body;
-    this.resolve({ origin: this.origin, status: statusCode, headers: util.parseHeaders(rawHeaders), body });
+    this.resolve!({ origin: this.origin, status: statusCode, headers: util.parseHeaders(rawHeaders), body });
     return true;
   }
 
@@ -266,10 +283,14 @@ class Exchange implements Dispatcher.DispatchHandler {
       sent.on('error', ignore);
       sent.destroy(error);
     }
+    if (this.released) return;
     const body = this.body;
     if (body === undefined) {
       this.clear();
-      this.reject(upstreamFailure(error, this.origin, this.client));
+      const reject = this.reject!;
+      const failure = upstreamFailure(error, this.origin, this.client);
+      this.release();
+      reject(failure);
     } else if (!body.destroyed) {
       body.on('error', ignore);
       body.destroy(error);
@@ -282,6 +303,7 @@ class Exchange implements Dispatcher.DispatchHandler {
     const abort = this.abort;
     this.abort = undefined;
     abort?.();
+    this.release();
   }
 
 }
