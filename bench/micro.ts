@@ -15,6 +15,15 @@ import type { LogBodies, LogEntry } from '../core/logs/entry.js';
 import { textBodies, toLogRecord } from '../core/logs/record.js';
 import { pino } from 'pino';
 import { loggerWithHeldLines, PinoLogSink } from '../core/logs/pino-sink.js';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Pool } from 'undici';
+import { timeOrderedId } from '../core/ids.js';
+import { UpstreamClient } from '../core/http/upstream.js';
+import { BudgetAlerts } from '../core/vault/alerts.js';
+import { SqliteState } from '../core/store/sqlite-state.js';
 
 const ROUNDS = 5;
 
@@ -177,8 +186,70 @@ function promClientSink(): (entry: LogEntry) => void {
   };
 }
 
+/** The UUIDv7 as built before issue 21's second round: from `randomUUID()` and string slices. */
+function uuidFromSlices(now = Date.now()): string {
+  const time = now.toString(16).padStart(12, '0');
+  return `${time.slice(0, 8)}-${time.slice(8, 12)}-7${randomUUID().slice(15)}`;
+}
+
+/**
+ * One upstream call to a local server and its small answer read whole: undici's `request()` with
+ * an abort controller following the client's signal and a deadline timer (as before issue 21's
+ * second round), against the gateway's dispatch handler (`UpstreamClient.send`).
+ */
+async function upstreamCalls(): Promise<[number, number]> {
+  const server = createServer((_request, response) => response.end(ANSWER));
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const headers = { 'content-type': 'application/json' };
+  const client = new AbortController().signal;
+  const pool = new Pool(origin, { connections: 1, keepAliveTimeout: 30_000 });
+  const before = await measure(5_000, async () => {
+    const controller = new AbortController();
+    const onAbort = () => controller.abort(client.reason);
+    client.addEventListener('abort', onAbort, { once: true });
+    const timer = setTimeout(() => controller.abort(new Error('deadline')), 60_000);
+    const answer = await pool.request({ method: 'POST', path: '/v1/chat/completions', headers, body: BODY, signal: controller.signal, headersTimeout: 60_000, bodyTimeout: 60_000 });
+    answer.body.once('close', () => {
+      clearTimeout(timer);
+      client.removeEventListener('abort', onAbort);
+    });
+    await new WholeBody(answer.body, 1 << 20, () => new Error('too large'), 'answer', undefined, 1).run(Number(answer.headers['content-length']));
+    await closed(answer.body);
+  });
+  const upstream = new UpstreamClient({ timeoutMs: 60_000, streamIdleTimeoutMs: 60_000, connectTimeoutMs: 10_000, connectionsPerOrigin: 1, maxPools: 10, poolIdleTimeoutMs: 60_000 });
+  const request = { method: 'POST' as const, url: `${origin}/v1/chat/completions`, headers, body: BODY };
+  const after = await measure(5_000, async () => {
+    const answer = await upstream.send(request, { signal: client, guarded: false });
+    await new WholeBody(answer.body, 1 << 20, () => new Error('too large'), 'answer', undefined, 1).run(Number(answer.headers['content-length']));
+    await closed(answer.body);
+  });
+  await Promise.all([pool.close(), upstream.close()]);
+  server.close();
+  return [before, after];
+}
+
 async function main(): Promise<void> {
   const rows: Array<[string, number, number]> = [];
+  rows.push(['a UUIDv7 (log entry and trace ids, 2 per request): randomUUID + slices → one buffer (issue 21)', await measure(200_000, () => uuidFromSlices()), await measure(200_000, () => timeOrderedId())]);
+  const [undiciRequest, dispatched] = await upstreamCalls();
+  rows.push(['upstream call + 200-byte answer, local server: request() + AbortController → dispatch handler (issue 21)', undiciRequest, dispatched]);
+  const state = new SqliteState(mkdtempSync(join(tmpdir(), 'micro-alerts-')));
+  const alerts = new BudgetAlerts({ state: () => state, logger: { warn: () => {} } });
+  const budget = { keyId: 'vk_micro', keyName: 'micro', budgetNanos: 1e18, period: 'total' as const, spentKey: 'usage:vk_micro:spent:total', now: Date.now() };
+  rows.push([
+    'budget alert check after a charge, below 80 %: read the spend → spend from the settle (issue 21)',
+    await measure(50_000, () => {
+      alerts.charged(budget);
+      return alerts.idle();
+    }),
+    await measure(50_000, () => {
+      alerts.charged(budget, 1000);
+      return alerts.idle();
+    }),
+  ]);
+  await state.close();
   const promClient = promClientSink();
   const metrics = new GatewayMetrics();
   rows.push([

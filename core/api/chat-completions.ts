@@ -55,8 +55,9 @@ export const chatCompletions: OperationHandler = {
 
   async parse(request, options) {
     const raw = await readBody(request, options.bodyLimitBytes, options);
-    const body = validateChatRequest(parseJsonObject(raw), options.strict);
-    return { body, raw, model: body.model, streaming: body.stream === true };
+    const rawText = raw.toString('utf8');
+    const body = validateChatRequest(parseJsonObject(rawText), options.strict);
+    return { body, raw, rawText, model: body.model, streaming: body.stream === true };
   },
 
   toUpstream(context, provider, target) {

@@ -14,8 +14,9 @@ export const completions: OperationHandler = {
 
   async parse(request, options) {
     const raw = await readBody(request, options.bodyLimitBytes, options);
-    const body = validateCompletionRequest(parseJsonObject(raw));
-    return { body, raw, model: body.model, streaming: body.stream === true };
+    const rawText = raw.toString('utf8');
+    const body = validateCompletionRequest(parseJsonObject(rawText));
+    return { body, raw, rawText, model: body.model, streaming: body.stream === true };
   },
 
   toUpstream(context, provider, target) {

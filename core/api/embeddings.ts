@@ -34,9 +34,10 @@ export const embeddings: OperationHandler = {
 
   async parse(request, options) {
     const raw = await readBody(request, options.bodyLimitBytes, options);
-    const body = validateEmbeddingRequest(parseJsonObject(raw));
+    const rawText = raw.toString('utf8');
+    const body = validateEmbeddingRequest(parseJsonObject(rawText));
     await checkEmbeddingTokenLimit(body);
-    return { body, raw, model: body.model, streaming: false };
+    return { body, raw, rawText, model: body.model, streaming: false };
   },
 
   toUpstream(context, provider, target) {

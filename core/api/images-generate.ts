@@ -40,8 +40,9 @@ export const imagesGenerate: OperationHandler = {
 
   async parse(request, options) {
     const raw = await readBody(request, options.bodyLimitBytes, options);
-    const body = validateImageGenerateRequest(parseJsonObject(raw));
-    return { body, raw, model: typeof body.model === 'string' ? body.model : IMAGE_MODEL_A, streaming: false };
+    const rawText = raw.toString('utf8');
+    const body = validateImageGenerateRequest(parseJsonObject(rawText));
+    return { body, raw, rawText, model: typeof body.model === 'string' ? body.model : IMAGE_MODEL_A, streaming: false };
   },
 
   toUpstream(context, provider, target) {

@@ -16,8 +16,8 @@ export interface JsonAnswer<Response> {
  * itself (an OpenAI-shaped provider with nothing to strip), its bytes are sent as received: no
  * second serialisation, here or in the log.
  */
-export function jsonBody(answer: unknown, upstream: { value: unknown; bytes: Uint8Array }): { json: unknown; serialised?: Uint8Array } {
-  return answer === upstream.value ? { json: answer, serialised: upstream.bytes } : { json: answer };
+export function jsonBody(answer: unknown, upstream: { value: unknown; bytes: Uint8Array; text?: string }): { json: unknown; serialised?: Uint8Array; serialisedText?: string } {
+  return answer === upstream.value ? { json: answer, serialised: upstream.bytes, serialisedText: upstream.text } : { json: answer };
 }
 
 /** The response side of an operation answered with one JSON body: read, map, record, strip when strict. */

@@ -159,10 +159,11 @@ export async function readWholeAnswer(forward: ForwardSlice, provider: string, s
  * bytes come back too: an answer that needs no change is sent to the client as received. The
  * answer's lease counts {@link JSON_ANSWER_COPIES} times its bytes.
  */
-export async function readUpstreamJson(forward: ForwardSlice, provider: string, signal: AbortSignal): Promise<{ value: unknown; bytes: Buffer }> {
+export async function readUpstreamJson(forward: ForwardSlice, provider: string, signal: AbortSignal): Promise<{ value: unknown; bytes: Buffer; text: string }> {
   const bytes = await readWholeAnswer(forward, provider, signal, JSON_ANSWER_COPIES);
+  const text = bytes.toString('utf8');
   try {
-    return { value: JSON.parse(bytes.toString('utf8')), bytes };
+    return { value: JSON.parse(text), bytes, text };
   } catch {
     throw errors.badGateway(`The provider "${provider}" answered with a body that is not JSON.`, { code: 'upstream_invalid_json' });
   }

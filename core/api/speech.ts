@@ -14,8 +14,9 @@ export const speech: OperationHandler = {
 
   async parse(request, options) {
     const raw = await readBody(request, options.bodyLimitBytes, options);
-    const body = validateSpeechRequest(parseJsonObject(raw));
-    return { body, raw, model: body.model, streaming: false };
+    const rawText = raw.toString('utf8');
+    const body = validateSpeechRequest(parseJsonObject(rawText));
+    return { body, raw, rawText, model: body.model, streaming: false };
   },
 
   toUpstream(context, provider, target) {

@@ -111,7 +111,7 @@ export async function wholeAnswer<Response extends StreamableResponse, Chunk ext
   context: GatewayContext,
   mapped: Response,
   operation: StreamableOperation<Response, Chunk>,
-  upstream?: { value: unknown; bytes: Buffer },
+  upstream?: { value: unknown; bytes: Buffer; text?: string },
 ): Promise<{ answer: Response; response: GatewayResponse }> {
   const judge = context.guardrail?.output;
   const answer = judge ? await judge.response(mapped, operation.text) : mapped;

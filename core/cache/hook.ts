@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { OperationHandler } from '../api/operation.js';
 import { errors, GatewayError } from '../errors.js';
 import type { AnswerRecorder, CacheStatus, GatewayContext } from '../pipeline/context.js';
-import type { Hook } from '../pipeline/hook.js';
+import type { Hook, Next } from '../pipeline/hook.js';
 import { respond } from '../pipeline/response.js';
 import type { RouteCache } from '../routing/route.js';
 import type { Clock } from '../spec/manifest.js';
@@ -108,46 +108,60 @@ export function cacheHook(dependencies: CacheHookDependencies): Hook {
     respond(context, response);
   };
 
+  /** A request the cache applies to: looked up, served, or recorded once answered. */
+  async function throughCache(context: GatewayContext, next: Next, cacheable: CacheableOperation, settings: RouteCache): Promise<void> {
+    const control = cacheControl(context.incoming.headers);
+    const identity = control === 'no-store' ? undefined : cacheable.identity(context.request.body);
+    if (identity === undefined) {
+      context.cache = { status: 'BYPASS' };
+      return tagged(context, next);
+    }
+    const namespace = namespaceOf(context.auth!.caller, settings.namespace);
+    // Strict compliance changes what providers put in an answer (their extra fields), so it is part of the key.
+    const key = `${namespace}/${digest(1, context.operation, context.strict, upstreamIdentity(context), identity)}`;
+    const slot: Slot = { key, namespace, maxAgeMs: (settings.max_age ?? DEFAULT_MAX_AGE_S) * 1000 };
+    const semantic = settings.mode === 'semantic';
+    if (control !== 'refresh') {
+      const exact = await cache.get(slot.key, slot.maxAgeMs);
+      if (exact) return serve(context, cacheable, exact, 'HIT');
+      if (semantic) slot.probe = await probeOf(context, cacheable, settings, identity, namespace);
+      const near = slot.probe && (await cache.nearest(slot.probe, settings.threshold ?? DEFAULT_THRESHOLD, slot.maxAgeMs));
+      if (near) return serve(context, cacheable, near, 'SEMANTIC-HIT');
+      if (control === 'only-if-cached') throw cacheMiss();
+    } else if (semantic) {
+      // A refreshed answer replaces the stored one and is indexed for later semantic lookups.
+      slot.probe = await probeOf(context, cacheable, settings, identity, namespace);
+    }
+    const recorder = new AnswerStore(context, cacheable, slot, dependencies);
+    context.cache = { status: control === 'refresh' ? 'REFRESH' : 'MISS', recorder };
+    await tagged(context, next);
+    const body = context.response?.body;
+    if (recorder.whole !== undefined && context.response?.status === 200 && body && !('stream' in body)) await recorder.save(recorder.whole);
+  }
+
   return {
     name: 'gateway-cache',
     stage: 'transform',
     // After the input guardrails (an earlier stage), before the provider mapping and the attempts.
     before: ['gateway-transform'],
-    async run(context, next) {
-      const control = cacheControl(context.incoming.headers);
+    // Not async: with the cache off (the common case) the request passes straight on, with no
+    // promise of this hook's own around next() (issue 21).
+    run(context, next) {
       const cacheable = operations.get(context.operation)?.cache;
       const settings = cacheable && (context.routing?.plan.route.cache ?? dependencies.fallback);
       if (cacheable === undefined || settings === undefined || settings.mode === 'off') {
         // Asked of the gateway, only-if-cached cannot be met; Cache-Control, meant for any cache on the way, is ignored here.
-        if (control === 'only-if-cached' && context.incoming.headers['x-gateway-cache'] !== undefined) throw cacheMiss();
+        // Only x-gateway-cache can make that so (and an invalid one is refused).
+        if (context.incoming.headers['x-gateway-cache'] !== undefined) {
+          try {
+            if (cacheControl(context.incoming.headers) === 'only-if-cached') return Promise.reject(cacheMiss());
+          } catch (error) {
+            return Promise.reject(error);
+          }
+        }
         return next();
       }
-      const identity = control === 'no-store' ? undefined : cacheable.identity(context.request.body);
-      if (identity === undefined) {
-        context.cache = { status: 'BYPASS' };
-        return tagged(context, next);
-      }
-      const namespace = namespaceOf(context.auth!.caller, settings.namespace);
-      // Strict compliance changes what providers put in an answer (their extra fields), so it is part of the key.
-      const key = `${namespace}/${digest(1, context.operation, context.strict, upstreamIdentity(context), identity)}`;
-      const slot: Slot = { key, namespace, maxAgeMs: (settings.max_age ?? DEFAULT_MAX_AGE_S) * 1000 };
-      const semantic = settings.mode === 'semantic';
-      if (control !== 'refresh') {
-        const exact = await cache.get(slot.key, slot.maxAgeMs);
-        if (exact) return serve(context, cacheable, exact, 'HIT');
-        if (semantic) slot.probe = await probeOf(context, cacheable, settings, identity, namespace);
-        const near = slot.probe && (await cache.nearest(slot.probe, settings.threshold ?? DEFAULT_THRESHOLD, slot.maxAgeMs));
-        if (near) return serve(context, cacheable, near, 'SEMANTIC-HIT');
-        if (control === 'only-if-cached') throw cacheMiss();
-      } else if (semantic) {
-        // A refreshed answer replaces the stored one and is indexed for later semantic lookups.
-        slot.probe = await probeOf(context, cacheable, settings, identity, namespace);
-      }
-      const recorder = new AnswerStore(context, cacheable, slot, dependencies);
-      context.cache = { status: control === 'refresh' ? 'REFRESH' : 'MISS', recorder };
-      await tagged(context, next);
-      const body = context.response?.body;
-      if (recorder.whole !== undefined && context.response?.status === 200 && body && !('stream' in body)) await recorder.save(recorder.whole);
+      return throughCache(context, next, cacheable, settings);
     },
   };
 }

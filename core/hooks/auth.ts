@@ -45,7 +45,9 @@ function forwardedHeaders(
   forwardCookies: boolean,
 ): Record<string, string> {
   const forwardHeaders: Record<string, string> = {};
-  for (const name of (headers['x-gateway-forward-headers'] ?? '').split(',')) {
+  const named = headers['x-gateway-forward-headers'];
+  if (named === undefined) return forwardHeaders;
+  for (const name of named.split(',')) {
     const lower = name.trim().toLowerCase();
     if (!lower) continue;
     const refusal = forwardRefusal(lower, provider, storedCredential, forwardCookies);
@@ -73,12 +75,16 @@ function bearerToken(authorization: string | undefined): string | undefined {
 
 /**
  * Whether the request may take a route: an `x-gateway-config` header, a key that names a route, or
- * a model that may be an alias. Synchronous, so the plain path pays for these checks only.
+ * a model that may be an alias (a stored alias this instance has cached as none is not).
+ * Synchronous, so the plain path pays for these checks only.
  */
 export function mayRoute(context: GatewayContext, keyRoute: string | undefined, routes: RouteCatalog): boolean {
   if (context.incoming.headers['x-gateway-config'] !== undefined || keyRoute !== undefined) return true;
   const model = context.request.model;
-  return model !== undefined && (routes.source !== undefined || routes.models.has(model));
+  if (model === undefined) return false;
+  if (routes.models.has(model)) return true;
+  const source = routes.source;
+  return source !== undefined && (source.cachedAlias === undefined || source.cachedAlias(model) !== undefined);
 }
 
 /**
@@ -119,7 +125,7 @@ function providerPrefix(context: GatewayContext, registry: PluginRegistry): stri
   const rest = model!.slice(slash + 1);
   const body = context.request.body;
   if (!isRecord(body) || rest.length === 0) return undefined;
-  context.request = { ...context.request, body: { ...body, model: rest }, raw: undefined, model: rest };
+  context.request = { ...context.request, body: { ...body, model: rest }, raw: undefined, rawText: undefined, model: rest };
   return model!.slice(0, slash);
 }
 
@@ -230,17 +236,29 @@ async function identify(
   context: Pick<GatewayContext, 'incoming'> & KeyResolutionContext,
   keys: { accountKey: AccountKey; keyResolvers: KeyResolver[]; failedAuth?: FailedAuthLimiter },
 ): Promise<KeyResolution> {
-  const refuse = (error: GatewayError): GatewayError => keys.failedAuth?.failure(context.incoming.clientAddress ?? 'unknown', error) ?? error;
-  const resolver = keys.keyResolvers.find((candidate) => key.startsWith(candidate.prefix));
+  let resolver: KeyResolver | undefined;
+  for (const candidate of keys.keyResolvers) {
+    if (key.startsWith(candidate.prefix)) {
+      resolver = candidate;
+      break;
+    }
+  }
   let resolution: KeyResolution | undefined;
   try {
-    resolution = resolver ? await resolver.resolve(key, context) : keys.accountKey.matches(key) ? { caller: { type: 'account' } } : undefined;
+    resolution = resolver ? await resolver.resolve(key, context) : keys.accountKey.matches(key) ? ACCOUNT : undefined;
   } catch (error) {
-    throw error instanceof GatewayError && error.status === 401 ? refuse(error) : error;
+    throw error instanceof GatewayError && error.status === 401 ? refused(error, context, keys.failedAuth) : error;
   }
-  if (resolution === undefined) throw refuse(errors.authentication('The x-gateway-api-key is not valid.', { code: 'invalid_api_key' }));
+  if (resolution === undefined) throw refused(errors.authentication('The x-gateway-api-key is not valid.', { code: 'invalid_api_key' }), context, keys.failedAuth);
   return resolution;
 }
+
+/** The account key's resolution (the same for every request: nothing mutates it). */
+const ACCOUNT: KeyResolution = Object.freeze({ caller: Object.freeze({ type: 'account' as const }) });
+
+/** A failed authentication, counted for the client address (429 once it failed too often). */
+const refused = (error: GatewayError, context: Pick<GatewayContext, 'incoming'>, failedAuth: FailedAuthLimiter | undefined): GatewayError =>
+  failedAuth?.failure(context.incoming.clientAddress ?? 'unknown', error) ?? error;
 
 /** Opens one target for a caller: its provider, credentials (stored, a virtual key's, or the caller's Bearer), base URL and forwarded headers; 400 with `param` for what does not exist. */
 export type OpenTarget = (context: GatewayContext, resolution: Pick<KeyResolution, 'caller' | 'policy'>, target: Target, param: string) => Promise<AuthSlice>;
@@ -392,7 +410,7 @@ export function authHook(dependencies: {
 
       const forwardHeaders = forwardedHeaders(headers, provider, resolution.credentials !== undefined, forwardCookies);
 
-      context.auth = {
+      const auth: { -readonly [Field in keyof AuthSlice]: AuthSlice[Field] } = {
         caller,
         provider,
         forwardHeaders,
@@ -403,8 +421,9 @@ export function authHook(dependencies: {
           credentials: resolution.credentials ?? { apiKey },
           strict: context.strict,
         },
-        ...(resolution.policy !== undefined ? { policy: resolution.policy } : {}),
       };
+      if (resolution.policy !== undefined) auth.policy = resolution.policy;
+      context.auth = auth;
       await next();
     },
   };

@@ -4,7 +4,7 @@ import { createOutputJudge } from '../guardrails/output/index.js';
 import type { PolicyRegistry } from '../guardrails/registry.js';
 import { errors } from '../errors.js';
 import type { GatewayContext } from '../pipeline/context.js';
-import type { Hook } from '../pipeline/hook.js';
+import type { Hook, Next } from '../pipeline/hook.js';
 import type { JudgedRequest, OperationHandler } from '../api/operation.js';
 import type { CompiledPolicy } from '../guardrails/registry.js';
 
@@ -22,30 +22,36 @@ export function guardrailHook(dependencies: {
   operations: ReadonlyMap<string, OperationHandler>;
 }): Hook {
   const { policies, defaultPolicy, operations } = dependencies;
+
+  /** A request a policy applies to: its input judged, its output judge installed. */
+  async function guarded(context: GatewayContext, next: Next, name: string): Promise<void> {
+    const policy = policies.get(name);
+    // Keys are checked against the policies when created; one whose policy was since removed
+    // from the configuration is refused rather than served unguarded.
+    if (!policy) throw errors.internal('The guardrail policy of this key is not configured.', { code: 'guardrail_policy_missing' });
+    context.guardrail!.policy = name;
+    // A pass-through body is opaque to guardrails: sending it would let a guarded key reach the
+    // provider unjudged (issue 14), so it is refused unless the policy opts in.
+    if (context.operation === 'passthrough' && policy.passthrough !== 'allow-unjudged') {
+      throw errors.permission(
+        `Pass-through requests cannot be judged by the guardrail policy that applies to this key, so they are refused. Use a unified operation, or declare passthrough: 'allow-unjudged' on the policy.`,
+        { code: 'passthrough_not_judged' },
+      );
+    }
+    if (policy.input.length > 0) await judgeInput(context, policy, operations.get(context.operation));
+    // Operations whose answers carry text (chat, text completions) apply it; the others ignore it.
+    if (policy.output.length > 0) context.guardrail!.output = createOutputJudge(context, policy);
+    await next();
+  }
+
   return {
     name: 'gateway-guardrail',
     stage: 'guardrail',
-    async run(context, next) {
+    // Not async: a request no policy applies to passes straight on, with no promise of this hook's own (issue 21).
+    run(context, next) {
       context.guardrail = { verdicts: [] };
       const name = context.auth?.policy ?? defaultPolicy;
-      if (name === undefined) return next();
-      const policy = policies.get(name);
-      // Keys are checked against the policies when created; one whose policy was since removed
-      // from the configuration is refused rather than served unguarded.
-      if (!policy) throw errors.internal('The guardrail policy of this key is not configured.', { code: 'guardrail_policy_missing' });
-      context.guardrail.policy = name;
-      // A pass-through body is opaque to guardrails: sending it would let a guarded key reach the
-      // provider unjudged (issue 14), so it is refused unless the policy opts in.
-      if (context.operation === 'passthrough' && policy.passthrough !== 'allow-unjudged') {
-        throw errors.permission(
-          `Pass-through requests cannot be judged by the guardrail policy that applies to this key, so they are refused. Use a unified operation, or declare passthrough: 'allow-unjudged' on the policy.`,
-          { code: 'passthrough_not_judged' },
-        );
-      }
-      if (policy.input.length > 0) await judgeInput(context, policy, operations.get(context.operation));
-      // Operations whose answers carry text (chat, text completions) apply it; the others ignore it.
-      if (policy.output.length > 0) context.guardrail.output = createOutputJudge(context, policy);
-      await next();
+      return name === undefined ? next() : guarded(context, next, name);
     },
   };
 }
@@ -75,7 +81,7 @@ async function judgeInput(context: GatewayContext, policy: CompiledPolicy, opera
     );
   }
   if (outcome.action === 'transform' && rewrite) {
-    context.request = { ...context.request, body: rewrite(outcome.texts, outcome.parameters), raw: undefined };
+    context.request = { ...context.request, body: rewrite(outcome.texts, outcome.parameters), raw: undefined, rawText: undefined };
   }
 }
 

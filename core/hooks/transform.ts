@@ -30,7 +30,7 @@ function mapRequest(context: GatewayContext, handler: OperationHandler, auth: Au
 function withOverrides(request: RequestSlice, overrides: Readonly<Record<string, unknown>> | undefined): RequestSlice {
   if (overrides === undefined || !isRecord(request.body)) return request;
   const body = { ...request.body, ...overrides };
-  return { ...request, body, raw: undefined, ...(typeof overrides.model === 'string' ? { model: overrides.model } : {}) };
+  return { ...request, body, raw: undefined, rawText: undefined, ...(typeof overrides.model === 'string' ? { model: overrides.model } : {}) };
 }
 
 /**

@@ -228,11 +228,11 @@ export function limitedStream(limit: number): Transform {
   });
 }
 
-/** Parses a JSON request body; 400 when it is not JSON or not an object. */
-export function parseJsonObject(bytes: Buffer): Record<string, unknown> {
+/** Parses a JSON request body (its bytes, or their UTF-8 text); 400 when it is not JSON or not an object. */
+export function parseJsonObject(body: Buffer | string): Record<string, unknown> {
   let value: unknown;
   try {
-    value = JSON.parse(bytes.toString('utf8'));
+    value = JSON.parse(typeof body === 'string' ? body : body.toString('utf8'));
   } catch (error) {
     throw errors.invalidRequest(`The request body is not valid JSON: ${(error as Error).message}`, { code: 'invalid_json' });
   }

@@ -1,6 +1,6 @@
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import type { LookupFunction } from 'node:net';
-import { Pool } from 'undici';
+import { type Dispatcher, Pool, util } from 'undici';
 import { errors, GatewayError } from '../errors.js';
 import type { UpstreamRequest } from '../spec/provider.js';
 
@@ -115,29 +115,23 @@ export class UpstreamClient {
    * complete: when it passes, the request is aborted and the body fails with 504 `upstream_timeout`.
    * Connect failures become 502, time-outs 504, a client that left 499.
    */
-  async send(
-    request: UpstreamRequest,
-    options: { signal: AbortSignal; guarded: boolean; timeoutMs?: number },
-  ): Promise<UpstreamAnswer> {
+  send(request: UpstreamRequest, options: { signal: AbortSignal; guarded: boolean; timeoutMs?: number }): Promise<UpstreamAnswer> {
     const url = this.parse(request.url);
     const timeout = options.timeoutMs ?? this.options.timeoutMs;
-    const deadline = new Deadline(options.signal, timeout, url.origin);
-    try {
-      const answer = await this.pool(url.origin, options.guarded).request({
-        method: request.method,
+    const body = request.body;
+    const exchange = new Exchange(options.signal, timeout, url.origin, body instanceof Readable ? body : undefined);
+    this.pool(url.origin, options.guarded).dispatch(
+      {
+        method: request.method as Dispatcher.HttpMethod,
         path: url.path,
         headers: request.headers,
-        body: request.body ?? null,
-        signal: deadline.signal,
+        body: body ?? null,
         headersTimeout: timeout,
         bodyTimeout: this.options.streamIdleTimeoutMs,
-      });
-      deadline.endWith(answer.body);
-      return { origin: url.origin, status: answer.statusCode, headers: answer.headers, body: answer.body };
-    } catch (error) {
-      deadline.clear();
-      throw upstreamFailure(error, url.origin, options.signal);
-    }
+      },
+      exchange,
+    );
+    return exchange.answer!;
   }
 
   /** Upstream URLs already parsed: a provider sends every request to the same few, so each is parsed once (bounded). */
@@ -173,42 +167,165 @@ export class UpstreamClient {
 
 const isIdle = (pool: Pool): boolean => pool.stats.running === 0 && pool.stats.pending === 0;
 
+const ignore = (): void => {};
+
+function onDeadline(exchange: Exchange): void {
+  exchange.cancel(errors.upstreamTimeout(`The upstream ${exchange.origin} did not complete its answer within ${exchange.timeoutMs} ms.`, { code: 'upstream_timeout' }));
+}
+
 /**
- * The total deadline of one attempt: aborts the upstream request (with a 504 as the reason, which
- * undici hands to the body's reader) when it passes, and follows the client's signal. Cleared
- * once the answer body is complete or closed.
+ * One upstream request, as undici's dispatch handler (issue 21: `request()` added per call a request
+ * handler with its async resource, an abort signal and its listener, a promise and its closures;
+ * here one object holds the state). It resolves `answer` with the status, headers and unread body
+ * when the headers arrive, and carries the attempt's total deadline: when it passes, or when the
+ * client's signal aborts, the request is aborted (before the headers: `answer` rejects with the
+ * reason; after: the body fails with it). The deadline and the client's listener are cleared once
+ * the body is complete or closed. The client's signal calls {@link handleEvent} (no closure).
+ *
+ * Once done it lets go of everything it held ({@link release}): the handler outlives its request
+ * in the transport, and while it still held the body, the answer's promise and the client's signal,
+ * each request's objects outlived the young generation (measured with `BENCH_PROMOTED=1`: 6.5 KB
+ * promoted per request against 1.1 KB with `request()`; 1.7 KB with the release).
  */
-class Deadline {
-  private readonly controller = new AbortController();
-  private readonly timer: NodeJS.Timeout;
-  private readonly onClientAbort = (): void => this.controller.abort(this.client.reason);
+class Exchange implements Dispatcher.DispatchHandler {
+  answer: Promise<UpstreamAnswer> | undefined;
+  private resolve: ((answer: UpstreamAnswer) => void) | undefined;
+  private reject: ((error: unknown) => void) | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private abort: ((error?: Error) => void) | undefined;
+  private body: UpstreamBody | undefined;
+  /** Why the request was cancelled (the deadline or the client's signal); undefined while it runs. */
+  private reason: Error | undefined;
+  private cleared = false;
+  private released = false;
 
   constructor(
-    private readonly client: AbortSignal,
-    timeoutMs: number,
-    origin: string,
+    private client: AbortSignal | undefined,
+    readonly timeoutMs: number,
+    readonly origin: string,
+    /** The request's body when it is a stream (a pass-through or an upload): destroyed when the request fails. */
+    private sent: Readable | undefined,
   ) {
-    this.timer = setTimeout(
-      () => this.controller.abort(errors.upstreamTimeout(`The upstream ${origin} did not complete its answer within ${timeoutMs} ms.`, { code: 'upstream_timeout' })),
-      timeoutMs,
-    );
-    this.timer.unref();
-    if (client.aborted) this.onClientAbort();
-    else client.addEventListener('abort', this.onClientAbort, { once: true });
+    this.answer = new Promise<UpstreamAnswer>((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    });
+    this.timer = setTimeout(onDeadline, timeoutMs, this).unref();
+    if (client!.aborted) this.reason = abortReason(client!);
+    else client!.addEventListener('abort', this);
   }
 
-  get signal(): AbortSignal {
-    return this.controller.signal;
+  /** The client's signal aborted (only while it is listened to, so before {@link release}). */
+  handleEvent(): void {
+    this.cancel(abortReason(this.client!));
   }
 
-  endWith(body: Readable): void {
-    if (body.destroyed || body.readableEnded) this.clear();
-    else body.once('close', () => this.clear());
+  /** Aborts the request, or fails its body, with `reason` (once). */
+  cancel(reason: Error): void {
+    if (this.reason !== undefined) return;
+    this.reason = reason;
+    const body = this.body;
+    if (body !== undefined) {
+      // No reader may be listening yet: the error must not be uncaught.
+      body.on('error', ignore);
+      body.destroy(reason);
+    } else this.abort?.(reason);
   }
 
+  /** The deadline and the client's listener are no longer needed. */
   clear(): void {
+    if (this.cleared) return;
+    this.cleared = true;
     clearTimeout(this.timer);
-    this.client.removeEventListener('abort', this.onClientAbort);
+    this.client?.removeEventListener('abort', this);
+  }
+
+  /** Done (the body closed, or the request failed before its headers): nothing is held any more. */
+  private release(): void {
+    this.released = true;
+    this.answer = undefined;
+    this.resolve = undefined;
+    this.reject = undefined;
+    this.body = undefined;
+    this.client = undefined;
+    this.sent = undefined;
+    this.timer = undefined;
+  }
+
+  onConnect(abort: (error?: Error) => void): void {
+    if (this.reason !== undefined) abort(this.reason);
+    else this.abort = abort;
+  }
+
+  onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void): boolean {
+    // Informational answers (1xx) are not the answer.
+    if (statusCode < 200) return true;
+    const body = new UpstreamBody(this, resume);
+    this.body = body;
+    this.resolve!({ origin: this.origin, status: statusCode, headers: util.parseHeaders(rawHeaders), body });
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    return this.body!.push(chunk);
+  }
+
+  onComplete(): void {
+    this.abort = undefined;
+    this.body!.push(null);
+  }
+
+  onError(error: Error): void {
+    this.abort = undefined;
+    const sent = this.sent;
+    if (sent !== undefined) {
+      this.sent = undefined;
+      sent.on('error', ignore);
+      sent.destroy(error);
+    }
+    if (this.released) return;
+    const body = this.body;
+    if (body === undefined) {
+      this.clear();
+      const reject = this.reject!;
+      const failure = upstreamFailure(error, this.origin, this.client);
+      this.release();
+      reject(failure);
+    } else if (!body.destroyed) {
+      body.on('error', ignore);
+      body.destroy(error);
+    }
+  }
+
+  /** The body was destroyed (read to its end, or given up by its reader): a request still running is aborted. */
+  closed(): void {
+    this.clear();
+    const abort = this.abort;
+    this.abort = undefined;
+    abort?.();
+    this.release();
+  }
+
+}
+
+const abortReason = (signal: AbortSignal): Error => (signal.reason instanceof Error ? signal.reason : Object.assign(new Error('The operation was aborted.'), { name: 'AbortError', code: 'ABORT_ERR' }));
+
+/** An upstream answer's body: filled by its {@link Exchange}, read (flow control) through undici's `resume`. */
+class UpstreamBody extends Readable {
+  constructor(
+    private readonly exchange: Exchange,
+    private readonly resumeUpstream: () => void,
+  ) {
+    super();
+  }
+
+  override _read(): void {
+    this.resumeUpstream();
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    this.exchange.closed();
+    callback(error);
   }
 }
 

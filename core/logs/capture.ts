@@ -2,7 +2,7 @@ import { type Readable, Transform } from 'node:stream';
 import { pipeInto } from '../http/pipe.js';
 import type { BodyLogging } from '../../config/index.js';
 import type { GatewayContext } from '../pipeline/context.js';
-import { tapStream } from '../pipeline/response.js';
+import { type StreamTap, tapStream } from '../pipeline/response.js';
 import type { Hook } from '../pipeline/hook.js';
 import { type LogBodies, requestSecrets } from './entry.js';
 
@@ -36,14 +36,16 @@ export function bodiesWanted(context: GatewayContext, policy: BodyLogging): bool
  * nothing is copied or parsed on the request path. `gateway-log` reads what it kept.
  */
 export function bodyCaptureHook(options: { policy: BodyLogging; maxBytes: number }): Hook {
+  // Whether bodies are wanted is asked only of a streamed answer, as the log asks it of every request.
+  const tap: StreamTap = (stream, _response, context) => (bodiesWanted(context, options.policy) ? captureStream(context, stream, options.maxBytes) : stream);
   return {
     name: 'gateway-log-capture',
     stage: 'auth',
     after: ['gateway-auth'],
-    async run(context, next) {
-      // Whether bodies are wanted is asked only of a streamed answer, as the log asks it of every request.
-      tapStream(context, (stream) => (bodiesWanted(context, options.policy) ? captureStream(context, stream, options.maxBytes) : stream));
-      await next();
+    // Not async: one tap shared by every request, and no promise of its own around next() (issue 21).
+    run(context, next) {
+      tapStream(context, tap);
+      return next();
     },
   };
 }
@@ -71,12 +73,12 @@ export function capturedBodies(context: GatewayContext, policy: BodyLogging): Lo
   let response: LogBodies['response'];
   const body = context.response?.body;
   if (context.error) response = { json: context.error.toJSON() };
-  else if (body && 'json' in body) response = body.serialised ? { json: body.json, serialised: body.serialised } : { json: body.json };
+  else if (body && 'json' in body) response = body.serialised ? { json: body.json, serialised: body.serialised, serialisedText: body.serialisedText } : { json: body.json };
   else if (body && 'bytes' in body) response = { chunks: [body.bytes], truncated: false };
   else {
     const capture = streams.get(context);
     if (capture) response = { chunks: capture.chunks, truncated: capture.truncated };
   }
-  const { raw, body: requestBody } = context.request;
-  return { request: raw ?? (requestBody === undefined ? undefined : { json: requestBody }), response, secrets: requestSecrets(context) };
+  const { raw, rawText, body: requestBody } = context.request;
+  return { request: raw ?? (requestBody === undefined ? undefined : { json: requestBody }), requestText: raw === undefined ? undefined : rawText, response, secrets: requestSecrets(context) };
 }

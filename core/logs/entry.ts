@@ -89,8 +89,12 @@ export interface LogBodies {
    * `provider/model` prefix): then what was sent on is logged, serialised by the writer.
    */
   readonly request?: Buffer | { readonly json: unknown };
-  /** The JSON answer, or the bytes streamed to the client (SSE), or nothing. */
-  readonly response?: { readonly json: unknown; readonly serialised?: Uint8Array } | { readonly chunks: ReadonlyArray<Uint8Array | string>; readonly truncated: boolean };
+  /** The request's bytes decoded, when they were for parsing (the writer then need not decode them again). */
+  readonly requestText?: string;
+  /** The JSON answer, or the bytes streamed to the client (SSE), or nothing; `serialisedText` is `serialised` decoded, when it was. */
+  readonly response?:
+    | { readonly json: unknown; readonly serialised?: Uint8Array; readonly serialisedText?: string }
+    | { readonly chunks: ReadonlyArray<Uint8Array | string>; readonly truncated: boolean };
   /** Secrets of this request to remove from the text (provider key, caller key). */
   readonly secrets: ReadonlyArray<string | undefined>;
 }

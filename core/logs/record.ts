@@ -99,13 +99,15 @@ export function textBodies(bodies: LogBodies, maxBytes = DEFAULT_BODY_MAX_BYTES)
   const secrets = bodies.secrets.filter((secret): secret is string => typeof secret === 'string' && secret.length > 0);
   const text: { request?: TextBodies['request']; response?: TextBodies['response']; secrets: string[] } = { secrets };
   if (Buffer.isBuffer(bodies.request)) {
-    const window = bodies.request.subarray(0, maxBytes + MARGIN).toString('utf8');
-    text.request = bodies.request.length > maxBytes + MARGIN ? { text: window, totalBytes: bodies.request.length } : { text: window };
+    const whole = bodies.request.length <= maxBytes + MARGIN;
+    // The text the body was parsed from is the same as decoding it again, when the window is all of it.
+    const window = whole && bodies.requestText !== undefined ? bodies.requestText : bodies.request.subarray(0, maxBytes + MARGIN).toString('utf8');
+    text.request = whole ? { text: window } : { text: window, totalBytes: bodies.request.length };
   } else if (bodies.request) {
     text.request = { text: JSON.stringify(bodies.request.json) };
   }
   const response = bodies.response;
-  if (response && 'json' in response) text.response = { text: response.serialised ? chunkText(response.serialised) : JSON.stringify(response.json) };
+  if (response && 'json' in response) text.response = { text: response.serialised ? (response.serialisedText ?? chunkText(response.serialised)) : JSON.stringify(response.json) };
   else if (response) text.response = response.truncated ? { text: response.chunks.map(chunkText).join(''), stream: true, truncated: true } : { text: response.chunks.map(chunkText).join(''), stream: true };
   return text;
 }

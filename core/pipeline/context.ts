@@ -85,9 +85,10 @@ export interface GatewayContext {
 
 /**
  * Sees (and passes on unchanged) the bytes of a streamed answer on their way to the client: the
- * log's body capture, the limits' usage reader. Returns the stream the client is sent.
+ * log's body capture, the limits' usage reader. Returns the stream the client is sent. Given the
+ * request's context, so that a tap needs no closure of its own per request.
  */
-export type StreamTap = (stream: Readable, response: GatewayResponse) => Readable;
+export type StreamTap = (stream: Readable, response: GatewayResponse, context: GatewayContext) => Readable;
 
 /** The response cache's verdict on a request, as the `x-gateway-cache` response header says it. */
 export type CacheStatus = 'HIT' | 'SEMANTIC-HIT' | 'MISS' | 'BYPASS' | 'REFRESH';
@@ -142,6 +143,8 @@ export interface RequestSlice {
   readonly body?: unknown;
   /** The JSON body's bytes as received. */
   readonly raw?: Buffer;
+  /** `raw` decoded (UTF-8), as it was parsed: the log reuses it rather than decoding the bytes again. */
+  readonly rawText?: string;
   /** The raw body stream (pass-through). */
   readonly stream?: Readable;
   readonly model?: string;
@@ -250,5 +253,9 @@ export interface ForwardSlice {
 export interface GatewayResponse {
   readonly status: number;
   readonly headers: Record<string, string | string[]>;
-  readonly body: { readonly json: unknown; readonly serialised?: Uint8Array } | { readonly stream: Readable } | { readonly bytes: Uint8Array } | null;
+  readonly body:
+    | { readonly json: unknown; readonly serialised?: Uint8Array; /** `serialised` decoded (the log reuses it). */ readonly serialisedText?: string }
+    | { readonly stream: Readable }
+    | { readonly bytes: Uint8Array }
+    | null;
 }

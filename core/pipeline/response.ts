@@ -25,6 +25,6 @@ export function respond(context: GatewayContext, response: GatewayResponse): voi
     return;
   }
   let stream = body.stream;
-  for (const tap of registered) stream = tap(stream, response);
+  for (const tap of registered) stream = tap(stream, response, context);
   context.response = { ...response, body: { stream } };
 }

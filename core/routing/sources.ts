@@ -24,6 +24,12 @@ export interface RouteSource {
   route(idOrName: string): Promise<StoredRoute | undefined>;
   /** The route a model alias set through the admin API names, if any. */
   alias(model: string): Promise<Route | undefined>;
+  /**
+   * What `alias(model)` would give, when this instance has it cached: the route, or undefined when
+   * the model is known to be no alias; null when it is not cached (then `alias` must be asked).
+   * Lets the auth stage skip the route lookup synchronously for a plain model.
+   */
+  cachedAlias?(model: string): Route | undefined | null;
 }
 
 /**

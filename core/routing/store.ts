@@ -172,6 +172,11 @@ export class RouteStore implements RouteSource {
     return existed;
   }
 
+  cachedAlias(model: string): Route | undefined | null {
+    const cached = this.aliases.get(model);
+    return cached !== undefined && cached.until > Date.now() ? cached.value : null;
+  }
+
   /** The route a model alias names (a stored route's current version), cached on this instance. */
   async alias(model: string): Promise<Route | undefined> {
     const now = Date.now();

@@ -51,12 +51,15 @@ return {0, reservation, minuteCount + 1, dayCount + 1}
 /** Releases a reservation and adds the actual cost to each spend counter, atomically. */
 const SETTLE = `
 if tonumber(ARGV[1]) ~= 0 then redis.call('DECRBY', KEYS[1], ARGV[1]) end
+local report = tonumber(ARGV[#KEYS + 2] or '0')
+local reported = -1
 for index = 2, #KEYS do
-  redis.call('INCRBY', KEYS[index], ARGV[2])
+  local value = redis.call('INCRBY', KEYS[index], ARGV[2])
+  if index == report then reported = value end
   local ttl = tonumber(ARGV[index + 1])
   if ttl > 0 then redis.call('PEXPIRE', KEYS[index], ttl) end
 end
-return 1
+return reported
 `;
 
 /** Sets a claim only when absent; releases only the owner's claim. */
@@ -167,11 +170,14 @@ export class RedisState implements SharedState {
     return { admitted: false, reason: 'budget', spentNanos: first, reservedNanos: second };
   }
 
-  async settle(settlement: Settlement): Promise<void> {
-    await this.client.eval(SETTLE, {
+  async settle(settlement: Settlement): Promise<number | undefined> {
+    // The reported counter by its index among the keys (1 is the reservation; 0: none).
+    const report = settlement.report === undefined ? 0 : settlement.spent.findIndex((counter) => counter.key === settlement.report) + 2;
+    const reported = await this.client.eval(SETTLE, {
       keys: [settlement.reservedKey, ...settlement.spent.map((counter) => counter.key)].map((key) => this.key(key)),
-      arguments: [String(settlement.reservationNanos), String(settlement.actualNanos), ...settlement.spent.map((counter) => String(counter.ttlMs ?? 0))],
+      arguments: [String(settlement.reservationNanos), String(settlement.actualNanos), ...settlement.spent.map((counter) => String(counter.ttlMs ?? 0)), String(report)],
     });
+    return report < 2 ? undefined : Number(reported);
   }
 
   async read(counterKeys: readonly string[]): Promise<number[]> {

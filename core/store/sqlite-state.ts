@@ -120,12 +120,13 @@ export class SqliteState implements SharedState {
     return { admitted: true, minuteCount: minuteCount + 1, dayCount: dayCount + 1, reservedNanos: reservation };
   }
 
-  async settle(settlement: Settlement): Promise<void> {
+  async settle(settlement: Settlement): Promise<number | undefined> {
     const now = Date.now();
     if (settlement.reservationNanos !== 0) this.increment(settlement.reservedKey, -settlement.reservationNanos, null);
     for (const { key, ttlMs } of settlement.spent) {
       this.increment(key, settlement.actualNanos, ttlMs === undefined ? null : now + ttlMs);
     }
+    return settlement.report === undefined ? undefined : this.counter(settlement.report, now);
   }
 
   async read(counterKeys: readonly string[]): Promise<number[]> {

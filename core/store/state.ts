@@ -20,8 +20,12 @@ export interface SharedState {
   members(set: string): Promise<string[]>;
   /** Atomically checks every limit of one request and, when admitted, counts it and reserves its cost. */
   admit(admission: Admission): Promise<AdmissionResult>;
-  /** Atomically replaces a reservation by the actual cost. */
-  settle(settlement: Settlement): Promise<void>;
+  /**
+   * Atomically replaces a reservation by the actual cost. When `settlement.report` names one of the
+   * spent counters, resolves with its value after this settle (what the budget alerts compare with
+   * the budget), or undefined when this state cannot tell without another read.
+   */
+  settle(settlement: Settlement): Promise<number | undefined>;
   /** Reads counters (missing ones are 0). */
   read(counterKeys: readonly string[]): Promise<number[]>;
   /** Requests admitted in the per-minute window `key` during the minute before `now` (read-only; 0 when none). */
@@ -78,4 +82,6 @@ export interface Settlement {
   /** Counters the actual cost is added to (total, day, month), each with its lifetime (none: forever). */
   readonly spent: ReadonlyArray<{ readonly key: string; readonly ttlMs?: number }>;
   readonly actualNanos: number;
+  /** One of `spent`'s keys whose value after the settle is wanted back (the budget period's spend). */
+  readonly report?: string;
 }

@@ -59,16 +59,19 @@ const SET = 'budget-alerts';
 const recordKey = (keyId: string, threshold: number) => `budget-alert:${keyId}:${threshold}`;
 const NANOS_PER_USD = 1_000_000_000;
 
+const TOTAL_PERIOD = Object.freeze({ id: 'total', resetsAt: null });
+
 /** The period a budget counts at `now`, its id and when it resets. */
-export function budgetPeriodAt(period: BudgetPeriod, now: number): { id: string; resetsAt: number | null } {
-  if (period === 'total') return { id: 'total', resetsAt: null };
+export function budgetPeriodAt(period: BudgetPeriod, now: number): { readonly id: string; readonly resetsAt: number | null } {
+  if (period === 'total') return TOTAL_PERIOD;
   const date = new Date(now);
   if (period === 'day') return { id: date.toISOString().slice(0, 10), resetsAt: Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate() + 1) };
   return { id: date.toISOString().slice(0, 7), resetsAt: Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1) };
 }
 
 /**
- * Budget alerts: after a request of a key with a budget is charged, the period's spend is read once;
+ * Budget alerts: after a request of a key with a budget is charged, the period's spend (returned by
+ * the settle, or else read once) is compared with the budget;
  * each threshold (80 %, 100 %) it reaches for the first time in that period (and at that budget) is
  * claimed in the shared state, so that exactly one instance records it (shown by the dashboard
  * through `GET /admin/alerts`) and posts it to the webhook, when one is configured. Nothing here
@@ -93,13 +96,23 @@ export class BudgetAlerts {
     },
   ) {}
 
-  /** Called after a charge; returns at once. */
-  charged(budget: ChargedBudget): void {
+  /**
+   * Called after a charge, with the period's spend after it when the settle returned it (else it is
+   * read); returns at once. A spend below every threshold not yet raised starts nothing.
+   */
+  charged(budget: ChargedBudget, spentNanos?: number): void {
     if (this.stopping.signal.aborted) return;
     const period = budgetPeriodAt(budget.period, budget.now);
+    const already = this.alreadyRaised(budget, period);
+    if (already >= 100) return;
+    if (spentNanos === undefined) this.track(this.check(budget, period));
+    else if (highestReached(spentNanos, budget.budgetNanos) > already) this.track(this.raise(budget, period, spentNanos));
+  }
+
+  /** The highest threshold this instance has raised for the key in this period at this budget (0: none). */
+  private alreadyRaised(budget: ChargedBudget, period: { readonly id: string }): number {
     const seen = this.seen.get(budget.keyId);
-    if (seen && seen.periodId === period.id && seen.budgetNanos === budget.budgetNanos && seen.threshold >= 100) return;
-    this.track(this.check(budget, period));
+    return seen && seen.periodId === period.id && seen.budgetNanos === budget.budgetNanos ? seen.threshold : 0;
   }
 
   /** Resolves when every check and webhook send started so far has finished. */
@@ -121,13 +134,16 @@ export class BudgetAlerts {
     void tracked.finally(() => this.pending.delete(tracked));
   }
 
-  private async check(budget: ChargedBudget, period: { id: string; resetsAt: number | null }): Promise<void> {
+  private async check(budget: ChargedBudget, period: { readonly id: string; readonly resetsAt: number | null }): Promise<void> {
+    const [spent] = await this.options.state().read([budget.spentKey]);
+    await this.raise(budget, period, spent);
+  }
+
+  /** Claims and records (and posts) each threshold `spent` reaches that this instance has not raised yet. */
+  private async raise(budget: ChargedBudget, period: { readonly id: string; readonly resetsAt: number | null }, spent: number): Promise<void> {
     const state = this.options.state();
-    const [spent] = await state.read([budget.spentKey]);
-    const reached = ALERT_THRESHOLDS.filter((threshold) => spent * 100 >= threshold * budget.budgetNanos);
-    const seen = this.seen.get(budget.keyId);
-    const already = seen && seen.periodId === period.id && seen.budgetNanos === budget.budgetNanos ? seen.threshold : 0;
-    const fresh = reached.filter((threshold) => threshold > already);
+    const already = this.alreadyRaised(budget, period);
+    const fresh = ALERT_THRESHOLDS.filter((threshold) => reaches(spent, budget.budgetNanos, threshold) && threshold > already);
     if (fresh.length === 0) return;
     if (this.seen.size >= 10_000) this.seen.clear();
     this.seen.set(budget.keyId, { periodId: period.id, budgetNanos: budget.budgetNanos, threshold: Math.max(...fresh) });
@@ -228,6 +244,15 @@ export class BudgetAlerts {
     const stored = await Promise.all(ALERT_THRESHOLDS.map((threshold) => state.records.get<StoredAlert>(recordKey(key.id, threshold))));
     return stored.map((alert) => current(key, alert, now)).filter((alert): alert is BudgetAlert => alert !== undefined).reverse();
   }
+}
+
+const reaches = (spent: number, budgetNanos: number, threshold: number): boolean => spent * 100 >= threshold * budgetNanos;
+
+/** The highest threshold `spent` reaches (0: none). */
+function highestReached(spent: number, budgetNanos: number): number {
+  let highest = 0;
+  for (const threshold of ALERT_THRESHOLDS) if (reaches(spent, budgetNanos, threshold)) highest = threshold;
+  return highest;
 }
 
 /** The stored alert without its claim, when it belongs to the key's current period and budget. */

@@ -33,6 +33,9 @@ interface DayKeys {
     readonly spent: { readonly total: string; readonly day: string; readonly month: string };
     readonly reserved: { readonly total: string; readonly day: string; readonly month: string };
   };
+  /** The spent counters a settle adds to, with their lifetimes as of `spentAt` (rebuilt once a minute). */
+  spent?: Reservation['spent'];
+  spentAt?: number;
 }
 
 /** Each key's counter keys for the current UTC day: built once a day instead of on every request; bounded. */
@@ -58,15 +61,38 @@ function dayKeysOf(keyId: string, now: number): DayKeys {
   };
 }
 
-/** UTC calendar periods and counter keys of one virtual key at `now`. */
-export function periodsOf(keyId: string, now: number) {
+/** The cached counter keys of one virtual key for the UTC day of `now`. */
+function dayKeysAt(keyId: string, now: number): DayKeys {
   let entry = dayKeysCache.get(keyId);
   if (entry === undefined || now < entry.dayStart || now >= entry.nextDay) {
     entry = dayKeysOf(keyId, now);
     if (dayKeysCache.size >= MAX_CACHED_KEYS) dayKeysCache.clear();
     dayKeysCache.set(keyId, entry);
   }
+  return entry;
+}
+
+/** UTC calendar periods and counter keys of one virtual key at `now`. */
+export function periodsOf(keyId: string, now: number) {
+  const entry = dayKeysAt(keyId, now);
   return { msUntilDayEnds: entry.nextDay - now, msUntilMonthEnds: entry.nextMonth - now, ...entry.keys };
+}
+
+/**
+ * The spent counters (total, day, month) a charge is added to, each living a day past its period.
+ * Shared by the requests of one minute: a lifetime only decides when a finished period's counter
+ * is dropped, so a minute's difference is of no consequence.
+ */
+function spentCounters(entry: DayKeys, now: number): Reservation['spent'] {
+  if (entry.spent === undefined || now - entry.spentAt! >= 60_000 || now < entry.spentAt!) {
+    entry.spent = Object.freeze([
+      Object.freeze({ key: entry.keys.spent.total }),
+      Object.freeze({ key: entry.keys.spent.day, ttlMs: entry.nextDay - now + DAY_MS }),
+      Object.freeze({ key: entry.keys.spent.month, ttlMs: entry.nextMonth - now + DAY_MS }),
+    ]);
+    entry.spentAt = now;
+  }
+  return entry.spent;
 }
 
 interface Reservation {
@@ -87,8 +113,11 @@ export interface LimitsDependencies {
   readonly record: (id: string) => Promise<VirtualKeyRecord | undefined>;
   /** Output tokens reserved when a request gives no `max_tokens` (default 1024). */
   readonly outputTokenEstimate: number;
-  /** Told after a request of a key with a budget is charged (budget alerts); must return at once. */
-  readonly onCharged?: (budget: ChargedBudget) => void;
+  /**
+   * Told after a request of a key with a budget is charged (budget alerts), with the period's spend
+   * after the charge when the shared state returned it; must return at once.
+   */
+  readonly onCharged?: (budget: ChargedBudget, spentNanos: number | undefined) => void;
 }
 
 const requestField = (context: GatewayContext, field: string): unknown =>
@@ -234,8 +263,12 @@ export function limitHooks(dependencies: LimitsDependencies): { admit: Hook; set
       const price = model === undefined ? undefined : prices.price(context.auth?.provider ?? record.provider ?? '', model, context.auth?.target.headers);
       const reservationNanos = reservationOf(record, context, price);
       const now = Date.now();
-      const periods = periodsOf(record.id, now);
+      const day = dayKeysAt(record.id, now);
+      const periods = day.keys;
+      const msUntilDayEnds = day.nextDay - now;
+      const msUntilMonthEnds = day.nextMonth - now;
       const budgetPeriod = limits.budget_period ?? 'total';
+      const budgetNanos = limits.budget_usd === undefined ? undefined : toNanos(limits.budget_usd);
       const result = await dependencies.state().admit({
         now,
         requestId: `${PROCESS_ID}:${++requestSequence}`,
@@ -246,31 +279,26 @@ export function limitHooks(dependencies: LimitsDependencies): { admit: Hook; set
         reservedKey: periods.reserved[budgetPeriod],
         requestsPerMinute: limits.requests_per_minute,
         requestsPerDay: limits.requests_per_day,
-        budgetNanos: limits.budget_usd === undefined ? undefined : toNanos(limits.budget_usd),
+        budgetNanos,
         reservationNanos,
         reservationIsCeiling: context.operation === 'passthrough',
-        periodTtlMs: budgetPeriod === 'day' ? periods.msUntilDayEnds + DAY_MS : budgetPeriod === 'month' ? periods.msUntilMonthEnds + DAY_MS : undefined,
-        msUntilDayEnds: periods.msUntilDayEnds,
+        periodTtlMs: budgetPeriod === 'day' ? msUntilDayEnds + DAY_MS : budgetPeriod === 'month' ? msUntilMonthEnds + DAY_MS : undefined,
+        msUntilDayEnds,
       });
       if (!result.admitted) {
         throw refusal(result, record, {
           reservationNanos,
-          resetsAt: budgetPeriod === 'day' ? now + periods.msUntilDayEnds : budgetPeriod === 'month' ? now + periods.msUntilMonthEnds : undefined,
+          resetsAt: budgetPeriod === 'day' ? now + msUntilDayEnds : budgetPeriod === 'month' ? now + msUntilMonthEnds : undefined,
           outputTokens: context.operation === 'passthrough' ? undefined : expectedOutputTokens(context.request.body, dependencies.outputTokenEstimate),
         });
       }
       reservations.set(context, {
         reservedKey: periods.reserved[budgetPeriod],
         reservationNanos: result.reservedNanos,
-        spent: [
-          { key: periods.spent.total },
-          { key: periods.spent.day, ttlMs: periods.msUntilDayEnds + DAY_MS },
-          { key: periods.spent.month, ttlMs: periods.msUntilMonthEnds + DAY_MS },
-        ],
+        spent: spentCounters(day, now),
         price,
-        ...(limits.budget_usd === undefined
-          ? {}
-          : { budget: { keyId: record.id, keyName: record.name, budgetNanos: toNanos(limits.budget_usd), period: budgetPeriod, spentKey: periods.spent[budgetPeriod], now } }),
+        budget:
+          budgetNanos === undefined ? undefined : { keyId: record.id, keyName: record.name, budgetNanos, period: budgetPeriod, spentKey: periods.spent[budgetPeriod], now },
       });
       if (context.operation === 'passthrough') {
         // The bytes reach the client unchanged; the tap only reads the usage they report.
@@ -287,7 +315,8 @@ export function limitHooks(dependencies: LimitsDependencies): { admit: Hook; set
     before: ['gateway-log'],
     async run(context, next) {
       const reservation = reservations.get(context);
-      const seen = context.transform?.usage ? { usage: context.transform.usage, model: context.transform.model } : observed.get(context);
+      const transform = context.transform;
+      const seen = transform?.usage ? transform : observed.get(context);
       const auth = context.auth;
       const model = seen?.model ?? context.request.model;
       const price = auth === undefined ? undefined : ((model && prices.price(auth.provider, model, auth.target.headers)) ?? reservation?.price);
@@ -304,8 +333,13 @@ export function limitHooks(dependencies: LimitsDependencies): { admit: Hook; set
         const failedNanos = toNanos(failedUsd ?? 0);
         const actualNanos = answerUsd !== undefined ? toNanos(answerUsd) + failedNanos : answered ? reservation.reservationNanos + failedNanos : failedNanos;
         try {
-          await dependencies.state().settle({ reservedKey: reservation.reservedKey, reservationNanos: reservation.reservationNanos, spent: reservation.spent, actualNanos });
-          if (reservation.budget !== undefined && actualNanos > 0) dependencies.onCharged?.(reservation.budget);
+          const budget = reservation.budget;
+          const charged = budget !== undefined && actualNanos > 0 && dependencies.onCharged !== undefined;
+          // The period's spend after this charge comes back from the settle: the alerts need no read of their own.
+          const spent = await dependencies
+            .state()
+            .settle({ reservedKey: reservation.reservedKey, reservationNanos: reservation.reservationNanos, spent: reservation.spent, actualNanos, report: charged ? budget.spentKey : undefined });
+          if (charged) dependencies.onCharged!(budget, spent);
         } catch {
           // The store is unreachable: the reservation stays counted (conservative); the log records the cost.
         }
@@ -320,8 +354,10 @@ export function limitHooks(dependencies: LimitsDependencies): { admit: Hook; set
    * got is not among them (its usage is the transform stage's), so no answer is charged twice.
    */
   function failedAttemptsUsd(context: GatewayContext, fallbackPrice: ModelPrice | undefined): number | undefined {
+    const attempts = context.routing?.attempts;
+    if (attempts === undefined) return undefined;
     let total: number | undefined;
-    for (const attempt of context.routing?.attempts ?? []) {
+    for (const attempt of attempts) {
       if (attempt.usage === undefined) continue;
       const model = attempt.model ?? context.request.model;
       const price = (model && prices.price(attempt.provider, model)) || fallbackPrice;

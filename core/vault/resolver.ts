@@ -4,6 +4,8 @@ import type { KeyResolution, KeyResolver } from '../spec/key-resolver.js';
 import type { GatewayContext } from '../pipeline/context.js';
 import type { Credentials } from './credentials.js';
 import { VaultTamperedError } from './vault.js';
+import type { ProviderCredentials } from '../spec/provider.js';
+import type { VirtualKeyRecord } from './records.js';
 import { VIRTUAL_KEY_PREFIX, type VirtualKeys } from './virtual-keys.js';
 
 /**
@@ -12,6 +14,12 @@ import { VIRTUAL_KEY_PREFIX, type VirtualKeys } from './virtual-keys.js';
  * `log_bodies: false` marks the request so that its bodies stay out of the log.
  */
 export function virtualKeyResolver(parts: { keys: () => VirtualKeys; credentials: () => Credentials }): KeyResolver {
+  /**
+   * Each key record's resolution, kept while the record (cached by the lookup) and its opened
+   * credential stay the same objects: nothing reads a resolution but to copy from it, so a request
+   * needs no new one (issue 21).
+   */
+  const resolutions = new WeakMap<VirtualKeyRecord, KeyResolution>();
   return {
     prefix: VIRTUAL_KEY_PREFIX,
     async resolve(value, context) {
@@ -22,11 +30,9 @@ export function virtualKeyResolver(parts: { keys: () => VirtualKeys; credentials
         throw errors.authentication('This virtual key has expired.', { code: 'virtual_key_expired' });
       }
       if (record.route !== undefined) {
-        return {
-          caller: { type: 'virtual-key', id: record.id, name: record.name },
-          route: record.route,
-          ...(record.guardrail_policy ? { policy: record.guardrail_policy } : {}),
-        };
+        let routed = resolutions.get(record);
+        if (routed === undefined) resolutions.set(record, (routed = resolutionOf(record, undefined)));
+        return routed;
       }
       let credentials;
       try {
@@ -40,15 +46,24 @@ export function virtualKeyResolver(parts: { keys: () => VirtualKeys; credentials
       if (!credentials) {
         throw errors.authentication("This virtual key's provider credential was deleted.", { code: 'credential_missing' });
       }
-      return {
-        caller: { type: 'virtual-key', id: record.id, name: record.name },
-        provider: record.provider,
-        ...(record.custom_host ? { customHost: record.custom_host } : {}),
-        credentials,
-        ...(record.guardrail_policy ? { policy: record.guardrail_policy } : {}),
-      };
+      let resolution = resolutions.get(record);
+      if (resolution?.credentials !== credentials) resolutions.set(record, (resolution = resolutionOf(record, credentials)));
+      return resolution;
     },
   };
+}
+
+/** A key's resolution: its route, or its provider, custom host and opened credential; its policy. */
+function resolutionOf(record: VirtualKeyRecord, credentials: ProviderCredentials | undefined): KeyResolution {
+  const resolution: { -readonly [Field in keyof KeyResolution]: KeyResolution[Field] } = { caller: { type: 'virtual-key', id: record.id, name: record.name } };
+  if (record.route !== undefined) resolution.route = record.route;
+  else {
+    resolution.provider = record.provider;
+    if (record.custom_host) resolution.customHost = record.custom_host;
+    resolution.credentials = credentials;
+  }
+  if (record.guardrail_policy) resolution.policy = record.guardrail_policy;
+  return Object.freeze(resolution);
 }
 
 /**

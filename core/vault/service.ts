@@ -67,7 +67,11 @@ export class VaultService {
   constructor(private readonly options: VaultServiceOptions) {
     this.prices = new PriceTable(options.pricing);
     this.resolver = virtualKeyResolver({ keys: () => this.parts.keys, credentials: () => this.parts.credentials });
-    this.routes = { route: (idOrName) => this.parts.routes.route(idOrName), alias: (model) => this.parts.routes.alias(model) };
+    this.routes = {
+      route: (idOrName) => this.parts.routes.route(idOrName),
+      alias: (model) => this.parts.routes.alias(model),
+      cachedAlias: (model) => this.parts.routes.cachedAlias(model),
+    };
     this.targets = targetCredentials(this.resolver, () => this.parts.credentials);
     this.alerts = new BudgetAlerts({
       state: () => this.parts.state,
@@ -76,7 +80,7 @@ export class VaultService {
       ...(options.alerts?.retryDelaysMs ? { retryDelaysMs: options.alerts.retryDelaysMs } : {}),
     });
     this.hooks = limitHooks({
-      onCharged: (budget) => this.alerts.charged(budget),
+      onCharged: (budget, spentNanos) => this.alerts.charged(budget, spentNanos),
       state: () => this.parts.state,
       prices: this.prices,
       record: async (id) => this.parts.keys.cached(id) ?? this.parts.keys.get(id),

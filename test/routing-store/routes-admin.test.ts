@@ -123,6 +123,10 @@ test.serial('model aliases: set to an inline route or a stored one, read by Rout
   t.is((await gateway.gateway.routes.alias('fast'))?.targets[0].provider, 'openai');
   t.is((await gateway.gateway.routes.alias('smart'))?.targets.length, 2);
   t.is(await gateway.gateway.routes.alias('unknown-alias'), undefined);
+  // The auth stage's synchronous check: what alias() cached (the absence included); null when nothing is.
+  t.is(gateway.gateway.routes.cachedAlias?.('unknown-alias'), undefined);
+  t.is(gateway.gateway.routes.cachedAlias?.('never-asked'), null);
+  t.is(gateway.gateway.routes.cachedAlias?.('fast')?.targets[0].provider, 'openai');
 
   // A change of the stored route is seen through the alias at once (the caches are invalidated).
   await admin(gateway, 'PUT', `/admin/routes/${stored.json.id}`, { route: { targets: [{ provider: 'openai' }] } });
@@ -138,6 +142,7 @@ test.serial('model aliases: set to an inline route or a stored one, read by Rout
   t.is((await admin(gateway, 'PUT', '/admin/models/bad', {})).json.error.param, 'route');
   t.is((await admin(gateway, 'DELETE', '/admin/models/fast')).status, 204);
   t.is((await admin(gateway, 'DELETE', '/admin/models/fast')).status, 404);
+  t.is(gateway.gateway.routes.cachedAlias?.('fast'), null, 'a change drops the cached alias');
   t.is(await gateway.gateway.routes.alias('fast'), undefined);
 });
 

@@ -104,6 +104,15 @@ for (const [name, open] of stores) {
     t.like(await state.admit({ ...base, reservationNanos: 0, requestId: 'e' }), { admitted: false, reason: 'budget' }, 'an exhausted budget refuses even a request that reserves nothing');
   });
 
+  withStore('a settle returns the counter it is asked to report, after the charge, and nothing otherwise', async (t, state) => {
+    const base = admission({ budgetNanos: 1000, reservationNanos: 40 });
+    const spent = [{ key: `${base.spentKey}:total` }, { key: base.spentKey, ttlMs: 60_000 }, { key: `${base.spentKey}:month`, ttlMs: 60_000 }];
+    t.is(await state.settle({ reservedKey: base.reservedKey, reservationNanos: 0, spent, actualNanos: 7 }), undefined);
+    t.is(await state.settle({ reservedKey: base.reservedKey, reservationNanos: 0, spent, actualNanos: 5, report: base.spentKey }), 12);
+    t.is(await state.settle({ reservedKey: base.reservedKey, reservationNanos: 0, spent, actualNanos: 3, report: `${base.spentKey}:total` }), 15);
+    t.deepEqual(await state.read(spent.map(({ key }) => key)), [15, 15, 15]);
+  });
+
   withStore('counters with a lifetime expire', async (t, state) => {
     const key = `expiring-${sequence++}`;
     await state.settle({ reservedKey: 'unused', reservationNanos: 0, spent: [{ key, ttlMs: 100 }], actualNanos: 5 });

@@ -39,8 +39,9 @@ export const messages: OperationHandler = {
 
   async parse(request, options) {
     const raw = await readBody(request, options.bodyLimitBytes, options);
-    const body = validateMessagesRequest(parseJsonObject(raw));
-    return { body, raw, model: body.model, streaming: body.stream === true };
+    const rawText = raw.toString('utf8');
+    const body = validateMessagesRequest(parseJsonObject(rawText));
+    return { body, raw, rawText, model: body.model, streaming: body.stream === true };
   },
 
   toUpstream(context, provider, target) {
@@ -88,8 +89,9 @@ export const messagesCountTokens: OperationHandler = {
 
   async parse(request, options) {
     const raw = await readBody(request, options.bodyLimitBytes, options);
-    const body = validateCountRequest(parseJsonObject(raw));
-    return { body, raw, model: body.model, streaming: false };
+    const rawText = raw.toString('utf8');
+    const body = validateCountRequest(parseJsonObject(rawText));
+    return { body, raw, rawText, model: body.model, streaming: false };
   },
 
   async answerLocally(context, provider) {

@@ -26,7 +26,7 @@ const slices = (context: GatewayContext) => {
 const answeredWithJson = (forward: ForwardSlice): boolean => String(forward.headers['content-type'] ?? '').startsWith('application/json');
 
 /** The client's answer from a Message: JSON, or its events when a stream was asked for (and the upstream answered in one body). */
-export function messageAnswer(context: GatewayContext, message: MessagesResponse, upstream?: { value: unknown; bytes: Uint8Array }): GatewayResponse {
+export function messageAnswer(context: GatewayContext, message: MessagesResponse, upstream?: { value: unknown; bytes: Uint8Array; text?: string }): GatewayResponse {
   if (context.request.streaming) return { status: 200, headers: { ...SSE_HEADERS }, body: { bytes: Buffer.from(messageAsEvents(message)) } };
   return { status: 200, headers: {}, body: upstream ? jsonBody(message, upstream) : { json: message } };
 }

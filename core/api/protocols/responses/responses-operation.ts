@@ -1,7 +1,7 @@
 import { errors, GatewayError } from '../../../errors.js';
 import { parseJsonObject, readBody } from '../../../http/body.js';
 import type { GatewayContext } from '../../../pipeline/context.js';
-import type { Hook } from '../../../pipeline/hook.js';
+import type { Hook, Next } from '../../../pipeline/hook.js';
 import type { ResponseItem, ResponseObject, ResponsesRequest } from '../../../spec/responses.js';
 import { type OperationHandler, unsupportedOperation } from '../../operation.js';
 import { withProviderRoles } from '../../chat-completions.js';
@@ -90,8 +90,9 @@ export function createResponsesProtocol(options: ResponsesProtocolOptions): { ha
 
     async parse(request, parseOptions) {
       const raw = await readBody(request, parseOptions.bodyLimitBytes, parseOptions);
-      const body = validateResponsesRequest(parseJsonObject(raw));
-      return { body, raw, model: body.model, streaming: body.stream === true };
+      const rawText = raw.toString('utf8');
+      const body = validateResponsesRequest(parseJsonObject(rawText));
+      return { body, raw, rawText, model: body.model, streaming: body.stream === true };
     },
 
     toUpstream(context, provider, target) {
@@ -163,20 +164,25 @@ export function createResponsesProtocol(options: ResponsesProtocolOptions): { ha
     name: 'responses-state',
     stage: 'transform',
     before: ['gateway-transform'],
-    async run(context, next) {
-      if (context.operation !== 'responses') return next();
-      const state = stateOf(context);
-      const previous = (context.request.body as ResponsesRequest).previous_response_id;
-      if (typeof previous === 'string') {
-        const history = await conversationOf(options.store, state.owner, previous, true);
-        if (!history) {
-          throw errors.notFound(`Previous response with id '${previous}' not found.`, { param: 'previous_response_id', code: 'previous_response_not_found' });
-        }
-        state.history = history;
-      }
-      await next();
+    // Other operations pass straight on (no promise of this hook's own around next()).
+    run(context, next) {
+      return context.operation === 'responses' ? withHistory(context, next) : next();
     },
   };
+
+  /** A Responses request: the stored conversation its `previous_response_id` names, then the rest. */
+  async function withHistory(context: GatewayContext, next: Next): Promise<void> {
+    const state = stateOf(context);
+    const previous = (context.request.body as ResponsesRequest).previous_response_id;
+    if (typeof previous === 'string') {
+      const history = await conversationOf(options.store, state.owner, previous, true);
+      if (!history) {
+        throw errors.notFound(`Previous response with id '${previous}' not found.`, { param: 'previous_response_id', code: 'previous_response_not_found' });
+      }
+      state.history = history;
+    }
+    await next();
+  }
 
   return { handler, hook };
 }
