@@ -5,7 +5,8 @@
  * process. Prints req/s, the process's and the main thread's CPU µs per request, CPU per thread
  * (from /proc), peak RSS and event-loop delay.
  *
- *   npm run build && npx node dist/bench/pipeline-profile.js [account|vk|guard]
+ *   npm run build && npx node dist/bench/pipeline-profile.js [account|vk|guard|route]
+ *   (route: the account key and an inline 2-target fallback route whose first target answers, as bench/run.ts loads it)
  *   npx node --cpu-prof --cpu-prof-dir=/tmp/prof dist/bench/pipeline-profile.js vk   (then bench/stage-breakdown.ts)
  *
  * Settings: BENCH_DURATION (s, default 10), BENCH_WARMUP (s, 3), BENCH_CONNECTIONS (50), BENCH_RATE
@@ -72,10 +73,13 @@ const gateway = createGateway(
 );
 const { url } = await gateway.listen(0, '127.0.0.1');
 
+const inlineTarget = (name: string) => ({ name, provider: 'openai', custom_host: `${mock.url}/v1` });
 const headers: Record<string, string> =
   mode === 'account'
     ? { 'x-gateway-api-key': accountKey, 'x-gateway-provider': 'openai', 'x-gateway-custom-host': `${mock.url}/v1`, authorization: 'Bearer sk-bench' }
-    : { 'x-gateway-api-key': await createVirtualKey(url, accountKey, { name: `bench-${mode}`, mockUrl: mock.url, ...(mode === 'guard' ? { guardrailPolicy: 'three' } : {}) }) };
+    : mode === 'route'
+      ? { 'x-gateway-api-key': accountKey, authorization: 'Bearer sk-bench', 'x-gateway-config': JSON.stringify({ strategy: { mode: 'fallback' }, targets: [inlineTarget('first'), inlineTarget('second')] }) }
+      : { 'x-gateway-api-key': await createVirtualKey(url, accountKey, { name: `bench-${mode}`, mockUrl: mock.url, ...(mode === 'guard' ? { guardrailPolicy: 'three' } : {}) }) };
 headers['content-type'] = 'application/json';
 const body = JSON.stringify({
   model: 'gpt-4o-mini',

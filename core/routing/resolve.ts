@@ -42,13 +42,7 @@ export async function findRoute(catalog: RouteCatalog, query: RouteQuery): Promi
       if (!query.account) {
         throw errors.permission('Inline routes in x-gateway-config are for the account key; name a stored route instead.', { param: 'x-gateway-config', code: 'inline_route_forbidden' });
       }
-      let value: unknown;
-      try {
-        value = JSON.parse(header);
-      } catch {
-        throw errors.invalidRequest('x-gateway-config is neither a route name nor valid JSON.', { param: 'x-gateway-config', code: 'invalid_route' });
-      }
-      return { route: parseRoute(value, 'config'), label: { source: 'inline' } };
+      return { route: inlineRoute(header), label: { source: 'inline' } };
     }
     return (await named(catalog, header, 'header')) ?? unknownRoute(header, 'x-gateway-config');
   }
@@ -60,6 +54,31 @@ export async function findRoute(catalog: RouteCatalog, query: RouteQuery): Promi
     if (stored !== undefined) return { route: stored, label: { name: query.model, source: 'alias' } };
   }
   return undefined;
+}
+
+/** Inline routes already parsed, by their header text: a client sends the same few on every request. */
+const inlineRoutes = new Map<string, Route>();
+/** At most this many are kept (the oldest is dropped first); a refused route is never kept. */
+const INLINE_ROUTES_KEPT = 256;
+
+/**
+ * An inline route (`x-gateway-config` JSON), parsed and checked once per distinct header text
+ * (issue 21: parsing it on every request was ~3 µs and ~3 KB). Routes are immutable, so the
+ * requests that send the same text share one.
+ */
+function inlineRoute(header: string): Route {
+  const known = inlineRoutes.get(header);
+  if (known !== undefined) return known;
+  let value: unknown;
+  try {
+    value = JSON.parse(header);
+  } catch {
+    throw errors.invalidRequest('x-gateway-config is neither a route name nor valid JSON.', { param: 'x-gateway-config', code: 'invalid_route' });
+  }
+  const route = parseRoute(value, 'config');
+  if (inlineRoutes.size >= INLINE_ROUTES_KEPT) inlineRoutes.delete(inlineRoutes.keys().next().value!);
+  inlineRoutes.set(header, route);
+  return route;
 }
 
 async function named(catalog: RouteCatalog, idOrName: string, source: 'header' | 'key'): Promise<FoundRoute | undefined> {
@@ -121,10 +140,18 @@ async function resolveLevel(route: Route, param: string, scope: string | undefin
   return { route, targets };
 }
 
+/** Inline targets' state keys, per (immutable, cached) target: the digest is made once. */
+const inlineKeys = new WeakMap<Target, string>();
+
 /** An inline target's state key: its name and a digest of what it is (never the key or credential id in clear: the key labels metrics). */
 function inlineKey(name: string, target: Target): string {
-  const identity = [target.provider, target.virtual_key, target.credential, target.custom_host].join('\n');
-  return `inline:${name}:${createHash('sha256').update(identity).digest('hex').slice(0, 8)}`;
+  let key = inlineKeys.get(target);
+  if (key === undefined) {
+    const identity = [target.provider, target.virtual_key, target.credential, target.custom_host].join('\n');
+    key = `inline:${name}:${createHash('sha256').update(identity).digest('hex').slice(0, 8)}`;
+    inlineKeys.set(target, key);
+  }
+  return key;
 }
 
 /** The `x-gateway-attempts` and `x-gateway-route-target` response headers of a routed request. */

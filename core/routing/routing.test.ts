@@ -5,6 +5,7 @@ import { openai } from '../../plugins/providers/openai/index.js';
 import { balanceOrder, pickLeastBusy, pickLowestLatency, pickWeighted } from './balancer.js';
 import { matchQuery } from './conditions.js';
 import { backoffMs, retryAfterMs } from './executor.js';
+import { findRoute, resolvePlan } from './resolve.js';
 import { MemoryRoutingState, seededRandom } from './state.js';
 
 test('weighted picks over 2,000 requests are within 5 % of the weights (seeded)', (t) => {
@@ -128,4 +129,24 @@ test('config routes and aliases are checked at boot: the BootError names the rou
   t.regex(alias!.message, /models\.cheap\.targets/);
   const unknown = t.throws(() => createGateway({ providers: [openai()], routes: { r: { strategy: { mode: 'single' }, targets: [{ provider: 'nosuch' }] } } }, { environment: { GATEWAY_API_KEY: 'gw-boot-test-key-0123456789', GATEWAY_DATA_DIR: '/tmp/gateway-routing-boot' } }));
   t.regex(unknown!.message, /routes\.r\.targets\[0\]\.provider names "nosuch"/);
+});
+
+test('an inline route is parsed once per header text and shared; a refused one is refused every time and never kept', async (t) => {
+  const catalog = { routes: new Map(), models: new Map() };
+  const header = JSON.stringify({ strategy: { mode: 'fallback' }, targets: [{ name: 'first', provider: 'openai' }, { name: 'second', provider: 'openai' }] });
+  const first = await findRoute(catalog, { header, account: true });
+  const again = await findRoute(catalog, { header: ` ${header} `, account: true });
+  t.is(again?.route, first?.route, 'the same parsed route (the header is trimmed first)');
+  t.deepEqual(first?.label, { source: 'inline' });
+  // The state keys of its targets are made once and stay the same.
+  const open = async () => ({}) as never;
+  const plans = [await resolvePlan(first!.route, first!.label, open), await resolvePlan(again!.route, again!.label, open)];
+  t.deepEqual(plans[0].targets.map((target) => target.key), plans[1].targets.map((target) => target.key));
+  t.regex(plans[0].targets[0].key, /^inline:first:[0-9a-f]{8}$/);
+  // A virtual key may not send one, cached or not.
+  await t.throwsAsync(findRoute(catalog, { header, account: false }), { message: /for the account key/ });
+  const invalid = JSON.stringify({ strategy: { mode: 'fallback' }, targets: [] });
+  for (let round = 0; round < 2; round++) {
+    await t.throwsAsync(findRoute(catalog, { header: invalid, account: true }), { instanceOf: Error });
+  }
 });
