@@ -78,7 +78,7 @@ const headers: Record<string, string> =
   mode === 'account'
     ? { 'x-gateway-api-key': accountKey, 'x-gateway-provider': 'openai', 'x-gateway-custom-host': `${mock.url}/v1`, authorization: 'Bearer sk-bench' }
     : mode === 'route'
-      ? { 'x-gateway-api-key': accountKey, authorization: 'Bearer sk-bench', 'x-gateway-config': JSON.stringify({ strategy: { mode: 'fallback' }, targets: [inlineTarget('first'), inlineTarget('second')] }) }
+      ? { 'x-gateway-api-key': accountKey, authorization: 'Bearer sk-bench', 'x-gateway-config': JSON.stringify({ strategy: { mode: 'fallback' }, targets: process.env.BENCH_ROUTE_TARGETS === '1' ? [inlineTarget('first')] : [inlineTarget('first'), inlineTarget('second')] }) }
       : { 'x-gateway-api-key': await createVirtualKey(url, accountKey, { name: `bench-${mode}`, mockUrl: mock.url, ...(mode === 'guard' ? { guardrailPolicy: 'three' } : {}) }) };
 headers['content-type'] = 'application/json';
 const body = JSON.stringify({
