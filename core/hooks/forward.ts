@@ -86,7 +86,7 @@ export function forwardHook(dependencies: {
       const attempt = (target: ResolvedTarget, attemptTimeoutMs: number | undefined): Promise<ForwardSlice> => {
         context.auth = target.auth!;
         prepared = target;
-        prepare(target);
+        prepare(context, target);
         const sent = send(context, target.auth!.target.customHost, attemptTimeoutMs);
         // A stream's first event decides too: an error there falls back like an error status.
         return context.request.streaming ? sent.then((forward) => (forward.status === 200 && isEventStream(forward) ? checkFirstEvent(forward, context.signal) : forward)) : sent;
@@ -106,7 +106,7 @@ export function forwardHook(dependencies: {
           executor,
         );
         context.auth = answer.target.auth!;
-        if (prepared !== answer.target) prepare(answer.target);
+        if (prepared !== answer.target) prepare(context, answer.target);
         routing.target = answer.target.name;
         context.forward = answer.forward;
       } catch (error) {

@@ -5,6 +5,7 @@ import { upstreamError } from '../errors.js';
 import { respond } from '../pipeline/response.js';
 import type { Hook } from '../pipeline/hook.js';
 import type { AuthSlice, GatewayContext, RequestSlice, TransformSlice } from '../pipeline/context.js';
+import type { ResolvedTarget } from '../routing/plan.js';
 import { routeHeaders } from '../routing/resolve.js';
 import { isRecord } from '../spec/is-record.js';
 
@@ -42,6 +43,11 @@ function withOverrides(request: RequestSlice, overrides: Readonly<Record<string,
  * answer is mapped by the provider of the target that answered.
  */
 export function transformHook(dependencies: { operations: ReadonlyMap<string, OperationHandler> }): Hook {
+  /** A routed request's mapping for one attempt's target (`routing.prepare`). */
+  const prepare = (context: GatewayContext, target: ResolvedTarget): void => {
+    context.request = withOverrides(context.routing!.validated!, target.target.override_params);
+    context.transform = mapRequest(context, dependencies.operations.get(context.operation)!, target.auth!);
+  };
   return {
     name: 'gateway-transform',
     stage: 'transform',
@@ -59,11 +65,10 @@ export function transformHook(dependencies: { operations: ReadonlyMap<string, Op
       if (routing === undefined) {
         context.transform = mapRequest(context, handler, context.auth);
       } else {
-        const validated = context.request;
-        routing.prepare = (target) => {
-          context.request = withOverrides(validated, target.target.override_params);
-          context.transform = mapRequest(context, handler, target.auth!);
-        };
+        // One function for every request, not a closure per request (issue 21: a closure made here
+        // and kept on the context had every routed request's objects promoted to the old generation).
+        routing.validated = context.request;
+        routing.prepare = prepare;
       }
 
       await next();

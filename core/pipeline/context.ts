@@ -172,9 +172,12 @@ export interface RoutingSlice {
   target?: string;
   /**
    * Written by the transform stage: maps the request for one attempt's target (its provider,
-   * credentials, `override_params`) and sets `transform.upstreamRequest`.
+   * credentials, `override_params`) and sets `transform.upstreamRequest`. One function shared by
+   * every request (issue 21: a closure per request kept its objects past the young generation).
    */
-  prepare?: (target: ResolvedTarget) => void;
+  prepare?: (context: GatewayContext, target: ResolvedTarget) => void;
+  /** Written by the transform stage: the validated request, which each attempt's `override_params` apply to. */
+  validated?: RequestSlice;
 }
 
 export interface GuardrailSlice {
