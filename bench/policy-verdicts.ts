@@ -9,65 +9,40 @@
  * BENCH_LOG_STORES=sqlite|postgres runs one store; PostgreSQL is taken from DATABASE_URL (default
  * the loopback server), in a schema of its own dropped at the end.
  */
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { PostgresLogStore } from '../core/logs/postgres-store.js';
 import type { LogRecord } from '../core/logs/record.js';
+import { DATABASE_URL, makeRecord } from '../test/logs/fixtures.js';
 import { SqliteWorkerStore } from '../core/logs/sqlite-worker-store.js';
 import type { LogStore } from '../core/logs/store.js';
 
 const ROWS = Number(process.env.BENCH_LOG_ROWS ?? 1_000_000);
 const BATCH = 1000;
 const DAY = 86_400_000;
-const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const STORES = (process.env.BENCH_LOG_STORES ?? 'sqlite,postgres').split(',');
 const POLICIES = ['pii-redact', 'pii-block', 'strict'];
 const ACTIONS = ['allow', 'allow', 'allow', 'allow', 'transform', 'deny'];
 
+/** A logged chat request with two verdicts of one of the policies (the rest as `makeRecord` has it). */
 function row(index: number, now: number): LogRecord {
   const policy = POLICIES[index % POLICIES.length];
-  return {
-    id: randomUUID(),
+  return makeRecord({
     time: new Date(now - 7 * DAY + Math.floor((index * 7 * DAY) / ROWS)).toISOString(),
     trace_id: `bench-${index}`,
     caller_type: 'virtual-key',
     key_id: `vk_${index % 50}`,
-    end_user: null,
-    key_name: null,
-    provider: 'openai',
-    model: 'gpt-4o-mini',
-    operation: 'chat',
-    method: 'POST',
-    path: '/v1/chat/completions',
-    status: 200,
-    outcome: 'ok',
-    error_type: null,
-    error_code: null,
-    error_message: null,
-    streaming: false,
     latency_ms: 100,
     gateway_ms: 1,
     upstream_ms: 99,
-    ttft_ms: null,
-    prompt_tokens: 10,
-    completion_tokens: 5,
-    cached_tokens: null,
-    reasoning_tokens: null,
-    total_tokens: 15,
     cost_usd: 0.00001,
-    cache_status: null,
-    cache_saved_usd: null,
-    metadata: {},
     guardrails: [
       { policy, guardrail: 'pii', side: 'input', action: ACTIONS[index % ACTIONS.length], ms: 0.2 },
       { policy, guardrail: 'pii', side: 'output', action: ACTIONS[(index * 7) % ACTIONS.length], ms: 0.3 },
     ],
-    request_body: null,
-    response_body: null,
-  };
+  });
 }
 
 async function bench(name: string, store: LogStore, loaded?: () => Promise<void>): Promise<void> {
