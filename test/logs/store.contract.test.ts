@@ -525,8 +525,109 @@ test('sqlite: a version 5 log database gains the errors index and the body searc
     t.is((await migrated.list({ limit: 10, search: 'walrus' })).data.length, 2);
     const reader = new DatabaseSync(path);
     t.truthy(reader.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name = 'logs_errors'").get());
-    t.is(Number((reader.prepare('PRAGMA user_version').get() as { user_version: number }).user_version), 7);
+    t.is(Number((reader.prepare('PRAGMA user_version').get() as { user_version: number }).user_version), 8);
     reader.close();
+  } finally {
+    await migrated.close();
+  }
+});
+
+/** How many times the index holds `word` (a body indexed twice counts twice), read as another client would. */
+async function indexedMatches(path: string, word: string): Promise<{ matches: number; indexedTo: number; top: number }> {
+  const { DatabaseSync } = await import('node:sqlite');
+  const reader = new DatabaseSync(path);
+  try {
+    const matches = Number((reader.prepare('SELECT count(*) AS n FROM log_search WHERE log_search MATCH ?').get(word) as { n: number }).n);
+    const indexedTo = Number((reader.prepare('SELECT indexed_to FROM log_search_state').get() as { indexed_to: number }).indexed_to);
+    const top = Number((reader.prepare('SELECT coalesce(max(rowid), 0) AS top FROM log_bodies').get() as { top: number }).top);
+    return { matches, indexedTo, top };
+  } finally {
+    reader.close();
+  }
+}
+
+test('sqlite: bodies are indexed behind the inserts, in a batch of their own: a search sees every body at once, and without one the batch comes within about a second', async (t) => {
+  const path = databaseFile();
+  const store = new SqliteLogStore(path);
+  await store.init();
+  try {
+    const first = makeRecord({ request_body: JSON.stringify({ messages: [{ role: 'user', content: 'narwhal one' }] }) });
+    await store.insert([first]);
+    t.deepEqual(await indexedMatches(path, 'narwhal'), { matches: 0, indexedTo: 0, top: 1 }, 'stored, not yet indexed');
+    t.deepEqual((await store.list({ limit: 10, search: 'narwhal' })).data.map((row) => row.id), [first.id], 'a search indexes what is behind first');
+    t.deepEqual(await indexedMatches(path, 'narwhal'), { matches: 1, indexedTo: 1, top: 1 });
+    const second = makeRecord({ request_body: 'narwhal two' });
+    await store.insert([second]);
+    const deadline = Date.now() + 5000;
+    while ((await indexedMatches(path, 'narwhal')).matches < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+    t.deepEqual(await indexedMatches(path, 'narwhal'), { matches: 2, indexedTo: 2, top: 2 }, 'indexed by the delayed batch, with no search');
+  } finally {
+    await store.close();
+  }
+});
+
+test('sqlite: two stores on one file (GATEWAY_WORKERS) index each body exactly once, and close indexes what is behind', async (t) => {
+  const path = databaseFile();
+  const one = new SqliteLogStore(path);
+  const two = new SqliteLogStore(path);
+  await one.init();
+  await two.init();
+  try {
+    const rows = Array.from({ length: 6 }, (_, index) => makeRecord({ time: at(index * 1000), request_body: `okapi ${index}` }));
+    await one.insert(rows.slice(0, 2));
+    await two.insert(rows.slice(2, 4));
+    await one.insert(rows.slice(4, 5));
+    t.is((await two.list({ limit: 10, search: 'okapi' })).data.length, 5, 'the search indexes the other store\'s bodies too');
+    await two.insert(rows.slice(5));
+    t.is((await one.list({ limit: 10, search: 'okapi' })).data.length, 6);
+    t.is((await two.list({ limit: 10, search: 'okapi' })).data.length, 6);
+    t.deepEqual(await indexedMatches(path, 'okapi'), { matches: 6, indexedTo: 6, top: 6 }, 'no body indexed twice');
+    await one.insert([makeRecord({ request_body: 'okapi last' })]);
+    await one.close();
+    t.deepEqual(await indexedMatches(path, 'okapi'), { matches: 7, indexedTo: 7, top: 7 }, 'closing indexed the last body');
+  } finally {
+    await one.close();
+    await two.close();
+  }
+});
+
+test('sqlite: when retention has emptied the bodies and their rowids start again, the new bodies are still indexed', async (t) => {
+  const path = databaseFile();
+  const store = new SqliteLogStore(path, { maxAgeMs: 60_000, maxBytes: 0 });
+  await store.init();
+  try {
+    const now = Date.now();
+    await store.insert(Array.from({ length: 3 }, (_, index) => makeRecord({ time: new Date(now - 10_000 + index).toISOString(), request_body: `old quokka ${index}` })));
+    t.is((await store.list({ limit: 10, search: 'quokka' })).data.length, 3);
+    t.is(await store.prune(now + 120_000), 3);
+    const fresh = makeRecord({ time: new Date(now + 120_000).toISOString(), request_body: 'new quokka' });
+    await store.insert([fresh]);
+    t.deepEqual(await indexedMatches(path, 'quokka'), { matches: 0, indexedTo: 0, top: 1 }, 'the rowid used again moved the mark back');
+    t.deepEqual((await store.list({ limit: 10, search: 'quokka' })).data.map((row) => row.id), [fresh.id]);
+  } finally {
+    await store.close();
+  }
+});
+
+test('sqlite: a version 7 log database (each body indexed as it was inserted) gains the mark at its newest body and indexes nothing twice', async (t) => {
+  const { DatabaseSync } = await import('node:sqlite');
+  const path = databaseFile();
+  const first = new SqliteLogStore(path);
+  await first.init();
+  const stored = makeRecord({ request_body: 'stored before the upgrade: ibex' });
+  await first.insert([stored]);
+  await first.close();
+  const database = new DatabaseSync(path);
+  database.exec('DROP TABLE log_search_state; PRAGMA user_version = 7;');
+  database.close();
+  const migrated = new SqliteLogStore(path);
+  await migrated.init();
+  try {
+    t.deepEqual(await indexedMatches(path, 'ibex'), { matches: 1, indexedTo: 1, top: 1 });
+    const later = makeRecord({ request_body: 'after the upgrade: ibex' });
+    await migrated.insert([later]);
+    t.deepEqual((await migrated.list({ limit: 10, search: 'ibex' })).data.map((row) => row.id).sort(), [stored.id, later.id].sort());
+    t.deepEqual(await indexedMatches(path, 'ibex'), { matches: 2, indexedTo: 2, top: 2 });
   } finally {
     await migrated.close();
   }
