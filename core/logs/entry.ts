@@ -99,6 +99,21 @@ export interface LogBodies {
   readonly secrets: ReadonlyArray<string | undefined>;
 }
 
+const entryTexts = new WeakMap<LogEntry, string>();
+
+/**
+ * The entry's JSON text, made once per entry: the pino line and the SQLite log worker's batch both
+ * carry it (sinks never change an entry).
+ */
+export function entryJson(entry: LogEntry): string {
+  let text = entryTexts.get(entry);
+  if (text === undefined) {
+    text = JSON.stringify(entry);
+    entryTexts.set(entry, text);
+  }
+  return text;
+}
+
 /** A destination for log entries. Writes must not block the response path. */
 export interface LogSink {
   /**

@@ -1,5 +1,5 @@
 import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
-import type { LogEntry, LogSink } from './entry.js';
+import { entryJson, type LogEntry, type LogSink } from './entry.js';
 
 /**
  * Request lines held for the current turn of the event loop, written to the log's destination
@@ -99,7 +99,7 @@ export class PinoLogSink implements LogSink {
     if (!this.logger.isLevelEnabled('info')) return;
     let json: string;
     try {
-      json = JSON.stringify(entry);
+      json = entryJson(entry);
     } catch {
       // Not plain JSON (cannot happen for a built entry): pino's own serialiser copes.
       this.logger.info({ request: entry }, 'request');

@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import { entryJson } from './entry.js';
 import type { LogRecord, PendingRecord } from './record.js';
 import type { SqliteRetention } from './sqlite-store.js';
 import type { LogBodiesRow, LogPage, LogQuery, LogStore, UsageCell, UsageQuery, UsageTotalsQuery, VerdictCounts, VerdictQuery } from './store.js';
@@ -81,7 +82,13 @@ export class SqliteWorkerStore implements LogStore {
    * only serialises the entries and their bodies' text.
    */
   insertPending(pending: readonly PendingRecord[], bodyMaxBytes: number): Promise<void> {
-    const bytes = encoder.encode(JSON.stringify(pending));
+    // Each entry's JSON is the one its pino line was made of (entryJson): not serialised again.
+    let text = '[';
+    for (const { entry, bodies } of pending) {
+      if (text.length > 1) text += ',';
+      text += bodies ? `{"entry":${entryJson(entry)},"bodies":${JSON.stringify(bodies)}}` : `{"entry":${entryJson(entry)}}`;
+    }
+    const bytes = encoder.encode(`${text}]`);
     return this.send('insertPendingJson', [bytes, bodyMaxBytes], [bytes.buffer as ArrayBuffer]);
   }
   list(query: LogQuery): Promise<LogPage> {
