@@ -61,6 +61,12 @@ export interface LogsConfig {
    * dropped (turned on again, it is rebuilt from the stored bodies).
    */
   search?: boolean;
+  /**
+   * The SQLite log writer thread's nice value, 0–19 (default 10; Linux only, `GATEWAY_LOG_WRITER_NICE`).
+   * The writer is background work: on a busy machine the request thread gets the CPU first, and the
+   * writer's batches grow instead (docs/logs.md). 0 leaves it at the process's priority.
+   */
+  writerNice?: number;
 }
 
 /** The Responses API's settings: built-in tools and the stored responses' retention (docs/protocols.md). */
@@ -298,6 +304,8 @@ export interface ResolvedConfig {
     postgresSchema: string;
     /** Whether the stored bodies are indexed for search (`GATEWAY_LOG_SEARCH`). */
     search: boolean;
+    /** The SQLite log writer thread's nice value (`GATEWAY_LOG_WRITER_NICE`). */
+    writerNice: number;
   };
   readonly metricsPublic: boolean;
   readonly responses: { readonly builtInTools: 'drop' | 'refuse'; readonly retentionMaxAgeMs: number };
@@ -382,6 +390,15 @@ function resolveTelemetry(environment: NodeJS.ProcessEnv): ResolvedConfig['telem
   };
 }
 
+/** A nice value for the log writer: an integer 0–19. */
+function niceOf(value: string | number): number {
+  const nice = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
+  if (typeof nice !== 'number' || !Number.isInteger(nice) || nice < 0 || nice > 19) {
+    throw new BootError('INVALID_CONFIG', `logs.writerNice (GATEWAY_LOG_WRITER_NICE) must be an integer from 0 to 19, got ${JSON.stringify(value)}`);
+  }
+  return nice;
+}
+
 function resolveLogs(logs: LogsConfig = {}, environment: NodeJS.ProcessEnv): ResolvedConfig['logs'] {
   const days = environment.GATEWAY_LOG_RETENTION_DAYS ?? logs.retention?.maxAgeDays ?? 30;
   const maxBytes = environment.GATEWAY_LOG_MAX_MB !== undefined ? positiveInteger(environment.GATEWAY_LOG_MAX_MB, 'GATEWAY_LOG_MAX_MB') * MB : logs.retention?.maxBytes ?? 1024 * MB;
@@ -400,6 +417,7 @@ function resolveLogs(logs: LogsConfig = {}, environment: NodeJS.ProcessEnv): Res
     databaseUrl: environment.DATABASE_URL || undefined,
     postgresSchema: schema,
     search: booleanOf(environment.GATEWAY_LOG_SEARCH, 'GATEWAY_LOG_SEARCH') ?? logs.search ?? true,
+    writerNice: niceOf(environment.GATEWAY_LOG_WRITER_NICE ?? logs.writerNice ?? 10),
   };
 }
 

@@ -38,6 +38,7 @@ export function createRequestLog(config: ResolvedConfig, logger: Logger, observe
         { maxAgeMs: logs.retentionMaxAgeMs, maxBytes: logs.retentionMaxBytes },
         (message) => logger.warn(message),
         logs.search,
+        logs.writerNice,
       );
   const spill = new SpillFile(join(config.dataDir, 'log-spill'), logs.spillMaxBytes);
   let lastDropWarning = 0;

@@ -30,10 +30,12 @@ export class SqliteWorkerStore implements LogStore {
     private readonly onWarning: (message: string) => void = () => {},
     /** Index the bodies for search (`logs.search`). */
     readonly searchable = true,
+    /** The worker thread's nice value (`logs.writerNice`; 0: the process's priority). */
+    private readonly nice = 0,
   ) {}
 
   private start(): Worker {
-    const worker = new Worker(new URL('./sqlite-worker.js', import.meta.url), { workerData: { path: this.path, retention: this.retention, search: this.searchable } });
+    const worker = new Worker(new URL('./sqlite-worker.js', import.meta.url), { workerData: { path: this.path, retention: this.retention, search: this.searchable, nice: this.nice } });
     worker.unref();
     worker.on('message', (reply: Reply) => {
       if (reply.warning !== undefined) return this.onWarning(reply.warning);

@@ -1,3 +1,4 @@
+import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { type PendingRecord, recordFromText } from './record.js';
 import { SqliteLogStore, type SqliteRetention } from './sqlite-store.js';
@@ -10,7 +11,16 @@ interface Call {
 }
 
 const decoder = new TextDecoder();
-const { path, retention, search } = workerData as { path: string; retention: SqliteRetention; search: boolean };
+const { path, retention, search, nice } = workerData as { path: string; retention: SqliteRetention; search: boolean; nice: number };
+// Background work: this thread alone yields the CPU to the request thread (on Linux a thread's nice
+// value is its own; elsewhere it would be the whole process's, so it is left alone there).
+if (nice > 0 && process.platform === 'linux') {
+  try {
+    setPriority(nice);
+  } catch (error) {
+    parentPort!.postMessage({ warning: `the log writer's nice value (${nice}) could not be set: ${(error as Error).message}` });
+  }
+}
 const store = new SqliteLogStore(path, retention, (message) => parentPort!.postMessage({ warning: message }), search);
 
 /** The records of entries sent with their bodies as text; an entry whose bodies fail is stored without them (as the queue does). */
