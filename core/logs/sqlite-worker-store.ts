@@ -84,14 +84,29 @@ export class SqliteWorkerStore implements LogStore {
    * only serialises the entries and their bodies' text.
    */
   insertPending(pending: readonly PendingRecord[], bodyMaxBytes: number): Promise<void> {
-    // Each entry's JSON is the one its pino line was made of (entryJson): not serialised again.
-    let text = '[';
+    // Each entry's JSON is the one its pino line was made of (entryJson): not serialised again. The
+    // pieces are written straight into the bytes sent (no joined string, flattened and copied).
+    const pieces: string[] = [];
+    let size = 2;
     for (const { entry, bodies } of pending) {
-      if (text.length > 1) text += ',';
-      text += bodies ? `{"entry":${entryJson(entry)},"bodies":${JSON.stringify(bodies)}}` : `{"entry":${entryJson(entry)}}`;
+      const json = entryJson(entry);
+      const text = bodies ? JSON.stringify(bodies) : undefined;
+      pieces.push(json, text ?? '');
+      size += Buffer.byteLength(json) + (text === undefined ? 0 : Buffer.byteLength(text)) + 24;
     }
-    const bytes = encoder.encode(`${text}]`);
-    return this.send('insertPendingJson', [bytes, bodyMaxBytes], [bytes.buffer as ArrayBuffer]);
+    const bytes = Buffer.allocUnsafeSlow(size);
+    let offset = bytes.write('[');
+    for (let index = 0; index < pieces.length; index += 2) {
+      offset += bytes.write(index === 0 ? '{"entry":' : ',{"entry":', offset, 'latin1');
+      offset += bytes.write(pieces[index], offset);
+      if (pieces[index + 1] !== '') {
+        offset += bytes.write(',"bodies":', offset, 'latin1');
+        offset += bytes.write(pieces[index + 1], offset);
+      }
+      offset += bytes.write('}', offset, 'latin1');
+    }
+    offset += bytes.write(']', offset, 'latin1');
+    return this.send('insertPendingJson', [bytes.subarray(0, offset), bodyMaxBytes], [bytes.buffer as ArrayBuffer]);
   }
   list(query: LogQuery): Promise<LogPage> {
     return this.call('list', query);
