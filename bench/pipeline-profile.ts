@@ -67,7 +67,7 @@ const gateway = createGateway(
     policies: benchPolicies(),
   },
   {
-    environment: { NODE_ENV: 'production', GATEWAY_API_KEY: accountKey, GATEWAY_DATA_DIR: dataDir, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info', GATEWAY_LOG_BODIES: process.env.GATEWAY_LOG_BODIES, GATEWAY_LOG_SEARCH: process.env.GATEWAY_LOG_SEARCH },
+    environment: { NODE_ENV: 'production', GATEWAY_API_KEY: accountKey, GATEWAY_DATA_DIR: dataDir, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info', GATEWAY_LOG_BODIES: process.env.GATEWAY_LOG_BODIES, GATEWAY_LOG_SEARCH: process.env.GATEWAY_LOG_SEARCH, GATEWAY_LOG_WRITER_NICE: process.env.GATEWAY_LOG_WRITER_NICE },
     logDestination: pino.destination({ dest: '/dev/null', sync: false }),
   },
 );

@@ -62,9 +62,9 @@ export interface LogsConfig {
    */
   search?: boolean;
   /**
-   * The SQLite log writer thread's nice value, 0–19 (default 10; Linux only, `GATEWAY_LOG_WRITER_NICE`).
-   * The writer is background work: on a busy machine the request thread gets the CPU first, and the
-   * writer's batches grow instead (docs/logs.md). 0 leaves it at the process's priority.
+   * The SQLite log writer thread's nice value, 0–19 (default 0: the process's priority; Linux only,
+   * `GATEWAY_LOG_WRITER_NICE`). Above 0 the writer yields the CPU to the request thread when the
+   * cores are all busy, and holds more entries in memory meanwhile (docs/logs.md).
    */
   writerNice?: number;
 }
@@ -417,7 +417,7 @@ function resolveLogs(logs: LogsConfig = {}, environment: NodeJS.ProcessEnv): Res
     databaseUrl: environment.DATABASE_URL || undefined,
     postgresSchema: schema,
     search: booleanOf(environment.GATEWAY_LOG_SEARCH, 'GATEWAY_LOG_SEARCH') ?? logs.search ?? true,
-    writerNice: niceOf(environment.GATEWAY_LOG_WRITER_NICE ?? logs.writerNice ?? 10),
+    writerNice: niceOf(environment.GATEWAY_LOG_WRITER_NICE ?? logs.writerNice ?? 0),
   };
 }
 

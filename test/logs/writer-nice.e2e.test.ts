@@ -41,9 +41,9 @@ linux('the SQLite log writer thread runs at GATEWAY_LOG_WRITER_NICE, and the req
   }
 });
 
-test('logs.writerNice: 10 by default, 0–19 from the config or GATEWAY_LOG_WRITER_NICE; anything else fails the start naming the setting', (t) => {
-  t.is(resolveConfig({ providers: [] }, {}).logs.writerNice, 10);
-  t.is(resolveConfig({ providers: [], logs: { writerNice: 0 } }, {}).logs.writerNice, 0);
+test('logs.writerNice: 0 by default, 0–19 from the config or GATEWAY_LOG_WRITER_NICE; anything else fails the start naming the setting', (t) => {
+  t.is(resolveConfig({ providers: [] }, {}).logs.writerNice, 0);
+  t.is(resolveConfig({ providers: [], logs: { writerNice: 10 } }, {}).logs.writerNice, 10);
   t.is(resolveConfig({ providers: [], logs: { writerNice: 3 } }, { GATEWAY_LOG_WRITER_NICE: '19' }).logs.writerNice, 19);
   for (const bad of ['20', '-1', 'low', '2.5', ' ']) {
     const error = t.throws(() => resolveConfig({ providers: [] }, { GATEWAY_LOG_WRITER_NICE: bad }), { instanceOf: BootError });
