@@ -28,5 +28,5 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 8787) + '/health').then((response) => process.exit(response.ok ? 0 : 1), () => process.exit(1))"]
 # SIGTERM lets requests in flight (streams included) finish, up to GATEWAY_SHUTDOWN_GRACE_MS.
 STOPSIGNAL SIGTERM
-ENTRYPOINT ["node", "--max-semi-space-size=16", "/app/node_modules/llm-gateway/bin/llm-gateway.js"]
+ENTRYPOINT ["node", "--max-semi-space-size=16", "--no-parallel-scavenge", "/app/node_modules/llm-gateway/bin/llm-gateway.js"]
 CMD ["start"]

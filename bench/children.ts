@@ -90,9 +90,12 @@ function queryUsage(child: ChildProcess, role: ServerRole): Promise<ProcessUsage
 /**
  * The Node flags `npm start` runs the gateway with (package.json; a unit test keeps the two equal),
  * so that the bench measures the gateway as it is started: a young generation capped at 16 MB per
- * semi-space (V8's default let it grow to 32 MB under load: ~60 MB more RSS for no measurable CPU).
+ * semi-space (V8's default let it grow to 32 MB under load: ~60 MB more RSS for no measurable CPU),
+ * collected by the main thread alone (`--no-parallel-scavenge`: with few survivors a scavenge is
+ * short on one thread, and it never waits for helper threads that the machine has not scheduled;
+ * docs/performance.md, "Fourth pass").
  */
-export const GATEWAY_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=16'];
+export const GATEWAY_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=16', '--no-parallel-scavenge'];
 
 export function spawnServer(role: ServerRole, environment: Record<string, string> = {}): SpawnedServer {
   // BENCH_CPU_PROF=<dir>: profile the gateway children (`node --cpu-prof`), for finding where time goes.

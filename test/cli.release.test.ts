@@ -72,7 +72,7 @@ test('the Dockerfile builds with build-release.sh on Node 24 slim and runs it as
   t.regex(text, /GATEWAY_DATA_DIR=\/data/);
   t.regex(text, /^STOPSIGNAL SIGTERM$/m);
   t.true(dockerHealthcheck().join(' ').includes('/health'));
-  t.regex(text, /^ENTRYPOINT \["node", "--max-semi-space-size=16", "\/app\/node_modules\/llm-gateway\/bin\/llm-gateway\.js"\]$/m);
+  t.regex(text, /^ENTRYPOINT \["node", "--max-semi-space-size=16", "--no-parallel-scavenge", "\/app\/node_modules\/llm-gateway\/bin\/llm-gateway\.js"\]$/m);
   t.truthy(statSync(join(root, 'scripts/build-release.sh')).mode & 0o100, 'the script is executable');
 
   const compose = readFileSync(join(root, 'compose.yaml'), 'utf8');
