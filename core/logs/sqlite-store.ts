@@ -94,10 +94,15 @@ CREATE INDEX IF NOT EXISTS log_metadata_time ON log_metadata (time_ms);
 const searchText = (body: string) =>
   `CASE WHEN json_valid(${body}) THEN (SELECT group_concat(value, char(10)) FROM json_tree(${body}) WHERE type = 'text') ELSE ${body} END`;
 
+/** Version 8: how far the bodies are indexed (one row). */
+const SEARCH_STATE = 'CREATE TABLE IF NOT EXISTS log_search_state (id INTEGER PRIMARY KEY CHECK (id = 1), indexed_to INTEGER NOT NULL); INSERT OR IGNORE INTO log_search_state (id, indexed_to) VALUES (1, 0);';
+/** Every stored body is indexed (after a rebuild, or on the way to version 8 from an index that indexed every row as it was inserted). */
+const ALL_INDEXED = 'UPDATE log_search_state SET indexed_to = (SELECT coalesce(max(rowid), 0) FROM log_bodies);';
+
 /**
  * Free-text search over the bodies (when on). `log_search` is a contentless FTS5 table (the text
  * lives once, in `log_bodies`) keyed by `log_bodies`' rowid, holding {@link searchText} of each
- * body. Bodies are indexed in batches of their own, behind the inserts ({@link SqliteLogStore.indexBodies}):
+ * body. Bodies are indexed in batches of their own, behind the inserts (`SqliteLogStore.indexBatch`):
  * FTS5's cost per row falls by more than half from the 20–100-row batches the log writer commits
  * to batches of thousands (it writes its pending terms out as one segment per transaction, and
  * fewer, larger segments need less merging). `log_search_state.indexed_to` is the rowid up to
@@ -118,11 +123,6 @@ const searchText = (body: string) =>
  * same size of index in a steady state of inserts and deletes. A full `VACUUM` renumbers
  * `log_bodies`' rowids: run {@link REBUILD_SEARCH} after one.
  */
-/** Version 8: how far the bodies are indexed (one row). */
-const SEARCH_STATE = 'CREATE TABLE IF NOT EXISTS log_search_state (id INTEGER PRIMARY KEY CHECK (id = 1), indexed_to INTEGER NOT NULL); INSERT OR IGNORE INTO log_search_state (id, indexed_to) VALUES (1, 0);';
-/** Every stored body is indexed (after a rebuild, or on the way to version 8 from an index that indexed every row as it was inserted). */
-const ALL_INDEXED = 'UPDATE log_search_state SET indexed_to = (SELECT coalesce(max(rowid), 0) FROM log_bodies);';
-
 const SEARCH_SCHEMA = `
 CREATE VIRTUAL TABLE log_search USING fts5(request_body, response_body, content='', contentless_delete=1);
 INSERT INTO log_search (log_search, rank) VALUES ('deletemerge', 30);
