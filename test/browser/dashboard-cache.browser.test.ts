@@ -21,6 +21,9 @@ const run = Math.random().toString(36).slice(2, 8);
 
 test.before(async (t) => {
   if (skipReason) return;
+  // The browser first: when it cannot start, nothing else is left open to keep this file's process alive.
+  const browser = await openBrowser();
+  t.context.browser = browser;
   const fake = await startFake(echoUpstream().handler);
   const gateway = await startGateway({ cache: { default: { mode: 'simple' } } });
   // One miss and three hits of one question, one miss of another: 3 hits of 5 lookups.
@@ -31,7 +34,7 @@ test.before(async (t) => {
     await sdkClient(gateway.url, fake.baseUrl, { 'x-gateway-trace-id': trace }).chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: text }] });
   }
   await waitForLogs(gateway, traces);
-  t.context = { gateway, fake, browser: await openBrowser(), traces };
+  t.context = { gateway, fake, browser, traces };
 });
 
 test.after.always(async (t) => {

@@ -67,6 +67,9 @@ const weatherTool: OpenAI.Chat.Completions.ChatCompletionTool = {
 
 test.before(async (t) => {
   if (skipReason) return;
+  // The browser first: when it cannot start, nothing else is left open to keep this file's process alive.
+  const browser = await openBrowser();
+  t.context.browser = browser;
   const chat = await startFake(chatFake);
   const responses = await startResponsesFake();
   const messages = await startMessagesFake();
@@ -186,7 +189,7 @@ test.before(async (t) => {
   });
 
   await waitForLogs(gateway, Object.values(traces));
-  t.context = { gateway, fakes: { chat, responses, messages }, browser: await openBrowser(), traces };
+  t.context = { gateway, fakes: { chat, responses, messages }, browser, traces };
 });
 
 test.after.always(async (t) => {
