@@ -7,13 +7,14 @@ import { browserSkipReason, openBrowser, screenshot, signIn } from './browser.js
 
 // Skipped only when Chromium is missing outside CI (under CI=true a missing browser fails).
 const skipReason = browserSkipReason();
+// The browser first: when it cannot start, no server is left running to keep this file's process alive.
+const browser = skipReason ? undefined : await openBrowser();
 const gateway = await startGateway({ policies: { 'pii-redact': { input: [pii({ action: 'redact' })], output: [pii({ action: 'redact' })] } } });
 const fake = await startFake();
 const it = skipReason ? test.skip : test.serial;
 // ava runs no hooks when every test is skipped: close now so the worker can exit.
 if (skipReason) await Promise.all([gateway.close(), fake.close()]);
 
-const browser = skipReason ? undefined : await openBrowser();
 test.after.always(async () => {
   await browser?.close();
   await gateway.close();

@@ -25,6 +25,8 @@ let other: Fake | undefined;
 const posted: Array<{ threshold: number; key_name: string }> = [];
 let postedWaiters: Array<() => void> = [];
 
+// The browser first: when it cannot start, no server is left running to keep this file's process alive.
+const browser = skipReason ? undefined : await openBrowser();
 if (!skipReason) {
   nock.disableNetConnect();
   nock.enableNetConnect(/127\.0\.0\.1/);
@@ -41,7 +43,6 @@ if (!skipReason) {
   other = await startFake(fixedUsageHandler(0));
   gateway = await startGateway({ alerts: { webhook: { url: `${HOOK}/hook` } } });
 }
-const browser = skipReason ? undefined : await openBrowser();
 test.after.always(async () => {
   await browser?.close();
   await gateway?.close();

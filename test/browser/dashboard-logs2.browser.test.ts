@@ -25,6 +25,9 @@ const UPSTREAM_MESSAGE = 'The model is overloaded, "try later"';
 
 test.before(async (t) => {
   if (skipReason) return;
+  // The browser first: when it cannot start, nothing else is left open to keep this file's process alive.
+  const browser = await openBrowser();
+  t.context.browser = browser;
   const fake = await startFake((request, response) => {
     const body = request.json();
     if (String(body.messages?.[0]?.content).includes('fail please')) {
@@ -57,7 +60,7 @@ test.before(async (t) => {
   traces.shared1 = shared;
   traces.shared2 = shared;
   await waitForLogs(gateway, [...new Set(Object.values(traces))]);
-  t.context = { gateway, fake, browser: await openBrowser(), traces };
+  t.context = { gateway, fake, browser, traces };
 });
 
 test.after.always(async (t) => {

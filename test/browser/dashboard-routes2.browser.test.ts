@@ -31,6 +31,9 @@ const card = 'My card is 4111 1111 1111 1111, please remember it.';
 
 test.before(async (t) => {
   if (skipReason) return;
+  // The browser first: when it cannot start, nothing else is left open to keep this file's process alive.
+  const browser = await openBrowser();
+  t.context.browser = browser;
   const down = await startFake((_request, response) => {
     response.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'boom', type: 'server_error' } }));
   });
@@ -43,7 +46,7 @@ test.before(async (t) => {
   });
   const credential = await admin(gateway, 'POST', '/admin/credentials', { name: 'fake-openai', provider: 'openai', api_key: 'sk-routes2-secret-0123456789' });
   if (credential.status !== 201) throw new Error(credential.text);
-  t.context = { gateway, down, up, browser: await openBrowser(), credentialId: credential.json.id };
+  t.context = { gateway, down, up, browser, credentialId: credential.json.id };
 });
 
 test.after.always(async (t) => {

@@ -36,6 +36,9 @@ const routeOf = (down: Fake, up: Fake, backupModel: string) => ({
 
 test.before(async (t) => {
   if (skipReason) return;
+  // The browser first: when it cannot start, nothing else is left open to keep this file's process alive.
+  const browser = await openBrowser();
+  t.context.browser = browser;
   const down = await startFake((_request, response) => {
     response.writeHead(503, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'overloaded', type: 'server_error' } }));
   });
@@ -60,7 +63,7 @@ test.before(async (t) => {
   const plainTrace = `dash-plain-${run}`;
   await sdkClient(gateway.url, up.baseUrl, { 'x-gateway-trace-id': plainTrace }).chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] });
   await waitForLogs(gateway, [routedTrace, plainTrace]);
-  t.context = { gateway, down, up, browser: await openBrowser(), routeId, routedTrace, plainTrace };
+  t.context = { gateway, down, up, browser, routeId, routedTrace, plainTrace };
 });
 
 test.after.always(async (t) => {

@@ -24,10 +24,13 @@ const DAY = 86_400_000;
 
 test.before(async (t) => {
   if (skipReason) return;
+  // The browser first: when it cannot start, nothing else is left open to keep this file's process alive.
+  const browser = await openBrowser();
+  t.context.browser = browser;
   const fake = await startFake(echoUpstream().handler);
   const gateway = await startGateway();
   const traffic = await makeUsageTraffic(gateway, fake.baseUrl, run);
-  t.context = { gateway, fake, traffic, browser: await openBrowser() };
+  t.context = { gateway, fake, traffic, browser };
 });
 
 test.after.always(async (t) => {

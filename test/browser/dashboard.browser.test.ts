@@ -31,6 +31,9 @@ const REQUESTS: Array<{ label: string; model: string; fail?: boolean }> = [
 
 test.before(async (t) => {
   if (skipReason) return;
+  // The browser first: when it cannot start, nothing else is left open to keep this file's process alive.
+  const browser = await openBrowser();
+  t.context.browser = browser;
   const fake = await startFake((request, response) => {
     const body = request.json();
     if (String(body.messages?.[0]?.content).includes('fail please')) {
@@ -56,7 +59,7 @@ test.before(async (t) => {
     else await call;
   }
   await waitForLogs(gateway, Object.values(traces));
-  t.context = { gateway, fake, browser: await openBrowser(), traces };
+  t.context = { gateway, fake, browser, traces };
 });
 
 test.after.always(async (t) => {
