@@ -359,6 +359,20 @@ export class SqliteLogStore implements LogStore {
   }
 
   /**
+   * Indexes every body that is behind; when another process on the file holds the write lock
+   * (busy), leaves them to the next batch. Other failures are thrown.
+   */
+  private indexBehind(): void {
+    try {
+      this.indexAll();
+    } catch (error) {
+      if ((error as { errcode?: number }).errcode !== SQLITE_BUSY) throw error;
+      this.unindexed = Math.max(this.unindexed, 1);
+      this.scheduleIndexing();
+    }
+  }
+
+  /**
    * Indexes what is behind once {@link INDEX_BATCH} bodies are (after this turn: the insert's answer
    * goes out first), or after {@link INDEX_DELAY_MS} when fewer are.
    */
@@ -371,11 +385,11 @@ export class SqliteLogStore implements LogStore {
       this.indexTimer = undefined;
       if (!this.database?.isOpen) return;
       try {
-        this.indexAll();
+        this.indexBehind();
       } catch (error) {
-        // Busy (another process on the file is writing) or failing: tried again after the next insert or delay.
+        // Failing: warned, and tried again after the next insert or delay.
         this.unindexed = Math.max(this.unindexed, 1);
-        if ((error as { errcode?: number }).errcode !== SQLITE_BUSY) this.onWarning(`log search index: ${(error as Error).message}`);
+        this.onWarning(`log search index: ${(error as Error).message}`);
         this.scheduleIndexing();
       }
     }, full ? 0 : INDEX_DELAY_MS);
@@ -425,14 +439,8 @@ export class SqliteLogStore implements LogStore {
   private commonSearch(query: LogQuery): boolean {
     if (query.search === undefined) return false;
     if (!this.search) throw new Error('Body search is off for this log store (logs.search).');
-    try {
-      this.indexAll();
-    } catch (error) {
-      // Another process on the file holds the write lock: the search sees what is indexed so far.
-      if ((error as { errcode?: number }).errcode !== SQLITE_BUSY) throw error;
-      this.unindexed = Math.max(this.unindexed, 1);
-      this.scheduleIndexing();
-    }
+    // With another process writing the file (busy), the search sees what is indexed so far.
+    this.indexBehind();
     const counted = this.db
       .prepare(`SELECT count(*) AS n FROM (SELECT 1 FROM log_search WHERE log_search MATCH ? LIMIT ${COMMON_MATCHES + 1})`)
       .get(ftsQuery(searchTerms(query.search))) as Row;
