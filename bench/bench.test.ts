@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'ava';
 import { GATEWAY_NODE_FLAGS } from './children.js';
+import { type LoadFigures, mergeLoadSlices, roundShares, shareOfFloor } from './load.js';
 import { type Dispatch, latencyStart, mergePacedResults, PacedSchedule, type PacedResult } from './paced-load.js';
 import { maxOverlap, mean, median, percentile } from './stats.js';
 import { slowIn, soakGrowth } from './soak.js';
@@ -293,6 +294,46 @@ test('mergePacedResults adds counts and takes percentiles over every slice sampl
   t.is(merged.p999Ms, 100);
   t.is(merged.requestsPerSecond, 5, '10 completed over 2 s of slices');
   t.is(merged.maxQueued, 5);
+});
+
+const loadSlice = (label: string, requestsPerSecond: number, cpuMicrosecondsPerRequest: number, rssMaxBytes: number, p99Ms: number): LoadFigures => ({
+  label,
+  requestsPerSecond,
+  p50Ms: p99Ms / 4,
+  p99Ms,
+  completed: requestsPerSecond * 2,
+  non2xx: label === 'gateway' ? 1 : 0,
+  errors: 0,
+  timeouts: 0,
+  statusCodes: { 200: requestsPerSecond * 2 },
+  machineBusyPercent: 90,
+  proxy: { role: 'gateway', cpuMicrosecondsPerRequest, cpuPercent: 100, rssBytes: rssMaxBytes, rssMaxBytes },
+});
+
+test('mergeLoadSlices pools requests and CPU time over the rounds and keeps each round\'s req/s', (t) => {
+  const merged = mergeLoadSlices([loadSlice('gateway', 1000, 300, 100, 20), loadSlice('gateway', 3000, 100, 250, 10), loadSlice('gateway', 2000, 200, 150, 30)]);
+  t.is(merged.requestsPerSecond, 2000);
+  t.is(merged.completed, 12_000);
+  t.is(merged.non2xx, 3);
+  t.deepEqual(merged.statusCodes, { 200: 12_000 });
+  t.deepEqual(merged.rounds, [1000, 3000, 2000]);
+  t.is(merged.p99Ms, 20, 'the median of the slices');
+  // CPU time summed over requests summed: (2000 * 300 + 6000 * 100 + 4000 * 200) / 12000.
+  t.is(merged.proxy!.cpuMicrosecondsPerRequest, 2_000_000 / 12_000);
+  t.is(merged.proxy!.rssMaxBytes, 250);
+  const one = loadSlice('floor', 5000, 100, 1, 1);
+  t.is(mergeLoadSlices([one]), one, 'one slice is the figure itself');
+});
+
+test('a share of the floor is the median of the rounds\' shares when both loads alternated', (t) => {
+  // The host slows down in the second round: the floor and the gateway slow together.
+  const floor = mergeLoadSlices([loadSlice('floor', 10_000, 100, 1, 1), loadSlice('floor', 4000, 100, 1, 1), loadSlice('floor', 8000, 100, 1, 1)]);
+  const gateway = mergeLoadSlices([loadSlice('gateway', 5000, 200, 1, 1), loadSlice('gateway', 2400, 200, 1, 1), loadSlice('gateway', 4400, 200, 1, 1)]);
+  t.deepEqual(roundShares(gateway, floor), [50, 60, 55]);
+  t.is(shareOfFloor(gateway, floor), 55);
+  // Without rounds: the ratio of the two req/s.
+  t.is(shareOfFloor(loadSlice('gateway', 3000, 1, 1, 1), loadSlice('floor', 6000, 1, 1, 1)), 50);
+  t.deepEqual(roundShares(loadSlice('gateway', 3000, 1, 1, 1), floor), []);
 });
 
 test('the bench starts its gateways with the Node flags of `npm start`', (t) => {

@@ -3,6 +3,7 @@ import type { ServerChild } from './children.js';
 import { busyPercent, readMachineCpuTimes } from './machine.js';
 import { mergePacedResults, PacedLoader, type PacedResult } from './paced-load.js';
 import { RssSampler } from './rss.js';
+import { median } from './stats.js';
 
 /** The request every load sends. */
 export interface LoadRequest {
@@ -38,6 +39,8 @@ export interface LoadFigures {
   machineBusyPercent: number;
   /** CPU over the measured load; RSS at its end and the largest sampled during warm-up and load. */
   proxy?: { role: string; cpuMicrosecondsPerRequest: number; cpuPercent: number; rssBytes: number; rssMaxBytes: number };
+  /** Measured in alternating rounds ({@link mergeLoadSlices}): each round's req/s, in order. */
+  rounds?: number[];
 }
 
 /** Extra time allowed beyond a load's duration before it counts as hung. */
@@ -119,6 +122,60 @@ export async function measureLoad(plan: LoadPlan, request: LoadRequest, proxy?: 
   return figures;
 }
 
+/**
+ * One target's slices of a load measured in alternating rounds, as one figure: req/s and CPU per
+ * request over all the slices (requests and CPU time summed; the slices are equally long), p50 and
+ * p99 the median of the slices' (autocannon reports percentiles, which cannot be merged exactly),
+ * counts summed, the largest RSS, and each round's req/s in `rounds`.
+ */
+export function mergeLoadSlices(slices: readonly LoadFigures[]): LoadFigures {
+  if (slices.length === 0) throw new Error('mergeLoadSlices: no slices');
+  if (slices.length === 1) return slices[0];
+  const sum = (values: readonly number[]) => values.reduce((total, value) => total + value, 0);
+  const completed = sum(slices.map((slice) => slice.completed));
+  const statusCodes: Record<string, number> = {};
+  for (const slice of slices) for (const [code, count] of Object.entries(slice.statusCodes)) statusCodes[code] = (statusCodes[code] ?? 0) + count;
+  const merged: LoadFigures = {
+    label: slices[0].label,
+    requestsPerSecond: sum(slices.map((slice) => slice.requestsPerSecond)) / slices.length,
+    p50Ms: median(slices.map((slice) => slice.p50Ms)),
+    p99Ms: median(slices.map((slice) => slice.p99Ms)),
+    completed,
+    non2xx: sum(slices.map((slice) => slice.non2xx)),
+    errors: sum(slices.map((slice) => slice.errors)),
+    timeouts: sum(slices.map((slice) => slice.timeouts)),
+    statusCodes,
+    machineBusyPercent: sum(slices.map((slice) => slice.machineBusyPercent)) / slices.length,
+    rounds: slices.map((slice) => slice.requestsPerSecond),
+  };
+  const proxies = slices.map((slice) => slice.proxy).filter((proxy) => proxy !== undefined);
+  if (proxies.length === slices.length) {
+    const cpuMicroseconds = sum(slices.map((slice) => slice.proxy!.cpuMicrosecondsPerRequest * slice.completed));
+    merged.proxy = {
+      role: proxies[0].role,
+      cpuMicrosecondsPerRequest: completed > 0 ? cpuMicroseconds / completed : Number.NaN,
+      cpuPercent: sum(proxies.map((proxy) => proxy.cpuPercent)) / proxies.length,
+      rssBytes: proxies[proxies.length - 1].rssBytes,
+      rssMaxBytes: Math.max(...proxies.map((proxy) => proxy.rssMaxBytes)),
+    };
+  }
+  return merged;
+}
+
+/** Each round's share of the floor (%), from two loads measured in the same alternating rounds; empty otherwise. */
+export function roundShares(load: LoadFigures, floor: LoadFigures): number[] {
+  if (!load.rounds || !floor.rounds || load.rounds.length !== floor.rounds.length) return [];
+  return load.rounds.map((requestsPerSecond, index) => (100 * requestsPerSecond) / floor.rounds![index]);
+}
+
+/**
+ * A load's share of the floor's req/s (%): the median of the rounds' shares when both were measured
+ * in the same alternating rounds (each share taken between slices seconds apart), else the ratio.
+ */
+export function shareOfFloor(load: LoadFigures, floor: LoadFigures): number {
+  const shares = roundShares(load, floor);
+  return shares.length > 0 ? median(shares) : (100 * load.requestsPerSecond) / floor.requestsPerSecond;
+}
 
 /** One fixed-rate load with the paced load tool (sub-millisecond latencies). */
 export interface PacedPlan {

@@ -1,4 +1,4 @@
-import type { LoadFigures, PacedFigures } from './load.js';
+import { type LoadFigures, type PacedFigures, roundShares, shareOfFloor } from './load.js';
 import type { OpenStreamsFigures } from './open-streams.js';
 import type { SoakFigures } from './soak.js';
 import type { StartupRun } from './startup.js';
@@ -40,11 +40,13 @@ export function table(rows: readonly string[][], leftAligned = false): string {
 
 /** The c=50 table: one row per load, share of the floor's req/s, the proxy's CPU and memory. */
 export function throughputTable(loads: readonly LoadFigures[], floor: LoadFigures | undefined): string {
-  const header = ['load', 'req/s', 'share of floor', 'p50 ms', 'p99 ms', 'completed', 'non-2xx', 'errors', 'CPU µs/req', 'CPU %', 'RSS max MB', 'machine busy %'];
+  const rounds = loads.some((load) => load.rounds !== undefined);
+  const header = ['load', 'req/s', 'share of floor', ...(rounds ? ['share by round'] : []), 'p50 ms', 'p99 ms', 'completed', 'non-2xx', 'errors', 'CPU µs/req', 'CPU %', 'RSS max MB', 'machine busy %'];
   const rows = loads.map((load) => [
     load.label,
     formatNumber(load.requestsPerSecond),
-    floor ? `${formatNumber((100 * load.requestsPerSecond) / floor.requestsPerSecond, 1)} %` : '-',
+    floor ? `${formatNumber(shareOfFloor(load, floor), 1)} %` : '-',
+    ...(rounds ? [floor ? roundShares(load, floor).map((share) => formatNumber(share, 1)).join(' / ') || '-' : '-'] : []),
     formatNumber(load.p50Ms),
     formatNumber(load.p99Ms),
     formatNumber(load.completed),

@@ -8,7 +8,7 @@ import { loadavg } from 'node:os';
 import { createVirtualKey, waitForLogEntry } from './admin.js';
 import { killAllServers, type ServerChild, startServer, stopAllServers } from './children.js';
 import { postOnce, type Target } from './client.js';
-import { type LoadFigures, type LoadRequest, measureLoad, measurePacedInterleaved, type PacedFigures } from './load.js';
+import { type LoadFigures, type LoadRequest, measureLoad, measurePacedInterleaved, mergeLoadSlices, type PacedFigures } from './load.js';
 import { holdOpenStreams, type OpenStreamsFigures } from './open-streams.js';
 import { PacedLoader } from './paced-load.js';
 import { CHILD_ENVIRONMENT } from './protocol.js';
@@ -156,15 +156,27 @@ async function checkVariants(gateways: Gateways, apiKey: string): Promise<void> 
   if (missing.length > 0) throw new Error(`the guarded gateway's log entry shows no verdict of ${missing.join(', ')}: ${JSON.stringify(guarded.guardrails)}`);
 }
 
+/**
+ * The c=50 loads, in alternating rounds (`BENCH_THROUGHPUT_ROUNDS`): each target is warmed up in
+ * the first round, then every round gives each target in turn a slice of `durationSeconds / rounds`.
+ * The host's speed moves by up to 2x within minutes, so a share of the floor is taken between slices
+ * seconds apart, round by round, rather than between loads a minute apart.
+ */
 async function runThroughput(settings: Settings, gateways: Gateways): Promise<LoadFigures[]> {
-  const figures: LoadFigures[] = [];
-  for (const endpoint of [gateways.direct, gateways.floor, gateways.gatewayDefault, gateways.gatewayVk, gateways.gatewayGuarded, gateways.gatewayRouted]) {
-    const label = `${endpoint.label}, c=${settings.connections}`;
-    progress(`${label}: ${settings.warmUpSeconds} s warm-up + ${settings.durationSeconds} s`);
-    const plan = { label, baseUrl: endpoint.url, connections: settings.connections, durationSeconds: settings.durationSeconds, warmUpSeconds: settings.warmUpSeconds, rssSampleMs: settings.rssSampleMs };
-    figures.push(await measureLoad(plan, request(endpoint), endpoint.process));
+  const endpoints = [gateways.direct, gateways.floor, gateways.gatewayDefault, gateways.gatewayVk, gateways.gatewayGuarded, gateways.gatewayRouted];
+  const rounds = settings.throughputRounds;
+  const slices: LoadFigures[][] = endpoints.map(() => []);
+  for (let round = 0; round < rounds; round++) {
+    for (const [index, endpoint] of endpoints.entries()) {
+      const label = `${endpoint.label}, c=${settings.connections}`;
+      const warmUpSeconds = round === 0 ? settings.warmUpSeconds : 0;
+      const durationSeconds = settings.durationSeconds / rounds;
+      progress(`${label}: ${rounds > 1 ? `round ${round + 1} of ${rounds}, ` : ''}${warmUpSeconds > 0 ? `${warmUpSeconds} s warm-up + ` : ''}${Number(durationSeconds.toFixed(2))} s`);
+      const plan = { label, baseUrl: endpoint.url, connections: settings.connections, durationSeconds, warmUpSeconds, rssSampleMs: settings.rssSampleMs };
+      slices[index].push(await measureLoad(plan, request(endpoint), endpoint.process));
+    }
   }
-  return figures;
+  return slices.map(mergeLoadSlices);
 }
 
 async function runPaced(settings: Settings, gateways: Gateways): Promise<PacedFigures[]> {

@@ -10,6 +10,8 @@ export interface Settings {
   rate: number;
   /** The fixed-rate loads alternate between targets in this many rounds (BENCH_PACED_ROUNDS). */
   pacedRounds: number;
+  /** The c=50 loads alternate between targets in this many rounds (BENCH_THROUGHPUT_ROUNDS). */
+  throughputRounds: number;
   rateConnections: number;
   streamRuns: number;
   streamChunks: number;
@@ -50,6 +52,7 @@ export function readSettings(): Settings {
     connections: integerSetting('BENCH_CONNECTIONS', 50, 1, 500),
     rate: integerSetting('BENCH_RATE', 1000, 1, 50_000),
     pacedRounds: integerSetting('BENCH_PACED_ROUNDS', 5, 1, 100),
+    throughputRounds: integerSetting('BENCH_THROUGHPUT_ROUNDS', 3, 1, 100),
     rateConnections: integerSetting('BENCH_RATE_CONNECTIONS', 10, 1, 500),
     streamRuns: integerSetting('BENCH_STREAM_RUNS', 20, 1, 200),
     streamChunks: integerSetting('BENCH_STREAM_CHUNKS', 50, 1, 1000),

@@ -1,7 +1,7 @@
 // The run's report: every section's table, then the targets table (PASS/MISS), and the list of
 // harness problems (anything that makes a figure invalid) that decides the exit code.
 import { availableParallelism, cpus, loadavg } from 'node:os';
-import type { LoadFigures, PacedFigures } from './load.js';
+import { type LoadFigures, type PacedFigures, shareOfFloor } from './load.js';
 import type { OpenStreamsFigures } from './open-streams.js';
 import {
   loadProblems,
@@ -27,7 +27,8 @@ function describeMachine(settings: Settings, loadBefore: number): string {
   const load = `1-minute load average ${loadBefore.toFixed(2)} before the run, ${loadavg()[0].toFixed(2)} after`;
   return (
     `Node ${process.version}, ${availableParallelism()} cores (${model}), ${load}\n` +
-    `loads: ${settings.warmUpSeconds} s warm-up + ${settings.durationSeconds} s each; one process per server ` +
+    `loads: ${settings.warmUpSeconds} s warm-up + ${settings.durationSeconds} s each` +
+    `${settings.throughputRounds > 1 ? ` (c=50: in ${settings.throughputRounds} alternating rounds; a share is the median of the rounds')` : ''}; one process per server ` +
     `(mock, floor, and each gateway variant); the load tools run in the bench process`
   );
 }
@@ -46,9 +47,9 @@ function targetFigures(measured: Measured): TargetFigures {
   const figures: TargetFigures = {};
   const [, floor, , vk, guarded, routed] = measured.throughput ?? [];
   if (floor && vk && guarded) {
-    figures.vkShareOfFloorPercent = (100 * vk.requestsPerSecond) / floor.requestsPerSecond;
-    figures.guardedShareOfFloorPercent = (100 * guarded.requestsPerSecond) / floor.requestsPerSecond;
-    if (routed) figures.routedShareOfFloorPercent = (100 * routed.requestsPerSecond) / floor.requestsPerSecond;
+    figures.vkShareOfFloorPercent = shareOfFloor(vk, floor);
+    figures.guardedShareOfFloorPercent = shareOfFloor(guarded, floor);
+    if (routed) figures.routedShareOfFloorPercent = shareOfFloor(routed, floor);
     figures.vkCpuMicrosecondsAtMaximum = vk.proxy?.cpuMicrosecondsPerRequest ?? Number.NaN;
     figures.vkRssMaxAtMaximumBytes = vk.proxy?.rssMaxBytes ?? Number.NaN;
   }
