@@ -11,7 +11,7 @@ import { readChunks, WholeBody } from '../core/http/body.js';
 import { countUnits } from '../plugins/guardrails/length-bounds/index.js';
 import { Counter, Histogram, Registry } from 'prom-client';
 import { GatewayMetrics } from '../core/metrics/metrics.js';
-import type { LogBodies, LogEntry } from '../core/logs/entry.js';
+import { type LogBodies, type LogEntry, REDACTION_PATTERNS, redactSecrets } from '../core/logs/entry.js';
 import { textBodies, toLogRecord } from '../core/logs/record.js';
 import { pino } from 'pino';
 import { loggerWithHeldLines, PinoLogSink } from '../core/logs/pino-sink.js';
@@ -316,6 +316,20 @@ async function main(): Promise<void> {
     'length-bounds (words, max 100000) on a 160-character prompt: segment → length shortcut',
     await measure(20_000, () => countUnits(PROMPT, 'words') > 100_000),
     await measure(20_000, () => PROMPT.length <= 100_000 || countUnits(PROMPT, 'words') > 100_000),
+  ]);
+  const secrets = ['sk-bench-0123456789abcdef', undefined, 'vk-bench-0123456789abcdef'];
+  const withoutPrecheck = (text: string): string => {
+    let redacted = text;
+    for (const secret of secrets) if (secret) redacted = redacted.split(secret).join('[REDACTED]');
+    const { KEY_LIKE, SECRET_PAIR, SECRET_MEMBER } = REDACTION_PATTERNS;
+    return redacted.replace(KEY_LIKE, '[REDACTED]').replace(SECRET_PAIR, '$1=[REDACTED]').replace(SECRET_MEMBER, '$1[REDACTED]');
+  };
+  const request = BODY.toString('utf8');
+  const answer = ANSWER.toString('utf8');
+  rows.push([
+    'redact a chat request and its answer for the log: every pattern → secret-name patterns only where a name ends in = or a quote',
+    await measure(50_000, () => withoutPrecheck(request) + withoutPrecheck(answer)),
+    await measure(50_000, () => redactSecrets(request, secrets) + redactSecrets(answer, secrets)),
   ]);
   const width = Math.max(...rows.map(([label]) => label.length));
   const lines = [`${'change'.padEnd(width)}  before µs  after µs`];

@@ -108,7 +108,7 @@ export function report(settings: Settings, loadBefore: number, measured: Measure
   lines.push(
     'Targets (issue 21; the three stream rows are issue 9\'s):',
     targetsTable(evaluateTargets(targetFigures(measured))),
-    'Measured elsewhere: allocation per request <= 20 KB (`BENCH_ALLOCATIONS=<file> node dist/bench/pipeline-profile.js vk`),',
+    'Measured elsewhere: allocation per request <= 20 KB (`BENCH_ALLOCATIONS=<file> node dist/bench/pipeline-profile.js vk`; `... floor` for the floor proxy),',
     'a cache hit\'s added p50 <= 0.3 ms (bench/cache.ts) and routing <= 15 µs CPU (bench/routing.ts), both later in `npm run bench`.',
     '',
   );

@@ -141,6 +141,17 @@ const SECRET_PAIR = new RegExp(`(${SECRET_WORD})=[^&\\s"'\\\\#]+`, 'gi');
 const SECRET_MEMBER = new RegExp(`(?<=\\\\?"[A-Za-z0-9_.-]*)(${SECRET_WORD}\\\\?"\\s*:\\s*\\\\?")(?:[^"\\\\]|\\\\[^"])+`, 'gi');
 
 /**
+ * Where either pattern above can match: a secret word followed by `=` or by a (JSON) quote. One
+ * scan for it lets a body with neither skip both: a chat request and its answer are redacted in
+ * about 2.2 µs instead of 5 (`bench/micro.ts`); an answer's `"prompt_tokens"` is no match, the
+ * word being followed by `s`.
+ */
+const SECRET_NAME_END = new RegExp(`${SECRET_WORD}(?:=|\\\\?")`, 'i');
+
+/** The patterns {@link redactSecrets} applies, for `bench/micro.ts` to time the redaction without its pre-check. */
+export const REDACTION_PATTERNS = { KEY_LIKE, SECRET_PAIR, SECRET_MEMBER } as const;
+
+/**
  * Removes the given secrets, anything shaped like an API key, a Bearer credential or a JWT, and the
  * values of secret-named fields (`password=…`, `"api_key": "…"`).
  */
@@ -149,7 +160,8 @@ export function redactSecrets(text: string, secrets: readonly (string | undefine
   for (const secret of secrets) {
     if (secret && secret.length >= 4) redacted = redacted.split(secret).join('[REDACTED]');
   }
-  return redacted.replace(KEY_LIKE, '[REDACTED]').replace(SECRET_PAIR, '$1=[REDACTED]').replace(SECRET_MEMBER, '$1[REDACTED]');
+  redacted = redacted.replace(KEY_LIKE, '[REDACTED]');
+  return SECRET_NAME_END.test(redacted) ? redacted.replace(SECRET_PAIR, '$1=[REDACTED]').replace(SECRET_MEMBER, '$1[REDACTED]') : redacted;
 }
 
 

@@ -116,6 +116,16 @@ test('redaction removes the values of secret-named JSON members, also inside a J
   );
 });
 
+test('redaction looks for secret-named values only where a name ends in = or a quote, in any case', (t) => {
+  const prose = 'The token expires at noon; send the password by mail, not as credentials in the api key field.';
+  t.is(redactSecrets(prose, []), prose);
+  const answer = '{"usage":{"prompt_tokens":19,"completion_tokens":10},"choices":[{"message":{"content":"your secret is safe"}}]}';
+  t.is(redactSecrets(answer, []), answer);
+  t.is(redactSecrets('{"Access-Key":"AK1","note":"x"}', []), '{"Access-Key":"[REDACTED]","note":"x"}');
+  t.is(redactSecrets('CREDENTIALS=abc&x=1', []), 'CREDENTIALS=[REDACTED]&x=1');
+  t.is(redactSecrets('{"args":"{\\"Private_Key\\": \\"pk\\"}"}', []), '{"args":"{\\"Private_Key\\": \\"[REDACTED]\\"}"}');
+});
+
 test('stored bodies go through the extended redaction', (t) => {
   const body = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'log in with password=hunter2 then use eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.c2ln' }], api_key: 'plain-value' });
   const record = toLogRecord(entry(), { request: Buffer.from(body), secrets: [] }, 10_000);
