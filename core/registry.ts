@@ -1,5 +1,4 @@
-import type { ValidateFunction } from 'ajv';
-import { paramsValidator } from './params-schema.js';
+import { type ParamsProblem, paramsProblems } from './params-schema.js';
 import { BootError } from './errors.js';
 import type { GuardrailPlugin, GuardrailRegistration } from './spec/guardrail.js';
 import type { PluginDependencies, PluginManifest, PluginRegistration } from './spec/manifest.js';
@@ -67,17 +66,14 @@ export class PluginRegistry {
       if (seen.has(manifest.id)) throw new BootError('DUPLICATE_PLUGIN', `${label} is registered twice`);
       seen.add(manifest.id);
       if (manifest.params !== undefined) {
-        let validate: ValidateFunction;
+        let problems: readonly ParamsProblem[];
         try {
-          validate = paramsValidator(manifest.params);
+          problems = paramsProblems(manifest.params, registration.params ?? {});
         } catch (error) {
           throw new BootError('INVALID_MANIFEST', `${label}: params schema does not compile: ${(error as Error).message}`);
         }
-        if (!validate(registration.params ?? {})) {
-          const problems = (validate.errors ?? [])
-            .map((problem) => `${problem.instancePath || '(params)'} ${problem.message}`)
-            .join('; ');
-          throw new BootError('INVALID_PARAMS', `${label}: ${problems}`);
+        if (problems.length > 0) {
+          throw new BootError('INVALID_PARAMS', `${label}: ${problems.map((problem) => `${problem.instancePath || '(params)'} ${problem.message}`).join('; ')}`);
         }
       }
     };

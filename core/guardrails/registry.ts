@@ -1,5 +1,4 @@
-import type { ValidateFunction } from 'ajv';
-import { paramsValidator } from '../params-schema.js';
+import { type ParamsProblem, paramsProblems } from '../params-schema.js';
 import { BootError } from '../errors.js';
 import type { GuardrailManifest, GuardrailPlugin, GuardrailRegistration, GuardrailSide } from '../spec/guardrail.js';
 import type { PluginDependencies, PluginManifest } from '../spec/manifest.js';
@@ -83,15 +82,14 @@ export class PolicyRegistry {
           if (onError !== 'fail-closed' && onError !== 'fail-open') throw new BootError('INVALID_CONFIG', `${at}: onError must be "fail-closed" or "fail-open"`);
           if (!Number.isInteger(timeoutMs) || timeoutMs < 1) throw new BootError('INVALID_CONFIG', `${at}: timeoutMs must be a positive integer`);
           if (manifest.params) {
-            let validate: ValidateFunction;
+            let problems: readonly ParamsProblem[];
             try {
-              validate = paramsValidator(manifest.params);
+              problems = paramsProblems(manifest.params, guardrail.params ?? {});
             } catch (error) {
               throw new BootError('INVALID_MANIFEST', `${at}: params schema does not compile: ${(error as Error).message}`);
             }
-            if (!validate(guardrail.params ?? {})) {
-              const problems = (validate.errors ?? []).map((problem) => `${problem.instancePath || 'params'} ${problem.message}`).join('; ');
-              throw new BootError('INVALID_PARAMS', `${at}: ${problems}`);
+            if (problems.length > 0) {
+              throw new BootError('INVALID_PARAMS', `${at}: ${problems.map((problem) => `${problem.instancePath || 'params'} ${problem.message}`).join('; ')}`);
             }
           }
           let plugin: GuardrailPlugin;

@@ -1,4 +1,4 @@
-import { Ajv } from 'ajv';
+import { createRequire } from 'node:module';
 import { ALLOW, defineGuardrail } from '../../../core/spec/index.js';
 import { jsonText } from '../json-output/index.js';
 
@@ -24,6 +24,9 @@ export const jsonSchema = defineGuardrail<JsonSchemaParams>(
     },
   },
   (params) => {
+    // Loaded here, not on import: the guardrail is registered by default, and Ajv costs start-up
+    // to every gateway whether or not a policy uses it (docs/performance.md, "Fifth pass").
+    const { Ajv } = createRequire(import.meta.url)('ajv') as typeof import('ajv');
     const validate = new Ajv({ allErrors: false, strict: false }).compile(params.schema);
     return (input) => {
       for (const text of input.texts) {
