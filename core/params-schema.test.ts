@@ -16,6 +16,7 @@ const SCHEMAS: object[] = [
   { type: 'object', required: ['name'], properties: { name: { type: 'string', minLength: 2, maxLength: 3 } }, additionalProperties: false },
   { type: 'object', properties: { url: { type: 'string', pattern: '^https?://' }, n: { type: 'integer', minimum: 1, maximum: 10 } } },
   { type: 'object', properties: { ratio: { type: 'number', exclusiveMinimum: 0, exclusiveMaximum: 1 } }, additionalProperties: { type: 'boolean' } },
+  { type: 'object', properties: { untyped: { minimum: 1, maximum: 10 }, any: true } },
   { type: 'object', properties: { tags: { type: 'array', items: { enum: ['a', 'b'] }, minItems: 1, maxItems: 2 } } },
   { type: ['object', 'null'], properties: { mode: { const: 'x' } } },
   { type: 'object', properties: { emoji: { type: 'string', maxLength: 1 } } },
@@ -26,7 +27,7 @@ const SCHEMAS: object[] = [
 ];
 
 /** Values of every JSON kind, and some an in-code configuration can hold (undefined, Infinity). */
-const LEAVES: unknown[] = [undefined, null, true, 0, -1, 1.5, 2, 11, Infinity, '', 'a', 'ab', 'abcd', '😀', 'http://x', 'ftp://x', 'x', 'redact', 'deny', [], ['a'], ['a', 'b', 'c'], ['z'], {}, { a: 1 }];
+const LEAVES: unknown[] = [undefined, null, true, 0, -1, 1.5, 2, 11, Infinity, Number.NaN, '', 'a', 'ab', 'abcd', '😀', 'http://x', 'ftp://x', 'x', 'redact', 'deny', [], ['a'], ['a', 'b', 'c'], ['z'], {}, { a: 1 }];
 
 /** Objects of zero, one or two members, over the schema's property names and one unknown name. */
 function valuesFor(schema: Record<string, unknown>): unknown[] {

@@ -137,6 +137,8 @@ export function satisfies(value: unknown, schema: unknown): boolean {
       case 'exclusiveMaximum':
         if (typeof bound !== 'number') return false;
         if (typeof value !== 'number') break;
+        // Ajv refuses NaN against a bound; so does this (and leaves Infinity to it).
+        if (!Number.isFinite(value)) return false;
         if (keyword === 'minimum' ? value < bound : keyword === 'maximum' ? value > bound : keyword === 'exclusiveMinimum' ? value <= bound : value >= bound) return false;
         break;
       case 'minItems':
