@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import type { Ajv as AjvInstance, ErrorObject, ValidateFunction } from 'ajv';
+import { BootError } from './errors.js';
 
 /** One reason a plugin's params do not satisfy its schema, as Ajv reports it. */
 export type ParamsProblem = Pick<ErrorObject, 'instancePath' | 'message'>;
@@ -34,6 +35,23 @@ export function paramsProblems(schema: object, params: unknown): readonly Params
   if (satisfies(params, schema)) return [];
   const validate = validator(schema);
   return validate(params) ? [] : (validate.errors ?? [{ instancePath: '', message: 'is not valid' }]);
+}
+
+/**
+ * The boot check of a plugin's params (`label` names the plugin in the error; `root` names the
+ * params themselves in a problem at their top level): `INVALID_MANIFEST` when the schema does not
+ * compile, `INVALID_PARAMS` with every problem when the params do not satisfy it.
+ */
+export function assertParams(schema: object, params: unknown, label: string, root: string): void {
+  let problems: readonly ParamsProblem[];
+  try {
+    problems = paramsProblems(schema, params);
+  } catch (error) {
+    throw new BootError('INVALID_MANIFEST', `${label}: params schema does not compile: ${(error as Error).message}`);
+  }
+  if (problems.length > 0) {
+    throw new BootError('INVALID_PARAMS', `${label}: ${problems.map((problem) => `${problem.instancePath || root} ${problem.message}`).join('; ')}`);
+  }
 }
 
 const ANNOTATIONS = new Set(['$schema', '$id', '$comment', 'title', 'description', 'default', 'examples', 'deprecated', 'readOnly', 'writeOnly']);

@@ -1,4 +1,4 @@
-import { type ParamsProblem, paramsProblems } from './params-schema.js';
+import { assertParams } from './params-schema.js';
 import { BootError } from './errors.js';
 import type { GuardrailPlugin, GuardrailRegistration } from './spec/guardrail.js';
 import type { PluginDependencies, PluginManifest, PluginRegistration } from './spec/manifest.js';
@@ -65,17 +65,7 @@ export class PluginRegistry {
       }
       if (seen.has(manifest.id)) throw new BootError('DUPLICATE_PLUGIN', `${label} is registered twice`);
       seen.add(manifest.id);
-      if (manifest.params !== undefined) {
-        let problems: readonly ParamsProblem[];
-        try {
-          problems = paramsProblems(manifest.params, registration.params ?? {});
-        } catch (error) {
-          throw new BootError('INVALID_MANIFEST', `${label}: params schema does not compile: ${(error as Error).message}`);
-        }
-        if (problems.length > 0) {
-          throw new BootError('INVALID_PARAMS', `${label}: ${problems.map((problem) => `${problem.instancePath || '(params)'} ${problem.message}`).join('; ')}`);
-        }
-      }
+      if (manifest.params !== undefined) assertParams(manifest.params, registration.params ?? {}, label, '(params)');
     };
     const seenProviders = new Set<string>();
     for (const registration of providers) check(registration, 'provider', seenProviders);

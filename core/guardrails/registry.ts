@@ -1,4 +1,4 @@
-import { type ParamsProblem, paramsProblems } from '../params-schema.js';
+import { assertParams } from '../params-schema.js';
 import { BootError } from '../errors.js';
 import type { GuardrailManifest, GuardrailPlugin, GuardrailRegistration, GuardrailSide } from '../spec/guardrail.js';
 import type { PluginDependencies, PluginManifest } from '../spec/manifest.js';
@@ -81,17 +81,7 @@ export class PolicyRegistry {
           if (!manifest.stages.includes(side)) throw new BootError('INVALID_CONFIG', `${at} cannot judge the ${side} (it supports: ${manifest.stages.join(', ')})`);
           if (onError !== 'fail-closed' && onError !== 'fail-open') throw new BootError('INVALID_CONFIG', `${at}: onError must be "fail-closed" or "fail-open"`);
           if (!Number.isInteger(timeoutMs) || timeoutMs < 1) throw new BootError('INVALID_CONFIG', `${at}: timeoutMs must be a positive integer`);
-          if (manifest.params) {
-            let problems: readonly ParamsProblem[];
-            try {
-              problems = paramsProblems(manifest.params, guardrail.params ?? {});
-            } catch (error) {
-              throw new BootError('INVALID_MANIFEST', `${at}: params schema does not compile: ${(error as Error).message}`);
-            }
-            if (problems.length > 0) {
-              throw new BootError('INVALID_PARAMS', `${at}: ${problems.map((problem) => `${problem.instancePath || 'params'} ${problem.message}`).join('; ')}`);
-            }
-          }
+          if (manifest.params) assertParams(manifest.params, guardrail.params ?? {}, at, 'params');
           let plugin: GuardrailPlugin;
           try {
             plugin = guardrail.create(dependencies(manifest));
