@@ -9,8 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { join } from 'node:path';
-import { createFloorProxy } from './floor-proxy.js';
-import { createFailingUpstream, createMockUpstream, type StreamGauge } from './mock-upstream.js';
+import type { StreamGauge } from './mock-upstream.js';
 import { watchStalls } from './stalls.js';
 import { CHILD_ENVIRONMENT, type ChildMessage, isServerRole, type ServerRole, type UsageQuery, type UsageReport } from './protocol.js';
 
@@ -55,6 +54,8 @@ function closeServer(server: Server): Promise<void> {
 }
 
 async function startMock(): Promise<RunningServer> {
+  // Each role imports only what it runs: the gateway child's start-up is measured from the spawn.
+  const { createFailingUpstream, createMockUpstream } = await import('./mock-upstream.js');
   const failingStatus = process.env[CHILD_ENVIRONMENT.mockStatus];
   if (failingStatus !== undefined) {
     const failing = createFailingUpstream(Number(failingStatus));
@@ -76,6 +77,7 @@ async function startMock(): Promise<RunningServer> {
 }
 
 async function startFloor(): Promise<RunningServer> {
+  const { createFloorProxy } = await import('./floor-proxy.js');
   const floor = createFloorProxy(requiredEnvironment(CHILD_ENVIRONMENT.upstreamUrl));
   const url = await listenOnLoopback(floor.server);
   return {

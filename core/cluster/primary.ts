@@ -1,10 +1,10 @@
 import cluster, { type Worker } from 'node:cluster';
-import { AggregatorRegistry } from 'prom-client';
 import { SqliteState } from '../store/sqlite-state.js';
 import type { InvalidationEvent, Settlement } from '../store/state.js';
 import type { CliIo } from '../cli/vault.js';
 import { BootError } from '../errors.js';
 import { Channel } from './channel.js';
+import { aggregatorRegistry } from './worker.js';
 
 export interface PrimaryOptions {
   readonly workers: number;
@@ -30,7 +30,7 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
   const { io } = options;
   const state = options.redisUrl ? undefined : new SqliteState(options.dataDir);
   const channels = new Map<Worker, Channel>();
-  const aggregator = new AggregatorRegistry();
+  const aggregator = new (aggregatorRegistry())();
   const broadcast = (event: InvalidationEvent) => {
     for (const channel of channels.values()) channel.emit('invalidate', event);
   };

@@ -1,5 +1,6 @@
 import cluster from 'node:cluster';
-import { AggregatorRegistry, type Registry } from 'prom-client';
+import { createRequire } from 'node:module';
+import type { AggregatorRegistry as Aggregator, Registry } from 'prom-client';
 import { Channel } from './channel.js';
 
 let channel: Channel | undefined;
@@ -26,7 +27,11 @@ export function primaryChannel(): Channel | undefined {
  * what `/metrics` then renders: every worker's metrics summed, asked of the primary.
  */
 export function clusterMetrics(registry: Registry, primary: Channel): () => Promise<string> {
+  const AggregatorRegistry = aggregatorRegistry();
   new AggregatorRegistry(); // registers the worker's answer to the primary's metrics requests
   AggregatorRegistry.setRegistries([registry]);
   return () => primary.request<string>('metrics');
 }
+
+/** prom-client's cluster aggregator, loaded by the processes of `GATEWAY_WORKERS` only (as core/metrics/metrics.ts loads its classes). */
+export const aggregatorRegistry = (): typeof Aggregator => createRequire(import.meta.url)('prom-client/lib/cluster') as typeof Aggregator;

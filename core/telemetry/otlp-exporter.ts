@@ -1,4 +1,9 @@
-import { request } from 'undici';
+import { createRequire } from 'node:module';
+import type * as Undici from 'undici';
+
+/** undici's whole index (its `request`), loaded by the first export: the forward path loads only its Pool (core/http/upstream.ts). */
+let undiciRequest: typeof Undici.request | undefined;
+const requestFunction = () => (undiciRequest ??= (createRequire(import.meta.url)('undici') as typeof Undici).request);
 
 export type AttributeValue = string | number | boolean | readonly string[];
 
@@ -93,7 +98,7 @@ export class OtlpExporter {
 
   private async post(spans: SpanRecord[]): Promise<void> {
     try {
-      const answer = await request(this.options.url, {
+      const answer = await requestFunction()(this.options.url, {
         method: 'POST',
         headers: { ...this.options.headers, 'content-type': 'application/json' },
         body: otlpBody(spans, this.options.serviceName, this.options.version),

@@ -1,5 +1,5 @@
-import pg from 'pg';
-import { inSchemaTransaction } from '../../../logs/postgres-store.js';
+import type pg from 'pg';
+import { inSchemaTransaction, loadPg } from '../../../logs/postgres-store.js';
 import type { ResponseStore, StoredResponse } from './responses-store.js';
 
 type Row = { owner: string; id: string; created_ms: string | number; provider: string; previous_id: string | null; body: Pick<StoredResponse, 'input' | 'response'> };
@@ -21,7 +21,7 @@ export class PostgresResponseStore implements ResponseStore {
     private readonly maxAgeMs: number,
   ) {
     if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new Error(`invalid schema name "${schema}"`);
-    this.pool = new pg.Pool({ connectionString, max: 4, connectionTimeoutMillis: 5000, query_timeout: 10_000, statement_timeout: 10_000 });
+    this.pool = new (loadPg().Pool)({ connectionString, max: 4, connectionTimeoutMillis: 5000, query_timeout: 10_000, statement_timeout: 10_000 });
     // An idle client losing its connection must not crash the process; the next query reconnects.
     this.pool.on('error', () => {});
   }
