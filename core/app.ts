@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { once } from 'node:events';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import Router from '@koa/router';
+import { Router } from './http/router.js';
 import Koa from 'koa';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import { type DependencyContainer, container as rootContainer, instanceCachingFactory } from 'tsyringe';

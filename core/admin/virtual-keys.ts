@@ -1,4 +1,4 @@
-import Router from '@koa/router';
+import { Router } from '../http/router.js';
 import type { AdminGuard } from './guard.js';
 import { jsonBody, requestJson } from './json-body.js';
 import { adminOpenApi } from './openapi.js';

@@ -21,18 +21,21 @@ test('the modules the gateway loads instead of undici\'s and prom-client\'s inde
   t.is(require('prom-client/lib/defaultMetrics'), promClient.collectDefaultMetrics);
 });
 
-test('the shipped configuration boots without undici\'s or prom-client\'s index, @opentelemetry/api or pg; it answers through undici\'s Pool', (t) => {
+test('the shipped configuration boots and answers without undici\'s or prom-client\'s index, @opentelemetry/api, pg or Node\'s bundled undici; it answers through undici\'s Pool', (t) => {
   const dataDir = mkdtempSync(join(tmpdir(), 'start-up-modules-'));
   t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
   const app = fileURLToPath(new URL('../../core/app.js', import.meta.url));
   const shippedConfig = fileURLToPath(new URL('../../gateway.config.js', import.meta.url));
+  // The script loads node:http with require and asks with http.request, not fetch: an ES import of
+  // node:http, or fetch, would load Node's bundled undici itself.
   const script = `
     import { createRequire } from 'node:module';
-    import { createServer } from 'node:http';
+    const require = createRequire(import.meta.url);
+    const http = require('node:http');
     const { createGateway } = await import(${JSON.stringify(app)});
     const config = (await import(${JSON.stringify(shippedConfig)})).default;
-    const loaded = () => Object.keys(createRequire(import.meta.url).cache).map((path) => path.split('/node_modules/').at(-1));
-    const upstream = createServer((request, response) => {
+    const loaded = () => Object.keys(require.cache).map((path) => path.split('/node_modules/').at(-1));
+    const upstream = http.createServer((request, response) => {
       request.resume();
       request.on('end', () => {
         response.setHeader('content-type', 'application/json');
@@ -43,26 +46,35 @@ test('the shipped configuration boots without undici\'s or prom-client\'s index,
     const key = 'gw-test-key-0123456789abcdef';
     const gateway = createGateway(config, { environment: { NODE_ENV: 'production', GATEWAY_API_KEY: key, GATEWAY_DATA_DIR: ${JSON.stringify(dataDir)}, LOG_LEVEL: 'silent' } });
     const { url } = await gateway.listen(0, '127.0.0.1');
-    const answer = await fetch(url + '/v1/chat/completions', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-gateway-api-key': key, 'x-gateway-provider': 'openai', 'x-gateway-custom-host': 'http://127.0.0.1:' + upstream.address().port + '/v1', authorization: 'Bearer sk-upstream-0123456789' },
-      body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hello' }] }),
+    const body = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hello' }] });
+    const headers = { 'content-type': 'application/json', 'x-gateway-api-key': key, 'x-gateway-provider': 'openai', 'x-gateway-custom-host': 'http://127.0.0.1:' + upstream.address().port + '/v1', authorization: 'Bearer sk-upstream-0123456789' };
+    const { status, text } = await new Promise((resolve, reject) => {
+      const request = http.request(url + '/v1/chat/completions', { method: 'POST', headers }, (response) => {
+        let text = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk) => (text += chunk));
+        response.on('end', () => resolve({ status: response.statusCode, text }));
+      });
+      request.on('error', reject);
+      request.end(body);
     });
-    const status = answer.status;
-    const content = (await answer.json()).choices?.[0]?.message?.content;
+    const content = JSON.parse(text).choices?.[0]?.message?.content;
     const afterAnswer = loaded();
+    // Node's own bundled undici (global fetch, WebSocket): loaded by an ES import of node:http.
+    const nodeUndici = process.moduleLoadList.some((name) => name.includes('deps/undici/undici'));
     await gateway.close();
     upstream.close();
-    process.stdout.write(JSON.stringify({ status, content, afterAnswer }));
+    process.stdout.write(JSON.stringify({ status, content, afterAnswer, nodeUndici }));
   `;
   // A file rather than \`-e\`: the vault's worker thread inherits the process's flags, and \`--input-type\` fails it.
   const scriptFile = join(dataDir, 'boot.mjs');
   writeFileSync(scriptFile, script);
   const result = spawnSync(process.execPath, [scriptFile], { encoding: 'utf8', timeout: 60_000 });
   t.is(result.status, 0, result.stderr);
-  const { status, content, afterAnswer } = JSON.parse(result.stdout) as { status: number; content: string; afterAnswer: string[] };
+  const { status, content, afterAnswer, nodeUndici } = JSON.parse(result.stdout) as { status: number; content: string; afterAnswer: string[]; nodeUndici: boolean };
   t.is(status, 200);
   t.is(content, 'hi');
+  t.false(nodeUndici, 'Node\'s bundled undici was loaded (an ES import of node:http, by the gateway or @koa/router\'s ES build)');
   t.true(afterAnswer.includes('undici/lib/dispatcher/pool.js'), 'the answer came through undici\'s Pool');
   t.true(afterAnswer.includes('prom-client/lib/registry.js'));
   for (const module of ['undici/index.js', 'prom-client/index.js', 'prom-client/lib/defaultMetrics.js']) t.false(afterAnswer.includes(module), `${module} loaded`);
