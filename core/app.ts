@@ -20,7 +20,6 @@ import { audioTranscriptions, audioTranslations, imageEdits, imageVariations } f
 import { imagesGenerate } from './api/images-generate.js';
 import { models } from './api/models.js';
 import { messages, messagesCountTokens } from './api/protocols/messages/handler.js';
-import { gatewayOpenApi } from './api/openapi.js';
 import type { OperationHandler } from './api/operation.js';
 import { createPassthrough } from './api/passthrough.js';
 import { createResponsesProtocol } from './api/protocols/responses/responses-operation.js';
@@ -575,7 +574,7 @@ function buildApp(parts: {
   router.get('/health', (koa) => {
     koa.body = health;
   });
-  router.get('/openapi.json', (koa) => (koa.body = gatewayOpenApi));
+  router.get('/openapi.json', async (koa) => void (koa.body = (await import('./api/openapi.js')).gatewayOpenApi));
   // Guardrail factories registered without params are listed from their manifests.
   const catalog = config.guardrails.filter((entry): entry is GuardrailFactory => typeof entry === 'function').map((factory) => factory.manifest);
   router.get('/admin/plugins', adminGuard.middleware, (koa) => {

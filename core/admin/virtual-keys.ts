@@ -1,7 +1,6 @@
 import { Router } from '../http/router.js';
 import type { AdminGuard } from './guard.js';
 import { jsonBody, requestJson } from './json-body.js';
-import { adminOpenApi } from './openapi.js';
 import { mountRouteAdmin, type RouteActionDependencies } from './route-actions.js';
 import { routeSchema } from '../routing/route-schema.js';
 import { type VirtualKeyActionDependencies, VirtualKeyActions } from './virtual-key-actions.js';
@@ -24,8 +23,9 @@ export function virtualKeyAdminRouter(dependencies: VirtualKeyActionDependencies
   const router = new Router({ prefix: '/admin' });
   const body = jsonBody(BODY_LIMIT);
 
-  router.get('/openapi.json', (koa) => {
-    koa.body = adminOpenApi;
+  // The OpenAPI documents are loaded by their first request, not at start-up.
+  router.get('/openapi.json', async (koa) => {
+    koa.body = (await import('./openapi.js')).adminOpenApi;
   });
   router.get('/routes/schema', (koa) => void (koa.body = routeSchema));
 
