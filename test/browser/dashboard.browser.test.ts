@@ -71,6 +71,16 @@ test.after.always(async (t) => {
 const tableTraceIds = (page: Page) => page.locator('table.logs tbody tr').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-trace-id')));
 
 /** Waits until the page's address (hash) mentions `text`. */
+/**
+ * Waits for the list the page renders after `change`: the page before it may also say "Showing",
+ * and the hash changes before the page renders again, so its status line is marked first.
+ */
+async function freshList(page: Page, change: () => Promise<void>): Promise<void> {
+  await page.locator('main p.muted').evaluateAll((lines) => lines.forEach((line) => line.setAttribute('data-before', '')));
+  await change();
+  await page.locator('main p.muted:not([data-before])', { hasText: /^Showing/ }).waitFor();
+}
+
 const hashIncludes = (page: Page, text: string) =>
   page.waitForFunction((expected) => decodeURIComponent((globalThis as any).location.hash).includes(expected), text);
 
@@ -129,9 +139,10 @@ it('filtering by model, trace id, status class, metadata and key narrows the tab
   await page.getByRole('link', { name: 'Clear' }).click();
   await page.locator('table.logs').waitFor();
   await page.getByLabel('Status').selectOption('5xx');
-  await page.getByRole('button', { name: 'Apply filters' }).click();
-  await hashIncludes(page, 'status_class=5xx');
-  await page.locator('p.muted', { hasText: /^Showing/ }).waitFor();
+  await freshList(page, async () => {
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await hashIncludes(page, 'status_class=5xx');
+  });
   t.deepEqual(await tableTraceIds(page), [t.context.traces.f]);
 
   // A value without its key is refused by the API, and the page says so next to the filters.
@@ -143,9 +154,10 @@ it('filtering by model, trace id, status class, metadata and key narrows the tab
   t.deepEqual(await tableTraceIds(page), [t.context.traces.a]);
 
   // The key cell adds a key filter to the ones in place.
-  await page.locator(`table.logs tbody tr[data-trace-id="${t.context.traces.a}"] a.quiet`).click();
-  await hashIncludes(page, 'key=account');
-  await page.locator('p.muted', { hasText: /^Showing/ }).waitFor();
+  await freshList(page, async () => {
+    await page.locator(`table.logs tbody tr[data-trace-id="${t.context.traces.a}"] a.quiet`).click();
+    await hashIncludes(page, 'key=account');
+  });
   t.true(await page.evaluate(() => (globalThis as any).location.hash.includes('metadata_key=team')));
   t.deepEqual(await tableTraceIds(page), [t.context.traces.a]);
 });
