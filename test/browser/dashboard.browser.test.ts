@@ -71,27 +71,33 @@ test.after.always(async (t) => {
 const tableTraceIds = (page: Page) => page.locator('table.logs tbody tr').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-trace-id')));
 
 /** Waits until the page's address (hash) mentions `text`. */
-/**
- * Waits for the list the page renders after `change`: the page before it may also say "Showing",
- * and the hash changes before the page renders again, so its status line is marked first.
- */
-async function freshList(page: Page, change: () => Promise<void>): Promise<void> {
-  await page.locator('main p.muted').evaluateAll((lines) => lines.forEach((line) => line.setAttribute('data-before', '')));
-  await change();
-  await page.locator('main p.muted:not([data-before])', { hasText: /^Showing/ }).waitFor();
-}
-
 const hashIncludes = (page: Page, text: string) =>
   page.waitForFunction((expected) => decodeURIComponent((globalThis as any).location.hash).includes(expected), text);
+
+/**
+ * Runs `change` and waits for the page it renders to say `outcome`. The page before it may say the
+ * same ("Showing …"), and the hash changes before the page renders again: its paragraphs are marked
+ * first, and only a new one counts.
+ */
+async function freshList(page: Page, change: () => Promise<void>, outcome: RegExp = /^Showing/): Promise<void> {
+  await page.locator('main p').evaluateAll((lines) => lines.forEach((line) => line.setAttribute('data-before', '')));
+  await change();
+  await page.locator('main p:not([data-before])', { hasText: outcome }).waitFor();
+}
 
 async function applyFilter(page: Page, label: string, value: string, outcome: RegExp = /^Showing|^No requests/): Promise<void> {
   await page.getByRole('link', { name: 'Clear' }).click();
   await page.locator('table.logs').waitFor();
   const input = page.getByLabel(label, { exact: true });
   await input.fill(value);
-  await input.press('Enter');
-  await hashIncludes(page, value);
-  await page.locator('main p', { hasText: outcome }).waitFor();
+  await freshList(
+    page,
+    async () => {
+      await input.press('Enter');
+      await hashIncludes(page, value);
+    },
+    outcome,
+  );
 }
 
 it('signing in with the account key shows the SDK’s requests in the logs table', async (t) => {
