@@ -1,6 +1,6 @@
-import { createRequire } from 'node:module';
 import type { Ajv as AjvInstance, ErrorObject, ValidateFunction } from 'ajv';
 import { BootError } from './errors.js';
+import { requireDependency } from './require.js';
 
 /** One reason a plugin's params do not satisfy its schema, as Ajv reports it. */
 export type ParamsProblem = Pick<ErrorObject, 'instancePath' | 'message'>;
@@ -17,7 +17,7 @@ const compiled = new WeakMap<object, ValidateFunction>();
 function validator(schema: object): ValidateFunction {
   let validate = compiled.get(schema);
   if (validate === undefined) {
-    const { Ajv } = createRequire(import.meta.url)('ajv') as typeof import('ajv');
+    const { Ajv } = requireDependency('ajv') as typeof import('ajv');
     ajv ??= new Ajv({ allErrors: true, strict: false });
     validate = ajv.compile(schema);
     compiled.set(schema, validate);

@@ -1,6 +1,6 @@
 import cluster from 'node:cluster';
-import { createRequire } from 'node:module';
 import type { AggregatorRegistry as Aggregator, Registry } from 'prom-client';
+import { requireDependency } from '../require.js';
 import { Channel } from './channel.js';
 
 let channel: Channel | undefined;
@@ -34,4 +34,4 @@ export function clusterMetrics(registry: Registry, primary: Channel): () => Prom
 }
 
 /** prom-client's cluster aggregator, loaded by the processes of `GATEWAY_WORKERS` only (as core/metrics/metrics.ts loads its classes). */
-export const aggregatorRegistry = (): typeof Aggregator => createRequire(import.meta.url)('prom-client/lib/cluster') as typeof Aggregator;
+export const aggregatorRegistry = (): typeof Aggregator => requireDependency('prom-client/lib/cluster') as typeof Aggregator;

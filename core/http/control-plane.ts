@@ -1,8 +1,6 @@
-import { createRequire } from 'node:module';
 import type { AxiosStatic } from 'axios';
+import { requireDependency } from '../require.js';
 import type { ControlPlaneHttp } from '../spec/manifest.js';
-
-const require = createRequire(import.meta.url);
 
 /**
  * The control-plane HTTP client (axios), created on first use. Importing axios took 40–75 ms of a
@@ -12,5 +10,5 @@ const require = createRequire(import.meta.url);
  */
 export function lazyControlPlaneHttp(): () => ControlPlaneHttp {
   let instance: ControlPlaneHttp | undefined;
-  return () => (instance ??= (require('axios') as AxiosStatic).create());
+  return () => (instance ??= (requireDependency('axios') as AxiosStatic).create());
 }

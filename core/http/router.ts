@@ -1,5 +1,5 @@
-import { createRequire } from 'node:module';
 import type KoaRouter from '@koa/router';
+import { requireDependency } from '../require.js';
 
 /**
  * @koa/router's CommonJS build. Its ES module build imports `http`, and an ES import of a built-in
@@ -7,5 +7,5 @@ import type KoaRouter from '@koa/router';
  * load Node's bundled undici, 14–25 ms of start-up on the 2-core bench machine. The gateway uses
  * this one build everywhere, so there is one `Router` class.
  */
-export const Router = createRequire(import.meta.url)('@koa/router') as typeof KoaRouter;
+export const Router = requireDependency('@koa/router') as typeof KoaRouter;
 export type Router = KoaRouter;

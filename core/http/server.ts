@@ -1,12 +1,12 @@
 import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
-import { createRequire } from 'node:module';
 import type { Duplex } from 'node:stream';
 import { errors, type GatewayError } from '../errors.js';
+import { requireDependency } from '../require.js';
 
 // Required, not imported: Node 24's `node:http` exports getters (WebSocket, MessageEvent, …) that
 // load its bundled undici, and an ES import reads every export of a built-in module. Measured on
 // the 2-core bench machine: 28–40 ms to import it, 3–5 ms to require it.
-const { createServer, STATUS_CODES } = createRequire(import.meta.url)('node:http') as typeof import('node:http');
+const { createServer, STATUS_CODES } = requireDependency('node:http') as typeof import('node:http');
 
 /** Node's server timeouts, in milliseconds (0 disables one). */
 export interface ServerTimeouts {

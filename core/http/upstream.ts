@@ -1,18 +1,17 @@
 import { Readable } from 'node:stream';
-import { createRequire } from 'node:module';
 import type { LookupFunction } from 'node:net';
 import type { Dispatcher, Pool as UndiciPool, util as undiciUtil } from 'undici';
 import { errors, GatewayError } from '../errors.js';
+import { requireDependency } from '../require.js';
 import type { UpstreamRequest } from '../spec/provider.js';
 
 // undici's Pool and header parser alone. `import 'undici'` evaluates its whole index (fetch,
 // WebSocket, mock agents, caches, interceptors: 110 modules) where the forward path needs 22: 56 ms
 // against 20 ms of start-up on the 2-core bench machine. The version is pinned exactly; a test
 // checks that these modules are the ones the index exports.
-const requireFromHere = createRequire(import.meta.url);
 type Pool = UndiciPool;
-const Pool = requireFromHere('undici/lib/dispatcher/pool') as typeof UndiciPool;
-const util = requireFromHere('undici/lib/core/util') as typeof undiciUtil;
+const Pool = requireDependency('undici/lib/dispatcher/pool') as typeof UndiciPool;
+const util = requireDependency('undici/lib/core/util') as typeof undiciUtil;
 
 export interface UpstreamClientOptions {
   /** Total time for one attempt: from sending until the answer body is complete (streams included). */

@@ -1,5 +1,5 @@
-import { createRequire } from 'node:module';
 import type pg from 'pg';
+import { requireDependency } from '../require.js';
 import type { LogRecord } from './record.js';
 import { SCALAR_FIELDS } from './record.js';
 import {
@@ -21,7 +21,7 @@ import {
 } from './store.js';
 
 /** `pg`, loaded when a PostgreSQL store is made: a gateway on the embedded stores never loads it (27 modules, ~6 ms of start-up). */
-export const loadPg = (): typeof pg => createRequire(import.meta.url)('pg') as typeof pg;
+export const loadPg = (): typeof pg => requireDependency('pg') as typeof pg;
 
 const AGGREGATES = `count(*) AS requests, count(*) FILTER (WHERE status >= 400) AS errors,
   percentile_cont(0.5) WITHIN GROUP (ORDER BY latency_ms) AS p50,

@@ -1,8 +1,8 @@
-import { createRequire } from 'node:module';
 import type * as PromClient from 'prom-client';
 import type { LogEntry, LogSink } from '../logs/entry.js';
 import type { LogQueueObserver } from '../logs/queue.js';
 import type { CacheObserver } from '../cache/response-cache.js';
+import { requireDependency } from '../require.js';
 import { type CounterSeries, type HistogramSeries, SeriesCounter, SeriesHistogram } from './series.js';
 
 // prom-client's classes from their own modules. Its index also loads the Pushgateway and the
@@ -10,10 +10,9 @@ import { type CounterSeries, type HistogramSeries, SeriesCounter, SeriesHistogra
 // 15–25 ms of start-up on the 2-core bench machine, against 7 modules and 2 ms for these. The
 // process metrics are loaded later ({@link GatewayMetrics.processMetrics}). The version is pinned
 // exactly; a test checks that these are the classes the index exports.
-const requireFromHere = createRequire(import.meta.url);
-const Registry = requireFromHere('prom-client/lib/registry') as typeof PromClient.Registry;
-const Counter = requireFromHere('prom-client/lib/counter') as typeof PromClient.Counter;
-const Gauge = requireFromHere('prom-client/lib/gauge') as typeof PromClient.Gauge;
+const Registry = requireDependency('prom-client/lib/registry') as typeof PromClient.Registry;
+const Counter = requireDependency('prom-client/lib/counter') as typeof PromClient.Counter;
+const Gauge = requireDependency('prom-client/lib/gauge') as typeof PromClient.Gauge;
 type Registry = PromClient.Registry;
 type Counter<Label extends string = string> = PromClient.Counter<Label>;
 
@@ -359,7 +358,7 @@ export class GatewayMetrics {
   processMetrics(): void {
     if (this.processMetricsLoaded) return;
     this.processMetricsLoaded = true;
-    const collectDefaultMetrics = requireFromHere('prom-client/lib/defaultMetrics') as typeof PromClient.collectDefaultMetrics;
+    const collectDefaultMetrics = requireDependency('prom-client/lib/defaultMetrics') as typeof PromClient.collectDefaultMetrics;
     collectDefaultMetrics({ register: this.registry, prefix: 'gateway_process_' });
   }
 

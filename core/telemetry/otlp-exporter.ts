@@ -1,9 +1,9 @@
-import { createRequire } from 'node:module';
+import { requireDependency } from '../require.js';
 import type * as Undici from 'undici';
 
 /** undici's whole index (its `request`), loaded by the first export: the forward path loads only its Pool (core/http/upstream.ts). */
 let undiciRequest: typeof Undici.request | undefined;
-const requestFunction = () => (undiciRequest ??= (createRequire(import.meta.url)('undici') as typeof Undici).request);
+const requestFunction = () => (undiciRequest ??= (requireDependency('undici') as typeof Undici).request);
 
 export type AttributeValue = string | number | boolean | readonly string[];
 
