@@ -168,6 +168,12 @@ const INDEX_BATCH = 2000;
 /** How long fewer bodies than {@link INDEX_BATCH} wait to be indexed (a search indexes them at once). */
 const INDEX_DELAY_MS = 1000;
 const SQLITE_BUSY = 5;
+/**
+ * Log rows retention deletes per transaction (~20–40 ms of the log writer with their bodies, search
+ * index entries and metadata, at a million rows), and pages per step of handing free pages back.
+ */
+const PRUNE_CHUNK_ROWS = 2000;
+const VACUUM_STEP_PAGES = 1024;
 
 /** Past this many matching bodies a search probes row by row rather than making the set of matches. */
 const COMMON_MATCHES = 2000;
@@ -209,6 +215,8 @@ export class SqliteLogStore implements LogStore {
   /** Bodies this process stored since its last indexing batch (another process's are found by the batch itself). */
   private unindexed = 0;
   private indexTimer?: NodeJS.Timeout;
+  /** The retention pass in progress ({@link SqliteLogStore.prune}). */
+  private pruning?: Promise<number>;
 
   constructor(
     private readonly path: string,
@@ -566,37 +574,83 @@ export class SqliteLogStore implements LogStore {
     return (pages - free) * size;
   }
 
-  private deleteBefore(timeMs: number): number {
+  /**
+   * Deletes the oldest rows older than `beforeMs`, at most `limit` of them (more only when that many
+   * share the oldest millisecond), with their bodies and metadata, in one transaction. `more`: rows
+   * older than `beforeMs` are left.
+   */
+  private deleteOldest(beforeMs: number, limit: number): { deleted: number; more: boolean } {
     const db = this.db;
     db.exec('BEGIN IMMEDIATE');
     try {
-      const deleted = Number(db.prepare('DELETE FROM logs WHERE time_ms < ?').run(timeMs).changes);
-      db.prepare('DELETE FROM log_bodies WHERE time_ms < ?').run(timeMs);
-      db.prepare('DELETE FROM log_metadata WHERE time_ms < ?').run(timeMs);
+      const cutRow = db.prepare('SELECT time_ms FROM logs WHERE time_ms < ? ORDER BY time_ms LIMIT 1 OFFSET ?').get(beforeMs, limit) as Row | undefined;
+      let cut = beforeMs;
+      if (cutRow) {
+        cut = Number(cutRow.time_ms);
+        const oldest = Number((db.prepare('SELECT min(time_ms) AS t FROM logs').get() as Row).t);
+        if (cut <= oldest) cut = oldest + 1;
+      }
+      const deleted = Number(db.prepare('DELETE FROM logs WHERE time_ms < ?').run(cut).changes);
+      db.prepare('DELETE FROM log_bodies WHERE time_ms < ?').run(cut);
+      db.prepare('DELETE FROM log_metadata WHERE time_ms < ?').run(cut);
       db.exec('COMMIT');
-      return deleted;
+      return { deleted, more: cutRow !== undefined };
     } catch (error) {
       if (db.isTransaction) db.exec('ROLLBACK');
       throw error;
     }
   }
 
-  async prune(now = Date.now()): Promise<number> {
+  /**
+   * Applies retention: rows older than `maxAgeMs`, then the oldest rows (a tenth of them at most
+   * per step) until the data fits in 90% of `maxBytes`; then hands the freed pages back to the file
+   * system and truncates the WAL. The work goes in bounded steps ({@link PRUNE_CHUNK_ROWS} rows, {@link VACUUM_STEP_PAGES} pages) with
+   * a turn of the event loop between them, so the inserts that arrive meanwhile are written in
+   * between (one transaction for the whole pass held the log writer for seconds once a large log
+   * reached its cap, and the entries waiting for it piled up in the request thread). A pass asked
+   * for while one runs joins it; a store closed meanwhile ends it.
+   */
+  prune(now = Date.now()): Promise<number> {
+    this.pruning ??= this.prunePass(now).finally(() => {
+      this.pruning = undefined;
+    });
+    return this.pruning;
+  }
+
+  private async prunePass(now: number): Promise<number> {
     let deleted = 0;
-    if (this.retention.maxAgeMs > 0) deleted += this.deleteBefore(now - this.retention.maxAgeMs);
-    if (this.retention.maxBytes > 0) {
-      // Delete the oldest tenth of the rows at a time until the data fits in 90% of the cap.
-      while (this.usedBytes() > this.retention.maxBytes * 0.9) {
-        const rows = await this.count();
-        if (rows === 0) break;
-        const cut = this.db.prepare('SELECT time_ms FROM logs ORDER BY time_ms LIMIT 1 OFFSET ?').get(Math.floor(rows / 10)) as Row | undefined;
-        const removed = this.deleteBefore(cut ? Number(cut.time_ms) + (rows < 10 ? 1 : 0) : Number.MAX_SAFE_INTEGER);
-        deleted += removed;
-        if (removed === 0) break;
+    const { maxAgeMs, maxBytes } = this.retention;
+    const inStep = async (): Promise<boolean> => {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      return this.database?.isOpen === true;
+    };
+    if (maxAgeMs > 0) {
+      for (;;) {
+        const step = this.deleteOldest(now - maxAgeMs, PRUNE_CHUNK_ROWS);
+        deleted += step.deleted;
+        if (!step.more || !(await inStep())) break;
       }
     }
-    if (deleted > 0) {
-      this.db.exec('PRAGMA incremental_vacuum; PRAGMA wal_checkpoint(TRUNCATE);');
+    if (maxBytes > 0 && this.database?.isOpen && this.usedBytes() > maxBytes * 0.9) {
+      const chunk = Math.min(PRUNE_CHUNK_ROWS, Math.max(1, Math.ceil((await this.count()) / 10)));
+      while (this.usedBytes() > maxBytes * 0.9) {
+        const step = this.deleteOldest(Number.MAX_SAFE_INTEGER, chunk);
+        deleted += step.deleted;
+        if (step.deleted === 0 || !(await inStep())) break;
+      }
+    }
+    if (deleted > 0 && this.database?.isOpen) {
+      const freePages = this.db.prepare('PRAGMA freelist_count');
+      let free = Number((freePages.get() as Row).freelist_count);
+      while (free > 0) {
+        this.db.exec(`PRAGMA incremental_vacuum(${VACUUM_STEP_PAGES})`);
+        const left = Number((freePages.get() as Row).freelist_count);
+        // Nothing freed: a file made before auto_vacuum was set keeps its free pages for reuse.
+        if (left >= free || !(await inStep())) break;
+        free = left;
+      }
+      if (!this.database?.isOpen) return deleted;
+      this.db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
     }
     return deleted;
   }

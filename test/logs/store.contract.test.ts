@@ -407,6 +407,52 @@ test('sqlite: retention keeps the database under its size cap by deleting the ol
   await store.close();
 });
 
+test('sqlite (worker): retention deletes in steps, and a batch sent while it runs is written before it ends', async (t) => {
+  const maxBytes = 2 * 1024 * 1024;
+  const store = new SqliteWorkerStore(join(mkdtempSync(join(tmpdir(), 'log-store-')), 'logs.db'), { maxAgeMs: 0, maxBytes });
+  await store.init();
+  const body = 'x'.repeat(2000);
+  const records = Array.from({ length: 3000 }, (_, index) => makeRecord({ time: at(index), request_body: body }));
+  for (let index = 0; index < records.length; index += 500) await store.insert(records.slice(index, index + 500));
+  t.true((await store.usedBytes()) > maxBytes, 'the test data exceeds the cap');
+
+  const finished: string[] = [];
+  const pruning = store.prune().then((deleted) => {
+    finished.push('prune');
+    return deleted;
+  });
+  const late = makeRecord({ time: at(10_000), request_body: 'sent while retention runs' });
+  const inserting = store.insert([late]).then(() => finished.push('insert'));
+  const [deleted] = await Promise.all([pruning, inserting]);
+
+  // One pass (a tenth of the rows per step) deletes what is over 90 % of the cap; the writer
+  // takes the batch between two steps instead of after the whole pass.
+  t.deepEqual(finished, ['insert', 'prune']);
+  t.true(deleted > 300, `deleted ${deleted} rows: more than one step's worth`);
+  t.true((await store.usedBytes()) <= maxBytes * 0.9);
+  t.is((await store.get(late.id))?.request_body, 'sent while retention runs');
+  t.is(await store.get(records[0].id), undefined, 'the oldest rows went first');
+  t.is((await store.get(records.at(-1)!.id))?.id, records.at(-1)!.id, 'the newest rows are kept');
+  await store.close();
+});
+
+test('sqlite: retention by age deletes every row past it in steps, rows sharing a millisecond together', async (t) => {
+  const store = new SqliteLogStore(join(mkdtempSync(join(tmpdir(), 'log-store-')), 'logs.db'), { maxAgeMs: 60_000, maxBytes: 0 });
+  await store.init();
+  // 4,500 rows over the age limit, 2,500 of them in one millisecond (more than one step's 2,000),
+  // and 10 within it.
+  const old = [
+    ...Array.from({ length: 2500 }, () => makeRecord({ time: at(0) })),
+    ...Array.from({ length: 2000 }, (_, index) => makeRecord({ time: at(1 + index) })),
+  ];
+  const recent = Array.from({ length: 10 }, (_, index) => makeRecord({ time: at(100_000 + index) }));
+  for (let index = 0; index < old.length; index += 1000) await store.insert(old.slice(index, index + 1000));
+  await store.insert(recent);
+  t.is(await store.prune(BASE + 150_000), 4500);
+  t.is(await store.count(), 10);
+  await store.close();
+});
+
 test('sqlite: a file that is not a database is moved aside and a new one started', async (t) => {
   const directory = mkdtempSync(join(tmpdir(), 'log-store-'));
   const path = join(directory, 'logs.db');
