@@ -15,7 +15,8 @@
  * (req/s; default as fast as possible), BENCH_MEMORY_EVERY (s: print memory periodically),
  * BENCH_HEAP_SNAPSHOTS (a directory: snapshots after the warm-up and after the load),
  * BENCH_ALLOCATIONS (a file: a sampling allocation profile of the load; with BENCH_PROMOTED=1 only what
- * survived the young generation; the allocated KB per request is printed), LOG_LEVEL, GATEWAY_LOG_BODIES.
+ * survived the young generation; the allocated KB per request is printed), LOG_LEVEL, GATEWAY_LOG_BODIES,
+ * GATEWAY_LOG_MAX_MB (a small log cap puts retention to work within the run).
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -88,7 +89,7 @@ async function serveGateway(): Promise<Served> {
       policies: benchPolicies(),
     },
     {
-      environment: { NODE_ENV: 'production', GATEWAY_API_KEY: accountKey, GATEWAY_DATA_DIR: dataDir, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info', GATEWAY_LOG_BODIES: process.env.GATEWAY_LOG_BODIES, GATEWAY_LOG_SEARCH: process.env.GATEWAY_LOG_SEARCH, GATEWAY_LOG_WRITER_NICE: process.env.GATEWAY_LOG_WRITER_NICE },
+      environment: { NODE_ENV: 'production', GATEWAY_API_KEY: accountKey, GATEWAY_DATA_DIR: dataDir, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info', GATEWAY_LOG_BODIES: process.env.GATEWAY_LOG_BODIES, GATEWAY_LOG_SEARCH: process.env.GATEWAY_LOG_SEARCH, GATEWAY_LOG_WRITER_NICE: process.env.GATEWAY_LOG_WRITER_NICE, GATEWAY_LOG_MAX_MB: process.env.GATEWAY_LOG_MAX_MB },
       logDestination: pino.destination({ dest: '/dev/null', sync: false }),
     },
   );
