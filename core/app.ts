@@ -265,7 +265,9 @@ function registerServices(container: DependencyContainer, config: ResolvedConfig
     const clock = c.resolve<Clock>(TOKENS.clock);
     if (options.routing?.state) return options.routing.state;
     // With REDIS_URL, breakers are shared through the vault's Redis state once it is open (see createGateway).
-    return config.redisUrl ? new SharedRoutingState(config.routing.breaker, () => clock.now()) : new MemoryRoutingState(config.routing.breaker, () => clock.now());
+    return config.redisUrl
+      ? new SharedRoutingState(config.routing.breaker, () => clock.now(), config.routing.retry)
+      : new MemoryRoutingState(config.routing.breaker, () => clock.now(), undefined, config.routing.retry);
   });
   factory(TOKENS.requestLog, (c) => createRequestLog(config, c.resolve(TOKENS.logger), c.resolve<GatewayMetrics>(TOKENS.metrics).logQueueObserver));
   factory(TOKENS.traceExporter, (c) => {
@@ -381,6 +383,7 @@ function registerServices(container: DependencyContainer, config: ResolvedConfig
           traceHeaders: tracer.traceHeaders,
           routing: {
             state: c.resolve<RoutingStateStore>(TOKENS.routingState),
+            retry: config.routing.retry,
             ...(options.routing?.random ? { random: options.routing.random } : {}),
             ...(options.routing?.sleep ? { sleep: options.routing.sleep } : {}),
           },
