@@ -234,7 +234,8 @@ function release(answer: FailedAnswer, run: RouteRun): void {
 /** An attempt's error message as logged: the target's secrets and anything key-shaped removed, then cut. */
 export function attemptMessage(message: string, target: ResolvedTarget): string {
   const credentials = target.auth?.target.credentials;
-  const redacted = redactSecrets(message, [credentials?.apiKey, ...Object.values(credentials?.fields ?? {})]);
+  // Cut before the redaction too (a body may be 64 KiB), far enough past the cap that any secret starting within it is whole.
+  const redacted = redactSecrets(message.slice(0, 4 * ATTEMPT_MESSAGE_MAX), [credentials?.apiKey, ...Object.values(credentials?.fields ?? {})]);
   return redacted.length > ATTEMPT_MESSAGE_MAX ? `${redacted.slice(0, ATTEMPT_MESSAGE_MAX - 1)}…` : redacted;
 }
 
