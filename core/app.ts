@@ -58,6 +58,8 @@ import type { LogStore } from './logs/store.js';
 import { GatewayMetrics } from './metrics/metrics.js';
 import { MemoryRoutingState, type RoutingStateStore } from './routing/state.js';
 import { SharedRoutingState } from './routing/state-redis.js';
+import { refusedPatterns } from './routing/safe-regex.js';
+import type { RouteStore } from './routing/store.js';
 import { mountPolicyAdmin } from './admin/policies.js';
 import { checkRouteProviders } from './routing/resolve.js';
 import type { RouteSource, TargetCredentials } from './routing/sources.js';
@@ -477,6 +479,7 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
     async listen(port = config.port, host = config.host) {
       await vault.start();
       await sharingBreakers;
+      if (servers.length === 0) warnUnmatchablePatterns(vault.parts.routes, logger).catch(() => {});
       // The embedded cache opens on first use; a shared one connects now, so the first request does not wait for it.
       if (config.redisUrl) await cache.start();
       if (!pruneResponses) {
@@ -651,4 +654,20 @@ function buildApp(parts: {
     await passthroughHandler(koa);
   });
   return { app, operationRoutes };
+}
+
+/**
+ * Warns of stored routes and model aliases whose `$regex` RE2 refuses (stored before patterns were
+ * checked): such a condition never matches until the route is saved again (docs/routing.md).
+ */
+async function warnUnmatchablePatterns(routes: RouteStore, logger: Logger): Promise<void> {
+  const stored = [
+    ...(await routes.list()).map((route) => ({ where: `route ${route.id}${route.name ? ` (${route.name})` : ''}`, route: route.route })),
+    ...(await routes.listAliases()).filter((alias) => alias.route !== undefined).map((alias) => ({ where: `model alias ${alias.alias}`, route: alias.route })),
+  ];
+  for (const { where, route } of stored) {
+    for (const { param, problem } of refusedPatterns(route)) {
+      logger.warn({ param, problem }, `${where}: its ${param} is not a pattern the gateway can match in linear time (RE2); that condition never matches until the route is saved again`);
+    }
+  }
 }

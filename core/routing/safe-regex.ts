@@ -54,3 +54,24 @@ export function regexMatches(pattern: string, value: string): boolean {
   const result = compile(pattern);
   return !(result instanceof Error) && result.test(value);
 }
+
+/**
+ * The `$regex` patterns of a route (stored before patterns were checked for RE2) that RE2 refuses:
+ * each with its place in the route (`strategy.conditions[0].query.metadata.tier.$regex`) and why.
+ * Such a condition never matches; the gateway warns of them when it starts.
+ */
+export function refusedPatterns(value: unknown, path = ''): Array<{ readonly param: string; readonly problem: string }> {
+  if (typeof value !== 'object' || value === null) return [];
+  const found: Array<{ param: string; problem: string }> = [];
+  const entries: Array<[string, unknown]> = Array.isArray(value) ? value.map((item, index) => [`[${index}]`, item]) : Object.entries(value).map(([key, item]) => [path ? `.${key}` : key, item]);
+  for (const [step, item] of entries) {
+    const at = `${path}${step}`;
+    if (step.endsWith('$regex') && typeof item === 'string') {
+      const problem = regexProblem(item);
+      if (problem !== undefined) found.push({ param: at, problem });
+    } else {
+      found.push(...refusedPatterns(item, at));
+    }
+  }
+  return found;
+}

@@ -1,3 +1,6 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import test from 'ava';
 import { APIError } from 'openai';
 import { openai } from '../../plugins/providers/openai/index.js';
@@ -200,4 +203,30 @@ test.serial('attempt log: a target skipped by an open breaker is recorded', asyn
   const entry = await loggedOnce(breaking, trace);
   t.deepEqual(entry.attempts?.map((attempt) => attempt.target), ['up']);
   t.deepEqual(entry.skipped, [{ target: 'down', reason: 'breaker_open' }]);
+});
+
+test.serial('$regex: a route stored before the check with a lookaround is named in a warning at start; its condition never matches, the route still answers', async (t) => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'gateway-regex-'));
+  const first = await startGateway({ providers: [openai()] }, { GATEWAY_DATA_DIR: dataDir });
+  // Written straight into the store, as an older gateway (which accepted any JavaScript pattern) did.
+  const old = await first.gateway.vault.parts.routes.create(
+    {
+      strategy: { mode: 'conditional', conditions: [{ query: { 'metadata.tag': { $regex: '^(?=a)a+$' } }, then: 'matched' }], default: 'other' },
+      targets: [target('matched', good), target('other', good)],
+    } as never,
+    'old-lookahead',
+  );
+  await first.close();
+  const second = await startGateway({ providers: [openai()] }, { GATEWAY_DATA_DIR: dataDir });
+  t.teardown(() => second.close());
+  let warning: Record<string, any> | undefined;
+  for (let tries = 0; tries < 100 && warning === undefined; tries++) {
+    warning = second.lines.find((line) => line.level === 40 && typeof line.msg === 'string' && line.msg.includes('old-lookahead'));
+    if (warning === undefined) await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  t.truthy(warning, 'a warning names the route');
+  t.is(warning?.param, 'strategy.conditions[0].query.metadata.tag.$regex');
+  const client = gatewayClient(second.url, { 'x-gateway-config': old.id, 'x-gateway-metadata': JSON.stringify({ tag: 'aaa' }) });
+  const { response } = await client.chat.completions.create({ model: 'ignored', messages }).withResponse();
+  t.is(response.headers.get('x-gateway-route-target'), 'other');
 });
