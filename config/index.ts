@@ -14,6 +14,8 @@ import {
   type RouteCache,
   type BreakerSettings,
   DEFAULT_BREAKER,
+  DEFAULT_RETRY,
+  type RetrySettings,
 } from '../core/spec/index.js';
 
 /** Which custom hosts (`x-gateway-custom-host`) a caller may name. */
@@ -162,7 +164,13 @@ export interface GatewayConfig {
   /** Model aliases: a request whose `model` is a key here takes that route (`models: { fast: { … } }`). Default none. */
   models?: Record<string, Route>;
   /** Routing state: the per-target circuit breaker (defaults: 5 failures in a row, or half of at least 20 requests within 60 s, open it for 30 s). */
-  routing?: { breaker?: Partial<BreakerSettings> };
+  /**
+   * `retry`: limits on routed retries (docs/routing.md#retry-limits): a floor under every wait before a
+   * retry (default 50 ms, jittered up to twice it), at most `maxAttempts` upstream attempts per
+   * request (default 32), and a retry budget per target (retries at most `budgetRatio` 0.2 of its
+   * first attempts within `budgetWindowMs` 10 s, or `budgetMinRetries` 5).
+   */
+  routing?: { breaker?: Partial<BreakerSettings>; retry?: Partial<RetrySettings> };
   /** The response cache (docs/cache.md): its default for requests whose route sets none, and its stores. */
   cache?: CacheConfig;
   /** Budget alerts (docs/virtual-keys.md#budget-alerts): always shown by the dashboard; posted to `webhook` when set. */
@@ -244,7 +252,7 @@ export interface ResolvedConfig {
   readonly routes: ReadonlyMap<string, Route>;
   /** `models` (aliases), each checked by `parseRoute`. */
   readonly models: ReadonlyMap<string, Route>;
-  readonly routing: { readonly breaker: BreakerSettings };
+  readonly routing: { readonly breaker: BreakerSettings; readonly retry: RetrySettings };
   /** The response cache, with defaults applied; `default` checked by `parseRouteCache`. */
   readonly cache: {
     readonly default?: RouteCache;
@@ -505,7 +513,7 @@ export function resolveConfig(config: GatewayConfig, environment: NodeJS.Process
     alerts: resolveAlerts(config.alerts),
     routes: checkedRoutes(config.routes, 'routes'),
     models: checkedRoutes(config.models, 'models'),
-    routing: { breaker: resolveBreaker(config.routing?.breaker ?? {}) },
+    routing: { breaker: resolveBreaker(config.routing?.breaker ?? {}), retry: resolveRetry(config.routing?.retry ?? {}) },
     cache: resolveCache(config.cache ?? {}, environment),
   };
 }
@@ -550,6 +558,22 @@ function checkedRoutes(routes: Record<string, unknown> | undefined, field: 'rout
     }
   }
   return checked;
+}
+
+function resolveRetry(retry: Partial<RetrySettings>): RetrySettings {
+  const ratio = retry.budgetRatio ?? DEFAULT_RETRY.budgetRatio;
+  if (typeof ratio !== 'number' || !(ratio >= 0 && ratio <= 10)) throw new BootError('INVALID_CONFIG', 'routing.retry.budgetRatio must be a number from 0 to 10');
+  const maxAttempts = positiveInteger(retry.maxAttempts ?? DEFAULT_RETRY.maxAttempts, 'routing.retry.maxAttempts');
+  if (maxAttempts < 1) throw new BootError('INVALID_CONFIG', 'routing.retry.maxAttempts must be at least 1');
+  const budgetWindowMs = positiveInteger(retry.budgetWindowMs ?? DEFAULT_RETRY.budgetWindowMs, 'routing.retry.budgetWindowMs');
+  if (budgetWindowMs < 1) throw new BootError('INVALID_CONFIG', 'routing.retry.budgetWindowMs must be at least 1');
+  return {
+    floorMs: positiveInteger(retry.floorMs ?? DEFAULT_RETRY.floorMs, 'routing.retry.floorMs'),
+    maxAttempts,
+    budgetRatio: ratio,
+    budgetMinRetries: positiveInteger(retry.budgetMinRetries ?? DEFAULT_RETRY.budgetMinRetries, 'routing.retry.budgetMinRetries'),
+    budgetWindowMs,
+  };
 }
 
 function resolveBreaker(breaker: Partial<BreakerSettings>): BreakerSettings {

@@ -1,6 +1,6 @@
 import type { CacheStatus, GatewayContext, GuardrailRecord, UsageUnits } from '../pipeline/context.js';
 import type { OperationName } from '../spec/unified.js';
-import type { AttemptRecord } from '../routing/plan.js';
+import { ATTEMPT_MESSAGE_MAX, type AttemptRecord, type SkippedTarget } from '../routing/plan.js';
 import { timeOrderedId } from '../ids.js';
 
 /**
@@ -31,8 +31,11 @@ export interface LogEntry {
   readonly endUser?: string;
   readonly streaming: boolean;
   readonly durationMs: number;
+  /** The gateway's own time: the duration less the upstream's and, under routing, less `routingMs`. */
   readonly gatewayMs: number;
   readonly upstreamMs?: number;
+  /** A routed request's failed attempts and back-off waits before the attempt whose answer the client got (all of them when none answered). */
+  readonly routingMs?: number;
   readonly timeToFirstTokenMs?: number;
   /** Token usage; `cachedTokens` and `reasoningTokens` only when the provider reported a non-zero count. */
   readonly usage?: {
@@ -53,6 +56,8 @@ export interface LogEntry {
   readonly route?: { readonly name?: string; readonly id?: string; readonly version?: number; readonly source: string };
   /** A routed request's upstream attempts, in order (the last one's answer is what the client got). */
   readonly attempts?: ReadonlyArray<AttemptRecord>;
+  /** A routed request's targets passed over: an open breaker, a spent retry budget, the per-request attempt cap. */
+  readonly skipped?: ReadonlyArray<SkippedTarget>;
   /**
    * What the response cache did (absent when it does not apply): on a hit, the stored answer's age,
    * the similarity of a semantic hit, and what the answer cost when it was made, saved now.
@@ -207,7 +212,7 @@ export function buildLogEntry(context: GatewayContext, finishedAt: number): LogE
     caller: caller ? (caller.type === 'account' ? 'account' : `virtual-key:${caller.id}`) : undefined,
     streaming: context.request.streaming,
     durationMs: round(durationMs),
-    gatewayMs: round(durationMs - (upstreamMs ?? 0)),
+    gatewayMs: round(Math.max(0, durationMs - (upstreamMs ?? 0) - (context.routing?.routingMs ?? 0))),
     metadata: context.metadata,
     guardrails: (context.guardrail?.verdicts ?? []).map((record) => loggedVerdict(record, secrets, context.guardrail?.policy)),
   };
@@ -239,9 +244,18 @@ export function buildLogEntry(context: GatewayContext, finishedAt: number): LogE
     const attempts = context.routing.attempts;
     // The answer's usage belongs to the attempt that gave it, the last one.
     entry.attempts = usage && attempts.length > 0 ? [...attempts.slice(0, -1), { ...attempts[attempts.length - 1], usage }] : attempts;
+    // The last failed answer is the client's: its code and message are the error's (read by the transform stage, not the executor).
+    const last = entry.attempts.at(-1);
+    if (failure && last && last.status >= 400 && last.message === undefined) {
+      entry.attempts = [...entry.attempts.slice(0, -1), { ...last, errorCode: last.errorCode ?? failure.code ?? failure.type, message: capMessage(redactSecrets(failure.message, secrets)) }];
+    }
+    if (context.routing.routingMs !== undefined) entry.routingMs = round(context.routing.routingMs);
+    if (context.routing.skipped) entry.skipped = context.routing.skipped;
   }
   return entry;
 }
+
+const capMessage = (message: string): string => (message.length > ATTEMPT_MESSAGE_MAX ? `${message.slice(0, ATTEMPT_MESSAGE_MAX - 1)}…` : message);
 
 /** Longest end user id kept; a longer one is cut (the usage split groups by it). */
 const END_USER_MAX = 256;

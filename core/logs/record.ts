@@ -41,7 +41,7 @@ export interface LogRecord {
   /** Each verdict with the policy that gave it (absent in rows logged before it was recorded). */
   guardrails: Array<{ policy?: string; guardrail: string; side: string; action: string; ms: number }>;
   /** A routed request's route and upstream attempts (absent on the plain path). */
-  routing?: { route?: LogEntry['route']; attempts: NonNullable<LogEntry['attempts']> };
+  routing?: { route?: LogEntry['route']; attempts: NonNullable<LogEntry['attempts']>; skipped?: NonNullable<LogEntry['skipped']>; routing_ms?: number };
   /** Request fields a protocol translation left out because the provider cannot use them (absent when none). */
   dropped_fields?: string[];
   /** Redacted and size-capped; null when body logging was off or the body was not captured. */
@@ -271,6 +271,13 @@ export function recordFromText(entry: LogEntry, bodies: TextBodies | undefined, 
       : null,
   };
   if (entry.droppedFields?.length) record.dropped_fields = [...entry.droppedFields];
-  if (entry.attempts) record.routing = { ...(entry.route ? { route: entry.route } : {}), attempts: entry.attempts };
+  if (entry.attempts) {
+    record.routing = {
+      ...(entry.route ? { route: entry.route } : {}),
+      attempts: entry.attempts,
+      ...(entry.skipped ? { skipped: entry.skipped } : {}),
+      ...(entry.routingMs !== undefined ? { routing_ms: entry.routingMs } : {}),
+    };
+  }
   return record;
 }

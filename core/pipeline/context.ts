@@ -6,7 +6,7 @@ import type { Caller } from '../spec/key-resolver.js';
 import type { ProviderPlugin, ProviderTarget, UpstreamRequest } from '../spec/provider.js';
 import type { ErrorBody, OperationName, Usage } from '../spec/unified.js';
 import type { OutputJudge } from '../guardrails/output/index.js';
-import type { AttemptRecord, ResolvedRoute, ResolvedTarget, RouteLabel } from '../routing/plan.js';
+import type { AttemptRecord, ResolvedRoute, ResolvedTarget, RouteLabel, SkippedTarget } from '../routing/plan.js';
 
 export type { Caller };
 
@@ -170,6 +170,14 @@ export interface RoutingSlice {
   readonly attempts: AttemptRecord[];
   /** The name of the target whose answer the client gets. */
   target?: string;
+  /** Targets passed over (an open breaker, the retry budget, the attempt cap), in order; absent when none. */
+  skipped?: SkippedTarget[];
+  /**
+   * Milliseconds spent on the route before the attempt whose answer the client gets was sent:
+   * failed attempts and the waits between them (all of it when no attempt answered). Server-Timing
+   * and the log report it as `routing`, apart from the gateway's own time.
+   */
+  routingMs?: number;
   /**
    * Written by the transform stage: maps the request for one attempt's target (its provider,
    * credentials, `override_params`) and sets `transform.upstreamRequest`. One function shared by

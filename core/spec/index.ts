@@ -31,6 +31,6 @@ export type { Hook, Next } from '../pipeline/hook.js';
 export type { PricingOptions } from '../vault/pricing.js';
 /** Routes, as `gateway.config.ts` names them (`routes`, `models`), and the circuit breaker settings. */
 export { parseRoute, parseRouteCache, type Route, type RouteCache, type CacheEmbedding, type Target, type Strategy, type RetryPolicy } from '../routing/route.js';
-export { DEFAULT_BREAKER, type BreakerSettings } from '../routing/state.js';
+export { DEFAULT_BREAKER, DEFAULT_RETRY, type BreakerSettings, type RetrySettings } from '../routing/state.js';
 export { toolInput } from './tool-input.js';
 export { unifiedMessagesUsage, messagesUsage } from './messages-usage.js';

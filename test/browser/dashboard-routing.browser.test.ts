@@ -101,6 +101,9 @@ it('the detail view shows the route and the attempts in order, the answered one 
     ['2', 'backup', 'openai', 'gpt-4o-mini', '200'],
   ]);
   t.regex(rows[0][5], /^\d+(\.\d)? ms$/);
+  // Why the first attempt failed: the upstream's error code and its message.
+  t.is(rows[0][6], 'server_erroroverloaded');
+  t.is(rows[1][6], '—');
   t.is(rows[0][8], '');
   t.is(rows[1][7], '30', 'the fake reports 30 tokens');
   t.is(rows[1][8], '✓ answered');
