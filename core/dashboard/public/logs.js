@@ -216,9 +216,7 @@ function logRow(row, fresh = false) {
 }
 
 function logTable(rows) {
-  // The rows' times leave out the zone (and the year when it is this one): the header names the zone.
-  const zone = format.zone();
-  const columns = [zone ? `Time (${zone})` : 'Time', 'Status', 'Provider', 'Model', 'Key', 'Latency', 'Tokens', 'Cost', 'Marks', 'Trace'];
+  const columns = ['Time', 'Status', 'Provider', 'Model', 'Key', 'Latency', 'Tokens', 'Cost', 'Marks', 'Trace'];
   return h(
     'table',
     { class: 'logs' },
