@@ -3,6 +3,7 @@ import OpenAI from 'openai';
 import type { Page } from 'playwright-core';
 import { openAIChatHandler, startFake } from '../fakes/openai-fake.js';
 import { sdkClient, startGateway } from '../harness.js';
+import { settledUsage } from '../vault/exhaustion.js';
 import { admin, FIXED_COST_USD, FIXED_MESSAGES, fixedUsageHandler } from '../vault/vault-harness.js';
 import { browserSkipReason, openBrowser, screenshot, signIn } from './browser.js';
 import { waitForLogs } from './logs-api.js';
@@ -52,11 +53,12 @@ const createKey = async (name: string, limits: Record<string, unknown>) => {
   if (created.status !== 201) throw new Error(created.text);
   return created.json as { id: string; key: string };
 };
-/** Sends until the gateway refuses; returns how many were answered and the refusal. */
-async function spendUntilRefused(key: string, maxTokens: number): Promise<{ answered: number; refusal: InstanceType<typeof OpenAI.PermissionDeniedError> }> {
+/** Sends until the gateway refuses, each request once the previous one is settled; how many were answered and the refusal. */
+async function spendUntilRefused(key: { id: string; key: string }, maxTokens: number): Promise<{ answered: number; refusal: InstanceType<typeof OpenAI.PermissionDeniedError> }> {
   for (let answered = 0; answered < 50; answered += 1) {
     try {
-      await ask(key, maxTokens);
+      await ask(key.key, maxTokens);
+      await settledUsage(gateway!, key.id);
     } catch (error) {
       if (error instanceof OpenAI.PermissionDeniedError) return { answered, refusal: error };
       throw error;
@@ -91,19 +93,19 @@ test.before(async () => {
 
 it('a key the gateway refuses for its budget before spend reaches it reads as exhausted, in the API and the page, until the budget is raised', async (t) => {
   const { page } = browser!;
-  const { answered, refusal } = await spendUntilRefused(shortKey.key, 30);
+  const { answered, refusal } = await spendUntilRefused(shortKey, 30);
   // Each answer costs FIXED_COST_USD; each request reserves 20 prompt and 30 output tokens ($0.000021).
   t.is(answered, 11);
   t.is(refusal.code, 'budget_exceeded');
   const estimate = (refusal.error as { budget: { request_estimate_usd: number } }).budget.request_estimate_usd;
-  const usage = (await api('GET', `/admin/virtual-keys/${shortKey.id}/usage`)).json;
+  const usage = await settledUsage(gateway!, shortKey.id);
   t.is(Math.round(usage.budget_used * 1000) / 10, 84.6, 'spend stopped short of the budget');
   t.true(usage.budget_exhausted, 'but the gateway refuses the key: the usage says exhausted');
   t.is(usage.refused_estimate_usd, estimate, 'the estimate of the refused request');
   t.true(usage.remaining_usd < estimate);
 
   // A budget smaller than one request's estimate: refused from the first request, with nothing spent.
-  t.is((await spendUntilRefused(tinyKey.key, 30)).answered, 0);
+  t.is((await spendUntilRefused(tinyKey, 30)).answered, 0);
   const tinyUsage = (await api('GET', `/admin/virtual-keys/${tinyKey.id}/usage`)).json;
   t.like(tinyUsage, { budget_used: 0, budget_exhausted: true });
 
@@ -123,7 +125,7 @@ it('a key the gateway refuses for its budget before spend reaches it reads as ex
 
   // A smaller request still fits what is left: admitted, and the key stays exhausted for the refused size.
   t.truthy((await ask(shortKey.key, 1)).id);
-  t.true((await api('GET', `/admin/virtual-keys/${shortKey.id}/usage`)).json.budget_exhausted);
+  t.true((await settledUsage(gateway!, shortKey.id)).budget_exhausted);
   // A budget raised past the refused estimate: no longer exhausted, and the gateway admits the refused size again.
   t.is((await api('PATCH', `/admin/virtual-keys/${shortKey.id}`, { limits: { budget_usd: BUDGET_USD * 2, requests_per_minute: 100 } })).status, 200);
   const raised = (await api('GET', `/admin/virtual-keys/${shortKey.id}/usage`)).json;
