@@ -171,6 +171,7 @@ export class VirtualKeyActions {
     if (routes.length > 0) throw conflict(`The virtual key is a target of ${routes.join(', ')}. Change them first.`, 'virtual_key_in_use');
     const deleted = await this.service.keys.delete(id);
     if (!deleted) throw notFound('virtual key', id);
+    await this.service.refusals.forget(deleted.id);
     if (deleted.credential_id !== undefined) await this.deleteIfOwned(deleted.credential_id, deleted.id);
   }
 
@@ -185,7 +186,9 @@ export class VirtualKeyActions {
     const periods = periodsOf(record.id, Date.now());
     const budgetPeriod = record.limits?.budget_period ?? 'total';
     const now = Date.now();
-    const [[total, day, month, reserved, requestsTotal, requestsDay], requestsMinute, alerts] = await Promise.all([
+    const budget = record.limits?.budget_usd;
+    const budgetNanos = budget === undefined ? undefined : toNanos(budget);
+    const [[total, day, month, reserved, requestsTotal, requestsDay], requestsMinute, alerts, refused] = await Promise.all([
       this.service.parts.state.read([
         periods.spent.total,
         periods.spent.day,
@@ -197,9 +200,13 @@ export class VirtualKeyActions {
       // The per-minute window is kept only for a key with a per-minute limit.
       record.limits?.requests_per_minute === undefined ? null : this.service.parts.state.minuteCount(periods.minuteWindow, now),
       this.service.alerts.forKey(record, now),
+      budgetNanos === undefined ? undefined : this.service.refusals.current(record.id, periods.spent[budgetPeriod], budgetNanos),
     ]);
     const spentInPeriod = { total, day, month }[budgetPeriod];
-    const budget = record.limits?.budget_usd;
+    // Exhausted as the gateway enforces it: spend reached the budget, or what is left (in-flight
+    // reservations counted, as admission counts them) is less than a request it refused this period.
+    const left = budgetNanos === undefined ? 0 : budgetNanos - spentInPeriod - reserved;
+    const exhausted = budgetNanos === undefined ? null : spentInPeriod >= budgetNanos || (refused !== undefined && left < refused.estimateNanos);
     const perDay = record.limits?.requests_per_day;
     const perMinute = record.limits?.requests_per_minute;
     const resetsAt = budget === undefined ? null : budgetPeriodAt(budgetPeriod, now).resetsAt;
@@ -214,7 +221,9 @@ export class VirtualKeyActions {
       remaining_usd: budget === undefined ? null : Math.max(0, budget - fromNanos(spentInPeriod + reserved)),
       /** Spend in the budget's period over the budget (may pass 1: an answer can cost more than its estimate). */
       budget_used: budget === undefined ? null : toNanos(budget) === 0 ? 1 : spentInPeriod / toNanos(budget),
-      budget_exhausted: budget === undefined ? null : spentInPeriod >= toNanos(budget),
+      budget_exhausted: exhausted,
+      /** The smallest estimate of a request refused for the budget in this period (at this budget). */
+      refused_estimate_usd: refused === undefined ? null : fromNanos(refused.estimateNanos),
       budget_resets_at: resetsAt === null ? null : new Date(resetsAt).toISOString(),
       requests_per_minute: perMinute ?? null,
       requests_per_day: perDay ?? null,

@@ -8,6 +8,7 @@ import type { AdmissionResult, SharedState } from '../store/state.js';
 import { estimatePromptTokens, expectedOutputTokens } from './estimate.js';
 import { costOf, type ModelPrice, type PriceTable, tokenCounts } from './pricing.js';
 import type { ChargedBudget } from './alerts.js';
+import type { RefusedForBudget } from './budget-refusals.js';
 import type { VirtualKeyRecord } from './records.js';
 import { type ObservedUsage, tapUsage } from './usage-tap.js';
 
@@ -118,6 +119,8 @@ export interface LimitsDependencies {
    * after the charge when the shared state returned it; must return at once.
    */
   readonly onCharged?: (budget: ChargedBudget, spentNanos: number | undefined) => void;
+  /** Told of a request refused for the key's budget before the refusal is answered (the usage API's `budget_exhausted`). */
+  readonly onBudgetRefused?: (refusal: RefusedForBudget) => Promise<void>;
 }
 
 const requestField = (context: GatewayContext, field: string): unknown =>
@@ -286,6 +289,9 @@ export function limitHooks(dependencies: LimitsDependencies): { admit: Hook; set
         msUntilDayEnds,
       });
       if (!result.admitted) {
+        if (result.reason === 'budget' && budgetNanos !== undefined) {
+          await dependencies.onBudgetRefused?.({ keyId: record.id, spentKey: periods.spent[budgetPeriod], budgetNanos, estimateNanos: reservationNanos, now });
+        }
         throw refusal(result, record, {
           reservationNanos,
           resetsAt: budgetPeriod === 'day' ? now + msUntilDayEnds : budgetPeriod === 'month' ? now + msUntilMonthEnds : undefined,
