@@ -4,6 +4,7 @@ import { errors, GatewayError } from '../errors.js';
 import type { AnswerRecorder, CacheStatus, GatewayContext } from '../pipeline/context.js';
 import type { Hook, Next } from '../pipeline/hook.js';
 import { respond } from '../pipeline/response.js';
+import { routeHeaders } from '../routing/resolve.js';
 import type { RouteCache } from '../routing/route.js';
 import type { Clock } from '../spec/manifest.js';
 import type { Usage } from '../spec/unified.js';
@@ -40,7 +41,13 @@ export function cacheControl(headers: Readonly<Record<string, string | undefined
   return undefined;
 }
 
-const cacheMiss = () => errors.cacheMiss('The cache holds no answer to this request, and x-gateway-cache: only-if-cached forbids asking the provider.', { code: 'cache_miss' });
+/** The 504 of an `only-if-cached` request the cache cannot answer: a miss, on the log entry (`cache_status`) and in `x-gateway-cache`. */
+const cacheMiss = (context: GatewayContext) => {
+  context.cache = { status: 'MISS' };
+  const error = errors.cacheMiss('The cache holds no answer to this request, and x-gateway-cache: only-if-cached forbids asking the provider.', { code: 'cache_miss' });
+  error.headers['x-gateway-cache'] = 'MISS';
+  return error;
+};
 
 export interface CacheHookDependencies {
   readonly cache: ResponseCache;
@@ -92,6 +99,11 @@ export function cacheHook(dependencies: CacheHookDependencies): Hook {
     const { entry } = found;
     const response = await cacheable.replay(context, entry.answer);
     const ageSeconds = Math.floor(found.ageMs / 1000);
+    // A routed hit answers with the route's headers as a miss does: no upstream attempt, and the target whose answer it is.
+    if (context.routing) {
+      Object.assign(response.headers, routeHeaders([], entry.target));
+      if (entry.target !== undefined) context.routing.target = entry.target;
+    }
     response.headers['x-gateway-cache'] = status;
     response.headers.age = String(ageSeconds);
     const savedUsd = entry.usage ? dependencies.price(entry.provider, entry.model ?? context.request.model, entry.usage, context.auth!.target.headers) : undefined;
@@ -127,7 +139,7 @@ export function cacheHook(dependencies: CacheHookDependencies): Hook {
       if (semantic) slot.probe = await probeOf(context, cacheable, settings, identity, namespace);
       const near = slot.probe && (await cache.nearest(slot.probe, settings.threshold ?? DEFAULT_THRESHOLD, slot.maxAgeMs));
       if (near) return serve(context, cacheable, near, 'SEMANTIC-HIT');
-      if (control === 'only-if-cached') throw cacheMiss();
+      if (control === 'only-if-cached') throw cacheMiss(context);
     } else if (semantic) {
       // A refreshed answer replaces the stored one and is indexed for later semantic lookups.
       slot.probe = await probeOf(context, cacheable, settings, identity, namespace);
@@ -154,7 +166,7 @@ export function cacheHook(dependencies: CacheHookDependencies): Hook {
         // Only x-gateway-cache can make that so (and an invalid one is refused).
         if (context.incoming.headers['x-gateway-cache'] !== undefined) {
           try {
-            if (cacheControl(context.incoming.headers) === 'only-if-cached') return Promise.reject(cacheMiss());
+            if (cacheControl(context.incoming.headers) === 'only-if-cached') return Promise.reject(cacheMiss(context));
           } catch (error) {
             return Promise.reject(error);
           }
@@ -217,7 +229,8 @@ class AnswerStore implements AnswerRecorder {
     if (denied || !cacheable.storable(answer)) return;
     try {
       const { usage, model } = cacheable.usage(answer);
-      const entry = { storedAt: this.dependencies.clock.now(), provider: context.auth!.provider.id, model: model ?? context.request.model, usage, answer };
+      const target = context.routing?.target;
+      const entry = { storedAt: this.dependencies.clock.now(), provider: context.auth!.provider.id, model: model ?? context.request.model, ...(target !== undefined ? { target } : {}), usage, answer };
       const result = await this.dependencies.cache.put(slot.key, entry, slot.maxAgeMs);
       if (result === 'stored' && slot.probe) await this.dependencies.cache.indexVector(slot.probe, slot.key);
     } catch (error) {

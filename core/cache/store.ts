@@ -12,6 +12,8 @@ export interface CacheEntry {
   /** The provider and model that gave it, and its usage: a hit saves that usage's price. */
   readonly provider: string;
   readonly model?: string;
+  /** The route target that gave it (a routed request's `x-gateway-route-target`). */
+  readonly target?: string;
   readonly usage?: Usage;
   /** The operation's whole answer, as mapped (before output guardrails). */
   readonly answer: unknown;
