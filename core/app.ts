@@ -304,6 +304,8 @@ function registerServices(container: DependencyContainer, config: ResolvedConfig
             redisPrefix: config.vault.redisPrefix,
             maxBytes: config.cache.maxBytes,
             onEvict: (count) => c.resolve<GatewayMetrics>(TOKENS.metrics).cacheObserver.evicted(count),
+            // The workers of GATEWAY_WORKERS share cache.sqlite: an answer is visible to all once stored.
+            writeThrough: workerId() !== undefined,
           }),
         clock: c.resolve<Clock>(TOKENS.clock),
         logger: c.resolve<Logger>(TOKENS.logger),
