@@ -363,6 +363,7 @@ function registerServices(container: DependencyContainer, config: ResolvedConfig
           cache: c.resolve(TOKENS.responseCache),
           operations,
           fallback: config.cache.default,
+          semanticMaxChars: config.cache.semanticMaxChars,
           embed: createEmbedder({
             open: targetOpener({ registry: c.resolve(TOKENS.registry), customHosts: c.resolve(TOKENS.customHosts), targetCredentials: options.routing?.targetCredentials ?? vault.targets, forwardCookies: config.forwardCookies }),
             upstream: c.resolve(TOKENS.upstream),
