@@ -205,6 +205,11 @@ export interface CacheConfig {
   maxEntryBytes?: number;
   /** Vectors kept per namespace for semantic lookups, the oldest dropped first (default 10 000). */
   semanticMaxEntries?: number;
+  /**
+   * Longest text a semantic lookup embeds, in characters (default 8 000, about 2 000 tokens); a
+   * request whose text is longer is looked up exactly only, and nothing is embedded for it.
+   */
+  semanticMaxChars?: number;
   /** Longest a store read or write may hold a request (default 250 ms); past it the request goes on uncached. */
   timeoutMs?: number;
 }
@@ -259,6 +264,7 @@ export interface ResolvedConfig {
     readonly maxBytes: number;
     readonly maxEntryBytes: number;
     readonly semanticMaxEntries: number;
+    readonly semanticMaxChars: number;
     readonly timeoutMs: number;
   };
   readonly providers: ProviderRegistration[];
@@ -337,6 +343,8 @@ const positiveInteger = (value: unknown, name: string): number => {
 };
 
 const MB = 1024 * 1024;
+/** `cache.semanticMaxChars` when unset: about 2 000 tokens of text embedded at most per lookup. */
+const DEFAULT_SEMANTIC_MAX_CHARS = 8000;
 
 /**
  * Default size of the memory budget: an eighth of the memory this process may use (the cgroup
@@ -534,6 +542,7 @@ function resolveCache(cache: CacheConfig, environment: NodeJS.ProcessEnv): Resol
     maxBytes,
     maxEntryBytes: Math.max(1, positiveInteger(cache.maxEntryBytes ?? MB, 'cache.maxEntryBytes')),
     semanticMaxEntries: Math.max(1, positiveInteger(cache.semanticMaxEntries ?? 10_000, 'cache.semanticMaxEntries')),
+    semanticMaxChars: Math.max(1, positiveInteger(cache.semanticMaxChars ?? DEFAULT_SEMANTIC_MAX_CHARS, 'cache.semanticMaxChars')),
     timeoutMs: Math.max(1, positiveInteger(cache.timeoutMs ?? 250, 'cache.timeoutMs')),
   };
 }

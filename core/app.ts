@@ -308,6 +308,8 @@ function registerServices(container: DependencyContainer, config: ResolvedConfig
             redisPrefix: config.vault.redisPrefix,
             maxBytes: config.cache.maxBytes,
             onEvict: (count) => c.resolve<GatewayMetrics>(TOKENS.metrics).cacheObserver.evicted(count),
+            // The workers of GATEWAY_WORKERS share cache.sqlite: an answer is visible to all once stored.
+            writeThrough: workerId() !== undefined,
           }),
         clock: c.resolve<Clock>(TOKENS.clock),
         logger: c.resolve<Logger>(TOKENS.logger),
@@ -365,6 +367,7 @@ function registerServices(container: DependencyContainer, config: ResolvedConfig
           cache: c.resolve(TOKENS.responseCache),
           operations,
           fallback: config.cache.default,
+          semanticMaxChars: config.cache.semanticMaxChars,
           embed: createEmbedder({
             open: targetOpener({ registry: c.resolve(TOKENS.registry), customHosts: c.resolve(TOKENS.customHosts), targetCredentials: options.routing?.targetCredentials ?? vault.targets, forwardCookies: config.forwardCookies }),
             upstream: c.resolve(TOKENS.upstream),

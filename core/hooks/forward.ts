@@ -1,12 +1,13 @@
 import { errors, GatewayError } from '../errors.js';
 import type { MemoryBudget } from '../http/memory-budget.js';
 import type { UpstreamClient } from '../http/upstream.js';
-import type { AuthSlice, ForwardSlice, GatewayContext } from '../pipeline/context.js';
+import type { ForwardSlice, GatewayContext } from '../pipeline/context.js';
 import type { Hook } from '../pipeline/hook.js';
 import { abortableSleep, executeRoute, type ExecutorDependencies } from '../routing/executor.js';
 import type { ResolvedTarget, SkippedTarget } from '../routing/plan.js';
 import { routeHeaders } from '../routing/resolve.js';
 import { checkFirstEvent } from '../routing/first-event.js';
+import { requestFacts } from '../routing/facts.js';
 import { MemoryRoutingState } from '../routing/state.js';
 
 /** Largest per-request time-out a caller may ask for with `x-gateway-request-timeout` (1 hour). */
@@ -104,7 +105,7 @@ export function forwardHook(dependencies: {
         const answer = await executeRoute(
           routing.plan,
           {
-            facts: { metadata: context.metadata, model: context.request.model, user: userOf(context.request.body), callerId: callerId(auth), callerName: callerName(auth) },
+            facts: requestFacts(context),
             signal: context.signal,
             startedAt: context.startedAt,
             defaultTimeoutMs: timeoutMs,
@@ -136,10 +137,3 @@ const isEventStream = (forward: ForwardSlice): boolean => {
   const type = forward.headers['content-type'];
   return typeof type === 'string' && type.startsWith('text/event-stream');
 };
-
-const userOf = (body: unknown): string | undefined => {
-  const user = (body as { user?: unknown } | undefined)?.user;
-  return typeof user === 'string' ? user : undefined;
-};
-const callerId = (auth: AuthSlice): string => (auth.caller.type === 'account' ? 'account' : auth.caller.id);
-const callerName = (auth: AuthSlice): string | undefined => (auth.caller.type === 'account' ? undefined : auth.caller.name);

@@ -60,9 +60,17 @@ export interface LogEntry {
   readonly skipped?: ReadonlyArray<SkippedTarget>;
   /**
    * What the response cache did (absent when it does not apply): on a hit, the stored answer's age,
-   * the similarity of a semantic hit, and what the answer cost when it was made, saved now.
+   * the similarity of a semantic hit, and what the answer cost when it was made, saved now; when a
+   * semantic lookup embedded the request's text, the tokens and cost of that (part of `costUsd`).
    */
-  readonly cache?: { readonly status: CacheStatus; readonly savedUsd?: number; readonly ageSeconds?: number; readonly similarity?: number };
+  readonly cache?: {
+    readonly status: CacheStatus;
+    readonly savedUsd?: number;
+    readonly ageSeconds?: number;
+    readonly similarity?: number;
+    readonly embeddingTokens?: number;
+    readonly embeddingUsd?: number;
+  };
   /** Fields of the request the provider could not take, left out by a protocol translation (docs/protocols.md). */
   readonly droppedFields?: ReadonlyArray<string>;
 }
@@ -237,7 +245,7 @@ export function buildLogEntry(context: GatewayContext, finishedAt: number): LogE
   if (transform?.units) entry.units = transform.units;
   if (context.log?.costUsd !== undefined) entry.costUsd = context.log.costUsd;
   if (context.guardrail?.policy) entry.guardrailPolicy = context.guardrail.policy;
-  if (context.cache) entry.cache = cacheOf(context.cache.status, hit);
+  if (context.cache) entry.cache = cacheOf(context.cache, hit);
   if (transform?.dropped) entry.droppedFields = transform.dropped;
   if (context.routing) {
     entry.route = context.routing.label;
@@ -273,8 +281,12 @@ export function endUserOf(body: unknown): string | undefined {
 
 type Mutable<T> = { -readonly [Field in keyof T]: T[Field] };
 
-function cacheOf(status: CacheStatus, hit: NonNullable<GatewayContext['cache']>['hit']): NonNullable<LogEntry['cache']> {
+function cacheOf({ status, embedding }: NonNullable<GatewayContext['cache']>, hit: NonNullable<GatewayContext['cache']>['hit']): NonNullable<LogEntry['cache']> {
   const logged: Mutable<NonNullable<LogEntry['cache']>> = { status };
+  if (embedding !== undefined) {
+    logged.embeddingTokens = embedding.tokens;
+    if (embedding.costUsd !== undefined) logged.embeddingUsd = embedding.costUsd;
+  }
   if (hit === undefined) return logged;
   logged.ageSeconds = hit.ageSeconds;
   if (hit.savedUsd !== undefined) logged.savedUsd = hit.savedUsd;

@@ -99,6 +99,19 @@ export interface CacheSlice {
   readonly hit?: { readonly provider: string; readonly model?: string; readonly ageSeconds: number; readonly savedUsd?: number; readonly similarity?: number };
   /** Set on a miss (or refresh) whose answer may be stored: the operation reports its answer here, before output guardrails. */
   readonly recorder?: AnswerRecorder;
+  /**
+   * Set when a semantic lookup embedded the request's text: the embeddings call's model, tokens and
+   * price (USD, when priced), charged to the caller (added to the request's cost by the settle hook).
+   */
+  readonly embedding?: EmbeddingSpend;
+}
+
+/** What a semantic lookup's embeddings call used. */
+export interface EmbeddingSpend {
+  readonly provider: string;
+  readonly model: string;
+  readonly tokens: number;
+  readonly costUsd?: number;
 }
 
 /**

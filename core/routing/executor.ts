@@ -3,7 +3,8 @@ import type { ForwardSlice } from '../pipeline/context.js';
 import { readFailedUsage, stopUsageReads } from './attempt-usage.js';
 import { balanceOrder } from './balancer.js';
 import { FirstEventError } from './first-event.js';
-import { matchQuery, type RequestFacts } from './conditions.js';
+import type { RequestFacts } from './conditions.js';
+import { conditionalTarget } from './facts.js';
 import { redactSecrets } from '../logs/entry.js';
 import { ATTEMPT_MESSAGE_MAX, type AttemptRecord, type ResolvedRoute, type ResolvedTarget, type SkippedTarget } from './plan.js';
 import type { Route } from './route.js';
@@ -150,9 +151,7 @@ function candidates(plan: ResolvedRoute, run: RouteRun, dependencies: ExecutorDe
     case 'loadbalance':
       return balanceOrder(plan.targets, strategy.policy ?? 'weighted', dependencies.state, dependencies.random);
     case 'conditional': {
-      const match = strategy.conditions.find((condition) => matchQuery(condition.query, run.facts));
-      const name = match?.then ?? strategy.default;
-      const chosen = plan.targets.find((target) => target.target.name === name);
+      const chosen = conditionalTarget(plan, run.facts);
       if (chosen === undefined) {
         throw errors.invalidRequest('No condition of this route matches the request and it has no default target.', { param: 'x-gateway-config', code: 'no_route_match' });
       }

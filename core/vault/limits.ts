@@ -329,7 +329,8 @@ export function limitHooks(dependencies: LimitsDependencies): { admit: Hook; set
       const answerUsd = seen?.usage && price ? costOf(price, tokenCounts(seen.usage)) : undefined;
       // Failed attempts' bodies are read in the background; their usage is wanted here.
       if (context.routing) await attemptsUsageRead(context.routing.attempts);
-      const failedUsd = failedAttemptsUsd(context, reservation?.price);
+      // Besides the answer: failed attempts, and a semantic cache lookup's embedding (the caller's, on a hit as on a miss).
+      const failedUsd = sumUsd(failedAttemptsUsd(context, reservation?.price), context.cache?.embedding?.costUsd);
       const costUsd = answerUsd === undefined ? failedUsd : answerUsd + (failedUsd ?? 0);
       if (costUsd !== undefined) (context.log ??= {}).costUsd = costUsd;
       if (reservation) {
@@ -374,3 +375,6 @@ export function limitHooks(dependencies: LimitsDependencies): { admit: Hook; set
 
   return { admit, settle };
 }
+
+/** The sum of the costs known; undefined when none is. */
+const sumUsd = (...costs: Array<number | undefined>): number | undefined => costs.reduce<number | undefined>((total, cost) => (cost === undefined ? total : (total ?? 0) + cost), undefined);
