@@ -182,9 +182,10 @@ export class VirtualKeyActions {
 
   async usage(id: string) {
     const record = await this.existing(id);
-    const periods = periodsOf(record.id, Date.now());
-    const budgetPeriod = record.limits?.budget_period ?? 'total';
+    // One clock reading for every time below: `day_resets_at` is `now` plus the time left from `now`.
     const now = Date.now();
+    const periods = periodsOf(record.id, now);
+    const budgetPeriod = record.limits?.budget_period ?? 'total';
     const [[total, day, month, reserved, requestsTotal, requestsDay], requestsMinute, alerts] = await Promise.all([
       this.service.parts.state.read([
         periods.spent.total,
@@ -211,7 +212,8 @@ export class VirtualKeyActions {
       requests: { total: requestsTotal, day: requestsDay, minute: requestsMinute },
       budget_usd: budget ?? null,
       budget_period: budget === undefined ? null : budgetPeriod,
-      remaining_usd: budget === undefined ? null : Math.max(0, budget - fromNanos(spentInPeriod + reserved)),
+      // In nano-USD, like the counters: a difference of dollar floats carries noise (0.000007700000000000004).
+      remaining_usd: budget === undefined ? null : fromNanos(Math.max(0, toNanos(budget) - spentInPeriod - reserved)),
       /** Spend in the budget's period over the budget (may pass 1: an answer can cost more than its estimate). */
       budget_used: budget === undefined ? null : toNanos(budget) === 0 ? 1 : spentInPeriod / toNanos(budget),
       budget_exhausted: budget === undefined ? null : spentInPeriod >= toNanos(budget),
