@@ -47,8 +47,9 @@ const withoutBinary = (field: string, value: unknown): unknown => (binaryPart(fi
  * budget refuse a large prompt early rather than let a burst spend past it; the actual usage replaces
  * the reservation when the answer arrives.
  *
- * Not bounded (docs/limits.md): image, audio and file parts, and conversation state kept by the
- * provider (a Responses `previous_response_id`, a stored prompt template).
+ * Not bounded (docs/virtual-keys.md#limits): image, audio and file parts, the earlier turns of a
+ * Responses `previous_response_id` (added after admission), and state a provider keeps (a stored
+ * prompt template).
  */
 export function promptTokensBound(body: unknown): number {
   if (body === null || typeof body !== 'object') return 0;
