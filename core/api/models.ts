@@ -13,9 +13,8 @@ export function strictModelList(list: ModelList): ModelList {
 /**
  * The list a key limited to `allowed` models is shown: exactly its allowed models, in the key's
  * order, each with the provider's entry when the provider lists it, else a minimal entry (owned by
- * the key's provider, `created` 0: a model
- * alias or a model the provider serves without listing it is still one the key may use). Listing
- * only the provider's models among them would hide models the key can call.
+ * the key's provider, `created` 0): a model alias, or a model the provider serves without listing
+ * it, is still one the key may use, and a list intersected with the provider's would hide it.
  */
 export function allowedModelList(list: ModelList, allowed: readonly string[], owner: string): ModelList {
   const listed = new Map((list.data ?? []).map((model) => [model.id, model]));

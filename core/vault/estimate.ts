@@ -41,11 +41,11 @@ const withoutBinary = (field: string, value: unknown): unknown => (binaryPart(fi
  * SentencePiece falls back to single bytes for what its vocabulary lacks (a word-start marker may add
  * one token per word, but it replaces the space byte before the word). So the text's UTF-8 bytes
  * bound its tokens for any of them. The JSON's structure (`{"role":"user","content":...}`, at least
- * 26 bytes per message) bounds the tokens a chat template adds per message (role markers, separators:
- * 3 to 8 tokens); the definitions are counted with their keys, as a provider renders parameter names
- * and types into the prompt. The bound is loose (English text averages about four bytes per token), which makes a
- * budget refuse a large prompt early rather than let a burst spend past it; the actual usage replaces
- * the reservation when the answer arrives.
+ * 26 bytes per message) bounds the tokens a chat template adds per message (role markers,
+ * separators: 3 to 8 tokens); the definitions are counted with their keys, as a provider renders
+ * parameter names and types into the prompt. The bound is loose (English text averages about four
+ * bytes per token): a budget refuses a large prompt early rather than let a burst spend past it,
+ * and the actual usage replaces the reservation when the answer arrives.
  *
  * Not bounded (docs/virtual-keys.md#limits): image, audio and file parts, the earlier turns of a
  * Responses `previous_response_id` (added after admission), and state a provider keeps (a stored
