@@ -14,7 +14,7 @@ const DEFINITION_FIELDS = ['tools', 'functions', 'tool_choice', 'function_call',
 
 /**
  * Image, audio and file data in a message part: billed by rules of their own (tiles, seconds,
- * pages), not by their bytes, so they are left out of the byte count (see docs/limits.md).
+ * pages), not by their bytes, so they are left out of the byte count (docs/virtual-keys.md#limits).
  */
 function binaryPart(field: string, value: unknown): boolean {
   if (field === 'image_url' || field === 'input_audio' || field === 'file' || field === 'file_data') return true;
@@ -28,8 +28,8 @@ function binaryPart(field: string, value: unknown): boolean {
 
 /**
  * An upper bound on the prompt tokens a provider bills for a request, for cost reservations: the
- * UTF-8 bytes of the request's text-bearing fields as JSON (escapes aside), plus {@link REQUEST_OVERHEAD_TOKENS},
- * plus {@link TOOLS_OVERHEAD_TOKENS} when tools are defined.
+ * UTF-8 bytes of the request's text-bearing fields as JSON (escapes aside), plus
+ * {@link REQUEST_OVERHEAD_TOKENS}, plus {@link TOOLS_OVERHEAD_TOKENS} when tools are defined.
  *
  * Why bytes, and not a token count: the reservation must bound what the provider will bill, and the
  * gateway does not know the provider's tokenizer. A count with one tokenizer (o200k_base) bounds
