@@ -182,10 +182,9 @@ export class VirtualKeyActions {
 
   async usage(id: string) {
     const record = await this.existing(id);
-    // One clock reading for every time below: `day_resets_at` is `now` plus the time left from `now`.
-    const now = Date.now();
-    const periods = periodsOf(record.id, now);
+    const periods = periodsOf(record.id, Date.now());
     const budgetPeriod = record.limits?.budget_period ?? 'total';
+    const now = Date.now();
     const [[total, day, month, reserved, requestsTotal, requestsDay], requestsMinute, alerts] = await Promise.all([
       this.service.parts.state.read([
         periods.spent.total,
@@ -222,7 +221,8 @@ export class VirtualKeyActions {
       requests_per_day: perDay ?? null,
       remaining_requests_this_minute: perMinute === undefined || requestsMinute === null ? null : Math.max(0, perMinute - requestsMinute),
       remaining_requests_today: perDay === undefined ? null : Math.max(0, perDay - requestsDay),
-      day_resets_at: new Date(now + periods.msUntilDayEnds).toISOString(),
+      // From `now` alone: `now` plus the time left in the day as of another clock reading was off by their difference.
+      day_resets_at: new Date(budgetPeriodAt('day', now).resetsAt!).toISOString(),
       alerts: alerts.map((alert) => ({ threshold: alert.threshold, at: alert.at, spent_usd: alert.spent_usd })),
     };
   }

@@ -332,8 +332,8 @@ export function limitHooks(dependencies: LimitsDependencies): { admit: Hook; set
       // Failed attempts' bodies are read in the background; their usage is wanted here.
       if (context.routing) await attemptsUsageRead(context.routing.attempts);
       const failedUsd = failedAttemptsUsd(context, reservation?.price);
-      const costUsd = answerUsd === undefined ? failedUsd : roundUsd(answerUsd + (failedUsd ?? 0));
-      if (costUsd !== undefined) (context.log ??= {}).costUsd = costUsd;
+      const costUsd = answerUsd === undefined ? failedUsd : answerUsd + (failedUsd ?? 0);
+      if (costUsd !== undefined) (context.log ??= {}).costUsd = roundUsd(costUsd);
       if (reservation) {
         // Usage unknown after a successful upstream answer (e.g. a stream cut short): charge the
         // reservation rather than nothing, so leaving early is no way around a budget.
