@@ -218,7 +218,8 @@ export class VirtualKeyActions {
       requests: { total: requestsTotal, day: requestsDay, minute: requestsMinute },
       budget_usd: budget ?? null,
       budget_period: budget === undefined ? null : budgetPeriod,
-      remaining_usd: budget === undefined ? null : Math.max(0, budget - fromNanos(spentInPeriod + reserved)),
+      // In nano-USD, like the counters: a difference of dollar floats carries noise (0.000007700000000000004).
+      remaining_usd: budget === undefined ? null : fromNanos(Math.max(0, toNanos(budget) - spentInPeriod - reserved)),
       /** Spend in the budget's period over the budget (may pass 1: an answer can cost more than its estimate). */
       budget_used: budget === undefined ? null : toNanos(budget) === 0 ? 1 : spentInPeriod / toNanos(budget),
       budget_exhausted: exhausted,
@@ -229,7 +230,8 @@ export class VirtualKeyActions {
       requests_per_day: perDay ?? null,
       remaining_requests_this_minute: perMinute === undefined || requestsMinute === null ? null : Math.max(0, perMinute - requestsMinute),
       remaining_requests_today: perDay === undefined ? null : Math.max(0, perDay - requestsDay),
-      day_resets_at: new Date(now + periods.msUntilDayEnds).toISOString(),
+      // From `now` alone: `now` plus the time left in the day as of another clock reading was off by their difference.
+      day_resets_at: new Date(budgetPeriodAt('day', now).resetsAt!).toISOString(),
       alerts: alerts.map((alert) => ({ threshold: alert.threshold, at: alert.at, spent_usd: alert.spent_usd })),
     };
   }

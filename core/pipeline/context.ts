@@ -131,6 +131,8 @@ export interface AnswerRecorder {
 export interface KeySlice {
   /** `false` when the key keeps request and response bodies out of the log (a virtual key's `log_bodies: false`). */
   readonly logBodies?: false;
+  /** The models a virtual key is limited to (`limits.allowed_models`): `GET /v1/models` lists only these. */
+  readonly allowedModels?: readonly string[];
 }
 
 /** What the log entry needs that only the log stage learns. */
