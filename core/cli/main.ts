@@ -1,5 +1,6 @@
 import { BootError } from '../errors.js';
 import { COMMAND_HELP, GENERAL_HELP } from './help.js';
+import { didYouMean } from './suggest.js';
 import type { CliIo } from './vault.js';
 
 /** The options every command takes, taken out of argv before the command parses the rest. */
@@ -12,6 +13,9 @@ interface GlobalOptions {
 }
 
 class UsageError extends Error {}
+
+/** The commands that take no flag of their own (only --config, --json and --help). */
+const NO_FLAGS = { start: true, doctor: true, 'reset-account-key': true, routes: true } as const;
 
 function globalOptions(argv: readonly string[]): GlobalOptions {
   const [command, ...others] = argv;
@@ -50,12 +54,20 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     return 0;
   }
   if (!Object.hasOwn(COMMAND_HELP, command)) {
-    io.stderr.write(`unknown command "${command}"\n\n${GENERAL_HELP}\n`);
+    io.stderr.write(`unknown command "${command}"${didYouMean(command, Object.keys(COMMAND_HELP))}\n\n${GENERAL_HELP}\n`);
     return 2;
   }
   if (help) {
     io.stdout.write(`${COMMAND_HELP[command]}\n`);
     return 0;
+  }
+  // keys, credentials and rotate-master-key check their flags per action (vault.ts); the others take only the global ones.
+  if (Object.hasOwn(NO_FLAGS, command)) {
+    const unknown = rest.find((argument) => argument.startsWith('-') && argument !== '-' && argument !== '--json');
+    if (unknown !== undefined) {
+      io.stderr.write(`unknown option ${unknown} for "${command}"\n\n${COMMAND_HELP[command]}\n`);
+      return 2;
+    }
   }
   if ((command === 'keys' || command === 'credentials') && (rest[0] === undefined || rest[0].startsWith('-'))) {
     io.stderr.write(`${command} needs an action\n\n${COMMAND_HELP[command]}\n`);
