@@ -115,8 +115,8 @@ export const ERROR_CODES: Readonly<Record<string, Readonly<Record<string, ErrorC
   },
   'Gateway faults': {
     internal_error: { status: [500], type: 'api_error', when: 'An unexpected failure; the log line has the details (never the client).' },
-    credential_tampered: { status: [500], type: 'api_error', when: 'A stored credential failed its integrity check and was not used; restore the data directory from a backup.' },
-    master_key_unavailable: { status: [500], type: 'api_error', when: 'The master key that wraps the stored secrets is missing (lost `master.key` or `GATEWAY_MASTER_KEY` not set); see docs/operations.md.' },
+    credential_tampered: { status: [500], type: 'api_error', when: 'A stored credential failed its integrity check (altered, or sealed under another master key) and was not used; restore `gateway.sqlite` and `master.key` from the same backup (docs/operations.md).' },
+    master_key_unavailable: { status: [500], type: 'api_error', when: 'Storing a secret needs the master key a rotation made current, and this instance does not hold it: give every instance the same `GATEWAY_MASTER_KEY` (or `master.key`), then restart it.' },
     guardrail_policy_missing: { status: [500], type: 'api_error', when: "The key's guardrail policy was removed from the configuration; the request is refused rather than served unguarded." },
   },
 };
