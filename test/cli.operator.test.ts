@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
@@ -162,4 +163,17 @@ test('routes show and versions suggest the closest stored route name', async (t)
   const far = await gatewayCommand(['routes', 'show', 'zzzzzzzz'], environment);
   t.is(far.code, 1);
   t.is(far.stderr, 'error: no stored route with the id or name "zzzzzzzz" (routes list shows them)\n');
+});
+
+test('a port in use stops the start with one line naming the address and the fix, not a stack', async (t) => {
+  const blocker = createServer();
+  await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+  const { port } = blocker.address() as { port: number };
+  try {
+    const run = await gatewayCommand(['start'], { GATEWAY_DATA_DIR: newDataDir(), PORT: String(port) });
+    t.is(run.code, 1);
+    t.is(run.stderr, `gateway failed to start: 127.0.0.1:${port} is already in use (EADDRINUSE): stop what listens there, or set PORT (and HOST) to a free address\n`);
+  } finally {
+    await new Promise<void>((resolve) => blocker.close(() => resolve()));
+  }
 });

@@ -34,6 +34,16 @@ function globalOptions(argv: readonly string[]): GlobalOptions {
   return { command, rest, configPath, json: rest.includes('--json'), help };
 }
 
+/** Why the server could not listen, in a sentence with the fix (no stack), or undefined for any other error. */
+function listenProblem(error: unknown): string | undefined {
+  const { code, address, port } = (error ?? {}) as NodeJS.ErrnoException & { address?: string; port?: number };
+  const where = address === undefined ? 'the address' : `${address}:${port}`;
+  if (code === 'EADDRINUSE') return `${where} is already in use (EADDRINUSE): stop what listens there, or set PORT (and HOST) to a free address`;
+  if (code === 'EACCES') return `${where} may not be opened by this user (EACCES): a port below 1024 needs privileges; set PORT to 1024 or above`;
+  if (code === 'EADDRNOTAVAIL') return `${where} is not an address of this machine (EADDRNOTAVAIL): set HOST to one of its addresses, or 0.0.0.0`;
+  return undefined;
+}
+
 /**
  * The `llm-gateway` command: `start`, `keys`, `credentials`, `rotate-master-key`,
  * `reset-account-key`, `doctor`. Returns the exit code: 0, 1 when the command failed, 2 for a
@@ -92,7 +102,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     const { runVaultCli } = await import('./vault.js');
     return await runVaultCli([command, ...rest], config, { ...io, output: json ? 'json' : 'human' });
   } catch (error) {
-    const message = error instanceof BootError ? error.message : ((error as Error)?.stack ?? String(error));
+    const message = error instanceof BootError ? error.message : (listenProblem(error) ?? (error as Error)?.stack ?? String(error));
     io.stderr.write(command === 'start' ? `gateway failed to start: ${message}\n` : `error: ${message}\n`);
     return 1;
   }
