@@ -79,3 +79,31 @@ test('every error code the source sends is in the catalogue, with the status and
   t.true(composed.includes("_not_found` })") && composed.includes("'credential' | 'virtual key'"), 'the composed codes are still composed so');
   for (const code of catalogue.keys()) t.true(written.has(code) || COMPOSED.includes(code), `the catalogue's ${code} is sent nowhere: remove it`);
 });
+
+/** GitHub's anchor of a heading: lower case, punctuation dropped, spaces as hyphens. */
+const anchor = (heading: string): string =>
+  heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N} _-]/gu, '')
+    .replaceAll(' ', '-');
+
+test('docs/troubleshooting.md names real codes and quotes real messages, its links resolve, and docs/README.md links it and errors.md', (t) => {
+  const page = readFileSync(join(ROOT, 'docs/troubleshooting.md'), 'utf8');
+  const named = new Set([...page.matchAll(/`([a-z]+(?:_[a-z]+)+)`/g)].map((match) => match[1]).filter((word) => catalogue.has(word)));
+  for (const code of ['missing_api_key', 'invalid_api_key', 'too_many_failed_auth', 'budget_exceeded', 'model_not_priced', 'rate_limit_exceeded', 'custom_host_refused', 'upstream_unreachable', 'upstream_timeout', 'no_healthy_target', 'internal_error']) {
+    t.true(named.has(code), `the page covers ${code}`);
+  }
+  // What the console prints, as the page quotes it, is what the code prints.
+  const source = ['bin/llm-gateway.js', 'core/cli/main.ts', 'core/cli/start.ts', 'core/vault/service.ts', 'core/account-key.ts'].map((file) => readFileSync(join(ROOT, file), 'utf8')).join('\n');
+  for (const quoted of ['needs Node ${REQUIRED_NODE_MAJOR} or later; this is Node', 'is already in use (EADDRINUSE)', 'could not be loaded', 'must export its configuration as default', "cannot open this gateway's vault", 'an account key must have at least ${ACCOUNT_KEY_MIN_LENGTH}']) {
+    t.true(source.includes(quoted), `the source prints "${quoted}"`);
+    t.true(page.includes(quoted.replace('${REQUIRED_NODE_MAJOR}', '24').replace('${ACCOUNT_KEY_MIN_LENGTH}', '24')), `the page quotes "${quoted}"`);
+  }
+  for (const [, file, hash] of page.matchAll(/\]\(([a-z-]+\.md)(?:#([a-z0-9-]+))?\)/g)) {
+    const target = readFileSync(join(ROOT, 'docs', file), 'utf8');
+    if (hash !== undefined) t.true([...target.matchAll(/^#+ (.+)$/gm)].some((heading) => anchor(heading[1]) === hash), `${file}#${hash} exists`);
+  }
+  const index = readFileSync(join(ROOT, 'docs/README.md'), 'utf8');
+  for (const linked of ['(troubleshooting.md)', '(errors.md)']) t.true(index.includes(linked), `docs/README.md links ${linked}`);
+});
