@@ -172,12 +172,18 @@ test('build-release packs the package and installs it offline without dev depend
     t.is((JSON.parse(readFileSync(join(commonjs, 'package.json'), 'utf8')) as { type?: string }).type ?? 'commonjs', 'commonjs');
     writeFileSync(join(commonjs, 'in-house.ts'), IN_HOUSE_MODULE);
     writeFileSync(join(commonjs, 'gateway.config.ts'), SPLIT_CONFIG);
+    // A package.json without "type" (Node would reparse the file as a module, with a warning).
+    const typeless = join(project, 'typeless');
+    mkdirSync(typeless);
+    writeFileSync(join(typeless, 'package.json'), '{"name": "typeless", "version": "1.0.0"}\n');
+    writeFileSync(join(typeless, 'gateway.config.ts'), OPERATOR_CONFIG);
     const bare = mkdtempSync(join(tmpdir(), 'gateway-no-package-json-'));
     try {
       symlinkSync(join(project, 'node_modules'), join(bare, 'node_modules'));
       writeFileSync(join(bare, 'gateway.config.js'), OPERATOR_CONFIG.replace(': CompatibleProviderManifest', '').replace(', type CompatibleProviderManifest', ''));
       for (const [folder, file] of [
         [commonjs, 'gateway.config.ts'],
+        [typeless, 'gateway.config.ts'],
         [bare, 'gateway.config.js'],
       ]) {
         const started = startInstalled(join(installed, 'bin/llm-gateway.js'), ['start', '--config', file], { GATEWAY_DATA_DIR: join(folder, 'data'), FAKE_BASE_URL: fake.baseUrl }, folder);
