@@ -21,13 +21,33 @@ test.after.always(async () => {
   await fake?.close();
 });
 
-/** Sends the head and the first half of a chat body on a raw connection, then ends it as `close` says. */
-async function halfABody(trace: string, close: 'destroy' | 'end'): Promise<void> {
-  const body = JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'x'.repeat(4000) }] });
+const BOUNDARY = 'gateway-test-boundary';
+
+/** A chat completion's JSON body, or an audio transcription's multipart form. */
+const BODIES = {
+  json: {
+    path: '/v1/chat/completions',
+    type: 'application/json',
+    body: JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'x'.repeat(4000) }] }),
+  },
+  multipart: {
+    path: '/v1/audio/transcriptions',
+    type: `multipart/form-data; boundary=${BOUNDARY}`,
+    body: [
+      `--${BOUNDARY}\r\ncontent-disposition: form-data; name="model"\r\n\r\nwhisper-1\r\n`,
+      `--${BOUNDARY}\r\ncontent-disposition: form-data; name="file"; filename="a.wav"\r\ncontent-type: audio/wav\r\n\r\n${'a'.repeat(4000)}\r\n`,
+      `--${BOUNDARY}--\r\n`,
+    ].join(''),
+  },
+} as const;
+
+/** Sends the head and the first half of a body on a raw connection, then ends it as `close` says. */
+async function halfABody(trace: string, kind: keyof typeof BODIES, close: 'destroy' | 'end'): Promise<void> {
+  const { path, type, body } = BODIES[kind];
   const head = [
-    'POST /v1/chat/completions HTTP/1.1',
+    `POST ${path} HTTP/1.1`,
     `host: 127.0.0.1`,
-    'content-type: application/json',
+    `content-type: ${type}`,
     `content-length: ${Buffer.byteLength(body)}`,
     `x-gateway-api-key: ${ACCOUNT_KEY}`,
     'x-gateway-provider: openai',
@@ -46,11 +66,11 @@ async function halfABody(trace: string, close: 'destroy' | 'end'): Promise<void>
   await once(socket, 'close');
 }
 
-for (const close of ['destroy', 'end'] as const) {
-  test.serial(`a client that sends half a body and closes (${close}) is a 499 at info level, code client_closed`, async (t) => {
-    const trace = traceId(`body-abort-${close}`);
+for (const [kind, close] of [['json', 'destroy'], ['json', 'end'], ['multipart', 'destroy'], ['multipart', 'end']] as const) {
+  test.serial(`a client that sends half a ${kind} body and closes (${close}) is a 499 at info level, code client_closed`, async (t) => {
+    const trace = traceId(`body-abort-${kind}-${close}`);
     const linesBefore = gateway.lines.length;
-    await halfABody(trace, close);
+    await halfABody(trace, kind, close);
     const entry = await loggedOnce(gateway, trace);
     // Nothing above info level was written for it (pino: 40 warn, 50 error).
     const louder = gateway.lines.slice(linesBefore).filter((line) => line.level > 30).map((line) => `${line.level} ${line.msg}`);

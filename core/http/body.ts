@@ -31,7 +31,7 @@ const CONNECTION_GONE = new Set(['ERR_STREAM_PREMATURE_CLOSE', 'ECONNRESET', 'EC
  * A client's request body that stopped because the client closed its connection is a 499 (client
  * closed request, logged at info level), not a failure of the gateway: any other error is kept.
  */
-function clientGone(error: unknown): unknown {
+export function clientGone(error: unknown): unknown {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === 'string' && CONNECTION_GONE.has(code)
     ? errors.clientClosed('The client closed the connection before its request body was complete.', { code: 'client_closed' })
