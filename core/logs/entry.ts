@@ -110,6 +110,38 @@ export interface LogBodies {
     | { readonly chunks: ReadonlyArray<Uint8Array | string>; readonly truncated: boolean };
   /** Secrets of this request to remove from the text (provider key, caller key). */
   readonly secrets: ReadonlyArray<string | undefined>;
+  /** What guardrails flagged in this request or its answer, to mask ({@link maskFlagged}); absent when nothing. */
+  readonly flagged?: ReadonlyArray<string>;
+}
+
+/** What replaces a value a guardrail flagged, wherever the request is logged. */
+export const FLAGGED_MARKER = '[FLAGGED]';
+
+/** What the guardrails of a request flagged (in its input or its answer), or undefined when nothing. */
+export function flaggedValues(context: GatewayContext): string[] | undefined {
+  const verdicts = context.guardrail?.verdicts;
+  if (!verdicts || verdicts.length === 0) return undefined;
+  let values: string[] | undefined;
+  for (const record of verdicts) if (record.flagged) (values ??= []).push(...record.flagged);
+  return values;
+}
+
+/**
+ * Replaces every value a guardrail flagged, as it is and as it reads inside a JSON string (a
+ * quote, a backslash, a line break escaped), by {@link FLAGGED_MARKER}; longer values first, so a
+ * value inside another is not left half-masked.
+ */
+export function maskFlagged(text: string, flagged: ReadonlyArray<string> | undefined): string {
+  if (!flagged || flagged.length === 0) return text;
+  const forms = new Set<string>();
+  for (const value of flagged) {
+    if (value.length === 0) continue;
+    forms.add(value);
+    forms.add(JSON.stringify(value).slice(1, -1));
+  }
+  let masked = text;
+  for (const form of [...forms].sort((a, b) => b.length - a.length)) if (masked.includes(form)) masked = masked.split(form).join(FLAGGED_MARKER);
+  return masked;
 }
 
 const entryTexts = new WeakMap<LogEntry, string>();
@@ -203,6 +235,7 @@ export function buildLogEntry(context: GatewayContext, finishedAt: number): LogE
   const upstreamMs = forward ? (forward.endedAt ?? finishedAt) - forward.sentAt : undefined;
   const failure = error?.body ?? transform?.streamError;
   const secrets = requestSecrets(context);
+  const flagged = flaggedValues(context);
   const usage = transform?.usage;
   const caller = auth?.caller;
   const hit = context.cache?.hit;
@@ -222,9 +255,10 @@ export function buildLogEntry(context: GatewayContext, finishedAt: number): LogE
     durationMs: round(durationMs),
     gatewayMs: round(Math.max(0, durationMs - (upstreamMs ?? 0) - (context.routing?.routingMs ?? 0))),
     metadata: context.metadata,
-    guardrails: (context.guardrail?.verdicts ?? []).map((record) => loggedVerdict(record, secrets, context.guardrail?.policy)),
+    guardrails: (context.guardrail?.verdicts ?? []).map((record) => loggedVerdict(record, secrets, context.guardrail?.policy, flagged)),
   };
-  if (failure) entry.error = { type: failure.type, code: failure.code, message: redactSecrets(failure.message, secrets) };
+  // A policy that reveals reasons puts the reason in the error message: what was flagged is masked there too.
+  if (failure) entry.error = { type: failure.type, code: failure.code, message: maskFlagged(redactSecrets(failure.message, secrets), flagged) };
   if (caller) entry.callerType = caller.type;
   if (caller?.type === 'virtual-key') {
     entry.keyId = caller.id;
@@ -294,9 +328,10 @@ function cacheOf({ status, embedding }: NonNullable<GatewayContext['cache']>, hi
   return logged;
 }
 
-function loggedVerdict(record: GuardrailRecord, secrets: ReadonlyArray<string | undefined>, policy: string | undefined): LoggedVerdict {
+function loggedVerdict(record: GuardrailRecord, secrets: ReadonlyArray<string | undefined>, policy: string | undefined, flagged: string[] | undefined): LoggedVerdict {
   const logged: Mutable<LoggedVerdict> = { ...(policy !== undefined ? { policy } : {}), guardrail: record.guardrail, side: record.side, action: record.verdict.action, ms: round(record.ms) };
-  if (record.verdict.action === 'deny') logged.reason = redactSecrets(record.verdict.reason, secrets);
+  // A reason must not quote what was flagged; one that does has it masked.
+  if (record.verdict.action === 'deny') logged.reason = maskFlagged(redactSecrets(record.verdict.reason, secrets), flagged);
   if (record.verdict.action === 'transform') logged.changes = { ...record.verdict.changes };
   if (record.failure) logged.failure = record.failure;
   if (record.checks) logged.checks = record.checks;

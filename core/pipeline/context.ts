@@ -222,6 +222,11 @@ export interface GuardrailRecord {
   failure?: 'error' | 'timeout';
   /** How many times it judged (a stream's windows); absent when once. */
   checks?: number;
+  /**
+   * What it flagged in the judged texts (its verdict's `flagged`, else the texts it denied or
+   * changed): masked wherever the request is logged, never logged itself. Absent when nothing.
+   */
+  flagged?: string[];
 }
 
 export interface TransformSlice {

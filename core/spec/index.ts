@@ -21,7 +21,7 @@ export { encodeMultipart } from '../http/multipart.js';
 /** Server-sent events: the decoder, one event's framing, the end marker. */
 export { SSE_DONE, SseDecoder, sseData } from '../http/sse.js';
 /** Guardrails: declaring one, and the span helpers most of them share. */
-export { ALLOW, countByKind, defineGuardrail, disjoint, escapeRegExp, findSpans, replaceSpans, type GuardrailCheck, type Span } from '../guardrails/define.js';
+export { ALLOW, countByKind, defineGuardrail, disjoint, escapeRegExp, findSpans, replaceSpans, spanValues, type GuardrailCheck, type Span } from '../guardrails/define.js';
 /** Guardrail policies, as `gateway.config.ts` declares them. */
 export { step, type FailMode, type GuardrailStep, type PolicyDefinition, type StreamWindow } from '../guardrails/policy.js';
 
