@@ -8,7 +8,7 @@ import { pipeInto } from '../http/pipe.js';
 import { canonicalPath, rawPathOf } from '../http/request-path.js';
 import { timeOrderedId } from '../ids.js';
 import type { GatewayContext, GatewayResponse } from '../pipeline/context.js';
-import { respond } from '../pipeline/response.js';
+import { writeResponse } from '../pipeline/response.js';
 import type { Pipeline } from '../pipeline/runner.js';
 import type { OperationHandler } from './operation.js';
 import { metadataOf, strictOf, traceIdOf } from './request-headers.js';
@@ -141,7 +141,7 @@ export function gatewayRoute(pipeline: Pipeline, handler: OperationHandler, opti
       if (headerError) context.error = headerError;
       else if (!controller.signal.aborted) await pipeline.run(context);
       if (context.error) {
-        respond(context, errorResponse(context.error, handler));
+        writeResponse(context, errorResponse(context.error, handler));
         // The body was not read (unauthenticated, or refused part-way): close the connection rather than drain it.
         if (!req.complete) res.shouldKeepAlive = false;
       }

@@ -37,6 +37,6 @@ export function streamableCache<Response extends StreamableResponse, Chunk exten
     assemble: () => cache.assemble(),
     storable: (answer) => answer.choices.length > 0 && answer.choices.every((choice) => typeof choice.finish_reason === 'string' && choice.finish_reason !== 'content_filter'),
     usage: (answer) => ({ ...(answer.usage ? { usage: answer.usage } : {}), ...(answer.model ? { model: answer.model } : {}) }),
-    replay: async (context, answer) => (await wholeAnswer(context, answer, operation)).response,
+    replay: (context, answer) => wholeAnswer(context, answer, operation),
   };
 }

@@ -3,7 +3,7 @@ import type { OperationHandler } from '../api/operation.js';
 import { errors, GatewayError } from '../errors.js';
 import type { AnswerRecorder, CacheStatus, EmbeddingSpend, GatewayContext } from '../pipeline/context.js';
 import type { Hook, Next } from '../pipeline/hook.js';
-import { respond } from '../pipeline/response.js';
+import { writeResponse } from '../pipeline/response.js';
 import { routeHeaders } from '../routing/resolve.js';
 import type { RouteCache } from '../routing/route.js';
 import type { Clock } from '../spec/manifest.js';
@@ -129,7 +129,7 @@ export function cacheHook(dependencies: CacheHookDependencies): Hook {
       },
       ...(slot.embedding ? { embedding: slot.embedding } : {}),
     };
-    respond(context, response);
+    writeResponse(context, response);
   };
 
   /** A request the cache applies to: looked up, served, or recorded once answered. */

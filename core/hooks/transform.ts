@@ -2,7 +2,7 @@ import { assertStableUrl } from '../http/request-path.js';
 import type { OperationHandler } from '../api/operation.js';
 import { readErrorBody } from '../api/operation.js';
 import { upstreamError } from '../errors.js';
-import { respond } from '../pipeline/response.js';
+import { writeResponse } from '../pipeline/response.js';
 import type { Hook } from '../pipeline/hook.js';
 import type { AuthSlice, GatewayContext, RequestSlice, TransformSlice } from '../pipeline/context.js';
 import type { ResolvedTarget } from '../routing/plan.js';
@@ -57,7 +57,7 @@ export function transformHook(dependencies: { operations: ReadonlyMap<string, Op
       if (handler.answerLocally) {
         const local = await handler.answerLocally(context, context.auth.provider);
         if (local) {
-          respond(context, local);
+          writeResponse(context, local);
           return;
         }
       }
@@ -90,7 +90,7 @@ export function transformHook(dependencies: { operations: ReadonlyMap<string, Op
       }
       const response = await handler.respond(context, provider, forward);
       if (extra) Object.assign(response.headers, extra);
-      respond(context, response);
+      writeResponse(context, response);
     },
   };
 }

@@ -31,7 +31,7 @@ export function bodiesWanted(context: GatewayContext, policy: BodyLogging): bool
 /**
  * The log's body capture. The log stage runs once the response is over, too late to see a stream
  * go by, so this hook belongs to the log but runs in the auth stage, once the caller is known: it
- * registers a tap that `respond` puts on the streamed answer the client receives (after
+ * registers a tap that `writeResponse` puts on the streamed answer the client receives (after
  * guardrails), keeping references to its first `maxBytes` when this request's bodies are logged;
  * nothing is copied or parsed on the request path. `gateway-log` reads what it kept.
  */

@@ -68,7 +68,7 @@ export interface GatewayContext {
   /** Written by the log-stage hooks that run before `gateway-log`, which reads it. */
   log?: LogSlice;
   /**
-   * The answer to send. Written only by `respond` (`core/pipeline/response.ts`): by the transform
+   * The answer to send. Written only by `writeResponse` (`core/pipeline/response.ts`): by the transform
    * stage, or by the route with the error response.
    */
   response?: GatewayResponse;
@@ -76,7 +76,7 @@ export interface GatewayContext {
   error?: GatewayError;
   /**
    * Taps on the streamed answer, in registration order: written only by `tapStream`, applied by
-   * `respond` (`core/pipeline/response.ts`). A field, not a WeakMap keyed by the context: a tap's
+   * `writeResponse` (`core/pipeline/response.ts`). A field, not a WeakMap keyed by the context: a tap's
    * closure holds the context, and V8's young-generation GC keeps such an entry's key alive, which
    * promoted every request's objects to the old generation (+100 MB heap, +30 % CPU under load).
    */

@@ -1,7 +1,7 @@
 import { Readable, Transform } from 'node:stream';
 import test from 'ava';
 import type { GatewayContext } from './context.js';
-import { respond, tapStream } from './response.js';
+import { tapStream, writeResponse } from './response.js';
 
 const makeContext = (): GatewayContext => ({
   traceId: 'trace-1',
@@ -24,12 +24,12 @@ const recorder = (seen: string[], label: string) => (stream: Readable) =>
     }),
   );
 
-test('respond applies the registered taps to a streamed answer, in registration order, bytes unchanged', async (t) => {
+test('writeResponse applies the registered taps to a streamed answer, in registration order, bytes unchanged', async (t) => {
   const context = makeContext();
   const seen: string[] = [];
   tapStream(context, recorder(seen, 'first'));
   tapStream(context, recorder(seen, 'second'));
-  respond(context, { status: 200, headers: {}, body: { stream: Readable.from([Buffer.from('abc')]) } });
+  writeResponse(context, { status: 200, headers: {}, body: { stream: Readable.from([Buffer.from('abc')]) } });
   const body = context.response?.body;
   if (!body || !('stream' in body)) return t.fail('no stream');
   const received: Buffer[] = [];
@@ -38,14 +38,14 @@ test('respond applies the registered taps to a streamed answer, in registration 
   t.deepEqual(seen, ['first:abc', 'second:abc']);
 });
 
-test('respond leaves JSON and byte answers, and answers of requests without taps, as they are', (t) => {
+test('writeResponse leaves JSON and byte answers, and answers of requests without taps, as they are', (t) => {
   const context = makeContext();
   tapStream(context, () => t.fail('a tap saw a JSON answer') as never);
   const json = { status: 400, headers: {}, body: { json: { error: {} } } };
-  respond(context, json);
+  writeResponse(context, json);
   t.is(context.response, json);
   const other = makeContext();
   const stream = { status: 200, headers: {}, body: { stream: Readable.from([]) } };
-  respond(other, stream);
+  writeResponse(other, stream);
   t.is(other.response, stream);
 });

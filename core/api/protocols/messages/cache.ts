@@ -1,8 +1,7 @@
 import { type CacheableOperation, withoutDefaults } from '../../../cache/cacheable.js';
 import { isRecord } from '../../../spec/is-record.js';
 import type { MessagesResponse } from '../../../spec/messages.js';
-import { messageAnswer } from './respond.js';
-import { judgedMessage, nativeAnswerOf, nativeAnswerText } from './native-stream.js';
+import { replayMessage } from './respond.js';
 import { unifiedMessagesUsage } from '../../../spec/messages-usage.js';
 
 /** A message's text (a string, or text blocks only); undefined when it holds anything else (images, tool calls). */
@@ -40,9 +39,5 @@ export const messagesCache: CacheableOperation<MessagesResponse> = {
   },
   storable: (message) => Array.isArray(message.content) && typeof message.stop_reason === 'string' && message.stop_reason !== 'refusal',
   usage: (message) => ({ usage: unifiedMessagesUsage(message.usage), ...(message.model ? { model: message.model } : {}) }),
-  async replay(context, message) {
-    const judge = context.guardrail?.output;
-    const judged = judge ? judgedMessage(await judge.response(nativeAnswerOf(message), nativeAnswerText)) : message;
-    return messageAnswer(context, judged);
-  },
+  replay: replayMessage,
 };

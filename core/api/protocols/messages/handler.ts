@@ -5,10 +5,11 @@ import type { MessagesCountRequest, MessagesRequest } from '../../../spec/messag
 import type { ChatRequest } from '../../../spec/unified.js';
 import { respondWithJson } from '../../json-response.js';
 import { type OperationHandler, unsupportedOperation } from '../../operation.js';
+import { respondWithProtocol } from '../../protocol-respond.js';
 import { messagesCache } from './cache.js';
 import { estimateInputTokens } from './count-tokens.js';
 import { renderMessagesError } from './errors.js';
-import { respondNative, respondTranslated } from './respond.js';
+import { nativeMessageAnswer, translatedMessageAnswer } from './respond.js';
 import { validateCountRequest, validateMessagesRequest } from './schema.js';
 import { messagesJudgedRequest } from './texts.js';
 import { chatRequestOf } from './to-chat.js';
@@ -65,10 +66,10 @@ export const messages: OperationHandler = {
 
   respond(context, provider, forward) {
     const translation = translations.get(context);
-    if (translation) return respondTranslated(context, provider, forward, translation.chat);
+    if (translation) return respondWithProtocol(context, provider, forward, translatedMessageAnswer(context, provider, translation.chat));
     const native = nativeMessages(provider, (context.request.body as MessagesRequest).model);
     if (!native) throw new Error('messages response without a native adapter or a translation');
-    return respondNative(context, provider, forward, native);
+    return respondWithProtocol(context, provider, forward, nativeMessageAnswer(context, native));
   },
 
   cache: messagesCache,

@@ -1,10 +1,8 @@
 import { type CacheableOperation, withoutDefaults } from '../../../cache/cacheable.js';
 import { isRecord } from '../../../spec/is-record.js';
 import type { ResponseObject, ResponsesRequest } from '../../../spec/responses.js';
-import { SSE_HEADERS } from '../../streamed-response.js';
-import { responseAsEvents } from './responses-events.js';
-import { judgeResponse } from './responses-native-stream.js';
-import { chatUsage, clientResponse, newId } from './responses-objects.js';
+import { chatUsage, newId } from './responses-objects.js';
+import { replayResponse } from './responses-respond.js';
 
 /** Fields at the documented default, left out of the identity. */
 const DEFAULTS = { temperature: 1, top_p: 1, parallel_tool_calls: true, truncation: 'disabled', tool_choice: 'auto' };
@@ -51,12 +49,5 @@ export const responsesCache: CacheableOperation<ResponseObject> = {
     const usage = chatUsage(response.usage);
     return { ...(usage ? { usage } : {}), ...(response.model ? { model: response.model } : {}) };
   },
-  async replay(context, stored) {
-    const include = (context.request.body as ResponsesRequest).include;
-    const fresh: ResponseObject = { ...stored, id: newId('resp'), created_at: Math.floor(Date.now() / 1000) };
-    const judge = context.guardrail?.output;
-    const response = judge ? await judgeResponse(fresh, judge) : fresh;
-    if (context.request.streaming) return { status: 200, headers: { ...SSE_HEADERS }, body: { bytes: Buffer.from(responseAsEvents(response, include)) } };
-    return { status: 200, headers: {}, body: { json: clientResponse(response, include) } };
-  },
+  replay: (context, stored) => replayResponse(context, { ...stored, id: newId('resp'), created_at: Math.floor(Date.now() / 1000) }),
 };

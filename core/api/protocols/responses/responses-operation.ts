@@ -2,13 +2,15 @@ import { errors, GatewayError } from '../../../errors.js';
 import { parseJsonObject, readBody } from '../../../http/body.js';
 import type { GatewayContext } from '../../../pipeline/context.js';
 import type { Hook, Next } from '../../../pipeline/hook.js';
+import type { ProviderPlugin, ProviderTarget, UpstreamRequest } from '../../../spec/provider.js';
 import type { ResponseItem, ResponseObject, ResponsesRequest } from '../../../spec/responses.js';
 import { type OperationHandler, unsupportedOperation } from '../../operation.js';
 import { withProviderRoles } from '../../chat-completions.js';
 import { newId } from './responses-objects.js';
 import { responsesCache } from './responses-cache.js';
 import { nativeBody } from './responses-native-body.js';
-import { respondNative, respondTranslated, type Attempt } from './responses-respond.js';
+import { respondWithProtocol } from '../../protocol-respond.js';
+import { type Attempt, type Finished, nativeResponseAnswer, translatedResponseAnswer } from './responses-respond.js';
 import { validateResponsesRequest } from './responses-schema.js';
 import { type ConversationItem, conversationOf, ownerOf, type ResponseStore } from './responses-store.js';
 import { responsesParameters, responsesTexts, rewriteResponsesRequest } from './responses-texts.js';
@@ -60,6 +62,62 @@ function inputItems(request: ResponsesRequest): ResponseItem[] {
 }
 
 /**
+ * The upstream request of one attempt, recorded on the request's state: the request as it is (the
+ * conversation spelled out) to a provider that declares the native `responses` operation, else
+ * translated to the provider's chat.
+ */
+function attemptUpstream(options: ResponsesProtocolOptions, state: ResponsesState, context: GatewayContext, provider: ProviderPlugin, target: ProviderTarget): UpstreamRequest {
+  const request = context.request.body as ResponsesRequest;
+  const native = provider.operations.responses;
+  if (native && (!context.request.streaming || native.stream)) {
+    const built = nativeBody(request, state.history, provider.id, native.builtInTools, options.builtInTools === 'refuse');
+    native.validate?.(built.body);
+    state.attempt = { kind: 'native', body: built.body, dropped: built.dropped, droppedTools: built.droppedTools };
+    return native.toUpstream(built.body, target, built.unchanged ? context.request.raw : undefined);
+  }
+  const chat = provider.operations.chat;
+  if (!chat || (context.request.streaming && !chat.stream)) throw unsupportedOperation(provider.id, 'responses', 'POST /v1/responses');
+  try {
+    const translated = toChatRequest(request, (state.history ?? []).map((entry) => entry.item), { provider: provider.id, builtInTools: options.builtInTools });
+    const chatRequest = withProviderRoles(translated.chat, provider);
+    // Reasoning comes back only when the provider may add its extra fields (`content_blocks`).
+    const loose = { ...target, strict: false };
+    chat.validate?.(chatRequest);
+    state.attempt = { kind: 'translated', translated, chatRequest, target: loose };
+    return chat.toUpstream(chatRequest, loose);
+  } catch (error) {
+    throw renamed(error);
+  }
+}
+
+/** What happens to the finished Response before the client's last event or body: the response cache, then the store (unless `store: false`). */
+function storeFinished(options: ResponsesProtocolOptions, state: ResponsesState, context: GatewayContext, provider: ProviderPlugin): Finished {
+  return async (response: ResponseObject) => {
+    const request = context.request.body as ResponsesRequest;
+    // The response cache (a stateless request's miss) stores a completed response; a failed or filtered one never.
+    const recorder = context.cache?.recorder;
+    if (recorder && response.status === 'completed') {
+      recorder.answer(response);
+      await recorder.complete();
+    }
+    if (request.store === false) return;
+    try {
+      await options.store.put({
+        id: response.id,
+        owner: state.owner,
+        createdMs: Date.now(),
+        provider: provider.id,
+        previousId: request.previous_response_id ?? null,
+        input: inputItems(request),
+        response,
+      });
+    } catch (error) {
+      options.onStoreError(error);
+    }
+  };
+}
+
+/**
  * `POST /v1/responses` (the OpenAI Responses API) as an operation of the unified API: the same
  * pipeline as chat. Per attempt, a provider that declares the native `responses` operation gets
  * the request as it is (the conversation spelled out); any other provider with chat gets it
@@ -95,61 +153,16 @@ export function createResponsesProtocol(options: ResponsesProtocolOptions): { ha
       return { body, raw, rawText, model: body.model, streaming: body.stream === true };
     },
 
-    toUpstream(context, provider, target) {
-      const state = stateOf(context);
-      const request = context.request.body as ResponsesRequest;
-      const native = provider.operations.responses;
-      if (native && (!context.request.streaming || native.stream)) {
-        const built = nativeBody(request, state.history, provider.id, native.builtInTools, options.builtInTools === 'refuse');
-        native.validate?.(built.body);
-        state.attempt = { kind: 'native', body: built.body, dropped: built.dropped, droppedTools: built.droppedTools };
-        return native.toUpstream(built.body, target, built.unchanged ? context.request.raw : undefined);
-      }
-      const chat = provider.operations.chat;
-      if (!chat || (context.request.streaming && !chat.stream)) throw unsupportedOperation(provider.id, 'responses', 'POST /v1/responses');
-      try {
-        const translated = toChatRequest(request, (state.history ?? []).map((entry) => entry.item), { provider: provider.id, builtInTools: options.builtInTools });
-        const chatRequest = withProviderRoles(translated.chat, provider);
-        // Reasoning comes back only when the provider may add its extra fields (`content_blocks`).
-        const loose = { ...target, strict: false };
-        chat.validate?.(chatRequest);
-        state.attempt = { kind: 'translated', translated, chatRequest, target: loose };
-        return chat.toUpstream(chatRequest, loose);
-      } catch (error) {
-        throw renamed(error);
-      }
-    },
+    toUpstream: (context, provider, target) => attemptUpstream(options, stateOf(context), context, provider, target),
 
     respond(context, provider, forward) {
       const state = stateOf(context);
       const attempt = state.attempt;
       if (!attempt) throw new Error('responses answer without an attempt');
-      const finished = async (response: ResponseObject) => {
-        const request = context.request.body as ResponsesRequest;
-        // The response cache (a stateless request's miss) stores a completed response; a failed or filtered one never.
-        const recorder = context.cache?.recorder;
-        if (recorder && response.status === 'completed') {
-          recorder.answer(response);
-          await recorder.complete();
-        }
-        if (request.store === false) return;
-        try {
-          await options.store.put({
-            id: response.id,
-            owner: state.owner,
-            createdMs: Date.now(),
-            provider: provider.id,
-            previousId: request.previous_response_id ?? null,
-            input: inputItems(request),
-            response,
-          });
-        } catch (error) {
-          options.onStoreError(error);
-        }
-      };
+      const finished = storeFinished(options, state, context, provider);
       return attempt.kind === 'native'
-        ? respondNative(context, provider, forward, attempt, finished)
-        : respondTranslated(context, provider, forward, { ...attempt, state }, finished);
+        ? respondWithProtocol(context, provider, forward, nativeResponseAnswer(context, provider, attempt, finished))
+        : respondWithProtocol(context, provider, forward, translatedResponseAnswer(context, provider, { ...attempt, state }, finished));
     },
 
     cache: responsesCache,

@@ -1,0 +1,121 @@
+import { SseDecoder } from '../http/sse.js';
+import type { ForwardSlice, GatewayContext, GatewayResponse, TransformSlice } from '../pipeline/context.js';
+import type { ProviderPlugin, ProviderTarget, StreamingAdapter, StreamMapper } from '../spec/provider.js';
+import { jsonBody } from './json-response.js';
+import { mapAnswer, readUpstreamJson } from './operation.js';
+import { relayStream, type RelayedChunk, type StreamObserver, type StreamRelayOptions } from './stream-relay.js';
+
+/** The headers of every SSE answer. Frozen: a response copies them (`{ ...SSE_HEADERS }`), since later stages add headers to the copy. */
+export const SSE_HEADERS: Readonly<Record<string, string>> = Object.freeze({ 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
+
+/** Records what a relayed stream tells as it flows (usage, model, first token, end) for the log entry. */
+export function relayObserver(transform: TransformSlice, forward: ForwardSlice): StreamObserver {
+  return {
+    usage: (usage) => {
+      transform.usage = usage;
+    },
+    model: (model) => {
+      transform.model = model;
+    },
+    firstToken: () => {
+      transform.firstTokenAt ??= performance.now();
+    },
+    end: (error) => {
+      forward.endedAt = performance.now();
+      if (error) transform.streamError = error;
+    },
+  };
+}
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
+/**
+ * The protocol's side of a relayed stream: the mapper (the provider's, or a wrapper of it), the
+ * client's encoder (or the unified API's shape, strictness and usage flag), the output judge's view
+ * of the chunks and the cache recorder. The relay's plumbing (body, framing, signal, observer) is
+ * the same for every protocol.
+ */
+export type RelayedAs<Chunk extends RelayedChunk> = DistributiveOmit<StreamRelayOptions<Chunk>, 'upstream' | 'origin' | 'decoder' | 'signal' | 'provider' | 'observe'>;
+
+/** How a protocol's whole answer reaches the client: its events when the request streams, its JSON otherwise. */
+export interface AnswerRendering<Answer> {
+  events(answer: Answer): string;
+  json(answer: Answer): unknown;
+}
+
+/**
+ * What a protocol declares to answer one attempt (chat and text completions; Messages and Responses,
+ * native or translated to chat), plain or streamed. {@link respondWithProtocol} does the rest.
+ */
+export interface ProtocolAnswer<Sent, Mapped, Upstream, Chunk extends RelayedChunk, Answer> {
+  /** The adapter that reads the provider's answer: the provider's own for the protocol, or its chat adapter when the request was translated. */
+  readonly adapter: StreamingAdapter<Sent, Mapped, Upstream>;
+  /** The request as sent upstream and its target, as the adapter's mappings take them. */
+  readonly sent: Sent;
+  readonly target: ProviderTarget;
+  /** Headers of the response besides the SSE ones (the Responses API's dropped tools). */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** The protocol's side of a relayed stream, given the provider's stream mapper. */
+  relay(mapper: StreamMapper<Upstream>): RelayedAs<Chunk>;
+  /**
+   * A whole answer as the adapter mapped it from the provider's JSON body: reported to the cache
+   * recorder, judged by the output guardrails, its usage and model put in the transform slice for the
+   * log, and made the protocol's object.
+   */
+  whole(mapped: Mapped): Promise<Answer>;
+  readonly render: AnswerRendering<Answer>;
+}
+
+const answeredWithJson = (forward: ForwardSlice): boolean => String(forward.headers['content-type'] ?? '').startsWith('application/json');
+
+/**
+ * The one response path of the operations that may stream: a streamed upstream answer is relayed
+ * chunk by chunk (see `relayStream`) through the protocol's encoder; a JSON one is read, mapped and
+ * finished by the protocol (`whole`), then rendered, as a stream's events when the client asked for
+ * one (some OpenAI-compatible servers ignore `stream: true`, and a translated protocol may get a JSON
+ * body), else as JSON.
+ */
+export async function respondWithProtocol<Sent, Mapped, Upstream, Chunk extends RelayedChunk, Answer>(
+  context: GatewayContext,
+  provider: ProviderPlugin,
+  forward: ForwardSlice,
+  answer: ProtocolAnswer<Sent, Mapped, Upstream, Chunk, Answer>,
+): Promise<GatewayResponse> {
+  const transform = context.transform;
+  if (!transform) throw new Error(`${context.operation} response without a transform slice`);
+  const { adapter, sent, target } = answer;
+  if (context.request.streaming && adapter.stream && !answeredWithJson(forward)) {
+    const stream = adapter.stream;
+    const body = relayStream<Chunk>({
+      upstream: forward.body,
+      origin: new URL(transform.upstreamRequest.url).origin,
+      decoder: stream.createDecoder?.() ?? new SseDecoder(),
+      signal: context.signal,
+      provider: provider.id,
+      observe: relayObserver(transform, forward),
+      ...answer.relay(stream.createMapper(sent, target)),
+    } as StreamRelayOptions<Chunk>);
+    return { status: 200, headers: { ...SSE_HEADERS, ...answer.headers }, body: { stream: body } };
+  }
+  const parsed = await readUpstreamJson(forward, provider.id, context.signal);
+  forward.endedAt = performance.now();
+  const mapped = mapAnswer(provider.id, () => adapter.fromUpstream(parsed.value, sent, target, forward.headers));
+  return renderAnswer(context, await answer.whole(mapped), answer.render, answer.headers, parsed);
+}
+
+/**
+ * A whole answer as the client's response: the protocol's events when the request streams, else its
+ * JSON. `upstream`, when given, is the parsed upstream body whose bytes are sent as received if
+ * nothing changed them. Also how the response cache replays a stored answer.
+ */
+export function renderAnswer<Answer>(
+  context: GatewayContext,
+  answer: Answer,
+  render: AnswerRendering<Answer>,
+  headers: Readonly<Record<string, string>> = {},
+  upstream?: { value: unknown; bytes: Uint8Array; text?: string },
+): GatewayResponse {
+  if (context.request.streaming) return { status: 200, headers: { ...SSE_HEADERS, ...headers }, body: { bytes: Buffer.from(render.events(answer)) } };
+  const json = render.json(answer);
+  return { status: 200, headers: { ...headers }, body: upstream ? jsonBody(json, upstream) : { json } };
+}
