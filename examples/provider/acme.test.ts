@@ -24,7 +24,7 @@ test("the guide's conformance command runs the compiled example and prints a pas
   t.is(run.status, 0, run.stderr);
   t.regex(run.stdout, /^conformance: acme \(Acme LLM\)$/m);
   t.regex(run.stdout, /^tools\.stream\s+PASS$/m);
-  t.regex(run.stdout, /16 passed, 0 failed, 2 skipped: CONFORMS/);
+  t.regex(run.stdout, /18 passed, 0 failed, 2 skipped: CONFORMS/);
   const guide = readFileSync(join(root, 'docs/writing-a-provider.md'), 'utf8');
   const printed = /prints \(the build's output first\):\n\n```\n([\s\S]*?)```/.exec(guide)?.[1];
   t.is(printed?.trim(), run.stdout.trim(), 'the table in the guide is what the command prints');
