@@ -8,15 +8,16 @@ import tseslint from 'typescript-eslint';
 export const SCAFFOLDING = ['**/*.test.ts', '**/__fixtures__/**'];
 
 /**
- * Plugin code reaches the core only through the toolkit, `core/spec` (its index), and shares code
+ * Plugin code reaches the core only through the toolkit, `core/spec` (its index) or the toolkit of
+ * its audience (`core/spec/provider/index.js`, `core/spec/guardrail/index.js`), and shares code
  * through `plugins/shared`: anything else of the project (other core modules, `test/`, `config/`)
  * is refused. Import specifiers are relative, so the patterns match them from any depth.
  */
 export const PLUGIN_IMPORTS = {
   patterns: [
     {
-      regex: '^(?:\\.\\./)+(?:core/(?!spec/index\\.js$)|test/|config/|bench/|examples/)',
-      message: 'Plugin code imports only core/spec (its index, the plugin toolkit) and plugins/shared.',
+      regex: '^(?:\\.\\./)+(?:core/(?!spec/(?:provider/|guardrail/)?index\\.js$)|test/|config/|bench/|examples/)',
+      message: 'Plugin code imports only core/spec (its index, the plugin toolkit) and plugins/shared. The toolkits by audience, core/spec/provider/index.js and core/spec/guardrail/index.js, are the same toolkit.',
     },
   ],
 };
@@ -42,8 +43,8 @@ export default tseslint.config(
     },
   },
   {
-    files: ['plugins/**/*.ts', 'examples/provider/**/*.ts'],
-    ignores: [...SCAFFOLDING, 'examples/provider/gateway.config.ts'],
+    files: ['plugins/**/*.ts', 'examples/provider/**/*.ts', 'examples/ndjson-provider/**/*.ts'],
+    ignores: [...SCAFFOLDING, 'examples/provider/gateway.config.ts', 'examples/ndjson-provider/gateway.config.ts'],
     rules: { 'no-restricted-imports': ['error', PLUGIN_IMPORTS] },
   },
   {

@@ -90,3 +90,24 @@ test('llm-gateway/providers/* resolves any shipped provider through the package 
     t.is(typeof loaded[name], 'function', specifier);
   }
 });
+
+test('llm-gateway/provider and llm-gateway/guardrail resolve to the toolkits of their audience', async (t) => {
+  for (const entry of ['./provider', './guardrail']) {
+    const target = packageJson.exports[entry];
+    t.true(typeof target === 'object' && target.types.endsWith('.d.ts'), `${entry} is typed`);
+  }
+  const providerSpecifier = 'llm-gateway/provider';
+  const provider = (await import(providerSpecifier)) as Record<string, unknown>;
+  for (const name of ['NdjsonDecoder', 'SseDecoder', 'chatChunks', 'tokenUsage', 'contentText', 'stopList', 'errorBody', 'readErrorReply', 'completionId', 'nowSeconds', 'parseEventData', 'errors', 'requestJson']) {
+    t.true(typeof provider[name] === 'function' || typeof provider[name] === 'object', `llm-gateway/provider exports ${name}`);
+  }
+  t.is(provider.SPECIFICATION_VERSION, 'v1');
+  const guardrailSpecifier = 'llm-gateway/guardrail';
+  const guardrail = (await import(guardrailSpecifier)) as Record<string, unknown>;
+  for (const name of ['defineGuardrail', 'findSpans', 'replaceSpans', 'step', 'errors']) t.true(typeof guardrail[name] === 'function' || typeof guardrail[name] === 'object', `llm-gateway/guardrail exports ${name}`);
+  t.is(guardrail.ALLOW !== undefined && (guardrail.ALLOW as { action: string }).action, 'allow');
+  // The compatibility entry keeps exporting what it did, the moved helpers included.
+  const specSpecifier = 'llm-gateway/spec';
+  const spec = (await import(specSpecifier)) as Record<string, unknown>;
+  for (const name of ['defineGuardrail', 'SseDecoder', 'parseRoute', 'BootError', 'NdjsonDecoder', 'contentText']) t.is(typeof spec[name], 'function', `llm-gateway/spec exports ${name}`);
+});

@@ -146,6 +146,25 @@ const chatStreamUsage: Check = {
   },
 };
 
+const chatLength: Check = {
+  name: 'chat.length',
+  description: 'an answer cut by the token limit arrives with finish_reason length, plain and streamed',
+  async run(context) {
+    needsChat(context);
+    const scenario = text({ finishReason: 'length' });
+    const { result } = await capture(context, scenario, () => context.client.chat.completions.create({ model: context.subject.model, messages: user, max_tokens: 7 }));
+    expect(result.choices[0]?.message.content === TEXT, `content ${show(result.choices[0]?.message.content)}, expected ${show(TEXT)}`);
+    expect(result.choices[0].finish_reason === 'length', `finish_reason ${show(result.choices[0].finish_reason)}, expected "length"`);
+    if (!context.plugin.operations.chat?.stream) return;
+    const { result: streamed } = await capture(context, scenario, async () =>
+      collectStream(await context.client.chat.completions.create({ model: context.subject.model, messages: user, max_tokens: 7, stream: true })),
+    );
+    expect(streamed.content === TEXT, `deltas give ${show(streamed.content)}, expected ${show(TEXT)}`);
+    const reasons = streamed.chunks.map((chunk) => chunk.choices[0]?.finish_reason).filter((reason) => reason != null);
+    expect(show(reasons) === show(['length']), `streamed finish reasons ${show(reasons)}, expected ["length"]`);
+  },
+};
+
 function assembleToolCalls(chunks: OpenAI.Chat.Completions.ChatCompletionChunk[]) {
   const calls = new Map<number, { id: string; name: string; arguments: string }>();
   for (const chunk of chunks) {
@@ -193,6 +212,28 @@ const toolsStream: Check = {
     expect(calls[0].name === TOOL.name, `tool name ${show(calls[0].name)}`);
     expect(calls[0].arguments === TOOL.arguments, `assembled arguments ${show(calls[0].arguments)}, expected ${show(TOOL.arguments)}`);
     expect(result.chunks.some((chunk) => chunk.choices[0]?.finish_reason === 'tool_calls'), 'no chunk carries finish_reason "tool_calls"');
+  },
+};
+
+const toolResult: Check = {
+  name: 'tools.result',
+  description:
+    "a tool-role message (the result of the assistant's call) reaches the provider as a tool turn; a provider that declares no tools receives it too, with no tools sent",
+  async run(context) {
+    needsChat(context);
+    const toolLess = context.subject.supportsTools === false;
+    const messages = [
+      ...user,
+      { role: 'assistant' as const, content: null, tool_calls: [{ id: TOOL.id, type: 'function' as const, function: { name: TOOL.name, arguments: TOOL.arguments } }] },
+      { role: 'tool' as const, tool_call_id: TOOL.id, content: 'Sunny, 21 degrees.' },
+    ];
+    const { result, requests } = await capture(context, text(), () =>
+      context.client.chat.completions.create({ model: context.subject.model, messages, ...(toolLess ? {} : { tools: TOOLS }) }),
+    );
+    expect(requests.length === 1, `the provider received ${requests.length} requests`);
+    const roles = context.subject.fake.roles(requests[0]);
+    expect(show(roles) === show(['user', 'assistant', 'tool']), `the provider received roles ${show(roles)}, expected ["user","assistant","tool"]`);
+    expect(result.choices[0]?.message.content === TEXT, `content ${show(result.choices[0]?.message.content)}, expected ${show(TEXT)}`);
   },
 };
 
@@ -384,8 +425,10 @@ export const CHECKS: readonly Check[] = [
   chatPlain,
   chatStream,
   chatStreamUsage,
+  chatLength,
   toolsPlain,
   toolsStream,
+  toolResult,
   developerRole,
   stopSequences,
   chatN,

@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
 import type { ChatRequest } from '../../core/spec/index.js';
@@ -24,7 +25,7 @@ test("the guide's conformance command runs the compiled example and prints a pas
   t.is(run.status, 0, run.stderr);
   t.regex(run.stdout, /^conformance: acme \(Acme LLM\)$/m);
   t.regex(run.stdout, /^tools\.stream\s+PASS$/m);
-  t.regex(run.stdout, /16 passed, 0 failed, 2 skipped: CONFORMS/);
+  t.regex(run.stdout, /18 passed, 0 failed, 2 skipped: CONFORMS/);
   const guide = readFileSync(join(root, 'docs/writing-a-provider.md'), 'utf8');
   const printed = /prints \(the build's output first\):\n\n```\n([\s\S]*?)```/.exec(guide)?.[1];
   t.is(printed?.trim(), run.stdout.trim(), 'the table in the guide is what the command prints');
@@ -75,9 +76,27 @@ test('the guide shows every file of the example exactly as it is', (t) => {
   for (const [, path, code] of shown) t.is(code, readFileSync(join(root, path), 'utf8'), `${path} differs from the guide`);
 });
 
+/**
+ * The provider folders under `<tree>/plugins/providers`, found by convention rather than listed: a
+ * folder with a conformance subject (`<folder>-conformance.ts`) is a provider; a provider whose
+ * `index.ts` is a compatible manifest (`defineCompatibleProvider(`) is nothing else, so the layout
+ * does not apply to it; the other providers are native; a folder without a subject is a shared base
+ * the providers build on.
+ */
+export function providerFolders(tree: string): { native: string[]; compatible: string[]; bases: string[] } {
+  const base = join(tree, 'plugins/providers');
+  const folders = readdirSync(base).filter((name) => statSync(join(base, name)).isDirectory()).sort();
+  const isProvider = (folder: string) => existsSync(join(base, folder, `${folder}-conformance.ts`));
+  const isCompatible = (folder: string) => existsSync(join(base, folder, 'index.ts')) && readFileSync(join(base, folder, 'index.ts'), 'utf8').includes('defineCompatibleProvider(');
+  return {
+    native: folders.filter((folder) => isProvider(folder) && !isCompatible(folder)),
+    compatible: folders.filter((folder) => isProvider(folder) && isCompatible(folder)),
+    bases: folders.filter((folder) => !isProvider(folder)),
+  };
+}
+
 /** The native providers, and the shared bases they build on, that the guide's layout describes. */
-const NATIVE_PROVIDERS = ['openai', 'anthropic', 'gemini', 'vertex-ai', 'azure-openai', 'bedrock', 'cohere'];
-const SHARED_BASES = ['google-shared', 'openai-compatible'];
+const { native: NATIVE_PROVIDERS, bases: SHARED_BASES } = providerFolders(root);
 const LAYOUT_KINDS = ['index.ts', '*.ts', '*.test.ts', '__fixtures__/', '<id>-fake.ts', '<id>-conformance.ts', '<id>.e2e.test.ts', '<id>.ops.e2e.test.ts'];
 const REQUIRED_KINDS = ['index.ts', '__fixtures__/', '<id>-fake.ts', '<id>-conformance.ts'];
 
@@ -92,26 +111,58 @@ function guideLayoutKinds(): string[] {
 }
 
 /** Folder entries that are scaffolding (fake, subject, end-to-end test), by the name pattern that gives them away. */
-const scaffolding = (folder: string) => readdirSync(join(root, 'plugins/providers', folder)).filter((name) => /-fake|fake-|-conformance|\.e2e\./.test(name));
+const scaffolding = (folder: string, tree = root) => readdirSync(join(tree, 'plugins/providers', folder)).filter((name) => /-fake|fake-|-conformance|\.e2e\./.test(name));
+
+/** What breaks the layout among the providers and bases found in `tree` (empty when none). */
+function layoutProblems(tree: string): string[] {
+  const { native, bases } = providerFolders(tree);
+  const problems: string[] = [];
+  for (const id of native) {
+    const folder = join(tree, 'plugins/providers', id);
+    for (const kind of REQUIRED_KINDS) if (!existsSync(join(folder, kind.replace('<id>', id)))) problems.push(`plugins/providers/${id}/ has no ${kind.replace('<id>', id)}`);
+    if (existsSync(join(folder, '__fixtures__')) && !statSync(join(folder, '__fixtures__')).isDirectory()) problems.push(`${id}: __fixtures__ is not a folder`);
+    const allowed = [`${id}-fake.ts`, `${id}-conformance.ts`, `${id}.e2e.test.ts`, `${id}.ops.e2e.test.ts`];
+    for (const name of scaffolding(id, tree).filter((name) => !allowed.includes(name))) problems.push(`${id}: ${name} is not named as the layout says (one fake, one subject, end-to-end tests)`);
+  }
+  for (const base of bases) {
+    const fakes = scaffolding(base, tree);
+    if (fakes.length !== 1 || fakes[0] !== `${base}-fake.ts`) problems.push(`${base}: its one fake is not ${base}-fake.ts (${fakes.join(', ')})`);
+  }
+  return problems;
+}
 
 test("the guide's folder layout lists exactly the file kinds every native provider folder follows", (t) => {
   t.deepEqual(guideLayoutKinds(), LAYOUT_KINDS);
-  for (const id of NATIVE_PROVIDERS) {
-    const folder = join(root, 'plugins/providers', id);
-    for (const kind of REQUIRED_KINDS) t.true(existsSync(join(folder, kind.replace('<id>', id))), `plugins/providers/${id}/ has no ${kind.replace('<id>', id)}`);
-    t.true(statSync(join(folder, '__fixtures__')).isDirectory(), `${id}: __fixtures__ is a folder`);
-    const allowed = [`${id}-fake.ts`, `${id}-conformance.ts`, `${id}.e2e.test.ts`, `${id}.ops.e2e.test.ts`];
-    t.deepEqual(
-      scaffolding(id).filter((name) => !allowed.includes(name)),
-      [],
-      `${id}: one fake, one subject and end-to-end tests named as the layout says`,
-    );
+  t.true(NATIVE_PROVIDERS.length > 0 && SHARED_BASES.length > 0, `found native ${NATIVE_PROVIDERS.join(', ')}; bases ${SHARED_BASES.join(', ')}`);
+  t.deepEqual(layoutProblems(root), []);
+});
+
+test('the layout check finds a new native provider by itself and fails it when it breaks the layout', (t) => {
+  const tree = mkdtempSync(join(tmpdir(), 'provider-layout-'));
+  try {
+    const folder = (name: string, files: Record<string, string>) => {
+      mkdirSync(join(tree, 'plugins/providers', name), { recursive: true });
+      for (const [file, text] of Object.entries(files)) writeFileSync(join(tree, 'plugins/providers', name, file), text);
+    };
+    folder('zeta', { 'index.ts': 'export const zeta = 1;\n', 'zeta-conformance.ts': '', 'zeta-fake.ts': '', 'zeta-mock.e2e.test.ts': '' });
+    folder('eta', { 'index.ts': "export const eta = defineCompatibleProvider(manifest);\n", 'eta-conformance.ts': '' });
+    folder('theta-shared', { 'index.ts': '', 'theta-shared-fake.ts': '' });
+    t.deepEqual(providerFolders(tree), { native: ['zeta'], compatible: ['eta'], bases: ['theta-shared'] });
+    t.deepEqual(layoutProblems(tree), [
+      'plugins/providers/zeta/ has no __fixtures__/',
+      'zeta: zeta-mock.e2e.test.ts is not named as the layout says (one fake, one subject, end-to-end tests)',
+    ]);
+    mkdirSync(join(tree, 'plugins/providers/zeta/__fixtures__'));
+    rmSync(join(tree, 'plugins/providers/zeta/zeta-mock.e2e.test.ts'));
+    t.deepEqual(layoutProblems(tree), []);
+  } finally {
+    rmSync(tree, { recursive: true, force: true });
   }
-  for (const base of SHARED_BASES) t.deepEqual(scaffolding(base), [`${base}-fake.ts`], `${base}: its one fake is ${base}-fake.ts`);
 });
 
 test('no provider-specific fake or end-to-end test is left outside its provider folder', (t) => {
-  const ids = [...NATIVE_PROVIDERS, 'azure', 'google'];
+  // Each found provider and base, and the first word of a hyphenated one (`azure`, `google`, …).
+  const ids = [...new Set([...NATIVE_PROVIDERS, ...SHARED_BASES].flatMap((id) => [id, id.split('-')[0]]))];
   const outside = [...readdirSync(join(root, 'test')).map((name) => `test/${name}`), ...readdirSync(join(root, 'test/fakes')).map((name) => `test/fakes/${name}`)];
   const stray = outside.filter((path) => ids.some((id) => path.endsWith(`/${id}.e2e.test.ts`) || path.endsWith(`/${id}.ops.e2e.test.ts`) || (id !== 'openai' && path.startsWith(`test/fakes/${id}`))));
   t.deepEqual(stray, []);

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { dropsStreamUsage, losesToolFragments, maps429To500 } from './broken/broken-plugins.js';
+import { dropsStreamUsage, dropsToolTurns, lengthAsStop, losesToolFragments, maps429To500 } from './broken/broken-plugins.js';
 import { type ConformanceSubject, formatReport, runConformance } from '../../core/conformance/index.js';
 
 /** The kit must fail each broken plugin, naming the check that caught its bug, and pass the rest. */
@@ -7,6 +7,8 @@ const cases: Array<[label: string, subject: ConformanceSubject, failing: string,
   ['drops usage from streams', dropsStreamUsage, 'chat.stream.usage', /usage chunk: no usage|0 chunks with choices/],
   ['maps 429 to 500', maps429To500, 'errors.429', /HTTP 500, expected 429/],
   ['loses tool-call argument fragments', losesToolFragments(), 'tools.stream', /assembled arguments/],
+  ['reports a length cut as a stop', lengthAsStop, 'chat.length', /finish_reason "stop", expected "length"/],
+  ['drops tool-role messages on a provider without tools', dropsToolTurns, 'tools.result', /roles \["user","assistant"\], expected/],
 ];
 
 for (const [label, subject, failing, detail] of cases) {

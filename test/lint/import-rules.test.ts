@@ -74,3 +74,21 @@ test('core or config importing a plugin fails lint; a core test may', async (t) 
   t.is((await restrictedImports('config/bad.ts', "import type { CohereParams } from '../plugins/providers/cohere/index.js';\nexport type C = CohereParams;\n")).length, 1);
   t.deepEqual(await restrictedImports('core/bad.test.ts', "import { openai } from '../plugins/providers/openai/index.js';\nexport const o = openai;\n"), []);
 });
+
+test('a plugin may import the toolkit of its audience, but not a file inside it', async (t) => {
+  const provider = "import { NdjsonDecoder, type ProviderRegistration } from '../../../core/spec/provider/index.js';\nexport const used: unknown[] = [NdjsonDecoder];\nexport type Used = ProviderRegistration;\n";
+  t.deepEqual(await restrictedImports('plugins/providers/good/index.ts', provider), []);
+  t.deepEqual(await restrictedImports('examples/ndjson-provider/index.ts', provider), []);
+  t.deepEqual(await restrictedImports('plugins/guardrails/good/index.ts', "import { defineGuardrail } from '../../../core/spec/guardrail/index.js';\nexport const d = defineGuardrail;\n"), []);
+  const inside = [
+    "import { stopList } from '../../../core/spec/provider/chat-mapping.js';",
+    "import { NdjsonDecoder } from '../../core/spec/provider/ndjson.js';",
+    "import { parseRoute } from '../../../core/spec/config/index.js';",
+    'export const used: unknown[] = [stopList, NdjsonDecoder, parseRoute];',
+  ].join('\n');
+  t.deepEqual(
+    (await restrictedImports('plugins/providers/bad/index.ts', inside)).map((message) => PLUGIN_RULE.exec(message)?.[1]),
+    ['../../../core/spec/provider/chat-mapping.js', '../../core/spec/provider/ndjson.js', '../../../core/spec/config/index.js'],
+  );
+  t.is((await restrictedImports('examples/ndjson-provider/bad.ts', "import { errors } from '../../core/errors.js';\nexport const e = errors;\n")).length, 1, 'the NDJSON example is plugin code too');
+});

@@ -94,3 +94,48 @@ export function losesToolFragments(): ConformanceSubject {
     { model: 'broken-model' },
   );
 }
+
+/** Bug: an answer cut by the token limit is reported as a natural stop, plain and streamed. */
+export const lengthAsStop: ConformanceSubject = compatibleSubject(
+  broken('broken-length-as-stop', (plugin) => {
+    const chat = plugin.operations.chat!;
+    const asStop = <T extends { finish_reason: string | null }>(choice: T): T => (choice.finish_reason === 'length' ? { ...choice, finish_reason: 'stop' } : choice);
+    const withStream = withChunks(plugin, (chunk) => ({ ...chunk, choices: chunk.choices.map(asStop) }));
+    return {
+      ...withStream,
+      operations: {
+        ...withStream.operations,
+        chat: {
+          ...withStream.operations.chat!,
+          fromUpstream(body, request, target, headers) {
+            const response = chat.fromUpstream(body, request, target, headers);
+            return { ...response, choices: response.choices.map(asStop) };
+          },
+        },
+      },
+    };
+  }),
+  manifest('broken-length-as-stop'),
+  { model: 'broken-model' },
+);
+
+/** Bug: tool-role messages are left out of the upstream request, on a provider that declares no tools. */
+export const dropsToolTurns: ConformanceSubject = (() => {
+  const toolLess: CompatibleProviderManifest = { ...manifest('broken-drops-tool-turns'), chat: { unsupportedFields: ['tools', 'tool_choice'] } };
+  const registration = defineCompatibleProvider(toolLess)();
+  const factory = (): ProviderRegistration => ({
+    ...registration,
+    create(dependencies) {
+      const plugin = registration.create(dependencies);
+      const chat = plugin.operations.chat!;
+      return {
+        ...plugin,
+        operations: {
+          ...plugin.operations,
+          chat: { ...chat, toUpstream: (request, target) => chat.toUpstream({ ...request, messages: request.messages.filter((message) => message.role !== 'tool') }, target) },
+        },
+      };
+    },
+  });
+  return compatibleSubject(factory, toolLess, { model: 'broken-model' });
+})();
