@@ -24,8 +24,9 @@ export const CLI_USAGE = `usage: llm-gateway <command>
   credentials delete <id>
   keys create --name <name> --provider <id> [--credential <id> | --stdin] [--custom-host <url>]
         [--policy <name>] [--budget-usd <n>] [--budget-period total|day|month] [--rpm <n>] [--rpd <n>]
-        [--users a,b] [--models a,b] [--expires-at <iso time>] [--no-log-bodies]
-        --no-log-bodies keeps the key's request and response bodies out of the request log
+        [--users a,b] [--models a,b] [--routes a,b] [--expires-at <iso time>] [--no-log-bodies]
+        --routes grants routes (stored route ids or names, config route names) the key may name
+        in x-gateway-config; --no-log-bodies keeps the key's request and response bodies out of the request log
         without --credential the provider key comes from GATEWAY_PROVIDER_KEY, or stdin with --stdin
   keys list | keys get <id> | keys usage <id> | keys rotate <id> | keys delete <id>
   rotate-master-key
@@ -58,13 +59,15 @@ const FLAG_OF_FIELD: Readonly<Record<string, string>> = {
   'limits.requests_per_day': '--rpd',
   'limits.allowed_users': '--users',
   'limits.allowed_models': '--models',
+  allowed_routes: '--routes',
 };
 
 /** A validation error as the operator typed it: the flag rather than the API field. */
 function flagMessage(error: GatewayError): string {
   const param = error.body.param;
   if (!param) return error.body.message;
-  const flag = FLAG_OF_FIELD[param];
+  // A list entry (`allowed_routes[1]`) is the list's flag.
+  const flag = FLAG_OF_FIELD[param] ?? FLAG_OF_FIELD[param.replace(/\[\d+\]$/, '')];
   return flag ? `${error.body.message.replaceAll(`'${param}'`, flag)} (${flag})` : `${error.body.message} (${param})`;
 }
 
@@ -157,6 +160,7 @@ export async function runVaultCli(argv: readonly string[], gatewayConfig: Gatewa
         rpd: { type: 'string' },
         users: { type: 'string' },
         models: { type: 'string' },
+        routes: { type: 'string' },
         'expires-at': { type: 'string' },
         'no-log-bodies': { type: 'boolean' },
         stdin: { type: 'boolean' },
@@ -175,6 +179,7 @@ export async function runVaultCli(argv: readonly string[], gatewayConfig: Gatewa
     customHosts: new CustomHostGuard(config.customHosts),
     providerIds: () => config.providers.map((provider) => provider.manifest.id),
     policyExists: (name) => Object.hasOwn(config.policies, name) && config.policies[name] !== undefined,
+    configRoutes: config.routes,
   });
   const json = values.json === true || (io.output ?? 'json') === 'json';
   const print = (value: unknown) => io.stdout.write(`${json ? JSON.stringify(value, null, 2) : humanOutput(value)}\n`);
@@ -230,6 +235,7 @@ export async function runVaultCli(argv: readonly string[], gatewayConfig: Gatewa
             credential_id: values.credential,
             provider_key: values.credential ? undefined : await secret(),
             custom_host: values['custom-host'],
+            allowed_routes: list(values.routes as string | undefined),
             guardrail_policy: values.policy,
             limits: Object.keys(limits).length ? limits : undefined,
             expires_at: values['expires-at'],
