@@ -14,6 +14,8 @@ import {
   type RouteCache,
   type BreakerSettings,
   DEFAULT_BREAKER,
+  DEFAULT_RETRY,
+  type RetrySettings,
 } from '../core/spec/index.js';
 
 /** Which custom hosts (`x-gateway-custom-host`) a caller may name. */
@@ -162,7 +164,13 @@ export interface GatewayConfig {
   /** Model aliases: a request whose `model` is a key here takes that route (`models: { fast: { … } }`). Default none. */
   models?: Record<string, Route>;
   /** Routing state: the per-target circuit breaker (defaults: 5 failures in a row, or half of at least 20 requests within 60 s, open it for 30 s). */
-  routing?: { breaker?: Partial<BreakerSettings> };
+  /**
+   * `retry`: limits on routed retries (docs/routing.md#retry-limits): a floor under every wait before a
+   * retry (default 50 ms, jittered up to twice it), at most `maxAttempts` upstream attempts per
+   * request (default 32), and a retry budget per target (retries at most `budgetRatio` 0.2 of its
+   * first attempts within `budgetWindowMs` 10 s, or `budgetMinRetries` 5).
+   */
+  routing?: { breaker?: Partial<BreakerSettings>; retry?: Partial<RetrySettings> };
   /** The response cache (docs/cache.md): its default for requests whose route sets none, and its stores. */
   cache?: CacheConfig;
   /** Budget alerts (docs/virtual-keys.md#budget-alerts): always shown by the dashboard; posted to `webhook` when set. */
@@ -197,6 +205,11 @@ export interface CacheConfig {
   maxEntryBytes?: number;
   /** Vectors kept per namespace for semantic lookups, the oldest dropped first (default 10 000). */
   semanticMaxEntries?: number;
+  /**
+   * Longest text a semantic lookup embeds, in characters (default 8 000, about 2 000 tokens); a
+   * request whose text is longer is looked up exactly only, and nothing is embedded for it.
+   */
+  semanticMaxChars?: number;
   /** Longest a store read or write may hold a request (default 250 ms); past it the request goes on uncached. */
   timeoutMs?: number;
 }
@@ -244,13 +257,14 @@ export interface ResolvedConfig {
   readonly routes: ReadonlyMap<string, Route>;
   /** `models` (aliases), each checked by `parseRoute`. */
   readonly models: ReadonlyMap<string, Route>;
-  readonly routing: { readonly breaker: BreakerSettings };
+  readonly routing: { readonly breaker: BreakerSettings; readonly retry: RetrySettings };
   /** The response cache, with defaults applied; `default` checked by `parseRouteCache`. */
   readonly cache: {
     readonly default?: RouteCache;
     readonly maxBytes: number;
     readonly maxEntryBytes: number;
     readonly semanticMaxEntries: number;
+    readonly semanticMaxChars: number;
     readonly timeoutMs: number;
   };
   readonly providers: ProviderRegistration[];
@@ -329,6 +343,8 @@ const positiveInteger = (value: unknown, name: string): number => {
 };
 
 const MB = 1024 * 1024;
+/** `cache.semanticMaxChars` when unset: about 2 000 tokens of text embedded at most per lookup. */
+const DEFAULT_SEMANTIC_MAX_CHARS = 8000;
 
 /**
  * Default size of the memory budget: an eighth of the memory this process may use (the cgroup
@@ -505,7 +521,7 @@ export function resolveConfig(config: GatewayConfig, environment: NodeJS.Process
     alerts: resolveAlerts(config.alerts),
     routes: checkedRoutes(config.routes, 'routes'),
     models: checkedRoutes(config.models, 'models'),
-    routing: { breaker: resolveBreaker(config.routing?.breaker ?? {}) },
+    routing: { breaker: resolveBreaker(config.routing?.breaker ?? {}), retry: resolveRetry(config.routing?.retry ?? {}) },
     cache: resolveCache(config.cache ?? {}, environment),
   };
 }
@@ -526,6 +542,7 @@ function resolveCache(cache: CacheConfig, environment: NodeJS.ProcessEnv): Resol
     maxBytes,
     maxEntryBytes: Math.max(1, positiveInteger(cache.maxEntryBytes ?? MB, 'cache.maxEntryBytes')),
     semanticMaxEntries: Math.max(1, positiveInteger(cache.semanticMaxEntries ?? 10_000, 'cache.semanticMaxEntries')),
+    semanticMaxChars: Math.max(1, positiveInteger(cache.semanticMaxChars ?? DEFAULT_SEMANTIC_MAX_CHARS, 'cache.semanticMaxChars')),
     timeoutMs: Math.max(1, positiveInteger(cache.timeoutMs ?? 250, 'cache.timeoutMs')),
   };
 }
@@ -550,6 +567,22 @@ function checkedRoutes(routes: Record<string, unknown> | undefined, field: 'rout
     }
   }
   return checked;
+}
+
+function resolveRetry(retry: Partial<RetrySettings>): RetrySettings {
+  const ratio = retry.budgetRatio ?? DEFAULT_RETRY.budgetRatio;
+  if (typeof ratio !== 'number' || !(ratio >= 0 && ratio <= 10)) throw new BootError('INVALID_CONFIG', 'routing.retry.budgetRatio must be a number from 0 to 10');
+  const maxAttempts = positiveInteger(retry.maxAttempts ?? DEFAULT_RETRY.maxAttempts, 'routing.retry.maxAttempts');
+  if (maxAttempts < 1) throw new BootError('INVALID_CONFIG', 'routing.retry.maxAttempts must be at least 1');
+  const budgetWindowMs = positiveInteger(retry.budgetWindowMs ?? DEFAULT_RETRY.budgetWindowMs, 'routing.retry.budgetWindowMs');
+  if (budgetWindowMs < 1) throw new BootError('INVALID_CONFIG', 'routing.retry.budgetWindowMs must be at least 1');
+  return {
+    floorMs: positiveInteger(retry.floorMs ?? DEFAULT_RETRY.floorMs, 'routing.retry.floorMs'),
+    maxAttempts,
+    budgetRatio: ratio,
+    budgetMinRetries: positiveInteger(retry.budgetMinRetries ?? DEFAULT_RETRY.budgetMinRetries, 'routing.retry.budgetMinRetries'),
+    budgetWindowMs,
+  };
 }
 
 function resolveBreaker(breaker: Partial<BreakerSettings>): BreakerSettings {

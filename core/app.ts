@@ -58,6 +58,8 @@ import type { LogStore } from './logs/store.js';
 import { GatewayMetrics } from './metrics/metrics.js';
 import { MemoryRoutingState, type RoutingStateStore } from './routing/state.js';
 import { SharedRoutingState } from './routing/state-redis.js';
+import { refusedPatterns } from './routing/safe-regex.js';
+import type { RouteStore } from './routing/store.js';
 import { mountPolicyAdmin } from './admin/policies.js';
 import { checkRouteProviders } from './routing/resolve.js';
 import type { RouteSource, TargetCredentials } from './routing/sources.js';
@@ -265,7 +267,9 @@ function registerServices(container: DependencyContainer, config: ResolvedConfig
     const clock = c.resolve<Clock>(TOKENS.clock);
     if (options.routing?.state) return options.routing.state;
     // With REDIS_URL, breakers are shared through the vault's Redis state once it is open (see createGateway).
-    return config.redisUrl ? new SharedRoutingState(config.routing.breaker, () => clock.now()) : new MemoryRoutingState(config.routing.breaker, () => clock.now());
+    return config.redisUrl
+      ? new SharedRoutingState(config.routing.breaker, () => clock.now(), config.routing.retry)
+      : new MemoryRoutingState(config.routing.breaker, () => clock.now(), undefined, config.routing.retry);
   });
   factory(TOKENS.requestLog, (c) => createRequestLog(config, c.resolve(TOKENS.logger), c.resolve<GatewayMetrics>(TOKENS.metrics).logQueueObserver));
   factory(TOKENS.traceExporter, (c) => {
@@ -304,6 +308,8 @@ function registerServices(container: DependencyContainer, config: ResolvedConfig
             redisPrefix: config.vault.redisPrefix,
             maxBytes: config.cache.maxBytes,
             onEvict: (count) => c.resolve<GatewayMetrics>(TOKENS.metrics).cacheObserver.evicted(count),
+            // The workers of GATEWAY_WORKERS share cache.sqlite: an answer is visible to all once stored.
+            writeThrough: workerId() !== undefined,
           }),
         clock: c.resolve<Clock>(TOKENS.clock),
         logger: c.resolve<Logger>(TOKENS.logger),
@@ -361,6 +367,7 @@ function registerServices(container: DependencyContainer, config: ResolvedConfig
           cache: c.resolve(TOKENS.responseCache),
           operations,
           fallback: config.cache.default,
+          semanticMaxChars: config.cache.semanticMaxChars,
           embed: createEmbedder({
             open: targetOpener({
               registry: c.resolve(TOKENS.registry),
@@ -387,6 +394,7 @@ function registerServices(container: DependencyContainer, config: ResolvedConfig
           traceHeaders: tracer.traceHeaders,
           routing: {
             state: c.resolve<RoutingStateStore>(TOKENS.routingState),
+            retry: config.routing.retry,
             ...(options.routing?.random ? { random: options.routing.random } : {}),
             ...(options.routing?.sleep ? { sleep: options.routing.sleep } : {}),
           },
@@ -480,6 +488,7 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
     async listen(port = config.port, host = config.host) {
       await vault.start();
       await sharingBreakers;
+      if (servers.length === 0) warnUnmatchablePatterns(vault.parts.routes, logger).catch(() => {});
       // The embedded cache opens on first use; a shared one connects now, so the first request does not wait for it.
       if (config.redisUrl) await cache.start();
       if (!pruneResponses) {
@@ -654,4 +663,20 @@ function buildApp(parts: {
     await passthroughHandler(koa);
   });
   return { app, operationRoutes };
+}
+
+/**
+ * Warns of stored routes and model aliases whose `$regex` RE2 refuses (stored before patterns were
+ * checked): such a condition never matches until the route is saved again (docs/routing.md).
+ */
+async function warnUnmatchablePatterns(routes: RouteStore, logger: Logger): Promise<void> {
+  const stored = [
+    ...(await routes.list()).map((route) => ({ where: `route ${route.id}${route.name ? ` (${route.name})` : ''}`, route: route.route })),
+    ...(await routes.listAliases()).filter((alias) => alias.route !== undefined).map((alias) => ({ where: `model alias ${alias.alias}`, route: alias.route })),
+  ];
+  for (const { where, route } of stored) {
+    for (const { param, problem } of refusedPatterns(route)) {
+      logger.warn({ param, problem }, `${where}: its ${param} is not a pattern the gateway can match in linear time (RE2); that condition never matches until the route is saved again`);
+    }
+  }
 }

@@ -1,6 +1,6 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -33,9 +33,26 @@ const inHouse: CompatibleProviderManifest = {
 export default defineConfig({ providers: [openai(), defineCompatibleProvider(inHouse)()] });
 `;
 
-/** Starts the installed command, resolving with the URL it listens on. */
-function startInstalled(bin: string, args: string[], environment: Record<string, string>): { child: ChildProcess; ready: Promise<string>; output: () => string } {
+/** The operator's own provider in a module of its own, which the config below imports. */
+const IN_HOUSE_MODULE = `import { defineCompatibleProvider, type CompatibleProviderManifest } from 'llm-gateway/providers/openai-compatible';
+
+const manifest: CompatibleProviderManifest = {
+  id: 'in-house', name: 'In-house models', description: 'Our own model server.',
+  baseUrl: process.env.FAKE_BASE_URL ?? 'http://127.0.0.1:9/v1', operations: ['chat'], auth: { kind: 'bearer' },
+};
+export const inHouse = defineCompatibleProvider(manifest);
+`;
+const SPLIT_CONFIG = `import { defineConfig } from 'llm-gateway';
+import { openai } from 'llm-gateway/providers/openai';
+import { inHouse } from './in-house.ts';
+
+export default defineConfig({ providers: [openai(), inHouse()] });
+`;
+
+/** Starts the installed command (in `cwd`, the operator's folder), resolving with the URL it listens on. */
+function startInstalled(bin: string, args: string[], environment: Record<string, string>, cwd?: string): { child: ChildProcess; ready: Promise<string>; output: () => string } {
   const child = spawn(process.execPath, [bin, ...args], {
+    cwd,
     env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'warn', NODE_ENV: 'production', GATEWAY_API_KEY: ACCOUNT_KEY, ...environment },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -89,7 +106,7 @@ test.after.always(async () => {
   await fake?.close();
 });
 
-test('build-release packs the package and installs it offline without dev dependencies; the installed command serves an operator config with its own provider', async (t) => {
+test('build-release packs the package and installs it offline without dev dependencies; the installed command serves an operator config with its own provider, also in a folder made by npm init -y (commonjs) and in one with no package.json', async (t) => {
   t.timeout(150_000);
   const project = mkdtempSync(join(tmpdir(), 'gateway-release-'));
   try {
@@ -144,6 +161,52 @@ test('build-release packs the package and installs it offline without dev depend
       gateway.child.kill('SIGTERM');
       const [code] = (await exited) as [number | null];
       t.is(code, 0, 'SIGTERM shuts it down cleanly');
+    }
+
+    // The recipe of docs/deployment.md in a folder made by `npm init -y` ("type": "commonjs"), its
+    // provider in a file of its own beside the config, and in a folder with no package.json at all
+    // (a JavaScript config): both start, with no warning about the module type.
+    const commonjs = join(project, 'made-by-npm-init');
+    mkdirSync(commonjs);
+    await run('npm', ['init', '-y'], { cwd: commonjs, env: { ...process.env, npm_config_offline: 'true' } });
+    t.is((JSON.parse(readFileSync(join(commonjs, 'package.json'), 'utf8')) as { type?: string }).type ?? 'commonjs', 'commonjs');
+    writeFileSync(join(commonjs, 'in-house.ts'), IN_HOUSE_MODULE);
+    writeFileSync(join(commonjs, 'gateway.config.ts'), SPLIT_CONFIG);
+    // A package.json without "type" (Node would reparse the file as a module, with a warning).
+    const typeless = join(project, 'typeless');
+    mkdirSync(typeless);
+    writeFileSync(join(typeless, 'package.json'), '{"name": "typeless", "version": "1.0.0"}\n');
+    writeFileSync(join(typeless, 'gateway.config.ts'), OPERATOR_CONFIG);
+    const bare = mkdtempSync(join(tmpdir(), 'gateway-no-package-json-'));
+    try {
+      symlinkSync(join(project, 'node_modules'), join(bare, 'node_modules'));
+      writeFileSync(join(bare, 'gateway.config.js'), OPERATOR_CONFIG.replace(': CompatibleProviderManifest', '').replace(', type CompatibleProviderManifest', ''));
+      for (const [folder, file] of [
+        [commonjs, 'gateway.config.ts'],
+        [typeless, 'gateway.config.ts'],
+        [bare, 'gateway.config.js'],
+      ]) {
+        const started = startInstalled(join(installed, 'bin/llm-gateway.js'), ['start', '--config', file], { GATEWAY_DATA_DIR: join(folder, 'data'), FAKE_BASE_URL: fake.baseUrl }, folder);
+        try {
+          const url = await started.ready;
+          t.regex(started.output(), /in-house/, `${folder}: the banner lists the operator provider`);
+          t.notRegex(started.output(), /warning|MODULE_TYPELESS/i, `${folder}: no warning`);
+          const response = await fetch(`${url}/v1/chat/completions`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', 'x-gateway-api-key': ACCOUNT_KEY, 'x-gateway-provider': 'in-house', authorization: `Bearer ${PROVIDER_KEY}` },
+            body: JSON.stringify({ model: 'house-model', messages: [{ role: 'user', content: 'hello' }] }),
+          });
+          t.is(response.status, 200, `${folder}: ${await response.text()}`);
+        } finally {
+          if (started.child.exitCode === null && started.child.signalCode === null) {
+            const exited = once(started.child, 'exit');
+            started.child.kill('SIGTERM');
+            await exited;
+          }
+        }
+      }
+    } finally {
+      rmSync(bare, { recursive: true, force: true });
     }
   } finally {
     rmSync(project, { recursive: true, force: true });

@@ -158,6 +158,33 @@ async function requestsCounted(): Promise<number> {
   return [...text.matchAll(/^gateway_requests_total\{[^}]*operation="chat"[^}]*\} (\d+)/gm)].reduce((sum, match) => sum + Number(match[1]), 0);
 }
 
+test.serial('an answer cached by one worker is a hit on the other as soon as it is sent', async (t) => {
+  const credential = (await (await admin('POST', '/admin/credentials', { name: 'cluster cache openai', provider: 'openai', api_key: PROVIDER_KEY })).json()) as { id: string };
+  const route = await admin('POST', '/admin/routes', {
+    name: 'cluster-cached',
+    route: { strategy: { mode: 'single' }, cache: { mode: 'simple', max_age: 600 }, targets: [{ provider: 'openai', credential: credential.id, custom_host: fake.baseUrl }] },
+  });
+  t.is(route.status, 201);
+  const ask = (text: string) =>
+    fresh(`${cluster.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-gateway-api-key': cluster.key, 'x-gateway-config': 'cluster-cached' },
+      body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: text }] }),
+    });
+  // Each connection goes to the next idle worker in turn: the second request of a pair, sent as
+  // soon as the first answer is read, is answered by the other worker.
+  for (let index = 0; index < 6; index++) {
+    const text = `cached across workers ${index}`;
+    const miss = await ask(text);
+    t.is(miss.status, 200);
+    t.is(miss.headers.get('x-gateway-cache'), 'MISS');
+    const stored = await miss.json();
+    const hit = await ask(text);
+    t.is(hit.headers.get('x-gateway-cache'), 'HIT', `pair ${index}: the other worker finds the stored answer`);
+    t.deepEqual(await hit.json(), stored);
+  }
+});
+
 test.serial('a worker that dies is started again; SIGTERM stops every process', async (t) => {
   const pid = /workers listening \(pids (\d+), (\d+)\)/.exec(cluster.output())!;
   process.kill(Number(pid[2]), 'SIGKILL');

@@ -164,7 +164,11 @@ export const logsOpenApiSchemas = {
       cache_saved_usd: nullable('number'),
       metadata: { type: 'object', additionalProperties: { type: 'string' } },
       guardrails: { type: 'array', items: { type: 'object' } },
-      routing: { type: 'object', description: 'A routed request’s route and upstream attempts (absent otherwise)' },
+      routing: {
+        type: 'object',
+        description:
+          'A routed request’s route and upstream attempts (absent otherwise): each attempt’s target, provider, model, status, latencyMs, and for a failed one errorCode and message (the upstream’s, secrets removed, at most 256 characters); skipped, the targets passed over ({ target, reason: breaker_open | retry_budget | attempt_cap }); routing_ms, the failed attempts and waits before the answer’s attempt (not in gateway_ms)',
+      },
       dropped_fields: { type: 'array', items: { type: 'string' } },
     },
   },

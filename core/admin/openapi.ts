@@ -485,7 +485,11 @@ export const adminOpenApi = {
           budget_period: { type: ['string', 'null'] },
           remaining_usd: { type: ['number', 'null'] },
           budget_used: { type: ['number', 'null'], description: 'Spend in the budget’s period over the budget (1 = all of it; may pass 1)' },
-          budget_exhausted: { type: ['boolean', 'null'], description: 'Spend in the period reached the budget' },
+          budget_exhausted: {
+            type: ['boolean', 'null'],
+            description: 'The gateway refuses the key for its budget: spend in the period reached the budget, or what is left (less in-flight reservations) is less than refused_estimate_usd',
+          },
+          refused_estimate_usd: { type: ['number', 'null'], description: 'The smallest estimate of a request refused for the budget in this period at this budget (null: none refused)' },
           budget_resets_at: { type: ['string', 'null'], format: 'date-time', description: 'When a day or month budget starts again' },
           requests_per_minute: { type: ['integer', 'null'] },
           requests_per_day: { type: ['integer', 'null'] },

@@ -175,6 +175,7 @@ export class VirtualKeyActions {
     if (routes.length > 0) throw conflict(`The virtual key is a target of ${routes.join(', ')}. Change them first.`, 'virtual_key_in_use');
     const deleted = await this.service.keys.delete(id);
     if (!deleted) throw notFound('virtual key', id);
+    await this.service.refusals.forget(deleted.id);
     if (deleted.credential_id !== undefined) await this.deleteIfOwned(deleted.credential_id, deleted.id);
   }
 
@@ -189,7 +190,9 @@ export class VirtualKeyActions {
     const periods = periodsOf(record.id, Date.now());
     const budgetPeriod = record.limits?.budget_period ?? 'total';
     const now = Date.now();
-    const [[total, day, month, reserved, requestsTotal, requestsDay], requestsMinute, alerts] = await Promise.all([
+    const budget = record.limits?.budget_usd;
+    const budgetNanos = budget === undefined ? undefined : toNanos(budget);
+    const [[total, day, month, reserved, requestsTotal, requestsDay], requestsMinute, alerts, refused] = await Promise.all([
       this.service.parts.state.read([
         periods.spent.total,
         periods.spent.day,
@@ -201,9 +204,13 @@ export class VirtualKeyActions {
       // The per-minute window is kept only for a key with a per-minute limit.
       record.limits?.requests_per_minute === undefined ? null : this.service.parts.state.minuteCount(periods.minuteWindow, now),
       this.service.alerts.forKey(record, now),
+      budgetNanos === undefined ? undefined : this.service.refusals.current(record.id, periods.spent[budgetPeriod], budgetNanos),
     ]);
     const spentInPeriod = { total, day, month }[budgetPeriod];
-    const budget = record.limits?.budget_usd;
+    // Exhausted as the gateway enforces it: spend reached the budget, or what is left (in-flight
+    // reservations counted, as admission counts them) is less than a request it refused this period.
+    const left = budgetNanos === undefined ? 0 : budgetNanos - spentInPeriod - reserved;
+    const exhausted = budgetNanos === undefined ? null : spentInPeriod >= budgetNanos || (refused !== undefined && left < refused.estimateNanos);
     const perDay = record.limits?.requests_per_day;
     const perMinute = record.limits?.requests_per_minute;
     const resetsAt = budget === undefined ? null : budgetPeriodAt(budgetPeriod, now).resetsAt;
@@ -215,16 +222,20 @@ export class VirtualKeyActions {
       requests: { total: requestsTotal, day: requestsDay, minute: requestsMinute },
       budget_usd: budget ?? null,
       budget_period: budget === undefined ? null : budgetPeriod,
-      remaining_usd: budget === undefined ? null : Math.max(0, budget - fromNanos(spentInPeriod + reserved)),
+      // In nano-USD, like the counters: a difference of dollar floats carries noise (0.000007700000000000004).
+      remaining_usd: budget === undefined ? null : fromNanos(Math.max(0, toNanos(budget) - spentInPeriod - reserved)),
       /** Spend in the budget's period over the budget (may pass 1: an answer can cost more than its estimate). */
       budget_used: budget === undefined ? null : toNanos(budget) === 0 ? 1 : spentInPeriod / toNanos(budget),
-      budget_exhausted: budget === undefined ? null : spentInPeriod >= toNanos(budget),
+      budget_exhausted: exhausted,
+      /** The smallest estimate of a request refused for the budget in this period (at this budget). */
+      refused_estimate_usd: refused === undefined ? null : fromNanos(refused.estimateNanos),
       budget_resets_at: resetsAt === null ? null : new Date(resetsAt).toISOString(),
       requests_per_minute: perMinute ?? null,
       requests_per_day: perDay ?? null,
       remaining_requests_this_minute: perMinute === undefined || requestsMinute === null ? null : Math.max(0, perMinute - requestsMinute),
       remaining_requests_today: perDay === undefined ? null : Math.max(0, perDay - requestsDay),
-      day_resets_at: new Date(now + periods.msUntilDayEnds).toISOString(),
+      // From `now` alone: `now` plus the time left in the day as of another clock reading was off by their difference.
+      day_resets_at: new Date(budgetPeriodAt('day', now).resetsAt!).toISOString(),
       alerts: alerts.map((alert) => ({ threshold: alert.threshold, at: alert.at, spent_usd: alert.spent_usd })),
     };
   }

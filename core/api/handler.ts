@@ -19,7 +19,10 @@ function serverTiming(context: GatewayContext): string {
   const now = performance.now();
   const forward = context.forward;
   const upstream = forward ? (forward.endedAt ?? forward.headersAt) - forward.sentAt : 0;
-  return `gateway;dur=${ms(now - context.startedAt - upstream)}, upstream;dur=${ms(upstream)}`;
+  // A routed request's failed attempts and back-off waits are routing time, not the gateway's own.
+  const routing = context.routing?.routingMs;
+  if (routing === undefined) return `gateway;dur=${ms(now - context.startedAt - upstream)}, upstream;dur=${ms(upstream)}`;
+  return `gateway;dur=${ms(Math.max(0, now - context.startedAt - upstream - routing))}, routing;dur=${ms(routing)}, upstream;dur=${ms(upstream)}`;
 }
 
 function errorResponse(error: GatewayError, handler: OperationHandler): GatewayResponse {

@@ -10,6 +10,21 @@ export function strictModelList(list: ModelList): ModelList {
   return { object: 'list', data: (list.data ?? []).map((model) => pick(model, MODEL_FIELDS)) };
 }
 
+/**
+ * The list a key limited to `allowed` models is shown: exactly its allowed models, in the key's
+ * order, each with the provider's entry when the provider lists it, else a minimal entry (owned by
+ * the key's provider, `created` 0): a model alias, or a model the provider serves without listing
+ * it, is still one the key may use, and a list intersected with the provider's would hide it.
+ */
+export function allowedModelList(list: ModelList, allowed: readonly string[], owner: string): ModelList {
+  const listed = new Map((list.data ?? []).map((model) => [model.id, model]));
+  return {
+    ...list,
+    object: 'list',
+    data: [...new Set(allowed)].map((id) => listed.get(id) ?? { id, object: 'model' as const, created: 0, owned_by: owner }),
+  };
+}
+
 /** `GET /v1/models`: the provider's list, in the OpenAI list shape. (`/v1/models/{id}` passes through.) */
 export const models: OperationHandler = {
   name: 'models',
@@ -31,7 +46,9 @@ export const models: OperationHandler = {
       map(body, target) {
         const adapter = provider.operations.models;
         if (!adapter) throw unsupportedOperation(provider.id, 'models', 'GET /v1/models');
-        return adapter.fromUpstream(body, target);
+        const list = adapter.fromUpstream(body, target);
+        const allowed = context.key?.allowedModels;
+        return allowed === undefined ? list : allowedModelList(list, allowed, provider.id);
       },
       strict: strictModelList,
       record: () => {},

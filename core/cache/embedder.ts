@@ -3,12 +3,23 @@ import type { OpenTarget } from '../hooks/auth.js';
 import type { UpstreamClient } from '../http/upstream.js';
 import type { GatewayContext } from '../pipeline/context.js';
 import type { CacheEmbedding, Target } from '../routing/route.js';
-import type { EmbeddingRequest } from '../spec/unified.js';
+import type { EmbeddingRequest, Usage } from '../spec/unified.js';
 import { floats } from './store.js';
 import { unit } from './vector-index.js';
 
-/** Embeds a request's text for a semantic lookup: a unit vector. Throws when the target cannot. */
-export type Embedder = (context: GatewayContext, embedding: CacheEmbedding, text: string) => Promise<Float32Array>;
+/** A semantic lookup's embedding: the unit vector, and what the call used (charged to the caller). */
+export interface Embedded {
+  readonly vector: Float32Array;
+  /** The embeddings target's provider and model, and the target's headers (for its price). */
+  readonly provider: string;
+  readonly model: string;
+  readonly headers: Readonly<Record<string, string | undefined>>;
+  /** The tokens the provider reported, else an estimate from the text's length (4 characters a token). */
+  readonly usage: Usage;
+}
+
+/** Embeds a request's text for a semantic lookup. Throws when the target cannot. */
+export type Embedder = (context: GatewayContext, embedding: CacheEmbedding, text: string) => Promise<Embedded>;
 
 /** Most bytes of an embeddings answer read (a 3072-float vector is ~60 KB of JSON). */
 const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
@@ -19,8 +30,9 @@ const DEFAULT_TIMEOUT_MS = 10_000;
  * Calls an embeddings target through the gateway's provider plugins: the target is opened like a
  * route's (a provider with a stored credential or the caller's Bearer, or a virtual key), the
  * provider's own adapter maps the request and its answer, and the upstream client sends it
- * (cancelled when the client leaves). The call is the gateway's: it is not logged as a request nor
- * charged to the caller's key.
+ * (cancelled when the client leaves). It is not logged as a request of its own: what it used is
+ * returned, and the cache hook charges it to the caller's request (its log entry's cost, its key's
+ * budget).
  */
 export function createEmbedder(dependencies: { open: OpenTarget; upstream: UpstreamClient }): Embedder {
   return async (context, embedding, text) => {
@@ -42,6 +54,8 @@ export function createEmbedder(dependencies: { open: OpenTarget; upstream: Upstr
     const raw = typeof values === 'string' ? floats(Buffer.from(values, 'base64')) : Array.isArray(values) ? values : undefined;
     const scaled = raw && unit(raw);
     if (scaled === undefined) throw new Error('the embeddings target answered no usable vector');
-    return scaled;
+    const reported = response.usage?.prompt_tokens;
+    const tokens = typeof reported === 'number' && Number.isFinite(reported) && reported >= 0 ? reported : Math.ceil(text.length / 4);
+    return { vector: scaled, provider: provider.id, model, headers: auth.target.headers, usage: { prompt_tokens: tokens, completion_tokens: 0, total_tokens: tokens } };
   };
 }

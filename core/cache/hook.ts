@@ -1,9 +1,10 @@
 import type { Logger } from 'pino';
 import type { OperationHandler } from '../api/operation.js';
 import { errors, GatewayError } from '../errors.js';
-import type { AnswerRecorder, CacheStatus, GatewayContext } from '../pipeline/context.js';
+import type { AnswerRecorder, CacheStatus, EmbeddingSpend, GatewayContext } from '../pipeline/context.js';
 import type { Hook, Next } from '../pipeline/hook.js';
 import { respond } from '../pipeline/response.js';
+import { routeHeaders } from '../routing/resolve.js';
 import type { RouteCache } from '../routing/route.js';
 import type { Clock } from '../spec/manifest.js';
 import type { Usage } from '../spec/unified.js';
@@ -40,7 +41,13 @@ export function cacheControl(headers: Readonly<Record<string, string | undefined
   return undefined;
 }
 
-const cacheMiss = () => errors.cacheMiss('The cache holds no answer to this request, and x-gateway-cache: only-if-cached forbids asking the provider.', { code: 'cache_miss' });
+/** The 504 of an `only-if-cached` request the cache cannot answer: a miss, on the log entry (`cache_status`) and in `x-gateway-cache`. */
+const cacheMiss = (context: GatewayContext, embedding?: EmbeddingSpend) => {
+  context.cache = { status: 'MISS', ...(embedding ? { embedding } : {}) };
+  const error = errors.cacheMiss('The cache holds no answer to this request, and x-gateway-cache: only-if-cached forbids asking the provider.', { code: 'cache_miss' });
+  error.headers['x-gateway-cache'] = 'MISS';
+  return error;
+};
 
 export interface CacheHookDependencies {
   readonly cache: ResponseCache;
@@ -51,6 +58,8 @@ export interface CacheHookDependencies {
   readonly embed: Embedder;
   readonly clock: Clock;
   readonly logger: Logger;
+  /** Longest text embedded for a semantic lookup (characters); a longer request is looked up exactly only. */
+  readonly semanticMaxChars: number;
   /** What `usage` cost at the provider and model (USD), or undefined when unpriced. */
   readonly price: (provider: string, model: string | undefined, usage: Usage, headers: Readonly<Record<string, string | undefined>>) => number | undefined;
 }
@@ -61,6 +70,8 @@ interface Slot {
   readonly namespace: string;
   readonly maxAgeMs: number;
   probe?: Probe;
+  /** What embedding the request's text used (charged to the caller), once embedded. */
+  embedding?: EmbeddingSpend;
 }
 
 /**
@@ -74,24 +85,36 @@ interface Slot {
 export function cacheHook(dependencies: CacheHookDependencies): Hook {
   const { cache, operations } = dependencies;
 
-  /** The semantic probe of a request: its text embedded, its partition and guard; undefined when it has none or the embedding failed. */
-  const probeOf = async (context: GatewayContext, cacheable: CacheableOperation, settings: RouteCache, identity: Readonly<Record<string, unknown>>, namespace: string): Promise<Probe | undefined> => {
+  /**
+   * The semantic probe of a request: its text embedded (what that used goes on the slot, charged to
+   * the caller), its partition and guard; undefined when it has none, its text is over
+   * `semanticMaxChars` (looked up exactly only, nothing embedded) or the embedding failed.
+   */
+  const probeOf = async (context: GatewayContext, cacheable: CacheableOperation, settings: RouteCache, identity: Readonly<Record<string, unknown>>, slot: Slot): Promise<Probe | undefined> => {
     const semantic = cacheable.semantic?.(identity);
     if (semantic === undefined || settings.embedding === undefined) return undefined;
+    if (semantic.text.length > dependencies.semanticMaxChars) return undefined;
     try {
-      const vector = await dependencies.embed(context, settings.embedding, semantic.text);
+      const embedded = await dependencies.embed(context, settings.embedding, semantic.text);
+      const costUsd = dependencies.price(embedded.provider, embedded.model, embedded.usage, embedded.headers);
+      slot.embedding = { provider: embedded.provider, model: embedded.model, tokens: embedded.usage.prompt_tokens, ...(costUsd !== undefined ? { costUsd } : {}) };
       const partition = digest(context.operation, context.strict, upstreamIdentity(context), semantic.rest, settings.embedding);
-      return { namespace, partition, vector, guard: nearMissGuard(semantic.text) };
+      return { namespace: slot.namespace, partition, vector: embedded.vector, guard: nearMissGuard(semantic.text) };
     } catch (error) {
       dependencies.logger.warn({ cache: { operation: 'embed', reason: (error as Error)?.message } }, 'semantic cache lookup skipped');
       return undefined;
     }
   };
 
-  const serve = async (context: GatewayContext, cacheable: CacheableOperation, found: Found, status: CacheStatus): Promise<void> => {
+  const serve = async (context: GatewayContext, cacheable: CacheableOperation, found: Found, status: CacheStatus, slot: Slot): Promise<void> => {
     const { entry } = found;
     const response = await cacheable.replay(context, entry.answer);
     const ageSeconds = Math.floor(found.ageMs / 1000);
+    // A routed hit answers with the route's headers as a miss does: no upstream attempt, and the target whose answer it is.
+    if (context.routing) {
+      Object.assign(response.headers, routeHeaders([], entry.target));
+      if (entry.target !== undefined) context.routing.target = entry.target;
+    }
     response.headers['x-gateway-cache'] = status;
     response.headers.age = String(ageSeconds);
     const savedUsd = entry.usage ? dependencies.price(entry.provider, entry.model ?? context.request.model, entry.usage, context.auth!.target.headers) : undefined;
@@ -104,6 +127,7 @@ export function cacheHook(dependencies: CacheHookDependencies): Hook {
         ...(savedUsd !== undefined ? { savedUsd } : {}),
         ...(found.similarity !== undefined ? { similarity: found.similarity } : {}),
       },
+      ...(slot.embedding ? { embedding: slot.embedding } : {}),
     };
     respond(context, response);
   };
@@ -123,17 +147,17 @@ export function cacheHook(dependencies: CacheHookDependencies): Hook {
     const semantic = settings.mode === 'semantic';
     if (control !== 'refresh') {
       const exact = await cache.get(slot.key, slot.maxAgeMs);
-      if (exact) return serve(context, cacheable, exact, 'HIT');
-      if (semantic) slot.probe = await probeOf(context, cacheable, settings, identity, namespace);
+      if (exact) return serve(context, cacheable, exact, 'HIT', slot);
+      if (semantic) slot.probe = await probeOf(context, cacheable, settings, identity, slot);
       const near = slot.probe && (await cache.nearest(slot.probe, settings.threshold ?? DEFAULT_THRESHOLD, slot.maxAgeMs));
-      if (near) return serve(context, cacheable, near, 'SEMANTIC-HIT');
-      if (control === 'only-if-cached') throw cacheMiss();
+      if (near) return serve(context, cacheable, near, 'SEMANTIC-HIT', slot);
+      if (control === 'only-if-cached') throw cacheMiss(context, slot.embedding);
     } else if (semantic) {
       // A refreshed answer replaces the stored one and is indexed for later semantic lookups.
-      slot.probe = await probeOf(context, cacheable, settings, identity, namespace);
+      slot.probe = await probeOf(context, cacheable, settings, identity, slot);
     }
     const recorder = new AnswerStore(context, cacheable, slot, dependencies);
-    context.cache = { status: control === 'refresh' ? 'REFRESH' : 'MISS', recorder };
+    context.cache = { status: control === 'refresh' ? 'REFRESH' : 'MISS', recorder, ...(slot.embedding ? { embedding: slot.embedding } : {}) };
     await tagged(context, next);
     const body = context.response?.body;
     if (recorder.whole !== undefined && context.response?.status === 200 && body && !('stream' in body)) await recorder.save(recorder.whole);
@@ -154,7 +178,7 @@ export function cacheHook(dependencies: CacheHookDependencies): Hook {
         // Only x-gateway-cache can make that so (and an invalid one is refused).
         if (context.incoming.headers['x-gateway-cache'] !== undefined) {
           try {
-            if (cacheControl(context.incoming.headers) === 'only-if-cached') return Promise.reject(cacheMiss());
+            if (cacheControl(context.incoming.headers) === 'only-if-cached') return Promise.reject(cacheMiss(context));
           } catch (error) {
             return Promise.reject(error);
           }
@@ -217,7 +241,8 @@ class AnswerStore implements AnswerRecorder {
     if (denied || !cacheable.storable(answer)) return;
     try {
       const { usage, model } = cacheable.usage(answer);
-      const entry = { storedAt: this.dependencies.clock.now(), provider: context.auth!.provider.id, model: model ?? context.request.model, usage, answer };
+      const target = context.routing?.target;
+      const entry = { storedAt: this.dependencies.clock.now(), provider: context.auth!.provider.id, model: model ?? context.request.model, ...(target !== undefined ? { target } : {}), usage, answer };
       const result = await this.dependencies.cache.put(slot.key, entry, slot.maxAgeMs);
       if (result === 'stored' && slot.probe) await this.dependencies.cache.indexVector(slot.probe, slot.key);
     } catch (error) {

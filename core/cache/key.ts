@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { AuthSlice, GatewayContext } from '../pipeline/context.js';
-import type { ResolvedRoute } from '../routing/plan.js';
+import type { RequestFacts } from '../routing/conditions.js';
+import { conditionalTarget, requestFacts } from '../routing/facts.js';
+import type { ResolvedRoute, ResolvedTarget } from '../routing/plan.js';
 import type { Caller } from '../spec/key-resolver.js';
 
 /** JSON with every object's keys sorted, so that the order a client wrote them in changes nothing. */
@@ -43,15 +45,27 @@ const targetIdentity = (auth: AuthSlice) => ({
   forwarded: auth.forwardHeaders,
 });
 
-function planIdentity(plan: ResolvedRoute): unknown {
-  return plan.targets.map((target) => (target.route ? { route: planIdentity(target.route) } : { ...targetIdentity(target.auth!), overrides: target.target.override_params ?? null }));
+const resolvedIdentity = (target: ResolvedTarget, facts: RequestFacts): unknown =>
+  target.route ? { route: planIdentity(target.route, facts) } : { ...targetIdentity(target.auth!), overrides: target.target.override_params ?? null };
+
+/**
+ * A route level's targets; a conditional level's only the one its conditions choose for this
+ * request (by its metadata, model, `user` or caller), so that requests the route sends to other
+ * targets never share an answer (null when none is chosen: the route refuses the request).
+ */
+function planIdentity(plan: ResolvedRoute, facts: RequestFacts): unknown {
+  if (plan.route.strategy.mode === 'conditional') {
+    const chosen = conditionalTarget(plan, facts);
+    return { chosen: chosen === undefined ? null : { name: chosen.name, target: resolvedIdentity(chosen, facts) } };
+  }
+  return plan.targets.map((target) => resolvedIdentity(target, facts));
 }
 
 /**
  * Where a request's answer comes from: on the plain path its provider, base URL, cloud headers and
  * forwarded headers; on a route every target's (with its `override_params`), since any of them may
- * give the answer.
+ * give the answer, except where a conditional route chooses one: then that one's.
  */
 export function upstreamIdentity(context: GatewayContext): unknown {
-  return context.routing ? { route: planIdentity(context.routing.plan) } : targetIdentity(context.auth!);
+  return context.routing ? { route: planIdentity(context.routing.plan, requestFacts(context)) } : targetIdentity(context.auth!);
 }

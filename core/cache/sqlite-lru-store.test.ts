@@ -78,3 +78,14 @@ test('writes wait in memory, readable at once, until one transaction writes them
   t.is(await reopened.get('a'), value(10));
   t.is(reopened.size, 30);
 });
+
+test('writeThrough (processes sharing the file): a value is in the file once set resolves, readable by another connection at once', async (t) => {
+  const file = join(mkdtempSync(join(tmpdir(), 'lru-')), 'cache.sqlite');
+  const writer = new SqliteLruStore(new DatabaseSync(file), { maxBytes: 10_000, writeThrough: true });
+  const reader = open(10_000, file).store;
+  await writer.set('a', value(10));
+  t.is(await reader.get('a'), value(10));
+  await writer.set('a', value(12, 'y'));
+  t.is(await reader.get('a'), value(12, 'y'), 'a replaced value too');
+  t.is(writer.size, 12);
+});

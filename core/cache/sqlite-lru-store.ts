@@ -26,7 +26,8 @@ interface Pending {
  * Writes and reads' "last used" marks are kept in memory (where reads find them at once) and
  * written together in one transaction every {@link FLUSH_MS} ms, before any deletion, and on
  * `flush()` (close): a transaction per answer stored and an UPDATE per hit made both several times
- * dearer. A crash loses at most the last {@link FLUSH_MS} ms of writes.
+ * dearer. A crash loses at most the last {@link FLUSH_MS} ms of writes. With `writeThrough` (several
+ * processes on the file), a value is written by its `set`.
  */
 export class SqliteLruStore extends EventEmitter implements KeyvStoreAdapter {
   readonly opts: { dialect: 'sqlite' } = { dialect: 'sqlite' };
@@ -43,7 +44,16 @@ export class SqliteLruStore extends EventEmitter implements KeyvStoreAdapter {
 
   constructor(
     private readonly database: DatabaseSync,
-    private readonly options: { readonly maxBytes: number; readonly onEvict?: (count: number) => void },
+    private readonly options: {
+      readonly maxBytes: number;
+      readonly onEvict?: (count: number) => void;
+      /**
+       * Write each value at once (with the "last used" marks waiting), not after {@link FLUSH_MS}:
+       * for processes sharing the file (the workers of `GATEWAY_WORKERS`), so that an answer
+       * stored by one is read by every other as soon as `set` resolves, before its client has it.
+       */
+      readonly writeThrough?: boolean;
+    },
   ) {
     super();
     database.exec(`
@@ -96,6 +106,7 @@ export class SqliteLruStore extends EventEmitter implements KeyvStoreAdapter {
     this.bytes += size - Number(previous ?? 0);
     if (previous === undefined) this.entries++;
     if (this.bytes > this.options.maxBytes) this.evict();
+    else if (this.options.writeThrough) this.flush();
     else this.scheduleFlush();
     return true;
   }

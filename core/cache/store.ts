@@ -12,6 +12,8 @@ export interface CacheEntry {
   /** The provider and model that gave it, and its usage: a hit saves that usage's price. */
   readonly provider: string;
   readonly model?: string;
+  /** The route target that gave it (a routed request's `x-gateway-route-target`). */
+  readonly target?: string;
   readonly usage?: Usage;
   /** The operation's whole answer, as mapped (before output guardrails). */
   readonly answer: unknown;
@@ -77,7 +79,7 @@ export class SqliteCacheStore implements CacheStore {
   private readonly database: DatabaseSync;
   private readonly lru: SqliteLruStore;
 
-  constructor(dataDir: string, options: { maxBytes: number; onEvict?: (count: number) => void }) {
+  constructor(dataDir: string, options: { maxBytes: number; onEvict?: (count: number) => void; writeThrough?: boolean }) {
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     const file = join(dataDir, 'cache.sqlite');
     this.database = new DatabaseSync(file);
@@ -150,9 +152,10 @@ export function floats(bytes: Uint8Array): Float32Array {
 
 /**
  * The embedded store under `dataDir`, or Redis when `redisUrl` is set (its client is imported only
- * then, as the vault's is).
+ * then, as the vault's is). `writeThrough`: the embedded file is shared by several processes (the
+ * workers of `GATEWAY_WORKERS`), so each answer is written when stored, not batched.
  */
-export async function openCacheStore(options: { dataDir: string; redisUrl?: string; redisPrefix: string; maxBytes: number; onEvict?: (count: number) => void }): Promise<CacheStore> {
+export async function openCacheStore(options: { dataDir: string; redisUrl?: string; redisPrefix: string; maxBytes: number; onEvict?: (count: number) => void; writeThrough?: boolean }): Promise<CacheStore> {
   if (options.redisUrl) {
     const { RedisCacheStore } = await import('./redis-store.js');
     return RedisCacheStore.connect(options.redisUrl, options.redisPrefix);

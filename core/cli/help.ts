@@ -3,8 +3,8 @@ export const GENERAL_HELP = `usage: llm-gateway <command> [options]
 
 commands:
   start               serve the gateway on HOST:PORT (default 127.0.0.1:8787)
-  keys                create, list, show, rotate and delete virtual keys
-  credentials         store, list and delete provider credentials
+  keys                create, list, show, update, rotate and delete virtual keys
+  credentials         store, list, rotate and delete provider credentials
   routes              check a route definition before using it
   rotate-master-key   re-wrap every stored secret under a new master key
   reset-account-key   replace the stored account API key (shown once)
@@ -33,6 +33,12 @@ let requests in flight finish (up to GATEWAY_SHUTDOWN_GRACE_MS, default 30000) b
       in x-gateway-config besides model aliases; any other is refused with 403 route_not_allowed.
       without --credential the provider key comes from stdin with --stdin, else GATEWAY_PROVIDER_KEY,
       else (at a terminal) a prompt that does not echo. The new key is shown once.
+  keys update <id> [--name <name>] [--credential <id> | --stdin] [--custom-host <url>] [--policy <name>]
+        [--budget-usd <n>] [--budget-period total|day|month] [--rpm <n>] [--rpd <n>] [--users a,b]
+        [--models a,b] [--routes a,b] [--expires-at <iso time>] [--log-bodies | --no-log-bodies]
+      changes the fields given and keeps the others (limits too); none removes one (--rpm none,
+      --policy none; --routes replaces the granted routes whole, --routes none removes them).
+      --stdin reads a new provider key; the key's value and id do not change.
   keys list
   keys get <id>        (also: keys show <id>)
   keys usage <id>
@@ -48,6 +54,9 @@ store a running gateway sees a change within 30 s.`,
       prompt that does not echo. With --json, stdin is {"api_key": "...", "fields": {...}} (a structured
       credential) and the output is JSON.
   credentials list
+  credentials rotate <id> [--stdin] [--json]
+      replaces the stored secret and keeps the id, so the keys and routes using the credential go on
+      working with the new secret; it comes as for create (with --json, stdin is {"api_key": ...}).
   credentials delete <id>`,
   routes: `usage: llm-gateway routes check <file.json | -> [--json]
        llm-gateway routes list | show <id or name> | versions <id or name> [--json]

@@ -1,5 +1,6 @@
 import { BootError } from '../errors.js';
 import { COMMAND_HELP, GENERAL_HELP } from './help.js';
+import { didYouMean } from './suggest.js';
 import type { CliIo } from './vault.js';
 
 /** The options every command takes, taken out of argv before the command parses the rest. */
@@ -12,6 +13,9 @@ interface GlobalOptions {
 }
 
 class UsageError extends Error {}
+
+/** The commands that take no flag of their own (only --config, --json and --help). */
+const NO_FLAGS = { start: true, doctor: true, 'reset-account-key': true, routes: true } as const;
 
 function globalOptions(argv: readonly string[]): GlobalOptions {
   const [command, ...others] = argv;
@@ -28,6 +32,16 @@ function globalOptions(argv: readonly string[]): GlobalOptions {
     else rest.push(argument);
   }
   return { command, rest, configPath, json: rest.includes('--json'), help };
+}
+
+/** Why the server could not listen, in a sentence with the fix (no stack), or undefined for any other error. */
+function listenProblem(error: unknown): string | undefined {
+  const { code, address, port } = (error ?? {}) as NodeJS.ErrnoException & { address?: string; port?: number };
+  const where = address === undefined ? 'the address' : `${address}:${port}`;
+  if (code === 'EADDRINUSE') return `${where} is already in use (EADDRINUSE): stop what listens there, or set PORT (and HOST) to a free address`;
+  if (code === 'EACCES') return `${where} may not be opened by this user (EACCES): a port below 1024 needs privileges; set PORT to 1024 or above`;
+  if (code === 'EADDRNOTAVAIL') return `${where} is not an address of this machine (EADDRNOTAVAIL): set HOST to one of its addresses, or 0.0.0.0`;
+  return undefined;
 }
 
 /**
@@ -50,12 +64,20 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     return 0;
   }
   if (!Object.hasOwn(COMMAND_HELP, command)) {
-    io.stderr.write(`unknown command "${command}"\n\n${GENERAL_HELP}\n`);
+    io.stderr.write(`unknown command "${command}"${didYouMean(command, Object.keys(COMMAND_HELP))}\n\n${GENERAL_HELP}\n`);
     return 2;
   }
   if (help) {
     io.stdout.write(`${COMMAND_HELP[command]}\n`);
     return 0;
+  }
+  // keys, credentials and rotate-master-key check their flags per action (vault.ts); the others take only the global ones.
+  if (Object.hasOwn(NO_FLAGS, command)) {
+    const unknown = rest.find((argument) => argument.startsWith('-') && argument !== '-' && argument !== '--json');
+    if (unknown !== undefined) {
+      io.stderr.write(`unknown option ${unknown} for "${command}"\n\n${COMMAND_HELP[command]}\n`);
+      return 2;
+    }
   }
   if ((command === 'keys' || command === 'credentials') && (rest[0] === undefined || rest[0].startsWith('-'))) {
     io.stderr.write(`${command} needs an action\n\n${COMMAND_HELP[command]}\n`);
@@ -80,7 +102,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     const { runVaultCli } = await import('./vault.js');
     return await runVaultCli([command, ...rest], config, { ...io, output: json ? 'json' : 'human' });
   } catch (error) {
-    const message = error instanceof BootError ? error.message : ((error as Error)?.stack ?? String(error));
+    const message = error instanceof BootError ? error.message : (listenProblem(error) ?? (error as Error)?.stack ?? String(error));
     io.stderr.write(command === 'start' ? `gateway failed to start: ${message}\n` : `error: ${message}\n`);
     return 1;
   }

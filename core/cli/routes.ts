@@ -4,6 +4,8 @@ import { GatewayError } from '../errors.js';
 import { parseRoute, type Route, type Target } from '../routing/route.js';
 import type { StoredRoute } from '../routing/sources.js';
 import { withShownRoute } from '../admin/route-keys.js';
+import { COMMAND_HELP } from './help.js';
+import { didYouMean } from './suggest.js';
 import { type CliIo, cliVaultService } from './vault.js';
 
 async function readAll(stdin: NodeJS.ReadableStream): Promise<string> {
@@ -28,7 +30,6 @@ function describe(route: Route): string {
   return `route ok: ${route.strategy.mode}, ${targets.length} target${targets.length === 1 ? '' : 's'} (${targets.join(', ')})`;
 }
 
-const USAGE = 'usage: llm-gateway routes check <file.json | -> | list | show <id or name> | versions <id or name>   [--json]\n';
 
 /**
  * `llm-gateway routes`: `check <file | ->` validates a route (the `x-gateway-config` shape) with
@@ -39,7 +40,9 @@ export async function runRoutesCli(argv: readonly string[], config: GatewayConfi
   const [action, argument] = argv.filter((entry) => entry !== '--json');
   if (action === 'check' && argument !== undefined) return checkRoute(argument, config, io, json);
   if (action === 'list' || ((action === 'show' || action === 'versions') && argument !== undefined)) return readStored(action, argument, config, io, json);
-  io.stderr.write(USAGE);
+  const known = ['check', 'list', 'show', 'versions'];
+  const problem = action === undefined ? 'routes needs an action' : known.includes(action) ? `routes ${action} needs ${action === 'check' ? 'a file (or - for stdin)' : 'an id or name'}` : `unknown action "routes ${action}"${didYouMean(action, known)}`;
+  io.stderr.write(`${problem}\n\n${COMMAND_HELP.routes}\n`);
   return 2;
 }
 
@@ -61,7 +64,9 @@ async function readStored(action: 'list' | 'show' | 'versions', idOrName: string
     }
     const found = await store.route(idOrName!);
     if (!found) {
-      io.stderr.write(`error: no stored route with the id or name "${idOrName}" (routes list shows them)\n`);
+      const names = (await store.list()).flatMap((stored) => (stored.name ? [stored.name, stored.id] : [stored.id]));
+      const suggestion = didYouMean(idOrName!, names);
+      io.stderr.write(`error: no stored route with the id or name "${idOrName}"${suggestion || ' (routes list shows them)'}\n`);
       return 1;
     }
     const current = await shown(found);

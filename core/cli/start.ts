@@ -6,19 +6,23 @@ import { AccountKey } from '../account-key.js';
 import { BootError } from '../errors.js';
 import { workerCount } from '../cluster/primary.js';
 import { providerBanner } from '../registry.js';
+import { treatAsOperatorModule } from './config-modules.js';
 import type { CliIo } from './vault.js';
 
 /**
  * The shipped `gateway.config.ts`, or the file `--config` / `GATEWAY_CONFIG` names (TypeScript or
  * JavaScript, anywhere; Node 24 strips a .ts file's types on import, so no build step). A user file
  * imports `defineConfig` and plugins through the package's exports (`llm-gateway`,
- * `llm-gateway/guardrails`).
+ * `llm-gateway/guardrails`). The file and the files it imports outside node_modules are ES modules
+ * whatever the nearest package.json's `"type"` (config-modules.ts).
  */
 export async function loadConfig(path: string | undefined, source = `GATEWAY_CONFIG=${path}`): Promise<GatewayConfig> {
   if (!path) return (await import('../../gateway.config.js')).default;
   let loaded: { default?: unknown };
   try {
-    loaded = await import(pathToFileURL(resolve(path)).href);
+    const url = pathToFileURL(resolve(path)).href;
+    treatAsOperatorModule(url);
+    loaded = await import(url);
   } catch (error) {
     throw new BootError('INVALID_CONFIG', `${source} could not be loaded: ${(error as Error).message}`);
   }

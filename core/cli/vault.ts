@@ -5,6 +5,8 @@ import { VirtualKeyActions } from '../admin/virtual-key-actions.js';
 import { GatewayError } from '../errors.js';
 import { CustomHostGuard } from '../http/custom-host.js';
 import { VaultService } from '../vault/service.js';
+import { COMMAND_HELP, GENERAL_HELP } from './help.js';
+import { didYouMean } from './suggest.js';
 
 export interface CliIo {
   readonly stdout: NodeJS.WritableStream;
@@ -16,23 +18,29 @@ export interface CliIo {
   readonly output?: 'human' | 'json';
 }
 
-export const CLI_USAGE = `usage: llm-gateway <command>
-  credentials create --name <name> [--provider <id>] [--stdin] [--json]
-        the secret comes from GATEWAY_PROVIDER_KEY, or stdin with --stdin; with --json stdin is
-        {"api_key": "...", "fields": {...}} (a structured credential)
-  credentials list
-  credentials delete <id>
-  keys create --name <name> --provider <id> [--credential <id> | --stdin] [--custom-host <url>]
-        [--policy <name>] [--budget-usd <n>] [--budget-period total|day|month] [--rpm <n>] [--rpd <n>]
-        [--users a,b] [--models a,b] [--routes a,b] [--expires-at <iso time>] [--no-log-bodies]
-        --routes grants routes (stored route ids or names, config route names) the key may name
-        in x-gateway-config; --no-log-bodies keeps the key's request and response bodies out of the request log
-        without --credential the provider key comes from GATEWAY_PROVIDER_KEY, or stdin with --stdin
-  keys list | keys get <id> | keys usage <id> | keys rotate <id> | keys delete <id>
-  rotate-master-key
-llm-gateway <command> --help tells more.
-Secrets are never read from the command line. With the embedded store, a running gateway sees
-changes made here within 30 s (the admin API applies them at once).`;
+/** The flags each action takes (besides the global --json); anything else is a usage error. */
+const KEY_FIELDS = ['policy', 'budget-usd', 'budget-period', 'rpm', 'rpd', 'users', 'models', 'routes', 'expires-at', 'no-log-bodies'] as const;
+const ACTION_FLAGS: Readonly<Record<string, Readonly<Record<string, readonly string[]>>>> = {
+  credentials: {
+    create: ['name', 'provider', 'stdin'],
+    list: [],
+    delete: [],
+    rotate: ['stdin'],
+  },
+  keys: {
+    create: ['name', 'provider', 'credential', 'stdin', 'custom-host', ...KEY_FIELDS],
+    update: ['name', 'credential', 'stdin', 'custom-host', ...KEY_FIELDS, 'log-bodies'],
+    list: [],
+    get: [],
+    show: [],
+    usage: [],
+    rotate: [],
+    delete: [],
+  },
+  'rotate-master-key': { '': [] },
+};
+
+const BOOLEAN_FLAGS = new Set(['stdin', 'json', 'no-log-bodies', 'log-bodies']);
 
 async function readStdin(stdin: NodeJS.ReadableStream): Promise<string> {
   const chunks: Buffer[] = [];
@@ -40,6 +48,19 @@ async function readStdin(stdin: NodeJS.ReadableStream): Promise<string> {
   return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
 }
 
+/** A structured secret from stdin (`--json`); the parser's message, which quotes the text, is not shown. */
+async function jsonSecret(stdin: NodeJS.ReadableStream): Promise<Record<string, unknown>> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(await readStdin(stdin));
+  } catch {
+    throw new UsageError('with --json, stdin must be a JSON object: {"api_key": "...", "fields": {...}}');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new UsageError('with --json, stdin must be a JSON object: {"api_key": "...", "fields": {...}}');
+  return parsed as Record<string, unknown>;
+}
+
+/** What an operator wrote wrong on the command line; printed with the command's usage, once. */
 class UsageError extends Error {}
 
 /** The flag (or variable) an operator sets for each admin API field the validation names. */
@@ -123,6 +144,36 @@ const number = (value: string | undefined, flag: string): number | undefined => 
 const list = (value: string | undefined): string[] | undefined =>
   value === undefined ? undefined : value.split(',').map((entry) => entry.trim()).filter(Boolean);
 
+/** `keys update` takes `none` to remove an optional field (null in the admin API). */
+const NONE = 'none';
+const clearable = (value: string | boolean | undefined): string | null | undefined => (value === NONE ? null : (value as string | undefined));
+
+/**
+ * The limits after `keys update`: the admin API replaces `limits` whole, so the flags given change
+ * those fields of the key's current limits and keep the rest; `none` removes one (removing the
+ * budget removes its period). Undefined when no limit flag was given, null when none is left.
+ */
+function updatedLimits(current: object | undefined, values: Record<string, string | boolean | undefined>): Record<string, unknown> | null | undefined {
+  const given: Array<[string, string, (value: string) => unknown]> = [
+    ['budget-usd', 'budget_usd', (value) => number(value, '--budget-usd')],
+    ['budget-period', 'budget_period', (value) => value],
+    ['rpm', 'requests_per_minute', (value) => number(value, '--rpm')],
+    ['rpd', 'requests_per_day', (value) => number(value, '--rpd')],
+    ['users', 'allowed_users', list],
+    ['models', 'allowed_models', list],
+  ];
+  const changes = given.filter(([flag]) => values[flag] !== undefined);
+  if (changes.length === 0) return undefined;
+  const limits: Record<string, unknown> = { ...current };
+  for (const [flag, field, parse] of changes) {
+    const value = values[flag] as string;
+    if (value === NONE) delete limits[field];
+    else limits[field] = parse(value);
+  }
+  if (values['budget-usd'] === NONE) delete limits.budget_period;
+  return Object.keys(limits).length > 0 ? limits : null;
+}
+
 /**
  * The operators' command line for credentials, virtual keys and the master key. It works on the
  * store directly (same validation as the admin API) and never takes a secret from argv.
@@ -140,35 +191,40 @@ export function cliVaultService(config: ResolvedConfig, environment: NodeJS.Proc
   });
 }
 
+/** The parsed command line of one action, or the usage error it makes. */
+function parseAction(group: string, action: string | undefined, rest: readonly string[]): { values: Record<string, string | boolean | undefined>; positionals: string[] } {
+  const actions = ACTION_FLAGS[group];
+  const name = group === 'rotate-master-key' ? '' : (action ?? '');
+  if (!Object.hasOwn(actions, name)) {
+    throw new UsageError(`unknown action "${group} ${action}"${didYouMean(action ?? '', Object.keys(actions))}`);
+  }
+  const allowed = [...actions[name], 'json'];
+  try {
+    return parseArgs({
+      args: group === 'rotate-master-key' ? [action, ...rest].filter((entry) => entry !== undefined) : [...rest],
+      allowPositionals: true,
+      options: Object.fromEntries(allowed.map((flag) => [flag, { type: BOOLEAN_FLAGS.has(flag) ? 'boolean' : 'string' }])) as Record<string, { type: 'boolean' | 'string' }>,
+    });
+  } catch (error) {
+    const { code, message } = error as { code?: string; message: string };
+    const flag = /'(-[^' ]+)/.exec(message)?.[1];
+    const command = `${group}${name ? ` ${name}` : ''}`;
+    if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && flag !== undefined) {
+      throw new UsageError(`unknown option ${flag} for "${command}"${didYouMean(flag.replace(/^-+/, ''), allowed).replace(/"([^"]+)"/, '"--$1"')}`);
+    }
+    if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' && flag !== undefined) throw new UsageError(`${flag} ${BOOLEAN_FLAGS.has(flag.replace(/^-+/, '')) ? 'takes no value' : 'needs a value'} ("${command}")`);
+    throw new UsageError(message);
+  }
+}
+
 export async function runVaultCli(argv: readonly string[], gatewayConfig: GatewayConfig, io: CliIo): Promise<number> {
   const [group, action, ...rest] = argv;
   let values: Record<string, string | boolean | undefined>;
   let positionals: string[];
   try {
-    ({ values, positionals } = parseArgs({
-      args: group === 'rotate-master-key' ? [action, ...rest].filter((entry) => entry !== undefined) : rest,
-      allowPositionals: true,
-      options: {
-        name: { type: 'string' },
-        provider: { type: 'string' },
-        credential: { type: 'string' },
-        'custom-host': { type: 'string' },
-        policy: { type: 'string' },
-        'budget-usd': { type: 'string' },
-        'budget-period': { type: 'string' },
-        rpm: { type: 'string' },
-        rpd: { type: 'string' },
-        users: { type: 'string' },
-        models: { type: 'string' },
-        routes: { type: 'string' },
-        'expires-at': { type: 'string' },
-        'no-log-bodies': { type: 'boolean' },
-        stdin: { type: 'boolean' },
-        json: { type: 'boolean' },
-      },
-    }));
+    ({ values, positionals } = parseAction(group, action, rest));
   } catch (error) {
-    io.stderr.write(`${(error as Error).message}\n${CLI_USAGE}\n`);
+    io.stderr.write(`${(error as Error).message}\n\n${COMMAND_HELP[group] ?? GENERAL_HELP}\n`);
     return 2;
   }
 
@@ -205,7 +261,7 @@ export async function runVaultCli(argv: readonly string[], gatewayConfig: Gatewa
     switch (command) {
       case 'credentials create': {
         const body: Record<string, unknown> = { name: values.name, ...(values.provider ? { provider: values.provider } : {}) };
-        if (values.json) Object.assign(body, JSON.parse(await readStdin(io.stdin)) as object);
+        if (values.json) Object.assign(body, await jsonSecret(io.stdin));
         else body.api_key = await secret();
         print(await actions.createCredential(body));
         break;
@@ -213,6 +269,13 @@ export async function runVaultCli(argv: readonly string[], gatewayConfig: Gatewa
       case 'credentials list':
         print(await actions.listCredentials());
         break;
+      case 'credentials rotate': {
+        const credential = needId();
+        const body = values.json ? await jsonSecret(io.stdin) : { api_key: await secret() };
+        print(await actions.rotateCredential(credential, body));
+        io.stderr.write('The credential keeps its id: the keys and routes using it send the new secret from their next request.\n');
+        break;
+      }
       case 'credentials delete':
         await actions.deleteCredential(needId());
         print({ deleted: id });
@@ -245,6 +308,27 @@ export async function runVaultCli(argv: readonly string[], gatewayConfig: Gatewa
         const created = await actions.createKey(body);
         print(created);
         io.stderr.write('The key value ("key") is shown this once; store it now.\n');
+        break;
+      }
+      case 'keys update': {
+        const current = await actions.getKey(needId());
+        const body: Record<string, unknown> = Object.fromEntries(
+          Object.entries({
+            name: values.name,
+            credential_id: values.credential,
+            provider_key: values.stdin ? await fromStdin('new provider key (typed, not shown): ') : undefined,
+            custom_host: clearable(values['custom-host']),
+            guardrail_policy: clearable(values.policy),
+            // Replaced whole, as the admin API does; none removes every grant.
+            allowed_routes: values.routes === NONE ? null : list(values.routes as string | undefined),
+            expires_at: clearable(values['expires-at']),
+            limits: updatedLimits(current.limits, values),
+            log_bodies: values['no-log-bodies'] ? false : values['log-bodies'] ? true : undefined,
+          }).filter(([, value]) => value !== undefined),
+        );
+        if (values['no-log-bodies'] && values['log-bodies']) throw new UsageError('give --log-bodies or --no-log-bodies, not both');
+        if (Object.keys(body).length === 0) throw new UsageError('keys update needs at least one flag to change');
+        print(await actions.updateKey(current.id, body));
         break;
       }
       case 'keys list':
@@ -280,7 +364,7 @@ export async function runVaultCli(argv: readonly string[], gatewayConfig: Gatewa
     return 0;
   } catch (error) {
     if (error instanceof UsageError) {
-      io.stderr.write(`${error.message}\n${CLI_USAGE}\n`);
+      io.stderr.write(`${error.message}\n\n${COMMAND_HELP[group] ?? GENERAL_HELP}\n`);
       return 2;
     }
     if (error instanceof GatewayError) {

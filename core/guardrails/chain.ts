@@ -12,6 +12,26 @@ interface StepResult {
   readonly verdict: GuardrailVerdict;
   readonly ms: number;
   readonly failure?: 'error' | 'timeout';
+  /** What the log must mask ({@link flaggedBy}); absent when nothing. */
+  readonly flagged?: string[];
+}
+
+/**
+ * What a verdict flagged in the texts it judged: its own `flagged` list, else (the guardrail cannot
+ * say) every text of a denial and every text a transform changed. A guardrail that failed flagged nothing.
+ */
+function flaggedBy(verdict: GuardrailVerdict, texts: readonly string[]): string[] | undefined {
+  if (verdict.action === 'allow') return undefined;
+  const flagged = verdict.flagged ?? (verdict.action === 'deny' ? texts : verdict.texts ? texts.filter((text, index) => text !== verdict.texts![index]) : []);
+  const values = flagged.filter((value) => typeof value === 'string' && value.length > 0);
+  return values.length > 0 ? values : undefined;
+}
+
+/** A verdict as recorded: a transform's texts and any verdict's flagged values are not kept. */
+function recorded(verdict: GuardrailVerdict): GuardrailVerdict {
+  if (verdict.action === 'transform') return { action: 'transform', changes: verdict.changes };
+  if (verdict.action === 'deny' && verdict.flagged !== undefined) return { action: 'deny', reason: verdict.reason };
+  return verdict;
 }
 
 class Timeout extends Error {}
@@ -32,9 +52,10 @@ async function runStep(compiled: CompiledStep, input: GuardrailInput): Promise<S
     verdict =
       compiled.onError === 'fail-open'
         ? { action: 'allow' }
-        : { action: 'deny', reason: `guardrail ${failure === 'timeout' ? `timed out after ${compiled.timeoutMs} ms` : 'failed'} (fail-closed)` };
+        : { action: 'deny', reason: `guardrail ${failure === 'timeout' ? `timed out after ${compiled.timeoutMs} ms` : 'failed'} (fail-closed)`, flagged: [] };
   }
-  return { verdict, ms: performance.now() - startedAt, ...(failure ? { failure } : {}) };
+  const flagged = flaggedBy(verdict, input.texts);
+  return { verdict, ms: performance.now() - startedAt, ...(failure ? { failure } : {}), ...(flagged ? { flagged } : {}) };
 }
 
 function withBudget<T>(promise: Promise<T>, timeoutMs: number): Promise<T> {
@@ -63,9 +84,11 @@ export async function runChain(
       guardrail: compiled.id,
       side: input.side,
       // Transformed texts are not kept: the log records counts of what changed, never values.
-      verdict: result.verdict.action === 'transform' ? { action: 'transform', changes: result.verdict.changes } : result.verdict,
+      verdict: recorded(result.verdict),
       ms: result.ms,
       ...(result.failure ? { failure: result.failure } : {}),
+      // What it flagged travels apart from the verdict, for the log to mask (never to record).
+      ...(result.flagged ? { flagged: result.flagged } : {}),
     });
   let texts = input.texts;
   let parameters = input.parameters;
@@ -111,6 +134,7 @@ export function aggregate(records: GuardrailRecord[], entry: GuardrailRecord): v
   existing.ms += entry.ms;
   existing.checks = (existing.checks ?? 1) + 1;
   if (entry.failure) existing.failure = entry.failure;
+  if (entry.flagged) existing.flagged = existing.flagged ? [...existing.flagged, ...entry.flagged] : entry.flagged;
   const previous = existing.verdict;
   const next = entry.verdict;
   if (previous.action === 'deny') return;

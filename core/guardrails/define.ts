@@ -82,6 +82,11 @@ export function replaceSpans(text: string, spans: readonly Span[], replacement: 
   return out + text.slice(position);
 }
 
+/** The values of the spans found in each text (`spans[i]` in `texts[i]`), for a verdict's `flagged`. */
+export function spanValues(texts: readonly string[], spans: ReadonlyArray<readonly Span[]>): string[] {
+  return spans.flatMap((found, index) => found.map((span) => texts[index].slice(span.start, span.end)));
+}
+
 /** Counts spans by kind (`{ email: 2 }`), for a transform's `changes`. */
 export function countByKind(spans: readonly Span[]): Record<string, number> {
   const counts: Record<string, number> = {};

@@ -1,12 +1,13 @@
 import { errors, GatewayError } from '../errors.js';
 import type { MemoryBudget } from '../http/memory-budget.js';
 import type { UpstreamClient } from '../http/upstream.js';
-import type { AuthSlice, ForwardSlice, GatewayContext } from '../pipeline/context.js';
+import type { ForwardSlice, GatewayContext } from '../pipeline/context.js';
 import type { Hook } from '../pipeline/hook.js';
 import { abortableSleep, executeRoute, type ExecutorDependencies } from '../routing/executor.js';
-import type { ResolvedTarget } from '../routing/plan.js';
+import type { ResolvedTarget, SkippedTarget } from '../routing/plan.js';
 import { routeHeaders } from '../routing/resolve.js';
 import { checkFirstEvent } from '../routing/first-event.js';
+import { requestFacts } from '../routing/facts.js';
 import { MemoryRoutingState } from '../routing/state.js';
 
 /** Largest per-request time-out a caller may ask for with `x-gateway-request-timeout` (1 hour). */
@@ -50,6 +51,7 @@ export function forwardHook(dependencies: {
     state: dependencies.routing?.state ?? new MemoryRoutingState(),
     random: dependencies.routing?.random ?? Math.random,
     sleep: dependencies.routing?.sleep ?? abortableSleep,
+    ...(dependencies.routing?.retry ? { retry: dependencies.routing.retry } : {}),
   };
 
   const send = async (context: GatewayContext, guarded: boolean, timeoutMs: number | undefined): Promise<ForwardSlice> => {
@@ -83,35 +85,48 @@ export function forwardHook(dependencies: {
       }
       const prepare = routing.prepare!;
       let prepared: ResolvedTarget | undefined;
-      const attempt = (target: ResolvedTarget, attemptTimeoutMs: number | undefined): Promise<ForwardSlice> => {
+      // When the first attempt and the one whose answer the client gets started: the time between is routing.
+      let firstAttemptAt: number | undefined;
+      const attemptStarts = new WeakMap<ForwardSlice, number>();
+      const skipped: SkippedTarget[] = [];
+      const attempt = async (target: ResolvedTarget, attemptTimeoutMs: number | undefined): Promise<ForwardSlice> => {
+        const startedAt = performance.now();
+        firstAttemptAt ??= startedAt;
         context.auth = target.auth!;
         prepared = target;
         prepare(context, target);
-        const sent = send(context, target.auth!.target.customHost, attemptTimeoutMs);
+        let forward = await send(context, target.auth!.target.customHost, attemptTimeoutMs);
         // A stream's first event decides too: an error there falls back like an error status.
-        return context.request.streaming ? sent.then((forward) => (forward.status === 200 && isEventStream(forward) ? checkFirstEvent(forward, context.signal) : forward)) : sent;
+        if (context.request.streaming && forward.status === 200 && isEventStream(forward)) forward = await checkFirstEvent(forward, context.signal);
+        attemptStarts.set(forward, startedAt);
+        return forward;
       };
       try {
         const answer = await executeRoute(
           routing.plan,
           {
-            facts: { metadata: context.metadata, model: context.request.model, user: userOf(context.request.body), callerId: callerId(auth), callerName: callerName(auth) },
+            facts: requestFacts(context),
             signal: context.signal,
             startedAt: context.startedAt,
             defaultTimeoutMs: timeoutMs,
             replayable: (context.operation !== 'passthrough' || routing.plan.route.passthrough_idempotent === true) && context.request.stream === undefined,
             send: attempt,
             attempts: routing.attempts,
+            skipped,
           },
           executor,
         );
+        if (firstAttemptAt !== undefined) routing.routingMs = Math.max(0, (attemptStarts.get(answer.forward) ?? answer.forward.sentAt) - firstAttemptAt);
         context.auth = answer.target.auth!;
         if (prepared !== answer.target) prepare(context, answer.target);
         routing.target = answer.target.name;
         context.forward = answer.forward;
       } catch (error) {
+        if (firstAttemptAt !== undefined) routing.routingMs = performance.now() - firstAttemptAt;
         if (error instanceof GatewayError) Object.assign(error.headers, routeHeaders(routing.attempts, undefined));
         throw error;
+      } finally {
+        if (skipped.length > 0) routing.skipped = skipped;
       }
       await next();
     },
@@ -122,10 +137,3 @@ const isEventStream = (forward: ForwardSlice): boolean => {
   const type = forward.headers['content-type'];
   return typeof type === 'string' && type.startsWith('text/event-stream');
 };
-
-const userOf = (body: unknown): string | undefined => {
-  const user = (body as { user?: unknown } | undefined)?.user;
-  return typeof user === 'string' ? user : undefined;
-};
-const callerId = (auth: AuthSlice): string => (auth.caller.type === 'account' ? 'account' : auth.caller.id);
-const callerName = (auth: AuthSlice): string | undefined => (auth.caller.type === 'account' ? undefined : auth.caller.name);

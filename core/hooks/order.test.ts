@@ -19,7 +19,7 @@ function builtInHooks(): Hook[] {
     limits.admit,
     bodyCaptureHook({ policy: true, maxBytes: 1 }),
     guardrailHook({ policies: unused, operations: new Map() }),
-    cacheHook({ cache: unused, operations: new Map(), embed: unused, clock: unused, logger: unused, price: unused }),
+    cacheHook({ cache: unused, operations: new Map(), embed: unused, clock: unused, logger: unused, price: unused, semanticMaxChars: 1 }),
     transformHook({ operations: new Map() }),
     forwardHook({ upstream: unused, memoryBudget: unused, maxAnswerBytes: 1 }),
     limits.settle,

@@ -24,6 +24,20 @@ function prematureClose(): Error {
   return Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' });
 }
 
+/** What a request stream fails with when its connection closes before the body's end. */
+const CONNECTION_GONE = new Set(['ERR_STREAM_PREMATURE_CLOSE', 'ECONNRESET', 'ECONNABORTED', 'EPIPE']);
+
+/**
+ * A client's request body that stopped because the client closed its connection is a 499 (client
+ * closed request, logged at info level), not a failure of the gateway: any other error is kept.
+ */
+export function clientGone(error: unknown): unknown {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && CONNECTION_GONE.has(code)
+    ? errors.clientClosed('The client closed the connection before its request body was complete.', { code: 'client_closed' })
+    : error;
+}
+
 /** The read in progress on a stream: the listeners below are shared by every read and find it here. */
 const READER = Symbol('read in progress');
 type ReadStream = Readable & { [READER]?: StreamRead };
@@ -74,7 +88,10 @@ abstract class StreamRead {
   run(expected = Number.NaN): Promise<void> {
     const stream = this.stream;
     if (stream.readableEnded) return settled;
-    if (stream.destroyed) return Promise.reject(stream.errored ?? prematureClose());
+    if (stream.destroyed) {
+      const error = stream.errored ?? prematureClose();
+      return Promise.reject(this.answered ? clientGone(error) : error);
+    }
     if (expected > 0 && stream.readableLength >= expected && stream.readableFlowing !== true) {
       try {
         for (let chunk: Buffer | null = stream.read(); chunk !== null; chunk = stream.read()) this.take(chunk);
@@ -110,7 +127,7 @@ abstract class StreamRead {
     this.detach();
     if (error === undefined) return this.resolve?.();
     this.stop();
-    this.reject?.(error);
+    this.reject?.(this.answered ? clientGone(error) : error);
   }
 
   idle(): void {

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { errors } from '../errors.js';
 import type { FormFile, MultipartForm } from '../spec/unified.js';
-import { type BodyReadOptions, bodyTimedOut, tooLarge } from './body.js';
+import { type BodyReadOptions, bodyTimedOut, clientGone, tooLarge } from './body.js';
 
 /** Text fields larger than this are refused (they are held in memory, unlike files). */
 const FIELD_LIMIT = 1024 * 1024;
@@ -200,7 +200,7 @@ export async function spoolMultipart(request: IncomingMessage, limitBytes: numbe
     if (!waiting) await chunks.return?.().catch(() => {});
     await current?.handle?.close().catch(() => {});
     await cleanup();
-    throw error;
+    throw clientGone(error);
   }
 }
 

@@ -4,7 +4,7 @@ import type { BodyLogging } from '../../config/index.js';
 import type { GatewayContext } from '../pipeline/context.js';
 import { type StreamTap, tapStream } from '../pipeline/response.js';
 import type { Hook } from '../pipeline/hook.js';
-import { type LogBodies, requestSecrets } from './entry.js';
+import { flaggedValues, type LogBodies, requestSecrets } from './entry.js';
 
 /** Per-request switch: `x-gateway-log-bodies: false` (or `off`, `0`) keeps this request's bodies out of the log. */
 export const LOG_BODIES_HEADER = 'x-gateway-log-bodies';
@@ -80,5 +80,10 @@ export function capturedBodies(context: GatewayContext, policy: BodyLogging): Lo
     if (capture) response = { chunks: capture.chunks, truncated: capture.truncated };
   }
   const { raw, rawText, body: requestBody } = context.request;
-  return { request: raw ?? (requestBody === undefined ? undefined : { json: requestBody }), requestText: raw === undefined ? undefined : rawText, response, secrets: requestSecrets(context) };
+  const flagged = flaggedValues(context);
+  // What a guardrail flagged is masked in the stored text. The bytes as received may spell it with
+  // JSON escapes (`\u0034`), so a flagged request is logged as its parsed body serialised again,
+  // where a flagged value reads as JSON.stringify writes it.
+  if (flagged && requestBody !== undefined) return { request: { json: requestBody }, response, secrets: requestSecrets(context), flagged };
+  return { request: raw ?? (requestBody === undefined ? undefined : { json: requestBody }), requestText: raw === undefined ? undefined : rawText, response, secrets: requestSecrets(context), ...(flagged ? { flagged } : {}) };
 }

@@ -1,6 +1,6 @@
 import type { CacheStatus, GatewayContext, GuardrailRecord, UsageUnits } from '../pipeline/context.js';
 import type { OperationName } from '../spec/unified.js';
-import type { AttemptRecord } from '../routing/plan.js';
+import { ATTEMPT_MESSAGE_MAX, type AttemptRecord, type SkippedTarget } from '../routing/plan.js';
 import { timeOrderedId } from '../ids.js';
 
 /**
@@ -31,8 +31,11 @@ export interface LogEntry {
   readonly endUser?: string;
   readonly streaming: boolean;
   readonly durationMs: number;
+  /** The gateway's own time: the duration less the upstream's and, under routing, less `routingMs`. */
   readonly gatewayMs: number;
   readonly upstreamMs?: number;
+  /** A routed request's failed attempts and back-off waits before the attempt whose answer the client got (all of them when none answered). */
+  readonly routingMs?: number;
   readonly timeToFirstTokenMs?: number;
   /** Token usage; `cachedTokens` and `reasoningTokens` only when the provider reported a non-zero count. */
   readonly usage?: {
@@ -53,11 +56,21 @@ export interface LogEntry {
   readonly route?: { readonly name?: string; readonly id?: string; readonly version?: number; readonly source: string };
   /** A routed request's upstream attempts, in order (the last one's answer is what the client got). */
   readonly attempts?: ReadonlyArray<AttemptRecord>;
+  /** A routed request's targets passed over: an open breaker, a spent retry budget, the per-request attempt cap. */
+  readonly skipped?: ReadonlyArray<SkippedTarget>;
   /**
    * What the response cache did (absent when it does not apply): on a hit, the stored answer's age,
-   * the similarity of a semantic hit, and what the answer cost when it was made, saved now.
+   * the similarity of a semantic hit, and what the answer cost when it was made, saved now; when a
+   * semantic lookup embedded the request's text, the tokens and cost of that (part of `costUsd`).
    */
-  readonly cache?: { readonly status: CacheStatus; readonly savedUsd?: number; readonly ageSeconds?: number; readonly similarity?: number };
+  readonly cache?: {
+    readonly status: CacheStatus;
+    readonly savedUsd?: number;
+    readonly ageSeconds?: number;
+    readonly similarity?: number;
+    readonly embeddingTokens?: number;
+    readonly embeddingUsd?: number;
+  };
   /** Fields of the request the provider could not take, left out by a protocol translation (docs/protocols.md). */
   readonly droppedFields?: ReadonlyArray<string>;
 }
@@ -97,6 +110,38 @@ export interface LogBodies {
     | { readonly chunks: ReadonlyArray<Uint8Array | string>; readonly truncated: boolean };
   /** Secrets of this request to remove from the text (provider key, caller key). */
   readonly secrets: ReadonlyArray<string | undefined>;
+  /** What guardrails flagged in this request or its answer, to mask ({@link maskFlagged}); absent when nothing. */
+  readonly flagged?: ReadonlyArray<string>;
+}
+
+/** What replaces a value a guardrail flagged, wherever the request is logged. */
+export const FLAGGED_MARKER = '[FLAGGED]';
+
+/** What the guardrails of a request flagged (in its input or its answer), or undefined when nothing. */
+export function flaggedValues(context: GatewayContext): string[] | undefined {
+  const verdicts = context.guardrail?.verdicts;
+  if (!verdicts || verdicts.length === 0) return undefined;
+  let values: string[] | undefined;
+  for (const record of verdicts) if (record.flagged) (values ??= []).push(...record.flagged);
+  return values;
+}
+
+/**
+ * Replaces every value a guardrail flagged, as it is and as it reads inside a JSON string (a
+ * quote, a backslash, a line break escaped), by {@link FLAGGED_MARKER}; longer values first, so a
+ * value inside another is not left half-masked.
+ */
+export function maskFlagged(text: string, flagged: ReadonlyArray<string> | undefined): string {
+  if (!flagged || flagged.length === 0) return text;
+  const forms = new Set<string>();
+  for (const value of flagged) {
+    if (value.length === 0) continue;
+    forms.add(value);
+    forms.add(JSON.stringify(value).slice(1, -1));
+  }
+  let masked = text;
+  for (const form of [...forms].sort((a, b) => b.length - a.length)) if (masked.includes(form)) masked = masked.split(form).join(FLAGGED_MARKER);
+  return masked;
 }
 
 const entryTexts = new WeakMap<LogEntry, string>();
@@ -190,6 +235,7 @@ export function buildLogEntry(context: GatewayContext, finishedAt: number): LogE
   const upstreamMs = forward ? (forward.endedAt ?? finishedAt) - forward.sentAt : undefined;
   const failure = error?.body ?? transform?.streamError;
   const secrets = requestSecrets(context);
+  const flagged = flaggedValues(context);
   const usage = transform?.usage;
   const caller = auth?.caller;
   const hit = context.cache?.hit;
@@ -207,11 +253,12 @@ export function buildLogEntry(context: GatewayContext, finishedAt: number): LogE
     caller: caller ? (caller.type === 'account' ? 'account' : `virtual-key:${caller.id}`) : undefined,
     streaming: context.request.streaming,
     durationMs: round(durationMs),
-    gatewayMs: round(durationMs - (upstreamMs ?? 0)),
+    gatewayMs: round(Math.max(0, durationMs - (upstreamMs ?? 0) - (context.routing?.routingMs ?? 0))),
     metadata: context.metadata,
-    guardrails: (context.guardrail?.verdicts ?? []).map((record) => loggedVerdict(record, secrets, context.guardrail?.policy)),
+    guardrails: (context.guardrail?.verdicts ?? []).map((record) => loggedVerdict(record, secrets, context.guardrail?.policy, flagged)),
   };
-  if (failure) entry.error = { type: failure.type, code: failure.code, message: redactSecrets(failure.message, secrets) };
+  // A policy that reveals reasons puts the reason in the error message: what was flagged is masked there too.
+  if (failure) entry.error = { type: failure.type, code: failure.code, message: maskFlagged(redactSecrets(failure.message, secrets), flagged) };
   if (caller) entry.callerType = caller.type;
   if (caller?.type === 'virtual-key') {
     entry.keyId = caller.id;
@@ -232,16 +279,25 @@ export function buildLogEntry(context: GatewayContext, finishedAt: number): LogE
   if (transform?.units) entry.units = transform.units;
   if (context.log?.costUsd !== undefined) entry.costUsd = context.log.costUsd;
   if (context.guardrail?.policy) entry.guardrailPolicy = context.guardrail.policy;
-  if (context.cache) entry.cache = cacheOf(context.cache.status, hit);
+  if (context.cache) entry.cache = cacheOf(context.cache, hit);
   if (transform?.dropped) entry.droppedFields = transform.dropped;
   if (context.routing) {
     entry.route = context.routing.label;
     const attempts = context.routing.attempts;
     // The answer's usage belongs to the attempt that gave it, the last one.
     entry.attempts = usage && attempts.length > 0 ? [...attempts.slice(0, -1), { ...attempts[attempts.length - 1], usage }] : attempts;
+    // The last failed answer is the client's: its code and message are the error's (read by the transform stage, not the executor).
+    const last = entry.attempts.at(-1);
+    if (failure && last && last.status >= 400 && last.message === undefined) {
+      entry.attempts = [...entry.attempts.slice(0, -1), { ...last, errorCode: last.errorCode ?? failure.code ?? failure.type, message: capMessage(redactSecrets(failure.message, secrets)) }];
+    }
+    if (context.routing.routingMs !== undefined) entry.routingMs = round(context.routing.routingMs);
+    if (context.routing.skipped) entry.skipped = context.routing.skipped;
   }
   return entry;
 }
+
+const capMessage = (message: string): string => (message.length > ATTEMPT_MESSAGE_MAX ? `${message.slice(0, ATTEMPT_MESSAGE_MAX - 1)}…` : message);
 
 /** Longest end user id kept; a longer one is cut (the usage split groups by it). */
 const END_USER_MAX = 256;
@@ -259,8 +315,12 @@ export function endUserOf(body: unknown): string | undefined {
 
 type Mutable<T> = { -readonly [Field in keyof T]: T[Field] };
 
-function cacheOf(status: CacheStatus, hit: NonNullable<GatewayContext['cache']>['hit']): NonNullable<LogEntry['cache']> {
+function cacheOf({ status, embedding }: NonNullable<GatewayContext['cache']>, hit: NonNullable<GatewayContext['cache']>['hit']): NonNullable<LogEntry['cache']> {
   const logged: Mutable<NonNullable<LogEntry['cache']>> = { status };
+  if (embedding !== undefined) {
+    logged.embeddingTokens = embedding.tokens;
+    if (embedding.costUsd !== undefined) logged.embeddingUsd = embedding.costUsd;
+  }
   if (hit === undefined) return logged;
   logged.ageSeconds = hit.ageSeconds;
   if (hit.savedUsd !== undefined) logged.savedUsd = hit.savedUsd;
@@ -268,9 +328,10 @@ function cacheOf(status: CacheStatus, hit: NonNullable<GatewayContext['cache']>[
   return logged;
 }
 
-function loggedVerdict(record: GuardrailRecord, secrets: ReadonlyArray<string | undefined>, policy: string | undefined): LoggedVerdict {
+function loggedVerdict(record: GuardrailRecord, secrets: ReadonlyArray<string | undefined>, policy: string | undefined, flagged: string[] | undefined): LoggedVerdict {
   const logged: Mutable<LoggedVerdict> = { ...(policy !== undefined ? { policy } : {}), guardrail: record.guardrail, side: record.side, action: record.verdict.action, ms: round(record.ms) };
-  if (record.verdict.action === 'deny') logged.reason = redactSecrets(record.verdict.reason, secrets);
+  // A reason must not quote what was flagged; one that does has it masked.
+  if (record.verdict.action === 'deny') logged.reason = maskFlagged(redactSecrets(record.verdict.reason, secrets), flagged);
   if (record.verdict.action === 'transform') logged.changes = { ...record.verdict.changes };
   if (record.failure) logged.failure = record.failure;
   if (record.checks) logged.checks = record.checks;

@@ -1,6 +1,6 @@
 import { SseDecoder } from '../http/sse.js';
 import type { LogBodies, LogEntry } from './entry.js';
-import { redactSecrets } from './entry.js';
+import { maskFlagged, redactSecrets } from './entry.js';
 
 /** One logged request as the log store keeps it and the admin API answers it (snake_case). */
 export interface LogRecord {
@@ -41,7 +41,7 @@ export interface LogRecord {
   /** Each verdict with the policy that gave it (absent in rows logged before it was recorded). */
   guardrails: Array<{ policy?: string; guardrail: string; side: string; action: string; ms: number }>;
   /** A routed request's route and upstream attempts (absent on the plain path). */
-  routing?: { route?: LogEntry['route']; attempts: NonNullable<LogEntry['attempts']> };
+  routing?: { route?: LogEntry['route']; attempts: NonNullable<LogEntry['attempts']>; skipped?: NonNullable<LogEntry['skipped']>; routing_ms?: number };
   /** Request fields a protocol translation left out because the provider cannot use them (absent when none). */
   dropped_fields?: string[];
   /** Redacted and size-capped; null when body logging was off or the body was not captured. */
@@ -86,6 +86,8 @@ export interface TextBodies {
   /** The JSON answer's text, or the SSE text the client received (`stream`, assembled later). */
   readonly response?: { readonly text: string; readonly stream?: true; readonly truncated?: true };
   readonly secrets: ReadonlyArray<string>;
+  /** What guardrails flagged, masked in both bodies before they are capped (absent when nothing). */
+  readonly flagged?: ReadonlyArray<string>;
 }
 
 /** A log entry and its bodies as text: JSON-safe, so it can cross to a worker thread. */
@@ -97,7 +99,8 @@ export interface PendingRecord {
 /** Only conversions to text (no redaction, no parsing): cheap enough for the request thread. */
 export function textBodies(bodies: LogBodies, maxBytes = DEFAULT_BODY_MAX_BYTES): TextBodies {
   const secrets = bodies.secrets.filter((secret): secret is string => typeof secret === 'string' && secret.length > 0);
-  const text: { request?: TextBodies['request']; response?: TextBodies['response']; secrets: string[] } = { secrets };
+  const text: { request?: TextBodies['request']; response?: TextBodies['response']; secrets: string[]; flagged?: ReadonlyArray<string> } = { secrets };
+  if (bodies.flagged && bodies.flagged.length > 0) text.flagged = bodies.flagged;
   if (Buffer.isBuffer(bodies.request)) {
     const whole = bodies.request.length <= maxBytes + MARGIN;
     // The text the body was parsed from is the same as decoding it again, when the window is all of it.
@@ -265,12 +268,20 @@ export function recordFromText(entry: LogEntry, bodies: TextBodies | undefined, 
     cache_saved_usd: entry.cache?.savedUsd ?? null,
     metadata: { ...entry.metadata },
     guardrails: entry.guardrails.map((verdict) => ({ ...verdict })),
-    request_body: bodies?.request ? capText(bodies.request.text, bodyMaxBytes, bodies.secrets, bodies.request.totalBytes) : null,
+    // Flagged values are masked in the whole text before it is capped (a value cut by the cap would leave its start), and in a stream once assembled (a value split across events is whole there).
+    request_body: bodies?.request ? capText(maskFlagged(bodies.request.text, bodies.flagged), bodyMaxBytes, bodies.secrets, bodies.request.totalBytes) : null,
     response_body: bodies?.response
-      ? capText(bodies.response.stream ? assembleStream(bodies.response.text, bodies.response.truncated === true) : bodies.response.text, bodyMaxBytes, bodies.secrets)
+      ? capText(maskFlagged(bodies.response.stream ? assembleStream(bodies.response.text, bodies.response.truncated === true) : bodies.response.text, bodies.flagged), bodyMaxBytes, bodies.secrets)
       : null,
   };
   if (entry.droppedFields?.length) record.dropped_fields = [...entry.droppedFields];
-  if (entry.attempts) record.routing = { ...(entry.route ? { route: entry.route } : {}), attempts: entry.attempts };
+  if (entry.attempts) {
+    record.routing = {
+      ...(entry.route ? { route: entry.route } : {}),
+      attempts: entry.attempts,
+      ...(entry.skipped ? { skipped: entry.skipped } : {}),
+      ...(entry.routingMs !== undefined ? { routing_ms: entry.routingMs } : {}),
+    };
+  }
   return record;
 }

@@ -6,7 +6,7 @@ import type { Caller } from '../spec/key-resolver.js';
 import type { ProviderPlugin, ProviderTarget, UpstreamRequest } from '../spec/provider.js';
 import type { ErrorBody, OperationName, Usage } from '../spec/unified.js';
 import type { OutputJudge } from '../guardrails/output/index.js';
-import type { AttemptRecord, ResolvedRoute, ResolvedTarget, RouteLabel } from '../routing/plan.js';
+import type { AttemptRecord, ResolvedRoute, ResolvedTarget, RouteLabel, SkippedTarget } from '../routing/plan.js';
 
 export type { Caller };
 
@@ -99,6 +99,19 @@ export interface CacheSlice {
   readonly hit?: { readonly provider: string; readonly model?: string; readonly ageSeconds: number; readonly savedUsd?: number; readonly similarity?: number };
   /** Set on a miss (or refresh) whose answer may be stored: the operation reports its answer here, before output guardrails. */
   readonly recorder?: AnswerRecorder;
+  /**
+   * Set when a semantic lookup embedded the request's text: the embeddings call's model, tokens and
+   * price (USD, when priced), charged to the caller (added to the request's cost by the settle hook).
+   */
+  readonly embedding?: EmbeddingSpend;
+}
+
+/** What a semantic lookup's embeddings call used. */
+export interface EmbeddingSpend {
+  readonly provider: string;
+  readonly model: string;
+  readonly tokens: number;
+  readonly costUsd?: number;
 }
 
 /**
@@ -118,6 +131,8 @@ export interface AnswerRecorder {
 export interface KeySlice {
   /** `false` when the key keeps request and response bodies out of the log (a virtual key's `log_bodies: false`). */
   readonly logBodies?: false;
+  /** The models a virtual key is limited to (`limits.allowed_models`): `GET /v1/models` lists only these. */
+  readonly allowedModels?: readonly string[];
 }
 
 /** What the log entry needs that only the log stage learns. */
@@ -170,6 +185,14 @@ export interface RoutingSlice {
   readonly attempts: AttemptRecord[];
   /** The name of the target whose answer the client gets. */
   target?: string;
+  /** Targets passed over (an open breaker, the retry budget, the attempt cap), in order; absent when none. */
+  skipped?: SkippedTarget[];
+  /**
+   * Milliseconds spent on the route before the attempt whose answer the client gets was sent:
+   * failed attempts and the waits between them (all of it when no attempt answered). Server-Timing
+   * and the log report it as `routing`, apart from the gateway's own time.
+   */
+  routingMs?: number;
   /**
    * Written by the transform stage: maps the request for one attempt's target (its provider,
    * credentials, `override_params`) and sets `transform.upstreamRequest`. One function shared by
@@ -199,6 +222,11 @@ export interface GuardrailRecord {
   failure?: 'error' | 'timeout';
   /** How many times it judged (a stream's windows); absent when once. */
   checks?: number;
+  /**
+   * What it flagged in the judged texts (its verdict's `flagged`, else the texts it denied or
+   * changed): masked wherever the request is logged, never logged itself. Absent when nothing.
+   */
+  flagged?: string[];
 }
 
 export interface TransformSlice {

@@ -7,9 +7,16 @@ import type { AttemptRecord } from './plan.js';
 /** Most bytes of a failed attempt's body read for its usage; a longer body is dropped unread. */
 const FAILED_BODY_LIMIT = 64 * 1024;
 
-/** A failed attempt's body being read for its usage. */
+/** What a failed attempt's body tells: the usage it reports and its error's code and message. */
+export interface FailedBody {
+  readonly usage?: Usage;
+  readonly code?: string;
+  readonly message?: string;
+}
+
+/** A failed attempt's body being read for its usage and error. */
 interface UsageRead {
-  readonly usage: Promise<Usage | undefined>;
+  readonly usage: Promise<FailedBody | undefined>;
   /** Ends the read now: the usage is taken from the bytes that arrived, and the body is released. */
   stop(): void;
 }
@@ -23,9 +30,9 @@ const pendingReads = new WeakMap<readonly AttemptRecord[], UsageRead[]>();
  * as the pass-through usage tap reads it). What has already arrived is read at once; the rest
  * until {@link stopUsageReads} (when the route is done), so the client never waits for it.
  */
-export function readFailedUsage(attempts: readonly AttemptRecord[], forward: ForwardSlice, found: (usage: Usage) => void): void {
+export function readFailedUsage(attempts: readonly AttemptRecord[], forward: ForwardSlice, found: (body: FailedBody) => void): void {
   const read = startRead(forward);
-  read.usage.then((usage) => usage && found(usage), () => {});
+  read.usage.then((body) => body && found(body), () => {});
   const reads = pendingReads.get(attempts);
   if (reads) reads.push(read);
   else pendingReads.set(attempts, [read]);
@@ -47,8 +54,8 @@ function startRead(forward: ForwardSlice): UsageRead {
   const chunks: Buffer[] = [];
   let size = 0;
   let done = false;
-  let resolve!: (usage: Usage | undefined) => void;
-  const usage = new Promise<Usage | undefined>((settle) => (resolve = settle));
+  let resolve!: (body: FailedBody | undefined) => void;
+  const usage = new Promise<FailedBody | undefined>((settle) => (resolve = settle));
   const take = (chunk: Buffer | string) => {
     const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
     chunks.push(buffer);
@@ -63,7 +70,7 @@ function startRead(forward: ForwardSlice): UsageRead {
     body.on('error', () => {});
     body.destroy();
     forward.memory.release();
-    resolve(size > FAILED_BODY_LIMIT ? undefined : usageIn(Buffer.concat(chunks, size)));
+    resolve(size > FAILED_BODY_LIMIT ? undefined : bodyIn(Buffer.concat(chunks, size)));
   };
   const onData = (chunk: Buffer | string) => {
     take(chunk);
@@ -73,7 +80,8 @@ function startRead(forward: ForwardSlice): UsageRead {
   if (!body.destroyed && !body.readableFlowing) {
     for (let chunk = body.read() as Buffer | string | null; chunk !== null && size <= FAILED_BODY_LIMIT; chunk = body.read() as Buffer | string | null) take(chunk);
   }
-  if (body.destroyed || body.readableEnded || size > FAILED_BODY_LIMIT || usageIn(Buffer.concat(chunks, size)) !== undefined) {
+  // A body that parses as JSON is whole.
+  if (body.destroyed || body.readableEnded || size > FAILED_BODY_LIMIT || bodyIn(Buffer.concat(chunks, size)) !== undefined) {
     finish();
     return { usage, stop() {} };
   }
@@ -84,12 +92,20 @@ function startRead(forward: ForwardSlice): UsageRead {
   return { usage, stop: finish };
 }
 
-function usageIn(bytes: Buffer): Usage | undefined {
+/** The usage and error a JSON body reports (`{ "error": { "code", "type", "message" } }`, or a bare `message`); undefined when it is not whole JSON. */
+function bodyIn(bytes: Buffer): FailedBody | undefined {
   const text = bytes.toString('utf8').trim();
   if (!text.startsWith('{')) return undefined;
+  let json: unknown;
   try {
-    return usageOf(JSON.parse(text))?.usage;
+    json = JSON.parse(text);
   } catch {
     return undefined;
   }
+  const usage = usageOf(json)?.usage;
+  const record = json as { error?: unknown; message?: unknown };
+  const error = typeof record.error === 'object' && record.error !== null ? (record.error as { code?: unknown; type?: unknown; message?: unknown }) : undefined;
+  const code = typeof error?.code === 'string' ? error.code : typeof error?.type === 'string' ? error.type : undefined;
+  const message = typeof error?.message === 'string' ? error.message : typeof record.error === 'string' ? record.error : typeof record.message === 'string' ? record.message : undefined;
+  return { ...(usage ? { usage } : {}), ...(code !== undefined ? { code } : {}), ...(message !== undefined ? { message } : {}) };
 }

@@ -1,5 +1,6 @@
 import { isRecord } from '../spec/is-record.js';
 import type { Query } from './route.js';
+import { regexMatches } from './safe-regex.js';
 
 /** What a conditional route's rules read about a request. */
 export interface RequestFacts {
@@ -50,7 +51,7 @@ function matchOperator(value: unknown, operator: string, operand: unknown): bool
     case '$nin':
       return !(operand as unknown[]).some((item) => equal(value, item));
     case '$regex':
-      return value !== undefined && new RegExp(operand as string).test(String(value));
+      return value !== undefined && value !== null && regexMatches(operand as string, String(value));
     case '$gt':
       return (compare(value, operand) ?? 0) > 0 && value !== undefined;
     case '$gte':

@@ -3,10 +3,12 @@ import type { ForwardSlice } from '../pipeline/context.js';
 import { readFailedUsage, stopUsageReads } from './attempt-usage.js';
 import { balanceOrder } from './balancer.js';
 import { FirstEventError } from './first-event.js';
-import { matchQuery, type RequestFacts } from './conditions.js';
-import type { AttemptRecord, ResolvedRoute, ResolvedTarget } from './plan.js';
+import type { RequestFacts } from './conditions.js';
+import { conditionalTarget } from './facts.js';
+import { redactSecrets } from '../logs/entry.js';
+import { ATTEMPT_MESSAGE_MAX, type AttemptRecord, type ResolvedRoute, type ResolvedTarget, type SkippedTarget } from './plan.js';
 import type { Route } from './route.js';
-import type { RoutingStateStore } from './state.js';
+import { DEFAULT_RETRY, type RetrySettings, type RoutingStateStore } from './state.js';
 
 /** Statuses retried on the same target unless the route says otherwise. */
 export const DEFAULT_RETRY_STATUSES: readonly number[] = [429, 500, 502, 503, 504];
@@ -25,6 +27,8 @@ export interface ExecutorDependencies {
   readonly random: () => number;
   /** Waits between attempts; rejects when the client leaves. */
   readonly sleep: (ms: number, signal: AbortSignal) => Promise<void>;
+  /** The floor under retry waits, the cap on a request's attempts and the retry budget (default {@link DEFAULT_RETRY}). */
+  readonly retry?: RetrySettings;
 }
 
 /** What one routed request needs besides the plan. */
@@ -40,6 +44,8 @@ export interface RouteRun {
   readonly send: AttemptSender;
   /** Every attempt, appended as it ends. */
   readonly attempts: AttemptRecord[];
+  /** Targets not tried (an open breaker, the attempt cap) or not retried (the retry budget), appended as they are passed over. */
+  readonly skipped?: SkippedTarget[];
 }
 
 /** The answer the client gets: a success, or the last upstream error answer (mapped by the transform stage). */
@@ -98,6 +104,15 @@ export function backoffMs(retry: number, random: () => number): number {
   return random() * Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** retry);
 }
 
+/**
+ * The wait before a retry: what the upstream asked for (`Retry-After`) or the back-off, but never
+ * less than the floor, jittered between it and twice it (`Retry-After: 0` from a failing upstream
+ * would otherwise be followed at once, as fast as the upstream can answer).
+ */
+export function retryWaitMs(asked: number | undefined, retry: number, random: () => number, floorMs: number): number {
+  return Math.max(asked ?? backoffMs(retry, random), floorMs * (1 + random()));
+}
+
 const failedStatus = (status: number): boolean => status === 429 || status >= 500;
 
 /**
@@ -136,9 +151,7 @@ function candidates(plan: ResolvedRoute, run: RouteRun, dependencies: ExecutorDe
     case 'loadbalance':
       return balanceOrder(plan.targets, strategy.policy ?? 'weighted', dependencies.state, dependencies.random);
     case 'conditional': {
-      const match = strategy.conditions.find((condition) => matchQuery(condition.query, run.facts));
-      const name = match?.then ?? strategy.default;
-      const chosen = plan.targets.find((target) => target.target.name === name);
+      const chosen = conditionalTarget(plan, run.facts);
       if (chosen === undefined) {
         throw errors.invalidRequest('No condition of this route matches the request and it has no default target.', { param: 'x-gateway-config', code: 'no_route_match' });
       }
@@ -160,7 +173,12 @@ async function runLevel(plan: ResolvedRoute, run: RouteRun, dependencies: Execut
       if (nested.answer && !movesOn(nested.answer.forward.status, target, plan.route)) return nested.answer;
       continue;
     }
+    if (capReached(run, dependencies)) {
+      run.skipped?.push({ target: target.name, reason: 'attempt_cap' });
+      break;
+    }
     if (!dependencies.state.allow(target.key)) {
+      run.skipped?.push({ target: target.name, reason: 'breaker_open' });
       const wait = dependencies.state.retryInMs(target.key);
       failure.allOpenRetryMs = failure.allOpenRetryMs === undefined ? wait : Math.min(failure.allOpenRetryMs, wait);
       continue;
@@ -205,10 +223,23 @@ const remainingMs = (route: Route, run: RouteRun): number => (route.deadline ===
  * the rest while later attempts run) for the usage it reports, which goes on its attempt's record.
  */
 function release(answer: FailedAnswer, run: RouteRun): void {
-  readFailedUsage(run.attempts, answer.forward, (usage) => {
-    answer.record.usage = usage;
+  readFailedUsage(run.attempts, answer.forward, (body) => {
+    if (body.usage) answer.record.usage = body.usage;
+    if (body.code !== undefined && answer.record.errorCode === undefined) answer.record.errorCode = body.code.slice(0, ATTEMPT_MESSAGE_MAX);
+    if (body.message !== undefined) answer.record.message = attemptMessage(body.message, answer.target);
   });
 }
+
+/** An attempt's error message as logged: the target's secrets and anything key-shaped removed, then cut. */
+export function attemptMessage(message: string, target: ResolvedTarget): string {
+  const credentials = target.auth?.target.credentials;
+  // Cut before the redaction too (a body may be 64 KiB), far enough past the cap that any secret starting within it is whole.
+  const redacted = redactSecrets(message.slice(0, 4 * ATTEMPT_MESSAGE_MAX), [credentials?.apiKey, ...Object.values(credentials?.fields ?? {})]);
+  return redacted.length > ATTEMPT_MESSAGE_MAX ? `${redacted.slice(0, ATTEMPT_MESSAGE_MAX - 1)}…` : redacted;
+}
+
+/** Whether the request has made as many attempts as `routing.retry.maxAttempts` allows. */
+const capReached = (run: RouteRun, dependencies: ExecutorDependencies): boolean => run.attempts.length >= (dependencies.retry ?? DEFAULT_RETRY).maxAttempts;
 
 /** Tries one target, with the route's retries: a success, a non-retryable answer, or the last failure. */
 async function runTarget(target: ResolvedTarget, route: Route, run: RouteRun, dependencies: ExecutorDependencies): Promise<RouteAnswer | Failure> {
@@ -216,10 +247,22 @@ async function runTarget(target: ResolvedTarget, route: Route, run: RouteRun, de
   const retries = run.replayable ? (route.retry?.attempts ?? 0) : 0;
   const retryStatuses = route.retry?.on_status_codes ?? DEFAULT_RETRY_STATUSES;
   const maxRetryAfter = route.retry?.max_retry_after ?? DEFAULT_MAX_RETRY_AFTER_MS;
+  const floorMs = (dependencies.retry ?? DEFAULT_RETRY).floorMs;
   const failure: Failure = {};
+  /** Whether another attempt on this target may be sent: the request's cap, then the target's retry budget. */
+  const mayRetry = (): boolean => {
+    if (capReached(run, dependencies)) {
+      run.skipped?.push({ target: target.name, reason: 'attempt_cap' });
+      return false;
+    }
+    if (dependencies.state.takeRetry(target.key)) return true;
+    run.skipped?.push({ target: target.name, reason: 'retry_budget' });
+    return false;
+  };
   for (let attempt = 0; attempt <= retries; attempt++) {
     const remaining = remainingMs(route, run);
     if (remaining <= 0) break;
+    if (attempt === 0) dependencies.state.countRequest(target.key);
     const configured = target.target.request_timeout ?? route.request_timeout ?? run.defaultTimeoutMs;
     const timeoutMs = remaining === Infinity ? configured : Math.max(1, Math.floor(Math.min(configured ?? Infinity, remaining)));
     const started = performance.now();
@@ -239,13 +282,15 @@ async function runTarget(target: ResolvedTarget, route: Route, run: RouteRun, de
         status: error.status,
         latencyMs: round(performance.now() - started),
         errorCode: error.body.code ?? undefined,
+        message: attemptMessage(error.body.message, target),
         ...modelOf(target, run.facts.model),
         ...(error instanceof FirstEventError && error.usage ? { usage: error.usage } : {}),
       });
       failure.error = error;
       if (failure.answer) release(failure.answer, run);
       failure.answer = undefined;
-      if (attempt < retries && !(await wait(backoffMs(attempt, dependencies.random), route, run, dependencies))) break;
+      if (attempt >= retries || !mayRetry()) break;
+      if (!(await wait(retryWaitMs(undefined, attempt, dependencies.random, floorMs), route, run, dependencies))) break;
       continue;
     }
     const latencyMs = round(performance.now() - started);
@@ -269,7 +314,8 @@ async function runTarget(target: ResolvedTarget, route: Route, run: RouteRun, de
     if (attempt >= retries || !retryStatuses.includes(forward.status)) break;
     const asked = retryAfterMs(forward.headers);
     if (asked !== undefined && asked > maxRetryAfter) break;
-    if (!(await wait(asked ?? backoffMs(attempt, dependencies.random), route, run, dependencies))) break;
+    if (!mayRetry()) break;
+    if (!(await wait(retryWaitMs(asked, attempt, dependencies.random, floorMs), route, run, dependencies))) break;
   }
   return failure;
 }

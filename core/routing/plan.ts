@@ -40,6 +40,22 @@ export interface AttemptRecord {
   /** The upstream status, or the gateway's error status when nothing was answered (502 refused, 504 timed out). */
   readonly status: number;
   readonly latencyMs: number;
+  /** A failed attempt's error code: the upstream's (`error.code`, else `error.type`), or the gateway's when nothing was answered. */
   readonly errorCode?: string;
+  /** A failed attempt's error message as the upstream gave it (or the gateway's), secrets removed, at most {@link ATTEMPT_MESSAGE_MAX} characters. */
+  readonly message?: string;
   readonly usage?: Usage;
+}
+
+/** Longest error message kept on an attempt's record. */
+export const ATTEMPT_MESSAGE_MAX = 256;
+
+/** A target a routed request did not try, or did not retry, and why. */
+export interface SkippedTarget {
+  readonly target: string;
+  /**
+   * `breaker_open`: its circuit breaker was open; `retry_budget`: its retry budget was spent, so a
+   * retry the route allowed was not sent; `attempt_cap`: the request had made `routing.retry.maxAttempts` attempts.
+   */
+  readonly reason: 'breaker_open' | 'retry_budget' | 'attempt_cap';
 }

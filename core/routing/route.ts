@@ -1,5 +1,6 @@
 import { errors, type GatewayError } from '../errors.js';
 import { isRecord } from '../spec/is-record.js';
+import { regexProblem } from './safe-regex.js';
 
 /**
  * A route: how one request is spread over targets (providers with credentials), with retries,
@@ -268,11 +269,8 @@ function checkQuery(value: unknown, param: string): void {
       if ((operator === '$in' || operator === '$nin') && !Array.isArray(operand)) throw invalidRoute(opAt, 'expected an array.');
       if (operator === '$regex') {
         if (typeof operand !== 'string' || operand.length > 256) throw invalidRoute(opAt, 'expected a regular expression of at most 256 characters.');
-        try {
-          new RegExp(operand);
-        } catch {
-          throw invalidRoute(opAt, 'is not a valid regular expression.');
-        }
+        const problem = regexProblem(operand);
+        if (problem !== undefined) throw invalidRoute(opAt, `is not a regular expression the gateway can match in linear time (RE2 syntax: no lookarounds or backreferences): ${problem}.`);
       }
       if (['$gt', '$gte', '$lt', '$lte'].includes(operator) && typeof operand !== 'number' && typeof operand !== 'string') throw invalidRoute(opAt, 'expected a number or a string.');
     }

@@ -1,7 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import type { RedisChannel, RedisState } from '../store/redis-state.js';
 import type { SharedState } from '../store/state.js';
-import { type BreakerSettings, type BreakerState, type BreakerTransition, DEFAULT_BREAKER, MemoryRoutingState, type RoutingStateStore, type TargetLoad, type TargetSnapshot } from './state.js';
+import {
+  type BreakerSettings,
+  type BreakerState,
+  type BreakerTransition,
+  DEFAULT_BREAKER,
+  DEFAULT_RETRY,
+  MemoryRoutingState,
+  type RetrySettings,
+  type RoutingStateStore,
+  type TargetLoad,
+  type TargetSnapshot,
+} from './state.js';
 
 /** How long transitions are gathered before they are sent as one message (ms). */
 const BATCH_MS = 10;
@@ -18,8 +29,8 @@ interface BreakerMessage {
  * {@link RoutingStateStore} shared over Redis (`REDIS_URL`). Every decision is taken on a local
  * {@link MemoryRoutingState}, synchronously; what is shared is each breaker's opening (with the
  * time it opened) and closing, sent in batches over pub/sub and kept in a hash so that an instance
- * that starts reads the breakers open now. Failure counts, half-open probes, attempts in flight and
- * latency averages stay per instance.
+ * that starts reads the breakers open now. Failure counts, half-open probes, attempts in flight,
+ * latency averages and retry budgets stay per instance.
  */
 export class SharedRoutingState implements RoutingStateStore {
   private readonly local: MemoryRoutingState;
@@ -29,8 +40,8 @@ export class SharedRoutingState implements RoutingStateStore {
   private timer?: NodeJS.Timeout;
   private closed = false;
 
-  constructor(settings: BreakerSettings = DEFAULT_BREAKER, now: () => number = Date.now) {
-    this.local = new MemoryRoutingState(settings, now, (transition) => this.share(transition));
+  constructor(settings: BreakerSettings = DEFAULT_BREAKER, now: () => number = Date.now, retry: RetrySettings = DEFAULT_RETRY) {
+    this.local = new MemoryRoutingState(settings, now, (transition) => this.share(transition), retry);
   }
 
   /** Starts sharing through the vault's Redis state (its connections and prefix): reads the open breakers, then follows the others' transitions. */
@@ -81,6 +92,19 @@ export class SharedRoutingState implements RoutingStateStore {
 
   inspect(target: string): TargetSnapshot | undefined {
     return this.local.inspect(target);
+  }
+
+  /**
+   * The retry budget is kept per instance, as Envoy keeps its per host: a ratio of each instance's
+   * own requests bounds the fleet's retries by the same ratio of the fleet's requests, with no
+   * round trip on the hot path; only the small `budgetMinRetries` floor adds up per instance.
+   */
+  countRequest(target: string): void {
+    this.local.countRequest(target);
+  }
+
+  takeRetry(target: string): boolean {
+    return this.local.takeRetry(target);
   }
 
   private share(transition: BreakerTransition): void {

@@ -16,6 +16,38 @@ export const DEFAULT_BREAKER: BreakerSettings = { failures: 5, failureRatio: 0.5
 
 export type BreakerState = 'closed' | 'open' | 'half_open';
 
+/**
+ * Retry limits of routed requests (`routing.retry` in the config), so that an outage is not
+ * multiplied by the gateway: a floor under every wait before a retry (`Retry-After: 0` included),
+ * a cap on the upstream attempts of one request, and a retry budget per target.
+ */
+export interface RetrySettings {
+  /** Least wait before a retry of the same target, in ms; the wait is jittered up to twice it (default 50). */
+  readonly floorMs: number;
+  /** Most upstream attempts of one request, every target and retry counted (default 32). */
+  readonly maxAttempts: number;
+  /**
+   * The retry budget: the retries of a target within the window are at most this fraction of its
+   * first attempts within it (default 0.2), or `budgetMinRetries`, whichever is more.
+   */
+  readonly budgetRatio: number;
+  /** Retries of a target always allowed within the window, however few its requests (default 5). */
+  readonly budgetMinRetries: number;
+  /** The budget's sliding window, in ms (default 10 000). */
+  readonly budgetWindowMs: number;
+}
+
+export const DEFAULT_RETRY: RetrySettings = { floorMs: 50, maxAttempts: 32, budgetRatio: 0.2, budgetMinRetries: 5, budgetWindowMs: 10_000 };
+
+/** A target's first attempts and retries in the current budget window and the one before it. */
+interface RetryBudget {
+  windowStart: number;
+  requests: number;
+  retries: number;
+  previousRequests: number;
+  previousRetries: number;
+}
+
 interface Breaker {
   state: BreakerState;
   consecutive: number;
@@ -51,6 +83,10 @@ export interface RoutingStateStore {
   breakers(): Array<{ target: string; state: BreakerState }>;
   /** One target's breaker and load as this instance sees them, for the admin API; undefined when it was never tried. */
   inspect(target: string): TargetSnapshot | undefined;
+  /** Counts a request's first attempt on the target, which the target's retry budget grows with. */
+  countRequest(target: string): void;
+  /** Whether the target's retry budget allows one more retry now; when it does, the retry is counted. */
+  takeRetry(target: string): boolean;
 }
 
 /** One target's breaker and load, as `GET /admin/routes/:id/state` shows them. */
@@ -87,13 +123,51 @@ const MAX_TARGETS = 10_000;
 export class MemoryRoutingState implements RoutingStateStore {
   private readonly breakerMap = new Map<string, Breaker>();
   private readonly loads = new Map<string, { inFlight: number; latencyMs?: number }>();
+  private readonly budgets = new Map<string, RetryBudget>();
 
   constructor(
     private readonly settings: BreakerSettings = DEFAULT_BREAKER,
     private readonly now: () => number = Date.now,
     /** Told of every breaker that opens or closes here (not of those {@link apply} sets). */
     private readonly onTransition?: (transition: BreakerTransition) => void,
+    private readonly retry: RetrySettings = DEFAULT_RETRY,
   ) {}
+
+  /** The target's budget with its window moved on to now (a window ago becomes the previous one). */
+  private budget(target: string): RetryBudget {
+    const now = this.now();
+    let budget = this.budgets.get(target);
+    if (budget === undefined) {
+      if (this.budgets.size >= MAX_TARGETS) this.budgets.delete(this.budgets.keys().next().value as string);
+      budget = { windowStart: now, requests: 0, retries: 0, previousRequests: 0, previousRetries: 0 };
+      this.budgets.set(target, budget);
+    }
+    const elapsed = now - budget.windowStart;
+    if (elapsed >= this.retry.budgetWindowMs) {
+      const adjacent = elapsed < 2 * this.retry.budgetWindowMs;
+      budget.previousRequests = adjacent ? budget.requests : 0;
+      budget.previousRetries = adjacent ? budget.retries : 0;
+      budget.requests = 0;
+      budget.retries = 0;
+      budget.windowStart = adjacent ? budget.windowStart + this.retry.budgetWindowMs : now;
+    }
+    return budget;
+  }
+
+  countRequest(target: string): void {
+    this.budget(target).requests++;
+  }
+
+  takeRetry(target: string): boolean {
+    const budget = this.budget(target);
+    // A sliding window: the previous window counts for the part of it still within one window of now.
+    const previousShare = Math.max(0, 1 - (this.now() - budget.windowStart) / this.retry.budgetWindowMs);
+    const requests = budget.requests + budget.previousRequests * previousShare;
+    const retries = budget.retries + budget.previousRetries * previousShare;
+    if (retries + 1 > Math.max(this.retry.budgetMinRetries, this.retry.budgetRatio * requests)) return false;
+    budget.retries++;
+    return true;
+  }
 
   /**
    * Sets a breaker as another instance reports it: open since `openedAt` (kept when this one opened

@@ -40,16 +40,24 @@ export type GuardrailChanges = Readonly<Record<string, number>>;
 /**
  * The outcome of one check. A denial's reason is kept for the log, never shown to the client
  * unless the policy reveals reasons; it must not quote the offending value.
+ *
+ * `flagged` (optional on a denial and a transform) lists what the guardrail objected to: the
+ * substrings of the judged texts it matched (a card number, an e-mail address, a banned word). The
+ * gateway never stores them in clear: the log masks each one in the stored bodies, reasons and error
+ * messages, and never records the list itself. `[]` says that nothing in the texts was at fault (a
+ * model or token-limit check). Left out, the gateway cannot tell: a denial then has every text it
+ * judged masked in the log, a transform every text it changed.
  */
 export type GuardrailVerdict =
   | { readonly action: 'allow' }
-  | { readonly action: 'deny'; readonly reason: string }
+  | { readonly action: 'deny'; readonly reason: string; readonly flagged?: readonly string[] }
   | {
       readonly action: 'transform';
       /** The new texts, same length and order as the input's (absent when only parameters changed). */
       readonly texts?: readonly string[];
       readonly parameters?: GuardrailParameters;
       readonly changes: GuardrailChanges;
+      readonly flagged?: readonly string[];
     };
 
 /** A created guardrail instance. `check` may answer synchronously (cheap checks skip the timer). */

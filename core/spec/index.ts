@@ -21,7 +21,7 @@ export { encodeMultipart } from '../http/multipart.js';
 /** Server-sent events: the decoder, one event's framing, the end marker. */
 export { SSE_DONE, SseDecoder, sseData } from '../http/sse.js';
 /** Guardrails: declaring one, and the span helpers most of them share. */
-export { ALLOW, countByKind, defineGuardrail, disjoint, escapeRegExp, findSpans, replaceSpans, type GuardrailCheck, type Span } from '../guardrails/define.js';
+export { ALLOW, countByKind, defineGuardrail, disjoint, escapeRegExp, findSpans, replaceSpans, spanValues, type GuardrailCheck, type Span } from '../guardrails/define.js';
 /** Guardrail policies, as `gateway.config.ts` declares them. */
 export { step, type FailMode, type GuardrailStep, type PolicyDefinition, type StreamWindow } from '../guardrails/policy.js';
 
@@ -31,6 +31,6 @@ export type { Hook, Next } from '../pipeline/hook.js';
 export type { PricingOptions } from '../vault/pricing.js';
 /** Routes, as `gateway.config.ts` names them (`routes`, `models`), and the circuit breaker settings. */
 export { parseRoute, parseRouteCache, type Route, type RouteCache, type CacheEmbedding, type Target, type Strategy, type RetryPolicy } from '../routing/route.js';
-export { DEFAULT_BREAKER, type BreakerSettings } from '../routing/state.js';
+export { DEFAULT_BREAKER, DEFAULT_RETRY, type BreakerSettings, type RetrySettings } from '../routing/state.js';
 export { toolInput } from './tool-input.js';
 export { unifiedMessagesUsage, messagesUsage } from './messages-usage.js';

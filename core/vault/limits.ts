@@ -5,9 +5,10 @@ import { tapStream } from '../pipeline/response.js';
 import { attemptsUsageRead } from '../routing/attempt-usage.js';
 import type { Hook } from '../pipeline/hook.js';
 import type { AdmissionResult, SharedState } from '../store/state.js';
-import { estimatePromptTokens, expectedOutputTokens } from './estimate.js';
-import { costOf, type ModelPrice, type PriceTable, tokenCounts } from './pricing.js';
+import { expectedOutputTokens, promptTokensBound } from './estimate.js';
+import { costOf, type ModelPrice, type PriceTable, roundUsd, tokenCounts } from './pricing.js';
 import type { ChargedBudget } from './alerts.js';
+import type { RefusedForBudget } from './budget-refusals.js';
 import type { VirtualKeyRecord } from './records.js';
 import { type ObservedUsage, tapUsage } from './usage-tap.js';
 
@@ -118,6 +119,8 @@ export interface LimitsDependencies {
    * after the charge when the shared state returned it; must return at once.
    */
   readonly onCharged?: (budget: ChargedBudget, spentNanos: number | undefined) => void;
+  /** Told of a request refused for the key's budget before the refusal is answered (the usage API's `budget_exhausted`). */
+  readonly onBudgetRefused?: (refusal: RefusedForBudget) => Promise<void>;
 }
 
 const requestField = (context: GatewayContext, field: string): unknown =>
@@ -127,9 +130,17 @@ function seconds(ms: number): number {
   return Math.max(1, Math.ceil(ms / 1000));
 }
 
-/** 403 unless the request's model and user are among the key's allowed ones (when it restricts them). */
+/**
+ * 403 unless the request's model and user are among the key's allowed ones (when it restricts them).
+ * The models list is let through: it uses no model and acts for no user, and it lists only the
+ * key's allowed models (`context.key.allowedModels`, applied by the models operation).
+ */
 function checkAccess(record: VirtualKeyRecord, context: GatewayContext): void {
   const limits = record.limits ?? {};
+  if (context.operation === 'models') {
+    if (limits.allowed_models) context.key = { ...context.key, allowedModels: limits.allowed_models };
+    return;
+  }
   const model = context.request.model;
   if (limits.allowed_models && (model === undefined || !limits.allowed_models.includes(model))) {
     throw errors.permission(
@@ -244,7 +255,7 @@ export function limitHooks(dependencies: LimitsDependencies): { admit: Hook; set
       );
     }
     const output = expectedOutputTokens(context.request.body, dependencies.outputTokenEstimate);
-    return toNanos(costOf(price, { promptTokens: estimatePromptTokens(context.request.body), completionTokens: output.tokens }));
+    return toNanos(costOf(price, { promptTokens: promptTokensBound(context.request.body), completionTokens: output.tokens }));
   }
 
   const admit: Hook = {
@@ -286,6 +297,9 @@ export function limitHooks(dependencies: LimitsDependencies): { admit: Hook; set
         msUntilDayEnds,
       });
       if (!result.admitted) {
+        if (result.reason === 'budget' && budgetNanos !== undefined) {
+          await dependencies.onBudgetRefused?.({ keyId: record.id, spentKey: periods.spent[budgetPeriod], budgetNanos, estimateNanos: reservationNanos, now });
+        }
         throw refusal(result, record, {
           reservationNanos,
           resetsAt: budgetPeriod === 'day' ? now + msUntilDayEnds : budgetPeriod === 'month' ? now + msUntilMonthEnds : undefined,
@@ -323,9 +337,10 @@ export function limitHooks(dependencies: LimitsDependencies): { admit: Hook; set
       const answerUsd = seen?.usage && price ? costOf(price, tokenCounts(seen.usage)) : undefined;
       // Failed attempts' bodies are read in the background; their usage is wanted here.
       if (context.routing) await attemptsUsageRead(context.routing.attempts);
-      const failedUsd = failedAttemptsUsd(context, reservation?.price);
+      // Besides the answer: failed attempts, and a semantic cache lookup's embedding (the caller's, on a hit as on a miss).
+      const failedUsd = sumUsd(failedAttemptsUsd(context, reservation?.price), context.cache?.embedding?.costUsd);
       const costUsd = answerUsd === undefined ? failedUsd : answerUsd + (failedUsd ?? 0);
-      if (costUsd !== undefined) (context.log ??= {}).costUsd = costUsd;
+      if (costUsd !== undefined) (context.log ??= {}).costUsd = roundUsd(costUsd);
       if (reservation) {
         // Usage unknown after a successful upstream answer (e.g. a stream cut short): charge the
         // reservation rather than nothing, so leaving early is no way around a budget.
@@ -363,8 +378,11 @@ export function limitHooks(dependencies: LimitsDependencies): { admit: Hook; set
       const price = (model && prices.price(attempt.provider, model)) || fallbackPrice;
       if (price) total = (total ?? 0) + costOf(price, tokenCounts(attempt.usage));
     }
-    return total;
+    return total === undefined ? undefined : roundUsd(total);
   }
 
   return { admit, settle };
 }
+
+/** The sum of the costs known; undefined when none is. */
+const sumUsd = (...costs: Array<number | undefined>): number | undefined => costs.reduce<number | undefined>((total, cost) => (cost === undefined ? total : (total ?? 0) + cost), undefined);

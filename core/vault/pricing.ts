@@ -65,11 +65,23 @@ export function tokenCounts(usage: Usage): TokenCounts {
   };
 }
 
-/** Cost in USD of `tokens` at `price`. */
+/** Decimal places money is kept to: 0.1 nano-USD, far below a token at any listed price (the cheapest are ~1e-8 USD). */
+export const USD_DECIMALS = 10;
+
+/**
+ * `usd` rounded to {@link USD_DECIMALS} places: products and sums of prices per million tokens carry
+ * binary float noise ((20 × 0.15 + 14 × 0.35) / 1e6 is 0.000007899999999999999), which every consumer
+ * (logs, exports, the admin API, metrics) would otherwise show.
+ */
+export function roundUsd(usd: number): number {
+  return Math.round(usd * 10 ** USD_DECIMALS) / 10 ** USD_DECIMALS;
+}
+
+/** Cost in USD of `tokens` at `price`, rounded to {@link USD_DECIMALS} places. */
 export function costOf(price: ModelPrice, tokens: TokenCounts): number {
   const cached = Math.min(Math.max(tokens.cachedPromptTokens ?? 0, 0), tokens.promptTokens);
   const uncached = tokens.promptTokens - cached;
-  return (uncached * price.input + cached * (price.cachedInput ?? price.input) + tokens.completionTokens * price.output) / 1_000_000;
+  return roundUsd((uncached * price.input + cached * (price.cachedInput ?? price.input) + tokens.completionTokens * price.output) / 1_000_000);
 }
 
 /** A provider id given alone is looked up in the catalogue under the same id. */

@@ -1,5 +1,6 @@
 import { BootError } from '../errors.js';
 import { type AlertLogger, type AlertWebhook, BudgetAlerts } from './alerts.js';
+import { BudgetRefusals } from './budget-refusals.js';
 import type { RouteSource, TargetCredentials } from '../routing/sources.js';
 import { RouteStore } from '../routing/store.js';
 import type { ControlPlaneHttp } from '../spec/manifest.js';
@@ -60,6 +61,8 @@ export class VaultService {
   readonly targets: TargetCredentials;
   /** Keys' spend reaching 80 % and 100 % of their budgets (`GET /admin/alerts`, the optional webhook). */
   readonly alerts: BudgetAlerts;
+  /** The smallest request estimate refused for each key's budget in its period (the usage API's `budget_exhausted`). */
+  readonly refusals: BudgetRefusals;
   private started?: VaultParts;
   private starting?: Promise<void>;
 
@@ -78,8 +81,10 @@ export class VaultService {
       logger: options.alerts?.logger ?? { warn: () => {} },
       ...(options.alerts?.retryDelaysMs ? { retryDelaysMs: options.alerts.retryDelaysMs } : {}),
     });
+    this.refusals = new BudgetRefusals(() => this.parts.state);
     this.hooks = limitHooks({
       onCharged: (budget, spentNanos) => this.alerts.charged(budget, spentNanos),
+      onBudgetRefused: (refusal) => this.refusals.refused(refusal),
       state: () => this.parts.state,
       prices: this.prices,
       record: async (id) => this.parts.keys.cached(id) ?? this.parts.keys.get(id),

@@ -17,8 +17,9 @@ test('redacts internal hosts, denies in deny mode, leaves other text alone', asy
     action: 'transform',
     texts: ['ssh [internal host] or [internal host], not example.com'],
     changes: { host: 2 },
+    flagged: ['build-01.corp.internal', 'ci.eu.corp.internal'],
   });
-  t.deepEqual(await judge(internalHosts({ domains: ['corp.internal'], action: 'deny' }), ['db.corp.internal']), { action: 'deny', reason: 'internal host name' });
+  t.deepEqual(await judge(internalHosts({ domains: ['corp.internal'], action: 'deny' }), ['db.corp.internal']), { action: 'deny', reason: 'internal host name', flagged: ['db.corp.internal'] });
   t.deepEqual(await judge(guardrail, ['nothing internal 🙂']), { action: 'allow' });
 });
 

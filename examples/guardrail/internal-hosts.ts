@@ -2,8 +2,8 @@
 // `build-01.corp.internal` so they never leave in a prompt or reach a client in an answer.
 //
 // In your own project, import from the package instead of these relative paths:
-//   import { defineGuardrail, findSpans, replaceSpans, countByKind, ALLOW } from 'llm-gateway/guardrails';
-import { ALLOW, countByKind, defineGuardrail, findSpans, replaceSpans } from '../../plugins/guardrails/index.js';
+//   import { defineGuardrail, findSpans, replaceSpans, spanValues, countByKind, ALLOW } from 'llm-gateway/guardrails';
+import { ALLOW, countByKind, defineGuardrail, findSpans, replaceSpans, spanValues } from '../../plugins/guardrails/index.js';
 
 /** The params users pass in gateway.config.ts; tsc checks them against this type. */
 export interface InternalHostsParams {
@@ -41,9 +41,11 @@ export const internalHosts = defineGuardrail<InternalHostsParams>(
       const found = input.texts.map((text) => findSpans(text, pattern, 'host', input.partial));
       const all = found.flat();
       if (all.length === 0) return ALLOW;
-      // Reasons and counts go to the log; never put the matched value in them.
-      if (params.action === 'deny') return { action: 'deny', reason: 'internal host name' };
-      return { action: 'transform', texts: input.texts.map((text, index) => replaceSpans(text, found[index], () => '[internal host]')), changes: countByKind(all) };
+      // Reasons and counts go to the log; never put the matched value in them. `flagged` lists the
+      // matched values so that the log masks them (the log never stores the list itself).
+      const flagged = spanValues(input.texts, found);
+      if (params.action === 'deny') return { action: 'deny', reason: 'internal host name', flagged };
+      return { action: 'transform', texts: input.texts.map((text, index) => replaceSpans(text, found[index], () => '[internal host]')), changes: countByKind(all), flagged };
     };
   },
 );

@@ -56,6 +56,7 @@ export {
   disjoint,
   findSpans,
   replaceSpans,
+  spanValues,
   step,
   type GuardrailChanges,
   type GuardrailCheck,

@@ -3,7 +3,7 @@ import nock from 'nock';
 import OpenAI from 'openai';
 import { type Fake, startFake } from '../fakes/openai-fake.js';
 import { ACCOUNT_KEY, startGateway, type TestGateway } from '../harness.js';
-import { admin, FIXED_COST_USD, FIXED_MESSAGES, fixedUsageHandler } from '../vault/vault-harness.js';
+import { admin, FIXED_MESSAGES, fixedUsageHandler } from '../vault/vault-harness.js';
 import { browserSkipReason, openBrowser, screenshot, signIn } from './browser.js';
 
 // Skipped only when Chromium is missing outside CI (under CI=true a missing browser fails).
@@ -13,8 +13,8 @@ const HOOK = 'http://budget-alerts.test';
 const SECRET_A = 'sk-dashboard-secret-alpha-0123456789';
 const SECRET_B = 'sk-dashboard-secret-beta-9876543210';
 const SECRET_C = 'sk-dashboard-secret-gamma-1357924680';
-/** Five requests of the fake's fixed usage. */
-const BUDGET_USD = 5 * FIXED_COST_USD;
+/** Five requests of the fake's fixed usage (5 × FIXED_COST_USD written out: the product in floats is 0.00007500000000000001). */
+const BUDGET_USD = 0.000075;
 const run = Math.random().toString(36).slice(2, 8);
 const keyName = `budgeted-${run}`;
 

@@ -2,7 +2,7 @@ import anyTest, { type TestFn } from 'ava';
 import OpenAI from 'openai';
 import { startFake, type Fake } from '../fakes/openai-fake.js';
 import { sdkClient, startGateway, type TestGateway } from '../harness.js';
-import { admin, fixedUsageHandler } from '../vault/vault-harness.js';
+import { admin, FIXED_USAGE, fixedUsageHandler } from '../vault/vault-harness.js';
 import { browserSkipReason, openBrowser, screenshot, signIn, type BrowserSession } from './browser.js';
 import { waitForLogs } from './logs-api.js';
 
@@ -101,8 +101,11 @@ it('the detail view shows the route and the attempts in order, the answered one 
     ['2', 'backup', 'openai', 'gpt-4o-mini', '200'],
   ]);
   t.regex(rows[0][5], /^\d+(\.\d)? ms$/);
+  // Why the first attempt failed: the upstream's error code and its message.
+  t.is(rows[0][6], 'server_erroroverloaded');
+  t.is(rows[1][6], '—');
   t.is(rows[0][8], '');
-  t.is(rows[1][7], '30', 'the fake reports 30 tokens');
+  t.is(rows[1][7], String(FIXED_USAGE.total_tokens), 'the tokens the fake reports');
   t.is(rows[1][8], '✓ answered');
   t.deepEqual(await attempts.evaluateAll((items) => items.map((item) => item.getAttribute('data-answered'))), [null, 'true']);
   const route = await page.locator('#routing dl.route-pairs dd').allInnerTexts();

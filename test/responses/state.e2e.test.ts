@@ -5,7 +5,7 @@ import { anthropicFakeRenderer } from '../../plugins/providers/anthropic/anthrop
 import { openai } from '../../plugins/providers/openai/index.js';
 import { type RenderedFake, startRenderedFake } from '../fakes/rendered-fake.js';
 import { type ResponsesFake, startResponsesFake } from '../fakes/responses-fake.js';
-import { collectResponsesStream } from '../fakes/responses-grammar.js';
+import { collectResponsesStream, validateResponsesStream } from '../fakes/responses-grammar.js';
 import { ACCOUNT_KEY, PROVIDER_KEY, startGateway, type TestGateway } from '../harness.js';
 import { createKey } from '../vault/vault-harness.js';
 
@@ -81,6 +81,27 @@ test.serial('previous_response_id across two providers: OpenAI (native) then Ant
   t.regex(input[1].id, /^rs_fake/);
   t.deepEqual(input[4], { type: 'message', role: 'assistant', content: 'Claude continues' }, "another provider's turn goes back as text, without its id");
   t.deepEqual(input[5], { role: 'user', content: 'Last one' });
+});
+
+test.serial('the native path answers the previous_response_id the client sent, plain, streamed and retrieved (issue 31)', async (t) => {
+  native.answer({ kind: 'text', text: 'First' });
+  const first = await viaOpenAI().responses.create({ model: 'gpt-5-mini', input: 'One' });
+  native.answer({ kind: 'text', text: 'Second' });
+  const second = await viaOpenAI().responses.create({ model: 'gpt-5-mini', input: 'Two', previous_response_id: first.id });
+  t.is(native.bodies().at(-1)!.previous_response_id, undefined, 'the provider gets the conversation, not the id');
+  t.is(second.previous_response_id, first.id);
+  t.is((await viaOpenAI().responses.retrieve(second.id)).previous_response_id, first.id);
+  native.answer({ kind: 'text', text: 'Third' });
+  const stream = await viaOpenAI().responses.create({ model: 'gpt-5-mini', input: 'Three', previous_response_id: second.id, stream: true });
+  const events: Array<Record<string, any>> = [];
+  for await (const event of stream) events.push(event);
+  const result = validateResponsesStream(events as unknown as Parameters<typeof validateResponsesStream>[0]);
+  t.deepEqual(result.problems, []);
+  const carried = events.filter((event) => 'response' in event).map((event) => [event.type, event.response.previous_response_id]);
+  t.true(carried.length >= 2, JSON.stringify(carried));
+  for (const [type, previous] of carried) t.is(previous, second.id, `${type} carries the client's previous_response_id`);
+  t.is(result.response?.previous_response_id, second.id);
+  t.is((await viaOpenAI().responses.retrieve(result.response!.id)).previous_response_id, second.id);
 });
 
 test.serial('retrieve, input_items and delete through the SDK; store: false keeps nothing', async (t) => {

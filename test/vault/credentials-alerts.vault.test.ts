@@ -11,8 +11,8 @@ const OLD_SECRET = 'sk-credential-old-secret-0123456789abcdef';
 const NEW_SECRET = 'sk-credential-new-secret-fedcba9876543210';
 const HOOK = 'http://alerts.test';
 const HOOK_TOKEN = 'Bearer alert-hook-token-0123456789';
-/** Five requests of the fake's fixed usage: 80 % after the fourth, 100 % after the fifth. */
-const BUDGET_USD = 5 * FIXED_COST_USD;
+/** Five requests of the fake's fixed usage, 80 % after the fourth, 100 % after the fifth (5 × FIXED_COST_USD written out: the product in floats is 0.00007500000000000001). */
+const BUDGET_USD = 0.000075;
 
 let fake: Fake;
 let gateway: TestGateway;

@@ -1,7 +1,7 @@
 import type { ExecutionContext } from 'ava';
-import { estimatePromptTokens } from '../../core/vault/estimate.js';
+import { promptTokensBound } from '../../core/vault/estimate.js';
 import type { TestGateway } from '../harness.js';
-import { admin, chatWithKey, count, createKey, FIXED_COST_USD, FIXED_MESSAGES } from './vault-harness.js';
+import { admin, chatWithKey, count, createKey, FIXED_COST_USD, FIXED_MESSAGES, FIXED_USAGE } from './vault-harness.js';
 
 type SerialTest = (title: string, implementation: (t: ExecutionContext) => void | Promise<void>) => void;
 
@@ -27,8 +27,8 @@ async function settledUsage(gateway: TestGateway, id: string): Promise<any> {
 
 /** The limit cases the issue asks for, registered on `test` against `target()`. */
 export function registerLimitCases(serialTest: SerialTest, target: () => LimitTarget, label: string): void {
-  serialTest(`${label}: the fixed request is estimated at exactly its reported prompt tokens`, (t) => {
-    t.is(estimatePromptTokens({ messages: FIXED_MESSAGES }), 20);
+  serialTest(`${label}: the fixed request's prompt bound is exactly its reported prompt tokens`, (t) => {
+    t.is(promptTokensBound({ messages: FIXED_MESSAGES }), FIXED_USAGE.prompt_tokens);
   });
 
   serialTest(`${label}: 50 concurrent requests against a budget for exactly 10: 10 succeed, spend stays within the budget`, async (t) => {
@@ -111,7 +111,7 @@ export function registerLimitCases(serialTest: SerialTest, target: () => LimitTa
     const legacy = { model: 'gpt-4o-mini', input: 'hi', max_output_tokens: 10 };
     const first = await passthrough(a, budgeted.key, 'POST', '/v1/batches', legacy);
     t.is(first.status, 200);
-    t.is(JSON.parse(first.text).usage.total_tokens, 30, 'the pass-through body reaches the client unchanged');
+    t.is(JSON.parse(first.text).usage.total_tokens, FIXED_USAGE.total_tokens, 'the pass-through body reaches the client unchanged');
     t.is((await passthrough(b, budgeted.key, 'POST', '/v1/batches', legacy)).status, 200);
     const usage = await settledUsage(a, budgeted.id);
     t.is(Math.round(usage.spend_usd.total * 1e9), Math.round(2 * FIXED_COST_USD * 1e9), 'pass-through usage is charged');

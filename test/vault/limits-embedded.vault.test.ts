@@ -2,7 +2,7 @@ import test from 'ava';
 import { type Fake, startFake } from '../fakes/openai-fake.js';
 import { startGateway, type TestGateway } from '../harness.js';
 import { registerLimitCases } from './limit-cases.js';
-import { admin, chatWithKey, createKey, fixedUsageHandler } from './vault-harness.js';
+import { admin, chatWithKey, createKey, FIXED_COST_USD, fixedUsageHandler } from './vault-harness.js';
 
 let fake: Fake;
 let gateway: TestGateway;
@@ -68,7 +68,7 @@ test.serial('a model without a price is refused for a key with a budget; cost is
   while (!(entry = gateway.entries().find((candidate) => candidate.traceId === trace)) && Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
-  t.is(entry?.costUsd, 0.000009);
+  t.is(entry?.costUsd, FIXED_COST_USD);
   t.is(entry?.caller?.startsWith('virtual-key:'), true);
 });
 

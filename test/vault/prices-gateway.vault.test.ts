@@ -51,8 +51,8 @@ test.serial('a budgeted key on a compatible provider is priced from the catalogu
   t.is(answered.status, 200, JSON.stringify(answered.json));
   await settled(id);
   const usage = (await admin(gateway, 'GET', `/admin/virtual-keys/${id}/usage`)).json;
-  // The fake reports 20 prompt and 10 completion tokens: 30 × $0.88 per million = $0.0000264.
-  t.is(Math.round(usage.spend_usd.total * 1e9), 26_400);
+  // The fake reports 60 prompt and 10 completion tokens: 70 × $0.88 per million = $0.0000616.
+  t.is(Math.round(usage.spend_usd.total * 1e9), 61_600);
 });
 
 test.serial('a brand-new key whose budget is below one request\'s estimate: budget_exceeded says so, with the estimate and max_tokens', async (t) => {
@@ -61,7 +61,7 @@ test.serial('a brand-new key whose budget is below one request\'s estimate: budg
   t.is(bounded.status, 403);
   const { error } = bounded.json;
   t.is(error.code, 'budget_exceeded');
-  t.regex(error.message, /This request alone is estimated at up to \$0\.000603, more than the key's whole budget/);
+  t.regex(error.message, /This request alone is estimated at up to \$0\.000609, more than the key's whole budget/);
   t.regex(error.message, /Lower max_tokens \(the estimate reserves 1000 output tokens\)/);
   t.regex(error.message, /Budget \$0\.00001 per month: \$0 spent, \$0 reserved by requests in flight, \$0\.00001 left; resets at \d{4}-\d{2}-01T00:00:00\.000Z\./);
   const now = new Date();
@@ -71,8 +71,8 @@ test.serial('a brand-new key whose budget is below one request\'s estimate: budg
     budget_usd: 0.00001,
     period: 'month',
     resets_at: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString(),
-    // 20 prompt tokens × $0.15/M + 1000 output tokens × $0.60/M = $0.000603
-    request_estimate_usd: 0.000603,
+    // 60 prompt tokens (the bound of FIXED_MESSAGES) × $0.15/M + 1000 output tokens × $0.60/M = $0.000609
+    request_estimate_usd: 0.000609,
   });
 
   const unbounded = await chatWithKey(gateway, key, { max_tokens: undefined });
@@ -94,7 +94,7 @@ test.serial('a spent daily budget: budget_exceeded gives spent, reserved, budget
     type: 'permission_error',
     budget: { spent_usd: 2 * FIXED_COST_USD, reserved_usd: 0, budget_usd: 2 * FIXED_COST_USD, period: 'day', resets_at: midnight, request_estimate_usd: FIXED_COST_USD },
   });
-  t.is(refused.json.error.message, `This key's budget is exceeded. Budget $0.000018 per day: $0.000018 spent, $0 reserved by requests in flight, $0 left; resets at ${midnight}. This request is estimated at up to $0.000009, more than is left.`);
+  t.is(refused.json.error.message, `This key's budget is exceeded. Budget $0.00003 per day: $0.00003 spent, $0 reserved by requests in flight, $0 left; resets at ${midnight}. This request is estimated at up to $0.000015, more than is left.`);
 });
 
 test.serial('a total budget has no reset', async (t) => {

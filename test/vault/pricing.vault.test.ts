@@ -1,5 +1,5 @@
 import test from 'ava';
-import { estimatePromptTokens, expectedOutputTokens } from '../../core/vault/estimate.js';
+import { expectedOutputTokens, promptTokensBound, REQUEST_OVERHEAD_TOKENS } from '../../core/vault/estimate.js';
 import { CATALOGUE_VERSION, costOf, PriceTable, tokenCounts } from '../../core/vault/pricing.js';
 
 const table = new PriceTable();
@@ -55,16 +55,17 @@ test('the configuration overrides and extends the shipped prices', (t) => {
   t.deepEqual(custom.price('openai', 'gpt-4o-mini'), table.price('openai', 'gpt-4o-mini'), 'the rest of the table stays');
 });
 
-test('prompt tokens are estimated as characters / 4 over the text sent, images skipped', (t) => {
-  t.is(estimatePromptTokens({ messages: [{ role: 'user', content: 'abcdefgh' }] }), 3); // "user" + 8 chars = 12 → 3
+test('prompt tokens are bounded by the UTF-8 bytes of the text sent as JSON, plus the request overhead; images skipped', (t) => {
+  t.is(promptTokensBound({ messages: [{ role: 'user', content: 'abcdefgh' }] }), 38 + REQUEST_OVERHEAD_TOKENS); // [{"role":"user","content":"abcdefgh"}]
   t.is(
-    estimatePromptTokens({
+    promptTokensBound({
       messages: [{ role: 'user', content: [{ type: 'text', text: 'abcd' }, { type: 'image_url', image_url: { url: `data:image/png;base64,${'A'.repeat(10_000)}` } }] }],
     }),
-    6, // "user" + "text" + "abcd" + "image_url" = 21 characters → 6; the 10 000-character image is skipped
+    // [{"role":"user","content":[{"type":"text","text":"abcd"},{"type":"image_url"}]}]: the 10 000-character image is skipped
+    '[{"role":"user","content":[{"type":"text","text":"abcd"},{"type":"image_url"}]}]'.length + REQUEST_OVERHEAD_TOKENS,
   );
-  t.is(estimatePromptTokens({ input: 'x'.repeat(400) }), 100);
-  t.is(estimatePromptTokens(undefined), 0);
+  t.is(promptTokensBound({ input: 'x'.repeat(400) }), 402 + REQUEST_OVERHEAD_TOKENS);
+  t.is(promptTokensBound(undefined), 0);
 });
 
 test('expected output tokens: max_completion_tokens or max_tokens times n, else the fallback', (t) => {

@@ -51,13 +51,20 @@ export async function createKey(t: ExecutionContext, gateway: TestGateway, body:
   return { id: created.json.id, key: created.json.key };
 }
 
-/** Usage the fake reports for every chat completion (gpt-4o-mini: $0.15 in, $0.60 out per million). */
-export const FIXED_USAGE = { prompt_tokens: 20, completion_tokens: 10, total_tokens: 30 };
-/** Hand-computed: 20 × 0.15 / 1e6 + 10 × 0.60 / 1e6 = 0.000009 USD. */
-export const FIXED_COST_USD = 0.000009;
+/**
+ * Usage the fake reports for every chat completion (gpt-4o-mini: $0.15 in, $0.60 out per million):
+ * the prompt tokens are FIXED_MESSAGES' reservation bound, so a request is charged exactly what it reserved.
+ */
+export const FIXED_USAGE = { prompt_tokens: 60, completion_tokens: 10, total_tokens: 70 };
+/** Hand-computed: 60 × 0.15 / 1e6 + 10 × 0.60 / 1e6 = 0.000015 USD. */
+export const FIXED_COST_USD = 0.000015;
 
-/** 80 characters with the role: estimated at exactly 20 prompt tokens (chars / 4), equal to the fake's fixed usage. */
-export const FIXED_MESSAGES = [{ role: 'user' as const, content: 'x'.repeat(76) }];
+/**
+ * 20 characters of content: bounded at exactly 60 prompt tokens, equal to the fake's fixed usage
+ * (50 bytes of JSON, `[{"role":"user","content":"xxxxxxxxxxxxxxxxxxxx"}]`, plus the 10 tokens of
+ * request overhead; core/vault/estimate.ts).
+ */
+export const FIXED_MESSAGES = [{ role: 'user' as const, content: 'x'.repeat(20) }];
 
 /**
  * A fake OpenAI that answers every chat with FIXED_USAGE after `delayMs` (so concurrent requests

@@ -18,6 +18,8 @@ function prettyBody(body) {
 const pairs = (entries) =>
   h('dl', { class: 'pairs' }, entries.filter(([, value]) => value !== undefined).map(([term, value]) => [h('dt', { text: term }), h('dd', { text: value ?? '—' })]));
 
+const SKIP_REASONS = { breaker_open: 'breaker open', retry_budget: 'retry budget spent', attempt_cap: 'attempt cap reached' };
+
 const ROUTE_SOURCES = { header: 'x-gateway-config header', inline: 'inline in the request', key: 'the virtual key', alias: 'model alias' };
 
 /** A routed request's route (name, stored id and version, where it came from) and its attempts in order; nothing for a plain request. */
@@ -33,6 +35,8 @@ function routingSection(routing) {
       routeLink ? [h('dt', { text: 'Stored route' }), h('dd', {}, routeLink)] : null,
       route.version !== undefined ? [h('dt', { text: 'Version' }), h('dd', { text: route.version })] : null,
       route.source !== undefined ? [h('dt', { text: 'Source' }), h('dd', { text: ROUTE_SOURCES[route.source] ?? route.source })] : null),
+    routing.routing_ms ? h('p', { class: 'muted routing-time', text: `Routing time (failed attempts and the waits between them): ${format.ms(routing.routing_ms)}` }) : null,
+    routing.skipped?.length ? h('p', { class: 'routing-skipped', text: `Passed over: ${routing.skipped.map((skip) => `${skip.target} (${SKIP_REASONS[skip.reason] ?? skip.reason})`).join(', ')}` }) : null,
     h('div', { class: 'table-wrap' }, h('table', { class: 'attempts' },
       h('caption', { text: `${attempts.length} upstream attempt${attempts.length === 1 ? '' : 's'}, in order` }),
       h('thead', {}, h('tr', {}, ['#', 'Target', 'Provider', 'Model', 'Status', 'Latency', 'Error code', 'Tokens', 'Answer'].map((name) => h('th', { scope: 'col', text: name })))),
@@ -51,7 +55,7 @@ function attemptRow(attempt, index, last) {
     h('td', { text: attempt.model ?? '—' }),
     h('td', {}, h('span', { class: `status ${statusClass(attempt.status)}`, text: attempt.status })),
     h('td', { class: 'number', text: format.ms(attempt.latencyMs) }),
-    h('td', {}, attempt.errorCode ? h('code', { text: attempt.errorCode }) : '—'),
+    h('td', { class: 'attempt-error' }, attempt.errorCode ? h('code', { text: attempt.errorCode }) : attempt.message ? null : '—', attempt.message ? h('div', { class: 'muted', text: attempt.message }) : null),
     tokens,
     h('td', {}, answered ? h('span', { class: 'answered-mark', text: answered }) : null));
 }

@@ -65,6 +65,8 @@ const cents = new Intl.NumberFormat('en-US', { maximumSignificantDigits: 3 });
  * date never reads day-first in one place and month-first in another), and the zone named.
  */
 const dateTimeFormat = new Intl.DateTimeFormat(undefined, { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit', timeZoneName: 'short' });
+/** The logs list's shorter form of the same (one line in a dense row): the year only when it is not this one. */
+const listTimeFormat = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit', timeZoneName: 'short' });
 const dateFormat = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric' });
 const clockFormat = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit' });
 
@@ -85,6 +87,12 @@ const present = (value) => value !== null && value !== undefined && value !== ''
 export const format = {
   /** Date and time with the time zone, in the browser's locale. */
   time: (value) => (present(value) ? dateTimeFormat.format(new Date(value)) : '—'),
+  /** Date and time for a row of the logs list: as `time`, without the year when it is the current one. */
+  listTime: (value) => {
+    if (!present(value)) return '—';
+    const date = new Date(value);
+    return (date.getFullYear() === new Date().getFullYear() ? listTimeFormat : dateTimeFormat).format(date);
+  },
   /** Month and day (axis labels of long periods). */
   date: (value) => (present(value) ? dateFormat.format(new Date(value)) : '—'),
   /** Hours and minutes (axis labels of short periods). */

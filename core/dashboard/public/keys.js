@@ -73,7 +73,7 @@ const policyOptions = (policies) => [['', 'No policy'], ...policies.map((policy)
  */
 function usageText(usage) {
   const period = usage.budget_period ?? 'total';
-  const spend = `${format.usd(usage.spend_usd[period])}${usage.budget_usd === null ? '' : ` of ${format.usd(usage.budget_usd)}`} (${period})`;
+  const spend = `${format.usd(usage.spend_usd[period])}${usage.budget_usd === null ? '' : ` of ${format.usd(usage.budget_usd)}`} (${period}${usage.budget_exhausted ? ', exhausted' : ''})`;
   const requests = `${format.count(usage.requests.day)}${usage.requests_per_day === null ? '' : ` of ${format.count(usage.requests_per_day)}`} today`;
   return `${spend} · ${requests}`;
 }
@@ -156,16 +156,26 @@ function alertMark(usage) {
   return h('span', { class: `alert-mark alert-${highest.threshold}`, title: `Budget alert: ${highest.threshold} % reached`, text: ` ${highest.threshold} %` });
 }
 
-/** Spend in the budget's period against the budget: a meter, the share, "Exhausted" at 100 %, and when it resets. */
+/**
+ * Spend in the budget's period against the budget: a meter, the share, "Exhausted" when the gateway
+ * refuses the key for its budget (the API's `budget_exhausted`), and when it resets. A key can be
+ * exhausted before its spend reaches the budget, when what is left is less than a refused request's
+ * estimate: the meter is then full and the cell says what is left rather than a share below 100 %.
+ */
 function budgetCell(usage) {
   if (!usage) return '—';
   if (usage.budget_usd === null) return h('span', { class: 'muted', text: 'no budget' });
   const used = usage.budget_used ?? 0;
-  const state = usage.budget_exhausted ? 'exhausted' : used >= 0.8 ? 'warn' : 'ok';
+  const exhausted = usage.budget_exhausted === true;
+  const state = exhausted ? 'exhausted' : used >= 0.8 ? 'warn' : 'ok';
+  const period = PERIOD_LABELS[usage.budget_period] ?? '';
+  const text = exhausted && used < 1
+    ? `${format.usd(usage.spend_usd[usage.budget_period ?? 'total'])} spent of ${format.usd(usage.budget_usd)} ${period}; ${format.usd(usage.remaining_usd)} left, less than a request's estimate (${format.usd(usage.refused_estimate_usd)})`
+    : `${format.percent(used)} of ${format.usd(usage.budget_usd)} ${period}`;
   return h('div', { class: 'budget-state', data: { state } },
-    h('meter', { min: '0', max: '1', low: '0.8', high: '0.9999', optimum: '0', value: String(Math.min(used, 1)), 'aria-label': `Budget used: ${format.percent(used)}` }),
-    h('span', { class: 'budget-text', text: `${format.percent(used)} of ${format.usd(usage.budget_usd)} ${PERIOD_LABELS[usage.budget_period] ?? ''}` }),
-    usage.budget_exhausted ? h('strong', { class: 'exhausted', text: 'Exhausted' }) : null,
+    h('meter', { min: '0', max: '1', low: '0.8', high: '0.9999', optimum: '0', value: String(exhausted ? 1 : Math.min(used, 1)), 'aria-label': exhausted ? 'Budget exhausted' : `Budget used: ${format.percent(used)}` }),
+    exhausted ? h('strong', { class: 'exhausted', text: 'Exhausted' }) : null,
+    h('span', { class: 'budget-text', text }),
     h('small', { class: 'resets', text: usage.budget_resets_at ? `resets ${format.time(usage.budget_resets_at)}` : 'never resets' }));
 }
 
@@ -273,8 +283,26 @@ function providerFields(data) {
   return fields;
 }
 
-/** A read-only field: shown in the edit form for what cannot change. */
-const fixedField = (label, value, hint) => field(label, h('input', { value, readonly: true, class: 'fixed' }), hint);
+/** A read-only field: shown in the edit form for what cannot change, as wide as its value (never cut off). */
+const fixedField = (label, value, hint) => field(label, h('input', { value, readonly: true, class: 'fixed', size: Math.max(String(value).length, 8) }), hint);
+
+/** The key's id, whole, read-only, with a button that copies it. */
+function idField(id) {
+  const input = h('input', { value: id, readonly: true, class: 'fixed key-id', size: id.length, spellcheck: 'false' });
+  const copy = h('button', { type: 'button', class: 'secondary', text: 'Copy', 'aria-label': 'Copy the id' });
+  copy.addEventListener('click', async () => {
+    try {
+      await navigator.clipboard.writeText(id);
+      notify('Copied the id to the clipboard.');
+    } catch {
+      input.select();
+      notify('Select and copy the id by hand (Ctrl+C).', 'error');
+    }
+  });
+  const wrapper = field('Id', input);
+  wrapper.append(h('div', { class: 'inline' }, input, copy));
+  return wrapper;
+}
 
 /**
  * The edit form, separate from the create form and prefilled: what cannot change (id, value hint,
@@ -299,8 +327,8 @@ function editForm(slot, key, { credentials, policies, routes, reload }) {
   const form = h('form', { class: 'editor edit', 'aria-labelledby': 'edit-title' },
     h('h2', { id: 'edit-title', text: `Edit ${key.name}` }),
     h('p', { class: 'muted', text: 'Changes apply to the key\'s next request. Greyed fields cannot change: create a new key instead.' }),
-    h('div', { class: 'grid' },
-      fixedField('Id', key.id),
+    h('div', { class: 'fixed-fields' },
+      idField(key.id),
       fixedField('Key value', key.key_hint, 'only its hint; rotate to get a new value'),
       fixedField(key.route ? 'Kind' : 'Provider', key.route ? 'names a route' : key.provider ?? ''),
       fixedField('Created', format.time(key.created_at))),

@@ -58,7 +58,9 @@ export async function renderLogs(view, query) {
   const pager = h('nav', { class: 'pager', 'aria-label': 'Pages' });
   const { limit: _limit, cursor: _cursor, ...setQuery } = apiQuery(query);
   const tools = h('div', { class: 'list-tools' });
-  replace(view, h('h1', { text: 'Logs' }), form, tools, status, tableHolder, pager);
+  // The count sits in the tools' line (left of Live and the exports): one line less above the table.
+  replace(view, h('h1', { text: 'Logs' }), form, tools, tableHolder, pager);
+  replace(tools, status);
 
   let page;
   try {
@@ -77,6 +79,7 @@ export async function renderLogs(view, query) {
   // New rows arrive on the first page only, and only when the range has no end.
   const liveBlocked = query.get('cursor') ? 'Live is for the first page: go back to it.' : query.get('to') ? 'Live needs a range without an end (clear "To").' : null;
   replace(tools,
+    status,
     liveToggle({ query: setQuery, blocked: liveBlocked, onRow: (row) => {
       if (!table.isConnected) replace(tableHolder, table);
       table.tBodies[0].prepend(logRow(row, true));
@@ -102,18 +105,24 @@ export async function renderLogs(view, query) {
   replace(pager, previous, next);
 }
 
+/**
+ * The filters, compact: two or three rows at 1280 px. What each field means is its tooltip (the
+ * `title`, also its accessible description) rather than a line under it, so the table starts higher.
+ */
 function filterForm(query) {
   const range = select('range', RANGES.map(([id, label]) => [id, label]), query.get('range') ?? '24h');
   const statusClass = select('status_class', STATUS_OPTIONS, query.get('status_class') ?? '');
-  const input = (name, type = 'text') => h('input', { name, type, value: query.get(name) ?? '', autocomplete: 'off' });
+  statusClass.title = '"All errors": 4xx, 5xx and streams that broke after their 200';
+  const input = (name, type = 'text', props = {}) => h('input', { name, type, value: query.get(name) ?? '', autocomplete: 'off', ...props });
+  const search = 'every word, in the stored request and response bodies';
   const form = h(
     'form',
     { class: 'filters', role: 'search', 'aria-label': 'Filter logs' },
-    h('div', { class: 'search-field' }, field('Search bodies', input('q', 'search'), 'every word, in the stored request and response bodies')),
+    h('div', { class: 'search-field' }, field('Search bodies', input('q', 'search', { placeholder: 'words in request or response bodies', title: search }))),
     field('Time range', range),
-    field('From', input('from', 'datetime-local'), 'overrides the range'),
+    field('Status', statusClass),
+    field('From', input('from', 'datetime-local', { title: 'overrides the range' })),
     field('To', input('to', 'datetime-local')),
-    field('Status', statusClass, '"All errors": 4xx, 5xx and broken streams'),
     TEXT_FILTERS.map(([name, label]) => field(label, input(name))),
     h('div', { class: 'actions' }, h('button', { type: 'submit', text: 'Apply filters' }), h('a', { href: '#/logs', class: 'button-link', text: 'Clear' })),
   );
@@ -154,11 +163,11 @@ function routedMark(row) {
 
 const failed = (row) => row.status >= 400 || Boolean(row.error_type);
 
-/** Under a failed request's status: its error code and message (the whole message on hover and in the detail). */
+/** Beside a failed request's status, on its line: its error code and message (the whole message on hover and in the detail). */
 function errorNote(row) {
   if (!failed(row) || !(row.error_code || row.error_message || row.error_type)) return null;
   const message = row.error_message ?? row.error_type ?? '';
-  return h('div', { class: 'error-note', title: message },
+  return h('span', { class: 'error-note', title: message },
     row.error_code ? h('code', { class: 'error-code', text: row.error_code }) : null,
     row.outcome === 'stream_error' ? h('span', { class: 'mark mark-bad', text: 'stream broke' }) : null,
     h('span', { class: 'error-message', text: message }));
@@ -193,11 +202,11 @@ function logRow(row, fresh = false) {
       class: fresh ? 'live-new' : null,
       data: { logId: row.id, traceId: row.trace_id, model: row.model, status: row.status, streaming: row.streaming ? 'true' : null, cache: row.cache_status, errorCode: row.error_code, failed: failed(row) ? 'true' : null },
     },
-    h('td', {}, h('a', { class: 'open-detail', href: `#/logs/${encodeURIComponent(row.id)}`, text: format.time(row.time), title: `Trace ${row.trace_id ?? ''}` })),
+    h('td', { class: 'time' }, h('a', { class: 'open-detail', href: `#/logs/${encodeURIComponent(row.id)}`, text: format.listTime(row.time), title: format.time(row.time) })),
     h('td', {}, h('span', { class: `status ${statusClass(row.status)}`, text: row.status }), errorNote(row)),
     h('td', {}, row.provider ?? '—', routedMark(row)),
     h('td', { text: row.model ?? '—' }),
-    h('td', {}, keyCell(row)),
+    h('td', { class: 'key' }, keyCell(row)),
     h('td', { class: 'number', text: format.ms(row.latency_ms) }),
     h('td', { class: 'number', text: format.count(row.total_tokens) }),
     h('td', { class: 'number', text: format.usd(row.cost_usd) }),

@@ -22,6 +22,6 @@ export const allowedModels = defineGuardrail<AllowedModelsParams>(
   },
   (params) => {
     const pattern = new RegExp(`^(?:${params.models.map((model) => model.split('*').map(escapeRegExp).join('.*')).join('|')})$`);
-    return (input) => (input.model !== undefined && pattern.test(input.model) ? ALLOW : { action: 'deny', reason: 'model not allowed' });
+    return (input) => (input.model !== undefined && pattern.test(input.model) ? ALLOW : { action: 'deny', reason: 'model not allowed', flagged: [] });
   },
 );

@@ -12,7 +12,7 @@ test('params: operations must be known names', (t) => {
 test('listed operations pass, others are denied', async (t) => {
   const guardrail = allowedOperations({ operations: ['chat'] });
   t.like(await judge(guardrail, ['héllo'], { operation: 'chat' }), { action: 'allow' });
-  t.deepEqual(await judge(guardrail, [], { operation: 'passthrough' }), { action: 'deny', reason: 'operation passthrough not allowed' });
+  t.deepEqual(await judge(guardrail, [], { operation: 'passthrough' }), { action: 'deny', reason: 'operation passthrough not allowed', flagged: [] });
   t.like(await judge(guardrail, [''], { operation: 'embed' }), { action: 'deny' });
 });
 

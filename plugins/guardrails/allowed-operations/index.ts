@@ -23,6 +23,6 @@ export const allowedOperations = defineGuardrail<AllowedOperationsParams>(
   },
   (params) => {
     const allowed = new Set(params.operations);
-    return (input) => (allowed.has(input.operation) ? ALLOW : { action: 'deny', reason: `operation ${input.operation} not allowed` });
+    return (input) => (allowed.has(input.operation) ? ALLOW : { action: 'deny', reason: `operation ${input.operation} not allowed`, flagged: [] });
   },
 );

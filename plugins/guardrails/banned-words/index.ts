@@ -1,4 +1,4 @@
-import { ALLOW, defineGuardrail, findSpans } from '../../../core/spec/index.js';
+import { ALLOW, defineGuardrail, findSpans, spanValues } from '../../../core/spec/index.js';
 import { WORD_LIST_PARAMS, type WordListOptions, wordsPattern } from '../../shared/word-list.js';
 
 export interface BannedWordsParams extends WordListOptions {
@@ -23,8 +23,8 @@ export const bannedWords = defineGuardrail<BannedWordsParams>(
   (params) => {
     const pattern = wordsPattern(params.words, params);
     return (input) => {
-      const found = input.texts.some((text) => findSpans(text, pattern, 'word', input.partial).length > 0);
-      return found ? { action: 'deny', reason: 'text contains a banned word' } : ALLOW;
+      const found = input.texts.map((text) => findSpans(text, pattern, 'word', input.partial));
+      return found.some((spans) => spans.length > 0) ? { action: 'deny', reason: 'text contains a banned word', flagged: spanValues(input.texts, found) } : ALLOW;
     };
   },
 );

@@ -28,7 +28,7 @@ export const jsonOutput = defineGuardrail<JsonOutputParams>(
       try {
         JSON.parse(jsonText(text, params.allowFence ?? false));
       } catch {
-        return { action: 'deny', reason: 'answer is not valid JSON' };
+        return { action: 'deny', reason: 'answer is not valid JSON', flagged: [] };
       }
     }
     return ALLOW;

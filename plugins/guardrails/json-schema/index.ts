@@ -34,11 +34,11 @@ export const jsonSchema = defineGuardrail<JsonSchemaParams>(
         try {
           value = JSON.parse(jsonText(text, params.allowFence ?? false));
         } catch {
-          return { action: 'deny', reason: 'answer is not valid JSON' };
+          return { action: 'deny', reason: 'answer is not valid JSON', flagged: [] };
         }
         if (!validate(value)) {
           const problem = validate.errors?.[0];
-          return { action: 'deny', reason: `answer does not match the schema: ${problem?.instancePath || '(root)'} ${problem?.message ?? ''}`.trim() };
+          return { action: 'deny', reason: `answer does not match the schema: ${problem?.instancePath || '(root)'} ${problem?.message ?? ''}`.trim(), flagged: [] };
         }
       }
       return ALLOW;

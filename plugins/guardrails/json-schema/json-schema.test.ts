@@ -14,7 +14,7 @@ test('params: a schema object is required and must compile', (t) => {
 test('valid documents pass; invalid ones are denied with the failing path (Unicode, empty, very long)', async (t) => {
   const guardrail = jsonSchema({ schema: PERSON });
   t.like(await judge(guardrail, ['{"name":"Żaneta 👩‍🚀","age":31}'], { side: 'output' }), { action: 'allow' });
-  t.deepEqual(await judge(guardrail, ['{"name":"Ana","age":-1}'], { side: 'output' }), { action: 'deny', reason: 'answer does not match the schema: /age must be >= 0' });
+  t.deepEqual(await judge(guardrail, ['{"name":"Ana","age":-1}'], { side: 'output' }), { action: 'deny', reason: 'answer does not match the schema: /age must be >= 0', flagged: [] });
   t.like(await judge(guardrail, ['{"name":"Ana"}'], { side: 'output' }), { action: 'deny' });
   t.like(await judge(guardrail, [''], { side: 'output' }), { action: 'deny', reason: 'answer is not valid JSON' });
   t.like(await judge(guardrail, [JSON.stringify({ name: longText(400_000), age: 1 })], { side: 'output' }), { action: 'allow' });

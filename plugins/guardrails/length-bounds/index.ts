@@ -52,8 +52,8 @@ export const lengthBounds = defineGuardrail<LengthBoundsParams>(
       // within it: segmenting (Intl.Segmenter, the costly part) is skipped when only `max` is set.
       if (params.min === undefined && input.texts.reduce((sum, text) => sum + text.length, 0) <= params.max!) return ALLOW;
       const count = input.texts.reduce((sum, text) => sum + countUnits(text, params.unit), 0);
-      if (params.min !== undefined && count < params.min) return { action: 'deny', reason: `${params.unit} ${count} below the minimum ${params.min}` };
-      if (params.max !== undefined && count > params.max) return { action: 'deny', reason: `${params.unit} ${count} above the maximum ${params.max}` };
+      if (params.min !== undefined && count < params.min) return { action: 'deny', reason: `${params.unit} ${count} below the minimum ${params.min}`, flagged: [] };
+      if (params.max !== undefined && count > params.max) return { action: 'deny', reason: `${params.unit} ${count} above the maximum ${params.max}`, flagged: [] };
       return ALLOW;
     };
   },

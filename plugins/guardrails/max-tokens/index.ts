@@ -24,7 +24,7 @@ export const maxTokens = defineGuardrail<MaxTokensParams>(
   (params) => (input) => {
     const asked = input.parameters.maxTokens;
     if (asked !== undefined && asked <= params.max) return ALLOW;
-    if (params.action === 'deny') return asked === undefined ? ALLOW : { action: 'deny', reason: `token limit ${asked} above ${params.max}` };
+    if (params.action === 'deny') return asked === undefined ? ALLOW : { action: 'deny', reason: `token limit ${asked} above ${params.max}`, flagged: [] };
     // Text completions default to a short answer (16 tokens): there only a larger limit asked for is lowered.
     if (input.operation === 'completion' ? asked === undefined : input.operation !== 'chat') return ALLOW;
     return { action: 'transform', parameters: { maxTokens: params.max }, changes: { maxTokens: 1 } };

@@ -1,4 +1,4 @@
-import { ALLOW, countByKind, defineGuardrail, replaceSpans } from '../../../core/spec/index.js';
+import { ALLOW, countByKind, defineGuardrail, replaceSpans, spanValues } from '../../../core/spec/index.js';
 import { detectPii, PII_TYPES, type PiiType } from './pii-detect.js';
 
 export type PiiAction = 'redact' | 'deny' | 'allow';
@@ -44,12 +44,15 @@ export const pii = defineGuardrail<PiiParams>(
       const found = input.texts.map((text) => detectPii(text, wanted, input.partial));
       const all = found.flat();
       if (all.length === 0) return ALLOW;
+      // Every span found, denied or redacted: the log masks them all (a denial leaves the request as sent).
+      const flagged = spanValues(input.texts, found);
       const denied = [...new Set(all.filter((span) => actionOf(span.kind as PiiType) === 'deny').map((span) => span.kind))];
-      if (denied.length > 0) return { action: 'deny', reason: `PII detected: ${denied.join(', ')}` };
+      if (denied.length > 0) return { action: 'deny', reason: `PII detected: ${denied.join(', ')}`, flagged };
       return {
         action: 'transform',
         texts: input.texts.map((text, index) => replaceSpans(text, found[index], (span) => replacement.replaceAll('{type}', span.kind.toUpperCase()))),
         changes: countByKind(all),
+        flagged,
       };
     };
   },

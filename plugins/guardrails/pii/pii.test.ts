@@ -65,13 +65,14 @@ test('redact (default) replaces spans and counts them by type, never keeping val
     action: 'transform',
     texts: ['mail [REDACTED_EMAIL], card [REDACTED_CARD]', 'ip [REDACTED_IPV4]'],
     changes: { email: 1, card: 1, ipv4: 1 },
+    flagged: ['a@b.io', '4111 1111 1111 1111', '10.0.0.1'],
   });
 });
 
 test('per-type actions: deny one type, allow another, custom replacement', async (t) => {
   const guardrail = pii({ types: { card: 'deny', ipv4: 'allow' }, replacement: '<{type}>' });
-  t.deepEqual(await judge(guardrail, ['card 4111111111111111']), { action: 'deny', reason: 'PII detected: card' });
-  t.deepEqual(await judge(guardrail, ['ip 10.0.0.1, mail a@b.io']), { action: 'transform', texts: ['ip 10.0.0.1, mail <EMAIL>'], changes: { email: 1 } });
+  t.deepEqual(await judge(guardrail, ['card 4111111111111111']), { action: 'deny', reason: 'PII detected: card', flagged: ['4111111111111111'] });
+  t.deepEqual(await judge(guardrail, ['ip 10.0.0.1, mail a@b.io']), { action: 'transform', texts: ['ip 10.0.0.1, mail <EMAIL>'], changes: { email: 1 }, flagged: ['a@b.io'] });
   t.deepEqual(await judge(pii({ action: 'allow' }), ['a@b.io']), { action: 'allow' });
 });
 

@@ -1,4 +1,4 @@
-import { ALLOW, defineGuardrail, findSpans, replaceSpans } from '../../../core/spec/index.js';
+import { ALLOW, defineGuardrail, findSpans, replaceSpans, spanValues } from '../../../core/spec/index.js';
 
 export interface RegexParams {
   /** A JavaScript regular expression source. */
@@ -43,9 +43,9 @@ export const regex = defineGuardrail<RegexParams>(
       const count = found.reduce((sum, spans) => sum + spans.length, 0);
       if (count === 0) return ALLOW;
       if (params.mode === 'redact') {
-        return { action: 'transform', texts: input.texts.map((text, index) => replaceSpans(text, found[index], () => replacement)), changes: { [label]: count } };
+        return { action: 'transform', texts: input.texts.map((text, index) => replaceSpans(text, found[index], () => replacement)), changes: { [label]: count }, flagged: spanValues(input.texts, found) };
       }
-      return { action: 'deny', reason: `text matches the ${label} expression` };
+      return { action: 'deny', reason: `text matches the ${label} expression`, flagged: spanValues(input.texts, found) };
     };
   },
 );

@@ -17,7 +17,7 @@ test('params: an invalid expression fails boot', (t) => {
 
 test('deny mode: a match denies, no match allows (Unicode, empty, very long)', async (t) => {
   const guardrail = regex({ pattern: 'project\\s+(?:falcon|фалькон)', flags: 'iu', label: 'codename' });
-  t.like(await judge(guardrail, ['Tell me about Project Falcon']), { action: 'deny', reason: 'text matches the codename expression' });
+  t.like(await judge(guardrail, ['Tell me about Project Falcon']), { action: 'deny', reason: 'text matches the codename expression', flagged: ['Project Falcon'] });
   t.like(await judge(guardrail, ['Расскажи про project Фалькон 🦅']), { action: 'deny' });
   t.like(await judge(guardrail, ['Tell me about falcons']), { action: 'allow' });
   t.like(await judge(guardrail, ['']), { action: 'allow' });
@@ -28,7 +28,7 @@ test('deny mode: a match denies, no match allows (Unicode, empty, very long)', a
 test('redact mode rewrites every match and counts them, never quoting them', async (t) => {
   const guardrail = regex({ pattern: 'ORD-\\d{6}', mode: 'redact', replacement: '[ORDER]', label: 'order' });
   const verdict = await judge(guardrail, ['Orders ORD-123456 and ORD-654321 — ✓', 'none here']);
-  t.deepEqual(verdict, { action: 'transform', texts: ['Orders [ORDER] and [ORDER] — ✓', 'none here'], changes: { order: 2 } });
+  t.deepEqual(verdict, { action: 'transform', texts: ['Orders [ORDER] and [ORDER] — ✓', 'none here'], changes: { order: 2 }, flagged: ['ORD-123456', 'ORD-654321'] });
 });
 
 test('partial text: a match touching the end waits for more text', async (t) => {

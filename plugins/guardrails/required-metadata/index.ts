@@ -22,6 +22,6 @@ export const requiredMetadata = defineGuardrail<RequiredMetadataParams>(
   },
   (params) => (input) => {
     const missing = params.keys.filter((key) => !input.metadata[key]);
-    return missing.length === 0 ? ALLOW : { action: 'deny', reason: `metadata lacks ${missing.join(', ')}` };
+    return missing.length === 0 ? ALLOW : { action: 'deny', reason: `metadata lacks ${missing.join(', ')}`, flagged: [] };
   },
 );

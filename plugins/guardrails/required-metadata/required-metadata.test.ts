@@ -11,7 +11,7 @@ test('params: keys must be a non-empty list of names', (t) => {
 test('every key must be present with a non-empty value', async (t) => {
   const guardrail = requiredMetadata({ keys: ['team', 'équipe'] });
   t.like(await judge(guardrail, [], { metadata: { team: 'search', équipe: 'recherche 🔍' } }), { action: 'allow' });
-  t.deepEqual(await judge(guardrail, [], { metadata: { team: 'search' } }), { action: 'deny', reason: 'metadata lacks équipe' });
+  t.deepEqual(await judge(guardrail, [], { metadata: { team: 'search' } }), { action: 'deny', reason: 'metadata lacks équipe', flagged: [] });
   t.like(await judge(guardrail, [], { metadata: { team: '', équipe: 'x' } }), { action: 'deny' });
   t.like(await judge(guardrail, [], { metadata: {} }), { action: 'deny' });
 });

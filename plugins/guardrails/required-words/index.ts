@@ -31,7 +31,7 @@ export const requiredWords = defineGuardrail<RequiredWordsParams>(
         return pattern.test(text);
       });
       const satisfied = params.match === 'all' ? present.every(Boolean) : present.some(Boolean);
-      return satisfied ? ALLOW : { action: 'deny', reason: params.match === 'all' ? 'text lacks a required word' : 'text contains none of the required words' };
+      return satisfied ? ALLOW : { action: 'deny', reason: params.match === 'all' ? 'text lacks a required word' : 'text contains none of the required words', flagged: [] };
     };
   },
 );

@@ -1,4 +1,4 @@
-import { ALLOW, defineGuardrail, replaceSpans, type Span } from '../../../core/spec/index.js';
+import { ALLOW, defineGuardrail, replaceSpans, spanValues, type Span } from '../../../core/spec/index.js';
 
 export interface UrlAllowlistParams {
   /** Allowed hosts: `example.com` (exactly) or `*.example.com` (any subdomain, and the domain itself). */
@@ -106,9 +106,10 @@ export const urlAllowlist = defineGuardrail<UrlAllowlistParams>(
       );
       const count = found.reduce((sum, spans) => sum + spans.length, 0);
       if (count === 0) return ALLOW;
-      if (params.action !== 'redact') return { action: 'deny', reason: 'text links to a host that is not allowed' };
+      const flagged = spanValues(input.texts, found);
+      if (params.action !== 'redact') return { action: 'deny', reason: 'text links to a host that is not allowed', flagged };
       const replacement = params.replacement ?? '[URL REMOVED]';
-      return { action: 'transform', texts: input.texts.map((text, index) => replaceSpans(text, found[index], () => replacement)), changes: { url: count } };
+      return { action: 'transform', texts: input.texts.map((text, index) => replaceSpans(text, found[index], () => replacement)), changes: { url: count }, flagged };
     };
   },
 );

@@ -29,17 +29,23 @@ export function signatureMatches(expected: string, received: unknown): boolean {
   return wanted.length === got.length && timingSafeEqual(wanted, got);
 }
 
-/** Maps the webhook's reply (`{ verdict, reason?, texts?, changes? }`) to a verdict; anything else throws. */
+/** Most values a reply's `flagged` may list. */
+const FLAGGED_MAX = 1000;
+
+/** Maps the webhook's reply (`{ verdict, reason?, texts?, changes?, flagged? }`) to a verdict; anything else throws. */
 export function replyVerdict(reply: unknown, count: number): GuardrailVerdict {
-  const value = reply as { verdict?: unknown; reason?: unknown; texts?: unknown; changes?: unknown } | null;
+  const value = reply as { verdict?: unknown; reason?: unknown; texts?: unknown; changes?: unknown; flagged?: unknown } | null;
   if (value?.verdict === 'allow') return ALLOW;
-  if (value?.verdict === 'deny') return { action: 'deny', reason: typeof value.reason === 'string' ? `webhook: ${value.reason.slice(0, 200)}` : 'webhook denied' };
+  // What the service says it flagged, for the log to mask; without it the log masks the texts it denied or changed.
+  const flagged =
+    Array.isArray(value?.flagged) && value.flagged.length <= FLAGGED_MAX && value.flagged.every((item) => typeof item === 'string') ? { flagged: value.flagged as string[] } : {};
+  if (value?.verdict === 'deny') return { action: 'deny', reason: typeof value.reason === 'string' ? `webhook: ${value.reason.slice(0, 200)}` : 'webhook denied', ...flagged };
   if (value?.verdict === 'transform' && Array.isArray(value.texts) && value.texts.length === count && value.texts.every((text) => typeof text === 'string')) {
     const changes: Record<string, number> = {};
     if (typeof value.changes === 'object' && value.changes !== null) {
       for (const [kind, counted] of Object.entries(value.changes)) if (Number.isInteger(counted)) changes[kind] = counted as number;
     }
-    return { action: 'transform', texts: value.texts as string[], changes: Object.keys(changes).length ? changes : { webhook: 1 } };
+    return { action: 'transform', texts: value.texts as string[], changes: Object.keys(changes).length ? changes : { webhook: 1 }, ...flagged };
   }
   throw new Error('webhook reply is not a verdict');
 }

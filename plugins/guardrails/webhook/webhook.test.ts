@@ -4,7 +4,7 @@ import nock from 'nock';
 import { step } from '../../../core/guardrails/policy.js';
 import { answering, ask, assertDenied, assertRefused, bootError, judge, policyGateway } from '../../../test/guardrails/helpers.js';
 import { pluginDependencies } from '../../../test/plugin-dependencies.js';
-import { REPLY_SIGNATURE_HEADER, SIGNATURE_HEADER, sign, signatureMatches, TIMESTAMP_HEADER, webhook } from './index.js';
+import { replyVerdict, REPLY_SIGNATURE_HEADER, SIGNATURE_HEADER, sign, signatureMatches, TIMESTAMP_HEADER, webhook } from './index.js';
 
 const SECRET = 'whsec-test-0123456789abcdef';
 const HOST = 'http://guardrail.test';
@@ -149,4 +149,17 @@ test.serial('the webhook calls through the control-plane client and reads the cl
   t.deepEqual(called, [`post ${HOST}/check`]);
   t.deepEqual(timestamps, ['1700000000000']);
   t.true(scope.isDone());
+});
+
+test('a reply may list what it flagged (strings only, at most 1000), for the log to mask', (t) => {
+  t.deepEqual(replyVerdict({ verdict: 'deny', reason: 'card', flagged: ['4111111111111111'] }, 1), { action: 'deny', reason: 'webhook: card', flagged: ['4111111111111111'] });
+  t.deepEqual(replyVerdict({ verdict: 'transform', texts: ['[x]'], changes: { card: 1 }, flagged: ['4111111111111111'] }, 1), {
+    action: 'transform',
+    texts: ['[x]'],
+    changes: { card: 1 },
+    flagged: ['4111111111111111'],
+  });
+  // Not a list of strings, or too long: left out, so the log masks the texts the verdict denied.
+  t.deepEqual(replyVerdict({ verdict: 'deny', flagged: [1, 2] }, 1), { action: 'deny', reason: 'webhook denied' });
+  t.deepEqual(replyVerdict({ verdict: 'deny', flagged: Array.from({ length: 1001 }, () => 'x') }, 1), { action: 'deny', reason: 'webhook denied' });
 });

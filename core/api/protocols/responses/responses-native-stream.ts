@@ -124,6 +124,11 @@ export interface NativeOutputOptions {
   readonly include: readonly string[] | null | undefined;
   /** Called with the finished Response before its terminal event is written (usage, the store). */
   finished(response: ResponseObject): Promise<void>;
+  /**
+   * The client's `previous_response_id`, echoed in every Response the stream carries: the provider
+   * was sent the conversation in `input` instead, so its own Responses say null.
+   */
+  readonly previousResponseId?: string;
 }
 
 /**
@@ -157,7 +162,7 @@ export class NativeResponsesOutput implements StreamEncoder<NativeChunk> {
       this.phase = 'filtered';
       return this.closeOpen();
     }
-    const event = chunk.event;
+    const event = this.echoed(chunk.event);
     if (this.phase === 'filtered' || !event || event.type === 'response.output_text.delta' || event.type === 'response.output_text.done') {
       if (event && TERMINAL.has(event.type)) this.terminal = event;
       return this.phase === 'filtered' ? '' : this.text(chunk);
@@ -201,6 +206,13 @@ export class NativeResponsesOutput implements StreamEncoder<NativeChunk> {
     return out;
   }
 
+  /** The event with the client's `previous_response_id` in the Response it carries (when there is one). */
+  private echoed(event: ResponseEvent | undefined): ResponseEvent | undefined {
+    const previous = this.options.previousResponseId;
+    if (previous === undefined || event === undefined || event.response === null || typeof event.response !== 'object') return event;
+    return { ...event, response: { ...(event.response as ResponseObject), previous_response_id: previous } };
+  }
+
   private patchedItem(item: ResponseItem): ResponseItem {
     if (item.type !== 'message' || !Array.isArray(item.content)) return item;
     return {
@@ -237,7 +249,8 @@ export class NativeResponsesOutput implements StreamEncoder<NativeChunk> {
   }
 
   private base(): ResponseObject {
-    return { ...(this.snapshot ?? ({ id: '', object: 'response', created_at: Math.floor(Date.now() / 1000), model: '' } as ResponseObject)), output: this.done.filter(Boolean) };
+    const base = { ...(this.snapshot ?? ({ id: '', object: 'response', created_at: Math.floor(Date.now() / 1000), model: '' } as ResponseObject)), output: this.done.filter(Boolean) };
+    return this.options.previousResponseId === undefined ? base : { ...base, previous_response_id: this.options.previousResponseId };
   }
 
   async end(): Promise<string> {

@@ -92,6 +92,9 @@ export async function respondNative(
   const request = context.request.body as ResponsesRequest;
   const judge = context.guardrail?.output;
   const headers = droppedToolsHeader(attempt.droppedTools);
+  // The gateway keeps the conversation and sends it in `input` (nativeBody), so the provider's
+  // Response says `previous_response_id: null`; the client is shown the id it sent, as OpenAI does.
+  const previousResponseId = typeof request.previous_response_id === 'string' && attempt.body.previous_response_id === undefined ? request.previous_response_id : undefined;
   const record = async (response: ResponseObject) => {
     const usage = chatUsage(response.usage);
     if (usage) transform.usage = usage;
@@ -100,7 +103,7 @@ export async function respondNative(
   };
   if (context.request.streaming && adapter.stream && !isJson(forward)) {
     const stream = adapter.stream;
-    const { mapper, output } = NativeResponsesOutput.create(stream.createMapper(attempt.body, auth.target), { include: request.include, finished: record });
+    const { mapper, output } = NativeResponsesOutput.create(stream.createMapper(attempt.body, auth.target), { include: request.include, finished: record, previousResponseId });
     const body = relayStream({
       upstream: forward.body,
       origin: new URL(transform.upstreamRequest.url).origin,
@@ -116,7 +119,8 @@ export async function respondNative(
   }
   const parsed = await readUpstreamJson(forward, provider.id, context.signal);
   forward.endedAt = performance.now();
-  const mapped = mapAnswer(provider.id, () => adapter.fromUpstream(parsed.value, attempt.body, auth.target, forward.headers));
+  const answered = mapAnswer(provider.id, () => adapter.fromUpstream(parsed.value, attempt.body, auth.target, forward.headers));
+  const mapped = previousResponseId === undefined ? answered : { ...answered, previous_response_id: previousResponseId };
   const response = judge ? await judgeResponse(mapped, judge) : mapped;
   await record(response);
   if (context.request.streaming) return { status: 200, headers: { ...SSE_HEADERS, ...headers }, body: { bytes: Buffer.from(responseAsEvents(response, request.include)) } };
