@@ -17,10 +17,14 @@ const sha256 = (value: string): Buffer => hash('sha256', value, 'buffer');
 
 /**
  * The account API key. Only its SHA-256 is kept (in memory and, when generated, in
- * `<dataDir>/account-key.json`); comparison is in constant time over the hashes.
+ * `<dataDir>/account-key.json`, with its length); comparison is in constant time over the hashes.
  */
 export class AccountKey {
-  private constructor(private readonly hash: Buffer) {}
+  private constructor(
+    private readonly hash: Buffer,
+    /** The key's length when known (every key but one loaded from a file written before lengths were stored). */
+    private readonly length?: number,
+  ) {}
 
   /**
    * From `GATEWAY_API_KEY` when set (at least {@link ACCOUNT_KEY_MIN_LENGTH} characters); else the
@@ -37,16 +41,16 @@ export class AccountKey {
             `(for example: ${ACCOUNT_KEY_PREFIX}$(openssl rand -base64 24 | tr '+/' '-_')), or leave it unset to have one generated.`,
         );
       }
-      return { accountKey: new AccountKey(sha256(configured)) };
+      return { accountKey: new AccountKey(sha256(configured), configured.length) };
     }
     try {
-      const stored = JSON.parse(readFileSync(join(dataDir, ACCOUNT_KEY_FILE), 'utf8')) as { sha256: string };
-      return { accountKey: new AccountKey(Buffer.from(stored.sha256, 'hex')) };
+      const stored = JSON.parse(readFileSync(join(dataDir, ACCOUNT_KEY_FILE), 'utf8')) as { sha256: string; length?: unknown };
+      return { accountKey: new AccountKey(Buffer.from(stored.sha256, 'hex'), typeof stored.length === 'number' ? stored.length : undefined) };
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
     }
     const generated = AccountKey.generate();
-    return { accountKey: new AccountKey(sha256(generated)), generated };
+    return { accountKey: new AccountKey(sha256(generated), generated.length), generated };
   }
 
   /** A new random account key (`gw-` and 32 base64url characters). */
@@ -54,13 +58,22 @@ export class AccountKey {
     return `${ACCOUNT_KEY_PREFIX}${randomBytes(24).toString('base64url')}`;
   }
 
-  /** Stores the SHA-256 of `key` as the data dir's account key (0600), replacing any stored one at once. */
+  /** Stores the SHA-256 of `key` (and its length) as the data dir's account key (0600), replacing any stored one at once. */
   static store(dataDir: string, key: string): void {
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     const file = join(dataDir, ACCOUNT_KEY_FILE);
     const temporary = `${file}.${process.pid}.tmp`;
-    writeFileSync(temporary, `${JSON.stringify({ sha256: sha256(key).toString('hex') })}\n`, { mode: 0o600 });
+    writeFileSync(temporary, `${JSON.stringify({ sha256: sha256(key).toString('hex'), length: key.length })}\n`, { mode: 0o600 });
     renameSync(temporary, file);
+  }
+
+  /**
+   * False when `candidate` cannot be the account key (its length differs from the key's, when that
+   * is known): a check without a hash, for the places that test many values that are no gateway key
+   * (provider tokens, forwarded headers). True means: ask {@link matches}.
+   */
+  mayMatch(candidate: string): boolean {
+    return this.length === undefined ? candidate.length >= ACCOUNT_KEY_MIN_LENGTH : candidate.length === this.length;
   }
 
   matches(candidate: string): boolean {

@@ -32,7 +32,7 @@ import { errors, toGatewayError } from './errors.js';
 import { FailedAuthLimiter } from './failed-auth.js';
 import { lazyControlPlaneHttp } from './http/control-plane.js';
 import { workerId } from './cluster/worker.js';
-import { authHook, callerIdentifier, targetOpener } from './hooks/auth.js';
+import { authHook, callerIdentifier, gatewayKeyTest, targetOpener } from './hooks/auth.js';
 import { mountCacheAdmin } from './cache/admin.js';
 import { createEmbedder } from './cache/embedder.js';
 import { cacheHook } from './cache/hook.js';
@@ -369,7 +369,13 @@ function registerServices(container: DependencyContainer, config: ResolvedConfig
           fallback: config.cache.default,
           semanticMaxChars: config.cache.semanticMaxChars,
           embed: createEmbedder({
-            open: targetOpener({ registry: c.resolve(TOKENS.registry), customHosts: c.resolve(TOKENS.customHosts), targetCredentials: options.routing?.targetCredentials ?? vault.targets, forwardCookies: config.forwardCookies }),
+            open: targetOpener({
+              registry: c.resolve(TOKENS.registry),
+              customHosts: c.resolve(TOKENS.customHosts),
+              targetCredentials: options.routing?.targetCredentials ?? vault.targets,
+              forwardCookies: config.forwardCookies,
+              isGatewayKey: gatewayKeyTest(c.resolve(TOKENS.accountKey), [vault.resolver]),
+            }),
             upstream: c.resolve(TOKENS.upstream),
           }),
           clock: c.resolve<Clock>(TOKENS.clock),

@@ -28,12 +28,20 @@ export const ERROR_CODES: Readonly<Record<string, Readonly<Record<string, ErrorC
     admin_forbidden: { status: [403], when: 'A virtual key was sent to the admin API, which takes only the account key.' },
     csrf_token_invalid: { status: [403], when: "A dashboard request that changes state lacks the session's CSRF token." },
     inline_route_forbidden: { status: [403], when: 'A virtual key sent a JSON route in `x-gateway-config`; only the account key may; name a stored route instead.' },
+    route_not_allowed: {
+      status: [403],
+      when: "A virtual key named in `x-gateway-config` a route that is neither its own `route` nor in its `allowed_routes`, or a name no route has (the two are not told apart); grant the route with `allowed_routes` (`keys update --routes`). Model aliases need no grant.",
+    },
     passthrough_not_judged: { status: [403], when: "A pass-through request under a guardrail policy that cannot judge it; use a unified operation or set `passthrough: 'allow-unjudged'` on the policy." },
     host_not_pinned: { status: [400], when: "A stored credential fixes the upstream host, and the request's headers tried to choose it." },
     provider_mismatch: { status: [400], when: '`x-gateway-provider` names another provider than the one the virtual key is bound to.' },
     custom_host_not_allowed: { status: [400], when: "`x-gateway-custom-host` with a virtual key whose target is fixed." },
     custom_host_refused: { status: [400], when: '`x-gateway-custom-host` is refused: not an http(s) URL, credentials or a query in it, a name that does not resolve, or an address the `customHosts` policy refuses (private ranges unless `allowPrivate` or `allowCidrs`, cloud metadata addresses always).' },
     header_not_forwardable: { status: [400], when: '`x-gateway-forward-headers` names a header that may not be forwarded (hop-by-hop, gateway headers, cookies unless allowed).' },
+    gateway_key_not_forwardable: {
+      status: [400],
+      when: 'A header that would go upstream holds a gateway key (the account key or a `vk-…` value): `Authorization` next to `x-gateway-api-key` (it would be the provider credential), or a header named in `x-gateway-forward-headers`; `param` names the header. Send the gateway key in `x-gateway-api-key` only and the provider\'s own token in `Authorization`.',
+    },
   },
   'Limits and budgets': {
     budget_exceeded: { status: [403], when: "The key's budget for its period is spent, or this request's estimate is more than is left; `error.budget` tells spent, reserved and reset." },
@@ -79,7 +87,7 @@ export const ERROR_CODES: Readonly<Record<string, Readonly<Record<string, ErrorC
     client_closed: { status: [499], type: 'client_closed_request', when: 'The client went away before the answer was complete; only ever logged (at info level), never sent.' },
   },
   Routing: {
-    unknown_route: { status: [400], when: '`x-gateway-config` (or a key) names no stored route; the CLI `routes list` shows them.' },
+    unknown_route: { status: [400], when: '`x-gateway-config` from the account key (or a key\'s own `route`) names no route; the CLI `routes list` shows them. A virtual key naming one gets 403 `route_not_allowed`.' },
     invalid_route: { status: [400], when: 'A route (stored or inline) fails validation; `param` is the path of the field (`route.targets[1].weight`).' },
     no_route_match: { status: [400], when: 'No condition of a conditional route matches and it has no default target.' },
     unknown_credential: { status: [400], when: 'A route target names a stored credential that does not exist.' },

@@ -19,7 +19,11 @@ test('the catalogue keeps each error its status and type (the table gives 4xx an
     upstreamTimeout: [504, 'timeout_error'],
     cacheMiss: [504, 'cache_miss_error'],
     overloaded: [503, 'overloaded_error'],
+    routeNotAllowed: [403, 'permission_error'],
+    gatewayKeyNotForwardable: [400, 'invalid_request_error'],
   });
+  t.like(errors.routeNotAllowed('m').body, { param: 'x-gateway-config', code: 'route_not_allowed' });
+  t.like(errors.gatewayKeyNotForwardable('m', { param: 'authorization' }).body, { param: 'authorization', code: 'gateway_key_not_forwardable' });
   t.deepEqual(errors.invalidRequest('Bad.', { param: 'n', code: 'invalid_value' }).toJSON(), {
     error: { message: 'Bad.', type: 'invalid_request_error', param: 'n', code: 'invalid_value' },
   });

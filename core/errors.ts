@@ -46,9 +46,12 @@ export function errorTypeForStatus(status: number, quirks: Readonly<Record<numbe
   return quirks[status] ?? ERROR_TYPE_BY_STATUS[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error');
 }
 
+/** What a catalogue entry takes besides the message. */
+type GatewayErrorOptions = { param?: string | null; code?: string | null; headers?: Record<string, string> };
+
 const make =
   (status: number, type = errorTypeForStatus(status)) =>
-  (message: string, options: { param?: string | null; code?: string | null; headers?: Record<string, string> } = {}) =>
+  (message: string, options: GatewayErrorOptions = {}) =>
     new GatewayError(status, { message, type, param: options.param ?? null, code: options.code ?? null }, options.headers);
 
 export const errors = {
@@ -72,6 +75,18 @@ export const errors = {
   cacheMiss: make(504, 'cache_miss_error'),
   /** The gateway is out of a shared resource (memory budget); comes with Retry-After. */
   overloaded: make(503, 'overloaded_error'),
+  /**
+   * 403 `route_not_allowed`: a virtual key named (in `x-gateway-config`) a route that is neither
+   * its own nor granted to it (`allowed_routes`), or that does not exist (the two are not told
+   * apart, so a key cannot probe which routes exist). See `core/routing/access.ts`.
+   */
+  routeNotAllowed: (message: string, options: GatewayErrorOptions = {}): GatewayError => make(403)(message, { param: 'x-gateway-config', code: 'route_not_allowed', ...options }),
+  /**
+   * 400 `gateway_key_not_forwardable`: a header that would go upstream (the provider credential in
+   * `Authorization`, or a header named in `x-gateway-forward-headers`) holds a gateway key (the
+   * account key or a virtual key); `param` names the header. A gateway key never leaves the gateway.
+   */
+  gatewayKeyNotForwardable: (message: string, options: GatewayErrorOptions = {}): GatewayError => make(400)(message, { code: 'gateway_key_not_forwardable', ...options }),
 };
 
 /** An upstream's own error: its status is kept, its body mapped by the provider, `provider` added. */

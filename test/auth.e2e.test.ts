@@ -136,6 +136,7 @@ test('a generated account key is stored only as a hash and works', async (t) => 
     const stored = readFileSync(join(dataDir, 'account-key.json'), 'utf8');
     t.false(stored.includes(key ?? '-'));
     t.regex(stored, /"sha256":"[0-9a-f]{64}"/);
+    t.regex(stored, new RegExp(`"length":${key?.length}`), 'its length, so that values of another length are never hashed to be compared with it');
     const response = await fetch(`${fresh.url}/admin/plugins`, { headers: { 'x-gateway-api-key': key ?? '' } });
     t.is(response.status, 200);
   } finally {

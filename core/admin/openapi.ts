@@ -347,6 +347,13 @@ export const adminOpenApi = {
           allowed_models: { type: 'array', items: { type: 'string' } },
         },
       },
+      AllowedRoutes: {
+        type: 'array',
+        maxItems: 100,
+        items: { type: 'string', minLength: 1, maxLength: 256 },
+        description:
+          'Other routes the key may name in x-gateway-config: stored route ids or names (kept by id), or names of routes in the configuration (kept by name). An unknown one is 400 with param allowed_routes[i]. Without a grant, a key takes only its own route and model aliases; naming any other route is 403 route_not_allowed.',
+      },
       VirtualKeyInput: {
         type: 'object',
         additionalProperties: false,
@@ -356,6 +363,7 @@ export const adminOpenApi = {
           name: { type: 'string', minLength: 1, maxLength: 128, description: 'Unique' },
           provider: { type: 'string', description: 'Registered provider id' },
           route: { type: 'string', description: 'A stored route id or name (kept by id): the key takes that route instead of one provider' },
+          allowed_routes: ref('AllowedRoutes'),
           credential_id: { type: 'string' },
           provider_key: { type: 'string', writeOnly: true, description: 'Sealed into a credential owned by this key' },
           custom_host: { type: 'string', format: 'uri', description: 'Base URL of a privately hosted endpoint' },
@@ -375,6 +383,7 @@ export const adminOpenApi = {
           credential_id: { type: 'string' },
           provider_key: { type: 'string', writeOnly: true },
           route: { type: 'string', description: 'Only on a key that names a route' },
+          allowed_routes: { oneOf: [ref('AllowedRoutes'), { type: 'null' }], description: 'Replaced whole; null removes every grant' },
           custom_host: { type: ['string', 'null'] },
           guardrail_policy: { type: ['string', 'null'] },
           limits: { oneOf: [ref('Limits'), { type: 'null' }] },
@@ -390,6 +399,7 @@ export const adminOpenApi = {
           provider: { type: 'string' },
           credential_id: { type: 'string' },
           route: { type: 'string', description: 'The stored route id of a key that names a route (then no provider nor credential_id)' },
+          allowed_routes: { type: 'array', items: { type: 'string' }, description: 'The routes granted to the key, as stored: stored routes by id (route_…), config routes by name' },
           custom_host: { type: 'string' },
           guardrail_policy: { type: 'string' },
           limits: ref('Limits'),

@@ -7,10 +7,10 @@ import { parseRoute, type Route } from '../routing/route.js';
 import type { RoutingStateStore } from '../routing/state.js';
 import { DuplicateRouteNameError, type RouteStore } from '../routing/store.js';
 import type { VaultService } from '../vault/service.js';
-import { VIRTUAL_KEY_PREFIX } from '../vault/virtual-keys.js';
 import type { AdminGuard } from './guard.js';
 import { requestJson } from './json-body.js';
 import { requireRecordName } from './virtual-keys-input.js';
+import { type KeyLookups, shownRoute, storedKeyReferences, withShownRoute } from './route-keys.js';
 
 export interface RouteActionDependencies {
   readonly service: VaultService;
@@ -93,31 +93,41 @@ export class RouteActions {
     return this.dependencies.service.parts.routes;
   }
 
+  /** The virtual keys routes name (by id, or by value in a config route), for storing and showing references. */
+  private get keys(): KeyLookups {
+    return this.dependencies.service.parts.keys;
+  }
+
+  /** A record holding a route, as answers show it: virtual keys by id and hint, never a value. */
+  private shown<T extends { readonly route?: Route }>(record: T): Promise<T> {
+    return withShownRoute(record, this.keys);
+  }
+
   async create(body: Record<string, unknown>) {
     onlyFields(body, ['name', 'route']);
     const name = body.name === undefined ? undefined : parseRouteName(body.name);
     const route = await this.checked(body.route, 'route');
     try {
-      return await this.store.create(route, name);
+      return await this.shown(await this.store.create(route, name));
     } catch (error) {
       throw error instanceof DuplicateRouteNameError ? conflict(error.message, 'duplicate_name', 'name') : error;
     }
   }
 
-  list() {
-    return this.store.list();
+  async list() {
+    return Promise.all((await this.store.list()).map((stored) => this.shown(stored)));
   }
 
   async get(id: string) {
     const current = await this.store.get(id);
     if (!current) throw routeNotFound(id);
-    return current;
+    return this.shown(current);
   }
 
   async versions(id: string) {
     const versions = await this.store.versions(id);
     if (versions.length === 0) throw routeNotFound(id);
-    return versions;
+    return Promise.all(versions.map((version) => this.shown(version)));
   }
 
   /**
@@ -139,18 +149,21 @@ export class RouteActions {
     };
   }
 
-  /** The routes and model aliases declared in the configuration (read-only), each target with its breaker. */
-  configRoutes() {
+  /**
+   * The routes and model aliases declared in the configuration (read-only), each target with its
+   * breaker; a virtual key the file gives by value is shown by id and hint, as stored routes are.
+   */
+  async configRoutes() {
     const routing = this.dependencies.routing;
     if (!routing) return [];
     const listed = (kind: 'route' | 'model', entries: ReadonlyMap<string, Route>) =>
-      [...entries].map(([name, route]) => ({
+      [...entries].map(async ([name, route]) => ({
         kind,
         name,
-        route,
+        route: await shownRoute(route, this.keys),
         targets: targetStates(route, stateScope({ name, source: kind === 'model' ? 'alias' : 'header' })!, routing.state),
       }));
-    return [...listed('route', routing.routes), ...listed('model', routing.models)];
+    return Promise.all([...listed('route', routing.routes), ...listed('model', routing.models)]);
   }
 
   /** Replaces the route (and its name when given; `null` removes the name): a new version. */
@@ -162,18 +175,20 @@ export class RouteActions {
     try {
       const replaced = await this.store.replace(id, route, name);
       if (!replaced) throw routeNotFound(id);
-      return replaced;
+      return await this.shown(replaced);
     } catch (error) {
       throw error instanceof DuplicateRouteNameError ? conflict(error.message, 'duplicate_name', 'name') : error;
     }
   }
 
-  /** Deletes a route and its versions; refused (409) while a virtual key or a model alias names it. */
+  /** Deletes a route and its versions; refused (409) while a virtual key names it (as its route or in `allowed_routes`) or a model alias does. */
   async delete(id: string): Promise<void> {
     const current = await this.store.get(id);
     if (!current) throw routeNotFound(id);
-    const keys = (await this.dependencies.service.keys.list()).filter((record) => record.route === id);
-    if (keys.length > 0) throw conflict(`The route is used by ${keys.length} virtual key(s): ${keys.map((record) => record.name).join(', ')}.`, 'route_in_use');
+    const keys = (await this.dependencies.service.keys.list()).filter((record) => record.route === id || record.allowed_routes?.includes(id) === true);
+    if (keys.length > 0) {
+      throw conflict(`The route is used by ${keys.length} virtual key(s), as their route or in their allowed_routes: ${keys.map((record) => record.name).join(', ')}.`, 'route_in_use');
+    }
     const aliases = (await this.store.listAliases()).filter((alias) => alias.route_id === id);
     if (aliases.length > 0) throw conflict(`The route is named by the model alias(es) ${aliases.map((alias) => alias.alias).join(', ')}.`, 'route_in_use');
     await this.store.delete(id);
@@ -184,27 +199,30 @@ export class RouteActions {
     if (!/^[A-Za-z0-9._:/-]{1,128}$/.test(alias)) throw invalid('alias', 'expected 1 to 128 letters, digits or . _ : / -');
     onlyFields(body, ['route', 'route_id']);
     if ((body.route === undefined) === (body.route_id === undefined)) throw invalid('route', 'give route or route_id, not both.');
-    if (body.route !== undefined) return this.store.setAlias(alias, { route: await this.checked(body.route, 'route') });
+    if (body.route !== undefined) return this.shown(await this.store.setAlias(alias, { route: await this.checked(body.route, 'route') }));
     if (typeof body.route_id !== 'string') throw invalid('route_id', 'expected a stored route id or name.');
     const stored = await this.store.route(body.route_id);
     if (!stored) throw invalid('route_id', `no stored route with id or name "${body.route_id}".`);
     return this.store.setAlias(alias, { route_id: stored.id });
   }
 
-  listAliases() {
-    return this.store.listAliases();
+  async listAliases() {
+    return Promise.all((await this.store.listAliases()).map((alias) => this.shown(alias)));
   }
 
   async deleteAlias(alias: string): Promise<void> {
     if (!(await this.store.deleteAlias(alias))) throw aliasNotFound(alias);
   }
 
-  /** The route validated, then every provider, credential and virtual key it names checked to exist. */
+  /**
+   * The route validated, then every provider, credential and virtual key it names checked to exist;
+   * returned as it is stored: virtual keys by id, never by value.
+   */
   private async checked(value: unknown, param: string): Promise<Route> {
     if (value === undefined) throw invalid(param, 'a route is required.');
     const route = parseRoute(value, param);
     await this.checkReferences(route, param);
-    return route;
+    return storedKeyReferences(route, param, this.keys);
   }
 
   private async checkReferences(route: Route, param: string): Promise<void> {
@@ -216,12 +234,6 @@ export class RouteActions {
       }
       if (target.credential !== undefined && !(await service.credentials.get(target.credential))) {
         throw invalidReference(`${at}.credential`, `no stored credential with id "${target.credential}".`);
-      }
-      if (target.virtual_key !== undefined) {
-        const record = target.virtual_key.startsWith(VIRTUAL_KEY_PREFIX) ? await service.keys.lookup(target.virtual_key) : undefined;
-        if (!record) throw invalidReference(`${at}.virtual_key`, 'not a current virtual key.');
-        // A key naming a route as a target could name this very route: nest the route instead.
-        if (record.route !== undefined) throw invalidReference(`${at}.virtual_key`, 'this virtual key names a route; nest that route in a target instead.');
       }
       if (target.route !== undefined) await this.checkReferences(target.route, `${at}.route`);
     }
@@ -250,8 +262,8 @@ export function mountRouteAdmin(router: Router, dependencies: RouteActionDepende
   router.get('/routes/:id/state', guard.middleware, async (koa) => {
     koa.body = await actions.state(koa.params.id);
   });
-  router.get('/config-routes', guard.middleware, (koa) => {
-    koa.body = { object: 'list', data: actions.configRoutes() };
+  router.get('/config-routes', guard.middleware, async (koa) => {
+    koa.body = { object: 'list', data: await actions.configRoutes() };
   });
   router.put('/routes/:id', guard.middleware, body, async (koa) => {
     koa.body = await actions.replace(koa.params.id, requestJson(koa));

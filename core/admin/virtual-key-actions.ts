@@ -6,7 +6,7 @@ import { budgetPeriodAt } from '../vault/alerts.js';
 import { fromNanos, periodsOf, toNanos } from '../vault/limits.js';
 import { type CredentialRecord, publicCredential, publicVirtualKey, type VirtualKeyRecord } from '../vault/records.js';
 import type { VaultService } from '../vault/service.js';
-import { DuplicateNameError, hashKeyValue, type VirtualKeyInput, type VirtualKeyPatch } from '../vault/virtual-keys.js';
+import { DuplicateNameError, hashKeyValue, VIRTUAL_KEY_PREFIX, type VirtualKeyInput, type VirtualKeyPatch } from '../vault/virtual-keys.js';
 import { checkVirtualKeyShape, parseCredentialBody, parseCredentialRotation } from './virtual-keys-input.js';
 
 export interface VirtualKeyActionDependencies {
@@ -16,6 +16,8 @@ export interface VirtualKeyActionDependencies {
   readonly providerIds: () => readonly string[];
   /** True when a guardrail policy of that name is configured. */
   readonly policyExists: (name: string) => boolean;
+  /** The configuration's named routes (`routes`), which `allowed_routes` may grant by name; absent: none. */
+  readonly configRoutes?: ReadonlyMap<string, unknown>;
 }
 
 const notFound = (what: 'credential' | 'virtual key', id: string) =>
@@ -167,7 +169,9 @@ export class VirtualKeyActions {
 
   async deleteKey(id: string): Promise<void> {
     const current = await this.existing(id);
-    const routes = await this.service.parts.routes.users((target) => target.virtual_key !== undefined && hashKeyValue(target.virtual_key) === current.key_hash);
+    // Stored routes name a key by id; one stored before that (not read since) may still hold its value.
+    const names = (reference: string) => reference === current.id || (reference.startsWith(VIRTUAL_KEY_PREFIX) && hashKeyValue(reference) === current.key_hash);
+    const routes = await this.service.parts.routes.users((target) => target.virtual_key !== undefined && names(target.virtual_key));
     if (routes.length > 0) throw conflict(`The virtual key is a target of ${routes.join(', ')}. Change them first.`, 'virtual_key_in_use');
     const deleted = await this.service.keys.delete(id);
     if (!deleted) throw notFound('virtual key', id);
@@ -252,6 +256,7 @@ export class VirtualKeyActions {
       if (!route) throw invalid('route', `no stored route with id or name "${body.route}".`);
       body.route = route.id;
     }
+    if (Array.isArray(body.allowed_routes)) body.allowed_routes = await this.grantedRoutes(body.allowed_routes as string[]);
     if (typeof body.credential_id === 'string' && !(await this.service.credentials.get(body.credential_id))) {
       throw invalid('credential_id', `no credential with id "${body.credential_id}".`);
     }
@@ -262,6 +267,26 @@ export class VirtualKeyActions {
         throw invalid('custom_host', error instanceof GatewayError ? error.message : 'refused.');
       }
     }
+  }
+
+  /**
+   * `allowed_routes` as stored: a config route by its name (as `x-gateway-config` finds a config
+   * route first), a stored route by its id (so that renaming it keeps the grant, and a new route
+   * taking its old name is not granted); duplicates dropped. An entry naming no route is 400 with
+   * `param` `allowed_routes[i]`.
+   */
+  private async grantedRoutes(entries: readonly string[]): Promise<string[]> {
+    const granted = new Set<string>();
+    for (const [index, entry] of entries.entries()) {
+      if (this.dependencies.configRoutes?.has(entry)) {
+        granted.add(entry);
+        continue;
+      }
+      const stored = await this.service.parts.routes.route(entry);
+      if (!stored) throw invalid(`allowed_routes[${index}]`, `no stored route with id or name "${entry.slice(0, 100)}", and no route of that name in the configuration.`);
+      granted.add(stored.id);
+    }
+    return [...granted];
   }
 
   /** The credential the key uses: the one named, or a new one sealed from `provider_key` and owned by the key. */

@@ -88,8 +88,18 @@ function checkRouteKeyShape(body: Record<string, unknown>): void {
   }
 }
 
+/** Most routes one key may be granted (`allowed_routes`). */
+export const MAX_ALLOWED_ROUTES = 100;
+
+/** `allowed_routes`: route ids or names (checked to exist by the caller, which knows the routes). */
+function checkAllowedRoutes(value: unknown): void {
+  if (!Array.isArray(value)) throw invalid('allowed_routes', 'expected an array of route ids or names.');
+  if (value.length > MAX_ALLOWED_ROUTES) throw invalid('allowed_routes', `at most ${MAX_ALLOWED_ROUTES} routes.`);
+  value.forEach((entry, index) => requireString(entry, `allowed_routes[${index}]`, { nonEmpty: true, max: 256 }));
+}
+
 /** Fields of a virtual key body: creation needs name and either provider (with a credential) or route; a PATCH may give any, `null` clears optional ones (not `log_bodies`: true or false). */
-export const VIRTUAL_KEY_FIELDS = ['name', 'provider', 'credential_id', 'provider_key', 'route', 'custom_host', 'guardrail_policy', 'limits', 'expires_at', 'log_bodies'] as const;
+export const VIRTUAL_KEY_FIELDS = ['name', 'provider', 'credential_id', 'provider_key', 'route', 'allowed_routes', 'custom_host', 'guardrail_policy', 'limits', 'expires_at', 'log_bodies'] as const;
 
 export function checkVirtualKeyShape(body: Record<string, unknown>, creating: boolean): void {
   onlyFields(body, VIRTUAL_KEY_FIELDS);
@@ -104,6 +114,7 @@ export function checkVirtualKeyShape(body: Record<string, unknown>, creating: bo
     if (body[field] !== undefined && !(body[field] === null && !creating)) requireString(body[field], field, { nonEmpty: true, max: 2048 });
   }
   if (body.limits !== undefined && !(body.limits === null && !creating)) parseLimits(body.limits);
+  if (body.allowed_routes !== undefined && !(body.allowed_routes === null && !creating)) checkAllowedRoutes(body.allowed_routes);
   if (body.expires_at !== undefined && !(body.expires_at === null && !creating)) {
     body.expires_at = parseExpiry(body.expires_at);
   }

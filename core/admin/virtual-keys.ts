@@ -17,7 +17,7 @@ const BODY_LIMIT = 1024 * 1024;
  */
 export function virtualKeyAdminRouter(dependencies: VirtualKeyActionDependencies & Pick<RouteActionDependencies, 'routing'> & { readonly guard: AdminGuard }): Router {
   const { guard, service } = dependencies;
-  const actions = new VirtualKeyActions(dependencies);
+  const actions = new VirtualKeyActions({ ...dependencies, configRoutes: dependencies.configRoutes ?? dependencies.routing?.routes });
   // Before the vault has started (an app used without listen) no virtual key can be valid.
   guard.recognise((key) => service.isStarted && service.keys.isKey(key));
   const router = new Router({ prefix: '/admin' });

@@ -468,14 +468,26 @@ const responseSchemas: Record<string, Schema> = {
 /** The request headers every `/v1` operation reads (docs/api.md "Request headers"). */
 const REQUEST_HEADERS: Record<string, Schema> = {
   'x-gateway-provider': { description: 'Provider slug (`GET /admin/plugins` lists them); not needed with a virtual key or a route.', schema: string },
-  Authorization: { description: '`Bearer <token>`: the provider credential, converted by the provider plugin to its own format.', schema: string },
+  Authorization: {
+    description:
+      '`Bearer <token>`: the provider credential, converted by the provider plugin to its own format. Without x-gateway-api-key, a gateway key here identifies the caller instead and is not forwarded; with it, a gateway key here (the account key or a `vk-…` value) is refused with 400 `gateway_key_not_forwardable`.',
+    schema: string,
+  },
   'x-gateway-custom-host': { description: 'Base URL to call instead of the provider\'s (`http(s)://host[:port][/path]`), checked by the custom host policy.', schema: { type: 'string', format: 'uri' } },
-  'x-gateway-forward-headers': { description: 'Comma-separated request header names passed to the provider untouched (not `x-gateway-*`, hop-by-hop, `host` or `cookie`).', schema: string },
+  'x-gateway-forward-headers': {
+    description:
+      'Comma-separated request header names passed to the provider untouched (not `x-gateway-*`, hop-by-hop, `host` or `cookie`). A named header whose value holds a gateway key is refused with 400 `gateway_key_not_forwardable` (`param`: the header).',
+    schema: string,
+  },
   'x-gateway-trace-id': { description: 'Your trace id; generated when absent; echoed in the response.', schema: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,128}$' } },
   'x-gateway-metadata': { description: 'A JSON object of at most 64 string values (keys ≤ 128, values ≤ 512 characters), carried into the log entry.', schema: string },
   'x-gateway-strict-api-compliance': { description: '`true` (default): responses carry only fields of the OpenAI schema. `false`: provider extras pass, and `thinking` is accepted.', schema: { enum: ['true', 'false'] } },
   'x-gateway-request-timeout': { description: 'Upstream deadline of this request in ms, from sending until the answer is complete.', schema: { type: 'string', pattern: '^\\d+$', description: '1 to 3600000' } },
-  'x-gateway-config': { description: 'A route as JSON (strategy, targets, retry, timeouts; docs/routing.md), instead of a provider header.', schema: string },
+  'x-gateway-config': {
+    description:
+      'A route, instead of a provider header: a route\'s name or id, or (account key only) the route as JSON (strategy, targets, retry, timeouts; docs/routing.md). A virtual key may name only its own route and the routes granted to it (`allowed_routes`): any other is 403 `route_not_allowed`.',
+    schema: string,
+  },
   'x-gateway-cache': {
     description: 'The response cache for this request (docs/cache.md): `no-store` (neither read nor stored), `refresh` (asked anew and stored), `only-if-cached` (a hit, or 504 `cache_miss`). Where the cache applies, `Cache-Control: no-store`, `no-cache` and `only-if-cached` are read the same way.',
     schema: { enum: ['no-store', 'refresh', 'only-if-cached'] },

@@ -28,14 +28,17 @@ let requests in flight finish (up to GATEWAY_SHUTDOWN_GRACE_MS, default 30000) b
 
   keys create --name <name> --provider <id> [--credential <id> | --stdin] [--custom-host <url>]
         [--policy <name>] [--budget-usd <n>] [--budget-period total|day|month] [--rpm <n>] [--rpd <n>]
-        [--users a,b] [--models a,b] [--expires-at <iso time>] [--no-log-bodies]
+        [--users a,b] [--models a,b] [--routes a,b] [--expires-at <iso time>] [--no-log-bodies]
+      --routes grants the routes (stored route ids or names, config route names) the key may name
+      in x-gateway-config besides model aliases; any other is refused with 403 route_not_allowed.
       without --credential the provider key comes from stdin with --stdin, else GATEWAY_PROVIDER_KEY,
       else (at a terminal) a prompt that does not echo. The new key is shown once.
   keys update <id> [--name <name>] [--credential <id> | --stdin] [--custom-host <url>] [--policy <name>]
         [--budget-usd <n>] [--budget-period total|day|month] [--rpm <n>] [--rpd <n>] [--users a,b]
-        [--models a,b] [--expires-at <iso time>] [--log-bodies | --no-log-bodies]
+        [--models a,b] [--routes a,b] [--expires-at <iso time>] [--log-bodies | --no-log-bodies]
       changes the fields given and keeps the others (limits too); none removes one (--rpm none,
-      --policy none). --stdin reads a new provider key; the key's value and id do not change.
+      --policy none; --routes replaces the granted routes whole, --routes none removes them).
+      --stdin reads a new provider key; the key's value and id do not change.
   keys list
   keys get <id>        (also: keys show <id>)
   keys usage <id>

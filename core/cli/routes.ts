@@ -3,6 +3,7 @@ import { type GatewayConfig, resolveConfig } from '../../config/index.js';
 import { GatewayError } from '../errors.js';
 import { parseRoute, type Route, type Target } from '../routing/route.js';
 import type { StoredRoute } from '../routing/sources.js';
+import { withShownRoute } from '../admin/route-keys.js';
 import { COMMAND_HELP } from './help.js';
 import { didYouMean } from './suggest.js';
 import { type CliIo, cliVaultService } from './vault.js';
@@ -23,7 +24,9 @@ function targetsOf(route: Route, path = 'route'): Array<{ path: string; target: 
 
 /** A one-line description of a checked route, for people. */
 function describe(route: Route): string {
-  const targets = targetsOf(route).map(({ target }) => `${target.name ?? '(unnamed)'} → ${target.provider ?? target.virtual_key?.slice(0, 6) ?? 'credential'}`);
+  // A key given by value (routes check) is named by its prefix only.
+  const keyOf = (reference: string) => (reference.startsWith('vk-') ? 'virtual key vk-…' : `virtual key ${reference}`);
+  const targets = targetsOf(route).map(({ target }) => `${target.name ?? '(unnamed)'} → ${target.provider ?? (target.virtual_key !== undefined ? keyOf(target.virtual_key) : 'credential')}`);
   return `route ok: ${route.strategy.mode}, ${targets.length} target${targets.length === 1 ? '' : 's'} (${targets.join(', ')})`;
 }
 
@@ -52,23 +55,26 @@ async function readStored(action: 'list' | 'show' | 'versions', idOrName: string
   try {
     await service.start();
     const store = service.parts.routes;
+    // Virtual keys by id and hint, as the admin API shows them.
+    const shown = (stored: StoredRoute) => withShownRoute(stored, service.parts.keys);
     if (action === 'list') {
-      const routes = await store.list();
+      const routes = await Promise.all((await store.list()).map(shown));
       io.stdout.write(json ? `${JSON.stringify({ data: routes }, null, 2)}\n` : routes.length === 0 ? 'no stored routes\n' : `${routes.map(line).join('\n')}\n`);
       return 0;
     }
-    const current = await store.route(idOrName!);
-    if (!current) {
+    const found = await store.route(idOrName!);
+    if (!found) {
       const names = (await store.list()).flatMap((stored) => (stored.name ? [stored.name, stored.id] : [stored.id]));
       const suggestion = didYouMean(idOrName!, names);
       io.stderr.write(`error: no stored route with the id or name "${idOrName}"${suggestion || ' (routes list shows them)'}\n`);
       return 1;
     }
+    const current = await shown(found);
     if (action === 'show') {
       io.stdout.write(json ? `${JSON.stringify(current, null, 2)}\n` : `${line(current)}\n${JSON.stringify(current.route, null, 2)}\n`);
       return 0;
     }
-    const versions = await store.versions(current.id);
+    const versions = await Promise.all((await store.versions(current.id)).map(shown));
     io.stdout.write(json ? `${JSON.stringify({ data: versions }, null, 2)}\n` : `${versions.map(line).join('\n')}\n`);
     return 0;
   } finally {

@@ -19,7 +19,7 @@ export interface CliIo {
 }
 
 /** The flags each action takes (besides the global --json); anything else is a usage error. */
-const KEY_FIELDS = ['policy', 'budget-usd', 'budget-period', 'rpm', 'rpd', 'users', 'models', 'expires-at', 'no-log-bodies'] as const;
+const KEY_FIELDS = ['policy', 'budget-usd', 'budget-period', 'rpm', 'rpd', 'users', 'models', 'routes', 'expires-at', 'no-log-bodies'] as const;
 const ACTION_FLAGS: Readonly<Record<string, Readonly<Record<string, readonly string[]>>>> = {
   credentials: {
     create: ['name', 'provider', 'stdin'],
@@ -80,13 +80,15 @@ const FLAG_OF_FIELD: Readonly<Record<string, string>> = {
   'limits.requests_per_day': '--rpd',
   'limits.allowed_users': '--users',
   'limits.allowed_models': '--models',
+  allowed_routes: '--routes',
 };
 
 /** A validation error as the operator typed it: the flag rather than the API field. */
 function flagMessage(error: GatewayError): string {
   const param = error.body.param;
   if (!param) return error.body.message;
-  const flag = FLAG_OF_FIELD[param];
+  // A list entry (`allowed_routes[1]`) is the list's flag.
+  const flag = FLAG_OF_FIELD[param] ?? FLAG_OF_FIELD[param.replace(/\[\d+\]$/, '')];
   return flag ? `${error.body.message.replaceAll(`'${param}'`, flag)} (${flag})` : `${error.body.message} (${param})`;
 }
 
@@ -233,6 +235,7 @@ export async function runVaultCli(argv: readonly string[], gatewayConfig: Gatewa
     customHosts: new CustomHostGuard(config.customHosts),
     providerIds: () => config.providers.map((provider) => provider.manifest.id),
     policyExists: (name) => Object.hasOwn(config.policies, name) && config.policies[name] !== undefined,
+    configRoutes: config.routes,
   });
   const json = values.json === true || (io.output ?? 'json') === 'json';
   const print = (value: unknown) => io.stdout.write(`${json ? JSON.stringify(value, null, 2) : humanOutput(value)}\n`);
@@ -295,6 +298,7 @@ export async function runVaultCli(argv: readonly string[], gatewayConfig: Gatewa
             credential_id: values.credential,
             provider_key: values.credential ? undefined : await secret(),
             custom_host: values['custom-host'],
+            allowed_routes: list(values.routes as string | undefined),
             guardrail_policy: values.policy,
             limits: Object.keys(limits).length ? limits : undefined,
             expires_at: values['expires-at'],
@@ -315,6 +319,8 @@ export async function runVaultCli(argv: readonly string[], gatewayConfig: Gatewa
             provider_key: values.stdin ? await fromStdin('new provider key (typed, not shown): ') : undefined,
             custom_host: clearable(values['custom-host']),
             guardrail_policy: clearable(values.policy),
+            // Replaced whole, as the admin API does; none removes every grant.
+            allowed_routes: values.routes === NONE ? null : list(values.routes as string | undefined),
             expires_at: clearable(values['expires-at']),
             limits: updatedLimits(current.limits, values),
             log_bodies: values['no-log-bodies'] ? false : values['log-bodies'] ? true : undefined,

@@ -37,12 +37,54 @@ function forwardRefusal(name: string, provider: ProviderPlugin, storedCredential
   return undefined;
 }
 
-/** The headers named in `x-gateway-forward-headers`, or 400 `header_not_forwardable` for one that may not go. */
+/**
+ * Whether a value is a gateway key: a value a registered {@link KeyResolver} claims by its prefix
+ * (`vk-…`, whether or not such a key exists), or the account key (compared by hash, and only for
+ * values of the account key's length: {@link AccountKey.mayMatch}). No store is asked: this runs
+ * wherever a value could go upstream, so it stays a prefix test, a length test and at most one hash.
+ */
+export type GatewayKeyTest = (value: string) => boolean;
+
+export function gatewayKeyTest(accountKey: AccountKey, keyResolvers: readonly KeyResolver[]): GatewayKeyTest {
+  const prefixes = keyResolvers.map((resolver) => resolver.prefix);
+  return (value) => {
+    for (const prefix of prefixes) if (value.startsWith(prefix)) return true;
+    return accountKey.mayMatch(value) && accountKey.matches(value);
+  };
+}
+
+/**
+ * Whether a header value carries a gateway key: the value itself, or one of its words (split at
+ * spaces, commas and semicolons; a `name=value` word is read at its value), so that
+ * `Bearer vk-…` or `token=gw-…` are caught as well.
+ */
+function carriesGatewayKey(value: string, isGatewayKey: GatewayKeyTest): boolean {
+  const trimmed = value.trim();
+  if (trimmed === '') return false;
+  if (isGatewayKey(trimmed)) return true;
+  for (const word of trimmed.split(/[\s,;]+/)) {
+    if (word === '') continue;
+    if (word !== trimmed && isGatewayKey(word)) return true;
+    const equals = word.indexOf('=');
+    if (equals >= 0 && isGatewayKey(word.slice(equals + 1))) return true;
+  }
+  return false;
+}
+
+/** 400 `gateway_key_not_forwardable`: `header` holds a gateway key that would go upstream. */
+const gatewayKeyRefused = (header: string, how: string): GatewayError =>
+  errors.gatewayKeyNotForwardable(
+    `The ${header} header holds a gateway key (the account key or a virtual key), which ${how}; a gateway key is never sent to a provider. Send the gateway key in x-gateway-api-key only.`,
+    { param: header },
+  );
+
+/** The headers named in `x-gateway-forward-headers`, or 400 `header_not_forwardable` for one that may not go (`gateway_key_not_forwardable` for one holding a gateway key). */
 function forwardedHeaders(
   headers: Readonly<Record<string, string | undefined>>,
   provider: ProviderPlugin,
   storedCredential: boolean,
   forwardCookies: boolean,
+  isGatewayKey: GatewayKeyTest,
 ): Record<string, string> {
   const forwardHeaders: Record<string, string> = {};
   const named = headers['x-gateway-forward-headers'];
@@ -58,7 +100,9 @@ function forwardedHeaders(
       });
     }
     const value = headers[lower];
-    if (value !== undefined) forwardHeaders[lower] = value;
+    if (value === undefined) continue;
+    if (carriesGatewayKey(value, isGatewayKey)) throw gatewayKeyRefused(lower, 'x-gateway-forward-headers would send upstream');
+    forwardHeaders[lower] = value;
   }
   return forwardHeaders;
 }
@@ -71,6 +115,13 @@ function bearerToken(authorization: string | undefined): string | undefined {
     throw errors.authentication('The Authorization header must be "Bearer <provider token>".', { code: 'invalid_authorization' });
   }
   return match[1].trim();
+}
+
+/** The caller's provider token (its Authorization Bearer), or 400 `gateway_key_not_forwardable` when that token is a gateway key. */
+function providerToken(authorization: string | undefined, isGatewayKey: GatewayKeyTest): string | undefined {
+  const token = bearerToken(authorization);
+  if (token !== undefined && isGatewayKey(token)) throw gatewayKeyRefused('authorization', 'would be sent as the provider credential');
+  return token;
 }
 
 /**
@@ -100,7 +151,7 @@ async function routeRequest(
 ): Promise<boolean> {
   const header = context.incoming.headers['x-gateway-config'];
   const model = context.request.model;
-  const found = await findRoute(routes, { header, keyRoute: resolution.route, model, account: resolution.caller.type === 'account' });
+  const found = await findRoute(routes, { header, keyRoute: resolution.route, allowedRoutes: resolution.allowedRoutes, model, account: resolution.caller.type === 'account' });
   if (found === undefined) return false;
   const plan = await resolvePlan(found.route, found.label, (target, param) => openTarget(context, resolution, target, param));
   context.routing = { plan, label: found.label, attempts: [] };
@@ -291,8 +342,10 @@ export function targetOpener(dependencies: {
   customHosts: CustomHostGuard;
   targetCredentials?: TargetCredentials;
   forwardCookies?: boolean;
+  /** Tells a gateway key, which is never sent upstream (see {@link gatewayKeyTest}). */
+  isGatewayKey: GatewayKeyTest;
 }): OpenTarget {
-  const { registry, customHosts, targetCredentials, forwardCookies = false } = dependencies;
+  const { registry, customHosts, targetCredentials, forwardCookies = false, isGatewayKey } = dependencies;
   return async (context, resolution, target, param) => {
     const headers = context.incoming.headers;
     let providerId = target.provider;
@@ -316,12 +369,13 @@ export function targetOpener(dependencies: {
     const targetHeaders = withCredentialFields({ ...headers, ...target.headers }, credentials);
     const baseUrl = customHost ? await customHosts.check(customHost) : provider.baseUrl(targetHeaders);
     if (credentials !== undefined && !customHost) assertHostPinned(provider, credentials, baseUrl);
-    // The caller's Bearer stands in for a missing credential, but never a gateway key sent in Authorization.
-    const apiKey = credentials === undefined && headers['x-gateway-api-key'] !== undefined ? bearerToken(headers.authorization) : undefined;
+    // The caller's Bearer stands in for a missing credential, but never a gateway key: not the one
+    // that identified the caller (in Authorization when x-gateway-api-key is absent), nor another (400).
+    const apiKey = credentials === undefined && headers['x-gateway-api-key'] !== undefined ? providerToken(headers.authorization, isGatewayKey) : undefined;
     return {
       caller: resolution.caller,
       provider,
-      forwardHeaders: forwardedHeaders(headers, provider, credentials !== undefined, forwardCookies),
+      forwardHeaders: forwardedHeaders(headers, provider, credentials !== undefined, forwardCookies, isGatewayKey),
       target: { baseUrl, customHost: Boolean(customHost), headers: targetHeaders, credentials: credentials ?? { apiKey }, strict: context.strict },
       ...(resolution.policy !== undefined ? { policy: resolution.policy } : {}),
     };
@@ -351,7 +405,8 @@ export function authHook(dependencies: {
 }): Hook {
   const { registry, accountKey, customHosts, keyResolvers = [], failedAuth, forwardCookies = false, routes, targetCredentials } = dependencies;
 
-  const openTarget = targetOpener({ registry, customHosts, targetCredentials, forwardCookies });
+  const isGatewayKey = gatewayKeyTest(accountKey, keyResolvers);
+  const openTarget = targetOpener({ registry, customHosts, targetCredentials, forwardCookies, isGatewayKey });
   return {
     name: 'gateway-auth',
     stage: 'auth',
@@ -406,9 +461,10 @@ export function authHook(dependencies: {
       const baseUrl = customHost ? await customHosts.check(customHost) : provider.baseUrl(targetHeaders);
       if (resolution.credentials !== undefined && !customHost) assertHostPinned(provider, resolution.credentials, baseUrl);
 
-      const apiKey = resolution.credentials === undefined ? bearerToken(headers.authorization) : undefined;
+      // A gateway key in Authorization next to x-gateway-api-key would become the provider credential: 400.
+      const apiKey = resolution.credentials === undefined ? providerToken(headers.authorization, isGatewayKey) : undefined;
 
-      const forwardHeaders = forwardedHeaders(headers, provider, resolution.credentials !== undefined, forwardCookies);
+      const forwardHeaders = forwardedHeaders(headers, provider, resolution.credentials !== undefined, forwardCookies, isGatewayKey);
 
       const auth: { -readonly [Field in keyof AuthSlice]: AuthSlice[Field] } = {
         caller,

@@ -80,7 +80,7 @@ test('load balancing skips a target whose breaker is open', async (t) => {
 test('findRoute: the header wins over the key route, the key route over an alias; inline only for the account key', async (t) => {
   const route = parseRoute({ targets: [{ provider: 'p' }] });
   const catalog = { routes: new Map([['h', route], ['k', route]]), models: new Map([['fast', route]]) };
-  t.like(await findRoute(catalog, { header: 'h', keyRoute: 'k', model: 'fast', account: false }), { label: { name: 'h', source: 'header' } });
+  t.like(await findRoute(catalog, { header: 'h', keyRoute: 'k', allowedRoutes: ['h'], model: 'fast', account: false }), { label: { name: 'h', source: 'header' } });
   t.like(await findRoute(catalog, { keyRoute: 'k', model: 'fast', account: false }), { label: { name: 'k', source: 'key' } });
   t.like(await findRoute(catalog, { model: 'fast', account: false }), { label: { name: 'fast', source: 'alias' } });
   t.is(await findRoute(catalog, { model: 'other', account: true }), undefined);

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { BootError, errors } from '../errors.js';
 import type { AuthSlice } from '../pipeline/context.js';
+import { mayTakeRoute, type RouteAccess } from './access.js';
 import type { AttemptRecord, ResolvedRoute, ResolvedTarget, RouteLabel } from './plan.js';
 import { parseRoute, type Route, type Target } from './route.js';
 import type { RouteSource } from './sources.js';
@@ -13,14 +14,14 @@ export interface RouteCatalog {
   readonly source?: RouteSource;
 }
 
-/** What the auth stage knows when it looks for a route. */
-export interface RouteQuery {
+/** What the auth stage knows when it looks for a route: the header, the model, and what the caller may take. */
+export interface RouteQuery extends RouteAccess {
   /** `x-gateway-config`. */
   readonly header?: string;
   /** The virtual key's `route`. */
   readonly keyRoute?: string;
   readonly model?: string;
-  /** Whether the caller holds the account key (only it may send an inline route). */
+  /** Whether the caller holds the account key (only it may send an inline route, or name any route). */
   readonly account: boolean;
 }
 
@@ -33,7 +34,9 @@ export interface FoundRoute {
  * Finds the request's route, in this order: `x-gateway-config` (a config route by name, a stored
  * route by id or name, or inline JSON from the account key: 403 `inline_route_forbidden` for a
  * virtual key), the virtual key's route, a model alias (the config's, then the admin API's).
- * Undefined when none applies; 400 `unknown_route` for a name or id nothing holds.
+ * Undefined when none applies; 400 `unknown_route` for a name or id nothing holds. A virtual key
+ * naming a route in `x-gateway-config` may take only what `mayTakeRoute` allows (its own route and
+ * its `allowed_routes`): anything else, an unknown name included, is 403 `route_not_allowed`.
  */
 export async function findRoute(catalog: RouteCatalog, query: RouteQuery): Promise<FoundRoute | undefined> {
   const header = query.header?.trim();
@@ -44,7 +47,14 @@ export async function findRoute(catalog: RouteCatalog, query: RouteQuery): Promi
       }
       return { route: inlineRoute(header), label: { source: 'inline' } };
     }
-    return (await named(catalog, header, 'header')) ?? unknownRoute(header, 'x-gateway-config');
+    const found = await named(catalog, header, 'header');
+    if (found === undefined) {
+      // A virtual key gets the answer it gets for a route it may not take: it cannot probe which routes exist.
+      if (!query.account) throw routeNotAllowed(header);
+      return unknownRoute(header, 'x-gateway-config');
+    }
+    if (!mayTakeRoute(query, identityOf(found.label))) throw routeNotAllowed(header);
+    return found;
   }
   if (query.keyRoute !== undefined) return (await named(catalog, query.keyRoute, 'key')) ?? unknownRoute(query.keyRoute, 'x-gateway-api-key');
   if (query.model !== undefined) {
@@ -88,6 +98,14 @@ async function named(catalog: RouteCatalog, idOrName: string, source: 'header' |
   if (stored === undefined) return undefined;
   return { route: stored.route, label: { id: stored.id, ...(stored.name !== undefined ? { name: stored.name } : {}), version: stored.version, source } };
 }
+
+/** A named route's identity for {@link mayTakeRoute}: stored routes carry their id, config routes only a name. */
+const identityOf = (label: RouteLabel) => (label.id !== undefined ? { kind: 'stored' as const, id: label.id, name: label.name } : { kind: 'config' as const, name: label.name });
+
+const routeNotAllowed = (idOrName: string) =>
+  errors.routeNotAllowed(
+    `This virtual key may not take the route "${idOrName.slice(0, 100)}": a key takes its own route, the routes an admin granted it (allowed_routes) and model aliases.`,
+  );
 
 function unknownRoute(idOrName: string, param: string): never {
   throw errors.invalidRequest(`No route is named "${idOrName.slice(0, 100)}".`, { param, code: 'unknown_route' });

@@ -69,6 +69,10 @@ const valid: Record<string, unknown> = {
     targets: [p()],
   },
   'cache semantic, embeddings through a virtual key': { cache: { mode: 'semantic', embedding: { virtual_key: 'vk-e', model: 'e', headers: { 'x-gateway-cloud-b-region': 'r' } } }, targets: [p()] },
+  'a key by id, with the hint the admin API shows (read-only, ignored)': {
+    targets: [{ name: 'k', virtual_key: 'vk_0123456789abcdef0123456789abcdef', virtual_key_hint: 'vk-…abcd' }],
+    cache: { mode: 'semantic', embedding: { virtual_key: 'vk_1', virtual_key_hint: 'vk-…wxyz', model: 'e' } },
+  },
 };
 
 const invalid: Record<string, unknown> = {
@@ -84,6 +88,7 @@ const invalid: Record<string, unknown> = {
   'target with provider and virtual_key': { targets: [p({ virtual_key: 'vk-1' })] },
   'target with none of provider, virtual_key, route': { targets: [{ name: 'x' }] },
   'credential without provider': { targets: [{ virtual_key: 'vk-1', credential: 'cred_1' }] },
+  'a virtual_key_hint that is not a string': { targets: [{ virtual_key: 'vk_1', virtual_key_hint: 42 }] },
   'negative weight': { targets: [p({ weight: -1 })] },
   'weight over 1000000': { targets: [p({ weight: 1_000_001 })] },
   'retry attempts 11': { retry: { attempts: 11 }, targets: [p()] },
@@ -162,6 +167,12 @@ test('parseRoute refuses a field its strategy mode does not have, naming it in p
   t.is(error.status, 400);
   t.is(error.body.param, 'config.strategy.on_status_codes');
   t.is(error.body.code, 'invalid_route');
+});
+
+test('parseRoute drops virtual_key_hint: what the admin API shows beside a key id is never stored', (t) => {
+  const parsed = parseRoute({ targets: [{ virtual_key: 'vk_1', virtual_key_hint: 'vk-…abcd' }], cache: { mode: 'semantic', embedding: { virtual_key: 'vk_2', virtual_key_hint: 'vk-…wxyz', model: 'e' } } });
+  t.deepEqual(parsed.targets[0], { virtual_key: 'vk_1' });
+  t.deepEqual(parsed.cache?.embedding, { model: 'e', virtual_key: 'vk_2' });
 });
 
 test('the schema describes what it cannot check', (t) => {

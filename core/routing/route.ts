@@ -46,6 +46,7 @@ export interface CacheEmbedding {
   readonly model: string;
   readonly provider?: string;
   readonly credential?: string;
+  /** A virtual key's id (`vk_…`), or its value in a config file or inline route: as a target's `virtual_key`. */
   readonly virtual_key?: string;
   readonly custom_host?: string;
   readonly headers?: Readonly<Record<string, string>>;
@@ -96,7 +97,11 @@ export interface Target {
   readonly provider?: string;
   /** A stored credential id (`cred_…`). */
   readonly credential?: string;
-  /** A virtual key (`vk-…`) whose provider and credential this target uses. */
+  /**
+   * A virtual key whose provider, credential and custom host this target uses: its id (`vk_…`, what
+   * stored routes hold and the admin API shows, with `virtual_key_hint`), or in a config file or an
+   * inline route its value (`vk-…`; the admin API stores the id instead).
+   */
   readonly virtual_key?: string;
   /** A custom host for this target (checked like `x-gateway-custom-host`). */
   readonly custom_host?: string;
@@ -123,10 +128,10 @@ const STRATEGY_FIELDS: Record<(typeof STRATEGIES)[number], readonly string[]> = 
   loadbalance: ['mode', 'policy'],
   conditional: ['mode', 'conditions', 'default'],
 };
-const TARGET_FIELDS = new Set(['name', 'provider', 'credential', 'virtual_key', 'custom_host', 'weight', 'override_params', 'headers', 'request_timeout', 'on_status_codes', 'route']);
+const TARGET_FIELDS = new Set(['name', 'provider', 'credential', 'virtual_key', 'virtual_key_hint', 'custom_host', 'weight', 'override_params', 'headers', 'request_timeout', 'on_status_codes', 'route']);
 const ROUTE_FIELDS = new Set(['strategy', 'targets', 'retry', 'request_timeout', 'deadline', 'on_status_codes', 'passthrough_idempotent', 'cache']);
 const CACHE_FIELDS = new Set(['mode', 'max_age', 'namespace', 'threshold', 'embedding']);
-const EMBEDDING_FIELDS = new Set(['model', 'provider', 'credential', 'virtual_key', 'custom_host', 'headers', 'request_timeout']);
+const EMBEDDING_FIELDS = new Set(['model', 'provider', 'credential', 'virtual_key', 'virtual_key_hint', 'custom_host', 'headers', 'request_timeout']);
 const MAX_TIMEOUT_MS = 3_600_000;
 
 const invalidRoute = (param: string, message: string): GatewayError =>
@@ -287,6 +292,10 @@ function parseTarget(value: unknown, param: string, depth: number, counter: { ta
   const kinds = [value.provider, value.virtual_key, value.route].filter((entry) => entry !== undefined).length;
   if (kinds !== 1) throw invalidRoute(param, 'a target names exactly one of provider, virtual_key or route.');
   if (value.credential !== undefined && value.provider === undefined) throw invalidRoute(`${param}.credential`, 'goes with provider.');
+  // Shown by the admin API beside a key's id; read-only, so a route read and sent back is accepted, and dropped here.
+  if (value.virtual_key_hint !== undefined && (typeof value.virtual_key_hint !== 'string' || value.virtual_key_hint.length > 256)) {
+    throw invalidRoute(`${param}.virtual_key_hint`, 'is shown by the admin API and ignored on input; if given, a string of at most 256 characters.');
+  }
   if (value.custom_host !== undefined && value.provider === undefined) throw invalidRoute(`${param}.custom_host`, 'goes with provider.');
   if (value.weight !== undefined && (typeof value.weight !== 'number' || !Number.isFinite(value.weight) || value.weight < 0 || value.weight > 1_000_000)) {
     throw invalidRoute(`${param}.weight`, 'expected a number from 0 to 1000000.');

@@ -34,11 +34,12 @@ export interface RouteSource {
 
 /**
  * What a route's targets name, opened on demand by the route executor: stored credentials by id
- * and virtual keys by value (their provider, credential, custom host). The vault implements it.
+ * and virtual keys by id (`vk_…`, what stored routes hold) or by value (`vk-…`, in a config file or
+ * an account key's inline route): their provider, credential, custom host. The vault implements it.
  */
 export interface TargetCredentials {
   /** A stored credential (decrypted), or undefined when there is none with that id. */
   credential(id: string): Promise<ProviderCredentials | undefined>;
-  /** A virtual key's binding, or undefined when the key is unknown (an expired key throws 401). */
-  virtualKey(key: string): Promise<KeyResolution | undefined>;
+  /** A virtual key's binding by id or value, or undefined when the key is unknown (an expired key throws 401). */
+  virtualKey(reference: string): Promise<KeyResolution | undefined>;
 }

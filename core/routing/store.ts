@@ -23,9 +23,24 @@ export interface ModelAlias {
   readonly updated_at: string;
 }
 
-/** Every target of a route, nested routes' included. */
+/** Every target of a route, nested routes' included, and its cache's embeddings target (which names a credential or a key the same way). */
 export function allTargets(route: Route): Target[] {
-  return route.targets.flatMap((target) => [target, ...(target.route ? allTargets(target.route) : [])]);
+  const embedding = route.cache?.embedding;
+  const targets = route.targets.flatMap((target): Target[] => [target, ...(target.route ? allTargets(target.route) : [])]);
+  if (embedding === undefined) return targets;
+  const { model: _model, ...target } = embedding;
+  return [...targets, target];
+}
+
+/** How a {@link RouteStore} rewrites what it reads. */
+export interface RouteStoreOptions {
+  /**
+   * A stored route's targets in today's form, or undefined when it is already: routes stored
+   * before virtual keys were referenced by id hold a key's value, which the vault turns into the
+   * key's id. A rewritten route is written back in place (every version of it, as it is read), so
+   * the value leaves the store; the meaning of the route is unchanged, so no version is added.
+   */
+  readonly migrate?: (route: Route) => Promise<Route | undefined>;
 }
 
 export class DuplicateRouteNameError extends Error {
@@ -43,7 +58,10 @@ export class RouteStore implements RouteSource {
   /** Bumped by every invalidation, so a read that raced one does not cache what it read before it. */
   private generation = 0;
 
-  constructor(private readonly state: SharedState) {
+  constructor(
+    private readonly state: SharedState,
+    private readonly options: RouteStoreOptions = {},
+  ) {
     state.subscribe((event) => {
       if (event.kind === 'route') {
         // A route is cached under its id and its name, and an alias may name it: drop them all.
@@ -76,12 +94,16 @@ export class RouteStore implements RouteSource {
    */
   async get(id: string): Promise<StoredRoute | undefined> {
     let current = (await this.state.records.get<StoredRoute>(currentKey(id))) ?? undefined;
+    let readFrom = currentKey(id);
     while (current !== undefined) {
       const next = await this.state.records.get<StoredRoute>(versionKey(id, current.version + 1));
       if (!next) break;
       current = next;
+      readFrom = versionKey(id, next.version);
     }
-    return current;
+    if (current === undefined) return undefined;
+    // The current record and its version record are the same version: a rewrite goes to both.
+    return this.migrated(current, readFrom, [currentKey(id), versionKey(id, current.version)]);
   }
 
   /** Every stored route's current version, oldest first. */
@@ -95,7 +117,8 @@ export class RouteStore implements RouteSource {
     const current = await this.get(id);
     if (!current) return [];
     const all = await Promise.all(Array.from({ length: current.version }, (_, index) => this.state.records.get<StoredRoute>(versionKey(id, index + 1))));
-    return all.filter((version): version is StoredRoute => version !== undefined && version !== null);
+    const found = all.filter((version): version is StoredRoute => version !== undefined && version !== null);
+    return Promise.all(found.map((version) => (version.version === current.version ? current : this.migrated(version, versionKey(id, version.version), [versionKey(id, version.version)]))));
   }
 
   /**
@@ -156,7 +179,13 @@ export class RouteStore implements RouteSource {
   }
 
   async getAlias(alias: string): Promise<ModelAlias | undefined> {
-    return (await this.state.records.get<ModelAlias>(aliasKey(alias))) ?? undefined;
+    const record = (await this.state.records.get<ModelAlias>(aliasKey(alias))) ?? undefined;
+    const migrated = record?.route === undefined ? undefined : await this.options.migrate?.(record.route);
+    if (record === undefined || migrated === undefined) return record;
+    const rewritten: ModelAlias = { ...record, route: migrated };
+    const still = await this.state.records.get<ModelAlias>(aliasKey(alias));
+    if (still && JSON.stringify(still) === JSON.stringify(record)) await this.state.records.set(aliasKey(alias), rewritten);
+    return rewritten;
   }
 
   async listAliases(): Promise<ModelAlias[]> {
@@ -197,6 +226,23 @@ export class RouteStore implements RouteSource {
     const routes = (await this.list()).filter((stored) => allTargets(stored.route).some(test)).map((stored) => `route ${stored.name ?? stored.id}`);
     const aliases = (await this.listAliases()).filter((alias) => alias.route !== undefined && allTargets(alias.route).some(test)).map((alias) => `model alias ${alias.alias}`);
     return [...routes, ...aliases];
+  }
+
+  /**
+   * A version read from the store (under `readFrom`), rewritten when {@link RouteStoreOptions.migrate}
+   * changes it: under each of `writeTo`, in place.
+   */
+  private async migrated(stored: StoredRoute, readFrom: string, writeTo: readonly string[]): Promise<StoredRoute> {
+    const route = await this.options.migrate?.(stored.route);
+    if (route === undefined) return stored;
+    const rewritten: StoredRoute = { ...stored, route };
+    // Written back only while the record is still there as it was read, so a route deleted
+    // meanwhile is not brought back (the store has no compare-and-set; the window is one read).
+    const still = await this.state.records.get<StoredRoute>(readFrom);
+    if (still && JSON.stringify(still) === JSON.stringify(stored)) {
+      for (const key of writeTo) await this.state.records.set(key, rewritten);
+    }
+    return rewritten;
   }
 
   private async write(stored: StoredRoute): Promise<void> {

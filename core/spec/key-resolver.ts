@@ -25,6 +25,11 @@ export interface KeyResolution {
   readonly policy?: string;
   /** A stored route (id or name) the key sends its requests through, instead of one provider. */
   readonly route?: string;
+  /**
+   * Other routes the key may name in `x-gateway-config` (stored routes by id, config routes by
+   * name). Without them a key takes only its own `route` and model aliases (403 `route_not_allowed`).
+   */
+  readonly allowedRoutes?: readonly string[];
 }
 
 /** The part of a request's context a {@link KeyResolver} may write: the auth stage's `key` slice. */

@@ -26,6 +26,11 @@ export interface VirtualKeyRecord {
   readonly credential_id?: string;
   /** A stored route's id: the key's requests take that route instead of one provider. */
   readonly route?: string;
+  /**
+   * Other routes the key may name in `x-gateway-config`: stored routes by id, config routes by
+   * name. Its own `route` and model aliases need no grant; any other route is 403 `route_not_allowed`.
+   */
+  readonly allowed_routes?: readonly string[];
   /** A privately hosted endpoint's base URL, used instead of the provider's own. */
   readonly custom_host?: string;
   readonly guardrail_policy?: string;

@@ -3,7 +3,6 @@ import { type AlertLogger, type AlertWebhook, BudgetAlerts } from './alerts.js';
 import { BudgetRefusals } from './budget-refusals.js';
 import type { RouteSource, TargetCredentials } from '../routing/sources.js';
 import { RouteStore } from '../routing/store.js';
-import type { KeyResolver } from '../spec/key-resolver.js';
 import type { ControlPlaneHttp } from '../spec/manifest.js';
 import type { Hook } from '../pipeline/hook.js';
 import { openSharedState } from '../store/index.js';
@@ -12,9 +11,9 @@ import { Credentials } from './credentials.js';
 import type { SealedSecret } from './crypto.js';
 import { limitHooks } from './limits.js';
 import { PriceTable, type PricingOptions } from './pricing.js';
-import { targetCredentials, virtualKeyResolver } from './resolver.js';
+import { targetCredentials, type VirtualKeyResolver, virtualKeyResolver } from './resolver.js';
 import { Vault } from './vault.js';
-import { VirtualKeys } from './virtual-keys.js';
+import { routeWithKeyIds, VirtualKeys } from './virtual-keys.js';
 
 export interface VaultServiceOptions {
   readonly dataDir: string;
@@ -54,7 +53,7 @@ const CURRENT_MASTER_KEY = 'vault:master-key';
  */
 export class VaultService {
   readonly prices: PriceTable;
-  readonly resolver: KeyResolver;
+  readonly resolver: VirtualKeyResolver;
   readonly hooks: { admit: Hook; settle: Hook };
   /** Stored routes and model aliases (by id or name), for the auth stage; usable once started. */
   readonly routes: RouteSource;
@@ -75,7 +74,7 @@ export class VaultService {
       alias: (model) => this.parts.routes.alias(model),
       cachedAlias: (model) => this.parts.routes.cachedAlias(model),
     };
-    this.targets = targetCredentials(this.resolver, () => this.parts.credentials);
+    this.targets = targetCredentials(this.resolver, { keys: () => this.parts.keys, credentials: () => this.parts.credentials });
     this.alerts = new BudgetAlerts({
       state: () => this.parts.state,
       ...(options.alerts?.webhook && options.alerts.http ? { webhook: options.alerts.webhook, http: options.alerts.http } : {}),
@@ -149,7 +148,8 @@ export class VaultService {
     const keys = new VirtualKeys(state, (record) => {
       if (record.credential_id !== undefined) credentials.forget(record.credential_id);
     });
-    this.started = { state, vault, credentials, keys, routes: new RouteStore(state) };
+    // Routes stored before keys were named by id hold a key's value: rewritten to the id as they are read.
+    this.started = { state, vault, credentials, keys, routes: new RouteStore(state, { migrate: (route) => routeWithKeyIds(route, keys) }) };
   }
 
   /**

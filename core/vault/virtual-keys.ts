@@ -1,9 +1,31 @@
 import { hash, randomBytes, randomUUID } from 'node:crypto';
+import { keyReferences, withKeyReferences } from '../routing/key-references.js';
+import type { Route } from '../routing/route.js';
 import type { SharedState } from '../store/state.js';
 import type { VirtualKeyRecord } from './records.js';
 
 /** Every virtual key value starts with this, so the auth stage routes it to the vault's resolver. */
 export const VIRTUAL_KEY_PREFIX = 'vk-';
+
+/** Every virtual key id starts with this (`vk_` and 32 hex digits): a route target names a key by its id. */
+export const VIRTUAL_KEY_ID_PREFIX = 'vk_';
+
+/**
+ * What a stored route names in place of a key value that no key has any more (a key rotated or
+ * deleted before routes held ids): an id no key has, so the target is refused (400
+ * `unknown_virtual_key`) as the value was.
+ */
+export const VIRTUAL_KEY_UNKNOWN = 'vk_unknown';
+
+/**
+ * A route whose targets (or cache embeddings target) give a key's value (`vk-…`), with each value
+ * replaced by its key's id ({@link VIRTUAL_KEY_UNKNOWN} when no key has it); undefined when the
+ * route names no value. The stored routes' migration: a value is a secret, an id is not.
+ */
+export async function routeWithKeyIds(route: Route, keys: Pick<VirtualKeys, 'lookup'>): Promise<Route | undefined> {
+  if (!keyReferences(route).some(({ reference }) => reference.startsWith(VIRTUAL_KEY_PREFIX))) return undefined;
+  return withKeyReferences(route, async (reference) => (reference.startsWith(VIRTUAL_KEY_PREFIX) ? { virtual_key: (await keys.lookup(reference))?.id ?? VIRTUAL_KEY_UNKNOWN } : undefined));
+}
 
 const SET = 'virtual-keys';
 const recordKey = (id: string) => `vk:${id}`;
@@ -25,7 +47,7 @@ export class DuplicateNameError extends Error {
 /** What a caller sets on a key: the stored record's own fields (`log_bodies` defaults to true). */
 export type VirtualKeyInput = Pick<
   VirtualKeyRecord,
-  'name' | 'provider' | 'credential_id' | 'route' | 'custom_host' | 'guardrail_policy' | 'limits' | 'expires_at' | 'log_bodies'
+  'name' | 'provider' | 'credential_id' | 'route' | 'allowed_routes' | 'custom_host' | 'guardrail_policy' | 'limits' | 'expires_at' | 'log_bodies'
 >;
 
 /** Fields a PATCH may change; `null` removes an optional one. */
@@ -48,6 +70,8 @@ export class VirtualKeys {
   private readonly byHash = new Map<string, { record: VirtualKeyRecord; until: number }>();
   private readonly hashById = new Map<string, string>();
   private readonly unknown = new Map<string, number>();
+  /** Records read by id for route targets (`virtual_key: "vk_…"`), and ids known to be no key. */
+  private readonly byIdCache = new Map<string, { record: VirtualKeyRecord | undefined; until: number }>();
   /** Bumped by every eviction, so a lookup that raced one does not cache what it read before it. */
   private generation = 0;
 
@@ -149,6 +173,23 @@ export class VirtualKeys {
     return record;
   }
 
+  /**
+   * The record of a key id, from memory when possible (a route target names its key by id); any
+   * instance's change or deletion evicts it, like a lookup by value.
+   */
+  async lookupId(id: string): Promise<VirtualKeyRecord | undefined> {
+    const now = Date.now();
+    const cached = this.byIdCache.get(id);
+    if (cached && cached.until > now) return cached.record;
+    const generation = this.generation;
+    const record = id.startsWith(VIRTUAL_KEY_ID_PREFIX) ? await this.get(id) : undefined;
+    if (generation === this.generation) {
+      if (this.byIdCache.size >= NEGATIVE_LIMIT) this.byIdCache.clear();
+      this.byIdCache.set(id, { record, until: now + (record ? POSITIVE_TTL_MS : NEGATIVE_TTL_MS) });
+    }
+    return record;
+  }
+
   /** The cached record of a key id (set by a lookup on this request's path). */
   cached(id: string): VirtualKeyRecord | undefined {
     const hash = this.hashById.get(id);
@@ -162,6 +203,9 @@ export class VirtualKeys {
 
   private evict(id: string): void {
     this.generation += 1;
+    const readById = this.byIdCache.get(id)?.record;
+    this.byIdCache.delete(id);
+    if (readById) this.onEvict(readById);
     const hash = this.hashById.get(id);
     if (hash === undefined) return;
     const cached = this.byHash.get(hash);

@@ -32,9 +32,9 @@ test.after.always(async () => {
 });
 
 let keys = 0;
-/** A virtual key bound to the fake, with `extra` fields (limits, policy). */
+/** A virtual key bound to the fake, granted the configured routes (a key takes no other route), with `extra` fields (limits, policy). */
 const key = (t: Parameters<typeof createKey>[0], extra: Record<string, unknown> = {}) =>
-  createKey(t, gateway, { name: `cache-key-${++keys}`, provider: 'openai', provider_key: PROVIDER_KEY, custom_host: fake.baseUrl, ...extra });
+  createKey(t, gateway, { name: `cache-key-${++keys}`, provider: 'openai', provider_key: PROVIDER_KEY, custom_host: fake.baseUrl, allowed_routes: ['team', 'uncached'], ...extra });
 
 /** The SDK with a virtual key as its only key (a base URL and an API key, as tools use it). */
 const keyClient = (virtualKey: string) => new OpenAI({ apiKey: virtualKey, baseURL: `${gateway.url}/v1`, maxRetries: 0, timeout: 10_000 });

@@ -220,8 +220,10 @@ test.serial('two keys never read each other’s Messages or Responses answers; a
 });
 
 test.serial('output guardrails judge a hit: an answer stored for one key is denied, as each protocol denies, for a key whose policy forbids it', async (t) => {
-  const open = (await createKey(t, gateway, { name: 'proto-cache-open', provider: 'anthropic', provider_key: PROVIDER_KEY })).key;
-  const guarded = (await createKey(t, gateway, { name: 'proto-cache-guarded', provider: 'anthropic', provider_key: PROVIDER_KEY, guardrail_policy: 'no-hello' })).key;
+  // Granted the shared routes: a key names no route it was not given.
+  const shared = ['shared-messages', 'shared-responses'];
+  const open = (await createKey(t, gateway, { name: 'proto-cache-open', provider: 'anthropic', provider_key: PROVIDER_KEY, allowed_routes: shared })).key;
+  const guarded = (await createKey(t, gateway, { name: 'proto-cache-guarded', provider: 'anthropic', provider_key: PROVIDER_KEY, guardrail_policy: 'no-hello', allowed_routes: shared })).key;
   const messagesVia = (key: string) => anthropicClient(gateway.url, { 'x-gateway-api-key': key, 'x-gateway-config': 'shared-messages' });
   const responsesVia = (key: string) =>
     new OpenAI({ apiKey: PROVIDER_KEY, baseURL: `${gateway.url}/v1`, maxRetries: 0, timeout: 10_000, defaultHeaders: { 'x-gateway-api-key': key, 'x-gateway-config': 'shared-responses' } });

@@ -60,7 +60,12 @@ const badCredential = fc.oneof(
   fc.tuple(unknownField(CREDENTIAL_FIELDS), jsonValue).map(([field, value]) => ({ name: 'c', api_key: 'k', [field]: value })),
 );
 
-const KEY_FIELDS = ['name', 'provider', 'credential_id', 'provider_key', 'custom_host', 'guardrail_policy', 'limits', 'expires_at', 'log_bodies'];
+const KEY_FIELDS = ['name', 'provider', 'credential_id', 'provider_key', 'route', 'allowed_routes', 'custom_host', 'guardrail_policy', 'limits', 'expires_at', 'log_bodies'];
+/** `allowed_routes` values that are refused: not an array, bad entries, routes nothing holds (the suite stores none), too many. */
+const badAllowedRoutes = fc.oneof(
+  fc.constantFrom<unknown>('x', 'own', 42, {}, true, [''], [42], [null], [[]], [{}], ['r'.repeat(257)], Array.from({ length: 101 }, (_, index) => `r${index}`)),
+  fc.array(fc.oneof(fc.stringMatching(/^[A-Za-z0-9._:-]{1,40}$/), fc.stringMatching(/^[0-9a-f]{32}$/).map((hex) => `route_${hex}`), fc.string({ minLength: 1, maxLength: 20 })), { minLength: 1, maxLength: 5 }),
+);
 /** One wrong field of a virtual-key body (valid in neither a POST nor a PATCH). */
 const badKeyField: fc.Arbitrary<Record<string, unknown>> = fc.oneof(
   badName.filter((name) => name !== undefined).map((name) => ({ name })),
@@ -72,13 +77,31 @@ const badKeyField: fc.Arbitrary<Record<string, unknown>> = fc.oneof(
   badLimits.filter((limits) => limits !== null).map((limits) => ({ limits })),
   badExpiry.map((expiry) => ({ expires_at: expiry })),
   fc.constantFrom<unknown>('yes', 1, null, 'true').map((logBodies) => ({ log_bodies: logBodies })),
+  badAllowedRoutes.map((allowedRoutes) => ({ allowed_routes: allowedRoutes })),
   fc.tuple(unknownField(KEY_FIELDS), jsonValue).map(([field, value]) => ({ [field]: value })),
 );
 const badKeyCreation = fc.oneof(
   badKeyField.map((field) => ({ name: 'k', provider: 'openai', provider_key: 'sk', ...field })),
+  fc.constantFrom<unknown>(null, []).map((allowedRoutes) => ({ name: 'k', provider: 'openai', provider_key: 'sk', allowed_routes: allowedRoutes, route: 'no-such-route' })),
   fc.constant({ name: 'k', provider: 'openai' }),
   fc.constant({ name: 'k', provider: 'openai', provider_key: 'sk', credential_id: 'c' }),
   fc.constant({ name: 'k', provider: 'openai', provider_key: 'sk', limits: null }),
+);
+
+/** A reference to a virtual key that is no current key bound to a provider: made-up ids and values, other text, wrong types. */
+const badKeyReference = fc.oneof(
+  fc.stringMatching(/^[0-9a-f]{32}$/).map((hex) => `vk_${hex}`),
+  fc.string({ maxLength: 40 }).map((text) => `vk-${text}`),
+  fc.constantFrom<unknown>('', 'vk_', 'vk-', 'vk_unknown', 42, null, [], {}, true),
+  fc.string({ minLength: 1, maxLength: 30 }),
+);
+/** A route body naming a virtual key wrongly: in a target, a nested target, the cache's embeddings target; or a wrong `virtual_key_hint`. */
+const badRouteWithKey = fc.oneof(
+  badKeyReference.map((reference) => ({ route: { targets: [{ virtual_key: reference }] } })),
+  badKeyReference.map((reference) => ({ route: { targets: [{ provider: 'openai' }, { route: { targets: [{ name: 'n', virtual_key: reference, virtual_key_hint: 'vk-…abcd' }] } }] } })),
+  badKeyReference.map((reference) => ({ route: { targets: [{ provider: 'openai' }], cache: { mode: 'semantic', embedding: { virtual_key: reference, model: 'e' } } } })),
+  fc.constantFrom<unknown>(42, null, [], {}, 'x'.repeat(257)).map((hint) => ({ route: { targets: [{ virtual_key: existing.keyId, virtual_key_hint: hint }] } })),
+  fc.constant(null).map(() => ({ route: { targets: [{ virtual_key: existing.key, provider: 'openai' }] } })),
 );
 
 /** A body for an admin POST or PATCH: not JSON, not an object, or an object with one thing wrong. */
@@ -118,6 +141,8 @@ const adminRequest = (_target: FuzzTarget): fc.Arbitrary<FuzzRequest> =>
     adminBody(badCredential).map((body) => admin('POST', '/admin/credentials', body)),
     adminBody(badKeyCreation).map((body) => admin('POST', '/admin/virtual-keys', body)),
     adminBody(fc.oneof(badKeyField, fc.constant({}))).map((body) => admin('PATCH', `/admin/virtual-keys/${existing.keyId}`, body)),
+    adminBody(badRouteWithKey).map((body) => admin('POST', '/admin/routes', body)),
+    fc.tuple(fc.constantFrom('smart', 'fast'), adminBody(badRouteWithKey)).map(([alias, body]) => admin('PUT', `/admin/models/${alias}`, body)),
     fc.tuple(unknownId, adminBody(fc.constant({ name: 'renamed' }))).map(([id, body]) => admin('PATCH', `/admin/virtual-keys/${id}`, body)),
     fc.tuple(fc.constantFrom(['GET', ''], ['DELETE', ''], ['POST', '/rotate'], ['GET', '/usage']), unknownId).map(([[method, suffix], id]) => admin(method, `/admin/virtual-keys/${id}${suffix}`)),
     unknownId.map((id) => admin('DELETE', `/admin/credentials/${id}`)),

@@ -84,7 +84,7 @@ const nanos = (usd: number): number => Math.round(usd * 1e9);
 test.serial('a 500 whose body reports usage, then a 200: the key is charged for both, each at its own model, and the attempts carry their usage', async (t) => {
   first.handle(fail500WithUsage);
   second.handle(fixedUsageHandler(0));
-  const { id, key } = await createKey(t, gateway, { name: 'failed-usage', provider: 'openai', provider_key: 'sk-failed-usage-0123456789', limits: { budget_usd: 1 } });
+  const { id, key } = await createKey(t, gateway, { name: 'failed-usage', provider: 'openai', provider_key: 'sk-failed-usage-0123456789', allowed_routes: ['budgeted'], limits: { budget_usd: 1 } });
   const result = await chat(key);
   t.is(result.status, 200);
   t.is(result.headers.get('x-gateway-attempts'), '2');
@@ -103,7 +103,7 @@ test.serial('a 500 whose body reports usage, then a 200: the key is charged for 
 test.serial('a plain fallback whose failure reports no usage is charged once, for the answer', async (t) => {
   first.handle(fail503);
   second.handle(fixedUsageHandler(0));
-  const { id, key } = await createKey(t, gateway, { name: 'plain-fallback', provider: 'openai', provider_key: 'sk-plain-fallback-0123456789', limits: { budget_usd: 1 } });
+  const { id, key } = await createKey(t, gateway, { name: 'plain-fallback', provider: 'openai', provider_key: 'sk-plain-fallback-0123456789', allowed_routes: ['budgeted'], limits: { budget_usd: 1 } });
   const result = await chat(key);
   t.is(result.status, 200);
   t.is(result.headers.get('x-gateway-attempts'), '2');
@@ -116,7 +116,7 @@ test.serial('a plain fallback whose failure reports no usage is charged once, fo
 test.serial('a stream whose first event is an error reporting usage, then a stream from the next target: both are charged', async (t) => {
   first.handle(errorFirstEventWithUsage);
   second.handle(streamWithUsage);
-  const { id, key } = await createKey(t, gateway, { name: 'stream-usage', provider: 'openai', provider_key: 'sk-stream-usage-0123456789', limits: { budget_usd: 1 } });
+  const { id, key } = await createKey(t, gateway, { name: 'stream-usage', provider: 'openai', provider_key: 'sk-stream-usage-0123456789', allowed_routes: ['budgeted'], limits: { budget_usd: 1 } });
   const result = await chat(key, { stream: true, stream_options: { include_usage: true } });
   t.is(result.status, 200);
   t.is(result.headers.get('x-gateway-route-target'), 'second');

@@ -159,7 +159,7 @@ test.serial('guardrails under fallback: the input chain runs once and both attem
 test.serial('budgets under fallback: the virtual key is charged once, for the answer it got, after two attempts', async (t) => {
   a.handle(fail503);
   now += 20_000;
-  const { id, key } = await createKey(t, gateway, { name: 'routed-budget', provider: 'openai', provider_key: 'sk-routed-budget-0123456789', custom_host: b.baseUrl, limits: { budget_usd: 1 } });
+  const { id, key } = await createKey(t, gateway, { name: 'routed-budget', provider: 'openai', provider_key: 'sk-routed-budget-0123456789', custom_host: b.baseUrl, allowed_routes: ['flaky'], limits: { budget_usd: 1 } });
   const result = await chat({ 'x-gateway-config': 'flaky' }, {}, key);
   t.is(result.status, 200);
   t.is(a.requests.length + b.requests.length, 2);
@@ -174,7 +174,7 @@ test.serial('budgets under fallback: the virtual key is charged once, for the an
 test.serial('rate limits under fallback: a request of two attempts counts once against requests_per_minute', async (t) => {
   a.handle(fail503);
   now += 20_000;
-  const { key } = await createKey(t, gateway, { name: 'routed-rpm', provider: 'openai', provider_key: 'sk-routed-rpm-0123456789', custom_host: b.baseUrl, limits: { requests_per_minute: 2 } });
+  const { key } = await createKey(t, gateway, { name: 'routed-rpm', provider: 'openai', provider_key: 'sk-routed-rpm-0123456789', custom_host: b.baseUrl, allowed_routes: ['flaky'], limits: { requests_per_minute: 2 } });
   const first = await chat({ 'x-gateway-config': 'flaky' }, {}, key);
   t.is(first.status, 200);
   t.is(first.headers.get('x-gateway-attempts'), '2');

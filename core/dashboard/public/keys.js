@@ -126,7 +126,7 @@ export async function renderKeys(view) {
           h('td', { class: 'budget' }, budgetCell(usage)),
           h('td', { class: 'rate' }, rateCell(usage)),
           h('td', { class: 'usage', text: usage ? usageText(usage) : '—' }),
-          h('td', { class: 'access', text: accessText(key) }),
+          h('td', { class: 'access', text: accessText(key, routeNames) }),
           h('td', { text: key.expires_at ? format.time(key.expires_at) : 'never' }),
           h('td', { class: 'log-bodies', text: key.log_bodies ? 'yes' : 'no' }),
           h('td', { class: 'row-actions' }, edit, rotate, remove));
@@ -197,15 +197,23 @@ function windowLine(count, limit, unit, resetsAt) {
     full && resetsAt ? h('small', { text: ` until ${format.time(resetsAt)}` }) : null);
 }
 
-/** The key's guardrail policy and its model and user restrictions. */
-function accessText(key) {
+/** The key's guardrail policy, its model and user restrictions, and the routes granted to it. */
+function accessText(key, routeNames) {
   const limits = key.limits ?? {};
   const parts = [];
   if (key.guardrail_policy) parts.push(key.guardrail_policy);
   if (limits.allowed_models?.length) parts.push(`models: ${limits.allowed_models.join(', ')}`);
   if (limits.allowed_users?.length) parts.push(`users: ${limits.allowed_users.join(', ')}`);
+  if (key.allowed_routes?.length) parts.push(`routes: ${grantedNames(key, routeNames).join(', ')}`);
   return parts.join('; ') || '—';
 }
+
+/** A key's granted routes by name where one is known (stored routes are granted by id, config routes by name). */
+const grantedNames = (key, routeNames) => (key.allowed_routes ?? []).map((route) => routeNames.get(route) ?? route);
+
+/** `allowed_routes`: the other routes a key may name in x-gateway-config, by name or id. */
+const routesField = (value = '') => field('Other routes it may take', h('input', { name: 'allowed_routes', value, autocomplete: 'off', spellcheck: 'false' }),
+  'comma-separated route names or ids it may name in x-gateway-config; empty: only its own route and model aliases');
 
 /** A key's provider, or for a key that names a route, a link to that route. */
 function providerCell(key, routeNames) {
@@ -233,6 +241,7 @@ function createForm(credentials, policies, plugins, reload, routes = []) {
       field('Provider key', h('input', { type: 'password', name: 'provider_key', autocomplete: 'off' }), 'used when no stored credential is chosen; sent once, stored encrypted'),
       field('Custom host', h('input', { type: 'url', name: 'custom_host', autocomplete: 'off' }), 'optional base URL instead of the provider default'),
       field('Guardrail policy', select('guardrail_policy', policyOptions(policies), '')),
+      routesField(),
       bodiesField(true),
       limitFields()),
     h('div', { class: 'actions' }, h('button', { type: 'submit', text: 'Create key' })));
@@ -248,6 +257,8 @@ function createForm(credentials, policies, plugins, reload, routes = []) {
     if (data.get('route')) body.route = String(data.get('route'));
     else Object.assign(body, providerFields(data));
     if (data.get('guardrail_policy')) body.guardrail_policy = String(data.get('guardrail_policy'));
+    const granted = csv(String(data.get('allowed_routes') ?? ''));
+    if (granted.length) body.allowed_routes = granted;
     if (!data.has('log_bodies')) body.log_bodies = false;
     const limits = readLimits(data);
     if (Object.keys(limits).length) body.limits = limits;
@@ -299,6 +310,7 @@ function idField(id) {
  * stored credential and custom host, or a route key's route, can change.
  */
 function editForm(slot, key, { credentials, policies, routes, reload }) {
+  const routeNames = new Map(routes.map((route) => [route.id, route.name ?? route.id]));
   const own = credentials.find((credential) => credential.id === key.credential_id && credential.owner_key_id === key.id);
   const shared = credentials.filter((credential) => credential.owner_key_id === undefined);
   const credentialOptions = [
@@ -324,6 +336,7 @@ function editForm(slot, key, { credentials, policies, routes, reload }) {
       field('Name', h('input', { name: 'name', required: true, value: key.name })),
       binding,
       field('Guardrail policy', select('guardrail_policy', policyOptions(policies), key.guardrail_policy ?? '')),
+      routesField(grantedNames(key, routeNames).join(', ')),
       bodiesField(key.log_bodies),
       limitFields(key.limits, key.expires_at)),
     h('div', { class: 'actions' }, h('button', { type: 'submit', text: 'Save changes' }), h('button', { type: 'button', class: 'secondary', text: 'Cancel', on: { click: () => replace(slot) } })));
@@ -337,6 +350,8 @@ function editForm(slot, key, { credentials, policies, routes, reload }) {
     const policy = data.get('guardrail_policy') ? String(data.get('guardrail_policy')) : null;
     if (policy !== (key.guardrail_policy ?? null)) body.guardrail_policy = policy;
     if (data.has('log_bodies') !== key.log_bodies) body.log_bodies = data.has('log_bodies');
+    const granted = csv(String(data.get('allowed_routes') ?? ''));
+    if (granted.join(',') !== grantedNames(key, routeNames).join(',')) body.allowed_routes = granted.length ? granted : null;
     const expiresAt = data.get('expires_at') ? new Date(String(data.get('expires_at'))).toISOString() : null;
     if (expiresAt?.slice(0, 16) !== (key.expires_at ?? null)?.slice(0, 16)) body.expires_at = expiresAt;
     if (key.route) {

@@ -49,8 +49,8 @@ function option(value, label, selected) {
 }
 
 /**
- * Builds the form. `initial` is `{ name?, route }`; `catalog` holds the registered providers and the
- * stored credentials. `send(body)` stores it (rejecting with the API's error), `done(stored)` follows.
+ * Builds the form. `initial` is `{ name?, route }`; `catalog` holds the registered providers, the
+ * stored credentials and the virtual keys bound to a provider (`virtualKeys`: id, name, hint). `send(body)` stores it (rejecting with the API's error), `done(stored)` follows.
  */
 export function routeForm({ title, id, initial, catalog, submitLabel, send, done }) {
   const fields = new Map();
@@ -200,7 +200,12 @@ function targetRow(initial, catalog, fields, remove) {
     catalog.credentials.map((item) => option(item.id, `${item.name}${item.provider ? ` (${item.provider})` : ''}`, target.credential ?? '')),
     target.credential && !catalog.credentials.some((item) => item.id === target.credential) ? option(target.credential, target.credential, target.credential) : null);
   const host = h('input', { type: 'text', name: 'custom_host', value: target.custom_host ?? '', spellcheck: 'false', placeholder: 'https://…' });
-  const virtualKey = h('input', { type: 'password', name: 'virtual_key', value: target.virtual_key ?? '', autocomplete: 'off', spellcheck: 'false' });
+  // A key is named by its id (never its value): the keys bound to a provider, by name and hint.
+  const keyOptions = (catalog.virtualKeys ?? []).map((key) => [key.id, `${key.name} (${key.key_hint})`]);
+  if (target.virtual_key && !keyOptions.some(([value]) => value === target.virtual_key)) {
+    keyOptions.unshift([target.virtual_key, target.virtual_key_hint ? `${target.virtual_key} (${target.virtual_key_hint})` : target.virtual_key]);
+  }
+  const virtualKey = h('select', { name: 'virtual_key' }, keyOptions.map(([value, label]) => option(value, label, target.virtual_key ?? keyOptions[0]?.[0])));
   const model = h('input', { type: 'text', name: 'model', value: target.override_params?.model ?? '', spellcheck: 'false' });
   const weight = h('input', { type: 'text', inputmode: 'decimal', name: 'weight', value: target.weight ?? '' });
   const timeout = h('input', { type: 'text', inputmode: 'numeric', name: 'target_timeout', value: target.request_timeout ?? '' });
@@ -220,7 +225,7 @@ function targetRow(initial, catalog, fields, remove) {
       providerSide ? control(fields, `${at}.provider`, 'Provider', provider) : null,
       providerSide ? control(fields, `${at}.credential`, 'Credential', credential) : null,
       providerSide ? control(fields, `${at}.custom_host`, 'Custom host', host, 'empty: the provider’s') : null,
-      kind.value === 'virtual_key' ? control(fields, `${at}.virtual_key`, 'Virtual key value', virtualKey, 'vk-…; its provider and credential are used') : null,
+      kind.value === 'virtual_key' ? control(fields, `${at}.virtual_key`, 'Virtual key', virtualKey, keyOptions.length ? 'its provider, credential and custom host are used' : 'no virtual key bound to a provider yet: create one on the Keys page') : null,
       kind.value === 'route' ? h('p', { class: 'muted', text: 'A nested route: kept as it is; edit it in the JSON editor.' }) : null,
       control(fields, `${at}.override_params.model`, 'Model', model, 'empty: the request’s own'),
       control(fields, `${at}.weight`, 'Weight', weight, 'load balancing; default 1'),
@@ -241,7 +246,7 @@ function targetRow(initial, catalog, fields, remove) {
     focus: () => name.focus(),
     read() {
       const next = { ...target };
-      for (const field of ['name', 'provider', 'credential', 'custom_host', 'virtual_key', 'weight', 'request_timeout']) delete next[field];
+      for (const field of ['name', 'provider', 'credential', 'custom_host', 'virtual_key', 'virtual_key_hint', 'weight', 'request_timeout']) delete next[field];
       if (kind.value !== 'route') delete next.route;
       next.name = textOf(name.value);
       if (kind.value === 'provider') {
@@ -249,7 +254,7 @@ function targetRow(initial, catalog, fields, remove) {
         next.credential = credential.value || undefined;
         next.custom_host = textOf(host.value);
       } else if (kind.value === 'virtual_key') {
-        next.virtual_key = virtualKey.value.trim() || '';
+        next.virtual_key = virtualKey.value || '';
       }
       const params = { ...(target.override_params ?? {}) };
       if (textOf(model.value) === undefined) delete params.model;

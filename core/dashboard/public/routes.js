@@ -13,15 +13,18 @@ const EXAMPLE = {
   },
 };
 
-/** What the form's selects offer: the registered providers and the stored credentials (names only). */
+/** What the form's selects offer: the registered providers, the stored credentials and the virtual keys bound to a provider (names and hints only). */
 async function formCatalog() {
-  const [plugins, credentials] = await Promise.all([
+  const [plugins, credentials, keys] = await Promise.all([
     api.get('/admin/plugins'),
     api.get('/admin/credentials').then((answer) => answer.data),
+    api.get('/admin/virtual-keys').then((answer) => answer.data, () => []),
   ]);
   return {
     providers: plugins.providers.map((plugin) => plugin.id).sort(),
     credentials: [...credentials].sort((a, b) => a.name.localeCompare(b.name)),
+    // A key that names a route cannot be a target.
+    virtualKeys: keys.filter((key) => key.route === undefined).sort((a, b) => a.name.localeCompare(b.name)),
   };
 }
 
@@ -83,7 +86,8 @@ const strategyText = (route) => (route?.strategy ? `${route.strategy.mode}${rout
 
 /** A target as one line: its name, then what it calls (a provider, a virtual key or a nested route). */
 function targetText(target) {
-  const through = target.route ? `nested ${strategyText(target.route)} route` : target.virtual_key ? 'a virtual key' : target.provider ?? 'the caller’s provider';
+  const key = target.virtual_key_hint ? `virtual key ${target.virtual_key} (${target.virtual_key_hint})` : `virtual key ${target.virtual_key}`;
+  const through = target.route ? `nested ${strategyText(target.route)} route` : target.virtual_key ? key : target.provider ?? 'the caller’s provider';
   const model = target.override_params?.model ? `, model ${target.override_params.model}` : '';
   const weight = target.weight !== undefined ? `, weight ${target.weight}` : '';
   return `${target.name ?? '(unnamed)'}: ${through}${model}${weight}`;
