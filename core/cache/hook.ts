@@ -83,86 +83,7 @@ interface Slot {
  * `x-gateway-cache` (and `Age` on hits).
  */
 export function cacheHook(dependencies: CacheHookDependencies): Hook {
-  const { cache, operations } = dependencies;
-
-  /**
-   * The semantic probe of a request: its text embedded (what that used goes on the slot, charged to
-   * the caller), its partition and guard; undefined when it has none, its text is over
-   * `semanticMaxChars` (looked up exactly only, nothing embedded) or the embedding failed.
-   */
-  const probeOf = async (context: GatewayContext, cacheable: CacheableOperation, settings: RouteCache, identity: Readonly<Record<string, unknown>>, slot: Slot): Promise<Probe | undefined> => {
-    const semantic = cacheable.semantic?.(identity);
-    if (semantic === undefined || settings.embedding === undefined) return undefined;
-    if (semantic.text.length > dependencies.semanticMaxChars) return undefined;
-    try {
-      const embedded = await dependencies.embed(context, settings.embedding, semantic.text);
-      const costUsd = dependencies.price(embedded.provider, embedded.model, embedded.usage, embedded.headers);
-      slot.embedding = { provider: embedded.provider, model: embedded.model, tokens: embedded.usage.prompt_tokens, ...(costUsd !== undefined ? { costUsd } : {}) };
-      const partition = digest(context.operation, context.strict, upstreamIdentity(context), semantic.rest, settings.embedding);
-      return { namespace: slot.namespace, partition, vector: embedded.vector, guard: nearMissGuard(semantic.text) };
-    } catch (error) {
-      dependencies.logger.warn({ cache: { operation: 'embed', reason: (error as Error)?.message } }, 'semantic cache lookup skipped');
-      return undefined;
-    }
-  };
-
-  const serve = async (context: GatewayContext, cacheable: CacheableOperation, found: Found, status: CacheStatus, slot: Slot): Promise<void> => {
-    const { entry } = found;
-    const response = await cacheable.replay(context, entry.answer);
-    const ageSeconds = Math.floor(found.ageMs / 1000);
-    // A routed hit answers with the route's headers as a miss does: no upstream attempt, and the target whose answer it is.
-    if (context.routing) {
-      Object.assign(response.headers, routeHeaders([], entry.target));
-      if (entry.target !== undefined) context.routing.target = entry.target;
-    }
-    response.headers['x-gateway-cache'] = status;
-    response.headers.age = String(ageSeconds);
-    const savedUsd = entry.usage ? dependencies.price(entry.provider, entry.model ?? context.request.model, entry.usage, context.auth!.target.headers) : undefined;
-    context.cache = {
-      status,
-      hit: {
-        provider: entry.provider,
-        ageSeconds,
-        ...(entry.model !== undefined ? { model: entry.model } : {}),
-        ...(savedUsd !== undefined ? { savedUsd } : {}),
-        ...(found.similarity !== undefined ? { similarity: found.similarity } : {}),
-      },
-      ...(slot.embedding ? { embedding: slot.embedding } : {}),
-    };
-    writeResponse(context, response);
-  };
-
-  /** A request the cache applies to: looked up, served, or recorded once answered. */
-  async function throughCache(context: GatewayContext, next: Next, cacheable: CacheableOperation, settings: RouteCache): Promise<void> {
-    const control = cacheControl(context.incoming.headers);
-    const identity = control === 'no-store' ? undefined : cacheable.identity(context.request.body);
-    if (identity === undefined) {
-      context.cache = { status: 'BYPASS' };
-      return tagged(context, next);
-    }
-    const namespace = namespaceOf(context.auth!.caller, settings.namespace);
-    // Strict compliance changes what providers put in an answer (their extra fields), so it is part of the key.
-    const key = `${namespace}/${digest(1, context.operation, context.strict, upstreamIdentity(context), identity)}`;
-    const slot: Slot = { key, namespace, maxAgeMs: (settings.max_age ?? DEFAULT_MAX_AGE_S) * 1000 };
-    const semantic = settings.mode === 'semantic';
-    if (control !== 'refresh') {
-      const exact = await cache.get(slot.key, slot.maxAgeMs);
-      if (exact) return serve(context, cacheable, exact, 'HIT', slot);
-      if (semantic) slot.probe = await probeOf(context, cacheable, settings, identity, slot);
-      const near = slot.probe && (await cache.nearest(slot.probe, settings.threshold ?? DEFAULT_THRESHOLD, slot.maxAgeMs));
-      if (near) return serve(context, cacheable, near, 'SEMANTIC-HIT', slot);
-      if (control === 'only-if-cached') throw cacheMiss(context, slot.embedding);
-    } else if (semantic) {
-      // A refreshed answer replaces the stored one and is indexed for later semantic lookups.
-      slot.probe = await probeOf(context, cacheable, settings, identity, slot);
-    }
-    const recorder = new AnswerStore(context, cacheable, slot, dependencies);
-    context.cache = { status: control === 'refresh' ? 'REFRESH' : 'MISS', recorder, ...(slot.embedding ? { embedding: slot.embedding } : {}) };
-    await tagged(context, next);
-    const body = context.response?.body;
-    if (recorder.whole !== undefined && context.response?.status === 200 && body && !('stream' in body)) await recorder.save(recorder.whole);
-  }
-
+  const { operations } = dependencies;
   return {
     name: 'gateway-cache',
     stage: 'transform',
@@ -185,9 +106,96 @@ export function cacheHook(dependencies: CacheHookDependencies): Hook {
         }
         return next();
       }
-      return throughCache(context, next, cacheable, settings);
+      return throughCache(dependencies, context, next, cacheable, settings);
     },
   };
+}
+
+/**
+ * The semantic probe of a request: its text embedded (what that used goes on the slot, charged to
+ * the caller), its partition and guard; undefined when it has none, its text is over
+ * `semanticMaxChars` (looked up exactly only, nothing embedded) or the embedding failed.
+ */
+async function probeOf(
+  dependencies: CacheHookDependencies,
+  context: GatewayContext,
+  cacheable: CacheableOperation,
+  settings: RouteCache,
+  identity: Readonly<Record<string, unknown>>,
+  slot: Slot,
+): Promise<Probe | undefined> {
+  const semantic = cacheable.semantic?.(identity);
+  if (semantic === undefined || settings.embedding === undefined) return undefined;
+  if (semantic.text.length > dependencies.semanticMaxChars) return undefined;
+  try {
+    const embedded = await dependencies.embed(context, settings.embedding, semantic.text);
+    const costUsd = dependencies.price(embedded.provider, embedded.model, embedded.usage, embedded.headers);
+    slot.embedding = { provider: embedded.provider, model: embedded.model, tokens: embedded.usage.prompt_tokens, ...(costUsd !== undefined ? { costUsd } : {}) };
+    const partition = digest(context.operation, context.strict, upstreamIdentity(context), semantic.rest, settings.embedding);
+    return { namespace: slot.namespace, partition, vector: embedded.vector, guard: nearMissGuard(semantic.text) };
+  } catch (error) {
+    dependencies.logger.warn({ cache: { operation: 'embed', reason: (error as Error)?.message } }, 'semantic cache lookup skipped');
+    return undefined;
+  }
+}
+
+/** Answers a request from the cache: the stored answer replayed, with `x-gateway-cache`, `Age` and, on a routed request, the route's headers. */
+async function serve(dependencies: CacheHookDependencies, context: GatewayContext, cacheable: CacheableOperation, found: Found, status: CacheStatus, slot: Slot): Promise<void> {
+  const { entry } = found;
+  const response = await cacheable.replay(context, entry.answer);
+  const ageSeconds = Math.floor(found.ageMs / 1000);
+  // A routed hit answers with the route's headers as a miss does: no upstream attempt, and the target whose answer it is.
+  if (context.routing) {
+    Object.assign(response.headers, routeHeaders([], entry.target));
+    if (entry.target !== undefined) context.routing.target = entry.target;
+  }
+  response.headers['x-gateway-cache'] = status;
+  response.headers.age = String(ageSeconds);
+  const savedUsd = entry.usage ? dependencies.price(entry.provider, entry.model ?? context.request.model, entry.usage, context.auth!.target.headers) : undefined;
+  context.cache = {
+    status,
+    hit: {
+      provider: entry.provider,
+      ageSeconds,
+      ...(entry.model !== undefined ? { model: entry.model } : {}),
+      ...(savedUsd !== undefined ? { savedUsd } : {}),
+      ...(found.similarity !== undefined ? { similarity: found.similarity } : {}),
+    },
+    ...(slot.embedding ? { embedding: slot.embedding } : {}),
+  };
+  writeResponse(context, response);
+}
+
+/** A request the cache applies to: looked up, served, or recorded once answered. */
+async function throughCache(dependencies: CacheHookDependencies, context: GatewayContext, next: Next, cacheable: CacheableOperation, settings: RouteCache): Promise<void> {
+  const { cache } = dependencies;
+  const control = cacheControl(context.incoming.headers);
+  const identity = control === 'no-store' ? undefined : cacheable.identity(context.request.body);
+  if (identity === undefined) {
+    context.cache = { status: 'BYPASS' };
+    return tagged(context, next);
+  }
+  const namespace = namespaceOf(context.auth!.caller, settings.namespace);
+  // Strict compliance changes what providers put in an answer (their extra fields), so it is part of the key.
+  const key = `${namespace}/${digest(1, context.operation, context.strict, upstreamIdentity(context), identity)}`;
+  const slot: Slot = { key, namespace, maxAgeMs: (settings.max_age ?? DEFAULT_MAX_AGE_S) * 1000 };
+  const semantic = settings.mode === 'semantic';
+  if (control !== 'refresh') {
+    const exact = await cache.get(slot.key, slot.maxAgeMs);
+    if (exact) return serve(dependencies, context, cacheable, exact, 'HIT', slot);
+    if (semantic) slot.probe = await probeOf(dependencies, context, cacheable, settings, identity, slot);
+    const near = slot.probe && (await cache.nearest(slot.probe, settings.threshold ?? DEFAULT_THRESHOLD, slot.maxAgeMs));
+    if (near) return serve(dependencies, context, cacheable, near, 'SEMANTIC-HIT', slot);
+    if (control === 'only-if-cached') throw cacheMiss(context, slot.embedding);
+  } else if (semantic) {
+    // A refreshed answer replaces the stored one and is indexed for later semantic lookups.
+    slot.probe = await probeOf(dependencies, context, cacheable, settings, identity, slot);
+  }
+  const recorder = new AnswerStore(context, cacheable, slot, dependencies);
+  context.cache = { status: control === 'refresh' ? 'REFRESH' : 'MISS', recorder, ...(slot.embedding ? { embedding: slot.embedding } : {}) };
+  await tagged(context, next);
+  const body = context.response?.body;
+  if (recorder.whole !== undefined && context.response?.status === 200 && body && !('stream' in body)) await recorder.save(recorder.whole);
 }
 
 /** Runs the rest of the pipeline, then tells the client what the cache did (`x-gateway-cache`), on the answer or on the error. */

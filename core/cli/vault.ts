@@ -217,6 +217,25 @@ function parseAction(group: string, action: string | undefined, rest: readonly s
   }
 }
 
+/** One parsed command and what its action needs: the vault, the admin actions, output and secrets. */
+interface VaultCommand {
+  readonly group: string;
+  readonly action: string | undefined;
+  readonly values: Record<string, string | boolean | undefined>;
+  /** The id the action names (its first positional), if any. */
+  readonly id: string | undefined;
+  readonly io: CliIo;
+  readonly service: VaultService;
+  readonly actions: VirtualKeyActions;
+  readonly print: (value: unknown) => void;
+  /** A secret read from stdin: a prompt without echo at a terminal. */
+  readonly fromStdin: (label: string) => Promise<string>;
+  /** A secret from stdin (--stdin), else GATEWAY_PROVIDER_KEY, else a prompt at a terminal. */
+  readonly secret: () => Promise<string | undefined>;
+  /** The id the action names, or a usage error. */
+  readonly needId: () => string;
+}
+
 export async function runVaultCli(argv: readonly string[], gatewayConfig: GatewayConfig, io: CliIo): Promise<number> {
   const [group, action, ...rest] = argv;
   let values: Record<string, string | boolean | undefined>;
@@ -238,144 +257,173 @@ export async function runVaultCli(argv: readonly string[], gatewayConfig: Gatewa
     configRoutes: config.routes,
   });
   const json = values.json === true || (io.output ?? 'json') === 'json';
-  const print = (value: unknown) => io.stdout.write(`${json ? JSON.stringify(value, null, 2) : humanOutput(value)}\n`);
   const fromStdin = (label: string): Promise<string> => {
     const terminal = io.stdin as NodeJS.ReadStream;
     return terminal.isTTY && typeof terminal.setRawMode === 'function' ? promptHidden(terminal, io.stderr, label) : readStdin(io.stdin);
   };
-  // A secret comes from stdin (--stdin), else GATEWAY_PROVIDER_KEY, else a prompt at a terminal.
-  const secret = async (): Promise<string | undefined> => {
-    if (values.stdin) return fromStdin('secret (typed, not shown): ');
-    if (io.environment.GATEWAY_PROVIDER_KEY !== undefined) return io.environment.GATEWAY_PROVIDER_KEY;
-    return (io.stdin as NodeJS.ReadStream).isTTY ? fromStdin('secret (typed, not shown): ') : undefined;
-  };
   const id = positionals[0];
-  const needId = () => {
-    if (!id) throw new UsageError(`${group} ${action} needs an id`);
-    return id;
+  const command: VaultCommand = {
+    group,
+    action,
+    values,
+    id,
+    io,
+    service,
+    actions,
+    print: (value: unknown) => io.stdout.write(`${json ? JSON.stringify(value, null, 2) : humanOutput(value)}\n`),
+    fromStdin,
+    secret: async (): Promise<string | undefined> => {
+      if (values.stdin) return fromStdin('secret (typed, not shown): ');
+      if (io.environment.GATEWAY_PROVIDER_KEY !== undefined) return io.environment.GATEWAY_PROVIDER_KEY;
+      return (io.stdin as NodeJS.ReadStream).isTTY ? fromStdin('secret (typed, not shown): ') : undefined;
+    },
+    needId: () => {
+      if (!id) throw new UsageError(`${group} ${action} needs an id`);
+      return id;
+    },
   };
 
   try {
     await service.start();
-    const command = group === 'rotate-master-key' ? group : `${group} ${action === 'show' ? 'get' : action}`;
-    switch (command) {
-      case 'credentials create': {
-        const body: Record<string, unknown> = { name: values.name, ...(values.provider ? { provider: values.provider } : {}) };
-        if (values.json) Object.assign(body, await jsonSecret(io.stdin));
-        else body.api_key = await secret();
-        print(await actions.createCredential(body));
-        break;
-      }
-      case 'credentials list':
-        print(await actions.listCredentials());
-        break;
-      case 'credentials rotate': {
-        const credential = needId();
-        const body = values.json ? await jsonSecret(io.stdin) : { api_key: await secret() };
-        print(await actions.rotateCredential(credential, body));
-        io.stderr.write('The credential keeps its id: the keys and routes using it send the new secret from their next request.\n');
-        break;
-      }
-      case 'credentials delete':
-        await actions.deleteCredential(needId());
-        print({ deleted: id });
-        break;
-      case 'keys create': {
-        const limits = Object.fromEntries(
-          Object.entries({
-            budget_usd: number(values['budget-usd'] as string | undefined, '--budget-usd'),
-            budget_period: values['budget-period'],
-            requests_per_minute: number(values.rpm as string | undefined, '--rpm'),
-            requests_per_day: number(values.rpd as string | undefined, '--rpd'),
-            allowed_users: list(values.users as string | undefined),
-            allowed_models: list(values.models as string | undefined),
-          }).filter(([, value]) => value !== undefined),
-        );
-        const body: Record<string, unknown> = Object.fromEntries(
-          Object.entries({
-            name: values.name,
-            provider: values.provider,
-            credential_id: values.credential,
-            provider_key: values.credential ? undefined : await secret(),
-            custom_host: values['custom-host'],
-            allowed_routes: list(values.routes as string | undefined),
-            guardrail_policy: values.policy,
-            limits: Object.keys(limits).length ? limits : undefined,
-            expires_at: values['expires-at'],
-            log_bodies: values['no-log-bodies'] ? false : undefined,
-          }).filter(([, value]) => value !== undefined),
-        );
-        const created = await actions.createKey(body);
-        print(created);
-        io.stderr.write('The key value ("key") is shown this once; store it now.\n');
-        break;
-      }
-      case 'keys update': {
-        const current = await actions.getKey(needId());
-        const body: Record<string, unknown> = Object.fromEntries(
-          Object.entries({
-            name: values.name,
-            credential_id: values.credential,
-            provider_key: values.stdin ? await fromStdin('new provider key (typed, not shown): ') : undefined,
-            custom_host: clearable(values['custom-host']),
-            guardrail_policy: clearable(values.policy),
-            // Replaced whole, as the admin API does; none removes every grant.
-            allowed_routes: values.routes === NONE ? null : list(values.routes as string | undefined),
-            expires_at: clearable(values['expires-at']),
-            limits: updatedLimits(current.limits, values),
-            log_bodies: values['no-log-bodies'] ? false : values['log-bodies'] ? true : undefined,
-          }).filter(([, value]) => value !== undefined),
-        );
-        if (values['no-log-bodies'] && values['log-bodies']) throw new UsageError('give --log-bodies or --no-log-bodies, not both');
-        if (Object.keys(body).length === 0) throw new UsageError('keys update needs at least one flag to change');
-        print(await actions.updateKey(current.id, body));
-        break;
-      }
-      case 'keys list':
-        print(await actions.listKeys());
-        break;
-      case 'keys get':
-        print(await actions.getKey(needId()));
-        break;
-      case 'keys usage':
-        print(await actions.usage(needId()));
-        break;
-      case 'keys rotate':
-        print(await actions.rotateKey(needId()));
-        io.stderr.write('The new key value ("key") is shown this once; the old one is refused from now on.\n');
-        break;
-      case 'keys delete':
-        await actions.deleteKey(needId());
-        print({ deleted: id });
-        break;
-      case 'rotate-master-key': {
-        const result = await withProgress(io.stderr, `re-wrapping ${(await service.credentials.list()).length} stored credentials under a new master key`, () => service.rotateMasterKey());
-        print({ master_key_id: result.activeKeyId, rewrapped: result.rewrapped, source: result.mode, still_in_use: result.retained });
-        if (result.retained.length > 0) {
-          io.stderr.write(`Some records are still wrapped by master key ids ${result.retained.join(', ')} (written during the rotation): they were kept; run rotate-master-key again.\n`);
-        } else if (result.mode === 'env') {
-          io.stderr.write('Every record is now wrapped by the first key of GATEWAY_MASTER_KEY; remove the old key from it.\n');
-        }
-        break;
-      }
-      default:
-        throw new UsageError(`unknown command "${argv.join(' ')}"`);
-    }
+    await runCommand(command, argv);
     return 0;
   } catch (error) {
-    if (error instanceof UsageError) {
-      io.stderr.write(`${error.message}\n\n${COMMAND_HELP[group] ?? GENERAL_HELP}\n`);
-      return 2;
-    }
-    if (error instanceof GatewayError) {
-      const message = json ? `${error.body.message}${error.body.param ? ` (${error.body.param})` : ''}` : flagMessage(error);
-      io.stderr.write(`error: ${message}\n`);
-      return 1;
-    }
-    io.stderr.write(`error: ${(error as Error).message}\n`);
-    return 1;
+    return failure(error, group, json, io);
   } finally {
     await service.close();
+  }
+}
+
+/** Prints why a command failed and returns its exit code: 2 for a usage error (with the command's usage), else 1. */
+function failure(error: unknown, group: string, json: boolean, io: CliIo): number {
+  if (error instanceof UsageError) {
+    io.stderr.write(`${error.message}\n\n${COMMAND_HELP[group] ?? GENERAL_HELP}\n`);
+    return 2;
+  }
+  if (error instanceof GatewayError) {
+    const message = json ? `${error.body.message}${error.body.param ? ` (${error.body.param})` : ''}` : flagMessage(error);
+    io.stderr.write(`error: ${message}\n`);
+    return 1;
+  }
+  io.stderr.write(`error: ${(error as Error).message}\n`);
+  return 1;
+}
+
+/** Runs one command on the started vault. */
+async function runCommand(command: VaultCommand, argv: readonly string[]): Promise<void> {
+  const { group, action, values, id, io, actions, print, needId } = command;
+  switch (group === 'rotate-master-key' ? group : `${group} ${action === 'show' ? 'get' : action}`) {
+    case 'credentials create': {
+      const body: Record<string, unknown> = { name: values.name, ...(values.provider ? { provider: values.provider } : {}) };
+      if (values.json) Object.assign(body, await jsonSecret(io.stdin));
+      else body.api_key = await command.secret();
+      print(await actions.createCredential(body));
+      break;
+    }
+    case 'credentials list':
+      print(await actions.listCredentials());
+      break;
+    case 'credentials rotate': {
+      const credential = needId();
+      const body = values.json ? await jsonSecret(io.stdin) : { api_key: await command.secret() };
+      print(await actions.rotateCredential(credential, body));
+      io.stderr.write('The credential keeps its id: the keys and routes using it send the new secret from their next request.\n');
+      break;
+    }
+    case 'credentials delete':
+      await actions.deleteCredential(needId());
+      print({ deleted: id });
+      break;
+    case 'keys create':
+      print(await actions.createKey(await keyCreateBody(command)));
+      io.stderr.write('The key value ("key") is shown this once; store it now.\n');
+      break;
+    case 'keys update':
+      await updateKey(command);
+      break;
+    case 'keys list':
+      print(await actions.listKeys());
+      break;
+    case 'keys get':
+      print(await actions.getKey(needId()));
+      break;
+    case 'keys usage':
+      print(await actions.usage(needId()));
+      break;
+    case 'keys rotate':
+      print(await actions.rotateKey(needId()));
+      io.stderr.write('The new key value ("key") is shown this once; the old one is refused from now on.\n');
+      break;
+    case 'keys delete':
+      await actions.deleteKey(needId());
+      print({ deleted: id });
+      break;
+    case 'rotate-master-key':
+      await rotateMasterKey(command);
+      break;
+    default:
+      throw new UsageError(`unknown command "${argv.join(' ')}"`);
+  }
+}
+
+/** The admin API body of `keys create`, from its flags (the provider key from the secret when no credential is named). */
+async function keyCreateBody({ values, secret }: VaultCommand): Promise<Record<string, unknown>> {
+  const limits = Object.fromEntries(
+    Object.entries({
+      budget_usd: number(values['budget-usd'] as string | undefined, '--budget-usd'),
+      budget_period: values['budget-period'],
+      requests_per_minute: number(values.rpm as string | undefined, '--rpm'),
+      requests_per_day: number(values.rpd as string | undefined, '--rpd'),
+      allowed_users: list(values.users as string | undefined),
+      allowed_models: list(values.models as string | undefined),
+    }).filter(([, value]) => value !== undefined),
+  );
+  return Object.fromEntries(
+    Object.entries({
+      name: values.name,
+      provider: values.provider,
+      credential_id: values.credential,
+      provider_key: values.credential ? undefined : await secret(),
+      custom_host: values['custom-host'],
+      allowed_routes: list(values.routes as string | undefined),
+      guardrail_policy: values.policy,
+      limits: Object.keys(limits).length ? limits : undefined,
+      expires_at: values['expires-at'],
+      log_bodies: values['no-log-bodies'] ? false : undefined,
+    }).filter(([, value]) => value !== undefined),
+  );
+}
+
+/** `keys update`: the flags given change those fields of the key (`none` removes an optional one). */
+async function updateKey({ values, actions, print, fromStdin, needId }: VaultCommand): Promise<void> {
+  const current = await actions.getKey(needId());
+  const body: Record<string, unknown> = Object.fromEntries(
+    Object.entries({
+      name: values.name,
+      credential_id: values.credential,
+      provider_key: values.stdin ? await fromStdin('new provider key (typed, not shown): ') : undefined,
+      custom_host: clearable(values['custom-host']),
+      guardrail_policy: clearable(values.policy),
+      // Replaced whole, as the admin API does; none removes every grant.
+      allowed_routes: values.routes === NONE ? null : list(values.routes as string | undefined),
+      expires_at: clearable(values['expires-at']),
+      limits: updatedLimits(current.limits, values),
+      log_bodies: values['no-log-bodies'] ? false : values['log-bodies'] ? true : undefined,
+    }).filter(([, value]) => value !== undefined),
+  );
+  if (values['no-log-bodies'] && values['log-bodies']) throw new UsageError('give --log-bodies or --no-log-bodies, not both');
+  if (Object.keys(body).length === 0) throw new UsageError('keys update needs at least one flag to change');
+  print(await actions.updateKey(current.id, body));
+}
+
+/** `rotate-master-key`: re-wraps every stored credential under a new master key, saying how far it is. */
+async function rotateMasterKey({ io, service, print }: VaultCommand): Promise<void> {
+  const result = await withProgress(io.stderr, `re-wrapping ${(await service.credentials.list()).length} stored credentials under a new master key`, () => service.rotateMasterKey());
+  print({ master_key_id: result.activeKeyId, rewrapped: result.rewrapped, source: result.mode, still_in_use: result.retained });
+  if (result.retained.length > 0) {
+    io.stderr.write(`Some records are still wrapped by master key ids ${result.retained.join(', ')} (written during the rotation): they were kept; run rotate-master-key again.\n`);
+  } else if (result.mode === 'env') {
+    io.stderr.write('Every record is now wrapped by the first key of GATEWAY_MASTER_KEY; remove the old key from it.\n');
   }
 }
 

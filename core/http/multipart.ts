@@ -82,100 +82,8 @@ export async function spoolMultipart(request: IncomingMessage, limitBytes: numbe
     removed = true;
     await rm(dir, { recursive: true, force: true });
   };
-
-  // No prototype: a field named `constructor` or `__proto__` is just a field.
-  const fields: Record<string, string> = Object.create(null) as Record<string, string>;
-  const repeated: Record<string, string[]> = Object.create(null) as Record<string, string[]>;
-  const files: FormFile[] = [];
-  const delimiter = Buffer.from(`\r\n--${boundary}`);
-  // The body starts with `--boundary` (no leading CRLF): prefix one so that every delimiter looks alike.
-  let pending: Buffer = Buffer.from(CRLF);
-  // Widened on purpose: `consume` changes it, which narrowing across the awaits below cannot see.
-  let state = 'preamble' as 'preamble' | 'headers' | 'body' | 'afterDelimiter' | 'done';
+  const parser = new MultipartParser(boundary, dir, options);
   let total = 0;
-  let parts = 0;
-  let current: { name: string; filename?: string; contentType: string; handle?: FileHandle; path?: string; size: number; text: Buffer[] } | undefined;
-
-  const finishPart = async () => {
-    if (!current) return;
-    const part = current;
-    current = undefined;
-    if (part.handle && part.path !== undefined && part.filename !== undefined) {
-      await part.handle.close();
-      files.push({ field: part.name, filename: part.filename, contentType: part.contentType, path: part.path, size: part.size });
-    } else {
-      const value = Buffer.concat(part.text).toString('utf8');
-      fields[part.name] = value;
-      (repeated[part.name] ??= []).push(value);
-    }
-  };
-
-  const writeBody = async (bytes: Buffer) => {
-    if (!current || bytes.length === 0) return;
-    current.size += bytes.length;
-    if (current.handle) {
-      await current.handle.write(bytes);
-    } else {
-      if (current.size > FIELD_LIMIT) {
-        throw errors.invalidRequest(`The form field "${current.name}" is longer than ${FIELD_LIMIT} bytes.`, { param: current.name, code: 'field_too_large' });
-      }
-      options.lease?.grow(bytes.length);
-      current.text.push(Buffer.from(bytes));
-    }
-  };
-
-  const consume = async () => {
-    for (;;) {
-      if (state === 'preamble' || state === 'body') {
-        const at = pending.indexOf(delimiter);
-        if (at < 0) {
-          // Keep a tail that could be the start of a delimiter; the rest is safely part of this body.
-          const safe = pending.length - delimiter.length;
-          if (safe > 0) {
-            if (state === 'body') await writeBody(pending.subarray(0, safe));
-            pending = pending.subarray(safe);
-          }
-          return;
-        }
-        if (state === 'body') {
-          await writeBody(pending.subarray(0, at));
-          await finishPart();
-        }
-        pending = pending.subarray(at + delimiter.length);
-        state = 'afterDelimiter';
-      } else if (state === 'afterDelimiter') {
-        if (pending.length < 2) return;
-        if (pending[0] === 0x2d && pending[1] === 0x2d) {
-          state = 'done';
-          return;
-        }
-        const lineEnd = pending.indexOf(CRLF);
-        if (lineEnd < 0) {
-          if (pending.length > 256) throw invalid('Malformed multipart body: bad delimiter line.');
-          return;
-        }
-        pending = pending.subarray(lineEnd + 2);
-        state = 'headers';
-      } else if (state === 'headers') {
-        const end = pending.indexOf(HEADER_END);
-        if (end < 0) {
-          if (pending.length > PART_HEADER_LIMIT) throw invalid('A multipart part has headers longer than 16 KB.');
-          return;
-        }
-        if (++parts > MAX_PARTS) throw invalid(`A multipart body may have at most ${MAX_PARTS} parts.`);
-        const headers = parsePartHeaders(pending.subarray(0, end).toString('utf8'));
-        pending = pending.subarray(end + HEADER_END.length);
-        current = { ...headers, size: 0, text: [] };
-        if (headers.filename !== undefined) {
-          current.path = join(dir, `${files.length}-${randomBytes(6).toString('hex')}`);
-          current.handle = await open(current.path, 'wx', 0o600);
-        }
-        state = 'body';
-      } else {
-        return;
-      }
-    }
-  };
 
   // Not destroyed on return: the error is answered, then the connection closed.
   const chunks = request.iterator({ destroyOnReturn: false }) as AsyncIterator<Buffer>;
@@ -189,18 +97,153 @@ export async function spoolMultipart(request: IncomingMessage, limitBytes: numbe
       const chunk = next.value;
       total += chunk.length;
       if (total > limitBytes) throw tooLarge(limitBytes);
-      if (state === 'done') continue;
-      pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
-      await consume();
+      if (parser.state === 'done') continue;
+      await parser.push(chunk);
     }
-    if (state !== 'done') throw invalid('The multipart body ended before its closing boundary.');
-    return { form: { fields, repeated, files }, cleanup };
+    if (parser.state !== 'done') throw invalid('The multipart body ended before its closing boundary.');
+    return { form: { fields: parser.fields, repeated: parser.repeated, files: parser.files }, cleanup };
   } catch (error) {
     // A read still pending (a stalled sender) cannot be returned; it ends with the connection.
     if (!waiting) await chunks.return?.().catch(() => {});
-    await current?.handle?.close().catch(() => {});
+    await parser.current?.handle?.close().catch(() => {});
     await cleanup();
     throw clientGone(error);
+  }
+}
+
+/** The part being read: a file (written to `path` through `handle`) or a text field (its bytes in `text`). */
+interface OpenPart {
+  readonly name: string;
+  readonly filename?: string;
+  readonly contentType: string;
+  handle?: FileHandle;
+  path?: string;
+  size: number;
+  readonly text: Buffer[];
+}
+
+/**
+ * The parser of one multipart body, fed chunk by chunk ({@link MultipartParser.push}): it writes
+ * each file part into `dir` and keeps the text fields. Its state says what it looks for next.
+ */
+class MultipartParser {
+  // No prototype: a field named `constructor` or `__proto__` is just a field.
+  readonly fields: Record<string, string> = Object.create(null) as Record<string, string>;
+  readonly repeated: Record<string, string[]> = Object.create(null) as Record<string, string[]>;
+  readonly files: FormFile[] = [];
+  state: 'preamble' | 'headers' | 'body' | 'afterDelimiter' | 'done' = 'preamble';
+  current?: OpenPart;
+  private readonly delimiter: Buffer;
+  // The body starts with `--boundary` (no leading CRLF): prefix one so that every delimiter looks alike.
+  private pending: Buffer = Buffer.from(CRLF);
+  private parts = 0;
+
+  constructor(
+    boundary: string,
+    private readonly dir: string,
+    private readonly options: BodyReadOptions,
+  ) {
+    this.delimiter = Buffer.from(`\r\n--${boundary}`);
+  }
+
+  /** Takes the next chunk of the body and reads as far as it goes. */
+  async push(chunk: Buffer): Promise<void> {
+    this.pending = this.pending.length === 0 ? chunk : Buffer.concat([this.pending, chunk]);
+    for (;;) {
+      const state = this.state;
+      const more =
+        state === 'preamble' || state === 'body' ? await this.untilDelimiter() : state === 'afterDelimiter' ? this.delimiterLine() : state === 'headers' ? await this.partHeaders() : false;
+      if (!more) return;
+    }
+  }
+
+  /** Preamble or a part's body, up to the next delimiter; false when more bytes are needed. */
+  private async untilDelimiter(): Promise<boolean> {
+    const { delimiter } = this;
+    const at = this.pending.indexOf(delimiter);
+    if (at < 0) {
+      // Keep a tail that could be the start of a delimiter; the rest is safely part of this body.
+      const safe = this.pending.length - delimiter.length;
+      if (safe > 0) {
+        if (this.state === 'body') await this.writeBody(this.pending.subarray(0, safe));
+        this.pending = this.pending.subarray(safe);
+      }
+      return false;
+    }
+    if (this.state === 'body') {
+      await this.writeBody(this.pending.subarray(0, at));
+      await this.finishPart();
+    }
+    this.pending = this.pending.subarray(at + delimiter.length);
+    this.state = 'afterDelimiter';
+    return true;
+  }
+
+  /** The rest of a delimiter's line: `--` ends the body, else a part's headers follow. */
+  private delimiterLine(): boolean {
+    const pending = this.pending;
+    if (pending.length < 2) return false;
+    if (pending[0] === 0x2d && pending[1] === 0x2d) {
+      this.state = 'done';
+      return false;
+    }
+    const lineEnd = pending.indexOf(CRLF);
+    if (lineEnd < 0) {
+      if (pending.length > 256) throw invalid('Malformed multipart body: bad delimiter line.');
+      return false;
+    }
+    this.pending = pending.subarray(lineEnd + 2);
+    this.state = 'headers';
+    return true;
+  }
+
+  /** A part's header block: the part is opened (a file part's file created). */
+  private async partHeaders(): Promise<boolean> {
+    const end = this.pending.indexOf(HEADER_END);
+    if (end < 0) {
+      if (this.pending.length > PART_HEADER_LIMIT) throw invalid('A multipart part has headers longer than 16 KB.');
+      return false;
+    }
+    if (++this.parts > MAX_PARTS) throw invalid(`A multipart body may have at most ${MAX_PARTS} parts.`);
+    const headers = parsePartHeaders(this.pending.subarray(0, end).toString('utf8'));
+    this.pending = this.pending.subarray(end + HEADER_END.length);
+    const current: OpenPart = { ...headers, size: 0, text: [] };
+    this.current = current;
+    if (headers.filename !== undefined) {
+      current.path = join(this.dir, `${this.files.length}-${randomBytes(6).toString('hex')}`);
+      current.handle = await open(current.path, 'wx', 0o600);
+    }
+    this.state = 'body';
+    return true;
+  }
+
+  private async writeBody(bytes: Buffer): Promise<void> {
+    const current = this.current;
+    if (!current || bytes.length === 0) return;
+    current.size += bytes.length;
+    if (current.handle) {
+      await current.handle.write(bytes);
+    } else {
+      if (current.size > FIELD_LIMIT) {
+        throw errors.invalidRequest(`The form field "${current.name}" is longer than ${FIELD_LIMIT} bytes.`, { param: current.name, code: 'field_too_large' });
+      }
+      this.options.lease?.grow(bytes.length);
+      current.text.push(Buffer.from(bytes));
+    }
+  }
+
+  private async finishPart(): Promise<void> {
+    if (!this.current) return;
+    const part = this.current;
+    this.current = undefined;
+    if (part.handle && part.path !== undefined && part.filename !== undefined) {
+      await part.handle.close();
+      this.files.push({ field: part.name, filename: part.filename, contentType: part.contentType, path: part.path, size: part.size });
+    } else {
+      const value = Buffer.concat(part.text).toString('utf8');
+      this.fields[part.name] = value;
+      (this.repeated[part.name] ??= []).push(value);
+    }
   }
 }
 

@@ -162,31 +162,7 @@ export class GatewayMetrics {
       registers,
     });
     this.logDropped.inc({ reason: 'spill_full' }, 0);
-    const queue = sources.logQueue;
-    new Gauge({
-      name: 'gateway_log_queue_depth',
-      help: 'Log entries waiting in memory.',
-      registers,
-      collect() {
-        if (queue) this.set(queue().depth);
-      },
-    });
-    new Gauge({
-      name: 'gateway_log_spill_bytes',
-      help: 'Bytes in the spill file waiting for replay.',
-      registers,
-      collect() {
-        if (queue) this.set(queue().spillBytes);
-      },
-    });
-    new Gauge({
-      name: 'gateway_log_store_up',
-      help: '1 when the log store accepts writes.',
-      registers,
-      collect() {
-        if (queue) this.set(queue().storeUp ? 1 : 0);
-      },
-    });
+    logQueueGauges(sources.logQueue, registers);
     this.routeAttempts = new Counter({
       name: 'gateway_route_attempts_total',
       help: 'Upstream attempts of routed requests, by target, provider and status (502/504 when nothing was answered).',
@@ -206,36 +182,8 @@ export class GatewayMetrics {
     this.cacheStores = new Counter({ name: 'gateway_cache_stores_total', help: 'Answers offered to the cache: stored, too_large (over cache.maxEntryBytes), failed (store error or time-out).', labelNames: ['result'], registers });
     for (const result of ['stored', 'too_large', 'failed']) this.cacheStores.inc({ result }, 0);
     this.cacheEvictions = new Counter({ name: 'gateway_cache_evictions_total', help: 'Entries the embedded cache evicted to stay under cache.maxBytes (expired ones included).', registers });
-    const breakers = sources.breakers;
-    const targetLabel = (target: string): string => this.targetLabel(target);
-    new Gauge({
-      name: 'gateway_route_breaker_state',
-      help: 'Circuit breaker of each route target: 0 closed, 1 half-open, 2 open.',
-      labelNames: ['target'],
-      registers,
-      collect() {
-        this.reset();
-        for (const breaker of breakers?.() ?? []) this.set({ target: targetLabel(breaker.target) }, BREAKER_VALUE[breaker.state]);
-      },
-    });
-    const pools = sources.upstreamPools;
-    const originLabel = (origin: string): string => this.originLabel(origin);
-    new Gauge({
-      name: 'gateway_upstream_connections',
-      help: 'Upstream pool usage per origin: connected sockets, running and pending requests.',
-      labelNames: ['origin', 'state'],
-      registers,
-      collect() {
-        this.reset();
-        for (const pool of pools?.() ?? []) {
-          // A custom host has a pool of its own (guarded); both count for the origin.
-          const origin = originLabel(pool.origin.replace(/^guarded:/, ''));
-          this.inc({ origin, state: 'connected' }, pool.connected);
-          this.inc({ origin, state: 'running' }, pool.running);
-          this.inc({ origin, state: 'pending' }, pool.pending);
-        }
-      },
-    });
+    routeBreakerGauge(sources.breakers, (target) => this.targetLabel(target), registers);
+    upstreamPoolGauge(sources.upstreamPools, (origin) => this.originLabel(origin), registers);
   }
 
   /** Origin label values seen; past {@link MAX_ORIGIN_LABELS} new origins are counted as `other`. */
@@ -376,4 +324,66 @@ export class GatewayMetrics {
   get contentType(): string {
     return this.registry.contentType;
   }
+}
+
+/** The log queue's gauges, read on scrape: entries waiting, spill file bytes, and whether the store is up. */
+function logQueueGauges(queue: MetricsSources['logQueue'], registers: Registry[]): void {
+  new Gauge({
+    name: 'gateway_log_queue_depth',
+    help: 'Log entries waiting in memory.',
+    registers,
+    collect() {
+      if (queue) this.set(queue().depth);
+    },
+  });
+  new Gauge({
+    name: 'gateway_log_spill_bytes',
+    help: 'Bytes in the spill file waiting for replay.',
+    registers,
+    collect() {
+      if (queue) this.set(queue().spillBytes);
+    },
+  });
+  new Gauge({
+    name: 'gateway_log_store_up',
+    help: '1 when the log store accepts writes.',
+    registers,
+    collect() {
+      if (queue) this.set(queue().storeUp ? 1 : 0);
+    },
+  });
+}
+
+/** Each route target's circuit breaker state, read on scrape. */
+function routeBreakerGauge(breakers: MetricsSources['breakers'], targetLabel: (target: string) => string, registers: Registry[]): void {
+  new Gauge({
+    name: 'gateway_route_breaker_state',
+    help: 'Circuit breaker of each route target: 0 closed, 1 half-open, 2 open.',
+    labelNames: ['target'],
+    registers,
+    collect() {
+      this.reset();
+      for (const breaker of breakers?.() ?? []) this.set({ target: targetLabel(breaker.target) }, BREAKER_VALUE[breaker.state]);
+    },
+  });
+}
+
+/** Upstream pool usage per origin, read on scrape. */
+function upstreamPoolGauge(pools: MetricsSources['upstreamPools'], originLabel: (origin: string) => string, registers: Registry[]): void {
+  new Gauge({
+    name: 'gateway_upstream_connections',
+    help: 'Upstream pool usage per origin: connected sockets, running and pending requests.',
+    labelNames: ['origin', 'state'],
+    registers,
+    collect() {
+      this.reset();
+      for (const pool of pools?.() ?? []) {
+        // A custom host has a pool of its own (guarded); both count for the origin.
+        const origin = originLabel(pool.origin.replace(/^guarded:/, ''));
+        this.inc({ origin, state: 'connected' }, pool.connected);
+        this.inc({ origin, state: 'running' }, pool.running);
+        this.inc({ origin, state: 'pending' }, pool.pending);
+      }
+    },
+  });
 }

@@ -234,31 +234,35 @@ export const PASSTHROUGH_RESERVATION_USD = 0.01;
  * run for every operation, pass-through included.
  */
 export function limitHooks(dependencies: LimitsDependencies): { admit: Hook; settle: Hook } {
-  const { prices } = dependencies;
   const reservations = new WeakMap<GatewayContext, Reservation>();
   const observed = new WeakMap<GatewayContext, ObservedUsage>();
+  return { admit: admitHook(dependencies, reservations, observed), settle: settleHook(dependencies, reservations, observed) };
+}
 
-  /**
-   * The expected cost in nano-USD; 403 for an unpriced model under a budget. Pass-through bodies are
-   * not read, so a pass-through request reserves up to a fixed amount (what is left of the budget,
-   * at most), which is also what it is charged when its answer reports no usage the gateway can read.
-   */
-  function reservationOf(record: VirtualKeyRecord, context: GatewayContext, price: ModelPrice | undefined): number {
-    if (record.limits?.budget_usd === undefined) return 0;
-    if (context.operation === 'passthrough') return toNanos(PASSTHROUGH_RESERVATION_USD);
-    // A request that names no model (a models list) uses no tokens: nothing to price or reserve.
-    if (context.request.model === undefined) return 0;
-    if (price === undefined) {
-      throw errors.permission(
-        `The model "${context.request.model}" has no price, and this key has a budget. Give it one with \`pricing.models\` (or \`pricing.unknownModel\`) in the gateway's configuration; GET /admin/prices shows the price in use.`,
-        { param: 'model', code: 'model_not_priced' },
-      );
-    }
-    const output = expectedOutputTokens(context.request.body, dependencies.outputTokenEstimate);
-    return toNanos(costOf(price, { promptTokens: promptTokensBound(context.request.body), completionTokens: output.tokens }));
+/**
+ * The expected cost in nano-USD; 403 for an unpriced model under a budget. Pass-through bodies are
+ * not read, so a pass-through request reserves up to a fixed amount (what is left of the budget,
+ * at most), which is also what it is charged when its answer reports no usage the gateway can read.
+ */
+function reservationOf(record: VirtualKeyRecord, context: GatewayContext, price: ModelPrice | undefined, outputTokenEstimate: number): number {
+  if (record.limits?.budget_usd === undefined) return 0;
+  if (context.operation === 'passthrough') return toNanos(PASSTHROUGH_RESERVATION_USD);
+  // A request that names no model (a models list) uses no tokens: nothing to price or reserve.
+  if (context.request.model === undefined) return 0;
+  if (price === undefined) {
+    throw errors.permission(
+      `The model "${context.request.model}" has no price, and this key has a budget. Give it one with \`pricing.models\` (or \`pricing.unknownModel\`) in the gateway's configuration; GET /admin/prices shows the price in use.`,
+      { param: 'model', code: 'model_not_priced' },
+    );
   }
+  const output = expectedOutputTokens(context.request.body, outputTokenEstimate);
+  return toNanos(costOf(price, { promptTokens: promptTokensBound(context.request.body), completionTokens: output.tokens }));
+}
 
-  const admit: Hook = {
+/** The auth stage's half: checks access, then admits and reserves in the shared state (see {@link limitHooks}). */
+function admitHook(dependencies: LimitsDependencies, reservations: WeakMap<GatewayContext, Reservation>, observed: WeakMap<GatewayContext, ObservedUsage>): Hook {
+  const { prices } = dependencies;
+  return {
     name: 'virtual-key-limits',
     stage: 'auth',
     // Admission needs the caller and the request body, which the auth hook provides.
@@ -272,7 +276,7 @@ export function limitHooks(dependencies: LimitsDependencies): { admit: Hook; set
       const limits = record.limits ?? {};
       const model = context.request.model;
       const price = model === undefined ? undefined : prices.price(context.auth?.provider ?? record.provider ?? '', model, context.auth?.target.headers);
-      const reservationNanos = reservationOf(record, context, price);
+      const reservationNanos = reservationOf(record, context, price, dependencies.outputTokenEstimate);
       const now = Date.now();
       const day = dayKeysAt(record.id, now);
       const periods = day.keys;
@@ -321,8 +325,12 @@ export function limitHooks(dependencies: LimitsDependencies): { admit: Hook; set
       await next();
     },
   };
+}
 
-  const settle: Hook = {
+/** The log stage's half: replaces the reservation by the actual cost and sets `context.log.costUsd` (see {@link limitHooks}). */
+function settleHook(dependencies: LimitsDependencies, reservations: WeakMap<GatewayContext, Reservation>, observed: WeakMap<GatewayContext, ObservedUsage>): Hook {
+  const { prices } = dependencies;
+  return {
     name: 'virtual-key-settle',
     stage: 'log',
     // The log entry records the cost this hook computes.
@@ -338,7 +346,7 @@ export function limitHooks(dependencies: LimitsDependencies): { admit: Hook; set
       // Failed attempts' bodies are read in the background; their usage is wanted here.
       if (context.routing) await attemptsUsageRead(context.routing.attempts);
       // Besides the answer: failed attempts, and a semantic cache lookup's embedding (the caller's, on a hit as on a miss).
-      const failedUsd = sumUsd(failedAttemptsUsd(context, reservation?.price), context.cache?.embedding?.costUsd);
+      const failedUsd = sumUsd(failedAttemptsUsd(context, reservation?.price, prices), context.cache?.embedding?.costUsd);
       const costUsd = answerUsd === undefined ? failedUsd : answerUsd + (failedUsd ?? 0);
       if (costUsd !== undefined) (context.log ??= {}).costUsd = roundUsd(costUsd);
       if (reservation) {
@@ -362,26 +370,24 @@ export function limitHooks(dependencies: LimitsDependencies): { admit: Hook; set
       await next();
     },
   };
+}
 
-  /**
-   * What the failed attempts of a routed request cost: each attempt whose error body reported usage
-   * (read by the route executor), priced with its own provider and model. The answer the client
-   * got is not among them (its usage is the transform stage's), so no answer is charged twice.
-   */
-  function failedAttemptsUsd(context: GatewayContext, fallbackPrice: ModelPrice | undefined): number | undefined {
-    const attempts = context.routing?.attempts;
-    if (attempts === undefined) return undefined;
-    let total: number | undefined;
-    for (const attempt of attempts) {
-      if (attempt.usage === undefined) continue;
-      const model = attempt.model ?? context.request.model;
-      const price = (model && prices.price(attempt.provider, model)) || fallbackPrice;
-      if (price) total = (total ?? 0) + costOf(price, tokenCounts(attempt.usage));
-    }
-    return total === undefined ? undefined : roundUsd(total);
+/**
+ * What the failed attempts of a routed request cost: each attempt whose error body reported usage
+ * (read by the route executor), priced with its own provider and model. The answer the client
+ * got is not among them (its usage is the transform stage's), so no answer is charged twice.
+ */
+function failedAttemptsUsd(context: GatewayContext, fallbackPrice: ModelPrice | undefined, prices: PriceTable): number | undefined {
+  const attempts = context.routing?.attempts;
+  if (attempts === undefined) return undefined;
+  let total: number | undefined;
+  for (const attempt of attempts) {
+    if (attempt.usage === undefined) continue;
+    const model = attempt.model ?? context.request.model;
+    const price = (model && prices.price(attempt.provider, model)) || fallbackPrice;
+    if (price) total = (total ?? 0) + costOf(price, tokenCounts(attempt.usage));
   }
-
-  return { admit, settle };
+  return total === undefined ? undefined : roundUsd(total);
 }
 
 /** The sum of the costs known; undefined when none is. */
