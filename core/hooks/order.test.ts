@@ -10,7 +10,7 @@ import { guardrailHook } from './guardrail.js';
 import { logHook } from './log.js';
 import { transformHook } from './transform.js';
 
-/** The built-in hooks as `core/app.ts` registers them (their dependencies are never called here). */
+/** The built-in hooks as `core/hooks/assemble.ts` registers them (their dependencies are never called here). */
 function builtInHooks(): Hook[] {
   const unused = {} as never;
   const limits = limitHooks({ state: () => unused, prices: unused, record: async () => undefined, outputTokenEstimate: 1 });

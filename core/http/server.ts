@@ -81,3 +81,15 @@ export function createGatewayServer(listener: RequestListener<typeof IncomingMes
   server.on('checkExpectation', answerUnmetExpectation);
   return server;
 }
+
+/** Stops accepting, closes idle keep-alive sockets, lets requests in flight (streams included) finish for up to `graceMs`, then cuts what is left. */
+export function closeGatewayServer(server: Server, graceMs: number): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(() => server.closeAllConnections(), graceMs);
+    server.close(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+    server.closeIdleConnections();
+  });
+}

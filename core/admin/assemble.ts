@@ -1,0 +1,82 @@
+import type { Context } from 'koa';
+import { AccountKey } from '../account-key.js';
+import { type Container, GatewaySettings, provide } from '../container.js';
+import { FailedAuthLimiter } from '../failed-auth.js';
+import { PolicyRegistry } from '../guardrails/registry.js';
+import { CustomHostGuard } from '../http/custom-host.js';
+import type { Router } from '../http/router.js';
+import { RequestLogging } from '../logs/assemble.js';
+import { GatewayMetrics } from '../metrics/metrics.js';
+import { PluginRegistry } from '../registry.js';
+import { Routing } from '../routing/assemble.js';
+import type { GuardrailFactory, GuardrailManifest } from '../spec/guardrail.js';
+import { VaultService } from '../vault/service.js';
+import { AdminGuard } from './guard.js';
+import { mountLogsApi } from './logs.js';
+import { mountPolicyAdmin } from './policies.js';
+import { mountPricesApi } from './prices.js';
+import { virtualKeyAdminRouter } from './virtual-keys.js';
+
+/** Who may call the gateway's admin routes: the account key, wrong keys counted per address, the guard in front of every admin route. */
+export class AdminAccess {
+  constructor(
+    readonly accountKey: AccountKey,
+    /** Set when the account key was generated on this start (shown once by the caller of listen). */
+    readonly generated: string | undefined,
+    readonly failedAuth: FailedAuthLimiter,
+    readonly guard: AdminGuard,
+  ) {}
+}
+
+/** Registers the admin access; the account key is read (or generated) now. */
+export function registerAdmin(container: Container): void {
+  const { config, clock } = container.resolve(GatewaySettings);
+  const { accountKey, generated } = AccountKey.load(config.dataDir, config.accountKey);
+  provide(container, AdminAccess, () => {
+    const failedAuth = new FailedAuthLimiter({ ...config.server.failedAuth, maxAddresses: 10_000 }, () => clock.now());
+    return new AdminAccess(accountKey, generated, failedAuth, new AdminGuard(accountKey, { failedAuth, trustProxy: config.server.trustProxy }));
+  });
+}
+
+/** Mounts the admin API on the app's router: plugins, policies, logs, prices and the metrics. */
+export function mountAdmin(router: Router, container: Container): void {
+  const { config, clock } = container.resolve(GatewaySettings);
+  const { guard } = container.resolve(AdminAccess);
+  const registry = container.resolve(PluginRegistry);
+  const vault = container.resolve(VaultService);
+  const logStore = container.resolve(RequestLogging).log.store;
+  // Guardrail factories registered without params are listed from their manifests.
+  const catalog = config.guardrails.filter((entry): entry is GuardrailFactory => typeof entry === 'function').map((factory) => factory.manifest);
+  router.get('/admin/plugins', guard.middleware, (koa) => {
+    const listing = registry.list();
+    const listed = new Set(listing.guardrails.map((manifest) => manifest.id));
+    const unlisted = catalog.filter((manifest: GuardrailManifest) => !listed.has(manifest.id) && listed.add(manifest.id));
+    koa.body = { ...listing, guardrails: [...listing.guardrails, ...unlisted.map((manifest) => ({ ...manifest }))] };
+  });
+  const policies = container.resolve(PolicyRegistry);
+  mountPolicyAdmin(router, { guard, policies, defaultPolicy: config.defaultPolicy, service: vault, logStore, clock });
+  mountLogsApi(router, { guard, store: logStore });
+  mountPricesApi(router, { guard, prices: vault.prices, provider: (id) => registry.provider(id) });
+  const metrics = container.resolve(GatewayMetrics);
+  const metricsRoute = async (koa: Context) => {
+    koa.type = metrics.contentType;
+    koa.body = await metrics.render();
+  };
+  if (config.metricsPublic) router.get('/metrics', metricsRoute);
+  else router.get('/metrics', guard.middleware, metricsRoute);
+}
+
+/** The admin API of credentials, virtual keys, stored routes and model aliases (its own router). */
+export function virtualKeyAdmin(container: Container): Router {
+  const { config } = container.resolve(GatewaySettings);
+  const policies = container.resolve(PolicyRegistry);
+  const registry = container.resolve(PluginRegistry);
+  return virtualKeyAdminRouter({
+    guard: container.resolve(AdminAccess).guard,
+    service: container.resolve(VaultService),
+    customHosts: container.resolve(CustomHostGuard),
+    providerIds: () => registry.providerIds(),
+    policyExists: (name) => policies.has(name),
+    routing: { state: container.resolve(Routing).executor.state, routes: config.routes, models: config.models },
+  });
+}

@@ -1,0 +1,132 @@
+import { AdminAccess } from '../../admin/assemble.js';
+import { type Container, GatewaySettings, provide } from '../../container.js';
+import { callerIdentifier } from '../../hooks/auth.js';
+import type { Middleware } from 'koa';
+import { canonicalPath, rawPathOf } from '../../http/request-path.js';
+import type { Router } from '../../http/router.js';
+import type { Hook } from '../../pipeline/hook.js';
+import type { Pipeline } from '../../pipeline/runner.js';
+import { VaultService } from '../../vault/service.js';
+import { chatCompletions } from '../chat-completions.js';
+import { completions } from '../completions.js';
+import { embeddings } from '../embeddings.js';
+import { type GatewayRoute, gatewayRoute, type HandlerOptions } from '../handler.js';
+import { imagesGenerate } from '../images-generate.js';
+import { models } from '../models.js';
+import { audioTranscriptions, audioTranslations, imageEdits, imageVariations } from '../multipart-operations.js';
+import type { OperationHandler } from '../operation.js';
+import { createPassthrough } from '../passthrough.js';
+import { speech } from '../speech.js';
+import { messages, messagesCountTokens } from './messages/handler.js';
+import { createResponsesProtocol } from './responses/responses-operation.js';
+import { mountResponsesRoutes } from './responses/responses-routes.js';
+import type { ResponseStore } from './responses/responses-store.js';
+import { createResponseStore } from './responses/responses-store-factory.js';
+
+/** How often stored responses past their retention are deleted (besides start-up). */
+const RESPONSES_PRUNE_INTERVAL_MS = 60 * 60_000;
+
+/** The unified operations, by path; `responses` is built with its store. Everything else under /v1/ is pass-through. */
+const operationsWith = (responses: OperationHandler): ReadonlyArray<[path: string, handler: OperationHandler]> => [
+  ['/v1/chat/completions', chatCompletions],
+  ['/v1/responses', responses],
+  ['/v1/images/edits', imageEdits],
+  ['/v1/images/variations', imageVariations],
+  ['/v1/audio/transcriptions', audioTranscriptions],
+  ['/v1/audio/translations', audioTranslations],
+  ['/v1/completions', completions],
+  ['/v1/embeddings', embeddings],
+  ['/v1/images/generations', imagesGenerate],
+  ['/v1/audio/speech', speech],
+  ['/v1/models', models],
+  ['/v1/messages', messages],
+  ['/v1/messages/count_tokens', messagesCountTokens],
+];
+
+/** The operations the gateway serves, the Responses API's stored responses, and the hook that keeps them. */
+export class Protocols {
+  /** Every operation by name (the pass-through included), for the stages that look an operation up. */
+  readonly byName: ReadonlyMap<string, OperationHandler>;
+  private pruning?: NodeJS.Timeout;
+
+  constructor(
+    /** The unified operations by path. */
+    readonly operations: ReadonlyArray<[path: string, handler: OperationHandler]>,
+    /** Every other path under /v1/. */
+    readonly passthrough: OperationHandler,
+    /** Stores the answers of `/v1/responses`. */
+    readonly hook: Hook,
+    readonly store: ResponseStore,
+    private readonly settings: GatewaySettings,
+  ) {
+    this.byName = new Map([...operations.map(([, handler]) => handler), passthrough].map((handler) => [handler.name, handler]));
+  }
+
+  /**
+   * The unified operations as routes through `pipeline`, by `METHOD path` (for the server's request
+   * listener, which runs them without Koa), and the Koa middleware that routes them the same way.
+   */
+  routes(pipeline: Pipeline, options: HandlerOptions): { byRoute: ReadonlyMap<string, GatewayRoute>; dispatch: Middleware } {
+    // The unified operations are found with one map lookup before the router, whose layer matching
+    // (a regular expression per route) is the larger cost on the path every model call takes.
+    const byRoute = new Map(this.operations.map(([path, handler]) => [`${handler.method ?? 'POST'} ${path}`, gatewayRoute(pipeline, handler, options)]));
+    const dispatch: Middleware = (koa, next) => {
+      // Route on the path exactly as it will be sent upstream; an unacceptable one falls through to
+      // the pass-through handler, which refuses it (400 invalid_path) and logs it.
+      if (koa.path.startsWith('/v1/')) {
+        try {
+          const raw = rawPathOf(koa.url);
+          const canonical = canonicalPath(raw);
+          if (canonical !== raw) koa.path = canonical;
+        } catch {
+          // refused by the handler
+        }
+      }
+      const route = byRoute.get(`${koa.method} ${koa.path}`);
+      if (!route) return next();
+      koa.respond = false;
+      return route(koa.req, koa.res, koa.path, koa.querystring);
+    };
+    return { byRoute, dispatch };
+  }
+
+  /** Opens the store of responses and prunes it now and hourly (once per gateway). */
+  async start(): Promise<void> {
+    if (this.pruning) return;
+    const { logger } = this.settings;
+    // A store that does not open (a database down) fails no start: it is opened again on first use.
+    await this.store
+      .init()
+      .then(() => this.store.prune())
+      .catch((error: Error) => logger.warn({ err: { message: error.message } }, `the Responses store (${this.store.kind}) did not open; it is retried on first use`));
+    this.pruning = setInterval(() => this.store.prune().catch((error: Error) => logger.warn({ err: { message: error.message } }, 'responses retention failed')), RESPONSES_PRUNE_INTERVAL_MS);
+    this.pruning.unref();
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.pruning);
+    await this.store.close();
+  }
+}
+
+/** Registers the protocols: the unified operations, the Responses API with its store (SQLite, or PostgreSQL with `DATABASE_URL`). */
+export function registerProtocols(container: Container): void {
+  provide(container, Protocols, (c) => {
+    const settings = c.resolve(GatewaySettings);
+    const { config, logger } = settings;
+    const store = createResponseStore(config);
+    const responses = createResponsesProtocol({
+      store,
+      builtInTools: config.responses.builtInTools,
+      onStoreError: (error) => logger.warn({ err: { message: (error as Error)?.message } }, 'a response could not be stored'),
+    });
+    return new Protocols(operationsWith(responses.handler), createPassthrough(config.passthrough), responses.hook, store, settings);
+  });
+}
+
+/** Mounts the routes of stored responses; their caller is identified the way the auth stage does it. */
+export function mountProtocols(router: Router, container: Container): void {
+  const { accountKey, failedAuth } = container.resolve(AdminAccess);
+  const identify = callerIdentifier({ accountKey, keyResolvers: [container.resolve(VaultService).resolver], failedAuth });
+  mountResponsesRoutes(router, { store: container.resolve(Protocols).store, identify, trustProxy: container.resolve(GatewaySettings).config.server.trustProxy });
+}

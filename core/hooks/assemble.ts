@@ -1,0 +1,68 @@
+import { AdminAccess } from '../admin/assemble.js';
+import { Protocols } from '../api/protocols/assemble.js';
+import { cachingHook } from '../cache/assemble.js';
+import { type Container, GatewaySettings, provide } from '../container.js';
+import { PolicyRegistry } from '../guardrails/registry.js';
+import { CustomHostGuard } from '../http/custom-host.js';
+import { MemoryBudget } from '../http/memory-budget.js';
+import { UpstreamClient } from '../http/upstream.js';
+import { RequestLogging } from '../logs/assemble.js';
+import { Pipeline } from '../pipeline/runner.js';
+import { PluginRegistry } from '../registry.js';
+import { Routing } from '../routing/assemble.js';
+import { Telemetry } from '../telemetry/assemble.js';
+import { VaultService } from '../vault/service.js';
+import { authHook } from './auth.js';
+import { forwardHook } from './forward.js';
+import { guardrailHook } from './guardrail.js';
+import { logHook } from './log.js';
+import { transformHook } from './transform.js';
+
+/** Registers the pipeline: the built-in stage hooks with the parts each subsystem hands them, then the config's hooks. */
+export function registerPipeline(container: Container): void {
+  provide(container, Pipeline, (c) => {
+    const { config, logger } = c.resolve(GatewaySettings);
+    const vault = c.resolve(VaultService);
+    const access = c.resolve(AdminAccess);
+    const protocols = c.resolve(Protocols);
+    const routing = c.resolve(Routing);
+    const logging = c.resolve(RequestLogging);
+    const operations = protocols.byName;
+    return new Pipeline(
+      // The runner orders hooks by stage and by their own before/after, not by position here;
+      // the config's hooks, unless they say otherwise, follow the built-in ones of their stage.
+      [
+        authHook({
+          registry: c.resolve(PluginRegistry),
+          accountKey: access.accountKey,
+          customHosts: c.resolve(CustomHostGuard),
+          keyResolvers: [vault.resolver],
+          failedAuth: access.failedAuth,
+          forwardCookies: config.forwardCookies,
+          routes: routing.catalog,
+          targetCredentials: routing.targetCredentials,
+        }),
+        vault.hooks.admit,
+        ...logging.hooks,
+        guardrailHook({ policies: c.resolve(PolicyRegistry), defaultPolicy: config.defaultPolicy, operations }),
+        cachingHook(c, operations),
+        protocols.hook,
+        transformHook({ operations }),
+        forwardHook({
+          upstream: c.resolve(UpstreamClient),
+          memoryBudget: c.resolve(MemoryBudget),
+          maxAnswerBytes: config.upstream.maxAnswerBytes,
+          traceHeaders: c.resolve(Telemetry).tracer.traceHeaders,
+          routing: routing.executor,
+        }),
+        vault.hooks.settle,
+        logHook({ sinks: [...logging.sinks], bodies: config.logs.bodies }),
+        ...config.hooks,
+      ],
+      {
+        development: config.development,
+        onUnexpectedError: (error, context) => logger.error({ err: error, traceId: context.traceId }, 'unexpected error'),
+      },
+    );
+  });
+}

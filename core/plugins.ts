@@ -1,0 +1,34 @@
+import { type Container, GatewaySettings, provide } from './container.js';
+import { PolicyRegistry } from './guardrails/registry.js';
+import { ControlPlane } from './http/assemble.js';
+import { PluginRegistry } from './registry.js';
+import type { GuardrailRegistration } from './spec/guardrail.js';
+import type { PluginDependencies, PluginManifest } from './spec/manifest.js';
+
+/** Registers the plugins: the guardrail policies, and the registry of providers and guardrails (both validated at boot). */
+export function registerPlugins(container: Container): void {
+  /** What a plugin's factory is given: a logger bound to its id, the control-plane client, the clock. */
+  const dependencies = (c: Container) => {
+    const { logger, clock } = c.resolve(GatewaySettings);
+    const { http } = c.resolve(ControlPlane);
+    return (manifest: PluginManifest): PluginDependencies => ({
+      logger: logger.child({ plugin: manifest.id }),
+      get http() {
+        return http();
+      },
+      clock,
+    });
+  };
+  provide(container, PolicyRegistry, (c) => new PolicyRegistry(c.resolve(GatewaySettings).config.policies, dependencies(c)));
+  provide(container, PluginRegistry, (c) => {
+    const { config } = c.resolve(GatewaySettings);
+    // Guardrails the policies use are listed too, once per plugin id.
+    const configured = config.guardrails.filter((entry): entry is GuardrailRegistration => typeof entry !== 'function');
+    const listed = new Set(configured.map((registration) => registration.manifest?.id));
+    const used = c
+      .resolve(PolicyRegistry)
+      .registrations()
+      .filter((registration) => !listed.has(registration.manifest.id) && listed.add(registration.manifest.id));
+    return new PluginRegistry(config.providers, [...configured, ...used], dependencies(c));
+  });
+}

@@ -1,0 +1,27 @@
+import { type Container, GatewaySettings, provide } from '../container.js';
+import { ControlPlane } from '../http/assemble.js';
+import { VaultService } from './service.js';
+
+/** Registers the vault: credentials, virtual keys, their limits and alerts (its worker starts with `vault.start()`). */
+export function registerVault(container: Container): void {
+  provide(container, VaultService, (c) => {
+    const { config, options, logger } = c.resolve(GatewaySettings);
+    const controlPlane = c.resolve(ControlPlane);
+    return new VaultService({
+      dataDir: config.dataDir,
+      redisUrl: config.redisUrl,
+      redisPrefix: config.vault.redisPrefix,
+      environment: options.environment ?? process.env,
+      credentialCacheMs: config.vault.credentialCacheMs,
+      pricing: config.pricing,
+      outputTokenEstimate: config.vault.outputTokenEstimate,
+      alerts: {
+        ...config.alerts,
+        get http() {
+          return controlPlane.http();
+        },
+        logger,
+      },
+    });
+  });
+}
