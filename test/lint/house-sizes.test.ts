@@ -8,17 +8,12 @@ import { type Oversize, oversizes, sources } from './sizes.js';
 // not counted.
 
 /**
- * Known exceptions, each removed by other work of issue 32 in parallel (the composition root, the
- * OpenAPI assembly, the one respond path): the integrator empties this list once that work is
- * merged. A name here that is no longer over its bound fails the test, so the list only shrinks.
+ * Known exceptions, each to be removed by the rest of issue 32 (the OpenAPI assembly moves above
+ * api and admin with the layering work). A name here that is no longer over its bound fails the
+ * test, so the list only shrinks.
  * `path` names a file over its bound; `path:name` a function in it.
  */
 const KNOWN_OVER: readonly string[] = [
-  // The composition root (item 2): 676 lines; registerServices 211, createGateway 126, buildApp 122.
-  'core/app.ts',
-  'core/app.ts:registerServices',
-  'core/app.ts:createGateway',
-  'core/app.ts:buildApp',
   // The OpenAPI assembly, moving above api and admin (item 3): 758 lines.
   'core/api/openapi.ts',
 ];
