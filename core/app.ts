@@ -382,6 +382,7 @@ function registerServices(container: DependencyContainer, config: ResolvedConfig
         responses.hook,
         transformHook({ operations }),
         forwardHook({
+          operations,
           upstream: c.resolve(TOKENS.upstream),
           memoryBudget,
           maxAnswerBytes: config.upstream.maxAnswerBytes,

@@ -1,10 +1,14 @@
 import { errors, GatewayError } from '../errors.js';
 import type { MemoryBudget } from '../http/memory-budget.js';
 import type { UpstreamClient } from '../http/upstream.js';
-import type { ForwardSlice, GatewayContext } from '../pipeline/context.js';
+import type { OperationHandler } from '../api/operation.js';
+import { attemptView } from '../pipeline/attempt.js';
+import type { Attempt, ForwardSlice, GatewayContext, RoutedSlice, RoutingSlice } from '../pipeline/context.js';
 import type { Hook } from '../pipeline/hook.js';
 import { abortableSleep, executeRoute, type ExecutorDependencies } from '../routing/executor.js';
 import type { ResolvedTarget, SkippedTarget } from '../routing/plan.js';
+import type { UpstreamRequest } from '../spec/provider.js';
+import { buildUpstreamRequest, withOverrides } from './transform.js';
 import { routeHeaders } from '../routing/resolve.js';
 import { checkFirstEvent } from '../routing/first-event.js';
 import { requestFacts } from '../routing/facts.js';
@@ -33,8 +37,10 @@ function requestTimeout(context: GatewayContext): number | undefined {
  * the client leaves (`context.signal`). `x-gateway-request-timeout` (milliseconds) overrides the
  * configured total deadline of the attempt (`upstream.timeoutMs`) for one request. The slice gets
  * a lease on the memory budget for whatever reads the answer whole. A routed request is sent by
- * the route executor (`core/routing/executor.ts`): per attempt, the transform stage's mapping for
- * that target, then the send; the answer kept is the one the client gets.
+ * the route executor (`core/routing/executor.ts`): per attempt, this stage builds the attempt as a
+ * value (target, credentials, the request with the target's `override_params`, the upstream request
+ * from the transform stage's pure {@link buildUpstreamRequest}) on its `routed` slice, then sends
+ * it; the answer kept is the one the client gets, and `routed.attempt` is its attempt.
  */
 export function forwardHook(dependencies: {
   upstream: UpstreamClient;
@@ -46,6 +52,8 @@ export function forwardHook(dependencies: {
   traceHeaders?: (context: GatewayContext) => Record<string, string>;
   /** Breakers, balancer statistics, randomness and waits of routed requests; default: in memory, `Math.random`. */
   routing?: Partial<ExecutorDependencies>;
+  /** The operations, whose mapping a routed request's attempts are built with (the transform stage's {@link buildUpstreamRequest}). */
+  operations: ReadonlyMap<string, OperationHandler>;
 }): Hook {
   const executor: ExecutorDependencies = {
     state: dependencies.routing?.state ?? new MemoryRoutingState(),
@@ -54,11 +62,9 @@ export function forwardHook(dependencies: {
     ...(dependencies.routing?.retry ? { retry: dependencies.routing.retry } : {}),
   };
 
-  const send = async (context: GatewayContext, guarded: boolean, timeoutMs: number | undefined): Promise<ForwardSlice> => {
-    const transform = context.transform!;
+  const send = async (context: GatewayContext, request: UpstreamRequest, guarded: boolean, timeoutMs: number | undefined): Promise<ForwardSlice> => {
     const extra = dependencies.traceHeaders?.(context);
-    const upstreamRequest =
-      extra && Object.keys(extra).length > 0 ? { ...transform.upstreamRequest, headers: { ...transform.upstreamRequest.headers, ...extra } } : transform.upstreamRequest;
+    const upstreamRequest = extra && Object.keys(extra).length > 0 ? { ...request, headers: { ...request.headers, ...extra } } : request;
     const sentAt = performance.now();
     const answer = await dependencies.upstream.send(upstreamRequest, { signal: context.signal, guarded, timeoutMs });
     return {
@@ -70,67 +76,81 @@ export function forwardHook(dependencies: {
     };
   };
 
+  /** Runs a routed request's plan: each attempt is a value built here (see {@link buildAttempt}), kept on the `routed` slice. */
+  const route = async (context: GatewayContext, routing: RoutingSlice, handler: OperationHandler, timeoutMs: number | undefined): Promise<void> => {
+    const routed: RoutedSlice = { attempts: [] };
+    context.routed = routed;
+    // When the first attempt and the one whose answer the client gets started: the time between is routing.
+    let firstAttemptAt: number | undefined;
+    const attemptOf = new WeakMap<ForwardSlice, { readonly attempt: Attempt; readonly startedAt: number }>();
+    const skipped: SkippedTarget[] = [];
+    const send_ = async (target: ResolvedTarget, attemptTimeoutMs: number | undefined): Promise<ForwardSlice> => {
+      const startedAt = performance.now();
+      firstAttemptAt ??= startedAt;
+      const attempt = buildAttempt(context, handler, target);
+      routed.attempt = attempt;
+      let forward = await send(context, attempt.upstreamRequest, attempt.auth.target.customHost, attemptTimeoutMs);
+      // A stream's first event decides too: an error there falls back like an error status.
+      if (attempt.request.streaming && forward.status === 200 && isEventStream(forward)) forward = await checkFirstEvent(forward, context.signal);
+      attemptOf.set(forward, { attempt, startedAt });
+      return forward;
+    };
+    try {
+      const answer = await executeRoute(
+        routing.plan,
+        {
+          facts: requestFacts(context),
+          signal: context.signal,
+          startedAt: context.startedAt,
+          defaultTimeoutMs: timeoutMs,
+          replayable: (context.operation !== 'passthrough' || routing.plan.route.passthrough_idempotent === true) && context.request.stream === undefined,
+          send: send_,
+          attempts: routed.attempts,
+          skipped,
+        },
+        executor,
+      );
+      const sent = attemptOf.get(answer.forward);
+      if (firstAttemptAt !== undefined) routed.routingMs = Math.max(0, (sent?.startedAt ?? answer.forward.sentAt) - firstAttemptAt);
+      routed.attempt = sent?.attempt.target === answer.target ? sent.attempt : buildAttempt(context, handler, answer.target);
+      routed.target = answer.target.name;
+      context.forward = answer.forward;
+    } catch (error) {
+      if (firstAttemptAt !== undefined) routed.routingMs = performance.now() - firstAttemptAt;
+      if (error instanceof GatewayError) Object.assign(error.headers, routeHeaders(routed.attempts, undefined));
+      throw error;
+    } finally {
+      if (skipped.length > 0) routed.skipped = skipped;
+    }
+  };
+
   return {
     name: 'gateway-forward',
     stage: 'forward',
     async run(context, next) {
       const auth = context.auth;
-      if (!auth || (!context.transform && !context.routing)) throw new Error('forward stage reached without a transform and auth slice');
-      const timeoutMs = requestTimeout(context);
       const routing = context.routing;
-      if (routing === undefined) {
-        context.forward = await send(context, auth.target.customHost, timeoutMs);
-        await next();
-        return;
-      }
-      const prepare = routing.prepare!;
-      let prepared: ResolvedTarget | undefined;
-      // When the first attempt and the one whose answer the client gets started: the time between is routing.
-      let firstAttemptAt: number | undefined;
-      const attemptStarts = new WeakMap<ForwardSlice, number>();
-      const skipped: SkippedTarget[] = [];
-      const attempt = async (target: ResolvedTarget, attemptTimeoutMs: number | undefined): Promise<ForwardSlice> => {
-        const startedAt = performance.now();
-        firstAttemptAt ??= startedAt;
-        context.auth = target.auth!;
-        prepared = target;
-        prepare(context, target);
-        let forward = await send(context, target.auth!.target.customHost, attemptTimeoutMs);
-        // A stream's first event decides too: an error there falls back like an error status.
-        if (context.request.streaming && forward.status === 200 && isEventStream(forward)) forward = await checkFirstEvent(forward, context.signal);
-        attemptStarts.set(forward, startedAt);
-        return forward;
-      };
-      try {
-        const answer = await executeRoute(
-          routing.plan,
-          {
-            facts: requestFacts(context),
-            signal: context.signal,
-            startedAt: context.startedAt,
-            defaultTimeoutMs: timeoutMs,
-            replayable: (context.operation !== 'passthrough' || routing.plan.route.passthrough_idempotent === true) && context.request.stream === undefined,
-            send: attempt,
-            attempts: routing.attempts,
-            skipped,
-          },
-          executor,
-        );
-        if (firstAttemptAt !== undefined) routing.routingMs = Math.max(0, (attemptStarts.get(answer.forward) ?? answer.forward.sentAt) - firstAttemptAt);
-        context.auth = answer.target.auth!;
-        if (prepared !== answer.target) prepare(context, answer.target);
-        routing.target = answer.target.name;
-        context.forward = answer.forward;
-      } catch (error) {
-        if (firstAttemptAt !== undefined) routing.routingMs = performance.now() - firstAttemptAt;
-        if (error instanceof GatewayError) Object.assign(error.headers, routeHeaders(routing.attempts, undefined));
-        throw error;
-      } finally {
-        if (skipped.length > 0) routing.skipped = skipped;
-      }
+      const handler = routing && dependencies.operations.get(context.operation);
+      if (!auth || (!context.transform && !handler)) throw new Error('forward stage reached without a transform and auth slice');
+      const timeoutMs = requestTimeout(context);
+      if (routing === undefined || handler === undefined) context.forward = await send(context, context.transform!.upstreamRequest, auth.target.customHost, timeoutMs);
+      else await route(context, routing, handler, timeoutMs);
       await next();
     },
   };
+}
+
+/**
+ * One attempt of a routed request as a value: the target's auth, the request with its
+ * `override_params`, and the upstream request the transform stage's pure mapping builds from them
+ * (given the attempt's view of the context, which the answer's mapping gets too).
+ */
+function buildAttempt(context: GatewayContext, handler: OperationHandler, target: ResolvedTarget): Attempt {
+  const auth = target.auth!;
+  const request = withOverrides(context.request, target.target.override_params);
+  const view = attemptView(context, auth, request);
+  const { upstreamRequest, dropped } = buildUpstreamRequest(view, handler, auth);
+  return dropped ? { target, auth, request, upstreamRequest, dropped, view } : { target, auth, request, upstreamRequest, view };
 }
 
 const isEventStream = (forward: ForwardSlice): boolean => {
