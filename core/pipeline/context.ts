@@ -12,8 +12,10 @@ export type { Caller };
 
 /**
  * The typed context of one request. The route fills `incoming` and `request`; each stage then
- * writes only its own slice (`auth`, `guardrail`, `transform`, `forward`, `log`). Hooks never see
- * the Koa context: what they need is here.
+ * writes only its own slices (`key`, `auth`, `routing`; `guardrail`; `cache`, `transform`;
+ * `forward`, `routed`; `log`), as the ownership table of `docs/architecture.md` lists them (checked
+ * by `core/pipeline/ownership.test.ts`; in development the runner freezes a slice once its stage is
+ * done). Hooks never see the Koa context: what they need is here.
  */
 export interface GatewayContext {
   /** `x-gateway-trace-id` of the request, or a generated one. */
