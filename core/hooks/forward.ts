@@ -82,7 +82,7 @@ export function forwardHook(dependencies: {
     context.routed = routed;
     // When the first attempt and the one whose answer the client gets started: the time between is routing.
     let firstAttemptAt: number | undefined;
-    const attemptOf = new WeakMap<ForwardSlice, { readonly attempt: Attempt; readonly startedAt: number }>();
+    const attemptStarts = new WeakMap<ForwardSlice, number>();
     const skipped: SkippedTarget[] = [];
     const send_ = async (target: ResolvedTarget, attemptTimeoutMs: number | undefined): Promise<ForwardSlice> => {
       const startedAt = performance.now();
@@ -92,7 +92,7 @@ export function forwardHook(dependencies: {
       let forward = await send(context, attempt.upstreamRequest, attempt.auth.target.customHost, attemptTimeoutMs);
       // A stream's first event decides too: an error there falls back like an error status.
       if (attempt.request.streaming && forward.status === 200 && isEventStream(forward)) forward = await checkFirstEvent(forward, context.signal);
-      attemptOf.set(forward, { attempt, startedAt });
+      attemptStarts.set(forward, startedAt);
       return forward;
     };
     try {
@@ -110,9 +110,9 @@ export function forwardHook(dependencies: {
         },
         executor,
       );
-      const sent = attemptOf.get(answer.forward);
-      if (firstAttemptAt !== undefined) routed.routingMs = Math.max(0, (sent?.startedAt ?? answer.forward.sentAt) - firstAttemptAt);
-      routed.attempt = sent?.attempt.target === answer.target ? sent.attempt : buildAttempt(context, handler, answer.target);
+      if (firstAttemptAt !== undefined) routed.routingMs = Math.max(0, (attemptStarts.get(answer.forward) ?? answer.forward.sentAt) - firstAttemptAt);
+      // The answer's target mapped last (what per-request state an operation keeps was built for it), else mapped again.
+      if (routed.attempt?.target !== answer.target) routed.attempt = buildAttempt(context, handler, answer.target);
       routed.target = answer.target.name;
       context.forward = answer.forward;
     } catch (error) {

@@ -8,13 +8,24 @@ import type { AuthSlice, GatewayContext, RequestSlice } from './context.js';
  * into the slices it reads through, as on the plain path.
  */
 export function attemptView(context: GatewayContext, auth: AuthSlice, request: RequestSlice): GatewayContext {
-  return Object.freeze(
+  const view = Object.freeze(
     Object.create(context, {
       auth: { value: auth, enumerable: true },
       request: { value: request, enumerable: true },
     }) as GatewayContext,
   );
+  views.set(view, context);
+  return view;
 }
+
+/** Each attempt view's request context. */
+const views = new WeakMap<GatewayContext, GatewayContext>();
+
+/**
+ * The request's own context, given it or an attempt's view of it: what state kept per request
+ * (rather than per attempt) is keyed by, as the Responses operation's conversation is.
+ */
+export const requestContextOf = (context: GatewayContext): GatewayContext => views.get(context) ?? context;
 
 /** The auth of the target whose answer the client gets: a routed request's attempt (the last one tried when none answered), else the auth stage's. */
 export const servingAuth = (context: GatewayContext): AuthSlice | undefined => context.routed?.attempt?.auth ?? context.auth;
