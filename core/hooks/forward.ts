@@ -3,7 +3,7 @@ import type { MemoryBudget } from '../http/memory-budget.js';
 import type { UpstreamClient } from '../http/upstream.js';
 import type { OperationHandler } from '../api/operation.js';
 import { attemptView } from '../pipeline/attempt.js';
-import type { Attempt, ForwardSlice, GatewayContext, RoutedSlice, RoutingSlice } from '../pipeline/context.js';
+import type { Attempt, AttemptTarget, ForwardSlice, GatewayContext, RoutedSlice, RoutingSlice } from '../pipeline/context.js';
 import type { Hook } from '../pipeline/hook.js';
 import { abortableSleep, executeRoute, type ExecutorDependencies } from '../routing/executor.js';
 import type { ResolvedTarget, SkippedTarget } from '../routing/plan.js';
@@ -76,7 +76,7 @@ export function forwardHook(dependencies: {
     };
   };
 
-  /** Runs a routed request's plan: each attempt is a value built here (see {@link buildAttempt}), kept on the `routed` slice. */
+  /** Runs a routed request's plan: each attempt is a value built here (see {@link attemptTarget}, {@link mapAttempt}), kept on the `routed` slice. */
   const route = async (context: GatewayContext, routing: RoutingSlice, handler: OperationHandler, timeoutMs: number | undefined): Promise<void> => {
     const routed: RoutedSlice = { attempts: [] };
     context.routed = routed;
@@ -87,7 +87,9 @@ export function forwardHook(dependencies: {
     const send_ = async (target: ResolvedTarget, attemptTimeoutMs: number | undefined): Promise<ForwardSlice> => {
       const startedAt = performance.now();
       firstAttemptAt ??= startedAt;
-      const attempt = buildAttempt(context, handler, target);
+      const tried = attemptTarget(context, target);
+      routed.tried = tried;
+      const attempt = mapAttempt(tried, handler);
       routed.attempt = attempt;
       let forward = await send(context, attempt.upstreamRequest, attempt.auth.target.customHost, attemptTimeoutMs);
       // A stream's first event decides too: an error there falls back like an error status.
@@ -112,7 +114,11 @@ export function forwardHook(dependencies: {
       );
       if (firstAttemptAt !== undefined) routed.routingMs = Math.max(0, (attemptStarts.get(answer.forward) ?? answer.forward.sentAt) - firstAttemptAt);
       // The answer's target mapped last (what per-request state an operation keeps was built for it), else mapped again.
-      if (routed.attempt?.target !== answer.target) routed.attempt = buildAttempt(context, handler, answer.target);
+      if (routed.attempt?.target !== answer.target) {
+        routed.tried = attemptTarget(context, answer.target);
+        routed.attempt = mapAttempt(routed.tried, handler);
+      }
+      routed.tried = routed.attempt;
       routed.target = answer.target.name;
       context.forward = answer.forward;
     } catch (error) {
@@ -140,17 +146,17 @@ export function forwardHook(dependencies: {
   };
 }
 
-/**
- * One attempt of a routed request as a value: the target's auth, the request with its
- * `override_params`, and the upstream request the transform stage's pure mapping builds from them
- * (given the attempt's view of the context, which the answer's mapping gets too).
- */
-function buildAttempt(context: GatewayContext, handler: OperationHandler, target: ResolvedTarget): Attempt {
+/** One attempt's target as a value: the target's auth, the request with its `override_params`, the view of the context the operation maps with. */
+function attemptTarget(context: GatewayContext, target: ResolvedTarget): AttemptTarget {
   const auth = target.auth!;
   const request = withOverrides(context.request, target.target.override_params);
-  const view = attemptView(context, auth, request);
-  const { upstreamRequest, dropped } = buildUpstreamRequest(view, handler, auth);
-  return dropped ? { target, auth, request, upstreamRequest, dropped, view } : { target, auth, request, upstreamRequest, view };
+  return { target, auth, request, view: attemptView(context, auth, request) };
+}
+
+/** The attempt with its upstream request, built by the transform stage's pure mapping on the attempt's view (which the answer's mapping gets too). */
+function mapAttempt(tried: AttemptTarget, handler: OperationHandler): Attempt {
+  const { upstreamRequest, dropped } = buildUpstreamRequest(tried.view, handler, tried.auth);
+  return dropped ? { ...tried, upstreamRequest, dropped } : { ...tried, upstreamRequest };
 }
 
 const isEventStream = (forward: ForwardSlice): boolean => {

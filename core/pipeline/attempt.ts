@@ -28,7 +28,7 @@ const views = new WeakMap<GatewayContext, GatewayContext>();
 export const requestContextOf = (context: GatewayContext): GatewayContext => views.get(context) ?? context;
 
 /** The auth of the target whose answer the client gets: a routed request's attempt (the last one tried when none answered), else the auth stage's. */
-export const servingAuth = (context: GatewayContext): AuthSlice | undefined => context.routed?.attempt?.auth ?? context.auth;
+export const servingAuth = (context: GatewayContext): AuthSlice | undefined => context.routed?.tried?.auth ?? context.auth;
 
 /** The request as the target whose answer the client gets was sent it (a routed attempt's, with its `override_params`), else the request. */
-export const servedRequest = (context: GatewayContext): GatewayContext['request'] => context.routed?.attempt?.request ?? context.request;
+export const servedRequest = (context: GatewayContext): GatewayContext['request'] => context.routed?.tried?.request ?? context.request;

@@ -51,7 +51,7 @@ export interface GatewayContext {
   /**
    * Written by the auth stage when the request takes a route (absent on the plain path): the
    * resolved plan and which route it is. `auth` names the route's first provider target (the
-   * guardrail policy and the limits read it); the target that answered is `routed.attempt.auth`.
+   * guardrail policy and the limits read it); the target that answered is `routed.tried`.
    */
   routing?: RoutingSlice;
   /**
@@ -195,8 +195,13 @@ export interface RoutedSlice {
   /** Every upstream attempt, in order. */
   readonly attempts: AttemptRecord[];
   /**
+   * The target whose answer the client gets; while the route runs, and when no attempt answered,
+   * the last one tried (even when its mapping failed). Absent when no attempt was made.
+   */
+  tried?: AttemptTarget;
+  /**
    * The attempt whose answer the client gets; while the route runs, and when no attempt answered,
-   * the last one tried. Absent when no attempt was made.
+   * the last one mapped. Absent when no attempt was mapped.
    */
   attempt?: Attempt;
   /** The name of the target whose answer the client gets. */
@@ -211,26 +216,30 @@ export interface RoutedSlice {
   routingMs?: number;
 }
 
-/**
- * One routed attempt, a value the forward stage builds for a target: the target, its provider and
- * credentials, the request with its `override_params`, and the upstream request built from them by
- * the transform stage's pure mapping (`buildUpstreamRequest` in `core/hooks/transform.ts`).
- */
-export interface Attempt {
+/** One routed attempt's target as a value, built by the forward stage before the request is mapped for it. */
+export interface AttemptTarget {
   readonly target: ResolvedTarget;
   /** The target's provider, credentials and base URL, with the caller, forwarded headers and policy. */
   readonly auth: AuthSlice;
   /** The validated request with the target's `override_params` merged into its body. */
   readonly request: RequestSlice;
-  readonly upstreamRequest: UpstreamRequest;
-  /** Fields of the client's request the mapping left out (as {@link TransformSlice.dropped}). */
-  readonly dropped?: readonly string[];
   /**
    * The request's context as this attempt's target sees it (`auth` and `request` are the attempt's,
    * every other field is read through from the request's context; it takes no writes): what the
    * operation's mapping and response mapping are given, the same object for both.
    */
   readonly view: GatewayContext;
+}
+
+/**
+ * One routed attempt, a value the forward stage builds for a target: the target, its provider and
+ * credentials, the request with its `override_params`, and the upstream request built from them by
+ * the transform stage's pure mapping (`buildUpstreamRequest` in `core/hooks/transform.ts`).
+ */
+export interface Attempt extends AttemptTarget {
+  readonly upstreamRequest: UpstreamRequest;
+  /** Fields of the client's request the mapping left out (as {@link TransformSlice.dropped}). */
+  readonly dropped?: readonly string[];
 }
 
 export interface GuardrailSlice {
