@@ -12,6 +12,7 @@ import { writeResponse } from '../pipeline/response.js';
 import type { Pipeline } from '../pipeline/runner.js';
 import type { OperationHandler } from './operation.js';
 import { metadataOf, strictOf, traceIdOf } from './request-headers.js';
+import { servingAuth } from '../pipeline/attempt.js';
 
 const ms = (value: number) => Math.max(0, value).toFixed(3);
 
@@ -20,7 +21,7 @@ function serverTiming(context: GatewayContext): string {
   const forward = context.forward;
   const upstream = forward ? (forward.endedAt ?? forward.headersAt) - forward.sentAt : 0;
   // A routed request's failed attempts and back-off waits are routing time, not the gateway's own.
-  const routing = context.routing?.routingMs;
+  const routing = context.routed?.routingMs;
   if (routing === undefined) return `gateway;dur=${ms(now - context.startedAt - upstream)}, upstream;dur=${ms(upstream)}`;
   return `gateway;dur=${ms(Math.max(0, now - context.startedAt - upstream - routing))}, routing;dur=${ms(routing)}, upstream;dur=${ms(upstream)}`;
 }
@@ -36,7 +37,8 @@ function send(res: ServerResponse, context: GatewayContext, response: GatewayRes
     'x-gateway-trace-id': context.traceId,
     'server-timing': serverTiming(context),
   };
-  if (context.auth) headers['x-gateway-provider'] = context.auth.provider.id;
+  const auth = servingAuth(context);
+  if (auth) headers['x-gateway-provider'] = auth.provider.id;
   const body = response.body;
   if (body === null) {
     res.writeHead(response.status, headers).end();

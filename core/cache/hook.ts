@@ -13,6 +13,7 @@ import type { Embedder } from './embedder.js';
 import { digest, namespaceOf, upstreamIdentity } from './key.js';
 import { nearMissGuard } from './near-miss.js';
 import type { Found, Probe, ResponseCache } from './response-cache.js';
+import { servedRequest, servingAuth } from '../pipeline/attempt.js';
 
 /** `max_age` when a cache setting gives none: an hour. */
 export const DEFAULT_MAX_AGE_S = 3600;
@@ -147,7 +148,6 @@ async function serve(dependencies: CacheHookDependencies, context: GatewayContex
   // A routed hit answers with the route's headers as a miss does: no upstream attempt, and the target whose answer it is.
   if (context.routing) {
     Object.assign(response.headers, routeHeaders([], entry.target));
-    if (entry.target !== undefined) context.routing.target = entry.target;
   }
   response.headers['x-gateway-cache'] = status;
   response.headers.age = String(ageSeconds);
@@ -249,8 +249,8 @@ class AnswerStore implements AnswerRecorder {
     if (denied || !cacheable.storable(answer)) return;
     try {
       const { usage, model } = cacheable.usage(answer);
-      const target = context.routing?.target;
-      const entry = { storedAt: this.dependencies.clock.now(), provider: context.auth!.provider.id, model: model ?? context.request.model, ...(target !== undefined ? { target } : {}), usage, answer };
+      const target = context.routed?.target;
+      const entry = { storedAt: this.dependencies.clock.now(), provider: servingAuth(context)!.provider.id, model: model ?? servedRequest(context).model, ...(target !== undefined ? { target } : {}), usage, answer };
       const result = await this.dependencies.cache.put(slot.key, entry, slot.maxAgeMs);
       if (result === 'stored' && slot.probe) await this.dependencies.cache.indexVector(slot.probe, slot.key);
     } catch (error) {

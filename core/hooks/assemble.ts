@@ -49,6 +49,7 @@ export function registerPipeline(container: Container): void {
         protocols.hook,
         transformHook({ operations }),
         forwardHook({
+          operations,
           upstream: c.resolve(UpstreamClient),
           memoryBudget: c.resolve(MemoryBudget),
           maxAnswerBytes: config.upstream.maxAnswerBytes,

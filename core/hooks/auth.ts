@@ -140,7 +140,7 @@ export function mayRoute(context: GatewayContext, keyRoute: string | undefined, 
 
 /**
  * Looks for the request's route (see `findRoute`) and, when there is one, opens all its targets and
- * writes the routing slice, with `auth` at the first target (the executor moves it per attempt).
+ * writes the routing slice, with `auth` at the first target (each attempt's own auth is on the forward stage's `routed` slice).
  * False when the request takes the plain single-target path.
  */
 async function routeRequest(
@@ -154,7 +154,7 @@ async function routeRequest(
   const found = await findRoute(routes, { header, keyRoute: resolution.route, allowedRoutes: resolution.allowedRoutes, model, account: resolution.caller.type === 'account' });
   if (found === undefined) return false;
   const plan = await resolvePlan(found.route, found.label, (target, param) => openTarget(context, resolution, target, param));
-  context.routing = { plan, label: found.label, attempts: [] };
+  context.routing = { plan, label: found.label };
   context.auth = firstLeaf(plan);
   return true;
 }

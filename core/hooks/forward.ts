@@ -1,10 +1,14 @@
 import { errors, GatewayError } from '../errors.js';
 import type { MemoryBudget } from '../http/memory-budget.js';
 import type { UpstreamClient } from '../http/upstream.js';
-import type { ForwardSlice, GatewayContext } from '../pipeline/context.js';
+import type { OperationHandler } from '../api/operation.js';
+import { attemptView } from '../pipeline/attempt.js';
+import type { Attempt, AttemptTarget, ForwardSlice, GatewayContext, RoutedSlice, RoutingSlice } from '../pipeline/context.js';
 import type { Hook } from '../pipeline/hook.js';
 import { abortableSleep, executeRoute, type ExecutorDependencies } from '../routing/executor.js';
 import type { ResolvedTarget, SkippedTarget } from '../routing/plan.js';
+import type { UpstreamRequest } from '../spec/provider.js';
+import { buildUpstreamRequest, withOverrides } from './transform.js';
 import { routeHeaders } from '../routing/resolve.js';
 import { checkFirstEvent } from '../routing/first-event.js';
 import { requestFacts } from '../routing/facts.js';
@@ -27,16 +31,8 @@ function requestTimeout(context: GatewayContext): number | undefined {
   return timeoutMs;
 }
 
-/**
- * The forward stage: sends the upstream request the transform stage built and records status,
- * headers and the unread body. It knows nothing about providers. The request is cancelled when
- * the client leaves (`context.signal`). `x-gateway-request-timeout` (milliseconds) overrides the
- * configured total deadline of the attempt (`upstream.timeoutMs`) for one request. The slice gets
- * a lease on the memory budget for whatever reads the answer whole. A routed request is sent by
- * the route executor (`core/routing/executor.ts`): per attempt, the transform stage's mapping for
- * that target, then the send; the answer kept is the one the client gets.
- */
-export function forwardHook(dependencies: {
+/** What the forward stage is built with. */
+interface ForwardDependencies {
   upstream: UpstreamClient;
   /** The shared count of bytes held in memory; answers read whole grow a lease on it. */
   memoryBudget: MemoryBudget;
@@ -46,7 +42,37 @@ export function forwardHook(dependencies: {
   traceHeaders?: (context: GatewayContext) => Record<string, string>;
   /** Breakers, balancer statistics, randomness and waits of routed requests; default: in memory, `Math.random`. */
   routing?: Partial<ExecutorDependencies>;
-}): Hook {
+  /** The operations, whose mapping a routed request's attempts are built with (the transform stage's {@link buildUpstreamRequest}). */
+  operations: ReadonlyMap<string, OperationHandler>;
+}
+
+/** Sends one upstream request (with the trace headers) and records its answer for the forward slice. */
+async function sendUpstream(dependencies: ForwardDependencies, context: GatewayContext, request: UpstreamRequest, guarded: boolean, timeoutMs: number | undefined): Promise<ForwardSlice> {
+  const extra = dependencies.traceHeaders?.(context);
+  const upstreamRequest = extra && Object.keys(extra).length > 0 ? { ...request, headers: { ...request.headers, ...extra } } : request;
+  const sentAt = performance.now();
+  const answer = await dependencies.upstream.send(upstreamRequest, { signal: context.signal, guarded, timeoutMs });
+  return {
+    ...answer,
+    sentAt,
+    headersAt: performance.now(),
+    memory: dependencies.memoryBudget.lease(),
+    maxAnswerBytes: dependencies.maxAnswerBytes,
+  };
+}
+
+/**
+ * The forward stage: sends the upstream request the transform stage built and records status,
+ * headers and the unread body. It knows nothing about providers. The request is cancelled when
+ * the client leaves (`context.signal`). `x-gateway-request-timeout` (milliseconds) overrides the
+ * configured total deadline of the attempt (`upstream.timeoutMs`) for one request. The slice gets
+ * a lease on the memory budget for whatever reads the answer whole. A routed request is sent by
+ * the route executor (`core/routing/executor.ts`): per attempt, this stage builds the attempt as a
+ * value (target, credentials, the request with the target's `override_params`, the upstream request
+ * from the transform stage's pure {@link buildUpstreamRequest}) on its `routed` slice, then sends
+ * it; the answer kept is the one the client gets, and `routed.attempt` is its attempt.
+ */
+export function forwardHook(dependencies: ForwardDependencies): Hook {
   const executor: ExecutorDependencies = {
     state: dependencies.routing?.state ?? new MemoryRoutingState(),
     random: dependencies.routing?.random ?? Math.random,
@@ -54,20 +80,61 @@ export function forwardHook(dependencies: {
     ...(dependencies.routing?.retry ? { retry: dependencies.routing.retry } : {}),
   };
 
-  const send = async (context: GatewayContext, guarded: boolean, timeoutMs: number | undefined): Promise<ForwardSlice> => {
-    const transform = context.transform!;
-    const extra = dependencies.traceHeaders?.(context);
-    const upstreamRequest =
-      extra && Object.keys(extra).length > 0 ? { ...transform.upstreamRequest, headers: { ...transform.upstreamRequest.headers, ...extra } } : transform.upstreamRequest;
-    const sentAt = performance.now();
-    const answer = await dependencies.upstream.send(upstreamRequest, { signal: context.signal, guarded, timeoutMs });
-    return {
-      ...answer,
-      sentAt,
-      headersAt: performance.now(),
-      memory: dependencies.memoryBudget.lease(),
-      maxAnswerBytes: dependencies.maxAnswerBytes,
+  const send = (context: GatewayContext, request: UpstreamRequest, guarded: boolean, timeoutMs: number | undefined): Promise<ForwardSlice> =>
+    sendUpstream(dependencies, context, request, guarded, timeoutMs);
+
+  /** Runs a routed request's plan: each attempt is a value built here (see {@link attemptTarget}, {@link mapAttempt}), kept on the `routed` slice. */
+  const route = async (context: GatewayContext, routing: RoutingSlice, handler: OperationHandler, timeoutMs: number | undefined): Promise<void> => {
+    const routed: RoutedSlice = { attempts: [] };
+    context.routed = routed;
+    // When the first attempt and the one whose answer the client gets started: the time between is routing.
+    let firstAttemptAt: number | undefined;
+    const attemptStarts = new WeakMap<ForwardSlice, number>();
+    const skipped: SkippedTarget[] = [];
+    const send_ = async (target: ResolvedTarget, attemptTimeoutMs: number | undefined): Promise<ForwardSlice> => {
+      const startedAt = performance.now();
+      firstAttemptAt ??= startedAt;
+      const tried = attemptTarget(context, target);
+      routed.tried = tried;
+      const attempt = mapAttempt(tried, handler);
+      routed.attempt = attempt;
+      let forward = await send(context, attempt.upstreamRequest, attempt.auth.target.customHost, attemptTimeoutMs);
+      // A stream's first event decides too: an error there falls back like an error status.
+      if (attempt.request.streaming && forward.status === 200 && isEventStream(forward)) forward = await checkFirstEvent(forward, context.signal);
+      attemptStarts.set(forward, startedAt);
+      return forward;
     };
+    try {
+      const answer = await executeRoute(
+        routing.plan,
+        {
+          facts: requestFacts(context),
+          signal: context.signal,
+          startedAt: context.startedAt,
+          defaultTimeoutMs: timeoutMs,
+          replayable: (context.operation !== 'passthrough' || routing.plan.route.passthrough_idempotent === true) && context.request.stream === undefined,
+          send: send_,
+          attempts: routed.attempts,
+          skipped,
+        },
+        executor,
+      );
+      if (firstAttemptAt !== undefined) routed.routingMs = Math.max(0, (attemptStarts.get(answer.forward) ?? answer.forward.sentAt) - firstAttemptAt);
+      // The answer's target mapped last (what per-request state an operation keeps was built for it), else mapped again.
+      if (routed.attempt?.target !== answer.target) {
+        routed.tried = attemptTarget(context, answer.target);
+        routed.attempt = mapAttempt(routed.tried, handler);
+      }
+      routed.tried = routed.attempt;
+      routed.target = answer.target.name;
+      context.forward = answer.forward;
+    } catch (error) {
+      if (firstAttemptAt !== undefined) routed.routingMs = performance.now() - firstAttemptAt;
+      if (error instanceof GatewayError) Object.assign(error.headers, routeHeaders(routed.attempts, undefined));
+      throw error;
+    } finally {
+      if (skipped.length > 0) routed.skipped = skipped;
+    }
   };
 
   return {
@@ -75,62 +142,28 @@ export function forwardHook(dependencies: {
     stage: 'forward',
     async run(context, next) {
       const auth = context.auth;
-      if (!auth || (!context.transform && !context.routing)) throw new Error('forward stage reached without a transform and auth slice');
-      const timeoutMs = requestTimeout(context);
       const routing = context.routing;
-      if (routing === undefined) {
-        context.forward = await send(context, auth.target.customHost, timeoutMs);
-        await next();
-        return;
-      }
-      const prepare = routing.prepare!;
-      let prepared: ResolvedTarget | undefined;
-      // When the first attempt and the one whose answer the client gets started: the time between is routing.
-      let firstAttemptAt: number | undefined;
-      const attemptStarts = new WeakMap<ForwardSlice, number>();
-      const skipped: SkippedTarget[] = [];
-      const attempt = async (target: ResolvedTarget, attemptTimeoutMs: number | undefined): Promise<ForwardSlice> => {
-        const startedAt = performance.now();
-        firstAttemptAt ??= startedAt;
-        context.auth = target.auth!;
-        prepared = target;
-        prepare(context, target);
-        let forward = await send(context, target.auth!.target.customHost, attemptTimeoutMs);
-        // A stream's first event decides too: an error there falls back like an error status.
-        if (context.request.streaming && forward.status === 200 && isEventStream(forward)) forward = await checkFirstEvent(forward, context.signal);
-        attemptStarts.set(forward, startedAt);
-        return forward;
-      };
-      try {
-        const answer = await executeRoute(
-          routing.plan,
-          {
-            facts: requestFacts(context),
-            signal: context.signal,
-            startedAt: context.startedAt,
-            defaultTimeoutMs: timeoutMs,
-            replayable: (context.operation !== 'passthrough' || routing.plan.route.passthrough_idempotent === true) && context.request.stream === undefined,
-            send: attempt,
-            attempts: routing.attempts,
-            skipped,
-          },
-          executor,
-        );
-        if (firstAttemptAt !== undefined) routing.routingMs = Math.max(0, (attemptStarts.get(answer.forward) ?? answer.forward.sentAt) - firstAttemptAt);
-        context.auth = answer.target.auth!;
-        if (prepared !== answer.target) prepare(context, answer.target);
-        routing.target = answer.target.name;
-        context.forward = answer.forward;
-      } catch (error) {
-        if (firstAttemptAt !== undefined) routing.routingMs = performance.now() - firstAttemptAt;
-        if (error instanceof GatewayError) Object.assign(error.headers, routeHeaders(routing.attempts, undefined));
-        throw error;
-      } finally {
-        if (skipped.length > 0) routing.skipped = skipped;
-      }
+      const handler = routing && dependencies.operations.get(context.operation);
+      if (!auth || (!context.transform && !handler)) throw new Error('forward stage reached without a transform and auth slice');
+      const timeoutMs = requestTimeout(context);
+      if (routing === undefined || handler === undefined) context.forward = await send(context, context.transform!.upstreamRequest, auth.target.customHost, timeoutMs);
+      else await route(context, routing, handler, timeoutMs);
       await next();
     },
   };
+}
+
+/** One attempt's target as a value: the target's auth, the request with its `override_params`, the view of the context the operation maps with. */
+function attemptTarget(context: GatewayContext, target: ResolvedTarget): AttemptTarget {
+  const auth = target.auth!;
+  const request = withOverrides(context.request, target.target.override_params);
+  return { target, auth, request, view: attemptView(context, auth, request) };
+}
+
+/** The attempt with its upstream request, built by the transform stage's pure mapping on the attempt's view (which the answer's mapping gets too). */
+function mapAttempt(tried: AttemptTarget, handler: OperationHandler): Attempt {
+  const { upstreamRequest, dropped } = buildUpstreamRequest(tried.view, handler, tried.auth);
+  return dropped ? { ...tried, upstreamRequest, dropped } : { ...tried, upstreamRequest };
 }
 
 const isEventStream = (forward: ForwardSlice): boolean => {

@@ -21,7 +21,7 @@ function builtInHooks(): Hook[] {
     guardrailHook({ policies: unused, operations: new Map() }),
     cacheHook({ cache: unused, operations: new Map(), embed: unused, clock: unused, logger: unused, price: unused, semanticMaxChars: 1 }),
     transformHook({ operations: new Map() }),
-    forwardHook({ upstream: unused, memoryBudget: unused, maxAnswerBytes: 1 }),
+    forwardHook({ operations: new Map(), upstream: unused, memoryBudget: unused, maxAnswerBytes: 1 }),
     limits.settle,
     logHook({ sinks: [] }),
   ];

@@ -4,8 +4,8 @@ import { readErrorBody } from '../api/operation.js';
 import { upstreamError } from '../errors.js';
 import { writeResponse } from '../pipeline/response.js';
 import type { Hook } from '../pipeline/hook.js';
-import type { AuthSlice, GatewayContext, RequestSlice, TransformSlice } from '../pipeline/context.js';
-import type { ResolvedTarget } from '../routing/plan.js';
+import type { AuthSlice, GatewayContext, RequestSlice } from '../pipeline/context.js';
+import type { UpstreamRequest } from '../spec/provider.js';
 import { routeHeaders } from '../routing/resolve.js';
 import { isRecord } from '../spec/is-record.js';
 
@@ -14,8 +14,20 @@ const ERROR_BODY_LIMIT = 1024 * 1024;
 /** Upstream headers an error response keeps. */
 const KEPT_ERROR_HEADERS = ['retry-after', 'retry-after-ms', 'x-request-id'];
 
-/** The provider plugin's pure mapping of the request for one target, with its auth applied, as the transform slice. */
-function mapRequest(context: GatewayContext, handler: OperationHandler, auth: AuthSlice): TransformSlice {
+/** What mapping a request for one target gives: the upstream request, and the request fields it left out. */
+export interface UpstreamMapping {
+  readonly upstreamRequest: UpstreamRequest;
+  readonly dropped?: readonly string[];
+}
+
+/**
+ * The provider plugin's pure mapping of a request for one target, with its auth applied: the
+ * operation's `toUpstream`, then the forwarded headers, then `provider.auth()` on the final request.
+ * `context` is the request's context as the target sees it (its `auth` and `request` are the
+ * target's: the request's own on the plain path, an attempt's view on a routed one); nothing is
+ * written to it. The forward stage's route executor calls this for each attempt.
+ */
+export function buildUpstreamRequest(context: GatewayContext, handler: OperationHandler, auth: AuthSlice): UpstreamMapping {
   const { provider, target } = auth;
   const mapped = handler.toUpstream(context, provider, target);
   assertStableUrl(mapped.url);
@@ -28,7 +40,7 @@ function mapRequest(context: GatewayContext, handler: OperationHandler, auth: Au
 }
 
 /** The request with a target's `override_params` merged into its JSON body (the model named too). */
-function withOverrides(request: RequestSlice, overrides: Readonly<Record<string, unknown>> | undefined): RequestSlice {
+export function withOverrides(request: RequestSlice, overrides: Readonly<Record<string, unknown>> | undefined): RequestSlice {
   if (overrides === undefined || !isRecord(request.body)) return request;
   const body = { ...request.body, ...overrides };
   return { ...request, body, raw: undefined, rawText: undefined, ...(typeof overrides.model === 'string' ? { model: overrides.model } : {}) };
@@ -39,15 +51,11 @@ function withOverrides(request: RequestSlice, overrides: Readonly<Record<string,
  * upstream request (URL, headers, body) and its auth is applied; after `next()` the upstream answer
  * is mapped back: errors through the provider's `mapError` (status kept, `Retry-After` kept), a
  * success through the operation's response mapping (plain or streamed). On a routed request the
- * mapping runs per attempt (`routing.prepare`, called by the forward stage's executor) and the
- * answer is mapped by the provider of the target that answered.
+ * forward stage's route executor maps the request per attempt with {@link buildUpstreamRequest};
+ * after `next()` this stage records the mapping of the attempt that answered (or was tried last)
+ * as its slice, and the answer is mapped by that attempt's provider, given the attempt's view.
  */
 export function transformHook(dependencies: { operations: ReadonlyMap<string, OperationHandler> }): Hook {
-  /** A routed request's mapping for one attempt's target (`routing.prepare`). */
-  const prepare = (context: GatewayContext, target: ResolvedTarget): void => {
-    context.request = withOverrides(context.routing!.validated!, target.target.override_params);
-    context.transform = mapRequest(context, dependencies.operations.get(context.operation)!, target.auth!);
-  };
   return {
     name: 'gateway-transform',
     stage: 'transform',
@@ -63,21 +71,25 @@ export function transformHook(dependencies: { operations: ReadonlyMap<string, Op
       }
       const routing = context.routing;
       if (routing === undefined) {
-        context.transform = mapRequest(context, handler, context.auth);
+        context.transform = buildUpstreamRequest(context, handler, context.auth);
+        await next();
       } else {
-        // One function for every request, not a closure per request (issue 21: a closure made here
-        // and kept on the context had every routed request's objects promoted to the old generation).
-        routing.validated = context.request;
-        routing.prepare = prepare;
+        try {
+          await next();
+        } finally {
+          // The mapping of the attempt whose answer the client gets (the last one tried when none answered).
+          const attempt = context.routed?.attempt;
+          if (attempt) context.transform = attempt.dropped ? { upstreamRequest: attempt.upstreamRequest, dropped: attempt.dropped } : { upstreamRequest: attempt.upstreamRequest };
+        }
       }
 
-      await next();
-
       const forward = context.forward;
-      // The auth slice names the target that answered (the route executor moves it per attempt).
-      const { provider } = context.auth;
       if (!forward) throw new Error('transform stage resumed without a forward slice');
-      const extra = routing ? routeHeaders(routing.attempts, routing.target) : undefined;
+      // A routed answer is mapped by the provider of the attempt that gave it, on that attempt's view.
+      const attempt = context.routed?.attempt;
+      const mapping = attempt ? attempt.view : context;
+      const { provider } = attempt ? attempt.auth : context.auth;
+      const extra = context.routed ? routeHeaders(context.routed.attempts, context.routed.target) : undefined;
       if (forward.status >= 400 && handler.mapsErrors) {
         const body = await readErrorBody(forward, context.signal, ERROR_BODY_LIMIT);
         forward.endedAt = performance.now();
@@ -88,7 +100,7 @@ export function transformHook(dependencies: { operations: ReadonlyMap<string, Op
         }
         throw upstreamError(forward.status, provider.mapError({ status: forward.status, headers: forward.headers, body }), provider.id, kept);
       }
-      const response = await handler.respond(context, provider, forward);
+      const response = await handler.respond(mapping, provider, forward);
       if (extra) Object.assign(response.headers, extra);
       writeResponse(context, response);
     },

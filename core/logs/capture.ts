@@ -5,6 +5,7 @@ import type { GatewayContext } from '../pipeline/context.js';
 import { type StreamTap, tapStream } from '../pipeline/response.js';
 import type { Hook } from '../pipeline/hook.js';
 import { flaggedValues, type LogBodies, requestSecrets } from './entry.js';
+import { servedRequest } from '../pipeline/attempt.js';
 
 /** Per-request switch: `x-gateway-log-bodies: false` (or `off`, `0`) keeps this request's bodies out of the log. */
 export const LOG_BODIES_HEADER = 'x-gateway-log-bodies';
@@ -79,7 +80,7 @@ export function capturedBodies(context: GatewayContext, policy: BodyLogging): Lo
     const capture = streams.get(context);
     if (capture) response = { chunks: capture.chunks, truncated: capture.truncated };
   }
-  const { raw, rawText, body: requestBody } = context.request;
+  const { raw, rawText, body: requestBody } = servedRequest(context);
   const flagged = flaggedValues(context);
   // What a guardrail flagged is masked in the stored text. The bytes as received may spell it with
   // JSON escapes (`\u0034`), so a flagged request is logged as its parsed body serialised again,

@@ -2,6 +2,7 @@ import type { CacheStatus, GatewayContext, GuardrailRecord, UsageUnits } from '.
 import type { OperationName } from '../spec/unified.js';
 import { ATTEMPT_MESSAGE_MAX, type AttemptRecord, type SkippedTarget } from '../routing/plan.js';
 import { timeOrderedId } from '../ids.js';
+import { servedRequest, servingAuth } from '../pipeline/attempt.js';
 
 /**
  * One request, as logged. A typed value so that sinks (pino, the durable log store, metrics,
@@ -220,7 +221,7 @@ const detail = (details: Record<string, unknown> | null | undefined, name: strin
 
 /** The secrets of a request that must never reach a log: the provider credential (with a stored credential's fields) and the caller's key. */
 export function requestSecrets(context: GatewayContext): Array<string | undefined> {
-  const credentials = context.auth?.target.credentials;
+  const credentials = servingAuth(context)?.target.credentials;
   return [credentials?.apiKey, ...Object.values(credentials?.fields ?? {}), context.incoming.headers['x-gateway-api-key']];
 }
 
@@ -228,7 +229,9 @@ export function requestSecrets(context: GatewayContext): Array<string | undefine
 export function buildLogEntry(context: GatewayContext, finishedAt: number): LogEntry {
   // Optional fields are assigned one by one rather than spread in: conditional object spreads made
   // this function ~2% of the request thread's CPU.
-  const { forward, transform, auth, response, error } = context;
+  const { forward, transform, response, error } = context;
+  const auth = servingAuth(context);
+  const request = servedRequest(context);
   const clientClosed = context.signal.aborted;
   const status = clientClosed ? 499 : (error?.status ?? response?.status ?? 500);
   const durationMs = finishedAt - context.startedAt;
@@ -247,13 +250,13 @@ export function buildLogEntry(context: GatewayContext, finishedAt: number): LogE
     path: context.incoming.path,
     operation: context.operation,
     provider: hit?.provider ?? auth?.provider.id ?? context.incoming.headers['x-gateway-provider'],
-    model: transform?.model ?? hit?.model ?? context.request.model,
+    model: transform?.model ?? hit?.model ?? request.model,
     status,
     outcome: clientClosed ? 'client_closed' : error || status >= 400 ? 'error' : transform?.streamError ? 'stream_error' : 'ok',
     caller: caller ? (caller.type === 'account' ? 'account' : `virtual-key:${caller.id}`) : undefined,
-    streaming: context.request.streaming,
+    streaming: request.streaming,
     durationMs: round(durationMs),
-    gatewayMs: round(Math.max(0, durationMs - (upstreamMs ?? 0) - (context.routing?.routingMs ?? 0))),
+    gatewayMs: round(Math.max(0, durationMs - (upstreamMs ?? 0) - (context.routed?.routingMs ?? 0))),
     metadata: context.metadata,
     guardrails: (context.guardrail?.verdicts ?? []).map((record) => loggedVerdict(record, secrets, context.guardrail?.policy, flagged)),
   };
@@ -264,7 +267,7 @@ export function buildLogEntry(context: GatewayContext, finishedAt: number): LogE
     entry.keyId = caller.id;
     entry.keyName = caller.name;
   }
-  const endUser = endUserOf(context.request.body);
+  const endUser = endUserOf(request.body);
   if (endUser !== undefined) entry.endUser = endUser;
   if (upstreamMs !== undefined) entry.upstreamMs = round(upstreamMs);
   if (transform?.firstTokenAt !== undefined) entry.timeToFirstTokenMs = round(transform.firstTokenAt - context.startedAt);
@@ -283,7 +286,7 @@ export function buildLogEntry(context: GatewayContext, finishedAt: number): LogE
   if (transform?.dropped) entry.droppedFields = transform.dropped;
   if (context.routing) {
     entry.route = context.routing.label;
-    const attempts = context.routing.attempts;
+    const attempts = context.routed?.attempts ?? [];
     // The answer's usage belongs to the attempt that gave it, the last one.
     entry.attempts = usage && attempts.length > 0 ? [...attempts.slice(0, -1), { ...attempts[attempts.length - 1], usage }] : attempts;
     // The last failed answer is the client's: its code and message are the error's (read by the transform stage, not the executor).
@@ -291,8 +294,8 @@ export function buildLogEntry(context: GatewayContext, finishedAt: number): LogE
     if (failure && last && last.status >= 400 && last.message === undefined) {
       entry.attempts = [...entry.attempts.slice(0, -1), { ...last, errorCode: last.errorCode ?? failure.code ?? failure.type, message: capMessage(redactSecrets(failure.message, secrets)) }];
     }
-    if (context.routing.routingMs !== undefined) entry.routingMs = round(context.routing.routingMs);
-    if (context.routing.skipped) entry.skipped = context.routing.skipped;
+    if (context.routed?.routingMs !== undefined) entry.routingMs = round(context.routed.routingMs);
+    if (context.routed?.skipped) entry.skipped = context.routed.skipped;
   }
   return entry;
 }

@@ -12,8 +12,10 @@ export type { Caller };
 
 /**
  * The typed context of one request. The route fills `incoming` and `request`; each stage then
- * writes only its own slice (`auth`, `guardrail`, `transform`, `forward`, `log`). Hooks never see
- * the Koa context: what they need is here.
+ * writes only its own slices (`key`, `auth`, `routing`; `guardrail`; `cache`, `transform`;
+ * `forward`, `routed`; `log`), as the ownership table of `docs/architecture.md` lists them (checked
+ * by `core/pipeline/ownership.test.ts`; in development the runner freezes a slice once its stage is
+ * done). Hooks never see the Koa context: what they need is here.
  */
 export interface GatewayContext {
   /** `x-gateway-trace-id` of the request, or a generated one. */
@@ -48,11 +50,16 @@ export interface GatewayContext {
   auth?: AuthSlice;
   /**
    * Written by the auth stage when the request takes a route (absent on the plain path): the
-   * resolved plan, and the attempts the forward stage's route executor appends. While a route
-   * runs, the executor points `auth` at the current attempt's target, so that whatever reads
-   * `auth` afterwards (the response mapping, limits, the log) sees the target that answered.
+   * resolved plan and which route it is. `auth` names the route's first provider target (the
+   * guardrail policy and the limits read it); the target that answered is `routed.tried`.
    */
   routing?: RoutingSlice;
+  /**
+   * Written by the forward stage's route executor on a routed request: every attempt's record, and
+   * the attempt whose answer the client gets (or the last one tried) as a value. Readers after the
+   * forward stage take the answering target's auth and request from here ({@link servingAuth}).
+   */
+  routed?: RoutedSlice;
   /** Written by the guardrail stage. */
   guardrail?: GuardrailSlice;
   /**
@@ -181,8 +188,22 @@ export interface AuthSlice {
 export interface RoutingSlice {
   readonly plan: ResolvedRoute;
   readonly label: RouteLabel;
+}
+
+/** What the forward stage's route executor learnt while it ran a routed request. */
+export interface RoutedSlice {
   /** Every upstream attempt, in order. */
   readonly attempts: AttemptRecord[];
+  /**
+   * The target whose answer the client gets; while the route runs, and when no attempt answered,
+   * the last one tried (even when its mapping failed). Absent when no attempt was made.
+   */
+  tried?: AttemptTarget;
+  /**
+   * The attempt whose answer the client gets; while the route runs, and when no attempt answered,
+   * the last one mapped. Absent when no attempt was mapped.
+   */
+  attempt?: Attempt;
   /** The name of the target whose answer the client gets. */
   target?: string;
   /** Targets passed over (an open breaker, the retry budget, the attempt cap), in order; absent when none. */
@@ -193,14 +214,32 @@ export interface RoutingSlice {
    * and the log report it as `routing`, apart from the gateway's own time.
    */
   routingMs?: number;
+}
+
+/** One routed attempt's target as a value, built by the forward stage before the request is mapped for it. */
+export interface AttemptTarget {
+  readonly target: ResolvedTarget;
+  /** The target's provider, credentials and base URL, with the caller, forwarded headers and policy. */
+  readonly auth: AuthSlice;
+  /** The validated request with the target's `override_params` merged into its body. */
+  readonly request: RequestSlice;
   /**
-   * Written by the transform stage: maps the request for one attempt's target (its provider,
-   * credentials, `override_params`) and sets `transform.upstreamRequest`. One function shared by
-   * every request (issue 21: a closure per request kept its objects past the young generation).
+   * The request's context as this attempt's target sees it (`auth` and `request` are the attempt's,
+   * every other field is read through from the request's context; it takes no writes): what the
+   * operation's mapping and response mapping are given, the same object for both.
    */
-  prepare?: (context: GatewayContext, target: ResolvedTarget) => void;
-  /** Written by the transform stage: the validated request, which each attempt's `override_params` apply to. */
-  validated?: RequestSlice;
+  readonly view: GatewayContext;
+}
+
+/**
+ * One routed attempt, a value the forward stage builds for a target: the target, its provider and
+ * credentials, the request with its `override_params`, and the upstream request built from them by
+ * the transform stage's pure mapping (`buildUpstreamRequest` in `core/hooks/transform.ts`).
+ */
+export interface Attempt extends AttemptTarget {
+  readonly upstreamRequest: UpstreamRequest;
+  /** Fields of the client's request the mapping left out (as {@link TransformSlice.dropped}). */
+  readonly dropped?: readonly string[];
 }
 
 export interface GuardrailSlice {

@@ -6,22 +6,55 @@ import type { GatewayContext } from './context.js';
 type Composed = (context: GatewayContext) => Promise<void>;
 
 /**
+ * The slices each stage has finished writing once its hooks' code before `next()` has run (the
+ * ownership table of `docs/architecture.md` says who writes each). In development they are frozen
+ * (shallowly) at that moment, so that a later stage's write to one throws instead of landing. The
+ * `transform`, `forward` and `log` slices are left open: their stage writes them after `next()`
+ * too (usage as a stream flows, `endedAt` when the body is read, the cost).
+ */
+export const FROZEN_AFTER: Readonly<Record<StageName, readonly (keyof GatewayContext)[]>> = {
+  auth: ['key', 'auth', 'routing'],
+  guardrail: ['request', 'guardrail'],
+  transform: ['cache'],
+  forward: ['routed'],
+  log: [],
+};
+
+/** Freezes the slices of the stages ranked below `stage` (the end of the chain: all), from stage rank `from` on; returns the next rank to freeze from. */
+function freezeBefore(context: GatewayContext, from: number, stage: StageName | undefined): number {
+  const until = stage === undefined ? STAGES.length : STAGES.indexOf(stage);
+  for (let index = from; index < until; index++) {
+    for (const slice of FROZEN_AFTER[STAGES[index]]) {
+      const value = context[slice];
+      if (value !== null && typeof value === 'object') Object.freeze(value);
+    }
+  }
+  return Math.max(from, until);
+}
+
+/**
  * Composes hooks into an onion in the spirit of koa-compose: each hook gets a `next` that runs the
  * rest. `next()` called twice is always an error (it would run later hooks twice). In development a
  * hook that resolves while the `next()` it started is still pending (a forgotten `await`) is an
- * error too, because the later hooks would then write the context after this one has returned.
+ * error too, because the later hooks would then write the context after this one has returned; and
+ * when a stage's hooks have all run their code before `next()`, the slices that stage is done with
+ * are frozen ({@link FROZEN_AFTER}), so that a foreign write fails loudly.
  */
 export function compose(hooks: readonly Hook[], development: boolean): Composed {
   return (context) => {
     let lastIndex = -1;
+    let frozenFrom = 0;
     const dispatch = (index: number): Promise<void> => {
       if (index <= lastIndex) {
         return Promise.reject(new Error(`next() called multiple times in hook "${hooks[index - 1]?.name}"`));
       }
       lastIndex = index;
       const hook = hooks[index];
+      if (!development) return hook === undefined ? Promise.resolve() : hook.run(context, () => dispatch(index + 1));
+      // The first hook of a later stage (or the chain's end): the stages before it are done.
+      const previous = hooks[index - 1]?.stage;
+      if (previous !== undefined && previous !== 'log' && hook?.stage !== previous) frozenFrom = freezeBefore(context, frozenFrom, hook?.stage);
       if (hook === undefined) return Promise.resolve();
-      if (!development) return hook.run(context, () => dispatch(index + 1));
       let pending = false;
       const next: Next = () => {
         pending = true;

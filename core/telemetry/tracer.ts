@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { LogEntry, LogSink } from '../logs/entry.js';
 import type { GatewayContext } from '../pipeline/context.js';
 import type { OtlpExporter, SpanRecord } from './otlp-exporter.js';
+import { servedRequest } from '../pipeline/attempt.js';
 
 interface TraceIds {
   traceId: string;
@@ -77,7 +78,7 @@ export class Tracer {
     const genAi = {
       'gen_ai.operation.name': entry.operation,
       'gen_ai.provider.name': entry.provider,
-      'gen_ai.request.model': context.request.model,
+      'gen_ai.request.model': servedRequest(context).model,
     };
     const spans: SpanRecord[] = [
       {
@@ -105,12 +106,12 @@ export class Tracer {
     if (forward && upstreamUrl) {
       const url = new URL(upstreamUrl);
       const upstreamStart = origin + forward.sentAt;
-      const body = context.request.body;
+      const body = servedRequest(context).body;
       spans.push({
         traceId: ids.traceId,
         spanId: ids.clientSpanId,
         parentSpanId: ids.serverSpanId,
-        name: context.request.model ? `${entry.operation} ${context.request.model}` : entry.operation,
+        name: servedRequest(context).model ? `${entry.operation} ${servedRequest(context).model}` : entry.operation,
         kind: 3,
         startTimeUnixNano: nanos(upstreamStart),
         endTimeUnixNano: nanos(upstreamStart + (entry.upstreamMs ?? 0)),

@@ -11,6 +11,7 @@ import type { ChargedBudget } from './alerts.js';
 import type { RefusedForBudget } from './budget-refusals.js';
 import type { VirtualKeyRecord } from './records.js';
 import { type ObservedUsage, tapUsage } from './usage-tap.js';
+import { servedRequest, servingAuth } from '../pipeline/attempt.js';
 
 const NANOS_PER_USD = 1_000_000_000;
 export const toNanos = (usd: number): number => Math.round(usd * NANOS_PER_USD);
@@ -339,12 +340,12 @@ function settleHook(dependencies: LimitsDependencies, reservations: WeakMap<Gate
       const reservation = reservations.get(context);
       const transform = context.transform;
       const seen = transform?.usage ? transform : observed.get(context);
-      const auth = context.auth;
-      const model = seen?.model ?? context.request.model;
+      const auth = servingAuth(context);
+      const model = seen?.model ?? servedRequest(context).model;
       const price = auth === undefined ? undefined : ((model && prices.price(auth.provider, model, auth.target.headers)) ?? reservation?.price);
       const answerUsd = seen?.usage && price ? costOf(price, tokenCounts(seen.usage)) : undefined;
       // Failed attempts' bodies are read in the background; their usage is wanted here.
-      if (context.routing) await attemptsUsageRead(context.routing.attempts);
+      if (context.routed) await attemptsUsageRead(context.routed.attempts);
       // Besides the answer: failed attempts, and a semantic cache lookup's embedding (the caller's, on a hit as on a miss).
       const failedUsd = sumUsd(failedAttemptsUsd(context, reservation?.price, prices), context.cache?.embedding?.costUsd);
       const costUsd = answerUsd === undefined ? failedUsd : answerUsd + (failedUsd ?? 0);
@@ -378,12 +379,13 @@ function settleHook(dependencies: LimitsDependencies, reservations: WeakMap<Gate
  * got is not among them (its usage is the transform stage's), so no answer is charged twice.
  */
 function failedAttemptsUsd(context: GatewayContext, fallbackPrice: ModelPrice | undefined, prices: PriceTable): number | undefined {
-  const attempts = context.routing?.attempts;
+  // A routed request the forward stage never reached made no attempt (as an empty list).
+  const attempts = context.routing ? (context.routed?.attempts ?? []) : undefined;
   if (attempts === undefined) return undefined;
   let total: number | undefined;
   for (const attempt of attempts) {
     if (attempt.usage === undefined) continue;
-    const model = attempt.model ?? context.request.model;
+    const model = attempt.model ?? servedRequest(context).model;
     const price = (model && prices.price(attempt.provider, model)) || fallbackPrice;
     if (price) total = (total ?? 0) + costOf(price, tokenCounts(attempt.usage));
   }

@@ -15,6 +15,7 @@ import { validateResponsesRequest } from './responses-schema.js';
 import { type ConversationItem, conversationOf, ownerOf, type ResponseStore } from './responses-store.js';
 import { responsesParameters, responsesTexts, rewriteResponsesRequest } from './responses-texts.js';
 import { toChatRequest } from './responses-to-chat.js';
+import { requestContextOf } from '../../../pipeline/attempt.js';
 
 /** How the Responses protocol is configured (`responses` in the gateway configuration). */
 export interface ResponsesProtocolOptions {
@@ -125,14 +126,15 @@ function storeFinished(options: ResponsesProtocolOptions, state: ResponsesState,
  * the conversation of `previous_response_id` (scoped to the caller's key) before the attempts.
  */
 export function createResponsesProtocol(options: ResponsesProtocolOptions): { handler: OperationHandler; hook: Hook } {
+  // Kept per request (a routed attempt's view of the context reads its request's state).
   const states = new WeakMap<GatewayContext, ResponsesState>();
   const stateOf = (context: GatewayContext): ResponsesState => {
-    let state = states.get(context);
+    let state = states.get(requestContextOf(context));
     if (!state) {
       const caller = context.auth?.caller;
       if (!caller) throw new Error('responses state before auth');
       state = { id: newId('resp'), createdAt: Math.floor(Date.now() / 1000), owner: ownerOf(caller) };
-      states.set(context, state);
+      states.set(requestContextOf(context), state);
     }
     return state;
   };
@@ -168,7 +170,7 @@ export function createResponsesProtocol(options: ResponsesProtocolOptions): { ha
     cache: responsesCache,
 
     dropped(context) {
-      const attempt = states.get(context)?.attempt;
+      const attempt = states.get(requestContextOf(context))?.attempt;
       return attempt?.kind === 'native' ? attempt.dropped : attempt?.translated.dropped;
     },
   };
