@@ -8,6 +8,7 @@ test('the catalogue keeps each error its status and type (the table gives 4xx an
     authentication: [401, 'authentication_error'],
     permission: [403, 'permission_error'],
     notFound: [404, 'not_found_error'],
+    conflict: [409, 'conflict_error'],
     methodNotAllowed: [405, 'invalid_request_error'],
     requestTimeout: [408, 'timeout_error'],
     tooLarge: [413, 'request_too_large'],

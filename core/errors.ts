@@ -59,6 +59,8 @@ export const errors = {
   authentication: make(401),
   permission: make(403),
   notFound: make(404),
+  /** The change clashes with what is stored (a name taken, an object still in use). */
+  conflict: make(409),
   methodNotAllowed: make(405),
   /** The client stopped sending its request body (the connection is closed). */
   requestTimeout: make(408),

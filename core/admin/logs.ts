@@ -7,13 +7,13 @@ import { sendExport, sendTail } from './logs-stream.js';
 
 const MAX_TEXT = 256;
 
-const invalid = (param: string, message: string) => errors.invalidRequest(message, { param, code: 'invalid_query' });
+const invalid = (message: string, { param }: { param: string }) => errors.invalidRequest(message, { param, code: 'invalid_query' });
 
 function text(koa: Context, name: string): string | undefined {
   const value = koa.query[name];
   if (value === undefined) return undefined;
   if (typeof value !== 'string' || value === '' || value.length > MAX_TEXT) {
-    throw invalid(name, `${name} must be given once, as a non-empty string of at most ${MAX_TEXT} characters.`);
+    throw invalid(`${name} must be given once, as a non-empty string of at most ${MAX_TEXT} characters.`, { param: name });
   }
   return value;
 }
@@ -22,14 +22,14 @@ function time(koa: Context, name: string): number | undefined {
   const value = text(koa, name);
   if (value === undefined) return undefined;
   const parsed = Date.parse(value);
-  if (!Number.isFinite(parsed)) throw invalid(name, `${name} must be an ISO 8601 date-time, e.g. 2026-11-21T10:00:00Z.`);
+  if (!Number.isFinite(parsed)) throw invalid(`${name} must be an ISO 8601 date-time, e.g. 2026-11-21T10:00:00Z.`, { param: name });
   return parsed;
 }
 
 function oneOf<T extends string>(koa: Context, name: string, allowed: readonly T[], fallback?: T): T | undefined {
   const value = text(koa, name);
   if (value === undefined) return fallback;
-  if (!(allowed as readonly string[]).includes(value)) throw invalid(name, `${name} must be one of ${allowed.join(', ')}.`);
+  if (!(allowed as readonly string[]).includes(value)) throw invalid(`${name} must be one of ${allowed.join(', ')}.`, { param: name });
   return value as T;
 }
 
@@ -41,20 +41,20 @@ export function parseLogQuery(koa: Context): LogQuery {
 function parseQuery(koa: Context): LogQuery {
   const limitText = text(koa, 'limit');
   const limit = limitText === undefined ? 50 : Number(limitText);
-  if (!Number.isInteger(limit) || limit < 1 || limit > 500) throw invalid('limit', 'limit must be an integer from 1 to 500.');
+  if (!Number.isInteger(limit) || limit < 1 || limit > 500) throw invalid('limit must be an integer from 1 to 500.', { param: 'limit' });
   const cursorText = text(koa, 'cursor');
   const cursor = cursorText === undefined ? undefined : decodeCursor(cursorText);
-  if (cursorText !== undefined && !cursor) throw invalid('cursor', 'cursor must be a next_cursor value from an earlier answer.');
+  if (cursorText !== undefined && !cursor) throw invalid('cursor must be a next_cursor value from an earlier answer.', { param: 'cursor' });
   const statusClass = oneOf(koa, 'status_class', ['2xx', '3xx', '4xx', '5xx'] as const);
   const metadataKey = text(koa, 'metadata_key');
   const metadataValue = text(koa, 'metadata_value');
-  if (metadataValue !== undefined && metadataKey === undefined) throw invalid('metadata_value', 'metadata_value needs metadata_key.');
+  if (metadataValue !== undefined && metadataKey === undefined) throw invalid('metadata_value needs metadata_key.', { param: 'metadata_value' });
   const from = time(koa, 'from');
   const to = time(koa, 'to');
-  if (from !== undefined && to !== undefined && from > to) throw invalid('from', 'from must not be after to.');
+  if (from !== undefined && to !== undefined && from > to) throw invalid('from must not be after to.', { param: 'from' });
   const errorsOnly = oneOf(koa, 'errors', ['true', 'false'] as const);
   const search = text(koa, 'q');
-  if (search !== undefined && searchTerms(search).length === 0) throw invalid('q', 'q must hold at least one word (letters or digits) to search the bodies for.');
+  if (search !== undefined && searchTerms(search).length === 0) throw invalid('q must hold at least one word (letters or digits) to search the bodies for.', { param: 'q' });
   return {
     from,
     to,
@@ -106,7 +106,7 @@ function groupByOf(koa: Context): UsageGroupBy {
   if ((GROUP_COLUMNS as readonly string[]).includes(value)) return value as UsageGroupBy;
   const key = value.startsWith('metadata.') ? value.slice('metadata.'.length) : undefined;
   if (key !== undefined && key.length >= 1 && key.length <= METADATA_KEY_MAX) return value as UsageGroupBy;
-  throw invalid('group_by', `group_by must be one of ${GROUP_COLUMNS.join(', ')}, or metadata.<key> with a key of 1 to ${METADATA_KEY_MAX} characters.`);
+  throw invalid(`group_by must be one of ${GROUP_COLUMNS.join(', ')}, or metadata.<key> with a key of 1 to ${METADATA_KEY_MAX} characters.`, { param: 'group_by' });
 }
 
 /** Bucket widths of a custom period: the narrowest one giving at most {@link MAX_BUCKETS} buckets. */
@@ -122,11 +122,11 @@ const MAX_PERIOD_MS = 366 * 86_400_000;
 function periodOf(koa: Context): { range: keyof typeof USAGE_RANGES | 'custom'; from: number; to: number; bucketMs: number } {
   const from = time(koa, 'from');
   if (from !== undefined) {
-    if (koa.query.range !== undefined) throw invalid('range', 'Give either range, or from and to, not both.');
+    if (koa.query.range !== undefined) throw invalid('Give either range, or from and to, not both.', { param: 'range' });
     const to = time(koa, 'to');
-    if (to === undefined) throw invalid('to', 'from needs to.');
-    if (to <= from) throw invalid('from', 'from must be before to.');
-    if (to - from > MAX_PERIOD_MS) throw invalid('from', 'A period is at most 366 days long.');
+    if (to === undefined) throw invalid('from needs to.', { param: 'to' });
+    if (to <= from) throw invalid('from must be before to.', { param: 'from' });
+    if (to - from > MAX_PERIOD_MS) throw invalid('A period is at most 366 days long.', { param: 'from' });
     const bucketMs = CUSTOM_BUCKETS_MS.find((width) => (to - from) / width <= MAX_BUCKETS) ?? 86_400_000;
     return { range: 'custom', from, to, bucketMs };
   }
@@ -185,7 +185,7 @@ export function mountLogsApi(router: Router, parts: { guard: AdminGuard; store: 
   const parseLogQuery = (koa: Context): LogQuery => {
     const query = parseQuery(koa);
     if (query.search !== undefined && !store.searchable) {
-      throw invalid('q', 'Body search is off on this gateway (logs.search or GATEWAY_LOG_SEARCH=false); turn it on to search the bodies.');
+      throw invalid('Body search is off on this gateway (logs.search or GATEWAY_LOG_SEARCH=false); turn it on to search the bodies.', { param: 'q' });
     }
     return query;
   };
@@ -193,15 +193,15 @@ export function mountLogsApi(router: Router, parts: { guard: AdminGuard; store: 
   // Before `/admin/logs/:id`, which would take these names as ids.
   router.get('/admin/logs/export', guard.middleware, async (koa) => {
     const format = oneOf(koa, 'format', ['csv', 'jsonl'] as const);
-    if (!format) throw invalid('format', 'format must be csv or jsonl.');
+    if (!format) throw invalid('format must be csv or jsonl.', { param: 'format' });
     const bodies = oneOf(koa, 'bodies', ['true', 'false'] as const);
     sendExport(koa, store, parseLogQuery(koa), format, bodies === 'true');
   });
 
   router.get('/admin/logs/tail', guard.middleware, async (koa) => {
     const query = parseLogQuery(koa);
-    if (query.to !== undefined) throw invalid('to', 'A live tail has no end: leave out to.');
-    if (query.cursor !== undefined) throw invalid('cursor', 'A live tail starts now: leave out cursor.');
+    if (query.to !== undefined) throw invalid('A live tail has no end: leave out to.', { param: 'to' });
+    if (query.cursor !== undefined) throw invalid('A live tail starts now: leave out cursor.', { param: 'cursor' });
     await sendTail(koa, store, query, parts.onTailError ?? (() => {}));
   });
 

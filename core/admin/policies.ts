@@ -35,7 +35,7 @@ async function keysByPolicy(service: VaultService): Promise<Map<string | undefin
 function hoursOf(value: unknown): number {
   if (value === undefined) return DEFAULT_VERDICT_HOURS;
   const hours = typeof value === 'string' && /^\d{1,4}$/.test(value) ? Number(value) : Number.NaN;
-  if (!Number.isInteger(hours) || hours < 1 || hours > MAX_VERDICT_HOURS) throw invalid('hours', `expected a whole number of hours from 1 to ${MAX_VERDICT_HOURS}.`);
+  if (!Number.isInteger(hours) || hours < 1 || hours > MAX_VERDICT_HOURS) throw invalid(`expected a whole number of hours from 1 to ${MAX_VERDICT_HOURS}.`, { param: 'hours' });
   return hours;
 }
 

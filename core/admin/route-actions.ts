@@ -1,9 +1,9 @@
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { invalid } from '../api/validate.js';
-import { errors, GatewayError } from '../errors.js';
+import { errors } from '../errors.js';
 import { stateScope, targetPaths, targetStateKey } from '../routing/resolve.js';
-import { parseRoute, type Route } from '../routing/route.js';
+import { invalidRoute, parseRoute, type Route } from '../routing/route.js';
 import type { RoutingStateStore } from '../routing/state.js';
 import { DuplicateRouteNameError, type RouteStore } from '../routing/store.js';
 import type { VaultService } from '../vault/service.js';
@@ -68,16 +68,15 @@ function targetStates(route: Route, scope: string, state: RoutingStateStore | un
 
 const routeNotFound = (id: string) => errors.notFound(`No stored route with id "${id}".`, { code: 'route_not_found' });
 const aliasNotFound = (alias: string) => errors.notFound(`No model alias "${alias}".`, { code: 'model_alias_not_found' });
-const conflict = (message: string, code: string, param: string | null = null) => new GatewayError(409, { message, type: 'invalid_request_error', param, code });
 
 function onlyFields(body: Record<string, unknown>, allowed: readonly string[]): void {
-  for (const field of Object.keys(body)) if (!allowed.includes(field)) throw invalid(field, `unknown field; expected one of ${allowed.join(', ')}.`);
+  for (const field of Object.keys(body)) if (!allowed.includes(field)) throw invalid(`unknown field; expected one of ${allowed.join(', ')}.`, { param: field });
 }
 
 /** A route name: like a record name, and never shaped like an id (`route_…`), so id and name lookups cannot collide. */
 function parseRouteName(value: unknown): string {
   const name = requireRecordName(value);
-  if (name.startsWith('route_')) throw invalid('name', 'must not start with "route_" (ids do).');
+  if (name.startsWith('route_')) throw invalid('must not start with "route_" (ids do).', { param: 'name' });
   return name;
 }
 
@@ -110,7 +109,7 @@ export class RouteActions {
     try {
       return await this.shown(await this.store.create(route, name));
     } catch (error) {
-      throw error instanceof DuplicateRouteNameError ? conflict(error.message, 'duplicate_name', 'name') : error;
+      throw error instanceof DuplicateRouteNameError ? errors.conflict(error.message, { code: 'duplicate_name', param: 'name' }) : error;
     }
   }
 
@@ -177,7 +176,7 @@ export class RouteActions {
       if (!replaced) throw routeNotFound(id);
       return await this.shown(replaced);
     } catch (error) {
-      throw error instanceof DuplicateRouteNameError ? conflict(error.message, 'duplicate_name', 'name') : error;
+      throw error instanceof DuplicateRouteNameError ? errors.conflict(error.message, { code: 'duplicate_name', param: 'name' }) : error;
     }
   }
 
@@ -187,22 +186,22 @@ export class RouteActions {
     if (!current) throw routeNotFound(id);
     const keys = (await this.dependencies.service.keys.list()).filter((record) => record.route === id || record.allowed_routes?.includes(id) === true);
     if (keys.length > 0) {
-      throw conflict(`The route is used by ${keys.length} virtual key(s), as their route or in their allowed_routes: ${keys.map((record) => record.name).join(', ')}.`, 'route_in_use');
+      throw errors.conflict(`The route is used by ${keys.length} virtual key(s), as their route or in their allowed_routes: ${keys.map((record) => record.name).join(', ')}.`, { code: 'route_in_use' });
     }
     const aliases = (await this.store.listAliases()).filter((alias) => alias.route_id === id);
-    if (aliases.length > 0) throw conflict(`The route is named by the model alias(es) ${aliases.map((alias) => alias.alias).join(', ')}.`, 'route_in_use');
+    if (aliases.length > 0) throw errors.conflict(`The route is named by the model alias(es) ${aliases.map((alias) => alias.alias).join(', ')}.`, { code: 'route_in_use' });
     await this.store.delete(id);
   }
 
   /** Sets a model alias to an inline route (`{ route }`) or a stored route (`{ route_id }`, by id or name). */
   async setAlias(alias: string, body: Record<string, unknown>) {
-    if (!/^[A-Za-z0-9._:/-]{1,128}$/.test(alias)) throw invalid('alias', 'expected 1 to 128 letters, digits or . _ : / -');
+    if (!/^[A-Za-z0-9._:/-]{1,128}$/.test(alias)) throw invalid('expected 1 to 128 letters, digits or . _ : / -', { param: 'alias' });
     onlyFields(body, ['route', 'route_id']);
-    if ((body.route === undefined) === (body.route_id === undefined)) throw invalid('route', 'give route or route_id, not both.');
+    if ((body.route === undefined) === (body.route_id === undefined)) throw invalid('give route or route_id, not both.', { param: 'route' });
     if (body.route !== undefined) return this.shown(await this.store.setAlias(alias, { route: await this.checked(body.route, 'route') }));
-    if (typeof body.route_id !== 'string') throw invalid('route_id', 'expected a stored route id or name.');
+    if (typeof body.route_id !== 'string') throw invalid('expected a stored route id or name.', { param: 'route_id' });
     const stored = await this.store.route(body.route_id);
-    if (!stored) throw invalid('route_id', `no stored route with id or name "${body.route_id}".`);
+    if (!stored) throw invalid(`no stored route with id or name "${body.route_id}".`, { param: 'route_id' });
     return this.store.setAlias(alias, { route_id: stored.id });
   }
 
@@ -219,7 +218,7 @@ export class RouteActions {
    * returned as it is stored: virtual keys by id, never by value.
    */
   private async checked(value: unknown, param: string): Promise<Route> {
-    if (value === undefined) throw invalid(param, 'a route is required.');
+    if (value === undefined) throw invalid('a route is required.', { param });
     const route = parseRoute(value, param);
     await this.checkReferences(route, param);
     return storedKeyReferences(route, param, this.keys);
@@ -230,17 +229,16 @@ export class RouteActions {
     for (const [index, target] of route.targets.entries()) {
       const at = `${param}.targets[${index}]`;
       if (target.provider !== undefined && !providerIds().includes(target.provider)) {
-        throw invalidReference(`${at}.provider`, `unknown provider "${target.provider}"; registered: ${providerIds().join(', ')}.`);
+        throw invalidRoute(`unknown provider "${target.provider}"; registered: ${providerIds().join(', ')}.`, { param: `${at}.provider` });
       }
       if (target.credential !== undefined && !(await service.credentials.get(target.credential))) {
-        throw invalidReference(`${at}.credential`, `no stored credential with id "${target.credential}".`);
+        throw invalidRoute(`no stored credential with id "${target.credential}".`, { param: `${at}.credential` });
       }
       if (target.route !== undefined) await this.checkReferences(target.route, `${at}.route`);
     }
   }
 }
 
-const invalidReference = (param: string, message: string) => errors.invalidRequest(`Invalid route at '${param}': ${message}`, { param, code: 'invalid_route' });
 
 /** Mounts `/admin/routes` and `/admin/models` on the admin router (account key only). */
 export function mountRouteAdmin(router: Router, dependencies: RouteActionDependencies & { guard: AdminGuard; body: Middleware }): void {

@@ -1,6 +1,5 @@
-import { errors } from '../errors.js';
 import { withKeyReferences } from '../routing/key-references.js';
-import type { Route } from '../routing/route.js';
+import { invalidRoute, type Route } from '../routing/route.js';
 import type { VirtualKeyRecord } from '../vault/records.js';
 import { VIRTUAL_KEY_ID_PREFIX, VIRTUAL_KEY_PREFIX, VIRTUAL_KEY_UNKNOWN } from '../vault/virtual-keys.js';
 
@@ -18,7 +17,6 @@ export interface KeyLookups {
   lookupId(id: string): Promise<VirtualKeyRecord | undefined>;
 }
 
-const invalidReference = (param: string, message: string) => errors.invalidRequest(`Invalid route at '${param}': ${message}`, { param, code: 'invalid_route' });
 
 /** The masked form of a key value, like a key's `key_hint`. */
 const hintOf = (value: string): string => `${VIRTUAL_KEY_PREFIX}…${value.slice(-4)}`;
@@ -33,8 +31,8 @@ export async function storedKeyReferences(route: Route, param: string, keys: Key
   return withKeyReferences(route, async (reference, path) => {
     const at = `${param}.${path}`;
     const record = reference.startsWith(VIRTUAL_KEY_PREFIX) ? await keys.lookup(reference) : reference.startsWith(VIRTUAL_KEY_ID_PREFIX) ? await keys.lookupId(reference) : undefined;
-    if (!record) throw invalidReference(at, 'not a current virtual key (give its id, vk_…, or its value).');
-    if (record.route !== undefined) throw invalidReference(at, 'this virtual key names a route; nest that route in a target instead.');
+    if (!record) throw invalidRoute('not a current virtual key (give its id, vk_…, or its value).', { param: at });
+    if (record.route !== undefined) throw invalidRoute('this virtual key names a route; nest that route in a target instead.', { param: at });
     return { virtual_key: record.id };
   });
 }

@@ -23,8 +23,6 @@ export interface VirtualKeyActionDependencies {
 const notFound = (what: 'credential' | 'virtual key', id: string) =>
   errors.notFound(`No ${what} with id "${id}".`, { code: `${what.replace(' ', '_')}_not_found` });
 
-const conflict = (message: string, code: string, param: string | null = null) =>
-  new GatewayError(409, { message, type: 'invalid_request_error', param, code });
 
 function withoutSecret(body: Record<string, unknown>): Record<string, unknown> {
   const { provider_key: _secret, ...rest } = body;
@@ -37,17 +35,17 @@ function usersOf(keys: readonly VirtualKeyRecord[], credentialId: string): Array
 }
 
 function conflictOf(error: unknown): unknown {
-  return error instanceof DuplicateNameError ? conflict(error.message, 'duplicate_name', 'name') : error;
+  return error instanceof DuplicateNameError ? errors.conflict(error.message, { code: 'duplicate_name', param: 'name' }) : error;
 }
 
 /** A PATCH keeps a key's kind: a key naming a route cannot be given a provider, nor a provider key a route. */
 function checkSameKind(current: VirtualKeyRecord, body: Record<string, unknown>): void {
   if (current.route !== undefined) {
     for (const field of ['provider', 'credential_id', 'provider_key', 'custom_host'] as const) {
-      if (body[field] !== undefined && body[field] !== null) throw invalid(field, 'this key names a route; create a new key to bind one provider.');
+      if (body[field] !== undefined && body[field] !== null) throw invalid('this key names a route; create a new key to bind one provider.', { param: field });
     }
   } else if (body.route !== undefined) {
-    throw invalid('route', 'this key is bound to a provider; create a new key to name a route.');
+    throw invalid('this key is bound to a provider; create a new key to name a route.', { param: 'route' });
   }
 }
 
@@ -115,13 +113,10 @@ export class VirtualKeyActions {
     if (!(await this.service.credentials.get(id))) throw notFound('credential', id);
     const users = (await this.service.keys.list()).filter((record) => record.credential_id === id);
     if (users.length > 0) {
-      throw conflict(
-        `The credential is used by ${users.length} virtual key(s): ${users.map((record) => record.name).join(', ')}. Delete or re-point them first.`,
-        'credential_in_use',
-      );
+      throw errors.conflict(`The credential is used by ${users.length} virtual key(s): ${users.map((record) => record.name).join(', ')}. Delete or re-point them first.`, { code: 'credential_in_use' });
     }
     const routes = await this.service.parts.routes.users((target) => target.credential === id);
-    if (routes.length > 0) throw conflict(`The credential is named by ${routes.join(', ')}. Change them first.`, 'credential_in_use');
+    if (routes.length > 0) throw errors.conflict(`The credential is named by ${routes.join(', ')}. Change them first.`, { code: 'credential_in_use' });
     await this.service.credentials.delete(id);
   }
 
@@ -172,7 +167,7 @@ export class VirtualKeyActions {
     // Stored routes name a key by id; one stored before that (not read since) may still hold its value.
     const names = (reference: string) => reference === current.id || (reference.startsWith(VIRTUAL_KEY_PREFIX) && hashKeyValue(reference) === current.key_hash);
     const routes = await this.service.parts.routes.users((target) => target.virtual_key !== undefined && names(target.virtual_key));
-    if (routes.length > 0) throw conflict(`The virtual key is a target of ${routes.join(', ')}. Change them first.`, 'virtual_key_in_use');
+    if (routes.length > 0) throw errors.conflict(`The virtual key is a target of ${routes.join(', ')}. Change them first.`, { code: 'virtual_key_in_use' });
     const deleted = await this.service.keys.delete(id);
     if (!deleted) throw notFound('virtual key', id);
     await this.service.refusals.forget(deleted.id);
@@ -242,29 +237,29 @@ export class VirtualKeyActions {
 
   private checkProvider(provider: string): void {
     const known = this.dependencies.providerIds();
-    if (!known.includes(provider)) throw invalid('provider', `unknown provider "${provider}"; registered: ${known.join(', ')}.`);
+    if (!known.includes(provider)) throw invalid(`unknown provider "${provider}"; registered: ${known.join(', ')}.`, { param: 'provider' });
   }
 
   private async checkReferences(body: Record<string, unknown>): Promise<void> {
     if (typeof body.provider === 'string') this.checkProvider(body.provider);
     if (typeof body.guardrail_policy === 'string' && !this.dependencies.policyExists(body.guardrail_policy)) {
-      throw invalid('guardrail_policy', `no guardrail policy named "${body.guardrail_policy}" is configured.`);
+      throw invalid(`no guardrail policy named "${body.guardrail_policy}" is configured.`, { param: 'guardrail_policy' });
     }
     if (typeof body.route === 'string') {
       // Stored by id, so that renaming the route keeps the key on it.
       const route = await this.service.parts.routes.route(body.route);
-      if (!route) throw invalid('route', `no stored route with id or name "${body.route}".`);
+      if (!route) throw invalid(`no stored route with id or name "${body.route}".`, { param: 'route' });
       body.route = route.id;
     }
     if (Array.isArray(body.allowed_routes)) body.allowed_routes = await this.grantedRoutes(body.allowed_routes as string[]);
     if (typeof body.credential_id === 'string' && !(await this.service.credentials.get(body.credential_id))) {
-      throw invalid('credential_id', `no credential with id "${body.credential_id}".`);
+      throw invalid(`no credential with id "${body.credential_id}".`, { param: 'credential_id' });
     }
     if (typeof body.custom_host === 'string') {
       try {
         body.custom_host = await this.dependencies.customHosts.check(body.custom_host);
       } catch (error) {
-        throw invalid('custom_host', error instanceof GatewayError ? error.message : 'refused.');
+        throw invalid(error instanceof GatewayError ? error.message : 'refused.', { param: 'custom_host' });
       }
     }
   }
@@ -283,7 +278,7 @@ export class VirtualKeyActions {
         continue;
       }
       const stored = await this.service.parts.routes.route(entry);
-      if (!stored) throw invalid(`allowed_routes[${index}]`, `no stored route with id or name "${entry.slice(0, 100)}", and no route of that name in the configuration.`);
+      if (!stored) throw invalid(`no stored route with id or name "${entry.slice(0, 100)}", and no route of that name in the configuration.`, { param: `allowed_routes[${index}]` });
       granted.add(stored.id);
     }
     return [...granted];
@@ -296,7 +291,7 @@ export class VirtualKeyActions {
       // leave this key without a credential once the other one is deleted.
       const owner = (await this.service.credentials.get(body.credential_id))?.owner_key_id;
       if (owner !== undefined && owner !== keyId) {
-        throw invalid('credential_id', `the credential "${body.credential_id}" belongs to another virtual key (it was sealed from its provider_key); store a shared credential with POST /admin/credentials.`);
+        throw invalid(`the credential "${body.credential_id}" belongs to another virtual key (it was sealed from its provider_key); store a shared credential with POST /admin/credentials.`, { param: 'credential_id' });
       }
       return body.credential_id;
     }

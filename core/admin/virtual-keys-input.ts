@@ -9,19 +9,19 @@ import type { CredentialSecret, VirtualKeyLimits } from '../vault/records.js';
 
 function onlyFields(body: Record<string, unknown>, allowed: readonly string[], prefix = ''): void {
   for (const field of Object.keys(body)) {
-    if (!allowed.includes(field)) throw invalid(`${prefix}${field}`, `unknown field; expected one of ${allowed.join(', ')}.`);
+    if (!allowed.includes(field)) throw invalid(`unknown field; expected one of ${allowed.join(', ')}.`, { param: `${prefix}${field}` });
   }
 }
 
 export function requireRecordName(value: unknown, param = 'name'): string {
   const name = requireString(value, param, { nonEmpty: true, max: 128 });
-  if (name.trim() !== name) throw invalid(param, 'must not start or end with spaces.');
+  if (name.trim() !== name) throw invalid('must not start or end with spaces.', { param });
   return name;
 }
 
 function stringList(value: unknown, param: string): string[] {
-  if (!Array.isArray(value)) throw invalid(param, 'expected an array of strings.');
-  if (value.length > 1000) throw invalid(param, 'at most 1000 entries.');
+  if (!Array.isArray(value)) throw invalid('expected an array of strings.', { param });
+  if (value.length > 1000) throw invalid('at most 1000 entries.', { param });
   value.forEach((entry, index) => requireString(entry, `${param}[${index}]`, { nonEmpty: true, max: 256 }));
   return value as string[];
 }
@@ -30,15 +30,15 @@ export function parseCredentialSecret(body: Record<string, unknown>, required: b
   const apiKey = body.api_key;
   const fields = body.fields;
   if (apiKey === undefined && fields === undefined) {
-    if (required) throw invalid('api_key', 'give api_key, fields, or both.');
+    if (required) throw invalid('give api_key, fields, or both.', { param: 'api_key' });
     return undefined;
   }
   if (apiKey !== undefined) requireString(apiKey, 'api_key', { nonEmpty: true, max: 16_384 });
   if (fields !== undefined) {
     const object = requireObject(fields, 'fields');
-    if (Object.keys(object).length === 0 || Object.keys(object).length > 64) throw invalid('fields', 'expected 1 to 64 fields.');
+    if (Object.keys(object).length === 0 || Object.keys(object).length > 64) throw invalid('expected 1 to 64 fields.', { param: 'fields' });
     for (const [name, value] of Object.entries(object)) {
-      if (!/^[A-Za-z0-9_.-]{1,128}$/.test(name)) throw invalid(`fields.${name}`, 'field names are 1 to 128 characters of letters, digits, _ . -');
+      if (!/^[A-Za-z0-9_.-]{1,128}$/.test(name)) throw invalid('field names are 1 to 128 characters of letters, digits, _ . -', { param: `fields.${name}` });
       requireString(value, `fields.${name}`, { max: 16_384 });
     }
   }
@@ -63,7 +63,7 @@ export function parseLimits(value: unknown): VirtualKeyLimits {
   onlyFields(limits, ['budget_usd', 'budget_period', 'requests_per_minute', 'requests_per_day', 'allowed_users', 'allowed_models'], 'limits.');
   optionalNumber(limits.budget_usd, 'limits.budget_usd', { min: 0, max: 1e9 });
   optionalEnum(limits.budget_period, 'limits.budget_period', ['total', 'day', 'month']);
-  if (limits.budget_period !== undefined && limits.budget_usd === undefined) throw invalid('limits.budget_period', 'needs limits.budget_usd.');
+  if (limits.budget_period !== undefined && limits.budget_usd === undefined) throw invalid('needs limits.budget_usd.', { param: 'limits.budget_period' });
   optionalNumber(limits.requests_per_minute, 'limits.requests_per_minute', { min: 0, max: 1e9, integer: true });
   optionalNumber(limits.requests_per_day, 'limits.requests_per_day', { min: 0, max: 1e12, integer: true });
   if (limits.allowed_users !== undefined) stringList(limits.allowed_users, 'limits.allowed_users');
@@ -75,8 +75,8 @@ export function parseLimits(value: unknown): VirtualKeyLimits {
 export function parseExpiry(value: unknown, now = Date.now()): string {
   const text = requireString(value, 'expires_at', { nonEmpty: true });
   const time = Date.parse(text);
-  if (!/^\d{4}-\d{2}-\d{2}T/.test(text) || Number.isNaN(time)) throw invalid('expires_at', 'expected an ISO 8601 date-time such as 2030-01-31T00:00:00Z.');
-  if (time <= now) throw invalid('expires_at', 'must be in the future.');
+  if (!/^\d{4}-\d{2}-\d{2}T/.test(text) || Number.isNaN(time)) throw invalid('expected an ISO 8601 date-time such as 2030-01-31T00:00:00Z.', { param: 'expires_at' });
+  if (time <= now) throw invalid('must be in the future.', { param: 'expires_at' });
   return new Date(time).toISOString();
 }
 
@@ -84,7 +84,7 @@ export function parseExpiry(value: unknown, now = Date.now()): string {
 function checkRouteKeyShape(body: Record<string, unknown>): void {
   requireString(body.route, 'route', { nonEmpty: true, max: 256 });
   for (const field of ['provider', 'credential_id', 'provider_key', 'custom_host'] as const) {
-    if (body[field] !== undefined) throw invalid(field, 'a key names a route or a provider, not both: the route supplies the providers and credentials.');
+    if (body[field] !== undefined) throw invalid('a key names a route or a provider, not both: the route supplies the providers and credentials.', { param: field });
   }
 }
 
@@ -93,8 +93,8 @@ export const MAX_ALLOWED_ROUTES = 100;
 
 /** `allowed_routes`: route ids or names (checked to exist by the caller, which knows the routes). */
 function checkAllowedRoutes(value: unknown): void {
-  if (!Array.isArray(value)) throw invalid('allowed_routes', 'expected an array of route ids or names.');
-  if (value.length > MAX_ALLOWED_ROUTES) throw invalid('allowed_routes', `at most ${MAX_ALLOWED_ROUTES} routes.`);
+  if (!Array.isArray(value)) throw invalid('expected an array of route ids or names.', { param: 'allowed_routes' });
+  if (value.length > MAX_ALLOWED_ROUTES) throw invalid(`at most ${MAX_ALLOWED_ROUTES} routes.`, { param: 'allowed_routes' });
   value.forEach((entry, index) => requireString(entry, `allowed_routes[${index}]`, { nonEmpty: true, max: 256 }));
 }
 
@@ -106,8 +106,8 @@ export function checkVirtualKeyShape(body: Record<string, unknown>, creating: bo
   if (creating || body.name !== undefined) requireRecordName(body.name);
   if (body.route !== undefined) checkRouteKeyShape(body);
   else if (creating || body.provider !== undefined) requireString(body.provider, 'provider', { nonEmpty: true, max: 64 });
-  if (body.credential_id !== undefined && body.provider_key !== undefined) throw invalid('provider_key', 'give credential_id or provider_key, not both.');
-  if (creating && body.route === undefined && body.credential_id === undefined && body.provider_key === undefined) throw invalid('credential_id', 'give credential_id or provider_key.');
+  if (body.credential_id !== undefined && body.provider_key !== undefined) throw invalid('give credential_id or provider_key, not both.', { param: 'provider_key' });
+  if (creating && body.route === undefined && body.credential_id === undefined && body.provider_key === undefined) throw invalid('give credential_id or provider_key.', { param: 'credential_id' });
   if (body.credential_id !== undefined) requireString(body.credential_id, 'credential_id', { nonEmpty: true, max: 128 });
   if (body.provider_key !== undefined) requireString(body.provider_key, 'provider_key', { nonEmpty: true, max: 16_384 });
   for (const field of ['custom_host', 'guardrail_policy'] as const) {
@@ -119,5 +119,5 @@ export function checkVirtualKeyShape(body: Record<string, unknown>, creating: bo
     body.expires_at = parseExpiry(body.expires_at);
   }
   optionalBoolean(body.log_bodies, 'log_bodies');
-  if (!creating && Object.keys(body).length === 0) throw invalid('body', 'give at least one field to change.');
+  if (!creating && Object.keys(body).length === 0) throw invalid('give at least one field to change.', { param: 'body' });
 }

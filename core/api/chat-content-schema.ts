@@ -11,18 +11,18 @@ function validateFile(value: unknown, param: string): void {
   if (file.file_data !== undefined) {
     const data = requireString(file.file_data, `${param}.file_data`, { nonEmpty: true });
     if (!DATA_URL_PATTERN.test(data)) {
-      throw invalid(`${param}.file_data`, 'expected a base64 data URL with the file\'s media type, such as "data:application/pdf;base64,JVBERi0x...".');
+      throw invalid('expected a base64 data URL with the file\'s media type, such as "data:application/pdf;base64,JVBERi0x...".', { param: `${param}.file_data` });
     }
   }
-  if (file.file_data === undefined && file.file_id === undefined) throw invalid(param, 'needs file_data or file_id.');
+  if (file.file_data === undefined && file.file_id === undefined) throw invalid('needs file_data or file_id.', { param });
 }
 
 /** `{type: 'input_audio', input_audio: {data, format}}`: base64 audio (no data URL prefix) in a format of the schema. */
 function validateInputAudio(value: unknown, param: string): void {
   const audio = requireObject(value, param);
   const data = requireString(audio.data, `${param}.data`, { nonEmpty: true });
-  if (!BASE64_PATTERN.test(data)) throw invalid(`${param}.data`, 'expected base64 audio data (without a data: prefix).');
-  if (audio.format === undefined) throw invalid(`${param}.format`, 'is required.');
+  if (!BASE64_PATTERN.test(data)) throw invalid('expected base64 audio data (without a data: prefix).', { param: `${param}.data` });
+  if (audio.format === undefined) throw invalid('is required.', { param: `${param}.format` });
   optionalEnum(audio.format, `${param}.format`, INPUT_AUDIO_FORMATS);
 }
 
@@ -32,7 +32,7 @@ export function validateContentParts(content: unknown[], param: string, allowed:
     const at = `${param}[${index}]`;
     const entry = requireObject(part, at);
     optionalEnum(entry.type, `${at}.type`, allowed);
-    if (entry.type === undefined) throw invalid(`${at}.type`, 'is required.');
+    if (entry.type === undefined) throw invalid('is required.', { param: `${at}.type` });
     if (entry.type === 'text') requireString(entry.text, `${at}.text`);
     else if (entry.type === 'refusal') requireString(entry.refusal, `${at}.refusal`);
     else if (entry.type === 'image_url') {

@@ -22,18 +22,18 @@ const ROLES = ['system', 'developer', 'user', 'assistant', 'tool', 'function'] a
 function validateContent(value: unknown, param: string, parts: readonly string[], nullable: boolean): void {
   if (typeof value === 'string' || (nullable && (value === null || value === undefined))) return;
   if (Array.isArray(value) && parts.length > 0) {
-    if (value.length === 0) throw invalid(param, 'must hold at least one content part.');
+    if (value.length === 0) throw invalid('must hold at least one content part.', { param });
     validateContentParts(value, param, parts);
     return;
   }
-  if (value === undefined) throw invalid(param, 'is required.');
-  throw invalid(param, `expected a string${parts.length ? ' or an array of content parts' : ''}, got ${describe(value)}.`);
+  if (value === undefined) throw invalid('is required.', { param });
+  throw invalid(`expected a string${parts.length ? ' or an array of content parts' : ''}, got ${describe(value)}.`, { param });
 }
 
 function validateMessage(value: unknown, index: number): void {
   const at = `messages[${index}]`;
   const message = requireObject(value, at);
-  if (message.role === undefined) throw invalid(`${at}.role`, 'is required.');
+  if (message.role === undefined) throw invalid('is required.', { param: `${at}.role` });
   optionalEnum(message.role, `${at}.role`, ROLES);
   optionalString(message.name, `${at}.name`);
   switch (message.role) {
@@ -48,10 +48,10 @@ function validateMessage(value: unknown, index: number): void {
       const calls = message.tool_calls;
       validateContent(message.content, `${at}.content`, ['text', 'refusal'], true);
       if ((message.content === undefined || message.content === null) && calls === undefined && message.function_call === undefined) {
-        throw invalid(`${at}.content`, 'is required unless tool_calls or function_call is given.');
+        throw invalid('is required unless tool_calls or function_call is given.', { param: `${at}.content` });
       }
       if (calls !== undefined) {
-        if (!Array.isArray(calls)) throw invalid(`${at}.tool_calls`, `expected an array, got ${describe(calls)}.`);
+        if (!Array.isArray(calls)) throw invalid(`expected an array, got ${describe(calls)}.`, { param: `${at}.tool_calls` });
         calls.forEach((call, callIndex) => {
           const callAt = `${at}.tool_calls[${callIndex}]`;
           const entry = requireObject(call, callAt);
@@ -78,12 +78,12 @@ function validateMessage(value: unknown, index: number): void {
 function validateTools(tools: unknown): Set<string> {
   const names = new Set<string>();
   if (tools === undefined) return names;
-  if (!Array.isArray(tools)) throw invalid('tools', `expected an array, got ${describe(tools)}.`);
-  if (tools.length > 128) throw invalid('tools', `must hold at most 128 tools, got ${tools.length}.`);
+  if (!Array.isArray(tools)) throw invalid(`expected an array, got ${describe(tools)}.`, { param: 'tools' });
+  if (tools.length > 128) throw invalid(`must hold at most 128 tools, got ${tools.length}.`, { param: 'tools' });
   tools.forEach((tool, index) => {
     const at = `tools[${index}]`;
     const entry = requireObject(tool, at);
-    if (entry.type !== 'function') throw invalid(`${at}.type`, `must be 'function', got ${describe(entry.type)}.`);
+    if (entry.type !== 'function') throw invalid(`must be 'function', got ${describe(entry.type)}.`, { param: `${at}.type` });
     const fn = requireObject(entry.function, `${at}.function`);
     names.add(requireName(fn.name, `${at}.function.name`));
     optionalString(fn.description, `${at}.function.description`);
@@ -96,9 +96,9 @@ function validateTools(tools: unknown): Set<string> {
 function validateFunctions(functions: unknown): Set<string> {
   const names = new Set<string>();
   if (functions === undefined) return names;
-  if (!Array.isArray(functions)) throw invalid('functions', `expected an array, got ${describe(functions)}.`);
+  if (!Array.isArray(functions)) throw invalid(`expected an array, got ${describe(functions)}.`, { param: 'functions' });
   if (functions.length < 1 || functions.length > 128) {
-    throw invalid('functions', `must hold 1 to 128 functions, got ${functions.length}.`);
+    throw invalid(`must hold 1 to 128 functions, got ${functions.length}.`, { param: 'functions' });
   }
   functions.forEach((fn, index) => {
     const entry = requireObject(fn, `functions[${index}]`);
@@ -112,7 +112,7 @@ function validateFunctions(functions: unknown): Set<string> {
 function validateResponseFormat(value: unknown): void {
   if (value === undefined || value === null) return;
   const format = requireObject(value, 'response_format');
-  if (format.type === undefined) throw invalid('response_format.type', 'is required.');
+  if (format.type === undefined) throw invalid('is required.', { param: 'response_format.type' });
   optionalEnum(format.type, 'response_format.type', ['text', 'json_object', 'json_schema']);
   if (format.type !== 'json_schema') return;
   const schema = requireObject(format.json_schema, 'response_format.json_schema');
@@ -125,14 +125,14 @@ function validateResponseFormat(value: unknown): void {
 function validateToolChoice(value: unknown, tools: Set<string>): void {
   if (value === undefined || typeof value === 'string') {
     optionalEnum(value, 'tool_choice', ['none', 'auto', 'required']);
-    if (value === 'required' && tools.size === 0) throw invalid('tool_choice', "'required' needs at least one tool in tools.");
+    if (value === 'required' && tools.size === 0) throw invalid("'required' needs at least one tool in tools.", { param: 'tool_choice' });
     return;
   }
   const choice = requireObject(value, 'tool_choice');
-  if (choice.type !== 'function') throw invalid('tool_choice.type', `must be 'function', got ${describe(choice.type)}.`);
+  if (choice.type !== 'function') throw invalid(`must be 'function', got ${describe(choice.type)}.`, { param: 'tool_choice.type' });
   const fn = requireObject(choice.function, 'tool_choice.function');
   const name = requireString(fn.name, 'tool_choice.function.name');
-  if (!tools.has(name)) throw invalid('tool_choice.function.name', `names no tool in tools: "${name}".`);
+  if (!tools.has(name)) throw invalid(`names no tool in tools: "${name}".`, { param: 'tool_choice.function.name' });
 }
 
 function validateFunctionCall(value: unknown, functions: Set<string>): void {
@@ -142,13 +142,13 @@ function validateFunctionCall(value: unknown, functions: Set<string>): void {
   }
   const call = requireObject(value, 'function_call');
   const name = requireString(call.name, 'function_call.name');
-  if (!functions.has(name)) throw invalid('function_call.name', `names no function in functions: "${name}".`);
+  if (!functions.has(name)) throw invalid(`names no function in functions: "${name}".`, { param: 'function_call.name' });
 }
 
 function validateThinking(value: unknown, strict: boolean): void {
   if (value === undefined || value === null) return;
   const thinking = requireObject(value, 'thinking');
-  if (thinking.type === undefined) throw invalid('thinking.type', 'is required.');
+  if (thinking.type === undefined) throw invalid('is required.', { param: 'thinking.type' });
   optionalEnum(thinking.type, 'thinking.type', ['enabled', 'disabled']);
   optionalNumber(thinking.budget_tokens, 'thinking.budget_tokens', { integer: true, min: 1 });
   if (strict) {
@@ -166,9 +166,9 @@ function validateThinking(value: unknown, strict: boolean): void {
 export function validateChatRequest(body: Record<string, unknown>, strict: boolean): ChatRequest {
   requireString(body.model, 'model', { nonEmpty: true });
   const messages = body.messages;
-  if (messages === undefined) throw invalid('messages', 'is required.');
-  if (!Array.isArray(messages)) throw invalid('messages', `expected an array, got ${describe(messages)}.`);
-  if (messages.length === 0) throw invalid('messages', 'must hold at least one message.');
+  if (messages === undefined) throw invalid('is required.', { param: 'messages' });
+  if (!Array.isArray(messages)) throw invalid(`expected an array, got ${describe(messages)}.`, { param: 'messages' });
+  if (messages.length === 0) throw invalid('must hold at least one message.', { param: 'messages' });
   messages.forEach(validateMessage);
 
   optionalNumber(body.frequency_penalty, 'frequency_penalty', { min: -2, max: 2, nullable: true });
@@ -177,7 +177,7 @@ export function validateChatRequest(body: Record<string, unknown>, strict: boole
   optionalBoolean(body.logprobs, 'logprobs', true);
   optionalNumber(body.top_logprobs, 'top_logprobs', { min: 0, max: 20, integer: true, nullable: true });
   if (body.top_logprobs !== undefined && body.top_logprobs !== null && body.logprobs !== true) {
-    throw invalid('top_logprobs', 'requires logprobs to be true.');
+    throw invalid('requires logprobs to be true.', { param: 'top_logprobs' });
   }
   optionalNumber(body.max_tokens, 'max_tokens', { min: 1, integer: true, nullable: true });
   optionalNumber(body.max_completion_tokens, 'max_completion_tokens', { min: 1, integer: true, nullable: true });

@@ -17,7 +17,7 @@ export function requireTokenIds(value: unknown[], param: string): void {
   for (let index = 0; index < value.length; index++) {
     const token = value[index];
     if (typeof token !== 'number' || !Number.isInteger(token) || token < 0) {
-      throw invalid(`${param}[${index}]`, `expected a token id (a non-negative integer), got ${describe(token)}.`);
+      throw invalid(`expected a token id (a non-negative integer), got ${describe(token)}.`, { param: `${param}[${index}]` });
     }
   }
 }
@@ -29,9 +29,9 @@ export function requireTokenIds(value: unknown[], param: string): void {
 export function validateTextOrTokens(value: unknown, param: string): void {
   if (typeof value === 'string') return;
   if (!Array.isArray(value)) {
-    throw invalid(param, `expected a string, an array of strings, an array of token ids or an array of token-id arrays, got ${describe(value)}.`);
+    throw invalid(`expected a string, an array of strings, an array of token ids or an array of token-id arrays, got ${describe(value)}.`, { param });
   }
-  if (value.length === 0) throw invalid(param, 'must not be an empty array.');
+  if (value.length === 0) throw invalid('must not be an empty array.', { param });
   const first = value[0];
   if (typeof first === 'string') {
     value.forEach((entry, index) => requireString(entry, `${param}[${index}]`));
@@ -40,12 +40,12 @@ export function validateTextOrTokens(value: unknown, param: string): void {
   } else if (Array.isArray(first)) {
     value.forEach((entry, index) => {
       const at = `${param}[${index}]`;
-      if (!Array.isArray(entry)) throw invalid(at, `expected an array of token ids, got ${describe(entry)}.`);
-      if (entry.length === 0) throw invalid(at, 'must not be an empty array.');
+      if (!Array.isArray(entry)) throw invalid(`expected an array of token ids, got ${describe(entry)}.`, { param: at });
+      if (entry.length === 0) throw invalid('must not be an empty array.', { param: at });
       requireTokenIds(entry, at);
     });
   } else {
-    throw invalid(`${param}[0]`, `expected a string, a token id or an array of token ids, got ${describe(first)}.`);
+    throw invalid(`expected a string, a token id or an array of token ids, got ${describe(first)}.`, { param: `${param}[0]` });
   }
 }
 
@@ -60,8 +60,8 @@ export function validateCompletionRequest(body: Record<string, unknown>): Comple
   optionalNumber(body.best_of, 'best_of', { min: 0, max: 20, integer: true, nullable: true });
   const bestOf = body.best_of;
   if (typeof bestOf === 'number') {
-    if (typeof body.n === 'number' && bestOf <= body.n) throw invalid('best_of', `must be greater than n (${body.n}), got ${bestOf}.`);
-    if (body.stream === true) throw invalid('best_of', 'cannot be used with stream: true.');
+    if (typeof body.n === 'number' && bestOf <= body.n) throw invalid(`must be greater than n (${body.n}), got ${bestOf}.`, { param: 'best_of' });
+    if (body.stream === true) throw invalid('cannot be used with stream: true.', { param: 'best_of' });
   }
   optionalBoolean(body.echo, 'echo', true);
   optionalNumber(body.frequency_penalty, 'frequency_penalty', { min: -2, max: 2, nullable: true });

@@ -86,4 +86,4 @@ export async function checkEmbeddingTokenLimit(request: EmbeddingRequest): Promi
 }
 
 const tooLong = (param: string, model: string, limit: number, got: string) =>
-  invalid(param, `is longer than the ${limit}-token limit of ${model} (got ${got}). Shorten or split the input.`);
+  invalid(`is longer than the ${limit}-token limit of ${model} (got ${got}). Shorten or split the input.`, { param });

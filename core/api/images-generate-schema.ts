@@ -19,7 +19,7 @@ const given = (value: unknown): boolean => value !== undefined && value !== null
 export function validateImageGenerateRequest(body: Record<string, unknown>): ImageGenerateRequest {
   if (given(body.model)) requireString(body.model, 'model', { nonEmpty: true });
   const model = given(body.model) ? (body.model as string) : IMAGE_MODEL_A;
-  if (body.prompt === undefined || body.prompt === null) throw invalid('prompt', 'is required.');
+  if (body.prompt === undefined || body.prompt === null) throw invalid('is required.', { param: 'prompt' });
   const prompt = requireString(body.prompt, 'prompt', { nonEmpty: true });
   optionalNumber(body.n, 'n', { min: 1, max: 10, integer: true, nullable: true });
   optionalEnum(body.response_format ?? undefined, 'response_format', ['url', 'b64_json']);
@@ -29,15 +29,15 @@ export function validateImageGenerateRequest(body: Record<string, unknown>): Ima
   }
 
   if (model === IMAGE_MODEL_A) {
-    if (characterCount(prompt) > 1000) throw invalid('prompt', `must be at most 1000 characters for ${model}, got ${characterCount(prompt)}.`);
+    if (characterCount(prompt) > 1000) throw invalid(`must be at most 1000 characters for ${model}, got ${characterCount(prompt)}.`, { param: 'prompt' });
     if (given(body.quality) && body.quality !== 'standard') {
-      throw invalid('quality', `${model} supports only 'standard'; 'hd' is for ${IMAGE_MODEL_B}.`);
+      throw invalid(`${model} supports only 'standard'; 'hd' is for ${IMAGE_MODEL_B}.`, { param: 'quality' });
     }
-    if (given(body.style)) throw invalid('style', `is supported only by ${IMAGE_MODEL_B}.`);
+    if (given(body.style)) throw invalid(`is supported only by ${IMAGE_MODEL_B}.`, { param: 'style' });
     if (given(body.size)) optionalEnum(body.size, 'size', SIZES_A);
   } else if (model === IMAGE_MODEL_B) {
-    if (characterCount(prompt) > 4000) throw invalid('prompt', `must be at most 4000 characters for ${model}, got ${characterCount(prompt)}.`);
-    if (given(body.n) && body.n !== 1) throw invalid('n', `${model} supports only n = 1, got ${body.n}.`);
+    if (characterCount(prompt) > 4000) throw invalid(`must be at most 4000 characters for ${model}, got ${characterCount(prompt)}.`, { param: 'prompt' });
+    if (given(body.n) && body.n !== 1) throw invalid(`${model} supports only n = 1, got ${body.n}.`, { param: 'n' });
     if (given(body.quality)) optionalEnum(body.quality, 'quality', ['standard', 'hd']);
     if (given(body.style)) optionalEnum(body.style, 'style', ['vivid', 'natural']);
     if (given(body.size)) optionalEnum(body.size, 'size', SIZES_B);

@@ -24,14 +24,14 @@ const fileOf = (form: MultipartForm, field: string): FormFile | undefined => for
 
 function noUnexpectedFiles(form: MultipartForm, allowed: readonly string[]): void {
   const stray = form.files.find((file) => !allowed.includes(file.field));
-  if (stray) throw invalid(stray.field, `this operation takes no file in "${stray.field}" (files go in ${allowed.join(' or ')}).`);
+  if (stray) throw invalid(`this operation takes no file in "${stray.field}" (files go in ${allowed.join(' or ')}).`, { param: stray.field });
 }
 
 function integerField(form: MultipartForm, name: string, min: number, max: number): void {
   const value = form.fields[name];
   if (value === undefined) return;
   if (!/^-?\d+$/.test(value.trim()) || Number(value) < min || Number(value) > max) {
-    throw invalid(name, `expected an integer from ${min} to ${max}, got "${value.slice(0, 40)}".`);
+    throw invalid(`expected an integer from ${min} to ${max}, got "${value.slice(0, 40)}".`, { param: name });
   }
 }
 
@@ -40,33 +40,33 @@ function numberField(form: MultipartForm, name: string, min: number, max: number
   if (value === undefined) return;
   const number = Number(value);
   if (value.trim() === '' || !Number.isFinite(number) || number < min || number > max) {
-    throw invalid(name, `expected a number from ${min} to ${max}, got "${value.slice(0, 40)}".`);
+    throw invalid(`expected a number from ${min} to ${max}, got "${value.slice(0, 40)}".`, { param: name });
   }
 }
 
 function enumField(form: MultipartForm, name: string, allowed: readonly string[]): void {
   const value = form.fields[name];
-  if (value !== undefined && !allowed.includes(value)) throw invalid(name, `expected one of ${allowed.join(', ')}, got "${value.slice(0, 40)}".`);
+  if (value !== undefined && !allowed.includes(value)) throw invalid(`expected one of ${allowed.join(', ')}, got "${value.slice(0, 40)}".`, { param: name });
 }
 
 function requiredField(form: MultipartForm, name: string, max?: number): void {
   const value = form.fields[name];
-  if (value === undefined || value.length === 0) throw invalid(name, 'is required.');
-  if (max !== undefined && value.length > max) throw invalid(name, `must be at most ${max} characters, got ${value.length}.`);
+  if (value === undefined || value.length === 0) throw invalid('is required.', { param: name });
+  if (max !== undefined && value.length > max) throw invalid(`must be at most ${max} characters, got ${value.length}.`, { param: name });
 }
 
 /** A PNG file under 4 MB, square: checked from its bytes, not its name. */
 async function squarePng(file: FormFile | undefined, field: string) {
-  if (!file) throw invalid(field, 'a PNG file is required.');
-  if (file.size >= IMAGE_LIMIT_BYTES) throw invalid(field, `must be under 4 MB (${IMAGE_LIMIT_BYTES} bytes), got ${file.size} bytes.`);
+  if (!file) throw invalid('a PNG file is required.', { param: field });
+  if (file.size >= IMAGE_LIMIT_BYTES) throw invalid(`must be under 4 MB (${IMAGE_LIMIT_BYTES} bytes), got ${file.size} bytes.`, { param: field });
   const info = await readPngInfo(file.path);
-  if (!info) throw invalid(field, 'must be a PNG image (its bytes do not start with the PNG signature and header).');
+  if (!info) throw invalid('must be a PNG image (its bytes do not start with the PNG signature and header).', { param: field });
   return info;
 }
 
 function dallE2Only(form: MultipartForm): void {
   const model = form.fields.model;
-  if (model !== undefined && model !== IMAGE_MODEL_A) throw invalid('model', `only ${IMAGE_MODEL_A} supports this operation, got "${model.slice(0, 40)}".`);
+  if (model !== undefined && model !== IMAGE_MODEL_A) throw invalid(`only ${IMAGE_MODEL_A} supports this operation, got "${model.slice(0, 40)}".`, { param: 'model' });
 }
 
 function imageOptions(form: MultipartForm): void {
@@ -79,15 +79,15 @@ function imageOptions(form: MultipartForm): void {
 async function validateImageEdit(form: MultipartForm): Promise<void> {
   noUnexpectedFiles(form, ['image', 'mask']);
   const image = await squarePng(fileOf(form, 'image'), 'image');
-  if (image.width !== image.height) throw invalid('image', `must be square, got ${image.width}x${image.height}.`);
+  if (image.width !== image.height) throw invalid(`must be square, got ${image.width}x${image.height}.`, { param: 'image' });
   const maskFile = fileOf(form, 'mask');
   if (maskFile) {
     const mask = await squarePng(maskFile, 'mask');
     if (mask.width !== image.width || mask.height !== image.height) {
-      throw invalid('mask', `must have the image's dimensions (${image.width}x${image.height}), got ${mask.width}x${mask.height}.`);
+      throw invalid(`must have the image's dimensions (${image.width}x${image.height}), got ${mask.width}x${mask.height}.`, { param: 'mask' });
     }
   } else if (!image.hasAlpha) {
-    throw invalid('image', 'must have an alpha channel (transparent areas mark where to edit) when no mask is sent.');
+    throw invalid('must have an alpha channel (transparent areas mark where to edit) when no mask is sent.', { param: 'image' });
   }
   requiredField(form, 'prompt', 1000);
   imageOptions(form);
@@ -96,13 +96,13 @@ async function validateImageEdit(form: MultipartForm): Promise<void> {
 async function validateImageVariation(form: MultipartForm): Promise<void> {
   noUnexpectedFiles(form, ['image']);
   const image = await squarePng(fileOf(form, 'image'), 'image');
-  if (image.width !== image.height) throw invalid('image', `must be square, got ${image.width}x${image.height}.`);
+  if (image.width !== image.height) throw invalid(`must be square, got ${image.width}x${image.height}.`, { param: 'image' });
   imageOptions(form);
 }
 
 async function validateAudio(form: MultipartForm): Promise<void> {
   noUnexpectedFiles(form, ['file']);
-  if (!fileOf(form, 'file')) throw invalid('file', 'an audio file is required.');
+  if (!fileOf(form, 'file')) throw invalid('an audio file is required.', { param: 'file' });
   requiredField(form, 'model');
   enumField(form, 'response_format', AUDIO_FORMATS);
   numberField(form, 'temperature', 0, 1);

@@ -13,13 +13,13 @@ const MAX_INPUT = 4096;
  * provider is known (still before anything is sent).
  */
 export function validateSpeechRequest(body: Record<string, unknown>): SpeechRequest {
-  if (body.model === undefined) throw invalid('model', 'is required.');
+  if (body.model === undefined) throw invalid('is required.', { param: 'model' });
   requireString(body.model, 'model', { nonEmpty: true });
-  if (body.input === undefined) throw invalid('input', 'is required.');
+  if (body.input === undefined) throw invalid('is required.', { param: 'input' });
   const input = requireString(body.input, 'input', { nonEmpty: true });
   const characters = characterCount(input);
-  if (characters > MAX_INPUT) throw invalid('input', `must be at most ${MAX_INPUT} characters, got ${characters}.`);
-  if (body.voice === undefined) throw invalid('voice', 'is required.');
+  if (characters > MAX_INPUT) throw invalid(`must be at most ${MAX_INPUT} characters, got ${characters}.`, { param: 'input' });
+  if (body.voice === undefined) throw invalid('is required.', { param: 'voice' });
   requireString(body.voice, 'voice', { nonEmpty: true });
   optionalEnum(body.response_format, 'response_format', SPEECH_FORMATS);
   optionalNumber(body.speed, 'speed', { min: 0.25, max: 4 });

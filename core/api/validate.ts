@@ -6,7 +6,8 @@ import { isRecord } from '../spec/is-record.js';
  * (`messages[2].content`) and whose message says what was expected, in words a person understands.
  */
 
-export function invalid(param: string, message: string): GatewayError {
+/** 400 `invalid_value` for the field `param`: the message names it. The catalogue's order: message, then what it is about. */
+export function invalid(message: string, { param }: { param: string }): GatewayError {
   return errors.invalidRequest(`Invalid '${param}': ${message}`, { param, code: 'invalid_value' });
 }
 
@@ -19,17 +20,17 @@ export const describe = (value: unknown): string => {
 };
 
 export function requireObject(value: unknown, param: string): Record<string, unknown> {
-  if (!isRecord(value)) throw invalid(param, `expected an object, got ${describe(value)}.`);
+  if (!isRecord(value)) throw invalid(`expected an object, got ${describe(value)}.`, { param });
   return value;
 }
 
 /** The string at `param`; 400 naming it when it is absent (`is required`), not a string, empty (with `nonEmpty`) or too long. */
 export function requireString(value: unknown, param: string, options: { nonEmpty?: boolean; max?: number } = {}): string {
-  if (value === undefined) throw invalid(param, 'is required.');
-  if (typeof value !== 'string') throw invalid(param, `expected a string, got ${describe(value)}.`);
-  if (options.nonEmpty && value.length === 0) throw invalid(param, 'must not be empty.');
+  if (value === undefined) throw invalid('is required.', { param });
+  if (typeof value !== 'string') throw invalid(`expected a string, got ${describe(value)}.`, { param });
+  if (options.nonEmpty && value.length === 0) throw invalid('must not be empty.', { param });
   if (options.max !== undefined && value.length > options.max) {
-    throw invalid(param, `must be at most ${options.max} characters, got ${value.length}.`);
+    throw invalid(`must be at most ${options.max} characters, got ${value.length}.`, { param });
   }
   return value;
 }
@@ -40,7 +41,7 @@ export function optionalString(value: unknown, param: string): void {
 
 export function optionalBoolean(value: unknown, param: string, nullable = false): void {
   if (value === undefined || (nullable && value === null)) return;
-  if (typeof value !== 'boolean') throw invalid(param, `expected a boolean${nullable ? ' or null' : ''}, got ${describe(value)}.`);
+  if (typeof value !== 'boolean') throw invalid(`expected a boolean${nullable ? ' or null' : ''}, got ${describe(value)}.`, { param });
 }
 
 /** A number (or integer) within [min, max]; `undefined` passes, `null` passes when nullable. */
@@ -52,19 +53,19 @@ export function optionalNumber(
   if (value === undefined || (range.nullable && value === null)) return;
   const kind = range.integer ? 'an integer' : 'a number';
   if (typeof value !== 'number' || !Number.isFinite(value) || (range.integer && !Number.isInteger(value))) {
-    throw invalid(param, `expected ${kind}${range.nullable ? ' or null' : ''}, got ${describe(value)}.`);
+    throw invalid(`expected ${kind}${range.nullable ? ' or null' : ''}, got ${describe(value)}.`, { param });
   }
   if ((range.min !== undefined && value < range.min) || (range.max !== undefined && value > range.max)) {
     const bounds =
       range.max === undefined ? `at least ${range.min}` : range.min === undefined ? `at most ${range.max}` : `between ${range.min} and ${range.max}`;
-    throw invalid(param, `must be ${bounds}, got ${value}.`);
+    throw invalid(`must be ${bounds}, got ${value}.`, { param });
   }
 }
 
 export function optionalEnum(value: unknown, param: string, allowed: readonly string[]): void {
   if (value === undefined) return;
   if (typeof value !== 'string' || !allowed.includes(value)) {
-    throw invalid(param, `must be one of ${allowed.map((entry) => `'${entry}'`).join(', ')}, got ${describe(value)}.`);
+    throw invalid(`must be one of ${allowed.map((entry) => `'${entry}'`).join(', ')}, got ${describe(value)}.`, { param });
   }
 }
 
@@ -74,7 +75,7 @@ export const NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
 export function requireName(value: unknown, param: string): string {
   const name = requireString(value, param);
   if (!NAME_PATTERN.test(name)) {
-    throw invalid(param, 'must be 1 to 64 characters of a-z, A-Z, 0-9, underscore or dash.');
+    throw invalid('must be 1 to 64 characters of a-z, A-Z, 0-9, underscore or dash.', { param });
   }
   return name;
 }
@@ -88,9 +89,9 @@ export const DATA_URL_PATTERN = /^data:[A-Za-z0-9.+-]+\/[A-Za-z0-9.+-]+(?:;[^,;]
 /** `stop`: null, a string, or an array of 1 to 4 strings. */
 export function optionalStop(value: unknown, param: string, allowEmptyArray = false): void {
   if (value === undefined || value === null || typeof value === 'string') return;
-  if (!Array.isArray(value)) throw invalid(param, `expected a string or an array of strings, got ${describe(value)}.`);
+  if (!Array.isArray(value)) throw invalid(`expected a string or an array of strings, got ${describe(value)}.`, { param });
   if ((!allowEmptyArray && value.length === 0) || value.length > 4) {
-    throw invalid(param, `must hold 1 to 4 strings, got ${value.length}.`);
+    throw invalid(`must hold 1 to 4 strings, got ${value.length}.`, { param });
   }
   value.forEach((entry, index) => {
     requireString(entry, `${param}[${index}]`);
@@ -102,7 +103,7 @@ export function optionalLogitBias(value: unknown, param: string): void {
   if (value === undefined || value === null) return;
   const bias = requireObject(value, param);
   for (const token in bias) {
-    if (!/^\d+$/.test(token)) throw invalid(`${param}.${token}`, 'keys must be token ids (non-negative integers).');
+    if (!/^\d+$/.test(token)) throw invalid('keys must be token ids (non-negative integers).', { param: `${param}.${token}` });
     optionalNumber(bias[token], `${param}.${token}`, { min: -100, max: 100, integer: true });
   }
 }
@@ -120,7 +121,7 @@ export function optionalSeed(value: unknown, param: string): void {
 export function optionalStreamOptions(value: unknown, stream: unknown, param = 'stream_options'): void {
   if (value === undefined || value === null) return;
   const options = requireObject(value, param);
-  if (stream !== true) throw invalid(param, 'is only allowed when stream is true.');
+  if (stream !== true) throw invalid('is only allowed when stream is true.', { param });
   optionalBoolean(options.include_usage, `${param}.include_usage`);
 }
 

@@ -6,12 +6,12 @@ import type { ResponseCache } from './response-cache.js';
 
 const NAME = /^[A-Za-z0-9._:-]{1,128}$/;
 
-const invalid = (param: string, message: string) => errors.invalidRequest(message, { param, code: 'invalid_query' });
+const invalid = (message: string, { param }: { param: string }) => errors.invalidRequest(message, { param, code: 'invalid_query' });
 
 function one(koa: Context, name: string): string | undefined {
   const value = koa.query[name];
   if (value === undefined) return undefined;
-  if (typeof value !== 'string' || !NAME.test(value)) throw invalid(name, `${name} must be given once, as 1 to 128 letters, digits or . _ : -.`);
+  if (typeof value !== 'string' || !NAME.test(value)) throw invalid(`${name} must be given once, as 1 to 128 letters, digits or . _ : -.`, { param: name });
   return value;
 }
 
@@ -25,9 +25,9 @@ export function mountCacheAdmin(router: Router, parts: { guard: AdminGuard; cach
     const namespace = one(koa, 'namespace');
     const key = one(koa, 'key');
     const all = koa.query.all;
-    if (all !== undefined && all !== 'true') throw invalid('all', 'all must be true.');
+    if (all !== undefined && all !== 'true') throw invalid('all must be true.', { param: 'all' });
     if ([namespace, key, all].filter((selector) => selector !== undefined).length !== 1) {
-      throw invalid('namespace', 'Give exactly one of namespace, key or all=true.');
+      throw invalid('Give exactly one of namespace, key or all=true.', { param: 'namespace' });
     }
     const tag = all !== undefined ? undefined : key !== undefined ? (key === 'account' ? 'account' : `key:${key}`) : `shared:${namespace}`;
     koa.body = { deleted: await parts.cache.remove(tag), namespace: tag ?? null };

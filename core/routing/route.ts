@@ -134,7 +134,8 @@ const CACHE_FIELDS = new Set(['mode', 'max_age', 'namespace', 'threshold', 'embe
 const EMBEDDING_FIELDS = new Set(['model', 'provider', 'credential', 'virtual_key', 'virtual_key_hint', 'custom_host', 'headers', 'request_timeout']);
 const MAX_TIMEOUT_MS = 3_600_000;
 
-const invalidRoute = (param: string, message: string): GatewayError =>
+/** 400 `invalid_route` for the route field `param`: the message names it. */
+export const invalidRoute = (message: string, { param }: { param: string }): GatewayError =>
   errors.invalidRequest(`Invalid route at '${param}': ${message}`, { param, code: 'invalid_route' });
 
 /**
@@ -149,23 +150,23 @@ export function parseRoute(value: unknown, param = 'config'): Route {
 }
 
 function parseLevel(value: unknown, param: string, depth: number, counter: { targets: number }): Route {
-  if (!isRecord(value)) throw invalidRoute(param, 'expected an object.');
-  if (depth > ROUTE_LIMITS.maxDepth) throw invalidRoute(param, `routes nest at most ${ROUTE_LIMITS.maxDepth} deep.`);
-  for (const key of Object.keys(value)) if (!ROUTE_FIELDS.has(key)) throw invalidRoute(`${param}.${key}`, 'is not a route field.');
-  if (value.cache !== undefined && depth > 1) throw invalidRoute(`${param}.cache`, 'only the top-level route caches; remove it from the nested route.');
+  if (!isRecord(value)) throw invalidRoute('expected an object.', { param });
+  if (depth > ROUTE_LIMITS.maxDepth) throw invalidRoute(`routes nest at most ${ROUTE_LIMITS.maxDepth} deep.`, { param });
+  for (const key of Object.keys(value)) if (!ROUTE_FIELDS.has(key)) throw invalidRoute('is not a route field.', { param: `${param}.${key}` });
+  if (value.cache !== undefined && depth > 1) throw invalidRoute('only the top-level route caches; remove it from the nested route.', { param: `${param}.cache` });
   const targets = value.targets;
-  if (!Array.isArray(targets) || targets.length === 0) throw invalidRoute(`${param}.targets`, 'expected a non-empty array of targets.');
+  if (!Array.isArray(targets) || targets.length === 0) throw invalidRoute('expected a non-empty array of targets.', { param: `${param}.targets` });
   counter.targets += targets.length;
-  if (counter.targets > ROUTE_LIMITS.maxTargets) throw invalidRoute(`${param}.targets`, `a route has at most ${ROUTE_LIMITS.maxTargets} targets in all.`);
+  if (counter.targets > ROUTE_LIMITS.maxTargets) throw invalidRoute(`a route has at most ${ROUTE_LIMITS.maxTargets} targets in all.`, { param: `${param}.targets` });
   const parsedTargets = targets.map((target, index) => parseTarget(target, `${param}.targets[${index}]`, depth, counter));
   const names = new Set<string>();
   parsedTargets.forEach((target, index) => {
     if (target.name === undefined) return;
-    if (names.has(target.name)) throw invalidRoute(`${param}.targets[${index}].name`, `"${target.name}" is used by another target of this route.`);
+    if (names.has(target.name)) throw invalidRoute(`"${target.name}" is used by another target of this route.`, { param: `${param}.targets[${index}].name` });
     names.add(target.name);
   });
   const strategy = parseStrategy(value.strategy, `${param}.strategy`, parsedTargets);
-  if (strategy.mode === 'single' && parsedTargets.length !== 1) throw invalidRoute(`${param}.targets`, 'a single route has exactly one target.');
+  if (strategy.mode === 'single' && parsedTargets.length !== 1) throw invalidRoute('a single route has exactly one target.', { param: `${param}.targets` });
   return {
     strategy,
     targets: parsedTargets,
@@ -183,21 +184,21 @@ function parseLevel(value: unknown, param: string, depth: number, counter: { tar
  * it typed, or throws 400 `invalid_route` whose `param` names the field.
  */
 export function parseRouteCache(value: unknown, param: string): RouteCache {
-  if (!isRecord(value)) throw invalidRoute(param, 'expected an object such as { "mode": "simple", "max_age": 3600 }.');
-  for (const key of Object.keys(value)) if (!CACHE_FIELDS.has(key)) throw invalidRoute(`${param}.${key}`, 'is not a cache field.');
+  if (!isRecord(value)) throw invalidRoute('expected an object such as { "mode": "simple", "max_age": 3600 }.', { param });
+  for (const key of Object.keys(value)) if (!CACHE_FIELDS.has(key)) throw invalidRoute('is not a cache field.', { param: `${param}.${key}` });
   const { mode, max_age: maxAge, namespace, threshold, embedding } = value;
-  if (mode !== 'simple' && mode !== 'semantic' && mode !== 'off') throw invalidRoute(`${param}.mode`, 'expected one of simple, semantic, off.');
+  if (mode !== 'simple' && mode !== 'semantic' && mode !== 'off') throw invalidRoute('expected one of simple, semantic, off.', { param: `${param}.mode` });
   if (maxAge !== undefined && (!Number.isInteger(maxAge) || (maxAge as number) < 1 || (maxAge as number) > MAX_CACHE_AGE_S)) {
-    throw invalidRoute(`${param}.max_age`, `expected an integer number of seconds from 1 to ${MAX_CACHE_AGE_S}.`);
+    throw invalidRoute(`expected an integer number of seconds from 1 to ${MAX_CACHE_AGE_S}.`, { param: `${param}.max_age` });
   }
   if (namespace !== undefined && (typeof namespace !== 'string' || !/^[A-Za-z0-9._:-]{1,64}$/.test(namespace))) {
-    throw invalidRoute(`${param}.namespace`, 'expected a string matching /^[A-Za-z0-9._:-]{1,64}$/.');
+    throw invalidRoute('expected a string matching /^[A-Za-z0-9._:-]{1,64}$/.', { param: `${param}.namespace` });
   }
   if (mode !== 'semantic' && (threshold !== undefined || embedding !== undefined)) {
-    throw invalidRoute(`${param}.${threshold !== undefined ? 'threshold' : 'embedding'}`, 'goes with mode semantic.');
+    throw invalidRoute('goes with mode semantic.', { param: `${param}.${threshold !== undefined ? 'threshold' : 'embedding'}` });
   }
-  if (threshold !== undefined && (typeof threshold !== 'number' || !(threshold > 0 && threshold <= 1))) throw invalidRoute(`${param}.threshold`, 'expected a number above 0 and at most 1.');
-  if (mode === 'semantic' && embedding === undefined) throw invalidRoute(`${param}.embedding`, 'semantic mode needs the embeddings target it embeds texts with.');
+  if (threshold !== undefined && (typeof threshold !== 'number' || !(threshold > 0 && threshold <= 1))) throw invalidRoute('expected a number above 0 and at most 1.', { param: `${param}.threshold` });
+  if (mode === 'semantic' && embedding === undefined) throw invalidRoute('semantic mode needs the embeddings target it embeds texts with.', { param: `${param}.embedding` });
   return {
     mode,
     ...(maxAge !== undefined ? { max_age: maxAge as number } : {}),
@@ -208,21 +209,21 @@ export function parseRouteCache(value: unknown, param: string): RouteCache {
 }
 
 function parseEmbedding(value: unknown, param: string): CacheEmbedding {
-  if (!isRecord(value)) throw invalidRoute(param, 'expected an embeddings target: an object with "model" and one of "provider" or "virtual_key".');
-  for (const key of Object.keys(value)) if (!EMBEDDING_FIELDS.has(key)) throw invalidRoute(`${param}.${key}`, 'is not a field of an embeddings target.');
+  if (!isRecord(value)) throw invalidRoute('expected an embeddings target: an object with "model" and one of "provider" or "virtual_key".', { param });
+  for (const key of Object.keys(value)) if (!EMBEDDING_FIELDS.has(key)) throw invalidRoute('is not a field of an embeddings target.', { param: `${param}.${key}` });
   const { model, ...target } = value;
-  if (typeof model !== 'string' || model.length === 0 || model.length > 256) throw invalidRoute(`${param}.model`, 'expected the embeddings model, a non-empty string of at most 256 characters.');
-  if (target.provider === undefined && target.virtual_key === undefined) throw invalidRoute(param, 'an embeddings target names exactly one of provider or virtual_key.');
+  if (typeof model !== 'string' || model.length === 0 || model.length > 256) throw invalidRoute('expected the embeddings model, a non-empty string of at most 256 characters.', { param: `${param}.model` });
+  if (target.provider === undefined && target.virtual_key === undefined) throw invalidRoute('an embeddings target names exactly one of provider or virtual_key.', { param });
   const { name: _name, ...checked } = parseTarget(target, param, ROUTE_LIMITS.maxDepth, { targets: 0 });
   return { model, ...checked } as CacheEmbedding;
 }
 
 function parseStrategy(value: unknown, param: string, targets: readonly Target[]): Strategy {
   if (value === undefined) return { mode: targets.length === 1 ? 'single' : 'fallback' };
-  if (!isRecord(value)) throw invalidRoute(param, 'expected an object such as { "mode": "fallback" }.');
+  if (!isRecord(value)) throw invalidRoute('expected an object such as { "mode": "fallback" }.', { param });
   const mode = value.mode;
-  if (typeof mode !== 'string' || !(STRATEGIES as readonly string[]).includes(mode)) throw invalidRoute(`${param}.mode`, `expected one of ${STRATEGIES.join(', ')}.`);
-  for (const key of Object.keys(value)) if (!STRATEGY_FIELDS[mode as (typeof STRATEGIES)[number]].includes(key)) throw invalidRoute(`${param}.${key}`, `is not a field of a ${mode} strategy.`);
+  if (typeof mode !== 'string' || !(STRATEGIES as readonly string[]).includes(mode)) throw invalidRoute(`expected one of ${STRATEGIES.join(', ')}.`, { param: `${param}.mode` });
+  for (const key of Object.keys(value)) if (!STRATEGY_FIELDS[mode as (typeof STRATEGIES)[number]].includes(key)) throw invalidRoute(`is not a field of a ${mode} strategy.`, { param: `${param}.${key}` });
   switch (mode) {
     case 'single':
       return { mode };
@@ -230,82 +231,82 @@ function parseStrategy(value: unknown, param: string, targets: readonly Target[]
       return value.on_status_codes === undefined ? { mode } : { mode, on_status_codes: statusCodes(value.on_status_codes, `${param}.on_status_codes`) };
     case 'loadbalance': {
       const policy = value.policy;
-      if (policy !== undefined && !(BALANCE_POLICIES as readonly unknown[]).includes(policy)) throw invalidRoute(`${param}.policy`, `expected one of ${BALANCE_POLICIES.join(', ')}.`);
+      if (policy !== undefined && !(BALANCE_POLICIES as readonly unknown[]).includes(policy)) throw invalidRoute(`expected one of ${BALANCE_POLICIES.join(', ')}.`, { param: `${param}.policy` });
       return policy === undefined ? { mode } : { mode, policy: policy as (typeof BALANCE_POLICIES)[number] };
     }
     default: {
       const names = new Set(targets.map((target) => target.name).filter((name): name is string => name !== undefined));
       const conditions = value.conditions;
-      if (!Array.isArray(conditions) || conditions.length === 0) throw invalidRoute(`${param}.conditions`, 'expected a non-empty array of { query, then }.');
+      if (!Array.isArray(conditions) || conditions.length === 0) throw invalidRoute('expected a non-empty array of { query, then }.', { param: `${param}.conditions` });
       const parsed = conditions.map((condition, index): Condition => {
         const at = `${param}.conditions[${index}]`;
-        if (!isRecord(condition)) throw invalidRoute(at, 'expected an object { query, then }.');
+        if (!isRecord(condition)) throw invalidRoute('expected an object { query, then }.', { param: at });
         checkQuery(condition.query, `${at}.query`);
-        if (typeof condition.then !== 'string' || !names.has(condition.then)) throw invalidRoute(`${at}.then`, 'must name a target of this route.');
+        if (typeof condition.then !== 'string' || !names.has(condition.then)) throw invalidRoute('must name a target of this route.', { param: `${at}.then` });
         return { query: condition.query as Query, then: condition.then };
       });
       const fallback = value.default;
-      if (fallback !== undefined && (typeof fallback !== 'string' || !names.has(fallback))) throw invalidRoute(`${param}.default`, 'must name a target of this route.');
+      if (fallback !== undefined && (typeof fallback !== 'string' || !names.has(fallback))) throw invalidRoute('must name a target of this route.', { param: `${param}.default` });
       return fallback === undefined ? { mode: 'conditional', conditions: parsed } : { mode: 'conditional', conditions: parsed, default: fallback };
     }
   }
 }
 
 function checkQuery(value: unknown, param: string): void {
-  if (!isRecord(value)) throw invalidRoute(param, 'expected an object.');
+  if (!isRecord(value)) throw invalidRoute('expected an object.', { param });
   for (const [key, condition] of Object.entries(value)) {
     const at = `${param}.${key}`;
     if (key === '$and' || key === '$or') {
-      if (!Array.isArray(condition) || condition.length === 0) throw invalidRoute(at, 'expected a non-empty array of queries.');
+      if (!Array.isArray(condition) || condition.length === 0) throw invalidRoute('expected a non-empty array of queries.', { param: at });
       condition.forEach((query, index) => checkQuery(query, `${at}[${index}]`));
       continue;
     }
-    if (key.startsWith('$')) throw invalidRoute(at, `is not an operator here; use ${QUERY_OPERATORS.join(' ')}.`);
-    if (!/^(metadata\.[^.]+|model|user|caller\.id|caller\.name)$/.test(key)) throw invalidRoute(at, 'a condition reads metadata.<key>, model, user, caller.id or caller.name.');
+    if (key.startsWith('$')) throw invalidRoute(`is not an operator here; use ${QUERY_OPERATORS.join(' ')}.`, { param: at });
+    if (!/^(metadata\.[^.]+|model|user|caller\.id|caller\.name)$/.test(key)) throw invalidRoute('a condition reads metadata.<key>, model, user, caller.id or caller.name.', { param: at });
     if (!isRecord(condition)) continue; // a plain value means $eq
     for (const [operator, operand] of Object.entries(condition)) {
       const opAt = `${at}.${operator}`;
-      if (!(QUERY_OPERATORS as readonly string[]).includes(operator) || operator === '$and' || operator === '$or') throw invalidRoute(opAt, `expected one of $eq $ne $in $nin $regex $gt $gte $lt $lte.`);
-      if ((operator === '$in' || operator === '$nin') && !Array.isArray(operand)) throw invalidRoute(opAt, 'expected an array.');
+      if (!(QUERY_OPERATORS as readonly string[]).includes(operator) || operator === '$and' || operator === '$or') throw invalidRoute(`expected one of $eq $ne $in $nin $regex $gt $gte $lt $lte.`, { param: opAt });
+      if ((operator === '$in' || operator === '$nin') && !Array.isArray(operand)) throw invalidRoute('expected an array.', { param: opAt });
       if (operator === '$regex') {
-        if (typeof operand !== 'string' || operand.length > 256) throw invalidRoute(opAt, 'expected a regular expression of at most 256 characters.');
+        if (typeof operand !== 'string' || operand.length > 256) throw invalidRoute('expected a regular expression of at most 256 characters.', { param: opAt });
         const problem = regexProblem(operand);
-        if (problem !== undefined) throw invalidRoute(opAt, `is not a regular expression the gateway can match in linear time (RE2 syntax: no lookarounds or backreferences): ${problem}.`);
+        if (problem !== undefined) throw invalidRoute(`is not a regular expression the gateway can match in linear time (RE2 syntax: no lookarounds or backreferences): ${problem}.`, { param: opAt });
       }
-      if (['$gt', '$gte', '$lt', '$lte'].includes(operator) && typeof operand !== 'number' && typeof operand !== 'string') throw invalidRoute(opAt, 'expected a number or a string.');
+      if (['$gt', '$gte', '$lt', '$lte'].includes(operator) && typeof operand !== 'number' && typeof operand !== 'string') throw invalidRoute('expected a number or a string.', { param: opAt });
     }
   }
 }
 
 function parseTarget(value: unknown, param: string, depth: number, counter: { targets: number }): Target {
-  if (!isRecord(value)) throw invalidRoute(param, 'expected an object.');
-  for (const key of Object.keys(value)) if (!TARGET_FIELDS.has(key)) throw invalidRoute(`${param}.${key}`, 'is not a target field.');
+  if (!isRecord(value)) throw invalidRoute('expected an object.', { param });
+  for (const key of Object.keys(value)) if (!TARGET_FIELDS.has(key)) throw invalidRoute('is not a target field.', { param: `${param}.${key}` });
   const text = (field: string, pattern?: RegExp): Record<string, string> => {
     const field_value = value[field];
     if (field_value === undefined) return {};
     if (typeof field_value !== 'string' || field_value.length === 0 || field_value.length > 256 || (pattern && !pattern.test(field_value))) {
-      throw invalidRoute(`${param}.${field}`, pattern ? `expected a string matching ${pattern}.` : 'expected a non-empty string of at most 256 characters.');
+      throw invalidRoute(pattern ? `expected a string matching ${pattern}.` : 'expected a non-empty string of at most 256 characters.', { param: `${param}.${field}` });
     }
     return { [field]: field_value };
   };
   const route = value.route !== undefined ? { route: parseLevel(value.route, `${param}.route`, depth + 1, counter) } : {};
   const kinds = [value.provider, value.virtual_key, value.route].filter((entry) => entry !== undefined).length;
-  if (kinds !== 1) throw invalidRoute(param, 'a target names exactly one of provider, virtual_key or route.');
-  if (value.credential !== undefined && value.provider === undefined) throw invalidRoute(`${param}.credential`, 'goes with provider.');
+  if (kinds !== 1) throw invalidRoute('a target names exactly one of provider, virtual_key or route.', { param });
+  if (value.credential !== undefined && value.provider === undefined) throw invalidRoute('goes with provider.', { param: `${param}.credential` });
   // Shown by the admin API beside a key's id; read-only, so a route read and sent back is accepted, and dropped here.
   if (value.virtual_key_hint !== undefined && (typeof value.virtual_key_hint !== 'string' || value.virtual_key_hint.length > 256)) {
-    throw invalidRoute(`${param}.virtual_key_hint`, 'is shown by the admin API and ignored on input; if given, a string of at most 256 characters.');
+    throw invalidRoute('is shown by the admin API and ignored on input; if given, a string of at most 256 characters.', { param: `${param}.virtual_key_hint` });
   }
-  if (value.custom_host !== undefined && value.provider === undefined) throw invalidRoute(`${param}.custom_host`, 'goes with provider.');
+  if (value.custom_host !== undefined && value.provider === undefined) throw invalidRoute('goes with provider.', { param: `${param}.custom_host` });
   if (value.weight !== undefined && (typeof value.weight !== 'number' || !Number.isFinite(value.weight) || value.weight < 0 || value.weight > 1_000_000)) {
-    throw invalidRoute(`${param}.weight`, 'expected a number from 0 to 1000000.');
+    throw invalidRoute('expected a number from 0 to 1000000.', { param: `${param}.weight` });
   }
-  if (value.override_params !== undefined && !isRecord(value.override_params)) throw invalidRoute(`${param}.override_params`, 'expected an object of request fields.');
+  if (value.override_params !== undefined && !isRecord(value.override_params)) throw invalidRoute('expected an object of request fields.', { param: `${param}.override_params` });
   if (value.headers !== undefined) {
-    if (!isRecord(value.headers)) throw invalidRoute(`${param}.headers`, 'expected an object of strings.');
+    if (!isRecord(value.headers)) throw invalidRoute('expected an object of strings.', { param: `${param}.headers` });
     for (const [name, header] of Object.entries(value.headers)) {
-      if (!/^x-gateway-[a-z0-9-]+$/.test(name) || typeof header !== 'string') throw invalidRoute(`${param}.headers.${name}`, 'only x-gateway-* headers with string values (lower case names).');
-      if (name === 'x-gateway-api-key' || name === 'x-gateway-config') throw invalidRoute(`${param}.headers.${name}`, 'cannot be set by a route.');
+      if (!/^x-gateway-[a-z0-9-]+$/.test(name) || typeof header !== 'string') throw invalidRoute('only x-gateway-* headers with string values (lower case names).', { param: `${param}.headers.${name}` });
+      if (name === 'x-gateway-api-key' || name === 'x-gateway-config') throw invalidRoute('cannot be set by a route.', { param: `${param}.headers.${name}` });
     }
   }
   return {
@@ -324,10 +325,10 @@ function parseTarget(value: unknown, param: string, depth: number, counter: { ta
 }
 
 function parseRetry(value: unknown, param: string): RetryPolicy {
-  if (!isRecord(value)) throw invalidRoute(param, 'expected an object such as { "attempts": 2 }.');
-  for (const key of Object.keys(value)) if (!['attempts', 'on_status_codes', 'max_retry_after'].includes(key)) throw invalidRoute(`${param}.${key}`, 'is not a retry field.');
+  if (!isRecord(value)) throw invalidRoute('expected an object such as { "attempts": 2 }.', { param });
+  for (const key of Object.keys(value)) if (!['attempts', 'on_status_codes', 'max_retry_after'].includes(key)) throw invalidRoute('is not a retry field.', { param: `${param}.${key}` });
   const attempts = value.attempts;
-  if (!Number.isInteger(attempts) || (attempts as number) < 0 || (attempts as number) > 10) throw invalidRoute(`${param}.attempts`, 'expected an integer from 0 to 10.');
+  if (!Number.isInteger(attempts) || (attempts as number) < 0 || (attempts as number) > 10) throw invalidRoute('expected an integer from 0 to 10.', { param: `${param}.attempts` });
   return {
     attempts: attempts as number,
     ...(value.on_status_codes !== undefined ? { on_status_codes: statusCodes(value.on_status_codes, `${param}.on_status_codes`) } : {}),
@@ -337,7 +338,7 @@ function parseRetry(value: unknown, param: string): RetryPolicy {
 
 function statusCodes(value: unknown, param: string): number[] {
   if (!Array.isArray(value) || value.some((code) => !Number.isInteger(code) || code < 400 || code > 599)) {
-    throw invalidRoute(param, 'expected an array of HTTP statuses from 400 to 599.');
+    throw invalidRoute('expected an array of HTTP statuses from 400 to 599.', { param });
   }
   return value as number[];
 }
@@ -345,11 +346,11 @@ function statusCodes(value: unknown, param: string): number[] {
 function optionalMs(value: Record<string, unknown>, field: string, param: string): Record<string, number> {
   const ms = value[field];
   if (ms === undefined) return {};
-  if (!Number.isInteger(ms) || (ms as number) < 1 || (ms as number) > MAX_TIMEOUT_MS) throw invalidRoute(`${param}.${field}`, `expected an integer number of milliseconds from 1 to ${MAX_TIMEOUT_MS}.`);
+  if (!Number.isInteger(ms) || (ms as number) < 1 || (ms as number) > MAX_TIMEOUT_MS) throw invalidRoute(`expected an integer number of milliseconds from 1 to ${MAX_TIMEOUT_MS}.`, { param: `${param}.${field}` });
   return { [field]: ms as number };
 }
 
 const booleanAt = (value: unknown, param: string): boolean => {
-  if (typeof value !== 'boolean') throw invalidRoute(param, 'expected true or false.');
+  if (typeof value !== 'boolean') throw invalidRoute('expected true or false.', { param });
   return value;
 };

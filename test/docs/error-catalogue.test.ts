@@ -44,10 +44,6 @@ function codeSites(): Site[] {
       const built = last === undefined ? undefined : last[1] !== undefined ? factoryOf(last[1]) : { status: Number(last[2]), type: /type: '([a-z_]+)'/.exec(text.slice(last.index))?.[1] ?? '' };
       sites.push({ code: match[1], file, built });
     }
-    // The admin API's conflict(message, code, param?) helpers.
-    for (const match of text.matchAll(/\bconflict\((?:[^;]|;(?!\n))*?, '([a-z]+(?:_[a-z]+)+)'(?:, '[a-z_]+')?\)/g)) {
-      sites.push({ code: match[1], file, built: { status: 409, type: 'invalid_request_error' } });
-    }
   }
   return sites;
 }

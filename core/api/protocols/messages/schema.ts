@@ -21,15 +21,15 @@ function optionalObject(value: unknown, param: string): void {
 }
 
 function requireArray(value: unknown, param: string): unknown[] {
-  if (value === undefined) throw invalid(param, 'is required.');
-  if (!Array.isArray(value)) throw invalid(param, `expected an array, got ${describe(value)}.`);
+  if (value === undefined) throw invalid('is required.', { param });
+  if (!Array.isArray(value)) throw invalid(`expected an array, got ${describe(value)}.`, { param });
   return value;
 }
 
 function validateSource(value: unknown, param: string, kind: 'image' | 'document'): void {
   const source = requireObject(value, param);
   const types = kind === 'image' ? ['base64', 'url', 'file'] : ['base64', 'url', 'file', 'text', 'content'];
-  if (source.type === undefined) throw invalid(`${param}.type`, 'is required.');
+  if (source.type === undefined) throw invalid('is required.', { param: `${param}.type` });
   optionalEnum(source.type, `${param}.type`, types);
   switch (source.type) {
     case 'base64':
@@ -57,7 +57,7 @@ function validateBlock(value: unknown, param: string, role: 'user' | 'assistant'
   const block = requireObject(value, param);
   const type = requireString(block.type, `${param}.type`, { nonEmpty: true });
   optionalObject(block.cache_control, `${param}.cache_control`);
-  if (role === 'system' && type !== 'text') throw invalid(`${param}.type`, `system content holds only text blocks, got "${type}".`);
+  if (role === 'system' && type !== 'text') throw invalid(`system content holds only text blocks, got "${type}".`, { param: `${param}.type` });
   switch (type) {
     case 'text':
       requireString(block.text, `${param}.text`);
@@ -70,13 +70,13 @@ function validateBlock(value: unknown, param: string, role: 'user' | 'assistant'
       optionalString(block.title ?? undefined, `${param}.title`);
       break;
     case 'tool_use':
-      if (role !== 'assistant') throw invalid(`${param}.type`, 'tool_use blocks belong in assistant messages.');
+      if (role !== 'assistant') throw invalid('tool_use blocks belong in assistant messages.', { param: `${param}.type` });
       requireString(block.id, `${param}.id`, { nonEmpty: true });
       requireString(block.name, `${param}.name`, { nonEmpty: true });
       requireObject(block.input, `${param}.input`);
       break;
     case 'tool_result':
-      if (role !== 'user') throw invalid(`${param}.type`, 'tool_result blocks belong in user messages.');
+      if (role !== 'user') throw invalid('tool_result blocks belong in user messages.', { param: `${param}.type` });
       requireString(block.tool_use_id, `${param}.tool_use_id`, { nonEmpty: true });
       if (block.content !== undefined && typeof block.content !== 'string') validateBlocks(block.content, `${param}.content`, 'user');
       optionalBoolean(block.is_error, `${param}.is_error`);
@@ -98,23 +98,23 @@ function validateBlocks(value: unknown, param: string, role: 'user' | 'assistant
 
 function validateMessages(value: unknown): void {
   const messages = requireArray(value, 'messages');
-  if (messages.length === 0) throw invalid('messages', 'must hold at least one message.');
+  if (messages.length === 0) throw invalid('must hold at least one message.', { param: 'messages' });
   messages.forEach((entry, index) => {
     const at = `messages[${index}]`;
     const message = requireObject(entry, at);
-    if (message.role === undefined) throw invalid(`${at}.role`, 'is required.');
+    if (message.role === undefined) throw invalid('is required.', { param: `${at}.role` });
     optionalEnum(message.role, `${at}.role`, ROLES);
     const role = message.role as (typeof ROLES)[number];
     if (typeof message.content === 'string') return;
-    if (message.content === undefined) throw invalid(`${at}.content`, 'is required.');
-    if (!Array.isArray(message.content)) throw invalid(`${at}.content`, `expected a string or an array of content blocks, got ${describe(message.content)}.`);
+    if (message.content === undefined) throw invalid('is required.', { param: `${at}.content` });
+    if (!Array.isArray(message.content)) throw invalid(`expected a string or an array of content blocks, got ${describe(message.content)}.`, { param: `${at}.content` });
     validateBlocks(message.content, `${at}.content`, role);
   });
 }
 
 function validateSystem(value: unknown): void {
   if (value === undefined || typeof value === 'string') return;
-  if (!Array.isArray(value)) throw invalid('system', `expected a string or an array of text blocks, got ${describe(value)}.`);
+  if (!Array.isArray(value)) throw invalid(`expected a string or an array of text blocks, got ${describe(value)}.`, { param: 'system' });
   validateBlocks(value, 'system', 'system');
 }
 
@@ -132,9 +132,9 @@ function validateTools(value: unknown): Set<string> {
       requireString(tool.type, `${at}.type`, { nonEmpty: true });
       return;
     }
-    if (!TOOL_NAME.test(name)) throw invalid(`${at}.name`, 'must be 1 to 128 characters of a-z, A-Z, 0-9, underscore or dash.');
+    if (!TOOL_NAME.test(name)) throw invalid('must be 1 to 128 characters of a-z, A-Z, 0-9, underscore or dash.', { param: `${at}.name` });
     optionalString(tool.description, `${at}.description`);
-    if (tool.input_schema === undefined) throw invalid(`${at}.input_schema`, 'is required.');
+    if (tool.input_schema === undefined) throw invalid('is required.', { param: `${at}.input_schema` });
     requireObject(tool.input_schema, `${at}.input_schema`);
   });
   return names;
@@ -143,22 +143,22 @@ function validateTools(value: unknown): Set<string> {
 function validateToolChoice(value: unknown, tools: Set<string>): void {
   if (value === undefined) return;
   const choice = requireObject(value, 'tool_choice');
-  if (choice.type === undefined) throw invalid('tool_choice.type', 'is required.');
+  if (choice.type === undefined) throw invalid('is required.', { param: 'tool_choice.type' });
   optionalEnum(choice.type, 'tool_choice.type', ['auto', 'any', 'tool', 'none']);
   optionalBoolean(choice.disable_parallel_tool_use, 'tool_choice.disable_parallel_tool_use');
-  if (choice.type === 'any' && tools.size === 0) throw invalid('tool_choice', "'any' needs at least one tool in tools.");
+  if (choice.type === 'any' && tools.size === 0) throw invalid("'any' needs at least one tool in tools.", { param: 'tool_choice' });
   if (choice.type !== 'tool') return;
   const name = requireString(choice.name, 'tool_choice.name');
-  if (!tools.has(name)) throw invalid('tool_choice.name', `names no tool in tools: "${name}".`);
+  if (!tools.has(name)) throw invalid(`names no tool in tools: "${name}".`, { param: 'tool_choice.name' });
 }
 
 function validateThinking(value: unknown): void {
   if (value === undefined) return;
   const thinking = requireObject(value, 'thinking');
-  if (thinking.type === undefined) throw invalid('thinking.type', 'is required.');
+  if (thinking.type === undefined) throw invalid('is required.', { param: 'thinking.type' });
   optionalEnum(thinking.type, 'thinking.type', ['enabled', 'disabled', 'adaptive']);
   if (thinking.type !== 'enabled') return;
-  if (thinking.budget_tokens === undefined) throw invalid('thinking.budget_tokens', "is required when thinking.type is 'enabled'.");
+  if (thinking.budget_tokens === undefined) throw invalid("is required when thinking.type is 'enabled'.", { param: 'thinking.budget_tokens' });
   optionalNumber(thinking.budget_tokens, 'thinking.budget_tokens', { integer: true, min: MIN_THINKING_BUDGET });
 }
 
@@ -180,7 +180,7 @@ function validateCommon(body: Record<string, unknown>): void {
 
 /** Validates a `POST /v1/messages` body; throws a 400 naming the first bad field. */
 export function validateMessagesRequest(body: Record<string, unknown>): MessagesRequest {
-  if (body.max_tokens === undefined) throw invalid('max_tokens', 'is required.');
+  if (body.max_tokens === undefined) throw invalid('is required.', { param: 'max_tokens' });
   optionalNumber(body.max_tokens, 'max_tokens', { integer: true, min: 1 });
   validateCommon(body);
   validateStopSequences(body.stop_sequences);

@@ -27,9 +27,9 @@ function includeOf(koa: KoaContext): string[] {
 function listQuery(koa: KoaContext): { limit: number; order: 'asc' | 'desc'; after?: string } {
   const limitText = koa.query.limit;
   const limit = limitText === undefined ? 20 : Number(limitText);
-  if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw invalid('limit', 'must be an integer from 1 to 100.');
+  if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw invalid('must be an integer from 1 to 100.', { param: 'limit' });
   const order = koa.query.order ?? 'desc';
-  if (order !== 'asc' && order !== 'desc') throw invalid('order', "must be 'asc' or 'desc'.");
+  if (order !== 'asc' && order !== 'desc') throw invalid("must be 'asc' or 'desc'.", { param: 'order' });
   const after = typeof koa.query.after === 'string' ? koa.query.after : undefined;
   return { limit, order, ...(after ? { after } : {}) };
 }
@@ -68,7 +68,7 @@ export function mountResponsesRoutes(router: Router, options: ResponsesRoutesOpt
     if (query.order === 'desc') items = items.reverse();
     if (query.after !== undefined) {
       const at = items.findIndex((item) => item.id === query.after);
-      if (at < 0) throw invalid('after', `names no item of this response: "${query.after}".`);
+      if (at < 0) throw invalid(`names no item of this response: "${query.after}".`, { param: 'after' });
       items = items.slice(at + 1);
     }
     const page = items.slice(0, query.limit);

@@ -33,23 +33,23 @@ const nullableString = (value: unknown, param: string): void => {
 /** A message's content: a string or content parts of the types the role may send. */
 function validateContent(value: unknown, param: string, role: string): void {
   if (typeof value === 'string') return;
-  if (value === undefined) throw invalid(param, 'is required.');
-  if (!Array.isArray(value)) throw invalid(param, `expected a string or an array of content parts, got ${describe(value)}.`);
+  if (value === undefined) throw invalid('is required.', { param });
+  if (!Array.isArray(value)) throw invalid(`expected a string or an array of content parts, got ${describe(value)}.`, { param });
   const allowed = role === 'assistant' ? ['output_text', 'refusal', 'input_text'] : ['input_text', 'input_image', 'input_file'];
   value.forEach((entry, index) => {
     const at = `${param}[${index}]`;
     const part = requireObject(entry, at);
-    if (part.type === undefined) throw invalid(`${at}.type`, 'is required.');
+    if (part.type === undefined) throw invalid('is required.', { param: `${at}.type` });
     optionalEnum(part.type, `${at}.type`, allowed);
     if (part.type === 'input_text' || part.type === 'output_text') requireString(part.text, `${at}.text`);
     else if (part.type === 'refusal') requireString(part.refusal, `${at}.refusal`);
     else if (part.type === 'input_image') {
-      if (part.image_url === undefined && part.file_id === undefined) throw invalid(at, "needs 'image_url' or 'file_id'.");
+      if (part.image_url === undefined && part.file_id === undefined) throw invalid("needs 'image_url' or 'file_id'.", { param: at });
       nullableString(part.image_url, `${at}.image_url`);
       nullableString(part.file_id, `${at}.file_id`);
       optionalEnum(part.detail, `${at}.detail`, ['auto', 'low', 'high']);
     } else if (part.type === 'input_file') {
-      if (part.file_data === undefined && part.file_id === undefined && part.file_url === undefined) throw invalid(at, "needs 'file_data', 'file_id' or 'file_url'.");
+      if (part.file_data === undefined && part.file_id === undefined && part.file_url === undefined) throw invalid("needs 'file_data', 'file_id' or 'file_url'.", { param: at });
       for (const field of ['file_data', 'file_id', 'file_url', 'filename']) nullableString(part[field], `${at}.${field}`);
     }
   });
@@ -58,8 +58,8 @@ function validateContent(value: unknown, param: string, role: string): void {
 /** A function call's or custom tool call's output: a string, or content parts. */
 function validateOutput(value: unknown, param: string): void {
   if (typeof value === 'string') return;
-  if (value === undefined) throw invalid(param, 'is required.');
-  if (!Array.isArray(value)) throw invalid(param, `expected a string or an array of content parts, got ${describe(value)}.`);
+  if (value === undefined) throw invalid('is required.', { param });
+  if (!Array.isArray(value)) throw invalid(`expected a string or an array of content parts, got ${describe(value)}.`, { param });
   validateContent(value, param, 'user');
 }
 
@@ -67,12 +67,12 @@ function validateItem(value: unknown, index: number): void {
   const at = `input[${index}]`;
   const item = requireObject(value, at);
   const type = item.type ?? (item.role !== undefined ? 'message' : undefined);
-  if (type === undefined) throw invalid(`${at}.type`, 'is required.');
-  if (typeof type !== 'string') throw invalid(`${at}.type`, `expected a string, got ${describe(type)}.`);
+  if (type === undefined) throw invalid('is required.', { param: `${at}.type` });
+  if (typeof type !== 'string') throw invalid(`expected a string, got ${describe(type)}.`, { param: `${at}.type` });
   optionalString(item.id, `${at}.id`);
   switch (type) {
     case 'message':
-      if (item.role === undefined) throw invalid(`${at}.role`, 'is required.');
+      if (item.role === undefined) throw invalid('is required.', { param: `${at}.role` });
       optionalEnum(item.role, `${at}.role`, ROLES);
       validateContent(item.content, `${at}.content`, item.role as string);
       break;
@@ -94,7 +94,7 @@ function validateItem(value: unknown, index: number): void {
       validateOutput(item.output, `${at}.output`);
       break;
     case 'reasoning':
-      if (item.summary !== undefined && !Array.isArray(item.summary)) throw invalid(`${at}.summary`, `expected an array, got ${describe(item.summary)}.`);
+      if (item.summary !== undefined && !Array.isArray(item.summary)) throw invalid(`expected an array, got ${describe(item.summary)}.`, { param: `${at}.summary` });
       nullableString(item.encrypted_content, `${at}.encrypted_content`);
       break;
     case 'item_reference':
@@ -107,19 +107,19 @@ function validateItem(value: unknown, index: number): void {
 
 function validateInput(value: unknown, previous: unknown): void {
   if (value === undefined) {
-    if (previous === undefined || previous === null) throw invalid('input', 'is required (unless previous_response_id is given).');
+    if (previous === undefined || previous === null) throw invalid('is required (unless previous_response_id is given).', { param: 'input' });
     return;
   }
   if (typeof value === 'string') return;
-  if (!Array.isArray(value)) throw invalid('input', `expected a string or an array of items, got ${describe(value)}.`);
+  if (!Array.isArray(value)) throw invalid(`expected a string or an array of items, got ${describe(value)}.`, { param: 'input' });
   value.forEach(validateItem);
 }
 
 /** Function and custom tools (also inside a namespace); returns their names. */
 function validateTool(value: unknown, at: string, names: Set<string>, nested: boolean): void {
   const tool = requireObject(value, at);
-  if (tool.type === undefined) throw invalid(`${at}.type`, 'is required.');
-  if (typeof tool.type !== 'string') throw invalid(`${at}.type`, `expected a string, got ${describe(tool.type)}.`);
+  if (tool.type === undefined) throw invalid('is required.', { param: `${at}.type` });
+  if (typeof tool.type !== 'string') throw invalid(`expected a string, got ${describe(tool.type)}.`, { param: `${at}.type` });
   if (nested) optionalEnum(tool.type, `${at}.type`, ['function', 'custom']);
   if (tool.type === 'function' || tool.type === 'custom') {
     names.add(requireName(tool.name, `${at}.name`));
@@ -132,7 +132,7 @@ function validateTool(value: unknown, at: string, names: Set<string>, nested: bo
     if (tool.format !== undefined) requireObject(tool.format, `${at}.format`);
   } else if (tool.type === 'namespace') {
     requireName(tool.name, `${at}.name`);
-    if (!Array.isArray(tool.tools)) throw invalid(`${at}.tools`, `expected an array, got ${describe(tool.tools)}.`);
+    if (!Array.isArray(tool.tools)) throw invalid(`expected an array, got ${describe(tool.tools)}.`, { param: `${at}.tools` });
     tool.tools.forEach((inner, index) => validateTool(inner, `${at}.tools[${index}]`, names, true));
   }
 }
@@ -140,7 +140,7 @@ function validateTool(value: unknown, at: string, names: Set<string>, nested: bo
 function validateTools(value: unknown): Set<string> {
   const names = new Set<string>();
   if (value === undefined || value === null) return names;
-  if (!Array.isArray(value)) throw invalid('tools', `expected an array, got ${describe(value)}.`);
+  if (!Array.isArray(value)) throw invalid(`expected an array, got ${describe(value)}.`, { param: 'tools' });
   value.forEach((tool, index) => validateTool(tool, `tools[${index}]`, names, false));
   return names;
 }
@@ -154,10 +154,10 @@ function validateToolChoice(value: unknown, names: Set<string>): void {
   requireString(choice.type, 'tool_choice.type');
   if (choice.type === 'function' || choice.type === 'custom') {
     const name = requireString(choice.name, 'tool_choice.name');
-    if (!names.has(name)) throw invalid('tool_choice.name', `names no tool in tools: "${name}".`);
+    if (!names.has(name)) throw invalid(`names no tool in tools: "${name}".`, { param: 'tool_choice.name' });
   } else if (choice.type === 'allowed_tools') {
     optionalEnum(choice.mode, 'tool_choice.mode', ['auto', 'required']);
-    if (!Array.isArray(choice.tools)) throw invalid('tool_choice.tools', `expected an array, got ${describe(choice.tools)}.`);
+    if (!Array.isArray(choice.tools)) throw invalid(`expected an array, got ${describe(choice.tools)}.`, { param: 'tool_choice.tools' });
     choice.tools.forEach((tool, index) => requireObject(tool, `tool_choice.tools[${index}]`));
   }
 }
@@ -168,7 +168,7 @@ function validateText(value: unknown): void {
   optionalEnum(text.verbosity ?? undefined, 'text.verbosity', ['low', 'medium', 'high']);
   if (text.format === undefined || text.format === null) return;
   const format = requireObject(text.format, 'text.format');
-  if (format.type === undefined) throw invalid('text.format.type', 'is required.');
+  if (format.type === undefined) throw invalid('is required.', { param: 'text.format.type' });
   optionalEnum(format.type, 'text.format.type', ['text', 'json_object', 'json_schema']);
   if (format.type !== 'json_schema') return;
   requireName(format.name, 'text.format.name');
@@ -190,16 +190,16 @@ function validateMetadata(value: unknown): void {
   if (value === undefined || value === null) return;
   const metadata = requireObject(value, 'metadata');
   const keys = Object.keys(metadata);
-  if (keys.length > 16) throw invalid('metadata', `must hold at most 16 keys, got ${keys.length}.`);
+  if (keys.length > 16) throw invalid(`must hold at most 16 keys, got ${keys.length}.`, { param: 'metadata' });
   for (const key of keys) {
-    if (key.length > 64) throw invalid('metadata', `keys must be at most 64 characters, got one of ${key.length}.`);
+    if (key.length > 64) throw invalid(`keys must be at most 64 characters, got one of ${key.length}.`, { param: 'metadata' });
     requireString(metadata[key], `metadata.${key}`, { max: 512 });
   }
 }
 
 function validateInclude(value: unknown): void {
   if (value === undefined || value === null) return;
-  if (!Array.isArray(value)) throw invalid('include', `expected an array, got ${describe(value)}.`);
+  if (!Array.isArray(value)) throw invalid(`expected an array, got ${describe(value)}.`, { param: 'include' });
   value.forEach((entry, index) => optionalEnum(entry, `include[${index}]`, INCLUDABLE));
 }
 
@@ -229,14 +229,14 @@ export function validateResponsesRequest(body: Record<string, unknown>): Respons
   optionalBoolean(body.background, 'background', true);
   if (body.stream_options !== undefined && body.stream_options !== null) {
     requireObject(body.stream_options, 'stream_options');
-    if (body.stream !== true) throw invalid('stream_options', 'is only allowed when stream is true.');
+    if (body.stream !== true) throw invalid('is only allowed when stream is true.', { param: 'stream_options' });
   }
   if (body.previous_response_id !== null) optionalString(body.previous_response_id, 'previous_response_id');
-  if (typeof body.previous_response_id === 'string' && body.previous_response_id.length === 0) throw invalid('previous_response_id', 'must not be empty.');
+  if (typeof body.previous_response_id === 'string' && body.previous_response_id.length === 0) throw invalid('must not be empty.', { param: 'previous_response_id' });
   optionalEnum(body.truncation ?? undefined, 'truncation', ['auto', 'disabled']);
   validateInclude(body.include);
   if (isRecord(body.conversation) || typeof body.conversation === 'string') {
-    if (body.previous_response_id !== undefined && body.previous_response_id !== null) throw invalid('conversation', 'cannot be used together with previous_response_id.');
+    if (body.previous_response_id !== undefined && body.previous_response_id !== null) throw invalid('cannot be used together with previous_response_id.', { param: 'conversation' });
   }
   return body as ResponsesRequest;
 }
