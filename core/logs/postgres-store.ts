@@ -180,6 +180,8 @@ export interface PostgresLogStoreOptions {
   schema?: string;
   /** Pool size (default 4). */
   maxConnections?: number;
+  /** How long opening a connection may take before the batch fails and spills (default 5,000 ms). */
+  connectTimeoutMs?: number;
   /** Rows older than this are deleted by {@link PostgresLogStore.prune} (0 = keep forever). */
   maxAgeMs?: number;
   /**
@@ -213,7 +215,7 @@ export class PostgresLogStore implements LogStore {
       connectionString: options.connectionString,
       max: options.maxConnections ?? 4,
       options: `-c search_path=${this.schema}`,
-      connectionTimeoutMillis: 5000,
+      connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
       // A hung database fails the batch (which then spills) instead of stalling the writer.
       query_timeout: 30_000,
       statement_timeout: 30_000,

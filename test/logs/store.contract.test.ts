@@ -9,6 +9,10 @@ import { SqliteWorkerStore } from '../../core/logs/sqlite-worker-store.js';
 import { decodeCursor, encodeCursor, type LogQuery, type LogStore, type UsageCell } from '../../core/logs/store.js';
 import { DATABASE_URL, dropSchemas, makeRecord, postgresReachable, uniqueSchema } from './fixtures.js';
 
+// The store's contract, not the database's connect latency, is under test: on a busy 2-core machine a
+// backend can take over the default 5 s to start while the whole suite runs.
+const CONNECT_TIMEOUT_MS = 30_000;
+
 const postgres = await postgresReachable();
 if (!postgres.ok) console.log(`PostgreSQL log store contract tests skipped: ${postgres.reason}`);
 const schemas: string[] = [];
@@ -23,7 +27,7 @@ const factories: Array<[name: string, make: (maxAgeMs?: number) => LogStore, ava
     (maxAgeMs = 0) => {
       const schema = uniqueSchema('contract');
       schemas.push(schema);
-      return new PostgresLogStore({ connectionString: DATABASE_URL, schema, maxAgeMs });
+      return new PostgresLogStore({ connectionString: DATABASE_URL, connectTimeoutMs: CONNECT_TIMEOUT_MS, schema, maxAgeMs });
     },
     postgres.ok,
   ],
@@ -490,7 +494,7 @@ test('sqlite: a version 2 log database gains the cache, dropped-fields and end-u
 (postgres.ok ? test : test.skip)('postgres: a version 4 log schema gains the end-user column and the errors index when opened', async (t) => {
   const schema = uniqueSchema('migrate');
   schemas.push(schema);
-  const first = new PostgresLogStore({ connectionString: DATABASE_URL, schema });
+  const first = new PostgresLogStore({ connectionString: DATABASE_URL, connectTimeoutMs: CONNECT_TIMEOUT_MS, schema });
   await first.init();
   await first.close();
   const { default: pg } = await import('pg');
@@ -498,7 +502,7 @@ test('sqlite: a version 2 log database gains the cache, dropped-fields and end-u
   await client.connect();
   await client.query(`ALTER TABLE ${schema}.logs DROP COLUMN end_user; DROP INDEX ${schema}.logs_errors; DELETE FROM ${schema}.log_schema_version WHERE version >= 5`);
   await client.end();
-  const migrated = new PostgresLogStore({ connectionString: DATABASE_URL, schema });
+  const migrated = new PostgresLogStore({ connectionString: DATABASE_URL, connectTimeoutMs: CONNECT_TIMEOUT_MS, schema });
   await migrated.init();
   try {
     const record = makeRecord({ end_user: 'user-9' });
@@ -518,7 +522,7 @@ test('sqlite: a version 2 log database gains the cache, dropped-fields and end-u
 (postgres.ok ? test : test.skip)('postgres: a migration 6 schema has its search index made again over the string values of the bodies', async (t) => {
   const schema = uniqueSchema('migrate7');
   schemas.push(schema);
-  const first = new PostgresLogStore({ connectionString: DATABASE_URL, schema });
+  const first = new PostgresLogStore({ connectionString: DATABASE_URL, connectTimeoutMs: CONNECT_TIMEOUT_MS, schema });
   await first.init();
   const stored = makeRecord({ time: at(0), request_body: JSON.stringify({ messages: [{ role: 'user', content: 'stored before the upgrade: walrus' }] }) });
   await first.insert([stored]);
@@ -529,7 +533,7 @@ test('sqlite: a version 2 log database gains the cache, dropped-fields and end-u
   // The index of migrations 1 to 6: the whole text of both bodies.
   await client.query(`DROP INDEX ${schema}.log_bodies_search; DROP FUNCTION ${schema}.log_search_vector(text); DELETE FROM ${schema}.log_schema_version WHERE version >= 7;
     CREATE INDEX log_bodies_search ON ${schema}.log_bodies USING GIN (to_tsvector('simple'::regconfig, coalesce(request_body, '') || ' ' || coalesce(response_body, '')))`);
-  const migrated = new PostgresLogStore({ connectionString: DATABASE_URL, schema });
+  const migrated = new PostgresLogStore({ connectionString: DATABASE_URL, connectTimeoutMs: CONNECT_TIMEOUT_MS, schema });
   await migrated.init();
   try {
     const index = await client.query('SELECT indexdef FROM pg_indexes WHERE schemaname = $1 AND indexname = $2', [schema, 'log_bodies_search']);
@@ -789,7 +793,7 @@ test('sqlite: REBUILD_SEARCH re-indexes every stored body in plain SQL (after a 
 const searchSwitch: Array<[string, (search: boolean, place: string) => LogStore, boolean]> = [
   ['sqlite', (search, place) => new SqliteLogStore(place, undefined, undefined, search), true],
   ['sqlite-worker', (search, place) => new SqliteWorkerStore(place, undefined, undefined, search), true],
-  ['postgres', (search, place) => new PostgresLogStore({ connectionString: DATABASE_URL, schema: place, search }), postgres.ok],
+  ['postgres', (search, place) => new PostgresLogStore({ connectionString: DATABASE_URL, connectTimeoutMs: CONNECT_TIMEOUT_MS, schema: place, search }), postgres.ok],
 ];
 for (const [name, make, available] of searchSwitch) {
   (available ? test : test.skip)(`${name}: with search off the index is dropped and a search refused; on again, it is rebuilt from the stored bodies`, async (t) => {
