@@ -1,6 +1,6 @@
-import type { AccountKey } from '../account-key.js';
+import type { AccountKey } from '../identity/account-key.js';
 import { errors } from '../errors.js';
-import type { FailedAuthLimiter } from '../failed-auth.js';
+import type { FailedAuthLimiter } from '../identity/failed-auth.js';
 import type { CustomHostGuard } from '../http/custom-host.js';
 import { gatewayKeyOf, gatewayKeyTest, identify } from '../identity/caller.js';
 import type { Hook } from '../pipeline/hook.js';

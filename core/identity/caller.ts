@@ -1,6 +1,6 @@
-import type { AccountKey } from '../account-key.js';
+import type { AccountKey } from './account-key.js';
 import { errors, GatewayError } from '../errors.js';
-import type { FailedAuthLimiter } from '../failed-auth.js';
+import type { FailedAuthLimiter } from './failed-auth.js';
 import type { GatewayKeyTest } from '../http/forwarded-headers.js';
 import type { GatewayContext } from '../pipeline/context.js';
 import type { Caller, KeyResolution, KeyResolutionContext, KeyResolver } from '../spec/key-resolver.js';
