@@ -6,7 +6,7 @@
 import { PassThrough } from 'node:stream';
 import type { AuthSlice, ForwardSlice } from '../core/pipeline/context.js';
 import { executeRoute } from '../core/routing/executor.js';
-import { mayRoute } from '../core/hooks/auth.js';
+import { mayRoute } from '../core/routing/targets.js';
 import type { GatewayContext } from '../core/pipeline/context.js';
 import { findRoute, resolvePlan } from '../core/routing/resolve.js';
 import { parseRoute } from '../core/routing/route.js';

@@ -30,7 +30,7 @@ import { registerMetrics } from './metrics/assemble.js';
 import { GatewayMetrics } from './metrics/metrics.js';
 import { Pipeline } from './pipeline/runner.js';
 import { registerPlugins } from './plugins.js';
-import { AccountKey } from './account-key.js';
+import { AccountKey } from './identity/account-key.js';
 import { PluginRegistry } from './registry.js';
 import { registerRouting, Routing, warnUnmatchablePatterns } from './routing/assemble.js';
 import type { RouteSource } from './routing/sources.js';

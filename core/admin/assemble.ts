@@ -1,7 +1,7 @@
 import type { Context } from 'koa';
-import { AccountKey } from '../account-key.js';
+import { AccountKey } from '../identity/account-key.js';
 import { type Container, GatewaySettings, provide } from '../container.js';
-import { FailedAuthLimiter } from '../failed-auth.js';
+import { FailedAuthLimiter } from '../identity/failed-auth.js';
 import { PolicyRegistry } from '../guardrails/registry.js';
 import { CustomHostGuard } from '../http/custom-host.js';
 import type { Router } from '../http/router.js';

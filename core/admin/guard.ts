@@ -1,7 +1,7 @@
 import type { Context } from 'koa';
-import type { AccountKey } from '../account-key.js';
+import type { AccountKey } from '../identity/account-key.js';
 import { errors, type GatewayError } from '../errors.js';
-import type { FailedAuthLimiter } from '../failed-auth.js';
+import type { FailedAuthLimiter } from '../identity/failed-auth.js';
 import { clientAddress } from '../http/client-address.js';
 
 /** A second way to prove the account holder (the dashboard's session cookie), checked after the header. */

@@ -1,7 +1,8 @@
 import type { OperationHandler } from '../api/operation.js';
 import { ClusterMembership } from '../cluster/assemble.js';
 import { type Container, GatewaySettings, provide } from '../container.js';
-import { gatewayKeyTest, targetOpener } from '../hooks/auth.js';
+import { gatewayKeyTest } from '../identity/caller.js';
+import { targetOpener } from '../routing/targets.js';
 import { AdminAccess } from '../admin/assemble.js';
 import { CustomHostGuard } from '../http/custom-host.js';
 import { UpstreamClient } from '../http/upstream.js';

@@ -1,5 +1,5 @@
 import { mapAnswer, readUpstreamAnswer } from '../api/operation.js';
-import type { OpenTarget } from '../hooks/auth.js';
+import type { OpenTarget } from '../routing/targets.js';
 import type { UpstreamClient } from '../http/upstream.js';
 import type { GatewayContext } from '../pipeline/context.js';
 import type { CacheEmbedding, Target } from '../routing/route.js';

@@ -2,7 +2,7 @@ import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { type GatewayConfig, resolveConfig } from '../../config/index.js';
-import { AccountKey } from '../account-key.js';
+import { AccountKey } from '../identity/account-key.js';
 import { BootError } from '../errors.js';
 import { workerCount } from '../cluster/primary.js';
 import { providerBanner } from '../registry.js';

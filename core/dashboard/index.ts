@@ -1,9 +1,9 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import type { AccountKey } from '../account-key.js';
+import type { AccountKey } from '../identity/account-key.js';
 import { type AdminGuard, refusedKey } from '../admin/guard.js';
 import { jsonBody, requestJson } from '../admin/json-body.js';
-import type { FailedAuthLimiter } from '../failed-auth.js';
+import type { FailedAuthLimiter } from '../identity/failed-auth.js';
 import type { Clock } from '../spec/manifest.js';
 import { errors } from '../errors.js';
 import { DashboardSessions, type SessionRecords } from './sessions.js';

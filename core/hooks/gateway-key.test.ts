@@ -3,8 +3,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
-import { AccountKey } from '../account-key.js';
-import { gatewayKeyTest } from './auth.js';
+import { AccountKey } from '../identity/account-key.js';
+import { gatewayKeyTest } from '../identity/caller.js';
 
 const ACCOUNT = 'gw-unit-account-key-0123456789abcdef';
 const resolvers = [{ prefix: 'vk-', resolve: async () => undefined }];

@@ -91,7 +91,7 @@ test('docs/troubleshooting.md names real codes and quotes real messages, its lin
     t.true(named.has(code), `the page covers ${code}`);
   }
   // What the console prints, as the page quotes it, is what the code prints.
-  const source = ['bin/llm-gateway.js', 'core/cli/main.ts', 'core/cli/start.ts', 'core/vault/service.ts', 'core/account-key.ts'].map((file) => readFileSync(join(ROOT, file), 'utf8')).join('\n');
+  const source = ['bin/llm-gateway.js', 'core/cli/main.ts', 'core/cli/start.ts', 'core/vault/service.ts', 'core/identity/account-key.ts'].map((file) => readFileSync(join(ROOT, file), 'utf8')).join('\n');
   for (const quoted of ['needs Node ${REQUIRED_NODE_MAJOR} or later; this is Node', 'is already in use (EADDRINUSE)', 'could not be loaded', 'must export its configuration as default', "cannot open this gateway's vault", 'an account key must have at least ${ACCOUNT_KEY_MIN_LENGTH}']) {
     t.true(source.includes(quoted), `the source prints "${quoted}"`);
     t.true(page.includes(quoted.replace('${REQUIRED_NODE_MAJOR}', '24').replace('${ACCOUNT_KEY_MIN_LENGTH}', '24')), `the page quotes "${quoted}"`);

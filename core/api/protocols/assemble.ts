@@ -1,6 +1,6 @@
 import { AdminAccess } from '../../admin/assemble.js';
 import { type Container, GatewaySettings, provide } from '../../container.js';
-import { callerIdentifier } from '../../hooks/auth.js';
+import { callerIdentifier } from '../../identity/caller.js';
 import type { Middleware } from 'koa';
 import { canonicalPath, rawPathOf } from '../../http/request-path.js';
 import type { Router } from '../../http/router.js';

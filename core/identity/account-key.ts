@@ -1,7 +1,7 @@
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BootError } from './errors.js';
+import { BootError } from '../errors.js';
 
 /** Account keys start with this prefix; virtual keys get their own, so the auth stage tells them apart. */
 export const ACCOUNT_KEY_PREFIX = 'gw-';

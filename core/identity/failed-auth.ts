@@ -1,4 +1,4 @@
-import { errors, type GatewayError } from './errors.js';
+import { errors, type GatewayError } from '../errors.js';
 
 /** How many failed authentications are allowed before further failures are answered 429. */
 export interface FailedAuthLimits {

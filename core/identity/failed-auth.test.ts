@@ -1,8 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import test from 'ava';
-import { errors } from './errors.js';
+import { errors } from '../errors.js';
 import { FailedAuthLimiter } from './failed-auth.js';
-import { clientAddress } from './http/client-address.js';
+import { clientAddress } from '../http/client-address.js';
 
 const refusal = () => errors.authentication('wrong key', { code: 'invalid_api_key' });
 
