@@ -21,14 +21,9 @@ const KNOWN: readonly string[] = [
   'core/cache/hook.ts -> core/api/operation.ts',
   // The target opener lives in the auth hook (item 4 moves it to routing).
   'core/cache/embedder.ts -> core/hooks/auth.ts',
-  // The primary process writes through the CLI's output type.
-  'core/cluster/primary.ts -> core/cli/vault.ts',
   // The context's slices are declared in pipeline/context.ts rather than by their owners.
   'core/pipeline/context.ts -> core/guardrails/output/index.ts',
   'core/pipeline/context.ts -> core/routing/plan.ts',
-  // The store loads the cluster's worker state.
-  'core/store/index.ts -> core/cluster/worker.ts',
-  'core/store/index.ts -> core/cluster/worker-state.ts',
 ];
 
 const describe = (arrow: BackArrow) => `${arrow.arrow} (line ${arrow.line}): ${arrow.fromLayer} imports ${arrow.toLayer}`;

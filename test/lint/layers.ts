@@ -25,7 +25,7 @@ import ts from 'typescript';
  *   conformance kit (it starts gateways and has a command of its own).
  */
 export const LAYERS: readonly (readonly string[])[] = [
-  ['spec', 'errors.ts', 'error-codes.ts', 'ids.ts', 'require.ts', 'params-schema.ts', 'registry.ts'],
+  ['spec', 'errors.ts', 'error-codes.ts', 'ids.ts', 'require.ts', 'params-schema.ts', 'registry.ts', 'cli-io.ts'],
   ['http', 'store'],
   ['identity', 'account-key.ts', 'failed-auth.ts'],
   ['pipeline'],
