@@ -35,7 +35,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['api'],
   ['hooks'],
   ['admin', 'dashboard'],
-  ['app.ts', 'container.ts', 'plugins.ts', 'assemble'],
+  ['app.ts', 'container.ts', 'plugins.ts', 'openapi.ts', 'assemble'],
   ['cli', 'main.ts', 'conformance'],
 ];
 
