@@ -171,7 +171,7 @@ function buildApp(container: Container): { app: Koa; operationRoutes: ReadonlyMa
   router.get('/', (koa) => koa.redirect('/dashboard'));
   const { health } = container.resolve(ClusterMembership);
   router.get('/health', (koa) => void (koa.body = health));
-  router.get('/openapi.json', async (koa) => void (koa.body = (await import('./api/openapi.js')).gatewayOpenApi));
+  router.get('/openapi.json', async (koa) => void (koa.body = (await import('./openapi.js')).gatewayOpenApi));
   mountAdmin(router, container);
   mountCacheAdmin(router, { guard: container.resolve(AdminAccess).guard, cache: container.resolve(ResponseCache) });
   mountDashboardOf(router, container);

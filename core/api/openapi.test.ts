@@ -11,7 +11,8 @@ import { validateCompletionRequest } from './completions-schema.js';
 import { validateEmbeddingRequest } from './embeddings-schema.js';
 import { validateImageGenerateRequest } from './images-generate-schema.js';
 import { audioTranscriptions, imageEdits, imageVariations } from './multipart-operations.js';
-import { gatewayOpenApi, v1RequestSchemas } from './openapi.js';
+import { gatewayOpenApi } from '../openapi.js';
+import { v1RequestSchemas } from './openapi.js';
 import { validateSpeechRequest } from './speech-schema.js';
 import { validateCountRequest, validateMessagesRequest } from './protocols/messages/schema.js';
 

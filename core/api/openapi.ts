@@ -1,11 +1,10 @@
-import { adminOpenApi } from '../admin/openapi.js';
 import { messagesSchemas } from './protocols/messages/openapi.js';
 import { responseSchemas, type Schema } from './openapi-answers.js';
 import { audioRequest, chatRequest, completionRequest, embeddingRequest, imageEditRequest, imageGenerateRequest, imageVariationRequest, json, nullable, ref, speechRequest, string } from './openapi-requests.js';
 
 /**
  * The OpenAPI 3.1 description of the unified `/v1` API, merged with the admin API's
- * (core/admin/openapi.ts) into the one document served at `GET /openapi.json`. The request schemas
+ * (core/admin/openapi.ts) by core/openapi.ts into the one document served at `GET /openapi.json`. The request schemas
  * state the bounds the validators enforce (core/api/*-schema.ts, multipart-operations.ts); a test
  * runs a table of valid and invalid bodies through both and asserts they agree.
  */
@@ -111,7 +110,7 @@ function operation(spec: OperationSpec): Record<string, unknown> {
 
 const okJson = (schema: string) => json(ref(schema));
 
-const v1Paths = {
+export const v1Paths = {
   '/v1/chat/completions': {
     post: operation({
       id: 'createChatCompletion',
@@ -250,7 +249,7 @@ export const v1RequestSchemas: Record<string, Schema> = {
 
 const header = (description: string, schema: Schema = string) => ({ description, schema });
 
-const v1Components = {
+export const v1Components = {
   securitySchemes: {
     gatewayKey: { type: 'apiKey', in: 'header', name: 'x-gateway-api-key', description: 'The account API key (gw-…) or a virtual key (vk-…).' },
   },
@@ -268,48 +267,4 @@ const v1Components = {
     Age: header('On a cache hit: seconds since the answer was stored.', { type: 'string', pattern: '^\\d+$' }),
   },
   schemas: { ...v1RequestSchemas, ...responseSchemas, ...messagesSchemas },
-};
-
-/** The admin operations, each given the admin API's security (the merged document has none at the top, since /v1 keys differ and /health and /openapi.json need none). */
-function adminPaths(): Record<string, unknown> {
-  const paths: Record<string, unknown> = {};
-  for (const [path, item] of Object.entries(adminOpenApi.paths)) {
-    const operations: Record<string, unknown> = {};
-    for (const [method, op] of Object.entries(item as Record<string, Record<string, unknown>>)) {
-      operations[method] = { security: adminOpenApi.security, tags: ['admin'], ...op };
-    }
-    paths[path] = operations;
-  }
-  return paths;
-}
-
-const publicPaths = {
-  '/health': { get: { operationId: 'health', summary: 'Liveness (no key)', security: [], responses: { 200: { description: 'Up', ...json({ type: 'object', properties: { status: { const: 'ok' } } }) } } } },
-  '/openapi.json': { get: { operationId: 'openApi', summary: 'This document (no key)', security: [], responses: { 200: { description: 'The OpenAPI document', ...json({ type: 'object' }) } } } },
-};
-
-/** Each component section of both parts; the names of the two parts never collide (a test checks). */
-function mergeComponents(...parts: object[]): Record<string, Record<string, unknown>> {
-  const merged: Record<string, Record<string, unknown>> = {};
-  for (const part of parts) {
-    for (const [section, entries] of Object.entries(part)) merged[section] = { ...merged[section], ...(entries as Record<string, unknown>) };
-  }
-  return merged;
-}
-
-/** The one OpenAPI 3.1 document of the gateway: `/v1`, `/admin`, `/health`, served at `GET /openapi.json`. */
-export const gatewayOpenApi = {
-  openapi: '3.1.0',
-  info: {
-    title: 'LLM gateway',
-    version: '1.0.0',
-    description:
-      'The unified OpenAI-shaped API under /v1 (any provider, chosen by x-gateway-provider, a virtual key or a route) and the admin API under /admin. Every gateway error is `{"error": {"message", "type", "param", "code"}}`.',
-  },
-  tags: [
-    { name: 'v1', description: 'The unified API; the key goes in x-gateway-api-key.' },
-    { name: 'admin', description: adminOpenApi.info.description },
-  ],
-  paths: { ...publicPaths, ...v1Paths, ...adminPaths() },
-  components: mergeComponents(adminOpenApi.components, v1Components),
 };

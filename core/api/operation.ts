@@ -1,14 +1,15 @@
 import type { IncomingMessage } from 'node:http';
-import type { Readable } from 'node:stream';
 import { type BodyReadOptions, readChunks, WholeBody } from '../http/body.js';
-import type { MemoryLease } from '../http/memory-budget.js';
 import { bodyFailure } from '../http/upstream.js';
+import { answerTooLarge } from '../http/upstream-answer.js';
 import { errors, GatewayError } from '../errors.js';
 import type { ForwardSlice, GatewayContext, GatewayResponse, RequestSlice } from '../pipeline/context.js';
 import type { CacheableOperation } from '../cache/cacheable.js';
 import type { ProviderPlugin, ProviderTarget, UpstreamRequest } from '../spec/provider.js';
 import type { OperationName } from '../spec/unified.js';
 import type { GuardrailParameters } from '../spec/guardrail.js';
+
+export { mapAnswer, MAX_UPSTREAM_ANSWER_BYTES, readUpstreamAnswer } from '../http/upstream-answer.js';
 
 /**
  * One operation of the unified API, as the core handles it: how its request is read and validated,
@@ -104,14 +105,6 @@ export function unsupportedOperation(provider: string, operation: OperationName,
   });
 }
 
-/** The default of `upstream.maxAnswerBytes` (64 MiB): an answer the gateway reads whole (JSON, transcripts) may be at most this big. */
-export const MAX_UPSTREAM_ANSWER_BYTES = 64 * 1024 * 1024;
-
-const answerTooLarge = (limit: number, provider: string): GatewayError =>
-  errors.badGateway(`The provider "${provider}" answered with more than ${limit} bytes, which the gateway does not read into memory.`, {
-    code: 'upstream_response_too_large',
-  });
-
 /**
  * What an answer parsed as JSON holds in memory, in multiples of its size: the bytes read, their
  * joined copy, the decoded text, the parsed value and the serialised response (measured: a 250 MB
@@ -119,18 +112,6 @@ const answerTooLarge = (limit: number, provider: string): GatewayError =>
  * the budget refuses it before the copies are made.
  */
 export const JSON_ANSWER_COPIES = 5;
-
-/**
- * Reads a whole upstream answer the gateway must parse. Past `limit` bytes it stops reading (which
- * cancels the upstream body) and answers 502, so a misbehaving host cannot exhaust memory. Each
- * chunk grows `memory` (when given) first, by `copies` times its size: past the shared budget the
- * read stops with 503 `overloaded`.
- */
-export async function readUpstreamAnswer(body: Readable, provider: string, limit = MAX_UPSTREAM_ANSWER_BYTES, memory?: MemoryLease, copies = 1): Promise<Buffer> {
-  const answer = new WholeBody(body, limit, answerTooLarge, provider, memory, copies);
-  await answer.run();
-  return answer.bytes();
-}
 
 /**
  * Reads the whole answer of `forward` within its per-answer cap and memory lease. A declared length
@@ -166,20 +147,5 @@ export async function readUpstreamJson(forward: ForwardSlice, provider: string, 
     return { value: JSON.parse(text), bytes, text };
   } catch {
     throw errors.badGateway(`The provider "${provider}" answered with a body that is not JSON.`, { code: 'upstream_invalid_json' });
-  }
-}
-
-/**
- * Runs a provider's response mapping. A mapper that throws on an answer it cannot read (a shape the
- * provider should not have sent) is the provider's fault: 502, not an unexpected 500.
- */
-export function mapAnswer<Response>(provider: string, map: () => Response): Response {
-  try {
-    return map();
-  } catch (error) {
-    if (error instanceof GatewayError) throw error;
-    throw errors.badGateway(`The provider "${provider}" answered with a body the gateway cannot read: ${(error as Error)?.message ?? 'unknown shape'}.`, {
-      code: 'upstream_invalid_response',
-    });
   }
 }

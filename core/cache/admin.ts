@@ -1,8 +1,10 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import type { AdminGuard } from '../admin/guard.js';
 import { errors } from '../errors.js';
 import type { ResponseCache } from './response-cache.js';
+
+/** The admin API's key check (core/admin/guard.ts), as Koa middleware; the admin surface hands it in. */
+type AdminCheck = { readonly middleware: (koa: Context, next: () => Promise<unknown>) => Promise<void> };
 
 const NAME = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -20,7 +22,7 @@ function one(koa: Context, name: string): string | undefined {
  * namespace a route names, `?key=<virtual key id>` (or `account`) a caller's own namespace, and
  * `?all=true` the whole cache, semantic indexes included. Answers `{ deleted, namespace }`.
  */
-export function mountCacheAdmin(router: Router, parts: { guard: AdminGuard; cache: ResponseCache }): void {
+export function mountCacheAdmin(router: Router, parts: { guard: AdminCheck; cache: ResponseCache }): void {
   router.delete('/admin/cache', parts.guard.middleware, async (koa) => {
     const namespace = one(koa, 'namespace');
     const key = one(koa, 'key');

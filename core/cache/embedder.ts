@@ -1,4 +1,4 @@
-import { mapAnswer, readUpstreamAnswer } from '../api/operation.js';
+import { mapAnswer, readUpstreamAnswer } from '../http/upstream-answer.js';
 import type { OpenTarget } from '../routing/targets.js';
 import type { UpstreamClient } from '../http/upstream.js';
 import type { GatewayContext } from '../pipeline/context.js';

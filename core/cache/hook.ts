@@ -1,5 +1,4 @@
 import type { Logger } from 'pino';
-import type { OperationHandler } from '../api/operation.js';
 import { errors, GatewayError } from '../errors.js';
 import type { AnswerRecorder, CacheStatus, EmbeddingSpend, GatewayContext } from '../pipeline/context.js';
 import type { Hook, Next } from '../pipeline/hook.js';
@@ -53,7 +52,7 @@ const cacheMiss = (context: GatewayContext, embedding?: EmbeddingSpend) => {
 export interface CacheHookDependencies {
   readonly cache: ResponseCache;
   /** The unified operations by name; those with a `cache` declaration are cached. */
-  readonly operations: ReadonlyMap<string, OperationHandler>;
+  readonly operations: ReadonlyMap<string, { readonly cache?: CacheableOperation<any, any> }>;
   /** The configuration's `cache.default`: for requests whose route has no `cache`. */
   readonly fallback?: RouteCache;
   readonly embed: Embedder;

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { connect as connectTls } from 'node:tls';
 import { type GatewayConfig, resolveConfig, type ResolvedConfig } from '../../config/index.js';
 import { BootError } from '../errors.js';
-import { openSharedState } from '../store/index.js';
+import { openSharedState } from '../cluster/shared-state.js';
 import { MASTER_KEY_FILE, parseMasterKey } from '../vault/keyring.js';
 import { VaultService } from '../vault/service.js';
 import { nodeVersionProblem, REQUIRED_NODE_MAJOR } from './node-version.js';

@@ -7,16 +7,9 @@ import { CustomHostGuard } from '../http/custom-host.js';
 import { VaultService } from '../vault/service.js';
 import { COMMAND_HELP, GENERAL_HELP } from './help.js';
 import { didYouMean } from './suggest.js';
+import type { CliIo } from '../cli-io.js';
 
-export interface CliIo {
-  readonly stdout: NodeJS.WritableStream;
-  readonly stderr: NodeJS.WritableStream;
-  /** Read when a command takes a secret with `--stdin`; at a terminal, a prompt without echo. */
-  readonly stdin: NodeJS.ReadableStream;
-  readonly environment: NodeJS.ProcessEnv;
-  /** `human` (the `llm-gateway` command's default) or `json` (the default here, and `--json`). */
-  readonly output?: 'human' | 'json';
-}
+export type { CliIo } from '../cli-io.js';
 
 /** The flags each action takes (besides the global --json); anything else is a usage error. */
 const KEY_FIELDS = ['policy', 'budget-usd', 'budget-period', 'rpm', 'rpd', 'users', 'models', 'routes', 'expires-at', 'no-log-bodies'] as const;

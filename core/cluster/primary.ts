@@ -1,7 +1,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import { SqliteState } from '../store/sqlite-state.js';
 import type { InvalidationEvent, Settlement } from '../store/state.js';
-import type { CliIo } from '../cli/vault.js';
+import type { CliIo } from '../cli-io.js';
 import { BootError } from '../errors.js';
 import { Channel } from './channel.js';
 import { aggregatorRegistry } from './worker.js';

@@ -5,7 +5,6 @@ import type { GuardrailSide, GuardrailVerdict } from '../spec/guardrail.js';
 import type { Caller } from '../spec/key-resolver.js';
 import type { ProviderPlugin, ProviderTarget, UpstreamRequest } from '../spec/provider.js';
 import type { ErrorBody, OperationName, Usage } from '../spec/unified.js';
-import type { OutputJudge } from '../guardrails/output/index.js';
 import type { AttemptRecord, ResolvedRoute, ResolvedTarget, RouteLabel, SkippedTarget } from '../routing/plan.js';
 
 export type { Caller };
@@ -247,8 +246,7 @@ export interface GuardrailSlice {
   policy?: string;
   /** One entry per guardrail run (for a stream: per guardrail, aggregated over its window checks). */
   readonly verdicts: GuardrailRecord[];
-  /** Installed by the guardrail stage when the policy judges output; the operation applies it. */
-  output?: OutputJudge;
+  // `output` (the output judge) is declared by its owner, core/guardrails/output/index.ts (module augmentation).
 }
 
 /** One guardrail's verdict as the log records it (a transform's `changes` are counts, never values). */

@@ -5,7 +5,7 @@ import type { RouteSource, TargetCredentials } from '../routing/sources.js';
 import { RouteStore } from '../routing/store.js';
 import type { ControlPlaneHttp } from '../spec/manifest.js';
 import type { Hook } from '../pipeline/hook.js';
-import { openSharedState } from '../store/index.js';
+import { openSharedState } from '../cluster/shared-state.js';
 import type { SharedState } from '../store/state.js';
 import { Credentials } from './credentials.js';
 import type { SealedSecret } from './crypto.js';

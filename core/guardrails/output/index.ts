@@ -7,6 +7,15 @@ import type { AnswerText, OutputJudge, TextChoice } from './types.js';
 
 export type { AnswerText, ChoiceText, ChunkJudge, ChunkJudgeStep, ChunkText, OutputJudge, TextChoice } from './types.js';
 
+// The guardrail slice's output judge, declared here by the subsystem that owns it (module
+// augmentation), so that core/pipeline/context.ts imports nothing above the pipeline.
+declare module '../../pipeline/context.js' {
+  interface GuardrailSlice {
+    /** Installed by the guardrail stage when the policy judges output; the operation applies it. */
+    output?: OutputJudge;
+  }
+}
+
 /**
  * The output side of a policy for one request: the one entry point of output guardrails. The
  * guardrail stage installs it on `context.guardrail.output`; an operation that says where its

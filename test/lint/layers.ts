@@ -1,0 +1,93 @@
+import { dirname, join, normalize } from 'node:path';
+import ts from 'typescript';
+
+// The layer checker of the house rules (test/lint/layers.test.ts, docs/architecture.md "Layers"):
+// core's folders stand in an order, and a file imports only from its own layer or below. Every
+// module reference counts: `import` and `import type`, `export ... from`, `import x = require()`,
+// dynamic `import()` and `import('...')` types.
+
+/**
+ * core's layers, lowest first. A folder (or a root file) named in a layer belongs to it; a
+ * `<folder>/assemble.ts` is a composition module and belongs to `app`, whatever its folder; the
+ * toolkit barrels of `spec` (`core/spec/index.ts`, `core/spec/<audience>/index.ts`) re-export the
+ * core for plugin authors and stand in `toolkits`, above what they re-export (no core file imports them).
+ * - base: the contracts (`spec`) and the root files every layer may use (`errors.ts`, `ids.ts`, ...).
+ * - infrastructure: `http`, `store`.
+ * - pipeline: the runner, the context, the hook contract.
+ * - identity: who calls (`identity`: the caller's key, the account key, failed-auth counts); it
+ *   reads the request context, so it stands above the pipeline.
+ * - subsystems: `guardrails`, `routing`, `vault`, `cache`, `logs`, and `cluster` (the state
+ *   shared between processes, above `store`, which loads it).
+ * - observers: `metrics` and `telemetry`, which read the pipeline's attempts, log entries and the
+ *   cache's counters, and which only the composition modules import.
+ * - toolkits, api, hooks, surfaces (`admin`, `dashboard`), then app (`app.ts`, `container.ts`,
+ *   `plugins.ts`, the assemble modules), then the entry points: `cli`, `main.ts` and the
+ *   conformance kit (it starts gateways and has a command of its own).
+ */
+export const LAYERS: readonly (readonly string[])[] = [
+  ['spec', 'errors.ts', 'error-codes.ts', 'ids.ts', 'require.ts', 'params-schema.ts', 'registry.ts', 'cli-io.ts'],
+  ['http', 'store'],
+  ['pipeline'],
+  ['identity'],
+  ['guardrails', 'routing', 'vault', 'cache', 'logs', 'cluster'],
+  ['metrics', 'telemetry'],
+  ['toolkit barrels'],
+  ['api'],
+  ['hooks'],
+  ['admin', 'dashboard'],
+  ['app.ts', 'container.ts', 'plugins.ts', 'openapi.ts', 'assemble'],
+  ['cli', 'main.ts', 'conformance'],
+];
+
+export const LAYER_NAMES = ['base', 'infrastructure', 'pipeline', 'identity', 'subsystems', 'observers', 'toolkits', 'api', 'hooks', 'surfaces', 'app', 'entry points'] as const;
+
+/** The layer of a core file (a path like `core/vault/usage.ts`), or undefined outside core or unplaced. */
+export function layerOf(path: string): number | undefined {
+  const parts = path.split('/');
+  if (parts[0] !== 'core' || parts.length < 2) return undefined;
+  const name = parts[parts.length - 1];
+  if (parts.length >= 3 && name === 'assemble.ts') return LAYERS.findIndex((layer) => layer.includes('assemble'));
+  if (parts[1] === 'spec' && name === 'index.ts' && parts.length <= 4) return LAYERS.findIndex((layer) => layer.includes('toolkit barrels'));
+  const head = parts[1];
+  const index = LAYERS.findIndex((layer) => layer.includes(head));
+  return index < 0 ? undefined : index;
+}
+
+/** The relative module specifiers a file references, with their lines. */
+export function references(path: string, text: string): { specifier: string; line: number }[] {
+  const source = ts.createSourceFile(path, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
+  const found: { specifier: string; line: number }[] = [];
+  const add = (node: ts.Node | undefined) => {
+    if (node && ts.isStringLiteralLike(node)) found.push({ specifier: node.text, line: source.getLineAndCharacterOfPosition(node.getStart()).line + 1 });
+  };
+  const visit = (node: ts.Node): void => {
+    if (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) add(node.moduleSpecifier);
+    else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference)) add(node.moduleReference.expression);
+    else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) add(node.arguments[0]);
+    else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument)) add(node.argument.literal);
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+export interface BackArrow {
+  /** `from -> to`, both paths from the repository root, .ts. */
+  arrow: string;
+  line: number;
+  fromLayer: string;
+  toLayer: string;
+}
+
+/** The imports of `path` (a core file with `text`) that point to a higher layer. */
+export function backArrows(path: string, text: string): BackArrow[] {
+  const from = layerOf(path);
+  if (from === undefined) throw new Error(`${path} is in no layer: place its folder in LAYERS (test/lint/layers.ts)`);
+  return references(path, text).flatMap(({ specifier, line }) => {
+    if (!specifier.startsWith('.')) return [];
+    const target = normalize(join(dirname(path), specifier)).split('\\').join('/').replace(/\.js$/, '.ts');
+    const to = layerOf(target);
+    if (to === undefined || to <= from) return [];
+    return [{ arrow: `${path} -> ${target}`, line, fromLayer: LAYER_NAMES[from], toLayer: LAYER_NAMES[to] }];
+  });
+}
