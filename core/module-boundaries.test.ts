@@ -1,25 +1,12 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import test from 'ava';
+import { projectSources } from '../test/lint/project-sources.js';
 
 /** The repository root (this file runs from dist/core/). */
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
-/** The TypeScript sources (tests left out) under `folder`, relative to the root. */
-function sources(folder: string): string[] {
-  return readdirSync(join(ROOT, folder), { recursive: true, encoding: 'utf8' })
-    .filter((name) => name.endsWith('.ts') && !name.endsWith('.test.ts') && !name.endsWith('.d.ts'))
-    .map((name) => join(folder, name));
-}
-
-/** The project files `file` imports (relative specifiers, `.js` read as the `.ts` source). */
-function importsOf(file: string): string[] {
-  const text = readFileSync(join(ROOT, file), 'utf8');
-  return [...text.matchAll(/(?:^|\n)\s*(?:import|export)\b[^'"]*?from\s+'(\.[^']+)'/g)]
-    .map((match) => relative(ROOT, resolve(ROOT, dirname(file), match[1])).replace(/\.js$/, '.ts'))
-    .filter((target) => existsSync(join(ROOT, target)));
-}
+const { sources, importsOf } = projectSources(ROOT);
 
 test('config imports only the contract (core/spec), and nothing the contract reaches imports config', (t) => {
   for (const file of sources('config')) {
