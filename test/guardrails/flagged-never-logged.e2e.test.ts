@@ -6,6 +6,7 @@ import OpenAI from 'openai';
 import config from '../../gateway.config.js';
 import { pii, promptInjection, regex } from '../../plugins/guardrails/index.js';
 import { type Fake, startFake } from '../fakes/openai-fake.js';
+import { answering } from './helpers.js';
 import { ACCOUNT_KEY, startGateway, type TestGateway, traceId } from '../harness.js';
 import { DATABASE_URL, dropSchemas, postgresReachable, uniqueSchema } from '../logs/fixtures.js';
 import { createKey } from '../vault/vault-harness.js';
@@ -50,17 +51,7 @@ function upstream(): Promise<Fake> {
       response.end('data: [DONE]\n\n');
       return;
     }
-    response.writeHead(200, { 'content-type': 'application/json' });
-    response.end(
-      JSON.stringify({
-        id: 'chatcmpl-1',
-        object: 'chat.completion',
-        created: 1,
-        model: 'gpt-4o',
-        choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop', logprobs: null }],
-        usage: { prompt_tokens: 5, completion_tokens: 7, total_tokens: 12 },
-      }),
-    );
+    answering(content)(request, response);
   });
 }
 
