@@ -150,7 +150,7 @@ export interface GatewayConfig {
   responses?: ResponsesConfig;
   /** `/metrics`: open to any caller when `public` (default false: the account key or a dashboard session). */
   metrics?: { public?: boolean };
-  /** Extra runtime checks (next() misuse); defaults to NODE_ENV !== 'production'. */
+  /** Extra runtime checks (next() misuse, context slices frozen once their stage is done); defaults to NODE_ENV !== 'production'. */
   development?: boolean;
   /** The vault and virtual keys (state is shared through Redis when `REDIS_URL` is set). */
   vault?: VaultSettings;
