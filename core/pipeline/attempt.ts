@@ -8,17 +8,22 @@ import type { AuthSlice, GatewayContext, RequestSlice } from './context.js';
  * into the slices it reads through, as on the plain path.
  */
 export function attemptView(context: GatewayContext, auth: AuthSlice, request: RequestSlice): GatewayContext {
-  const view = Object.freeze(
-    Object.create(context, {
-      auth: { value: auth, enumerable: true },
-      request: { value: request, enumerable: true },
-    }) as GatewayContext,
-  );
+  // A proxy, not an object whose prototype is the context: an object used as a prototype is turned
+  // into V8's prototype mode, which made every later read of the request's context slower (a routed
+  // request cost ~60 % more CPU at c=50, and the process held more memory).
+  const view = new Proxy(context, {
+    get: (target, key) => (key === 'auth' ? auth : key === 'request' ? request : Reflect.get(target, key)),
+    set: (_target, key) => {
+      throw new TypeError(`Cannot assign to read only property '${String(key)}' of an attempt's view of the context`);
+    },
+    defineProperty: (_target, key) => {
+      throw new TypeError(`Cannot define property '${String(key)}' on an attempt's view of the context`);
+    },
+  });
   views.set(view, context);
   return view;
 }
 
-/** Each attempt view's request context. */
 const views = new WeakMap<GatewayContext, GatewayContext>();
 
 /**
