@@ -1,4 +1,12 @@
-import type { ErrorBody } from './spec/unified.js';
+/** The error body every gateway error and every mapped upstream error has. */
+export interface ErrorBody {
+  message: string;
+  type: string;
+  param: string | null;
+  code: string | null;
+  /** Set when the error came from a provider. */
+  provider?: string;
+}
 
 /**
  * The one catalogue of gateway errors. Every error a client sees is a {@link GatewayError}; its

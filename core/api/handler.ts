@@ -12,7 +12,7 @@ import { writeResponse } from '../pipeline/response.js';
 import type { Pipeline } from '../pipeline/runner.js';
 import type { OperationHandler } from './operation.js';
 import { metadataOf, strictOf, traceIdOf } from './request-headers.js';
-import { servingAuth } from '../pipeline/attempt.js';
+import { servingAuth } from '../routing/attempt.js';
 
 const ms = (value: number) => Math.max(0, value).toFixed(3);
 

@@ -4,7 +4,7 @@ import { SSE_DONE, sseData } from '../http/sse.js';
 import type { ChunkJudge } from '../guardrails/output/index.js';
 import type { StreamDecoder, StreamMapper, UpstreamEvent } from '../spec/provider.js';
 import type { ErrorBody, Usage } from '../spec/unified.js';
-import type { AnswerRecorder } from '../pipeline/context.js';
+import type { AnswerRecorder } from '../cache/slice.js';
 
 /** What the relay reads of a chunk, whatever the operation (chat chunks, text completions). */
 export interface RelayedChunk {

@@ -1,4 +1,5 @@
-import type { AnswerRecorder, GatewayContext, GatewayResponse } from '../pipeline/context.js';
+import type { GatewayContext, GatewayResponse } from '../pipeline/context.js';
+import type { AnswerRecorder } from './slice.js';
 import type { Usage } from '../spec/unified.js';
 
 /**

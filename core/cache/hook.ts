@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { errors, GatewayError } from '../errors.js';
-import type { AnswerRecorder, CacheStatus, EmbeddingSpend, GatewayContext } from '../pipeline/context.js';
+import type { GatewayContext } from '../pipeline/context.js';
+import type { AnswerRecorder, CacheStatus, EmbeddingSpend } from './slice.js';
 import type { Hook, Next } from '../pipeline/hook.js';
 import { writeResponse } from '../pipeline/response.js';
 import { routeHeaders } from '../routing/resolve.js';
@@ -12,7 +13,7 @@ import type { Embedder } from './embedder.js';
 import { digest, namespaceOf, upstreamIdentity } from './key.js';
 import { nearMissGuard } from './near-miss.js';
 import type { Found, Probe, ResponseCache } from './response-cache.js';
-import { servedRequest, servingAuth } from '../pipeline/attempt.js';
+import { servedRequest, servingAuth } from '../routing/attempt.js';
 
 /** `max_age` when a cache setting gives none: an hour. */
 export const DEFAULT_MAX_AGE_S = 3600;

@@ -1,4 +1,4 @@
-import type { GuardrailRecord } from '../pipeline/context.js';
+import type { GuardrailRecord } from './slice.js';
 import type { GuardrailInput, GuardrailParameters, GuardrailVerdict } from '../spec/guardrail.js';
 import type { CompiledStep } from './registry.js';
 

@@ -5,7 +5,7 @@ import type { GatewayContext } from '../pipeline/context.js';
 import { type StreamTap, tapStream } from '../pipeline/response.js';
 import type { Hook } from '../pipeline/hook.js';
 import { flaggedValues, type LogBodies, requestSecrets } from './entry.js';
-import { servedRequest } from '../pipeline/attempt.js';
+import { servedRequest } from '../routing/attempt.js';
 
 /** Per-request switch: `x-gateway-log-bodies: false` (or `off`, `0`) keeps this request's bodies out of the log. */
 export const LOG_BODIES_HEADER = 'x-gateway-log-bodies';

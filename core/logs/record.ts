@@ -1,6 +1,7 @@
 import { SseDecoder } from '../http/sse.js';
 import type { LogBodies, LogEntry } from './entry.js';
-import { maskFlagged, redactSecrets } from './entry.js';
+import { maskFlagged } from './entry.js';
+import { redactSecrets } from '../redact.js';
 
 /** One logged request as the log store keeps it and the admin API answers it (snake_case). */
 export interface LogRecord {

@@ -1,11 +1,9 @@
 import type { Readable } from 'node:stream';
 import type { GatewayError } from '../errors.js';
 import type { MemoryLease } from '../http/memory-budget.js';
-import type { GuardrailSide, GuardrailVerdict } from '../spec/guardrail.js';
 import type { Caller } from '../spec/key-resolver.js';
 import type { ProviderPlugin, ProviderTarget, UpstreamRequest } from '../spec/provider.js';
 import type { ErrorBody, OperationName, Usage } from '../spec/unified.js';
-import type { AttemptRecord, ResolvedRoute, ResolvedTarget, RouteLabel, SkippedTarget } from '../routing/plan.js';
 
 export type { Caller };
 
@@ -15,6 +13,10 @@ export type { Caller };
  * `forward`, `routed`; `log`), as the ownership table of `docs/architecture.md` lists them (checked
  * by `core/pipeline/ownership.test.ts`; in development the runner freezes a slice once its stage is
  * done). Hooks never see the Koa context: what they need is here.
+ *
+ * A subsystem's slices are declared in its own folder by module augmentation, so that this file
+ * imports nothing above the pipeline: `routing` and `routed` in `core/routing/slices.ts`,
+ * `guardrail` in `core/guardrails/slice.ts`, `cache` in `core/cache/slice.ts`.
  */
 export interface GatewayContext {
   /** `x-gateway-trace-id` of the request, or a generated one. */
@@ -47,26 +49,6 @@ export interface GatewayContext {
   key?: KeySlice;
   /** Written by the auth stage once the caller and target are resolved. */
   auth?: AuthSlice;
-  /**
-   * Written by the auth stage when the request takes a route (absent on the plain path): the
-   * resolved plan and which route it is. `auth` names the route's first provider target (the
-   * guardrail policy and the limits read it); the target that answered is `routed.tried`.
-   */
-  routing?: RoutingSlice;
-  /**
-   * Written by the forward stage's route executor on a routed request: every attempt's record, and
-   * the attempt whose answer the client gets (or the last one tried) as a value. Readers after the
-   * forward stage take the answering target's auth and request from here ({@link servingAuth}).
-   */
-  routed?: RoutedSlice;
-  /** Written by the guardrail stage. */
-  guardrail?: GuardrailSlice;
-  /**
-   * Written by the response cache's hook (`core/cache/hook.ts`, transform stage) when the request's
-   * route or the configuration caches it: what the lookup found and, on a miss it will store, the
-   * recorder the operation reports its answer to.
-   */
-  cache?: CacheSlice;
   /** Written by the transform stage. */
   transform?: TransformSlice;
   /** Written by the forward stage. */
@@ -95,43 +77,6 @@ export interface GatewayContext {
  * request's context, so that a tap needs no closure of its own per request.
  */
 export type StreamTap = (stream: Readable, response: GatewayResponse, context: GatewayContext) => Readable;
-
-/** The response cache's verdict on a request, as the `x-gateway-cache` response header says it. */
-export type CacheStatus = 'HIT' | 'SEMANTIC-HIT' | 'MISS' | 'BYPASS' | 'REFRESH';
-
-export interface CacheSlice {
-  readonly status: CacheStatus;
-  /** Set on a hit: the stored answer's provider and model, its age, and what it cost when it was made (USD, when priced). */
-  readonly hit?: { readonly provider: string; readonly model?: string; readonly ageSeconds: number; readonly savedUsd?: number; readonly similarity?: number };
-  /** Set on a miss (or refresh) whose answer may be stored: the operation reports its answer here, before output guardrails. */
-  readonly recorder?: AnswerRecorder;
-  /**
-   * Set when a semantic lookup embedded the request's text: the embeddings call's model, tokens and
-   * price (USD, when priced), charged to the caller (added to the request's cost by the settle hook).
-   */
-  readonly embedding?: EmbeddingSpend;
-}
-
-/** What a semantic lookup's embeddings call used. */
-export interface EmbeddingSpend {
-  readonly provider: string;
-  readonly model: string;
-  readonly tokens: number;
-  readonly costUsd?: number;
-}
-
-/**
- * Where an operation reports the answer it maps from the provider, before output guardrails judge
- * it, so that the response cache can store it: a whole answer at once, a stream chunk by chunk.
- */
-export interface AnswerRecorder {
-  /** A whole answer (a JSON upstream answer, mapped). */
-  answer(answer: unknown): void;
-  /** One streamed chunk, mapped. */
-  chunk(chunk: unknown): void;
-  /** The stream is complete (its end marker passed, nothing cut it); resolves once the answer is stored (bounded in time). */
-  complete(): Promise<void>;
-}
 
 /** What the caller's key says about the request, known before the key is checked further. */
 export interface KeySlice {
@@ -182,88 +127,6 @@ export interface AuthSlice {
   readonly forwardHeaders: Readonly<Record<string, string>>;
   /** The guardrail policy that applies (a virtual key's `guardrail_policy`, or the config's default). */
   readonly policy?: string;
-}
-
-export interface RoutingSlice {
-  readonly plan: ResolvedRoute;
-  readonly label: RouteLabel;
-}
-
-/** What the forward stage's route executor learnt while it ran a routed request. */
-export interface RoutedSlice {
-  /** Every upstream attempt, in order. */
-  readonly attempts: AttemptRecord[];
-  /**
-   * The target whose answer the client gets; while the route runs, and when no attempt answered,
-   * the last one tried (even when its mapping failed). Absent when no attempt was made.
-   */
-  tried?: AttemptTarget;
-  /**
-   * The attempt whose answer the client gets; while the route runs, and when no attempt answered,
-   * the last one mapped. Absent when no attempt was mapped.
-   */
-  attempt?: Attempt;
-  /** The name of the target whose answer the client gets. */
-  target?: string;
-  /** Targets passed over (an open breaker, the retry budget, the attempt cap), in order; absent when none. */
-  skipped?: SkippedTarget[];
-  /**
-   * Milliseconds spent on the route before the attempt whose answer the client gets was sent:
-   * failed attempts and the waits between them (all of it when no attempt answered). Server-Timing
-   * and the log report it as `routing`, apart from the gateway's own time.
-   */
-  routingMs?: number;
-}
-
-/** One routed attempt's target as a value, built by the forward stage before the request is mapped for it. */
-export interface AttemptTarget {
-  readonly target: ResolvedTarget;
-  /** The target's provider, credentials and base URL, with the caller, forwarded headers and policy. */
-  readonly auth: AuthSlice;
-  /** The validated request with the target's `override_params` merged into its body. */
-  readonly request: RequestSlice;
-  /**
-   * The request's context as this attempt's target sees it (`auth` and `request` are the attempt's,
-   * every other field is read through from the request's context; it takes no writes): what the
-   * operation's mapping and response mapping are given, the same object for both.
-   */
-  readonly view: GatewayContext;
-}
-
-/**
- * One routed attempt, a value the forward stage builds for a target: the target, its provider and
- * credentials, the request with its `override_params`, and the upstream request built from them by
- * the transform stage's pure mapping (`buildUpstreamRequest` in `core/hooks/transform.ts`).
- */
-export interface Attempt extends AttemptTarget {
-  readonly upstreamRequest: UpstreamRequest;
-  /** Fields of the client's request the mapping left out (as {@link TransformSlice.dropped}). */
-  readonly dropped?: readonly string[];
-}
-
-export interface GuardrailSlice {
-  /** The policy that applied, if any. */
-  policy?: string;
-  /** One entry per guardrail run (for a stream: per guardrail, aggregated over its window checks). */
-  readonly verdicts: GuardrailRecord[];
-  // `output` (the output judge) is declared by its owner, core/guardrails/output/index.ts (module augmentation).
-}
-
-/** One guardrail's verdict as the log records it (a transform's `changes` are counts, never values). */
-export interface GuardrailRecord {
-  guardrail: string;
-  side: GuardrailSide;
-  verdict: GuardrailVerdict;
-  ms: number;
-  /** Set when the guardrail itself failed; the verdict is then what its fail mode decided. */
-  failure?: 'error' | 'timeout';
-  /** How many times it judged (a stream's windows); absent when once. */
-  checks?: number;
-  /**
-   * What it flagged in the judged texts (its verdict's `flagged`, else the texts it denied or
-   * changed): masked wherever the request is logged, never logged itself. Absent when nothing.
-   */
-  flagged?: string[];
 }
 
 export interface TransformSlice {

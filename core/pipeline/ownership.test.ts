@@ -120,27 +120,57 @@ function violations(rows: readonly Row[], writes: readonly Write[]): string[] {
   return found;
 }
 
-/** The property names of the `GatewayContext` interface. */
-function contextFields(): string[] {
-  const file = 'core/pipeline/context.ts';
-  const source = ts.createSourceFile(file, readFileSync(join(ROOT, file), 'utf8'), ts.ScriptTarget.Latest, true);
-  const names: string[] = [];
-  source.forEachChild((node) => {
-    if (ts.isInterfaceDeclaration(node) && node.name.text === 'GatewayContext') {
-      for (const member of node.members) if (member.name && ts.isIdentifier(member.name)) names.push(member.name.text);
+/**
+ * The property names of `GatewayContext`: its declaration in core/pipeline/context.ts and the
+ * subsystems' module augmentations of it (`declare module '…/pipeline/context.js'`), with the file
+ * that declares each.
+ */
+function contextFields(files: ReadonlyMap<string, string>): Map<string, string> {
+  const fields = new Map<string, string>();
+  const collect = (file: string, statements: ts.NodeArray<ts.Statement>) => {
+    for (const node of statements) {
+      if (!ts.isInterfaceDeclaration(node) || node.name.text !== 'GatewayContext') continue;
+      for (const member of node.members) if (member.name && ts.isIdentifier(member.name)) fields.set(member.name.text, file);
     }
-  });
-  return names;
+  };
+  for (const [file, text] of files) {
+    const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+    if (file === 'core/pipeline/context.ts') collect(file, source.statements);
+    for (const node of source.statements) {
+      if (!ts.isModuleDeclaration(node) || !ts.isStringLiteral(node.name) || !node.body || !ts.isModuleBlock(node.body)) continue;
+      if (join(dirname(file), node.name.text).split('\\').join('/') === 'core/pipeline/context.js') collect(file, node.body.statements);
+    }
+  }
+  return fields;
 }
+
+const declared = contextFields(new Map(coreSources().map((file) => [file, readFileSync(join(ROOT, file), 'utf8')])));
 
 const rows = ownershipTable(readFileSync(join(ROOT, 'docs', 'architecture.md'), 'utf8'));
 
 test('the ownership table lists every field of GatewayContext, once, and nothing else', (t) => {
   const listed = rows.flatMap((row) => row.fields);
   t.deepEqual([...listed].sort(), [...new Set(listed)].sort(), 'a field is listed twice');
-  t.deepEqual([...listed].sort(), contextFields().sort());
+  t.deepEqual([...listed].sort(), [...declared.keys()].sort());
   t.true(listed.includes('routing'));
   t.true(listed.includes('routed'));
+});
+
+test('the subsystems declare their slices by module augmentation, and the field reader finds them', (t) => {
+  t.is(declared.get('routing'), 'core/routing/slices.ts');
+  t.is(declared.get('routed'), 'core/routing/slices.ts');
+  t.is(declared.get('cache'), 'core/cache/slice.ts');
+  t.is(declared.get('guardrail'), 'core/guardrails/slice.ts');
+  t.is(declared.get('auth'), 'core/pipeline/context.ts');
+  // A planted augmentation adds its field; one of another module does not.
+  const planted = contextFields(
+    new Map([
+      ['core/pipeline/context.ts', 'export interface GatewayContext { traceId: string }'],
+      ['core/teams/slice.ts', "declare module '../pipeline/context.js' { interface GatewayContext { team?: string } }\nexport {};"],
+      ['core/other/slice.ts', "declare module '../pipeline/hook.js' { interface GatewayContext { other?: string } }\nexport {};"],
+    ]),
+  );
+  t.deepEqual([...planted], [['traceId', 'core/pipeline/context.ts'], ['team', 'core/teams/slice.ts']]);
 });
 
 const writes = contextWrites();

@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { ForwardSlice } from '../pipeline/context.js';
 import type { Usage } from '../spec/unified.js';
-import { usageOf } from '../vault/usage-tap.js';
+import { usageOf } from '../http/usage-tap.js';
 import type { AttemptRecord } from './plan.js';
 
 /** Most bytes of a failed attempt's body read for its usage; a longer body is dropped unread. */

@@ -5,7 +5,7 @@ import { balanceOrder } from './balancer.js';
 import { FirstEventError } from './first-event.js';
 import type { RequestFacts } from './conditions.js';
 import { conditionalTarget } from './facts.js';
-import { redactSecrets } from '../logs/entry.js';
+import { redactSecrets } from '../redact.js';
 import { ATTEMPT_MESSAGE_MAX, type AttemptRecord, type ResolvedRoute, type ResolvedTarget, type SkippedTarget } from './plan.js';
 import type { Route } from './route.js';
 import { DEFAULT_RETRY, type RetrySettings, type RoutingStateStore } from './state.js';

@@ -4,7 +4,7 @@ import { bodyFailure } from '../http/upstream.js';
 import { isRecord } from '../spec/is-record.js';
 import type { ForwardSlice } from '../pipeline/context.js';
 import type { Usage } from '../spec/unified.js';
-import { usageOf } from '../vault/usage-tap.js';
+import { usageOf } from '../http/usage-tap.js';
 
 /** Most bytes read while waiting for a stream's first event; past it the stream is passed on unchecked. */
 const PEEK_LIMIT = 64 * 1024;

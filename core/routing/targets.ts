@@ -1,7 +1,8 @@
 import { errors } from '../errors.js';
 import type { CustomHostGuard } from '../http/custom-host.js';
 import { forwardedHeaders, providerToken, type GatewayKeyTest } from '../http/forwarded-headers.js';
-import type { AuthSlice, GatewayContext, RoutingSlice } from '../pipeline/context.js';
+import type { AuthSlice, GatewayContext } from '../pipeline/context.js';
+import type { RoutingSlice } from './slices.js';
 import type { PluginRegistry } from '../registry.js';
 import { isRecord } from '../spec/is-record.js';
 import type { KeyResolution } from '../spec/key-resolver.js';

@@ -111,15 +111,8 @@ export interface ChatCompletionChunk {
   [field: string]: unknown;
 }
 
-/** The error body every gateway error and every mapped upstream error has. */
-export interface ErrorBody {
-  message: string;
-  type: string;
-  param: string | null;
-  code: string | null;
-  /** Set when the error came from a provider. */
-  provider?: string;
-}
+/** The error body every gateway error and every mapped upstream error has (declared with the error catalogue). */
+export type { ErrorBody } from '../errors.js';
 
 /** `POST /v1/completions` body, after validation. */
 export interface CompletionRequest {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { LogEntry, LogSink } from '../logs/entry.js';
 import type { GatewayContext } from '../pipeline/context.js';
 import type { OtlpExporter, SpanRecord } from './otlp-exporter.js';
-import { servedRequest } from '../pipeline/attempt.js';
+import { servedRequest } from '../routing/attempt.js';
 
 interface TraceIds {
   traceId: string;

@@ -10,8 +10,8 @@ import { costOf, type ModelPrice, type PriceTable, roundUsd, tokenCounts } from 
 import type { ChargedBudget } from './alerts.js';
 import type { RefusedForBudget } from './budget-refusals.js';
 import type { VirtualKeyRecord } from './records.js';
-import { type ObservedUsage, tapUsage } from './usage-tap.js';
-import { servedRequest, servingAuth } from '../pipeline/attempt.js';
+import { type ObservedUsage, tapUsage } from '../http/usage-tap.js';
+import { servedRequest, servingAuth } from '../routing/attempt.js';
 
 const NANOS_PER_USD = 1_000_000_000;
 export const toNanos = (usd: number): number => Math.round(usd * NANOS_PER_USD);

@@ -25,7 +25,7 @@ import ts from 'typescript';
  *   conformance kit (it starts gateways and has a command of its own).
  */
 export const LAYERS: readonly (readonly string[])[] = [
-  ['spec', 'errors.ts', 'error-codes.ts', 'ids.ts', 'require.ts', 'params-schema.ts', 'registry.ts', 'cli-io.ts'],
+  ['spec', 'errors.ts', 'error-codes.ts', 'ids.ts', 'redact.ts', 'require.ts', 'params-schema.ts', 'registry.ts', 'cli-io.ts'],
   ['http', 'store'],
   ['pipeline'],
   ['identity'],
@@ -90,4 +90,66 @@ export function backArrows(path: string, text: string): BackArrow[] {
     if (to === undefined || to <= from) return [];
     return [{ arrow: `${path} -> ${target}`, line, fromLayer: LAYER_NAMES[from], toLayer: LAYER_NAMES[to] }];
   });
+}
+
+/**
+ * A file's part of core for the circle check: its folder under core (`core/vault`), or the file
+ * itself at core's root; undefined for a composition module or a toolkit barrel (which stand in a
+ * layer of their own above what they gather).
+ */
+function partOf(path: string): string | undefined {
+  const layer = layerOf(path);
+  if (layer === undefined || ['app', 'toolkits'].includes(LAYER_NAMES[layer]) && path.split('/').length > 2) return undefined;
+  return path.split('/').slice(0, 2).join('/');
+}
+
+/**
+ * The circles between parts of one layer (folders import each other, directly or round a ring):
+ * each one as the imports that close it, `from-part -> to-part (file:line)`, one per arrow. Layers
+ * order the folders of different layers; within a layer, a circle means two subsystems that can
+ * only be understood together, and what they share belongs lower.
+ */
+export function sameLayerCircles(files: readonly { path: string; text: string }[]): string[][] {
+  const arrows = new Map<string, Map<string, string>>();
+  for (const { path, text } of files) {
+    const from = partOf(path);
+    if (from === undefined) continue;
+    for (const { specifier, line } of references(path, text)) {
+      if (!specifier.startsWith('.')) continue;
+      const target = normalize(join(dirname(path), specifier)).split('\\').join('/').replace(/\.js$/, '.ts');
+      const to = partOf(target);
+      if (to === undefined || to === from || layerOf(target) !== layerOf(path)) continue;
+      const out = arrows.get(from) ?? new Map<string, string>();
+      if (!out.has(to)) out.set(to, `${path}:${line}`);
+      arrows.set(from, out);
+    }
+  }
+  // Tarjan's strongly connected components over the parts.
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const circles: string[][] = [];
+  const visit = (part: string): void => {
+    index.set(part, index.size);
+    low.set(part, index.get(part)!);
+    stack.push(part);
+    for (const next of arrows.get(part)?.keys() ?? []) {
+      if (!index.has(next)) {
+        visit(next);
+        low.set(part, Math.min(low.get(part)!, low.get(next)!));
+      } else if (stack.includes(next)) low.set(part, Math.min(low.get(part)!, index.get(next)!));
+    }
+    if (low.get(part) !== index.get(part)) return;
+    const component = stack.splice(stack.indexOf(part));
+    if (component.length < 2) return;
+    const members = new Set(component);
+    circles.push(
+      [...members]
+        .sort()
+        .flatMap((from) => [...(arrows.get(from) ?? [])].filter(([to]) => members.has(to)).map(([to, where]) => `${from} -> ${to} (${where})`))
+        .sort(),
+    );
+  };
+  for (const part of [...arrows.keys()].sort()) if (!index.has(part)) visit(part);
+  return circles;
 }

@@ -7,9 +7,9 @@ import type { AnswerText, OutputJudge, TextChoice } from './types.js';
 
 export type { AnswerText, ChoiceText, ChunkJudge, ChunkJudgeStep, ChunkText, OutputJudge, TextChoice } from './types.js';
 
-// The guardrail slice's output judge, declared here by the subsystem that owns it (module
-// augmentation), so that core/pipeline/context.ts imports nothing above the pipeline.
-declare module '../../pipeline/context.js' {
+// The guardrail slice's output judge (core/guardrails/slice.ts), declared next to its type by
+// module augmentation.
+declare module '../slice.js' {
   interface GuardrailSlice {
     /** Installed by the guardrail stage when the policy judges output; the operation applies it. */
     output?: OutputJudge;

@@ -2,7 +2,7 @@ import test from 'ava';
 import { chatAnswerText } from '../../api/answer-text.js';
 import { pii } from '../../../plugins/guardrails/pii/index.js';
 import { pluginDependencies } from '../../../test/plugin-dependencies.js';
-import type { GuardrailRecord } from '../../pipeline/context.js';
+import type { GuardrailRecord } from '../slice.js';
 import type { ChatCompletionChunk } from '../../spec/unified.js';
 import { PolicyRegistry } from '../registry.js';
 import { releasePoint, StreamJudge } from './stream-window.js';

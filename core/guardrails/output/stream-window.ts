@@ -1,4 +1,4 @@
-import type { GuardrailRecord } from '../../pipeline/context.js';
+import type { GuardrailRecord } from '../slice.js';
 import type { GuardrailInput } from '../../spec/guardrail.js';
 import { aggregate, runChain } from '../chain.js';
 import type { StreamWindow } from '../policy.js';

@@ -15,7 +15,7 @@ import { validateResponsesRequest } from './responses-schema.js';
 import { type ConversationItem, conversationOf, ownerOf, type ResponseStore } from './responses-store.js';
 import { responsesParameters, responsesTexts, rewriteResponsesRequest } from './responses-texts.js';
 import { toChatRequest } from './responses-to-chat.js';
-import { requestContextOf } from '../../../pipeline/attempt.js';
+import { requestContextOf } from '../../../routing/attempt.js';
 
 /** How the Responses protocol is configured (`responses` in the gateway configuration). */
 export interface ResponsesProtocolOptions {

@@ -1,4 +1,4 @@
-import type { AuthSlice, GatewayContext, RequestSlice } from './context.js';
+import type { AuthSlice, GatewayContext, RequestSlice } from '../pipeline/context.js';
 
 /**
  * The context as one routed attempt's target sees it: `auth` and `request` are the attempt's, every

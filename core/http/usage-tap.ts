@@ -1,5 +1,5 @@
 import { Transform, type Readable } from 'node:stream';
-import { SseDecoder } from '../http/sse.js';
+import { SseDecoder } from './sse.js';
 import type { Usage } from '../spec/unified.js';
 
 export interface ObservedUsage {
