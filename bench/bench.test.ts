@@ -4,10 +4,13 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'ava';
 import { GATEWAY_NODE_FLAGS } from './children.js';
-import { type LoadFigures, mergeLoadSlices, roundShares, shareOfFloor } from './load.js';
+import { pacedComparison, splitInterleaved, throughputComparison } from './compare.js';
+import { type LoadFigures, mergeLoadSlices, type PacedFigures, roundShares, shareOfFloor } from './load.js';
 import { type Dispatch, latencyStart, mergePacedResults, PacedSchedule, type PacedResult } from './paced-load.js';
+import { readSettings } from './settings.js';
 import { maxOverlap, mean, median, percentile } from './stats.js';
 import { slowIn, soakGrowth } from './soak.js';
+import { harnessProblems, report } from './summary.js';
 import { evaluateTargets, growthPercent, type TargetFigures, type TargetRow } from './targets.js';
 
 test('percentile is nearest-rank over unsorted values, NaN when empty', (t) => {
@@ -340,4 +343,99 @@ test('the bench starts its gateways with the Node flags of `npm start`', (t) => 
   const scripts = (JSON.parse(readFileSync(join(process.cwd(), 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
   const flags = scripts.start.split(' ').filter((word) => word.startsWith('--'));
   t.deepEqual(flags, [...GATEWAY_NODE_FLAGS]);
+});
+
+test('splitInterleaved: each baseline figure is paired with the current one measured just before it', (t) => {
+  const labels = ['direct', 'floor', 'default', 'default (baseline)', 'vk', 'vk (baseline)'];
+  const split = splitInterleaved(labels, [false, false, false, true, false, true]);
+  t.deepEqual(split.current, ['direct', 'floor', 'default', 'vk']);
+  t.deepEqual(split.pairs, [
+    { current: 'default', baseline: 'default (baseline)' },
+    { current: 'vk', baseline: 'vk (baseline)' },
+  ]);
+  t.deepEqual(splitInterleaved(['floor', 'vk'], [false, false]), { current: ['floor', 'vk'], pairs: [] }, 'no baseline: everything is current');
+  t.throws(() => splitInterleaved(['a (baseline)', 'a'], [true, false]));
+  t.throws(() => splitInterleaved(['a', 'a (baseline)', 'b (baseline)'], [false, true, true]));
+});
+
+/** A merged c=50 load of three rounds at these req/s (the first slice's CPU and RSS). */
+const rounds = (label: string, perRound: number[], cpu: number, rssMaxBytes: number): LoadFigures =>
+  mergeLoadSlices(perRound.map((requestsPerSecond) => loadSlice(label, requestsPerSecond, cpu, rssMaxBytes, 10)));
+
+/** The row of `table` that starts (after indentation) with `name`, under the block whose label is `block`, split in cells. */
+function comparisonRow(table: string, block: string, name: string): string[] {
+  const lines = table.split('\n');
+  const row = lines.slice(lines.findIndex((line) => line.startsWith(block))).find((line) => line.trim().startsWith(name));
+  return row === undefined ? [] : row.trim().slice(name.length).trim().split(/\s+/);
+}
+
+test('throughputComparison: share of the floor (median of rounds) with the difference in points, CPU and RSS with their ratio', (t) => {
+  const floor = rounds('floor', [10_000, 4000, 8000], 100, 100 * MB);
+  const current = rounds('gateway (vk)', [5000, 2400, 4400], 300, 150 * MB); // shares 50 / 60 / 55
+  const baseline = rounds('gateway (vk) (baseline)', [6000, 2400, 4800], 200, 120 * MB); // shares 60 / 60 / 60
+  const text = throughputComparison([{ current, baseline }], floor);
+  t.true(text.split('\n')[0].startsWith('variant / figure'));
+  t.deepEqual(comparisonRow(text, 'gateway (vk)', 'share of floor % (median of rounds)'), ['55.0', '60.0', '-5.0']);
+  t.deepEqual(comparisonRow(text, 'gateway (vk)', 'CPU µs/req'), ['300', '200', '×1.50']);
+  t.deepEqual(comparisonRow(text, 'gateway (vk)', 'RSS max MB'), ['150', '120', '×1.25']);
+  t.false(text.includes('gateway (vk) (baseline)'), 'one block per variant, under the current label');
+});
+
+const pacedFigures = (label: string, [p50Ms, p99Ms, p999Ms]: number[], cpuMicrosecondsPerRequest: number, rssMaxBytes: number): PacedFigures => ({
+  label,
+  result: {
+    scheduled: 1000,
+    completed: 1000,
+    non2xx: label.includes('broken') ? 3 : 0,
+    statusCodes: { 200: 1000 },
+    errors: 0,
+    unfinished: 0,
+    requestsPerSecond: 1000,
+    p50Ms,
+    p90Ms: p50Ms,
+    p99Ms,
+    p999Ms,
+    maxMs: p999Ms,
+    sendLagP99Ms: 0,
+    maxQueued: 0,
+    samples: { latencies: new Float64Array(), lags: new Float64Array(), elapsedMs: 1000 },
+  },
+  machineBusyPercent: 50,
+  proxy: { role: 'gateway', cpuMicrosecondsPerRequest, cpuPercent: 20, rssMaxBytes },
+});
+
+test('pacedComparison: p50, p99 and p99.9 over the floor on both sides and their difference, CPU and RSS with their ratio', (t) => {
+  const floor = pacedFigures('floor', [1, 3, 5], 100, 80 * MB);
+  const current = pacedFigures('gateway (vk)', [1.5, 4, 9], 250, 200 * MB);
+  const baseline = pacedFigures('gateway (vk) (baseline)', [1.25, 4.5, 7], 200, 160 * MB);
+  const text = pacedComparison([{ current, baseline }], floor);
+  t.deepEqual(comparisonRow(text, 'gateway (vk)', 'p50 - floor ms'), ['0.500', '0.250', '+0.250']);
+  t.deepEqual(comparisonRow(text, 'gateway (vk)', 'p99 - floor ms'), ['1.000', '1.500', '-0.500']);
+  t.deepEqual(comparisonRow(text, 'gateway (vk)', 'p99.9 - floor ms'), ['4.000', '2.000', '+2.000']);
+  t.deepEqual(comparisonRow(text, 'gateway (vk)', 'CPU µs/req'), ['250', '200', '×1.25']);
+  t.deepEqual(comparisonRow(text, 'gateway (vk)', 'RSS max MB'), ['200', '160', '×1.25']);
+});
+
+test('the report compares with the baseline only when one was measured, and judges the targets on the current figures', (t) => {
+  const settings = readSettings();
+  const floor = rounds('floor, c=50', [10_000, 10_000, 10_000], 100, 100 * MB);
+  const throughput = [rounds('direct to mock, c=50', [20_000, 20_000, 20_000], 0, 0), floor, ...['default', 'vk', 'guarded', 'routed'].map((name) => rounds(`${name}, c=50`, [6500, 6500, 6500], 150, 150 * MB))];
+  const paced = ['floor', 'default', 'vk'].map((name) => pacedFigures(name, [1, 2, 3], 100, 100 * MB));
+  const without = report(settings, 0, { throughput, paced });
+  t.false(without.includes('baseline'));
+  const baseline = {
+    checkout: '/elsewhere',
+    throughput: throughput.slice(2).map((current) => ({ current, baseline: rounds(`${current.label} (baseline)`, [5000, 5000, 5000], 120, 140 * MB) })),
+    paced: paced.slice(1).map((current) => ({ current, baseline: pacedFigures(`${current.label} (baseline)`, [1, 2, 3], 90, 90 * MB) })),
+  };
+  const withBaseline = report(settings, 0, { throughput, paced, baseline });
+  t.true(withBaseline.includes('Current vs baseline (/elsewhere)'));
+  t.true(withBaseline.includes('vk, c=50 (baseline)'), 'the baseline loads have rows of their own in the throughput table');
+  t.deepEqual(comparisonRow(withBaseline, 'vk, c=50', 'share of floor % (median of rounds)'), ['65.0', '50.0', '+15.0']);
+  const targetsOf = (text: string) => text.slice(text.indexOf('Targets'));
+  t.is(targetsOf(withBaseline), targetsOf(without), 'the targets are the current figures\'');
+  t.true(withBaseline.includes('vk (baseline) - floor: p50 +0.000 ms'), 'and in the fixed-rate table, with their difference to the floor');
+  baseline.paced[1].baseline = pacedFigures('vk (baseline, broken)', [1, 2, 3], 90, 90 * MB);
+  t.deepEqual(harnessProblems({ throughput, paced }), []);
+  t.is(harnessProblems({ throughput, paced, baseline }).length, 1, 'a baseline load with non-2xx answers is a harness problem');
 });

@@ -38,7 +38,8 @@ export interface SpawnedServer {
   readonly ready: Promise<ServerChild>;
 }
 
-const SERVERS_SCRIPT = fileURLToPath(new URL('./servers.js', import.meta.url));
+/** This checkout's `dist/bench/servers.js`; a baseline checkout's is passed to `spawnServer` instead (BENCH_BASELINE). */
+export const SERVERS_SCRIPT = fileURLToPath(new URL('./servers.js', import.meta.url));
 const READY_LIMIT_MS = 15_000;
 const USAGE_LIMIT_MS = 5_000;
 const STOP_LIMIT_MS = 4_000;
@@ -84,10 +85,6 @@ function queryUsage(child: ChildProcess, role: ServerRole): Promise<ProcessUsage
 }
 
 /**
- * Spawns `servers.js <role>` under this same Node binary with an IPC channel; `ready` resolves once
- * it listens. `environment` is added to this process's environment (NODE_ENV is production).
- */
-/**
  * The Node flags `npm start` runs the gateway with (package.json; a unit test keeps the two equal),
  * so that the bench measures the gateway as it is started: a young generation capped at 16 MB per
  * semi-space (V8's default let it grow to 32 MB under load: ~60 MB more RSS for no measurable CPU),
@@ -97,12 +94,17 @@ function queryUsage(child: ChildProcess, role: ServerRole): Promise<ProcessUsage
  */
 export const GATEWAY_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=16', '--no-parallel-scavenge'];
 
-export function spawnServer(role: ServerRole, environment: Record<string, string> = {}): SpawnedServer {
+/**
+ * Spawns `servers.js <role>` under this same Node binary with an IPC channel; `ready` resolves once
+ * it listens. `environment` is added to this process's environment (NODE_ENV is production).
+ * `script` is this checkout's servers.js unless another checkout's (speaking the same protocol) is given.
+ */
+export function spawnServer(role: ServerRole, environment: Record<string, string> = {}, script = SERVERS_SCRIPT): SpawnedServer {
   // BENCH_CPU_PROF=<dir>: profile the gateway children (`node --cpu-prof`), for finding where time goes.
   const profile = role === 'gateway' && process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF] : [];
   const flags = role === 'gateway' ? GATEWAY_NODE_FLAGS : [];
   const spawnedAt = performance.now();
-  const child = spawn(process.execPath, [...flags, ...profile, SERVERS_SCRIPT, role], {
+  const child = spawn(process.execPath, [...flags, ...profile, script, role], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     env: { ...process.env, ...environment, NODE_ENV: 'production' },
   });
@@ -126,8 +128,8 @@ export function spawnServer(role: ServerRole, environment: Record<string, string
 }
 
 /** Spawns `servers.js <role>` (see `spawnServer`) and resolves once it listens. */
-export function startServer(role: ServerRole, environment: Record<string, string> = {}): Promise<ServerChild> {
-  return spawnServer(role, environment).ready;
+export function startServer(role: ServerRole, environment: Record<string, string> = {}, script = SERVERS_SCRIPT): Promise<ServerChild> {
+  return spawnServer(role, environment, script).ready;
 }
 
 function stopOne(child: ChildProcess): Promise<void> {

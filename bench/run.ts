@@ -6,8 +6,9 @@ import { randomBytes } from 'node:crypto';
 import { Agent } from 'node:http';
 import { loadavg } from 'node:os';
 import { createVirtualKey, waitForLogEntry } from './admin.js';
-import { killAllServers, type ServerChild, startServer, stopAllServers } from './children.js';
+import { killAllServers, SERVERS_SCRIPT, type ServerChild, startServer, stopAllServers } from './children.js';
 import { postOnce, type Target } from './client.js';
+import { BASELINE_SUFFIX, type BaselineMeasured, type Pair, splitInterleaved } from './compare.js';
 import { type LoadFigures, type LoadRequest, measureLoad, measurePacedInterleaved, mergeLoadSlices, type PacedFigures } from './load.js';
 import { holdOpenStreams, type OpenStreamsFigures } from './open-streams.js';
 import { PacedLoader } from './paced-load.js';
@@ -77,6 +78,8 @@ interface Endpoint {
   url: string;
   headers: Record<string, string>;
   process?: ServerChild;
+  /** Served by the baseline checkout (BENCH_BASELINE). */
+  baseline?: boolean;
 }
 
 function target(endpoint: Endpoint, stream: boolean, agent: Agent): Target {
@@ -96,10 +99,8 @@ async function preflight(endpoints: readonly Endpoint[]): Promise<void> {
   }
 }
 
-interface Gateways {
-  mock: ServerChild;
-  direct: Endpoint;
-  floor: Endpoint;
+/** The gateway variants, one process each but the routed one (the default-config process). */
+interface Variants {
   gatewayDefault: Endpoint;
   gatewayVk: Endpoint;
   gatewayGuarded: Endpoint;
@@ -107,35 +108,63 @@ interface Gateways {
   gatewayRouted: Endpoint;
 }
 
+interface Gateways extends Variants {
+  mock: ServerChild;
+  direct: Endpoint;
+  floor: Endpoint;
+  /** The same variants served by the baseline checkout (BENCH_BASELINE). */
+  baseline?: Variants;
+}
+
 /**
- * The mock, the floor, and one gateway process per variant (so that each one's CPU and RSS are its
- * own): the default config called with the account key, a virtual key with limits, and a virtual
- * key whose policy runs three guardrails. The keys are created through the admin HTTP API.
+ * One gateway process per variant (so that each one's CPU and RSS are its own), from `script`
+ * (this checkout's servers.js or the baseline's): the default config called with the account key, a
+ * virtual key with limits, and a virtual key whose policy runs three guardrails. The keys are
+ * created through the admin HTTP API.
  */
+async function startVariants(apiKey: string, mockUrl: string, script: string, baseline: boolean): Promise<Variants> {
+  const accountKey = { [CHILD_ENVIRONMENT.gatewayApiKey]: apiKey };
+  const [gatewayDefault, gatewayVk, gatewayGuarded] = await Promise.all([
+    startServer('gateway', accountKey, script),
+    startServer('gateway', accountKey, script),
+    startServer('gateway', { ...accountKey, [CHILD_ENVIRONMENT.gatewayPolicies]: 'three' }, script),
+  ]);
+  const vk = await createVirtualKey(gatewayVk.url, apiKey, { name: 'bench', mockUrl });
+  const guardedVk = await createVirtualKey(gatewayGuarded.url, apiKey, { name: 'bench-guarded', mockUrl, guardrailPolicy: 'three' });
+  const headers = accountHeaders(apiKey, mockUrl);
+  const label = (name: keyof Variants): string => `${LABELS[name]}${baseline ? BASELINE_SUFFIX : ''}`;
+  return {
+    gatewayDefault: { label: label('gatewayDefault'), url: gatewayDefault.url, headers, process: gatewayDefault, baseline },
+    gatewayVk: { label: label('gatewayVk'), url: gatewayVk.url, headers: virtualKeyHeaders(vk), process: gatewayVk, baseline },
+    gatewayGuarded: { label: label('gatewayGuarded'), url: gatewayGuarded.url, headers: virtualKeyHeaders(guardedVk), process: gatewayGuarded, baseline },
+    gatewayRouted: { label: label('gatewayRouted'), url: gatewayDefault.url, headers: routedHeaders(apiKey, mockUrl), process: gatewayDefault, baseline },
+  };
+}
+
+/** The mock, the floor, the gateway variants, and with BENCH_BASELINE the baseline checkout's variants too. */
 async function startGateways(settings: Settings, apiKey: string): Promise<Gateways> {
   const mock = await startServer('mock', {
     [CHILD_ENVIRONMENT.streamChunks]: String(settings.streamChunks),
     [CHILD_ENVIRONMENT.streamGapMs]: String(settings.streamGapMs),
   });
-  const accountKey = { [CHILD_ENVIRONMENT.gatewayApiKey]: apiKey };
-  const [floor, gatewayDefault, gatewayVk, gatewayGuarded] = await Promise.all([
+  const [floor, variants, baseline] = await Promise.all([
     startServer('floor', { [CHILD_ENVIRONMENT.upstreamUrl]: mock.url }),
-    startServer('gateway', accountKey),
-    startServer('gateway', accountKey),
-    startServer('gateway', { ...accountKey, [CHILD_ENVIRONMENT.gatewayPolicies]: 'three' }),
+    startVariants(apiKey, mock.url, SERVERS_SCRIPT, false),
+    settings.baseline ? startVariants(apiKey, mock.url, settings.baseline.serversScript, true) : undefined,
   ]);
-  const vk = await createVirtualKey(gatewayVk.url, apiKey, { name: 'bench', mockUrl: mock.url });
-  const guardedVk = await createVirtualKey(gatewayGuarded.url, apiKey, { name: 'bench-guarded', mockUrl: mock.url, guardrailPolicy: 'three' });
   const headers = accountHeaders(apiKey, mock.url);
   return {
     mock,
     direct: { label: LABELS.direct, url: mock.url, headers },
     floor: { label: LABELS.floor, url: floor.url, headers, process: floor },
-    gatewayDefault: { label: LABELS.gatewayDefault, url: gatewayDefault.url, headers, process: gatewayDefault },
-    gatewayVk: { label: LABELS.gatewayVk, url: gatewayVk.url, headers: virtualKeyHeaders(vk), process: gatewayVk },
-    gatewayGuarded: { label: LABELS.gatewayGuarded, url: gatewayGuarded.url, headers: virtualKeyHeaders(guardedVk), process: gatewayGuarded },
-    gatewayRouted: { label: LABELS.gatewayRouted, url: gatewayDefault.url, headers: routedHeaders(apiKey, mock.url), process: gatewayDefault },
+    ...variants,
+    ...(baseline ? { baseline } : {}),
   };
+}
+
+/** The variants named, each followed by its baseline twin when there is a baseline. */
+function withBaselines(gateways: Gateways, names: ReadonlyArray<keyof Variants>): Endpoint[] {
+  return names.flatMap((name) => (gateways.baseline ? [gateways[name], gateways.baseline[name]] : [gateways[name]]));
 }
 
 /**
@@ -148,22 +177,22 @@ async function withFreshKey(endpoint: Endpoint, apiKey: string, mockUrl: string,
 }
 
 /** Shows that the variants do what their labels say: the key was used, the log store written, the guardrails ran. */
-async function checkVariants(gateways: Gateways, apiKey: string): Promise<void> {
-  await waitForLogEntry(gateways.gatewayVk.url, apiKey, (entry) => entry.caller_type === 'virtual-key' && entry.status === 200);
-  const guarded = await waitForLogEntry(gateways.gatewayGuarded.url, apiKey, (entry) => entry.caller_type === 'virtual-key' && entry.status === 200);
+async function checkVariants(variants: Variants, apiKey: string): Promise<void> {
+  await waitForLogEntry(variants.gatewayVk.url, apiKey, (entry) => entry.caller_type === 'virtual-key' && entry.status === 200);
+  const guarded = await waitForLogEntry(variants.gatewayGuarded.url, apiKey, (entry) => entry.caller_type === 'virtual-key' && entry.status === 200);
   const ran = new Set(guarded.guardrails.filter((verdict) => verdict.side === 'input').map((verdict) => verdict.guardrail));
   const missing = ['pii', 'length-bounds', 'regex'].filter((id) => !ran.has(id));
-  if (missing.length > 0) throw new Error(`the guarded gateway's log entry shows no verdict of ${missing.join(', ')}: ${JSON.stringify(guarded.guardrails)}`);
+  if (missing.length > 0) throw new Error(`${variants.gatewayGuarded.label}: its log entry shows no verdict of ${missing.join(', ')}: ${JSON.stringify(guarded.guardrails)}`);
 }
 
 /**
  * The c=50 loads, in alternating rounds (`BENCH_THROUGHPUT_ROUNDS`): each target is warmed up in
  * the first round, then every round gives each target in turn a slice of `durationSeconds / rounds`.
  * The host's speed moves by up to 2x within minutes, so a share of the floor is taken between slices
- * seconds apart, round by round, rather than between loads a minute apart.
+ * seconds apart, round by round, rather than between loads a minute apart. Figures come in the
+ * order of `endpoints`.
  */
-async function runThroughput(settings: Settings, gateways: Gateways): Promise<LoadFigures[]> {
-  const endpoints = [gateways.direct, gateways.floor, gateways.gatewayDefault, gateways.gatewayVk, gateways.gatewayGuarded, gateways.gatewayRouted];
+async function runThroughput(settings: Settings, endpoints: readonly Endpoint[]): Promise<LoadFigures[]> {
   const rounds = settings.throughputRounds;
   const slices: LoadFigures[][] = endpoints.map(() => []);
   for (let round = 0; round < rounds; round++) {
@@ -179,8 +208,7 @@ async function runThroughput(settings: Settings, gateways: Gateways): Promise<Lo
   return slices.map(mergeLoadSlices);
 }
 
-async function runPaced(settings: Settings, gateways: Gateways): Promise<PacedFigures[]> {
-  const endpoints = [gateways.floor, gateways.gatewayDefault, gateways.gatewayVk];
+async function runPaced(settings: Settings, endpoints: readonly Endpoint[]): Promise<PacedFigures[]> {
   progress(
     `${settings.rate} req/s, c=${settings.rateConnections}: ${settings.warmUpSeconds} s warm-up each, then ${settings.pacedRounds} rounds of ` +
       `${settings.durationSeconds / settings.pacedRounds} s per target in turn (${settings.durationSeconds} s each in all)`,
@@ -303,6 +331,49 @@ async function runSoakSection(settings: Settings, apiKey: string, mock: ServerCh
   }
 }
 
+/** The figures of loads on `endpoints` (each baseline one right after its current twin): the current ones, and the pairs. */
+function splitByCheckout<T>(figures: readonly T[], endpoints: readonly Endpoint[]): { current: T[]; pairs: Array<Pair<T>> } {
+  return splitInterleaved(figures, endpoints.map((endpoint) => endpoint.baseline === true));
+}
+
+/**
+ * The sections that load the mock, the floor and the gateway variants (throughput, paced, streams),
+ * with the baseline's variants in the first two when there is one. Resolves to the mock, still running.
+ */
+async function runLoads(settings: Settings, apiKey: string, measured: Measured): Promise<ServerChild> {
+  const { sections } = settings;
+  progress(`starting the mock upstream, the floor proxy and three gateways (default; virtual key; virtual key + 3 guardrails)${settings.baseline ? `, and the same three from ${settings.baseline.checkout}` : ''}`);
+  const gateways = await startGateways(settings, apiKey);
+  const { mock } = gateways;
+  const baseline: BaselineMeasured | undefined = settings.baseline ? { checkout: settings.baseline.checkout } : undefined;
+  const both = (name: keyof Variants): Array<ServerChild | undefined> => [gateways[name].process, gateways.baseline?.[name].process];
+  const throughputEndpoints = [gateways.direct, gateways.floor, ...withBaselines(gateways, ['gatewayDefault', 'gatewayVk', 'gatewayGuarded', 'gatewayRouted'])];
+  await preflight(throughputEndpoints);
+  for (const variants of [gateways, ...(gateways.baseline ? [gateways.baseline] : [])]) await checkVariants(variants, apiKey);
+  if (sections.has('throughput')) {
+    const split = splitByCheckout(await runThroughput(settings, throughputEndpoints), throughputEndpoints);
+    measured.throughput = split.current;
+    if (baseline) baseline.throughput = split.pairs;
+  }
+  await Promise.all(both('gatewayGuarded').map((child) => child?.stop()));
+  if (sections.has('paced')) {
+    gateways.gatewayVk = await withFreshKey(gateways.gatewayVk, apiKey, mock.url, 'bench-paced');
+    if (gateways.baseline) gateways.baseline.gatewayVk = await withFreshKey(gateways.baseline.gatewayVk, apiKey, mock.url, 'bench-paced');
+    const endpoints = [gateways.floor, ...withBaselines(gateways, ['gatewayDefault', 'gatewayVk'])];
+    const split = splitByCheckout(await runPaced(settings, endpoints), endpoints);
+    measured.paced = split.current;
+    if (baseline) baseline.paced = split.pairs;
+  }
+  await Promise.all(both('gatewayDefault').map((child) => child?.stop()));
+  if (sections.has('streams')) {
+    gateways.gatewayVk = await withFreshKey(gateways.gatewayVk, apiKey, mock.url, 'bench-streams');
+    measured.streams = await runStreams(settings, gateways);
+  }
+  await Promise.all([gateways.floor.process, ...both('gatewayVk')].map((child) => child?.stop()));
+  measured.baseline = baseline;
+  return mock;
+}
+
 async function main(): Promise<number> {
   watchStalls('bench');
   process.exitCode = 1; // should the run ever stop without reaching the end, it failed
@@ -318,28 +389,9 @@ async function main(): Promise<number> {
   const measured: Measured = {};
   const { sections } = settings;
   const loadsWanted = sections.has('throughput') || sections.has('paced') || sections.has('streams');
-  let mock: ServerChild;
-  if (loadsWanted) {
-    progress('starting the mock upstream, the floor proxy and three gateways (default; virtual key; virtual key + 3 guardrails)');
-    const gateways = await startGateways(settings, apiKey);
-    mock = gateways.mock;
-    await preflight([gateways.direct, gateways.floor, gateways.gatewayDefault, gateways.gatewayVk, gateways.gatewayGuarded, gateways.gatewayRouted]);
-    await checkVariants(gateways, apiKey);
-    if (sections.has('throughput')) measured.throughput = await runThroughput(settings, gateways);
-    await gateways.gatewayGuarded.process!.stop();
-    if (sections.has('paced')) {
-      gateways.gatewayVk = await withFreshKey(gateways.gatewayVk, apiKey, mock.url, 'bench-paced');
-      measured.paced = await runPaced(settings, gateways);
-    }
-    await gateways.gatewayDefault.process!.stop();
-    if (sections.has('streams')) {
-      gateways.gatewayVk = await withFreshKey(gateways.gatewayVk, apiKey, mock.url, 'bench-streams');
-      measured.streams = await runStreams(settings, gateways);
-    }
-    await Promise.all([gateways.floor.process!.stop(), gateways.gatewayVk.process!.stop()]);
-  } else {
-    mock = await startServer('mock', { [CHILD_ENVIRONMENT.streamChunks]: String(settings.streamChunks), [CHILD_ENVIRONMENT.streamGapMs]: String(settings.streamGapMs) });
-  }
+  const mock = loadsWanted
+    ? await runLoads(settings, apiKey, measured)
+    : await startServer('mock', { [CHILD_ENVIRONMENT.streamChunks]: String(settings.streamChunks), [CHILD_ENVIRONMENT.streamGapMs]: String(settings.streamGapMs) });
   if (sections.has('open-streams')) measured.openStreams = await runOpenStreams(settings, apiKey);
   if (sections.has('startup')) measured.startup = await runStartup(settings, apiKey, mock);
   if (settings.soakMinutes > 0) measured.soak = await runSoakSection(settings, apiKey, mock);

@@ -1,4 +1,6 @@
 // The bench's settings, from environment variables (documented in docs/performance.md, Method).
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 
 export const SECTIONS = ['throughput', 'paced', 'streams', 'open-streams', 'startup'] as const;
 export type Section = (typeof SECTIONS)[number];
@@ -25,6 +27,11 @@ export interface Settings {
   soakSampleSeconds: number;
   rssSampleMs: number;
   sections: ReadonlySet<Section>;
+  /**
+   * Another built checkout of this project (BENCH_BASELINE): the throughput and paced sections also
+   * measure its gateway variants, each right after the current one, in the same rounds.
+   */
+  baseline?: { checkout: string; serversScript: string };
 }
 
 function integerSetting(name: string, fallback: number, minimum: number, maximum: number): number {
@@ -43,6 +50,19 @@ function sectionsSetting(): ReadonlySet<Section> {
   const unknown = asked.filter((name) => !(SECTIONS as readonly string[]).includes(name));
   if (unknown.length > 0) throw new Error(`BENCH_SECTIONS: unknown section(s) ${unknown.join(', ')}; expected some of ${SECTIONS.join(', ')}`);
   return new Set(asked as Section[]);
+}
+
+/** BENCH_BASELINE: a checkout whose `dist/bench/servers.js` exists; checked here, before any server starts. */
+function baselineSetting(): Settings['baseline'] {
+  const raw = process.env.BENCH_BASELINE;
+  if (raw === undefined || raw.trim() === '') return undefined;
+  const checkout = resolve(raw.trim());
+  if (!existsSync(checkout)) throw new Error(`BENCH_BASELINE: ${checkout} does not exist`);
+  const serversScript = join(checkout, 'dist', 'bench', 'servers.js');
+  if (!existsSync(serversScript)) {
+    throw new Error(`BENCH_BASELINE: ${serversScript} is missing; is ${checkout} a checkout of this project, built (npm run build there)?`);
+  }
+  return { checkout, serversScript };
 }
 
 export function readSettings(): Settings {
@@ -66,14 +86,16 @@ export function readSettings(): Settings {
     soakSampleSeconds: integerSetting('BENCH_SOAK_SAMPLE_SECONDS', 10, 1, 600),
     rssSampleMs: integerSetting('BENCH_RSS_SAMPLE_MS', 100, 10, 10_000),
     sections: sectionsSetting(),
+    baseline: baselineSetting(),
   };
 }
 
 /** An upper bound on the whole run, after which it is abandoned as hung. */
 export function runBudgetMs(settings: Settings, startupLimitMs: number): number {
   const load = settings.durationSeconds + settings.warmUpSeconds;
-  const throughput = 5 * load * 1000;
-  const paced = 3 * load * 1000;
+  // With a baseline: four more c=50 loads and two more paced ones.
+  const throughput = (settings.baseline ? 9 : 5) * load * 1000;
+  const paced = (settings.baseline ? 5 : 3) * load * 1000;
   const streams = 3 * (settings.streamRuns + 2) * (settings.streamChunks * settings.streamGapMs + 1000);
   const open = settings.openStreamChunks * settings.openStreamGapMs + 60_000;
   const startup = settings.startupRuns * (startupLimitMs + 5_000);

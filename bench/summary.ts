@@ -1,6 +1,7 @@
 // The run's report: every section's table, then the targets table (PASS/MISS), and the list of
 // harness problems (anything that makes a figure invalid) that decides the exit code.
 import { availableParallelism, cpus, loadavg } from 'node:os';
+import { type BaselineMeasured, baselineLines } from './compare.js';
 import { type LoadFigures, type PacedFigures, shareOfFloor } from './load.js';
 import type { OpenStreamsFigures } from './open-streams.js';
 import {
@@ -41,6 +42,8 @@ export interface Measured {
   openStreams?: OpenStreamsFigures;
   startup?: StartupRun[];
   soak?: SoakFigures;
+  /** BENCH_BASELINE: the baseline checkout's variants, each paired with the current one (`throughput` and `paced` hold the current ones only). */
+  baseline?: BaselineMeasured;
 }
 
 function targetFigures(measured: Measured): TargetFigures {
@@ -81,13 +84,15 @@ export function report(settings: Settings, loadBefore: number, measured: Measure
   const lines = ['', describeMachine(settings, loadBefore), ''];
   if (measured.throughput) {
     lines.push(`Max throughput, c=${settings.connections}, non-streaming chat (autocannon; latency in whole ms):`);
-    lines.push(throughputTable(measured.throughput, measured.throughput[1]), '');
+    const baselines = (measured.baseline?.throughput ?? []).map((pair) => pair.baseline);
+    lines.push(throughputTable([...measured.throughput, ...baselines], measured.throughput[1]), '');
   }
   if (measured.paced) {
-    const [floor, ...gateways] = measured.paced;
+    const [floor, ...gateways] = [...measured.paced, ...(measured.baseline?.paced ?? []).map((pair) => pair.baseline)];
     lines.push(`Fixed ${settings.rate} req/s, c=${settings.rateConnections} (paced open-loop load, latency from the due time when queued; ms):`);
-    lines.push(pacedTable(measured.paced), ...gateways.map((gateway) => pacedDifference(gateway, floor)), '');
+    lines.push(pacedTable([floor, ...gateways]), ...gateways.map((gateway) => pacedDifference(gateway, floor)), '');
   }
+  if (measured.baseline) lines.push(...baselineLines(measured.baseline, measured.throughput?.[1], measured.paced?.[0]));
   if (measured.streams) {
     const [direct, floor, gateway] = measured.streams;
     lines.push(`Streams, one at a time (${settings.streamChunks} chunks ${settings.streamGapMs} ms apart), ms measured by the client from sending the request:`);
@@ -117,8 +122,8 @@ export function report(settings: Settings, loadBefore: number, measured: Measure
 
 export function harnessProblems(measured: Measured): string[] {
   return [
-    ...loadProblems(measured.throughput ?? []),
-    ...pacedProblems(measured.paced ?? []),
+    ...loadProblems([...(measured.throughput ?? []), ...(measured.baseline?.throughput ?? []).map((pair) => pair.baseline)]),
+    ...pacedProblems([...(measured.paced ?? []), ...(measured.baseline?.paced ?? []).map((pair) => pair.baseline)]),
     ...(measured.streams ?? []).flatMap((summary) => summary.problems.map((problem) => `${summary.label} stream: ${problem}`)),
     ...(measured.openStreams && measured.openStreams.completeOk < measured.openStreams.requested
       ? [`concurrent streams: ${measured.openStreams.requested - measured.openStreams.completeOk} not complete (${measured.openStreams.problems.join('; ')})`]
