@@ -90,7 +90,7 @@ export function forwardHook(dependencies: ForwardDependencies): Hook {
     context.routed = routed;
     // When the first attempt and the one whose answer the client gets started: the time between is routing.
     let firstAttemptAt: number | undefined;
-    const attemptStarts = new WeakMap<ForwardSlice, number>();
+    const attemptStarts = new Map<ForwardSlice, number>();
     const skipped: SkippedTarget[] = [];
     const send_ = async (target: ResolvedTarget, attemptTimeoutMs: number | undefined): Promise<ForwardSlice> => {
       const startedAt = performance.now();
