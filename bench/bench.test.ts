@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'ava';
 import { GATEWAY_NODE_FLAGS } from './children.js';
-import { pacedComparison, splitInterleaved, throughputComparison } from './compare.js';
+import { pacedComparison, roundOrder, splitInterleaved, throughputComparison } from './compare.js';
 import { type LoadFigures, mergeLoadSlices, type PacedFigures, roundShares, shareOfFloor } from './load.js';
 import { type Dispatch, latencyStart, mergePacedResults, PacedSchedule, type PacedResult } from './paced-load.js';
 import { readSettings } from './settings.js';
@@ -438,4 +438,12 @@ test('the report compares with the baseline only when one was measured, and judg
   baseline.paced[1].baseline = pacedFigures('vk (baseline, broken)', [1, 2, 3], 90, 90 * MB);
   t.deepEqual(harnessProblems({ throughput, paced }), []);
   t.is(harnessProblems({ throughput, paced, baseline }).length, 1, 'a baseline load with non-2xx answers is a harness problem');
+});
+
+test('with a baseline, odd rounds measure each baseline variant before its current twin; without one, the order never changes', (t) => {
+  const endpoints = [{}, {}, {}, { baseline: true }, {}, { baseline: true }];
+  t.deepEqual(roundOrder(endpoints, 0), [0, 1, 2, 3, 4, 5]);
+  t.deepEqual(roundOrder(endpoints, 1), [0, 1, 3, 2, 5, 4]);
+  t.deepEqual(roundOrder(endpoints, 2), [0, 1, 2, 3, 4, 5]);
+  t.deepEqual(roundOrder([{}, {}, {}], 1), [0, 1, 2]);
 });

@@ -110,3 +110,17 @@ export function baselineLines(baseline: BaselineMeasured, throughputFloor: LoadF
   if (baseline.paced && pacedFloor) lines.push('', 'Fixed rate:', pacedComparison(baseline.paced, pacedFloor));
   return [...lines, ''];
 }
+
+/** The endpoints' indexes in a round's order: on odd rounds a baseline variant goes before its current twin, so neither is always first. */
+export function roundOrder(endpoints: readonly { baseline?: boolean }[], round: number): number[] {
+  const order = endpoints.map((_endpoint, index) => index);
+  if (round % 2 === 1) {
+    for (let index = 0; index + 1 < order.length; index++) {
+      if (!endpoints[index + 1].baseline || endpoints[index].baseline) continue;
+      order[index] = index + 1;
+      order[index + 1] = index;
+      index++;
+    }
+  }
+  return order;
+}

@@ -8,7 +8,7 @@ import { loadavg } from 'node:os';
 import { createVirtualKey, waitForLogEntry } from './admin.js';
 import { killAllServers, SERVERS_SCRIPT, type ServerChild, startServer, stopAllServers } from './children.js';
 import { postOnce, type Target } from './client.js';
-import { BASELINE_SUFFIX, type BaselineMeasured, type Pair, splitInterleaved } from './compare.js';
+import { BASELINE_SUFFIX, type BaselineMeasured, type Pair, roundOrder, splitInterleaved } from './compare.js';
 import { type LoadFigures, type LoadRequest, measureLoad, measurePacedInterleaved, mergeLoadSlices, type PacedFigures } from './load.js';
 import { holdOpenStreams, type OpenStreamsFigures } from './open-streams.js';
 import { PacedLoader } from './paced-load.js';
@@ -196,7 +196,8 @@ async function runThroughput(settings: Settings, endpoints: readonly Endpoint[])
   const rounds = settings.throughputRounds;
   const slices: LoadFigures[][] = endpoints.map(() => []);
   for (let round = 0; round < rounds; round++) {
-    for (const [index, endpoint] of endpoints.entries()) {
+    for (const index of roundOrder(endpoints, round)) {
+      const endpoint = endpoints[index];
       const label = `${endpoint.label}, c=${settings.connections}`;
       const warmUpSeconds = round === 0 ? settings.warmUpSeconds : 0;
       const durationSeconds = settings.durationSeconds / rounds;
