@@ -24,12 +24,12 @@ interface Profile {
 /** Stage of a gateway source file (path under dist/), first match wins. */
 const STAGES: ReadonlyArray<[stage: string, pattern: RegExp]> = [
   ['request read + validation', /core\/http\/body|core\/api\/(chat-schema|validate|chat-completions|completions-schema|embeddings-schema)|core\/api\/request-headers/],
-  ['auth + virtual key lookup', /core\/hooks\/auth|core\/vault\/(resolver|virtual-keys|credentials)|core\/http\/custom-host|core\/registry|core\/account-key/],
-  ['limits (admission + settlement)', /core\/vault\/(limits|pricing|estimate|usage-tap)|core\/store\//],
+  ['auth + virtual key lookup', /core\/hooks\/auth|core\/identity\/|core\/routing\/targets|core\/http\/forwarded-headers|core\/vault\/(resolver|virtual-keys|credentials)|core\/http\/custom-host|core\/registry/],
+  ['limits (admission + settlement)', /core\/vault\/(limits|pricing|estimate)|core\/http\/usage-tap|core\/store\//],
   ['guardrails', /core\/hooks\/guardrail|core\/guardrails\/|plugins\/guardrails\//],
   ['transform (provider mapping)', /core\/hooks\/transform|plugins\/providers\/|plugins\/shared\//],
-  ['forward (undici request)', /core\/hooks\/forward|core\/http\/upstream/],
-  ['answer read + mapping', /core\/api\/(operation|streamed-response|json-response|chat-strict|strict-fields|stream-relay|answer-text)|core\/http\/sse/],
+  ['forward (undici request)', /core\/hooks\/forward|core\/http\/upstream\.js/],
+  ['answer read + mapping', /core\/api\/(operation|streamed-response|protocol-respond|json-response|chat-strict|strict-fields|stream-relay|answer-text)|core\/http\/(sse|upstream-answer)/],
   ['response write', /core\/api\/handler\.js:send/],
   ['log entry + sinks (pino, metrics, queue)', /core\/hooks\/log|core\/logs\/|core\/metrics\/|core\/telemetry\//],
   ['pipeline + Koa glue', /core\/pipeline\/|core\/api\/handler|core\/app|core\/errors/],
