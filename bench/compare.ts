@@ -1,6 +1,7 @@
 // BENCH_BASELINE: the gateway variants of this checkout against the same variants of another one,
-// measured in the same alternating rounds (each baseline slice right after its current twin's), so
-// that both sides see the same floor and the same moments of the shared machine.
+// measured in the same alternating rounds (each baseline slice next to its current twin's, after it
+// or, in odd c=50 rounds, before it), so that both sides see the same floor and the same moments of
+// the shared machine.
 import { type LoadFigures, type PacedFigures, shareOfFloor } from './load.js';
 import { formatNumber, signed, table } from './report.js';
 
@@ -21,7 +22,7 @@ export interface BaselineMeasured {
 }
 
 /**
- * Splits figures measured in interleaved order, each baseline one right after its current twin
+ * Splits figures listed in interleaved order, each baseline one right after its current twin
  * (`isBaseline[i]` tells which), into the current ones, in their order, and the pairs.
  */
 export function splitInterleaved<T>(figures: readonly T[], isBaseline: readonly boolean[]): { current: T[]; pairs: Array<Pair<T>> } {

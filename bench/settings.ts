@@ -29,7 +29,7 @@ export interface Settings {
   sections: ReadonlySet<Section>;
   /**
    * Another built checkout of this project (BENCH_BASELINE): the throughput and paced sections also
-   * measure its gateway variants, each right after the current one, in the same rounds.
+   * measure its gateway variants, each next to the current one, in the same rounds.
    */
   baseline?: { checkout: string; serversScript: string };
 }
