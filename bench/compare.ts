@@ -1,6 +1,6 @@
 // BENCH_BASELINE: the gateway variants of this checkout against the same variants of another one,
 // measured in the same alternating rounds (each baseline slice next to its current twin's, after it
-// or, in odd c=50 rounds, before it), so that both sides see the same floor and the same moments of
+// or, in odd rounds, before it), so that both sides see the same floor and the same moments of
 // the shared machine.
 import { type LoadFigures, type PacedFigures, shareOfFloor } from './load.js';
 import { formatNumber, signed, table } from './report.js';

@@ -205,6 +205,8 @@ export interface PacedFigures {
 export async function measurePacedInterleaved(
   targets: ReadonlyArray<{ plan: PacedPlan; request: LoadRequest; proxy: ServerChild }>,
   rounds: number,
+  /** The targets' indexes in a round's order (default: as given). */
+  order: (round: number) => readonly number[] = () => targets.map((_target, index) => index),
 ): Promise<PacedFigures[]> {
   const states = targets.map(({ plan, request, proxy }) => ({
     plan,
@@ -222,7 +224,7 @@ export async function measurePacedInterleaved(
     }
     for (const state of states) state.sampler.start();
     for (let round = 0; round < rounds; round++) {
-      for (const state of states) {
+      for (const state of order(round).map((index) => states[index])) {
         const slice = state.plan.durationSeconds / rounds;
         const before = await state.proxy.usage();
         const machineBefore = readMachineCpuTimes();

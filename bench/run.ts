@@ -229,6 +229,7 @@ async function runPaced(settings: Settings, endpoints: readonly Endpoint[]): Pro
       proxy: endpoint.process!,
     })),
     settings.pacedRounds,
+    (round) => roundOrder(endpoints, round),
   );
 }
 
