@@ -79,13 +79,16 @@ export interface BackArrow {
   toLayer: string;
 }
 
+/** The source file a relative specifier of `path` names (`../routing/plan.js` from `core/pipeline/context.ts`: `core/routing/plan.ts`). */
+const referencedFile = (path: string, specifier: string): string => normalize(join(dirname(path), specifier)).split('\\').join('/').replace(/\.js$/, '.ts');
+
 /** The imports of `path` (a core file with `text`) that point to a higher layer. */
 export function backArrows(path: string, text: string): BackArrow[] {
   const from = layerOf(path);
   if (from === undefined) throw new Error(`${path} is in no layer: place its folder in LAYERS (test/lint/layers.ts)`);
   return references(path, text).flatMap(({ specifier, line }) => {
     if (!specifier.startsWith('.')) return [];
-    const target = normalize(join(dirname(path), specifier)).split('\\').join('/').replace(/\.js$/, '.ts');
+    const target = referencedFile(path, specifier);
     const to = layerOf(target);
     if (to === undefined || to <= from) return [];
     return [{ arrow: `${path} -> ${target}`, line, fromLayer: LAYER_NAMES[from], toLayer: LAYER_NAMES[to] }];
@@ -99,7 +102,7 @@ export function backArrows(path: string, text: string): BackArrow[] {
  */
 function partOf(path: string): string | undefined {
   const layer = layerOf(path);
-  if (layer === undefined || ['app', 'toolkits'].includes(LAYER_NAMES[layer]) && path.split('/').length > 2) return undefined;
+  if (layer === undefined || (['app', 'toolkits'].includes(LAYER_NAMES[layer]) && path.split('/').length > 2)) return undefined;
   return path.split('/').slice(0, 2).join('/');
 }
 
@@ -116,7 +119,7 @@ export function sameLayerCircles(files: readonly { path: string; text: string }[
     if (from === undefined) continue;
     for (const { specifier, line } of references(path, text)) {
       if (!specifier.startsWith('.')) continue;
-      const target = normalize(join(dirname(path), specifier)).split('\\').join('/').replace(/\.js$/, '.ts');
+      const target = referencedFile(path, specifier);
       const to = partOf(target);
       if (to === undefined || to === from || layerOf(target) !== layerOf(path)) continue;
       const out = arrows.get(from) ?? new Map<string, string>();
