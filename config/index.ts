@@ -16,6 +16,8 @@ import {
   DEFAULT_BREAKER,
   DEFAULT_RETRY,
   type RetrySettings,
+  type GroupRule,
+  type JwtRule,
 } from '../core/spec/index.js';
 
 /** Which custom hosts (`x-gateway-custom-host`) a caller may name. */
@@ -175,6 +177,19 @@ export interface GatewayConfig {
   cache?: CacheConfig;
   /** Budget alerts (docs/virtual-keys.md#budget-alerts): always shown by the dashboard; posted to `webhook` when set. */
   alerts?: AlertsConfig;
+  /** Admin sign-in (docs/organizations.md): `accountKey: 'disabled'` turns the account key off for the admin API and the dashboard once an owner user exists. */
+  auth?: { accountKey?: 'enabled' | 'disabled' };
+  /** Teams, users and roles (docs/organizations.md): how identity-provider groups and JWT claims map to roles and teams. */
+  organization?: OrganizationConfig;
+}
+
+export interface OrganizationConfig {
+  /** Group claims → roles. A sign-in whose email matches no user gets an account only when a rule gives it a role. */
+  groupRules?: GroupRule[];
+  /** JWT claims → teams, for tokens whose `sub` is no service account's `jwt_subject`. */
+  jwtRules?: JwtRule[];
+  /** How long an invitation link is valid (default 72 hours). */
+  invitationTtlHours?: number;
 }
 
 /** Budget alerts: a virtual key's spend reaching 80 % and 100 % of its budget, once per threshold and budget period. */
@@ -324,6 +339,10 @@ export interface ResolvedConfig {
   readonly metricsPublic: boolean;
   readonly responses: { readonly builtInTools: 'drop' | 'refuse'; readonly retentionMaxAgeMs: number };
   /** Budget alerts' webhook, checked; absent when none is configured. */
+  readonly auth: { readonly accountKey: 'enabled' | 'disabled' };
+  /** The gateway's public origin (`GATEWAY_PUBLIC_URL`) for links it gives out (invitations); absent: the origin a request came to. */
+  readonly publicUrl?: string;
+  readonly organization: { readonly groupRules: readonly GroupRule[]; readonly jwtRules: readonly JwtRule[]; readonly invitationTtlMs: number };
   readonly alerts: { readonly webhook?: { readonly url: string; readonly headers: Readonly<Record<string, string>>; readonly timeoutMs: number } };
   /** OTLP/HTTP trace export; absent when no endpoint is configured. */
   readonly telemetry?: { tracesUrl: string; headers: Record<string, string>; serviceName: string };
@@ -523,7 +542,37 @@ export function resolveConfig(config: GatewayConfig, environment: NodeJS.Process
     models: checkedRoutes(config.models, 'models'),
     routing: { breaker: resolveBreaker(config.routing?.breaker ?? {}), retry: resolveRetry(config.routing?.retry ?? {}) },
     cache: resolveCache(config.cache ?? {}, environment),
+    auth: { accountKey: resolveAccountKeyMode(config.auth?.accountKey) },
+    ...(environment.GATEWAY_PUBLIC_URL ? { publicUrl: environment.GATEWAY_PUBLIC_URL.replace(/\/+$/, '') } : {}),
+    organization: resolveOrganization(config.organization ?? {}),
   };
+}
+
+function resolveAccountKeyMode(mode: unknown): 'enabled' | 'disabled' {
+  if (mode === undefined || mode === 'enabled' || mode === 'disabled') return mode ?? 'enabled';
+  throw new BootError('INVALID_CONFIG', `auth.accountKey must be "enabled" or "disabled" (got ${JSON.stringify(mode)})`);
+}
+
+const ORG_ROLE_NAMES = ['owner', 'admin', 'auditor'];
+const TEAM_ROLE_NAMES = ['team_admin', 'member', 'viewer'];
+
+function resolveOrganization(organization: OrganizationConfig): ResolvedConfig['organization'] {
+  const groupRules = organization.groupRules ?? [];
+  groupRules.forEach((rule, index) => {
+    const at = `organization.groupRules[${index}]`;
+    if (typeof rule.group !== 'string' || rule.group === '') throw new BootError('INVALID_CONFIG', `${at}.group must be a non-empty string`);
+    if (rule.role !== undefined && !ORG_ROLE_NAMES.includes(rule.role)) throw new BootError('INVALID_CONFIG', `${at}.role must be one of ${ORG_ROLE_NAMES.join(', ')}`);
+    if ((rule.team === undefined) !== (rule.teamRole === undefined)) throw new BootError('INVALID_CONFIG', `${at}: team and teamRole go together`);
+    if (rule.teamRole !== undefined && !TEAM_ROLE_NAMES.includes(rule.teamRole)) throw new BootError('INVALID_CONFIG', `${at}.teamRole must be one of ${TEAM_ROLE_NAMES.join(', ')}`);
+    if (rule.role === undefined && rule.team === undefined) throw new BootError('INVALID_CONFIG', `${at} gives nothing: set role, or team and teamRole`);
+  });
+  const jwtRules = organization.jwtRules ?? [];
+  jwtRules.forEach((rule, index) => {
+    for (const field of ['claim', 'equals', 'team'] as const) {
+      if (typeof rule[field] !== 'string' || rule[field] === '') throw new BootError('INVALID_CONFIG', `organization.jwtRules[${index}].${field} must be a non-empty string`);
+    }
+  });
+  return { groupRules, jwtRules, invitationTtlMs: positiveInteger(organization.invitationTtlHours ?? 72, 'organization.invitationTtlHours') * 3_600_000 };
 }
 
 function resolveCache(cache: CacheConfig, environment: NodeJS.ProcessEnv): ResolvedConfig['cache'] {

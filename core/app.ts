@@ -36,6 +36,9 @@ import { registerRouting, Routing, warnUnmatchablePatterns } from './routing/ass
 import type { RouteSource } from './routing/sources.js';
 import { registerTelemetry, Telemetry } from './telemetry/assemble.js';
 import { registerVault } from './vault/assemble.js';
+import { registerOrganization } from './org/assemble.js';
+import { Organization } from './org/organization.js';
+import { declaredRoutes } from './admin/declarations.js';
 import { VaultService } from './vault/service.js';
 
 export type { GatewayOptions, RoutingOptions } from './container.js';
@@ -80,7 +83,7 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
   const config = resolveConfig(gatewayConfig, options.environment);
   const container = rootContainer.createChildContainer();
   container.register(GatewaySettings, { useValue: new GatewaySettings(config, options) });
-  for (const register of [registerAdmin, registerHttp, registerPlugins, registerCluster, registerVault, registerRouting, registerTelemetry, registerMetrics, registerLogs, registerCache, registerProtocols, registerPipeline]) register(container);
+  for (const register of [registerAdmin, registerHttp, registerPlugins, registerCluster, registerVault, registerOrganization, registerRouting, registerTelemetry, registerMetrics, registerLogs, registerCache, registerProtocols, registerPipeline]) register(container);
   const { logger } = container.resolve(GatewaySettings);
   // Boot checks: the plugins and hooks validate, configured routes name known providers.
   const routing = container.resolve(Routing);
@@ -115,6 +118,7 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
     flushLogs: () => logs.queue.flush(),
     async listen(port = config.port, host = config.host) {
       await vault.start();
+      await container.resolve(Organization).ready();
       await routing.shared;
       if (servers.length === 0) warnUnmatchablePatterns(vault.parts.routes, logger).catch(() => {});
       // The embedded cache opens on first use; a shared one connects now, so the first request does not wait for it.
@@ -179,8 +183,11 @@ function buildApp(container: Container): { app: Koa; operationRoutes: ReadonlyMa
   const handlerOptions = { bodyLimitBytes: config.bodyLimitBytes, memoryBudget: container.resolve(MemoryBudget), bodyTimeoutMs: config.server.bodyTimeoutMs, trustProxy: config.server.trustProxy };
   const { byRoute: operationRoutes, dispatch } = protocols.routes(pipeline, handlerOptions);
   app.use(dispatch);
+  const adminRouter = virtualKeyAdmin(container);
+  // Every admin route declares its permission, or the gateway does not start.
+  declaredRoutes([router, adminRouter]);
   app.use(router.routes());
-  app.use(virtualKeyAdmin(container).routes());
+  app.use(adminRouter.routes());
   const passthroughHandler = gatewayHandler(pipeline, protocols.passthrough, handlerOptions);
   app.use(async (koa) => {
     if (!koa.path.startsWith('/v1/')) throw errors.notFound(`No route for ${koa.method} ${koa.path}.`, { code: 'route_not_found' });

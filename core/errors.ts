@@ -127,7 +127,8 @@ export class BootError extends Error {
       | 'DUPLICATE_PLUGIN'
       | 'INVALID_MANIFEST'
       | 'INVALID_PARAMS'
-      | 'INVALID_CONFIG',
+      | 'INVALID_CONFIG'
+      | 'ADMIN_ROUTE_UNDECLARED',
     message: string,
   ) {
     super(`${code}: ${message}`);

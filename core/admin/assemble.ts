@@ -15,6 +15,10 @@ import { AdminGuard } from './guard.js';
 import { mountLogsApi } from './logs.js';
 import { mountPolicyAdmin } from './policies.js';
 import { mountPricesApi } from './prices.js';
+import { Organization } from '../org/organization.js';
+import type { OrganizationStore } from '../org/store.js';
+import { mountOrganizationAdmin } from './org-routes.js';
+import type { OwnershipLookups } from './ownership.js';
 import { virtualKeyAdminRouter } from './virtual-keys.js';
 
 /** Who may call the gateway's admin routes: the account key, wrong keys counted per address, the guard in front of every admin route. */
@@ -28,13 +32,24 @@ export class AdminAccess {
   ) {}
 }
 
+/** Teams, users and service accounts as the ownership checks read them. */
+export function ownershipLookups(store: OrganizationStore): OwnershipLookups {
+  return {
+    team: (id) => store.team(id),
+    userExists: async (id) => (await store.user(id)) !== undefined,
+    serviceAccountTeam: async (id) => (await store.serviceAccount(id))?.team_id,
+  };
+}
+
 /** Registers the admin access; the account key is read (or generated) now. */
 export function registerAdmin(container: Container): void {
   const { config, clock } = container.resolve(GatewaySettings);
   const { accountKey, generated } = AccountKey.load(config.dataDir, config.accountKey);
   provide(container, AdminAccess, () => {
     const failedAuth = new FailedAuthLimiter({ ...config.server.failedAuth, maxAddresses: 10_000 }, () => clock.now());
-    return new AdminAccess(accountKey, generated, failedAuth, new AdminGuard(accountKey, { failedAuth, trustProxy: config.server.trustProxy }));
+    const organization = container.resolve(Organization);
+    const guard = new AdminGuard(accountKey, { failedAuth, trustProxy: config.server.trustProxy }, { store: organization.store, accountKeyDisabled: organization.accountKeyDisabled });
+    return new AdminAccess(accountKey, generated, failedAuth, guard);
   });
 }
 
@@ -47,7 +62,7 @@ export function mountAdmin(router: Router, container: Container): void {
   const logStore = container.resolve(RequestLogging).log.store;
   // Guardrail factories registered without params are listed from their manifests.
   const catalog = config.guardrails.filter((entry): entry is GuardrailFactory => typeof entry === 'function').map((factory) => factory.manifest);
-  router.get('/admin/plugins', guard.middleware, (koa) => {
+  router.get('/admin/plugins', guard.require('plugins.read'), (koa) => {
     const listing = registry.list();
     const listed = new Set(listing.guardrails.map((manifest) => manifest.id));
     const unlisted = catalog.filter((manifest: GuardrailManifest) => !listed.has(manifest.id) && listed.add(manifest.id));
@@ -55,7 +70,21 @@ export function mountAdmin(router: Router, container: Container): void {
   });
   const policies = container.resolve(PolicyRegistry);
   mountPolicyAdmin(router, { guard, policies, defaultPolicy: config.defaultPolicy, service: vault, logStore, clock });
-  mountLogsApi(router, { guard, store: logStore });
+  const organization = container.resolve(Organization);
+  mountLogsApi(router, { guard, store: logStore, keysOf: async (teams) => (await vault.keys.list()).filter((key) => teams(key)).map((key) => key.id) });
+  mountOrganizationAdmin(router, {
+    guard,
+    organization,
+    providerIds: () => registry.providerIds(),
+    policyExists: (name) => policies.has(name),
+    routeId: async (idOrName) => (await vault.parts.routes.route(idOrName))?.id,
+    ownedBy: async (team) => {
+      const owned = (object: { team_id?: string | null }) => (object.team_id === undefined ? 'default' : object.team_id) === team;
+      const [keys, credentials, routes] = await Promise.all([vault.keys.list(), vault.credentials.list(), vault.parts.routes.list()]);
+      return keys.filter(owned).length + credentials.filter(owned).length + routes.filter(owned).length;
+    },
+    ...(config.publicUrl ? { publicUrl: config.publicUrl } : {}),
+  });
   mountPricesApi(router, { guard, prices: vault.prices, provider: (id) => registry.provider(id) });
   const metrics = container.resolve(GatewayMetrics);
   const metricsRoute = async (koa: Context) => {
@@ -63,7 +92,7 @@ export function mountAdmin(router: Router, container: Container): void {
     koa.body = await metrics.render();
   };
   if (config.metricsPublic) router.get('/metrics', metricsRoute);
-  else router.get('/metrics', guard.middleware, metricsRoute);
+  else router.get('/metrics', guard.require('metrics.read'), metricsRoute);
 }
 
 /** The admin API of credentials, virtual keys, stored routes and model aliases (its own router). */
@@ -71,8 +100,10 @@ export function virtualKeyAdmin(container: Container): Router {
   const { config } = container.resolve(GatewaySettings);
   const policies = container.resolve(PolicyRegistry);
   const registry = container.resolve(PluginRegistry);
+  const { store } = container.resolve(Organization);
   return virtualKeyAdminRouter({
     guard: container.resolve(AdminAccess).guard,
+    ownership: ownershipLookups(store),
     service: container.resolve(VaultService),
     customHosts: container.resolve(CustomHostGuard),
     providerIds: () => registry.providerIds(),

@@ -3,25 +3,84 @@ import type { AccountKey } from '../identity/account-key.js';
 import { errors, type GatewayError } from '../errors.js';
 import type { FailedAuthLimiter } from '../identity/failed-auth.js';
 import { clientAddress } from '../http/client-address.js';
+import { Access, type Actor, type Principal } from '../org/access.js';
+import { PERMISSIONS, type Permission } from '../org/permissions.js';
+import type { OrganizationStore } from '../org/store.js';
+import { TOKEN_PREFIX } from '../org/store.js';
 
-/** A second way to prove the account holder (the dashboard's session cookie), checked after the header. */
+/** Who a second kind of credential (the dashboard's session cookie) proves the caller to be. */
+export type PrincipalReference = { readonly kind: 'account' } | { readonly kind: 'user'; readonly id: string };
+
+/** A second way to prove who calls (the dashboard's session cookie), checked after the key headers. */
 export interface AdminCredentialCheck {
-  /** True when the request carries a valid credential of this kind. */
-  verify(koa: Context): boolean | Promise<boolean>;
+  /** Who the request's credential of this kind belongs to; undefined when it carries none (or an invalid one). */
+  verify(koa: Context): PrincipalReference | undefined | Promise<PrincipalReference | undefined>;
+}
+
+/** One audit event as the guard reports it (the audit trail adds ids, time and the chain). */
+export interface AdminAuditEvent {
+  readonly actor: Actor;
+  readonly action: string;
+  readonly target?: { readonly type: string; readonly id: string };
+  readonly changes?: Record<string, { before?: unknown; after?: unknown }>;
+  readonly outcome: 'success' | 'denied' | 'failure';
+  readonly address?: string;
+  readonly userAgent?: string;
+}
+
+/** Where the guard writes an event for every changing admin call. */
+export interface AdminAuditSink {
+  record(event: AdminAuditEvent): Promise<unknown>;
+}
+
+/** What a handler adds to its call's audit event: the target it created, the fields it changed. */
+export interface AuditNote {
+  target?: { type: string; id: string };
+  changes?: Record<string, { before?: unknown; after?: unknown }>;
 }
 
 /**
- * Guards every admin route: the account API key in `x-gateway-api-key` (a virtual key is refused
- * with 403), or any registered {@link AdminCredentialCheck} such as a dashboard session.
+ * A middleware that declares what its route needs: a permission, `signed-in` (any admin credential:
+ * `GET /admin/me`), or `null` (an open route, e.g. a public document).
+ */
+export type DeclaredMiddleware = ((koa: Context, next: () => Promise<unknown>) => Promise<void>) & { readonly permission: Permission | 'signed-in' | null };
+
+/** The access of the admin call being handled (set by {@link AdminGuard.require}). */
+export const accessOf = (koa: Context): Access => {
+  const access = koa.state.access as Access | undefined;
+  if (!access) throw new Error('accessOf: the route did not declare a permission with guard.require');
+  return access;
+};
+
+/** Adds to the call's audit event. */
+export const noteAudit = (koa: Context, note: AuditNote): void => {
+  const current = (koa.state.audit as AuditNote | undefined) ?? {};
+  koa.state.audit = { ...current, ...note };
+};
+
+const CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * Guards every admin route. Each route declares the permission it needs with {@link require}; the
+ * caller is the account key (the owner), a personal access token or a service account's token (in
+ * `x-gateway-api-key` or `Authorization: Bearer`), or a dashboard session; a virtual key is refused
+ * with 403. Lacking the permission everywhere is 403; the handlers then answer 404 for objects the
+ * caller may not see. Every changing call writes exactly one audit event, whatever its outcome.
  */
 export class AdminGuard {
   private readonly checks: AdminCredentialCheck[] = [];
   private readonly otherKeys: Array<(key: string) => boolean | Promise<boolean>> = [];
+  private auditSink: AdminAuditSink | undefined;
 
   constructor(
     private readonly accountKey: AccountKey,
     /** Wrong keys are counted per client address (429 past the limit); absent: not limited. */
     private readonly throttle: { failedAuth?: FailedAuthLimiter; trustProxy?: number } = {},
+    private readonly organization?: {
+      readonly store: OrganizationStore;
+      /** True when `auth.accountKey` is `disabled` and an active owner user exists. */
+      readonly accountKeyDisabled: () => Promise<boolean>;
+    },
   ) {}
 
   /** Adds a credential kind (e.g. the dashboard's session cookie). */
@@ -29,32 +88,127 @@ export class AdminGuard {
     this.checks.push(check);
   }
 
-  /** Registers a recogniser of valid non-account keys (virtual keys): those get 403 instead of 401. */
+  /** Registers a recogniser of valid non-admin keys (virtual keys): those get 403 instead of 401. */
   recognise(isKnownKey: (key: string) => boolean | Promise<boolean>): void {
     this.otherKeys.push(isKnownKey);
   }
 
-  /** Throws 401 (no or wrong key) or 403 (a key that is not the account key); returns when allowed. */
-  async check(koa: Context): Promise<void> {
-    const key = koa.get('x-gateway-api-key');
-    if (key) {
-      if (this.accountKey.matches(key)) return;
-      for (const isKnownKey of this.otherKeys) {
-        if (await isKnownKey(key)) {
-          throw errors.permission('The admin API needs the account API key; this key may not use it.', { code: 'admin_forbidden' });
-        }
-      }
-      throw refusedKey(koa, errors.authentication('The admin API needs the account API key in x-gateway-api-key.', { code: 'invalid_api_key' }), this.throttle);
-    }
-    for (const check of this.checks) if (await check.verify(koa)) return;
-    throw errors.authentication('The admin API needs the account API key in x-gateway-api-key.', { code: 'invalid_api_key' });
+  /** Where changing calls are recorded (the audit trail). */
+  auditTo(sink: AdminAuditSink): void {
+    this.auditSink = sink;
   }
 
-  /** Koa middleware form of {@link check}. */
-  readonly middleware = async (koa: Context, next: () => Promise<unknown>): Promise<void> => {
-    await this.check(koa);
-    await next();
-  };
+  /** The middleware of a route that needs `permission`: 401 without a valid admin credential, 403 without the permission anywhere. */
+  require(permission: Permission): DeclaredMiddleware {
+    if (!Object.hasOwn(PERMISSIONS, permission)) throw new Error(`unknown permission ${permission}`);
+    const middleware = async (koa: Context, next: () => Promise<unknown>): Promise<void> => {
+      const audited = CHANGING.has(koa.method);
+      let access: Access | undefined;
+      try {
+        access = await this.access(koa);
+        koa.state.access = access;
+        if (!access.holdsAnywhere(permission)) {
+          throw errors.permission(`Your role does not allow this (it needs the ${permission} permission: ${PERMISSIONS[permission]}).`, { code: 'permission_denied' });
+        }
+        await next();
+        if (audited) await this.audit(koa, access, koa.status >= 400 ? 'failure' : 'success');
+      } catch (error) {
+        if (audited && !(access === undefined && (error as GatewayError).status === 429)) await this.audit(koa, access, (error as GatewayError).status === 403 || (error as GatewayError).status === 401 || (error as GatewayError).status === 404 ? 'denied' : 'failure');
+        throw error;
+      }
+    };
+    return Object.assign(middleware, { permission });
+  }
+
+  /** The middleware of a route any admin credential may call (who am I). */
+  authenticated(): DeclaredMiddleware {
+    const middleware = async (koa: Context, next: () => Promise<unknown>): Promise<void> => {
+      koa.state.access = await this.access(koa);
+      await next();
+    };
+    return Object.assign(middleware, { permission: 'signed-in' as const });
+  }
+
+  /** The middleware of a route open to anyone (a public document): declared, so the start-up check knows it is meant. */
+  open(): DeclaredMiddleware {
+    return Object.assign(async (_koa: Context, next: () => Promise<unknown>) => void (await next()), { permission: null });
+  }
+
+  /** Who calls, with what they may do; 401 (429 after too many failures) or 403 as {@link require} says. */
+  async access(koa: Context): Promise<Access> {
+    const key = koa.get('x-gateway-api-key') || /^Bearer\s+(\S+)\s*$/i.exec(koa.get('authorization'))?.[1];
+    if (key) return new Access(await this.principalOfKey(koa, key));
+    for (const check of this.checks) {
+      const reference = await check.verify(koa);
+      if (reference === undefined) continue;
+      if (reference.kind === 'account') {
+        await this.refuseDisabledAccountKey();
+        return Access.owner;
+      }
+      const user = await this.organization?.store.user(reference.id);
+      if (!user || user.status !== 'active') throw errors.authentication('Your user is suspended or no longer exists; sign in again.', { code: 'user_suspended' });
+      return new Access({ kind: 'user', user });
+    }
+    throw errors.authentication('The admin API needs an admin credential: the account API key, a personal access token or a service account token in x-gateway-api-key or Authorization: Bearer.', { code: 'invalid_api_key' });
+  }
+
+  private async principalOfKey(koa: Context, key: string): Promise<Principal> {
+    if (this.accountKey.matches(key)) {
+      await this.refuseDisabledAccountKey();
+      return { kind: 'account' };
+    }
+    if (key.startsWith(TOKEN_PREFIX) && this.organization) {
+      const { store } = this.organization;
+      const token = await store.tokenByValue(key);
+      if (token) {
+        if (token.expires_at !== undefined && Date.parse(token.expires_at) <= Date.now()) {
+          throw errors.authentication('This token has expired; create a new one.', { code: 'token_expired' });
+        }
+        if (token.owner.type === 'user') {
+          const user = await store.user(token.owner.id);
+          if (!user || user.status !== 'active') throw errors.authentication("This token's user is suspended or no longer exists.", { code: 'user_suspended' });
+          await store.touchToken(token);
+          return { kind: 'user', user, token };
+        }
+        const account = await store.serviceAccount(token.owner.id);
+        if (account) {
+          await store.touchToken(token);
+          return { kind: 'service-account', account, token };
+        }
+      }
+    } else {
+      for (const isKnownKey of this.otherKeys) {
+        if (await isKnownKey(key)) {
+          throw errors.permission('The admin API needs an admin credential (the account API key or an admin token); this key may not use it.', { code: 'admin_forbidden' });
+        }
+      }
+    }
+    throw refusedKey(koa, errors.authentication('That admin credential is not valid: send the account API key, a personal access token or a service account token.', { code: 'invalid_api_key' }), this.throttle);
+  }
+
+  private async refuseDisabledAccountKey(): Promise<void> {
+    if (await this.organization?.accountKeyDisabled()) {
+      throw errors.authentication('The account key is disabled for the admin API and the dashboard (auth.accountKey: "disabled"); sign in as a user. Recovery: llm-gateway org recover on the host.', { code: 'account_key_disabled' });
+    }
+  }
+
+  private async audit(koa: Context, access: Access | undefined, outcome: AdminAuditEvent['outcome']): Promise<void> {
+    if (!this.auditSink) return;
+    const note = (koa.state.audit as AuditNote | undefined) ?? {};
+    const template = (koa as unknown as { _matchedRoute?: string })._matchedRoute ?? koa.path;
+    const id = koa.params?.id ?? koa.params?.alias ?? koa.params?.user;
+    const type = template.split('/')[2] ?? 'admin';
+    const target = note.target ?? (id !== undefined ? { type, id } : undefined);
+    await this.auditSink.record({
+      actor: access?.actor ?? { type: 'account', label: 'unauthenticated' },
+      action: `${koa.method} ${template}`,
+      ...(target ? { target } : {}),
+      ...(note.changes ? { changes: note.changes } : {}),
+      outcome,
+      address: clientAddress(koa.req, this.throttle.trustProxy ?? 0),
+      userAgent: koa.get('user-agent').slice(0, 256),
+    });
+  }
 }
 
 /** A wrong key's refusal: `refusal` (401), or 429 once this client address, or all, failed too often. */

@@ -2,7 +2,8 @@ import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { errors } from '../errors.js';
 import { decodeCursor, encodeCursor, type LogQuery, type LogStore, NO_GROUP, searchTerms, type UsageCell, type UsageGroupBy } from '../logs/store.js';
-import type { AdminGuard } from './guard.js';
+import { accessOf, type AdminGuard } from './guard.js';
+import type { Access } from '../org/access.js';
 import { sendExport, sendTail } from './logs-stream.js';
 
 const MAX_TEXT = 256;
@@ -179,45 +180,87 @@ function top(cells: readonly UsageCell[]) {
  * behind the admin guard. Lists are newest first with keyset pagination (`next_cursor`), never
  * OFFSET, so any page of a large table costs one index range scan.
  */
-export function mountLogsApi(router: Router, parts: { guard: AdminGuard; store: LogStore; onTailError?: (error: Error) => void }): void {
+export function mountLogsApi(
+  router: Router,
+  parts: {
+    guard: AdminGuard;
+    store: LogStore;
+    onTailError?: (error: Error) => void;
+    /** The ids of the virtual keys a test accepts (a team member's view of the logs); absent: no scoping. */
+    keysOf?: (visible: (key: { team_id?: string | null; user_id?: string; service_account_id?: string }) => boolean) => Promise<string[]>;
+  },
+): void {
   const { guard, store } = parts;
-  /** The filters, refusing a search the store cannot answer. */
-  const parseLogQuery = (koa: Context): LogQuery => {
+  /**
+   * The keys whose rows the caller may read: every row for an organization-wide reader; for a team's,
+   * its team's keys (a member's own keys), and never the account key's rows.
+   */
+  const visibleKeys = async (access: Access): Promise<string[] | undefined> => {
+    if (access.organizationWide('logs.read') || !parts.keysOf) return undefined;
+    return parts.keysOf((key) => access.mayRead('logs.read', key));
+  };
+  /** The filters, refusing a search the store cannot answer, narrowed to the rows the caller may read. */
+  const parseLogQuery = async (koa: Context): Promise<LogQuery> => {
     const query = parseQuery(koa);
     if (query.search !== undefined && !store.searchable) {
       throw invalid('Body search is off on this gateway (logs.search or GATEWAY_LOG_SEARCH=false); turn it on to search the bodies.', { param: 'q' });
     }
-    return query;
+    const access = accessOf(koa);
+    const keys = await visibleKeys(access);
+    // A body search reads the bodies: it needs logs.bodies as much as reading them does.
+    if (query.search !== undefined && !mayReadBodies(access, keys)) throw errors.permission('Searching the stored bodies needs the logs.bodies permission.', { code: 'permission_denied' });
+    return keys === undefined ? query : { ...query, keys };
   };
+  /** Whether the caller reads stored bodies: an organization-wide reader with logs.bodies, or a team's reader holding it (its rows are already narrowed to its keys). */
+  const mayReadBodies = (access: Access, keys: readonly string[] | undefined): boolean => (keys === undefined ? access.organizationWide('logs.bodies') : access.holdsAnywhere('logs.bodies'));
 
   // Before `/admin/logs/:id`, which would take these names as ids.
-  router.get('/admin/logs/export', guard.middleware, async (koa) => {
+  router.get('/admin/logs/export', guard.require('logs.read'), async (koa) => {
     const format = oneOf(koa, 'format', ['csv', 'jsonl'] as const);
     if (!format) throw invalid('format must be csv or jsonl.', { param: 'format' });
     const bodies = oneOf(koa, 'bodies', ['true', 'false'] as const);
-    sendExport(koa, store, parseLogQuery(koa), format, bodies === 'true');
+    const query = await parseLogQuery(koa);
+    if (bodies === 'true' && !mayReadBodies(accessOf(koa), query.keys)) throw errors.permission('Exporting the stored bodies needs the logs.bodies permission.', { code: 'permission_denied' });
+    sendExport(koa, store, query, format, bodies === 'true');
   });
 
-  router.get('/admin/logs/tail', guard.middleware, async (koa) => {
-    const query = parseLogQuery(koa);
+  router.get('/admin/logs/tail', guard.require('logs.read'), async (koa) => {
+    const query = await parseLogQuery(koa);
     if (query.to !== undefined) throw invalid('A live tail has no end: leave out to.', { param: 'to' });
     if (query.cursor !== undefined) throw invalid('A live tail starts now: leave out cursor.', { param: 'cursor' });
     await sendTail(koa, store, query, parts.onTailError ?? (() => {}));
   });
 
-  router.get('/admin/logs', guard.middleware, async (koa) => {
-    const page = await store.list(parseLogQuery(koa));
+  router.get('/admin/logs', guard.require('logs.read'), async (koa) => {
+    const page = await store.list(await parseLogQuery(koa));
     koa.body = { data: page.data, next_cursor: page.nextCursor ? encodeCursor(page.nextCursor) : null };
   });
 
-  router.get('/admin/logs/:id', guard.middleware, async (koa) => {
+  router.get('/admin/logs/:id', guard.require('logs.read'), async (koa) => {
     const id = koa.params.id;
     const record = id && id.length <= MAX_TEXT ? await store.get(id) : undefined;
-    if (!record) throw errors.notFound(`No log entry has the id ${JSON.stringify(id)}.`, { code: 'log_not_found' });
-    koa.body = record;
+    const access = accessOf(koa);
+    const keys = await visibleKeys(access);
+    if (!record || (keys !== undefined && (record.key_id === null || !keys.includes(record.key_id)))) {
+      throw errors.notFound(`No log entry has the id ${JSON.stringify(id)}.`, { code: 'log_not_found' });
+    }
+    // Stored bodies are a permission of their own: without it, the entry without its prompts.
+    koa.body = mayReadBodies(access, keys) ? record : { ...record, request_body: null, response_body: null, bodies_withheld: record.request_body !== null || record.response_body !== null };
   });
 
-  router.get('/admin/usage', guard.middleware, async (koa) => {
+  mountUsageApi(router, guard, store);
+}
+
+/** `GET /admin/usage` and `GET /admin/usage/summary`: the organization's usage (organization roles only). */
+function mountUsageApi(router: Router, guard: AdminGuard, store: LogStore): void {
+  /** Usage is summed over every key: only organization-wide readers see it (a team's keys have their own usage at /admin/virtual-keys/{id}/usage). */
+  const organizationUsage = (koa: Context): void => {
+    if (!accessOf(koa).organizationWide('logs.read')) {
+      throw errors.permission("The organization's usage needs an organization role; a team's keys show their own usage at GET /admin/virtual-keys/{id}/usage.", { code: 'permission_denied' });
+    }
+  };
+  router.get('/admin/usage', guard.require('logs.read'), async (koa) => {
+    organizationUsage(koa);
     const { range, from, to: end, bucketMs } = periodOf(koa);
     const groupBy = groupByOf(koa);
     const rangeMs = end - from;
@@ -261,7 +304,8 @@ export function mountLogsApi(router: Router, parts: { guard: AdminGuard; store: 
     koa.body = { range, group_by: groupBy, from: new Date(from).toISOString(), to: new Date(end).toISOString(), bucket_seconds: bucketMs / 1000, series, totals, cache: cacheSummary(cells) };
   });
 
-  router.get('/admin/usage/summary', guard.middleware, async (koa) => {
+  router.get('/admin/usage/summary', guard.require('logs.read'), async (koa) => {
+    organizationUsage(koa);
     const { range, from, to } = periodOf(koa);
     const length = to - from;
     // Two scans: the period (overall, and by key, end user and model) and the one before.

@@ -46,7 +46,7 @@ function hoursOf(value: unknown): number {
  */
 export function mountPolicyAdmin(router: Router, dependencies: PolicyAdminDependencies): void {
   const { guard, policies, defaultPolicy, service, logStore, clock } = dependencies;
-  router.get('/admin/policies', guard.middleware, async (koa) => {
+  router.get('/admin/policies', guard.require('policies.read'), async (koa) => {
     const keys = await keysByPolicy(service);
     koa.body = {
       policies: policies.list().map((policy) => ({
@@ -59,7 +59,7 @@ export function mountPolicyAdmin(router: Router, dependencies: PolicyAdminDepend
       defaultPolicy: defaultPolicy ?? null,
     };
   });
-  router.get('/admin/policies/verdicts', guard.middleware, async (koa) => {
+  router.get('/admin/policies/verdicts', guard.require('policies.read'), async (koa) => {
     const hours = hoursOf(koa.query.hours);
     const to = clock.now();
     const from = to - hours * 3_600_000;

@@ -42,7 +42,7 @@ export interface PricesApiDependencies {
  */
 export function mountPricesApi(router: Router, dependencies: PricesApiDependencies): void {
   const { guard, prices } = dependencies;
-  router.get('/admin/prices', guard.middleware, (koa) => {
+  router.get('/admin/prices', guard.require('prices.read'), (koa) => {
     const providerId = required(koa, 'provider');
     const model = required(koa, 'model');
     const plugin = dependencies.provider(providerId);

@@ -10,6 +10,10 @@ import type { VaultService } from '../vault/service.js';
 import type { AdminGuard } from './guard.js';
 import { requestJson } from './json-body.js';
 import { requireRecordName } from './virtual-keys-input.js';
+import { Access } from '../org/access.js';
+import { type OwnershipLookups, ownershipOf, usableBy, visible } from './ownership.js';
+import { accessOf, noteAudit } from './guard.js';
+import type { StoredRoute } from '../routing/sources.js';
 import { type KeyLookups, shownRoute, storedKeyReferences, withShownRoute } from './route-keys.js';
 
 export interface RouteActionDependencies {
@@ -22,6 +26,8 @@ export interface RouteActionDependencies {
     readonly routes: ReadonlyMap<string, Route>;
     readonly models: ReadonlyMap<string, Route>;
   };
+  /** Teams, for the owner of new routes; absent (the CLI): the team named, else `default`. */
+  readonly ownership?: OwnershipLookups;
 }
 
 /** One target's breaker as the admin API shows it (`GET /admin/routes/:id/state`). */
@@ -102,28 +108,34 @@ export class RouteActions {
     return withShownRoute(record, this.keys);
   }
 
-  async create(body: Record<string, unknown>) {
-    onlyFields(body, ['name', 'route']);
+  async create(body: Record<string, unknown>, access: Access = Access.owner) {
+    onlyFields(body, ['name', 'route', 'team_id']);
     const name = body.name === undefined ? undefined : parseRouteName(body.name);
-    const route = await this.checked(body.route, 'route');
+    const lookups = this.dependencies.ownership;
+    const team = lookups ? (await ownershipOf(access, body, 'routes.write', lookups)).team_id : body.team_id === undefined ? 'default' : (body.team_id as string | null);
+    const route = await this.checked(body.route, 'route', team, access);
     try {
-      return await this.shown(await this.store.create(route, name));
+      return await this.shown(await this.store.create(route, name, team));
     } catch (error) {
       throw error instanceof DuplicateRouteNameError ? errors.conflict(error.message, { code: 'duplicate_name', param: 'name' }) : error;
     }
   }
 
-  async list() {
-    return Promise.all((await this.store.list()).map((stored) => this.shown(stored)));
+  async list(access: Access = Access.owner) {
+    return Promise.all((await this.store.list()).filter((stored) => access.mayRead('routes.read', stored)).map((stored) => this.shown(stored)));
   }
 
-  async get(id: string) {
-    const current = await this.store.get(id);
-    if (!current) throw routeNotFound(id);
-    return this.shown(current);
+  async get(id: string, access: Access = Access.owner) {
+    return this.shown(await this.visible(id, access, 'routes.read'));
   }
 
-  async versions(id: string) {
+  /** A stored route the caller may read (404 otherwise) and, for `routes.write`, change (403). */
+  private async visible(id: string, access: Access, permission: 'routes.read' | 'routes.write'): Promise<StoredRoute> {
+    return visible(access, await this.store.get(id), permission, () => routeNotFound(id));
+  }
+
+  async versions(id: string, access: Access = Access.owner) {
+    await this.visible(id, access, 'routes.read');
     const versions = await this.store.versions(id);
     if (versions.length === 0) throw routeNotFound(id);
     return Promise.all(versions.map((version) => this.shown(version)));
@@ -134,8 +146,8 @@ export class RouteActions {
    * (requests naming it in `x-gateway-config` or through a virtual key), and under each model
    * alias naming it (an alias keeps breakers of its own).
    */
-  async state(id: string) {
-    const current = await this.get(id);
+  async state(id: string, access: Access = Access.owner) {
+    const current = await this.get(id, access);
     const routeState = this.dependencies.routing?.state;
     const aliases = (await this.store.listAliases()).filter((alias) => alias.route_id === id);
     return {
@@ -166,11 +178,11 @@ export class RouteActions {
   }
 
   /** Replaces the route (and its name when given; `null` removes the name): a new version. */
-  async replace(id: string, body: Record<string, unknown>) {
+  async replace(id: string, body: Record<string, unknown>, access: Access = Access.owner) {
     onlyFields(body, ['name', 'route']);
-    if (!(await this.store.get(id))) throw routeNotFound(id);
+    const current = await this.visible(id, access, 'routes.write');
     const name = body.name === undefined || body.name === null ? (body.name as undefined | null) : parseRouteName(body.name);
-    const route = await this.checked(body.route, 'route');
+    const route = await this.checked(body.route, 'route', current.team_id === undefined ? 'default' : current.team_id, access);
     try {
       const replaced = await this.store.replace(id, route, name);
       if (!replaced) throw routeNotFound(id);
@@ -181,9 +193,8 @@ export class RouteActions {
   }
 
   /** Deletes a route and its versions; refused (409) while a virtual key names it (as its route or in `allowed_routes`) or a model alias does. */
-  async delete(id: string): Promise<void> {
-    const current = await this.store.get(id);
-    if (!current) throw routeNotFound(id);
+  async delete(id: string, access: Access = Access.owner): Promise<void> {
+    await this.visible(id, access, 'routes.write');
     const keys = (await this.dependencies.service.keys.list()).filter((record) => record.route === id || record.allowed_routes?.includes(id) === true);
     if (keys.length > 0) {
       throw errors.conflict(`The route is used by ${keys.length} virtual key(s), as their route or in their allowed_routes: ${keys.map((record) => record.name).join(', ')}.`, { code: 'route_in_use' });
@@ -194,7 +205,8 @@ export class RouteActions {
   }
 
   /** Sets a model alias to an inline route (`{ route }`) or a stored route (`{ route_id }`, by id or name). */
-  async setAlias(alias: string, body: Record<string, unknown>) {
+  async setAlias(alias: string, body: Record<string, unknown>, access: Access = Access.owner) {
+    aliasesAreOrganizationWide(access);
     if (!/^[A-Za-z0-9._:/-]{1,128}$/.test(alias)) throw invalid('expected 1 to 128 letters, digits or . _ : / -', { param: 'alias' });
     onlyFields(body, ['route', 'route_id']);
     if ((body.route === undefined) === (body.route_id === undefined)) throw invalid('give route or route_id, not both.', { param: 'route' });
@@ -209,7 +221,8 @@ export class RouteActions {
     return Promise.all((await this.store.listAliases()).map((alias) => this.shown(alias)));
   }
 
-  async deleteAlias(alias: string): Promise<void> {
+  async deleteAlias(alias: string, access: Access = Access.owner): Promise<void> {
+    aliasesAreOrganizationWide(access);
     if (!(await this.store.deleteAlias(alias))) throw aliasNotFound(alias);
   }
 
@@ -217,67 +230,83 @@ export class RouteActions {
    * The route validated, then every provider, credential and virtual key it names checked to exist;
    * returned as it is stored: virtual keys by id, never by value.
    */
-  private async checked(value: unknown, param: string): Promise<Route> {
+  private async checked(value: unknown, param: string, team: string | null = null, access: Access = Access.owner): Promise<Route> {
     if (value === undefined) throw invalid('a route is required.', { param });
     const route = parseRoute(value, param);
-    await this.checkReferences(route, param);
+    await this.checkReferences(route, param, team, access);
     return storedKeyReferences(route, param, this.keys);
   }
 
-  private async checkReferences(route: Route, param: string): Promise<void> {
+  private async checkReferences(route: Route, param: string, team: string | null, access: Access): Promise<void> {
     const { service, providerIds } = this.dependencies;
+    const teamRecord = team === null ? undefined : await this.dependencies.ownership?.team(team);
     for (const [index, target] of route.targets.entries()) {
       const at = `${param}.targets[${index}]`;
       if (target.provider !== undefined && !providerIds().includes(target.provider)) {
         throw invalidRoute(`unknown provider "${target.provider}"; registered: ${providerIds().join(', ')}.`, { param: `${at}.provider` });
       }
-      if (target.credential !== undefined && !(await service.credentials.get(target.credential))) {
-        throw invalidRoute(`no stored credential with id "${target.credential}".`, { param: `${at}.credential` });
+      if (target.credential !== undefined) {
+        const credential = await service.credentials.get(target.credential);
+        // Another team's credential is as if it did not exist.
+        if (!credential || !access.mayRead('credentials.read', credential)) throw invalidRoute(`no stored credential with id "${target.credential}".`, { param: `${at}.credential` });
+        if (!usableBy(team, teamRecord, credential, 'allowed_credentials')) {
+          throw errors.permission(`The credential "${target.credential}" is not one this team may use.`, { code: 'permission_denied' });
+        }
       }
-      if (target.route !== undefined) await this.checkReferences(target.route, `${at}.route`);
+      if (target.provider !== undefined && teamRecord?.allowed_providers && !teamRecord.allowed_providers.includes(target.provider)) {
+        throw errors.permission(`Team ${teamRecord.name} may not use the provider "${target.provider}".`, { code: 'permission_denied' });
+      }
+      if (target.route !== undefined) await this.checkReferences(target.route, `${at}.route`, team, access);
     }
   }
 }
 
 
-/** Mounts `/admin/routes` and `/admin/models` on the admin router (account key only). */
+/** Model aliases rename models for every caller: only organization-wide route writers set them. */
+function aliasesAreOrganizationWide(access: Access): void {
+  if (!access.organizationWide('routes.write')) throw errors.permission('Model aliases apply to the whole organization: only an organization admin may change them.', { code: 'permission_denied' });
+}
+
+/** Mounts `/admin/routes` and `/admin/models` on the admin router. */
 export function mountRouteAdmin(router: Router, dependencies: RouteActionDependencies & { guard: AdminGuard; body: Middleware }): void {
   const { guard, body } = dependencies;
   const actions = new RouteActions(dependencies);
-  router.post('/routes', guard.middleware, body, async (koa) => {
-    koa.body = await actions.create(requestJson(koa));
+  router.post('/routes', guard.require('routes.write'), body, async (koa) => {
+    const created = await actions.create(requestJson(koa), accessOf(koa));
+    noteAudit(koa, { target: { type: 'route', id: created.id }, changes: { name: { after: created.name ?? null }, version: { after: created.version } } });
+    koa.body = created;
     koa.status = 201;
   });
-  router.get('/routes', guard.middleware, async (koa) => {
-    koa.body = { object: 'list', data: await actions.list() };
+  router.get('/routes', guard.require('routes.read'), async (koa) => {
+    koa.body = { object: 'list', data: await actions.list(accessOf(koa)) };
   });
-  router.get('/routes/:id', guard.middleware, async (koa) => {
-    koa.body = await actions.get(koa.params.id);
+  router.get('/routes/:id', guard.require('routes.read'), async (koa) => {
+    koa.body = await actions.get(koa.params.id, accessOf(koa));
   });
-  router.get('/routes/:id/versions', guard.middleware, async (koa) => {
-    koa.body = { object: 'list', data: await actions.versions(koa.params.id) };
+  router.get('/routes/:id/versions', guard.require('routes.read'), async (koa) => {
+    koa.body = { object: 'list', data: await actions.versions(koa.params.id, accessOf(koa)) };
   });
-  router.get('/routes/:id/state', guard.middleware, async (koa) => {
-    koa.body = await actions.state(koa.params.id);
+  router.get('/routes/:id/state', guard.require('routes.read'), async (koa) => {
+    koa.body = await actions.state(koa.params.id, accessOf(koa));
   });
-  router.get('/config-routes', guard.middleware, async (koa) => {
+  router.get('/config-routes', guard.require('routes.read'), async (koa) => {
     koa.body = { object: 'list', data: await actions.configRoutes() };
   });
-  router.put('/routes/:id', guard.middleware, body, async (koa) => {
-    koa.body = await actions.replace(koa.params.id, requestJson(koa));
+  router.put('/routes/:id', guard.require('routes.write'), body, async (koa) => {
+    koa.body = await actions.replace(koa.params.id, requestJson(koa), accessOf(koa));
   });
-  router.delete('/routes/:id', guard.middleware, async (koa) => {
-    await actions.delete(koa.params.id);
+  router.delete('/routes/:id', guard.require('routes.write'), async (koa) => {
+    await actions.delete(koa.params.id, accessOf(koa));
     koa.status = 204;
   });
-  router.put('/models/:alias', guard.middleware, body, async (koa) => {
-    koa.body = await actions.setAlias(koa.params.alias, requestJson(koa));
+  router.put('/models/:alias', guard.require('routes.write'), body, async (koa) => {
+    koa.body = await actions.setAlias(koa.params.alias, requestJson(koa), accessOf(koa));
   });
-  router.get('/models', guard.middleware, async (koa) => {
+  router.get('/models', guard.require('routes.read'), async (koa) => {
     koa.body = { object: 'list', data: await actions.listAliases() };
   });
-  router.delete('/models/:alias', guard.middleware, async (koa) => {
-    await actions.deleteAlias(koa.params.alias);
+  router.delete('/models/:alias', guard.require('routes.write'), async (koa) => {
+    await actions.deleteAlias(koa.params.alias, accessOf(koa));
     koa.status = 204;
   });
 }

@@ -8,6 +8,8 @@ import { type CredentialRecord, publicCredential, publicVirtualKey, type Virtual
 import type { VaultService } from '../vault/service.js';
 import { DuplicateNameError, hashKeyValue, VIRTUAL_KEY_PREFIX, type VirtualKeyInput, type VirtualKeyPatch } from '../vault/virtual-keys.js';
 import { checkVirtualKeyShape, parseCredentialBody, parseCredentialRotation } from './virtual-keys-input.js';
+import { Access } from '../org/access.js';
+import { type OwnershipLookups, ownershipOf, usableBy, visible } from './ownership.js';
 
 export interface VirtualKeyActionDependencies {
   readonly service: VaultService;
@@ -18,6 +20,8 @@ export interface VirtualKeyActionDependencies {
   readonly policyExists: (name: string) => boolean;
   /** The configuration's named routes (`routes`), which `allowed_routes` may grant by name; absent: none. */
   readonly configRoutes?: ReadonlyMap<string, unknown>;
+  /** Teams and users, for the owner of new objects; absent (the CLI without the organization): objects go to the team named, else `default`. */
+  readonly ownership?: OwnershipLookups;
 }
 
 const notFound = (what: 'credential' | 'virtual key', id: string) =>
@@ -60,24 +64,29 @@ export class VirtualKeyActions {
     return this.dependencies.service;
   }
 
-  async createCredential(body: Record<string, unknown>) {
+  async createCredential(body: Record<string, unknown>, access: Access = Access.owner) {
     const input = parseCredentialBody(body);
     if (input.provider !== undefined) this.checkProvider(input.provider);
-    return publicCredential(await this.service.credentials.create(input));
+    const { team_id } = await this.ownerOf(access, body, 'credentials.write');
+    return publicCredential(await this.service.credentials.create({ ...input, team_id }));
   }
 
   /** Credentials sorted by name (then id), each with the virtual keys that use it (`used_by`). */
-  async listCredentials() {
+  async listCredentials(access: Access = Access.owner) {
     const [credentials, keys, routeUsers] = await Promise.all([this.service.credentials.list(), this.service.keys.list(), this.routeUsers()]);
     return credentials
+      .filter((credential) => access.mayRead('credentials.read', credential))
       .sort((a, b) => a.name.localeCompare(b.name, 'en', { sensitivity: 'base' }) || a.id.localeCompare(b.id))
       .map((credential) => ({ ...publicCredential(credential), used_by: usersOf(keys, credential.id), used_by_routes: routeUsers(credential.id) }));
   }
 
-  async getCredential(id: string) {
-    const credential = await this.service.credentials.get(id);
-    if (!credential) throw notFound('credential', id);
-    return this.withUsers(credential);
+  async getCredential(id: string, access: Access = Access.owner) {
+    return this.withUsers(await this.credential(id, access, 'credentials.read'));
+  }
+
+  /** A credential the caller may read (404 otherwise) and, for a write permission, change (403). */
+  private async credential(id: string, access: Access, permission: 'credentials.read' | 'credentials.write'): Promise<CredentialRecord> {
+    return visible(access, await this.service.credentials.get(id), permission, () => notFound('credential', id));
   }
 
   /** The stored routes and model aliases whose targets name each credential (`route fast`, `model alias cheap`), read once. */
@@ -97,7 +106,8 @@ export class VirtualKeyActions {
   }
 
   /** Replaces a credential's secret under the same id: the keys and routes naming it use the new one from their next request. */
-  async rotateCredential(id: string, body: Record<string, unknown>) {
+  async rotateCredential(id: string, body: Record<string, unknown>, access: Access = Access.owner) {
+    await this.credential(id, access, 'credentials.write');
     const secret = parseCredentialRotation(body);
     const rotated = await this.service.credentials.replaceSecret(id, secret);
     if (!rotated) throw notFound('credential', id);
@@ -105,12 +115,12 @@ export class VirtualKeyActions {
   }
 
   /** Budget alerts of the keys' current periods, newest first. */
-  async alerts() {
-    return this.service.alerts.list(await this.service.keys.list());
+  async alerts(access: Access = Access.owner) {
+    return this.service.alerts.list((await this.service.keys.list()).filter((key) => access.mayRead('keys.read', key)));
   }
 
-  async deleteCredential(id: string): Promise<void> {
-    if (!(await this.service.credentials.get(id))) throw notFound('credential', id);
+  async deleteCredential(id: string, access: Access = Access.owner): Promise<void> {
+    await this.credential(id, access, 'credentials.write');
     const users = (await this.service.keys.list()).filter((record) => record.credential_id === id);
     if (users.length > 0) {
       throw errors.conflict(`The credential is used by ${users.length} virtual key(s): ${users.map((record) => record.name).join(', ')}. Delete or re-point them first.`, { code: 'credential_in_use' });
@@ -121,13 +131,14 @@ export class VirtualKeyActions {
   }
 
   /** Creates a key; the answer carries its value in `key`, the only time it is shown. */
-  async createKey(body: Record<string, unknown>) {
+  async createKey(body: Record<string, unknown>, access: Access = Access.owner) {
     checkVirtualKeyShape(body, true);
-    await this.checkReferences(body);
+    const owner = await this.ownerOf(access, body, 'keys.write', true);
+    await this.checkReferences(body, owner.team_id, access);
     const id = `vk_${crypto.randomUUID().replaceAll('-', '')}`;
-    const credentialId = body.route === undefined ? await this.credentialFor(body, id) : undefined;
+    const credentialId = body.route === undefined ? await this.credentialFor(body, id, owner.team_id) : undefined;
     try {
-      const input = { ...withoutSecret(body), ...(credentialId !== undefined ? { credential_id: credentialId } : {}) };
+      const input = { ...withoutSecret(body), ...owner, ...(credentialId !== undefined ? { credential_id: credentialId } : {}) };
       const { record, key } = await this.service.keys.create(input as unknown as VirtualKeyInput, id);
       return { ...publicVirtualKey(record), key };
     } catch (error) {
@@ -136,21 +147,30 @@ export class VirtualKeyActions {
     }
   }
 
-  async listKeys() {
-    return (await this.service.keys.list()).map(publicVirtualKey);
+  async listKeys(access: Access = Access.owner) {
+    return (await this.service.keys.list()).filter((key) => access.mayRead('keys.read', key)).map(publicVirtualKey);
   }
 
-  async getKey(id: string) {
-    return publicVirtualKey(await this.existing(id));
+  async getKey(id: string, access: Access = Access.owner) {
+    return publicVirtualKey(await this.existing(id, access));
   }
 
-  async updateKey(id: string, body: Record<string, unknown>) {
-    const current = await this.existing(id);
+  /** The key and its record after the change (for the audit trail's before/after). */
+  async updateKey(id: string, body: Record<string, unknown>, access: Access = Access.owner) {
+    const current = await this.existing(id, access, 'keys.write');
     checkVirtualKeyShape(body, false);
     checkSameKind(current, body);
-    await this.checkReferences(body);
+    let team = current.team_id === undefined ? 'default' : current.team_id;
+    if (body.team_id !== undefined || body.user_id !== undefined || body.service_account_id !== undefined) {
+      const owner = await this.ownerOf(access, { team_id: team, user_id: current.user_id, service_account_id: current.service_account_id, ...body }, 'keys.write', true);
+      team = owner.team_id;
+      Object.assign(body, owner);
+    }
+    await this.checkReferences(body, team, access);
+    // A key moved to another team keeps only what that team may use.
+    if (body.team_id !== undefined) await this.checkReferences({ credential_id: current.credential_id, route: current.route, provider: current.provider, ...body }, team, access);
     const patch: Record<string, unknown> = withoutSecret(body);
-    if (body.provider_key !== undefined || body.credential_id !== undefined) patch.credential_id = await this.credentialFor(body, current.id);
+    if (body.provider_key !== undefined || body.credential_id !== undefined) patch.credential_id = await this.credentialFor(body, current.id, team);
     let record: VirtualKeyRecord | undefined;
     try {
       record = await this.service.keys.update(current.id, patch as VirtualKeyPatch);
@@ -162,8 +182,8 @@ export class VirtualKeyActions {
     return publicVirtualKey(record);
   }
 
-  async deleteKey(id: string): Promise<void> {
-    const current = await this.existing(id);
+  async deleteKey(id: string, access: Access = Access.owner): Promise<void> {
+    const current = await this.existing(id, access, 'keys.write');
     // Stored routes name a key by id; one stored before that (not read since) may still hold its value.
     const names = (reference: string) => reference === current.id || (reference.startsWith(VIRTUAL_KEY_PREFIX) && hashKeyValue(reference) === current.key_hash);
     const routes = await this.service.parts.routes.users((target) => target.virtual_key !== undefined && names(target.virtual_key));
@@ -174,14 +194,15 @@ export class VirtualKeyActions {
     if (deleted.credential_id !== undefined) await this.deleteIfOwned(deleted.credential_id, deleted.id);
   }
 
-  async rotateKey(id: string) {
+  async rotateKey(id: string, access: Access = Access.owner) {
+    await this.existing(id, access, 'keys.write');
     const rotated = await this.service.keys.rotate(id);
     if (!rotated) throw notFound('virtual key', id);
     return { ...publicVirtualKey(rotated.record), key: rotated.key };
   }
 
-  async usage(id: string) {
-    const record = await this.existing(id);
+  async usage(id: string, access: Access = Access.owner) {
+    const record = await this.existing(id, access);
     const periods = periodsOf(record.id, Date.now());
     const budgetPeriod = record.limits?.budget_period ?? 'total';
     const now = Date.now();
@@ -240,8 +261,41 @@ export class VirtualKeyActions {
     if (!known.includes(provider)) throw invalid(`unknown provider "${provider}"; registered: ${known.join(', ')}.`, { param: 'provider' });
   }
 
-  private async checkReferences(body: Record<string, unknown>): Promise<void> {
-    if (typeof body.provider === 'string') this.checkProvider(body.provider);
+  /** The owner of a new object (see {@link ownershipOf}); without the organization, the team named or `default`. */
+  private async ownerOf(access: Access, body: Record<string, unknown>, permission: 'keys.write' | 'credentials.write', keys = false) {
+    const lookups = this.dependencies.ownership;
+    if (!lookups) return { team_id: body.team_id === undefined ? 'default' : (body.team_id as string | null) };
+    return ownershipOf(access, body, permission, lookups, { keys });
+  }
+
+  /**
+   * The provider, policy, route(s), credential and custom host a key names exist and, for a key of
+   * a team, are the team's to use: another team's credential or route is 404 (invisible), a shared one
+   * outside the team's allow list or a provider outside it 403.
+   */
+  private async checkReferences(body: Record<string, unknown>, team: string | null = null, access: Access = Access.owner): Promise<void> {
+    const teamRecord = team === null ? undefined : await this.dependencies.ownership?.team(team);
+    if (typeof body.provider === 'string') {
+      this.checkProvider(body.provider);
+      if (teamRecord?.allowed_providers && !teamRecord.allowed_providers.includes(body.provider)) {
+        throw errors.permission(`Team ${teamRecord.name} may not use the provider "${body.provider}" (allowed: ${teamRecord.allowed_providers.join(', ') || 'none'}).`, { code: 'permission_denied' });
+      }
+    }
+    for (const routeId of [...(typeof body.route === 'string' ? [body.route] : []), ...(Array.isArray(body.allowed_routes) ? (body.allowed_routes as string[]) : [])]) {
+      const stored = await this.service.parts.routes.route(routeId);
+      if (!stored) continue;
+      if (!access.mayRead('routes.read', stored)) throw invalid(`no stored route with id or name "${routeId}".`, { param: 'route' });
+      if (!usableBy(team, teamRecord, stored, 'allowed_routes')) {
+        throw errors.permission(`The route "${routeId}" is not one this team's keys may use.`, { code: 'permission_denied' });
+      }
+    }
+    if (typeof body.credential_id === 'string') {
+      const credential = await this.service.credentials.get(body.credential_id);
+      if (!credential || !access.mayRead('credentials.read', credential)) throw invalid(`no credential with id "${body.credential_id}".`, { param: 'credential_id' });
+      if (!usableBy(team, teamRecord, credential, 'allowed_credentials')) {
+        throw errors.permission(`The credential "${body.credential_id}" is not one this team's keys may use.`, { code: 'permission_denied' });
+      }
+    }
     if (typeof body.guardrail_policy === 'string' && !this.dependencies.policyExists(body.guardrail_policy)) {
       throw invalid(`no guardrail policy named "${body.guardrail_policy}" is configured.`, { param: 'guardrail_policy' });
     }
@@ -285,7 +339,7 @@ export class VirtualKeyActions {
   }
 
   /** The credential the key uses: the one named, or a new one sealed from `provider_key` and owned by the key. */
-  private async credentialFor(body: Record<string, unknown>, keyId: string): Promise<string> {
+  private async credentialFor(body: Record<string, unknown>, keyId: string, team: string | null = null): Promise<string> {
     if (typeof body.credential_id === 'string') {
       // A credential sealed from another key's provider_key lives and dies with that key: sharing it would
       // leave this key without a credential once the other one is deleted.
@@ -300,6 +354,7 @@ export class VirtualKeyActions {
       ...(typeof body.provider === 'string' ? { provider: body.provider } : {}),
       secret: { api_key: body.provider_key as string },
       ownerKeyId: keyId,
+      team_id: team,
     });
     return created.id;
   }
@@ -309,9 +364,8 @@ export class VirtualKeyActions {
     if (credential?.owner_key_id === keyId) await this.service.credentials.delete(credentialId);
   }
 
-  private async existing(id: string): Promise<VirtualKeyRecord> {
-    const record = await this.service.keys.get(id);
-    if (!record) throw notFound('virtual key', id);
-    return record;
+  /** A key the caller may read (404 otherwise) and, for `keys.write`, change (403). */
+  private async existing(id: string, access: Access = Access.owner, permission: 'keys.read' | 'keys.write' = 'keys.read'): Promise<VirtualKeyRecord> {
+    return visible(access, await this.service.keys.get(id), permission, () => notFound('virtual key', id));
   }
 }

@@ -46,7 +46,7 @@ export function parseCredentialSecret(body: Record<string, unknown>, required: b
 }
 
 export function parseCredentialBody(body: Record<string, unknown>): { name: string; provider?: string; secret: CredentialSecret } {
-  onlyFields(body, ['name', 'provider', 'api_key', 'fields']);
+  onlyFields(body, ['name', 'provider', 'api_key', 'fields', 'team_id']);
   const name = requireRecordName(body.name);
   if (body.provider !== undefined) requireString(body.provider, 'provider', { nonEmpty: true, max: 64 });
   return { name, ...(body.provider !== undefined ? { provider: body.provider as string } : {}), secret: parseCredentialSecret(body, true)! };
@@ -99,7 +99,22 @@ function checkAllowedRoutes(value: unknown): void {
 }
 
 /** Fields of a virtual key body: creation needs name and either provider (with a credential) or route; a PATCH may give any, `null` clears optional ones (not `log_bodies`: true or false). */
-export const VIRTUAL_KEY_FIELDS = ['name', 'provider', 'credential_id', 'provider_key', 'route', 'allowed_routes', 'custom_host', 'guardrail_policy', 'limits', 'expires_at', 'log_bodies'] as const;
+export const VIRTUAL_KEY_FIELDS = [
+  'name',
+  'provider',
+  'credential_id',
+  'provider_key',
+  'route',
+  'allowed_routes',
+  'custom_host',
+  'guardrail_policy',
+  'limits',
+  'expires_at',
+  'log_bodies',
+  'team_id',
+  'user_id',
+  'service_account_id',
+] as const;
 
 export function checkVirtualKeyShape(body: Record<string, unknown>, creating: boolean): void {
   onlyFields(body, VIRTUAL_KEY_FIELDS);

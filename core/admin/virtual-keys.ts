@@ -1,5 +1,6 @@
 import { Router } from '../http/router.js';
-import type { AdminGuard } from './guard.js';
+import { auditChanges } from './audit-changes.js';
+import { accessOf, type AdminGuard, noteAudit } from './guard.js';
 import { jsonBody, requestJson } from './json-body.js';
 import { mountRouteAdmin, type RouteActionDependencies } from './route-actions.js';
 import { routeSchema } from '../routing/route-schema.js';
@@ -24,54 +25,61 @@ export function virtualKeyAdminRouter(dependencies: VirtualKeyActionDependencies
   const body = jsonBody(BODY_LIMIT);
 
   // The OpenAPI documents are loaded by their first request, not at start-up.
-  router.get('/openapi.json', async (koa) => {
+  router.get('/openapi.json', guard.open(), async (koa) => {
     koa.body = (await import('./openapi.js')).adminOpenApi;
   });
-  router.get('/routes/schema', (koa) => void (koa.body = routeSchema));
+  router.get('/routes/schema', guard.open(), (koa) => void (koa.body = routeSchema));
 
-  router.post('/credentials', guard.middleware, body, async (koa) => {
-    koa.body = await actions.createCredential(requestJson(koa));
+  router.post('/credentials', guard.require('credentials.write'), body, async (koa) => {
+    const created = await actions.createCredential(requestJson(koa), accessOf(koa));
+    noteAudit(koa, { target: { type: 'credential', id: created.id }, changes: { name: { after: created.name }, team_id: { after: created.team_id } } });
+    koa.body = created;
     koa.status = 201;
   });
-  router.get('/credentials', guard.middleware, async (koa) => {
-    koa.body = { object: 'list', data: await actions.listCredentials() };
+  router.get('/credentials', guard.require('credentials.read'), async (koa) => {
+    koa.body = { object: 'list', data: await actions.listCredentials(accessOf(koa)) };
   });
-  router.get('/credentials/:id', guard.middleware, async (koa) => {
-    koa.body = await actions.getCredential(koa.params.id);
+  router.get('/credentials/:id', guard.require('credentials.read'), async (koa) => {
+    koa.body = await actions.getCredential(koa.params.id, accessOf(koa));
   });
-  router.post('/credentials/:id/rotate', guard.middleware, body, async (koa) => {
-    koa.body = await actions.rotateCredential(koa.params.id, requestJson(koa));
+  router.post('/credentials/:id/rotate', guard.require('credentials.write'), body, async (koa) => {
+    koa.body = await actions.rotateCredential(koa.params.id, requestJson(koa), accessOf(koa));
   });
-  router.get('/alerts', guard.middleware, async (koa) => {
-    koa.body = { object: 'list', data: await actions.alerts() };
+  router.get('/alerts', guard.require('alerts.read'), async (koa) => {
+    koa.body = { object: 'list', data: await actions.alerts(accessOf(koa)) };
   });
-  router.delete('/credentials/:id', guard.middleware, async (koa) => {
-    await actions.deleteCredential(koa.params.id);
+  router.delete('/credentials/:id', guard.require('credentials.write'), async (koa) => {
+    await actions.deleteCredential(koa.params.id, accessOf(koa));
     koa.status = 204;
   });
 
-  router.post('/virtual-keys', guard.middleware, body, async (koa) => {
-    koa.body = await actions.createKey(requestJson(koa));
+  router.post('/virtual-keys', guard.require('keys.write'), body, async (koa) => {
+    const created = await actions.createKey(requestJson(koa), accessOf(koa));
+    noteAudit(koa, { target: { type: 'virtual-key', id: created.id }, changes: { name: { after: created.name }, team_id: { after: created.team_id } } });
+    koa.body = created;
     koa.status = 201;
   });
-  router.get('/virtual-keys', guard.middleware, async (koa) => {
-    koa.body = { object: 'list', data: await actions.listKeys() };
+  router.get('/virtual-keys', guard.require('keys.read'), async (koa) => {
+    koa.body = { object: 'list', data: await actions.listKeys(accessOf(koa)) };
   });
-  router.get('/virtual-keys/:id', guard.middleware, async (koa) => {
-    koa.body = await actions.getKey(koa.params.id);
+  router.get('/virtual-keys/:id', guard.require('keys.read'), async (koa) => {
+    koa.body = await actions.getKey(koa.params.id, accessOf(koa));
   });
-  router.patch('/virtual-keys/:id', guard.middleware, body, async (koa) => {
-    koa.body = await actions.updateKey(koa.params.id, requestJson(koa));
+  router.patch('/virtual-keys/:id', guard.require('keys.write'), body, async (koa) => {
+    const before = await actions.getKey(koa.params.id, accessOf(koa));
+    const after = await actions.updateKey(koa.params.id, requestJson(koa), accessOf(koa));
+    noteAudit(koa, { changes: auditChanges(before, after) });
+    koa.body = after;
   });
-  router.delete('/virtual-keys/:id', guard.middleware, async (koa) => {
-    await actions.deleteKey(koa.params.id);
+  router.delete('/virtual-keys/:id', guard.require('keys.write'), async (koa) => {
+    await actions.deleteKey(koa.params.id, accessOf(koa));
     koa.status = 204;
   });
-  router.post('/virtual-keys/:id/rotate', guard.middleware, async (koa) => {
-    koa.body = await actions.rotateKey(koa.params.id);
+  router.post('/virtual-keys/:id/rotate', guard.require('keys.write'), async (koa) => {
+    koa.body = await actions.rotateKey(koa.params.id, accessOf(koa));
   });
-  router.get('/virtual-keys/:id/usage', guard.middleware, async (koa) => {
-    koa.body = await actions.usage(koa.params.id);
+  router.get('/virtual-keys/:id/usage', guard.require('keys.read'), async (koa) => {
+    koa.body = await actions.usage(koa.params.id, accessOf(koa));
   });
 
   mountRouteAdmin(router, { ...dependencies, body });

@@ -3,8 +3,8 @@ import type { Context } from 'koa';
 import { errors } from '../errors.js';
 import type { ResponseCache } from './response-cache.js';
 
-/** The admin API's key check (core/admin/guard.ts), as Koa middleware; the admin surface hands it in. */
-type AdminCheck = { readonly middleware: (koa: Context, next: () => Promise<unknown>) => Promise<void> };
+/** The admin API's guard (core/admin/guard.ts): the middleware declaring the permission a route needs; the admin surface hands it in. */
+type AdminCheck = { require(permission: 'cache.purge'): (koa: Context, next: () => Promise<unknown>) => Promise<void> };
 
 const NAME = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -23,7 +23,7 @@ function one(koa: Context, name: string): string | undefined {
  * `?all=true` the whole cache, semantic indexes included. Answers `{ deleted, namespace }`.
  */
 export function mountCacheAdmin(router: Router, parts: { guard: AdminCheck; cache: ResponseCache }): void {
-  router.delete('/admin/cache', parts.guard.middleware, async (koa) => {
+  router.delete('/admin/cache', parts.guard.require('cache.purge'), async (koa) => {
     const namespace = one(koa, 'namespace');
     const key = one(koa, 'key');
     const all = koa.query.all;

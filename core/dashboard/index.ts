@@ -8,6 +8,7 @@ import type { Clock } from '../spec/manifest.js';
 import { errors } from '../errors.js';
 import { DashboardSessions, type SessionRecords } from './sessions.js';
 import { loadAssets, type StaticAsset } from './static.js';
+import type { OrganizationStore } from '../org/store.js';
 
 export const SESSION_COOKIE = 'gateway_session';
 export const CSRF_HEADER = 'x-gateway-csrf';
@@ -38,6 +39,10 @@ export interface DashboardOptions {
   readonly clock?: Clock;
   /** The shared store sessions live in once it is open (see {@link DashboardSessions}). */
   readonly records?: () => SessionRecords | undefined;
+  /** Users and invitations: an invitation link signs its user in. */
+  readonly organization?: OrganizationStore;
+  /** True when the account key may not sign in (`auth.accountKey: "disabled"` and an owner user exists). */
+  readonly accountKeyDisabled?: () => Promise<boolean>;
 }
 
 /**
@@ -55,11 +60,12 @@ export function mountDashboard(router: Router, options: DashboardOptions): Dashb
   options.adminGuard.accept({
     async verify(koa) {
       const session = await sessions.get(koa.cookies.get(SESSION_COOKIE));
-      if (session === undefined) return false;
+      if (session === undefined) return undefined;
       // A download link and an EventSource cannot send a header: on these read-only GET routes the
       // token may come in the `csrf` query parameter instead (still with the SameSite=Strict cookie).
       const queryToken = koa.method === 'GET' && TOKEN_IN_QUERY.has(koa.path) && typeof koa.query.csrf === 'string' ? koa.query.csrf : undefined;
-      return DashboardSessions.csrfMatches(session, koa.get(CSRF_HEADER) || (queryToken ?? ''));
+      if (!DashboardSessions.csrfMatches(session, koa.get(CSRF_HEADER) || (queryToken ?? ''))) return undefined;
+      return session.principal === undefined ? { kind: 'account' } : { kind: 'user', id: session.principal };
     },
   });
 
@@ -92,6 +98,9 @@ export function mountDashboard(router: Router, options: DashboardOptions): Dashb
     if (!options.accountKey.matches(apiKey)) {
       throw refusedKey(koa, errors.authentication('That is not the account API key.', { code: 'invalid_api_key' }), options);
     }
+    if (await options.accountKeyDisabled?.()) {
+      throw errors.authentication('The account key is disabled for the dashboard (auth.accountKey: "disabled"): sign in with single sign-on or an invitation link.', { code: 'account_key_disabled' });
+    }
     await sessions.delete(koa.cookies.get(SESSION_COOKIE));
     const { id, session } = await sessions.create();
     koa.cookies.set(SESSION_COOKIE, id, {
@@ -105,6 +114,25 @@ export function mountDashboard(router: Router, options: DashboardOptions): Dashb
     koa.set('cache-control', 'no-store');
     koa.status = 201;
     koa.body = sessionBody(session);
+  });
+
+  // An invitation link (shown once to the admin who invited): signs its user in, once.
+  router.get('/dashboard/invitations/:token', async (koa) => {
+    const store = options.organization;
+    const userId = store ? await store.redeemInvitation(koa.params.token ?? '') : undefined;
+    const user = userId ? await store!.user(userId) : undefined;
+    koa.set('cache-control', 'no-store');
+    if (!user || user.status === 'suspended') {
+      koa.status = 410;
+      koa.type = 'text/plain';
+      koa.body = 'This invitation link is not valid: it was used already, has expired, or its user was suspended. Ask an administrator for a new one.';
+      return;
+    }
+    if (user.status === 'invited') await store!.updateUser(user.id, { status: 'active' });
+    await sessions.delete(koa.cookies.get(SESSION_COOKIE));
+    const { id, session } = await sessions.create(user.id);
+    koa.cookies.set(SESSION_COOKIE, id, { httpOnly: true, sameSite: 'strict', path: '/', secure: koa.secure, expires: new Date(session.expiresAt), overwrite: true });
+    koa.redirect('/dashboard');
   });
 
   router.delete('/dashboard/session', async (koa) => {
@@ -132,8 +160,9 @@ async function requireJsonContentType(koa: Context, next: () => Promise<unknown>
   await next();
 }
 
-const sessionBody = (session: { expiresAt: number; csrfToken: string }) => ({
+const sessionBody = (session: { expiresAt: number; csrfToken: string; principal?: string }) => ({
   signed_in: true,
+  ...(session.principal !== undefined ? { user_id: session.principal } : {}),
   expires_at: new Date(session.expiresAt).toISOString(),
   csrf_token: session.csrfToken,
 });

@@ -5,6 +5,8 @@ export interface DashboardSession {
   readonly expiresAt: number;
   /** Sent back by the page in `x-gateway-csrf` on every admin call (defence in depth beyond SameSite). */
   readonly csrfToken: string;
+  /** The user signed in (by invitation or single sign-on); absent: signed in with the account key. */
+  readonly principal?: string;
 }
 
 /** Where sessions are kept when they are shared: the state store's records (a keyv). */
@@ -38,9 +40,9 @@ export class DashboardSessions {
   ) {}
 
   /** Starts a session; returns the cookie value (shown to the browser only) and the session. */
-  async create(): Promise<{ id: string; session: DashboardSession }> {
+  async create(principal?: string): Promise<{ id: string; session: DashboardSession }> {
     const id = token();
-    const session = { expiresAt: this.now() + this.ttlMs, csrfToken: token() };
+    const session = { expiresAt: this.now() + this.ttlMs, csrfToken: token(), ...(principal !== undefined ? { principal } : {}) };
     const shared = this.records();
     if (shared) {
       await shared.set(RECORD_PREFIX + digest(id), session, this.ttlMs);

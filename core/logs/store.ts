@@ -11,6 +11,8 @@ export interface LogQuery {
   model?: string;
   /** A virtual key id, or `account` for the account key. */
   key?: string;
+  /** Only these virtual keys' rows (a team member's view); empty: none. */
+  keys?: readonly string[];
   traceId?: string;
   metadataKey?: string;
   metadataValue?: string;
@@ -259,6 +261,8 @@ export function listWhere(
   // index fewer to maintain on every insert).
   if (query.key === 'account') conditions.push(`${prefix}key_id IS NULL AND ${prefix}caller_type = ${param('account')}`);
   else if (query.key !== undefined) conditions.push(`${prefix}key_id = ${param(query.key)}`);
+  // A caller who may see only some keys (a team's): their rows alone; none is no row.
+  if (query.keys !== undefined) conditions.push(query.keys.length === 0 ? '1 = 0' : `${prefix}key_id IN (${query.keys.map((key) => param(key)).join(', ')})`);
   if (query.traceId !== undefined) conditions.push(`${prefix}trace_id = ${param(query.traceId)}`);
   if (query.metadataKey !== undefined && metadata) conditions.push(metadata(query.metadataKey, query.metadataValue, param));
   // The same expression as the partial index `logs_errors` (both stores), which the planner needs to use it.

@@ -12,6 +12,8 @@ export interface StoredRoute {
   readonly version: number;
   readonly route: Route;
   readonly updated_at: string;
+  /** The team that owns it (absent: the `default` team; null: the organization, shared). */
+  readonly team_id?: string | null;
 }
 
 /**

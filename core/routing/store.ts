@@ -76,11 +76,11 @@ export class RouteStore implements RouteSource {
   }
 
   /** Stores a new route as version 1; throws DuplicateRouteNameError when the name is taken. */
-  async create(route: Route, name?: string): Promise<StoredRoute> {
+  async create(route: Route, name?: string, team?: string | null): Promise<StoredRoute> {
     const id = `route_${randomUUID().replaceAll('-', '')}`;
     if (name !== undefined && !(await this.state.claim(nameClaim(name), id))) throw new DuplicateRouteNameError(`A route named "${name}" exists.`);
     await this.state.claim(versionClaim(id, 1), id);
-    const stored: StoredRoute = { id, ...(name !== undefined ? { name } : {}), version: 1, route, updated_at: new Date().toISOString() };
+    const stored: StoredRoute = { id, ...(name !== undefined ? { name } : {}), version: 1, route, updated_at: new Date().toISOString(), ...(team !== undefined ? { team_id: team } : {}) };
     await this.write(stored);
     if (name !== undefined) await this.state.records.set(byNameKey(name), id);
     await this.state.addToSet(ROUTES, id);
@@ -133,7 +133,14 @@ export class RouteStore implements RouteSource {
       if (nextName !== current.name) await this.rename(id, current.name, nextName);
       const version = current.version + 1;
       if (!(await this.state.claim(versionClaim(id, version), `${id}:${randomUUID()}`))) continue;
-      const stored: StoredRoute = { id, ...(nextName !== undefined ? { name: nextName } : {}), version, route, updated_at: new Date().toISOString() };
+      const stored: StoredRoute = {
+        id,
+        ...(nextName !== undefined ? { name: nextName } : {}),
+        version,
+        route,
+        updated_at: new Date().toISOString(),
+        ...(current.team_id !== undefined ? { team_id: current.team_id } : {}),
+      };
       await this.write(stored);
       await this.state.publish({ kind: 'route', id });
       return stored;

@@ -33,7 +33,7 @@ export class Credentials {
     this.cache.delete(id);
   }
 
-  async create(input: { name: string; provider?: string; secret: CredentialSecret; ownerKeyId?: string }): Promise<CredentialRecord> {
+  async create(input: { name: string; provider?: string; secret: CredentialSecret; ownerKeyId?: string; team_id?: string | null }): Promise<CredentialRecord> {
     const id = `cred_${randomUUID().replaceAll('-', '')}`;
     const kid = await this.currentKeyId();
     const record: CredentialRecord = {
@@ -43,6 +43,7 @@ export class Credentials {
       has_api_key: input.secret.api_key !== undefined,
       field_names: Object.keys(input.secret.fields ?? {}).sort(),
       ...(input.ownerKeyId ? { owner_key_id: input.ownerKeyId } : {}),
+      ...(input.team_id !== undefined ? { team_id: input.team_id } : {}),
       created_at: new Date().toISOString(),
       sealed: await sealing(this.vault.seal(id, JSON.stringify(input.secret), kid)),
     };

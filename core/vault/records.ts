@@ -1,3 +1,4 @@
+import { DEFAULT_TEAM } from '../org/records.js';
 import type { SealedSecret } from './crypto.js';
 
 /** The limits a virtual key may carry (all optional). Field names are the admin API's. */
@@ -42,6 +43,12 @@ export interface VirtualKeyRecord {
    * global setting (which still wins when it is off). Absent in records stored before the field: true.
    */
   readonly log_bodies?: boolean;
+  /** The team that owns the key (absent: the `default` team, for keys stored before teams; null: the organization). */
+  readonly team_id?: string | null;
+  /** The user the key belongs to, within its team. */
+  readonly user_id?: string;
+  /** The service account the key belongs to, within its team. */
+  readonly service_account_id?: string;
   readonly created_at: string;
   readonly updated_at: string;
   readonly key_hash: string;
@@ -63,6 +70,8 @@ export interface CredentialRecord {
   readonly created_at: string;
   /** When the secret was last replaced (`POST /admin/credentials/:id/rotate`); absent before any rotation. */
   readonly rotated_at?: string;
+  /** The team that owns it (absent: the `default` team, for credentials stored before teams; null: the organization, shared). */
+  readonly team_id?: string | null;
   readonly sealed: SealedSecret;
 }
 
@@ -73,13 +82,13 @@ export interface CredentialSecret {
 }
 
 /** What the admin API shows of a virtual key (`log_bodies` always present, true by default). */
-export function publicVirtualKey(record: VirtualKeyRecord): Omit<VirtualKeyRecord, 'key_hash'> & { readonly log_bodies: boolean } {
+export function publicVirtualKey(record: VirtualKeyRecord): Omit<VirtualKeyRecord, 'key_hash'> & { readonly log_bodies: boolean; readonly team_id: string | null } {
   const { key_hash: _hash, ...shown } = record;
-  return { ...shown, log_bodies: record.log_bodies ?? true };
+  return { ...shown, log_bodies: record.log_bodies ?? true, team_id: record.team_id === undefined ? DEFAULT_TEAM : record.team_id };
 }
 
 /** What the admin API shows of a credential. */
-export function publicCredential(record: CredentialRecord): Omit<CredentialRecord, 'sealed'> {
+export function publicCredential(record: CredentialRecord): Omit<CredentialRecord, 'sealed'> & { readonly team_id: string | null } {
   const { sealed: _sealed, ...shown } = record;
-  return shown;
+  return { ...shown, team_id: record.team_id === undefined ? DEFAULT_TEAM : record.team_id };
 }

@@ -29,7 +29,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['http', 'store'],
   ['pipeline'],
   ['identity'],
-  ['guardrails', 'routing', 'vault', 'cache', 'logs', 'cluster'],
+  ['guardrails', 'routing', 'vault', 'cache', 'logs', 'cluster', 'org'],
   ['metrics', 'telemetry'],
   ['toolkit barrels'],
   ['api'],

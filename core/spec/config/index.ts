@@ -11,3 +11,5 @@ export { DEFAULT_BREAKER, DEFAULT_RETRY, type BreakerSettings, type RetrySetting
 export * from '../stage.js';
 /** Who called, and the contract a key resolver (the vault) implements for the auth stage. */
 export * from '../key-resolver.js';
+/** Identity-provider groups and JWT claims mapped to roles and teams (`organization` in the configuration). */
+export type { GroupRule, JwtRule } from '../../org/rules.js';

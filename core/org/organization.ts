@@ -1,0 +1,47 @@
+import type { OrganizationStore } from './store.js';
+import type { GroupRule, JwtRule } from './rules.js';
+
+/** The organization's settings, as the configuration resolves them. */
+export interface OrganizationSettings {
+  readonly accountKey: 'enabled' | 'disabled';
+  readonly groupRules: readonly GroupRule[];
+  readonly jwtRules: readonly JwtRule[];
+  readonly invitationTtlMs: number;
+}
+
+/** How long "an active owner exists" is remembered (a suspension is seen within this). */
+const OWNER_CHECK_MS = 1_000;
+
+/**
+ * The organization subsystem: its store, its settings, and the one question the admin guard and
+ * the dashboard ask on every account-key sign-in (is the account key disabled?).
+ */
+export class Organization {
+  private ownerCheck: { at: number; exists: Promise<boolean> } | undefined;
+  private readyPromise: Promise<void> | undefined;
+
+  constructor(
+    readonly store: OrganizationStore,
+    readonly settings: OrganizationSettings,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Creates the `default` team on first use (the migration of data stored before teams: every object without a team belongs to it). */
+  ready(): Promise<void> {
+    this.readyPromise ??= this.store.ensureDefaultTeam().catch((error: unknown) => {
+      this.readyPromise = undefined;
+      throw error;
+    });
+    return this.readyPromise;
+  }
+
+  /** True when `auth.accountKey` is `disabled` and an active owner user exists (else the account key stays the way in). */
+  accountKeyDisabled = async (): Promise<boolean> => {
+    if (this.settings.accountKey !== 'disabled') return false;
+    const now = this.now();
+    if (!this.ownerCheck || now - this.ownerCheck.at >= OWNER_CHECK_MS) {
+      this.ownerCheck = { at: now, exists: this.store.activeOwners().then((owners) => owners.length > 0) };
+    }
+    return this.ownerCheck.exists;
+  };
+}
