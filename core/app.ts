@@ -8,6 +8,7 @@ import { container as rootContainer } from 'tsyringe';
 import { type GatewayConfig, type ResolvedConfig, resolveConfig } from '../config/index.js';
 import { AdminAccess, mountAdmin, registerAdmin, virtualKeyAdmin } from './admin/assemble.js';
 import type { AdminGuard } from './admin/guard.js';
+import { type DeclaredRoute, declaredRoutes } from './admin/declarations.js';
 import { type GatewayRoute, gatewayHandler, operationListener } from './api/handler.js';
 import { mountProtocols, Protocols, registerProtocols } from './api/protocols/assemble.js';
 import { registerCache } from './cache/assemble.js';
@@ -38,11 +39,9 @@ import { registerTelemetry, Telemetry } from './telemetry/assemble.js';
 import { registerVault } from './vault/assemble.js';
 import { registerOrganization } from './org/assemble.js';
 import { Organization } from './org/organization.js';
-import { declaredRoutes } from './admin/declarations.js';
 import { VaultService } from './vault/service.js';
 
 export type { GatewayOptions, RoutingOptions } from './container.js';
-
 export interface Gateway {
   readonly app: Koa;
   readonly config: ResolvedConfig;
@@ -53,6 +52,8 @@ export interface Gateway {
   readonly policies: PolicyRegistry;
   /** Guards every admin route; features add credential kinds (dashboard sessions) and key recognisers. */
   readonly adminGuard: AdminGuard;
+  /** Every admin route with the permission it declares (the permission matrix is made from these). */
+  readonly adminRoutes: readonly DeclaredRoute[];
   /** Credentials, virtual keys and their limits; opened by `listen` (or `vault.start()`). */
   readonly vault: VaultService;
   /** Stored routes and model aliases of the admin API (the vault's state store); usable once the vault started. */
@@ -97,7 +98,7 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
   const logs = container.resolve(RequestLogging).log;
   const cache = container.resolve(ResponseCache);
   const protocols = container.resolve(Protocols);
-  const { app, operationRoutes } = buildApp(container);
+  const { app, operationRoutes, adminRoutes } = buildApp(container);
   const servers: Server[] = [];
 
   return {
@@ -108,6 +109,7 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
     pipeline,
     policies: container.resolve(PolicyRegistry),
     adminGuard: container.resolve(AdminAccess).guard,
+    adminRoutes,
     vault,
     routes: vault.routes,
     generatedAccountKey: generated,
@@ -152,7 +154,7 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
 }
 
 /** The Koa app: errors as OpenAI-shaped bodies, the unified operations, the subsystems' routes, the pass-through. */
-function buildApp(container: Container): { app: Koa; operationRoutes: ReadonlyMap<string, GatewayRoute> } {
+function buildApp(container: Container): { app: Koa; operationRoutes: ReadonlyMap<string, GatewayRoute>; adminRoutes: DeclaredRoute[] } {
   const { config, logger } = container.resolve(GatewaySettings);
   const pipeline = container.resolve(Pipeline);
   const protocols = container.resolve(Protocols);
@@ -185,7 +187,7 @@ function buildApp(container: Container): { app: Koa; operationRoutes: ReadonlyMa
   app.use(dispatch);
   const adminRouter = virtualKeyAdmin(container);
   // Every admin route declares its permission, or the gateway does not start.
-  declaredRoutes([router, adminRouter]);
+  const adminRoutes = declaredRoutes([router, adminRouter]);
   app.use(router.routes());
   app.use(adminRouter.routes());
   const passthroughHandler = gatewayHandler(pipeline, protocols.passthrough, handlerOptions);
@@ -193,5 +195,5 @@ function buildApp(container: Container): { app: Koa; operationRoutes: ReadonlyMa
     if (!koa.path.startsWith('/v1/')) throw errors.notFound(`No route for ${koa.method} ${koa.path}.`, { code: 'route_not_found' });
     await passthroughHandler(koa);
   });
-  return { app, operationRoutes };
+  return { app, operationRoutes, adminRoutes };
 }

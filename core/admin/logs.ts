@@ -251,16 +251,9 @@ export function mountLogsApi(
   mountUsageApi(router, guard, store);
 }
 
-/** `GET /admin/usage` and `GET /admin/usage/summary`: the organization's usage (organization roles only). */
+/** `GET /admin/usage` and `GET /admin/usage/summary`: the organization's usage over every key (`usage.read`: organization roles; a team's keys show their own usage at /admin/virtual-keys/{id}/usage). */
 function mountUsageApi(router: Router, guard: AdminGuard, store: LogStore): void {
-  /** Usage is summed over every key: only organization-wide readers see it (a team's keys have their own usage at /admin/virtual-keys/{id}/usage). */
-  const organizationUsage = (koa: Context): void => {
-    if (!accessOf(koa).organizationWide('logs.read')) {
-      throw errors.permission("The organization's usage needs an organization role; a team's keys show their own usage at GET /admin/virtual-keys/{id}/usage.", { code: 'permission_denied' });
-    }
-  };
-  router.get('/admin/usage', guard.require('logs.read'), async (koa) => {
-    organizationUsage(koa);
+  router.get('/admin/usage', guard.require('usage.read'), async (koa) => {
     const { range, from, to: end, bucketMs } = periodOf(koa);
     const groupBy = groupByOf(koa);
     const rangeMs = end - from;
@@ -304,8 +297,7 @@ function mountUsageApi(router: Router, guard: AdminGuard, store: LogStore): void
     koa.body = { range, group_by: groupBy, from: new Date(from).toISOString(), to: new Date(end).toISOString(), bucket_seconds: bucketMs / 1000, series, totals, cache: cacheSummary(cells) };
   });
 
-  router.get('/admin/usage/summary', guard.require('logs.read'), async (koa) => {
-    organizationUsage(koa);
+  router.get('/admin/usage/summary', guard.require('usage.read'), async (koa) => {
     const { range, from, to } = periodOf(koa);
     const length = to - from;
     // Two scans: the period (overall, and by key, end user and model) and the one before.

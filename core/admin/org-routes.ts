@@ -159,7 +159,7 @@ export function mountOrganizationAdmin(router: Router, dependencies: Organizatio
   /** A one-time invitation link for a user. */
   const invitationFor = async (koa: Context, userId: string): Promise<{ url: string; expires_at: string }> => {
     const { token, expiresAt } = await store.invite(userId, organization.settings.invitationTtlMs);
-    return { url: `${dependencies.publicUrl ?? koa.origin}/dashboard/invitations/${token}`, expires_at: expiresAt };
+    return { url: `${dependencies.publicUrl ?? `${koa.protocol}://${koa.host}`}/dashboard/invitations/${token}`, expires_at: expiresAt };
   };
   const parts = { guard, store, body, ready, dependencies, organization, visibleTeam, teamInput, withMembers, invitationFor, visibleAccount, accountInput };
   for (const mount of [mountTeams, mountMembers, mountUsers, mountTokens, mountServiceAccounts]) mount(router, parts);

@@ -205,8 +205,7 @@ export class RouteActions {
   }
 
   /** Sets a model alias to an inline route (`{ route }`) or a stored route (`{ route_id }`, by id or name). */
-  async setAlias(alias: string, body: Record<string, unknown>, access: Access = Access.owner) {
-    aliasesAreOrganizationWide(access);
+  async setAlias(alias: string, body: Record<string, unknown>) {
     if (!/^[A-Za-z0-9._:/-]{1,128}$/.test(alias)) throw invalid('expected 1 to 128 letters, digits or . _ : / -', { param: 'alias' });
     onlyFields(body, ['route', 'route_id']);
     if ((body.route === undefined) === (body.route_id === undefined)) throw invalid('give route or route_id, not both.', { param: 'route' });
@@ -221,8 +220,7 @@ export class RouteActions {
     return Promise.all((await this.store.listAliases()).map((alias) => this.shown(alias)));
   }
 
-  async deleteAlias(alias: string, access: Access = Access.owner): Promise<void> {
-    aliasesAreOrganizationWide(access);
+  async deleteAlias(alias: string): Promise<void> {
     if (!(await this.store.deleteAlias(alias))) throw aliasNotFound(alias);
   }
 
@@ -262,11 +260,6 @@ export class RouteActions {
 }
 
 
-/** Model aliases rename models for every caller: only organization-wide route writers set them. */
-function aliasesAreOrganizationWide(access: Access): void {
-  if (!access.organizationWide('routes.write')) throw errors.permission('Model aliases apply to the whole organization: only an organization admin may change them.', { code: 'permission_denied' });
-}
-
 /** Mounts `/admin/routes` and `/admin/models` on the admin router. */
 export function mountRouteAdmin(router: Router, dependencies: RouteActionDependencies & { guard: AdminGuard; body: Middleware }): void {
   const { guard, body } = dependencies;
@@ -299,14 +292,14 @@ export function mountRouteAdmin(router: Router, dependencies: RouteActionDepende
     await actions.delete(koa.params.id, accessOf(koa));
     koa.status = 204;
   });
-  router.put('/models/:alias', guard.require('routes.write'), body, async (koa) => {
-    koa.body = await actions.setAlias(koa.params.alias, requestJson(koa), accessOf(koa));
+  router.put('/models/:alias', guard.require('models.write'), body, async (koa) => {
+    koa.body = await actions.setAlias(koa.params.alias, requestJson(koa));
   });
   router.get('/models', guard.require('routes.read'), async (koa) => {
     koa.body = { object: 'list', data: await actions.listAliases() };
   });
-  router.delete('/models/:alias', guard.require('routes.write'), async (koa) => {
-    await actions.deleteAlias(koa.params.alias, accessOf(koa));
+  router.delete('/models/:alias', guard.require('models.write'), async (koa) => {
+    await actions.deleteAlias(koa.params.alias);
     koa.status = 204;
   });
 }
