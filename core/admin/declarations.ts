@@ -34,3 +34,21 @@ export function declaredRoutes(routers: readonly Router[]): DeclaredRoute[] {
   }
   return routes;
 }
+
+/**
+ * The permission matrix as docs/organizations.md shows it: every admin route, the permission it
+ * declares, and which roles hold it (✓ organization-wide, `team` in the role's own teams).
+ */
+export function permissionMatrix(routes: readonly DeclaredRoute[], roles: { org: Record<string, ReadonlySet<string>>; team: Record<string, ReadonlySet<string>> }): string {
+  const orgRoles = Object.keys(roles.org);
+  const teamRoles = Object.keys(roles.team);
+  const lines = [`| Route | Permission | ${[...orgRoles, ...teamRoles].join(' | ')} |`, `|---|---|${[...orgRoles, ...teamRoles].map(() => '---').join('|')}|`];
+  const sorted = [...routes].sort((a, b) => a.path.localeCompare(b.path) || a.method.localeCompare(b.method));
+  for (const route of sorted) {
+    const permission = route.permission;
+    const cell = (set: ReadonlySet<string>, mark: string) => (permission === null || permission === 'signed-in' || set.has(permission) ? mark : '');
+    const cells = [...orgRoles.map((role) => cell(roles.org[role]!, '✓')), ...teamRoles.map((role) => cell(roles.team[role]!, 'team'))];
+    lines.push(`| \`${route.method} ${route.path}\` | ${permission === null ? 'open' : `\`${permission}\``} | ${cells.join(' | ')} |`);
+  }
+  return lines.join('\n');
+}
