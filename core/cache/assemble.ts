@@ -16,6 +16,7 @@ import { createEmbedder } from './embedder.js';
 import { cacheHook } from './hook.js';
 import { ResponseCache } from './response-cache.js';
 import { openCacheStore } from './store.js';
+import { Organization } from '../org/organization.js';
 
 /** Registers the response cache: embedded (SQLite, opened on first use), or shared through Redis with `REDIS_URL`. */
 export function registerCache(container: Container): void {
@@ -54,7 +55,7 @@ export function cachingHook(container: Container, operations: ReadonlyMap<string
     customHosts: container.resolve(CustomHostGuard),
     targetCredentials: container.resolve(Routing).targetCredentials,
     forwardCookies: config.forwardCookies,
-    isGatewayKey: gatewayKeyTest(container.resolve(AdminAccess).accountKey, [vault.resolver]),
+    isGatewayKey: gatewayKeyTest(container.resolve(AdminAccess).accountKey, [vault.resolver, container.resolve(Organization).adminTokenRefusal]),
   });
   return cacheHook({
     cache: container.resolve(ResponseCache),

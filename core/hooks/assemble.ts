@@ -17,6 +17,7 @@ import { forwardHook } from './forward.js';
 import { guardrailHook } from './guardrail.js';
 import { logHook } from './log.js';
 import { transformHook } from './transform.js';
+import { Organization } from '../org/organization.js';
 
 /** Registers the pipeline: the built-in stage hooks with the parts each subsystem hands them, then the config's hooks. */
 export function registerPipeline(container: Container): void {
@@ -36,7 +37,7 @@ export function registerPipeline(container: Container): void {
           registry: c.resolve(PluginRegistry),
           accountKey: access.accountKey,
           customHosts: c.resolve(CustomHostGuard),
-          keyResolvers: [vault.resolver],
+          keyResolvers: [vault.resolver, c.resolve(Organization).adminTokenRefusal],
           failedAuth: access.failedAuth,
           forwardCookies: config.forwardCookies,
           routes: routing.catalog,

@@ -1,4 +1,7 @@
-import type { OrganizationStore } from './store.js';
+import { type OrganizationStore, TOKEN_PREFIX } from './store.js';
+import { errors } from '../errors.js';
+import type { KeyResolver } from '../spec/key-resolver.js';
+import { TeamDirectory } from './team-directory.js';
 import type { GroupRule, JwtRule } from './rules.js';
 
 /** The organization's settings, as the configuration resolves them. */
@@ -17,6 +20,16 @@ const OWNER_CHECK_MS = 1_000;
  * the dashboard ask on every account-key sign-in (is the account key disabled?).
  */
 export class Organization {
+  /** Teams for the request path, kept a second. */
+  readonly teams: TeamDirectory;
+  /**
+   * The auth stage's resolver for admin tokens (`gtok-…`): always 401, so a token sent to a
+   * provider route is recognised as the gateway's (never forwarded upstream) and refused.
+   */
+  readonly adminTokenRefusal: KeyResolver = {
+    prefix: TOKEN_PREFIX,
+    resolve: () => Promise.reject(errors.authentication('Personal access tokens and service account tokens are for the admin API; call models with a virtual key.', { code: 'invalid_api_key' })),
+  };
   private ownerCheck: { at: number; exists: Promise<boolean> } | undefined;
   private readyPromise: Promise<void> | undefined;
 
@@ -24,7 +37,9 @@ export class Organization {
     readonly store: OrganizationStore,
     readonly settings: OrganizationSettings,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.teams = new TeamDirectory((id) => store.team(id), now);
+  }
 
   /** Creates the `default` team on first use (the migration of data stored before teams: every object without a team belongs to it). */
   ready(): Promise<void> {

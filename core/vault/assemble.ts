@@ -1,6 +1,7 @@
 import { type Container, GatewaySettings, provide } from '../container.js';
 import { ControlPlane } from '../http/assemble.js';
 import { VaultService } from './service.js';
+import { Organization } from '../org/organization.js';
 
 /** Registers the vault: credentials, virtual keys, their limits and alerts (its worker starts with `vault.start()`). */
 export function registerVault(container: Container): void {
@@ -15,6 +16,8 @@ export function registerVault(container: Container): void {
       credentialCacheMs: config.vault.credentialCacheMs,
       pricing: config.pricing,
       outputTokenEstimate: config.vault.outputTokenEstimate,
+      // Resolved on first use: the organization keeps its records in this vault's state.
+      teams: (id) => c.resolve(Organization).teams.get(id),
       alerts: {
         ...config.alerts,
         get http() {

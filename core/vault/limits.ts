@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { checkTeamAccess, type TeamLookup, teamIdOf } from './team-access.js';
 import { errors, GatewayError } from '../errors.js';
 import type { GatewayContext } from '../pipeline/context.js';
 import { tapStream } from '../pipeline/response.js';
@@ -115,6 +116,8 @@ export interface LimitsDependencies {
   readonly record: (id: string) => Promise<VirtualKeyRecord | undefined>;
   /** Output tokens reserved when a request gives no `max_tokens` (default 1024). */
   readonly outputTokenEstimate: number;
+  /** A team key's team, whose allowed models and providers bound the key's requests. */
+  readonly teams?: TeamLookup;
   /**
    * Told after a request of a key with a budget is charged (budget alerts), with the period's spend
    * after the charge when the shared state returned it; must return at once.
@@ -274,6 +277,8 @@ function admitHook(dependencies: LimitsDependencies, reservations: WeakMap<Gatew
       const record = await dependencies.record(caller.id);
       if (!record) throw errors.authentication('The x-gateway-api-key is not valid.', { code: 'invalid_api_key' });
       checkAccess(record, context);
+      const teamId = dependencies.teams && context.operation !== 'models' ? teamIdOf(record) : undefined;
+      if (teamId !== undefined) checkTeamAccess(await dependencies.teams!(teamId), context.request.model, context.auth?.provider?.id);
       const limits = record.limits ?? {};
       const model = context.request.model;
       const price = model === undefined ? undefined : prices.price(context.auth?.provider ?? record.provider ?? '', model, context.auth?.target.headers);

@@ -6,6 +6,7 @@ import type { Credentials } from './credentials.js';
 import { VaultTamperedError } from './vault.js';
 import type { ProviderCredentials } from '../spec/provider.js';
 import type { VirtualKeyRecord } from './records.js';
+import { type TeamLookup, teamIdOf } from './team-access.js';
 import { VIRTUAL_KEY_ID_PREFIX, VIRTUAL_KEY_PREFIX, type VirtualKeys } from './virtual-keys.js';
 
 /** The vault's resolver: a {@link KeyResolver} that can also resolve a record already read (a route target's key, by id). */
@@ -18,7 +19,7 @@ export interface VirtualKeyResolver extends KeyResolver {
  * its decrypted credential (cached briefly), provider, custom host and guardrail policy; a key with
  * `log_bodies: false` marks the request so that its bodies stay out of the log.
  */
-export function virtualKeyResolver(parts: { keys: () => VirtualKeys; credentials: () => Credentials }): VirtualKeyResolver {
+export function virtualKeyResolver(parts: { keys: () => VirtualKeys; credentials: () => Credentials; teams?: TeamLookup }): VirtualKeyResolver {
   /**
    * Each key record's resolution, kept while the record (cached by the lookup) and its opened
    * credential stay the same objects: nothing reads a resolution but to copy from it, so a request
@@ -30,9 +31,13 @@ export function virtualKeyResolver(parts: { keys: () => VirtualKeys; credentials
     if (record.expires_at !== undefined && Date.parse(record.expires_at) <= Date.now()) {
       throw errors.authentication('This virtual key has expired.', { code: 'virtual_key_expired' });
     }
+    // A key without a policy of its own takes its team's default policy.
+    const teamId = record.guardrail_policy || !parts.teams ? undefined : teamIdOf(record);
+    const teamPolicy = teamId === undefined ? undefined : (await parts.teams!(teamId))?.guardrail_policy;
+    const policy = record.guardrail_policy || teamPolicy;
     if (record.route !== undefined) {
       let routed = resolutions.get(record);
-      if (routed === undefined) resolutions.set(record, (routed = resolutionOf(record, undefined)));
+      if (routed === undefined || routed.policy !== policy) resolutions.set(record, (routed = resolutionOf(record, undefined, policy)));
       return routed;
     }
     let credentials;
@@ -48,7 +53,7 @@ export function virtualKeyResolver(parts: { keys: () => VirtualKeys; credentials
       throw errors.authentication("This virtual key's provider credential was deleted.", { code: 'credential_missing' });
     }
     let resolution = resolutions.get(record);
-    if (resolution?.credentials !== credentials) resolutions.set(record, (resolution = resolutionOf(record, credentials)));
+    if (resolution?.credentials !== credentials || resolution.policy !== policy) resolutions.set(record, (resolution = resolutionOf(record, credentials, policy)));
     return resolution;
   };
   return {
@@ -62,7 +67,7 @@ export function virtualKeyResolver(parts: { keys: () => VirtualKeys; credentials
 }
 
 /** A key's resolution: its route, or its provider, custom host and opened credential; its policy and granted routes. */
-function resolutionOf(record: VirtualKeyRecord, credentials: ProviderCredentials | undefined): KeyResolution {
+function resolutionOf(record: VirtualKeyRecord, credentials: ProviderCredentials | undefined, policy: string | undefined): KeyResolution {
   const resolution: { -readonly [Field in keyof KeyResolution]: KeyResolution[Field] } = { caller: { type: 'virtual-key', id: record.id, name: record.name } };
   if (record.route !== undefined) resolution.route = record.route;
   else {
@@ -70,7 +75,7 @@ function resolutionOf(record: VirtualKeyRecord, credentials: ProviderCredentials
     if (record.custom_host) resolution.customHost = record.custom_host;
     resolution.credentials = credentials;
   }
-  if (record.guardrail_policy) resolution.policy = record.guardrail_policy;
+  if (policy) resolution.policy = policy;
   if (record.allowed_routes !== undefined && record.allowed_routes.length > 0) resolution.allowedRoutes = record.allowed_routes;
   return Object.freeze(resolution);
 }

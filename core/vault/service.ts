@@ -11,12 +11,15 @@ import { Credentials } from './credentials.js';
 import type { SealedSecret } from './crypto.js';
 import { limitHooks } from './limits.js';
 import { PriceTable, type PricingOptions } from './pricing.js';
+import type { TeamLookup } from './team-access.js';
 import { targetCredentials, type VirtualKeyResolver, virtualKeyResolver } from './resolver.js';
 import { Vault } from './vault.js';
 import { routeWithKeyIds, VirtualKeys } from './virtual-keys.js';
 
 export interface VaultServiceOptions {
   readonly dataDir: string;
+  /** A team key's team (its allowed models and providers, its default policy); absent: teams restrict nothing at request time. */
+  readonly teams?: TeamLookup;
   /** Shared Redis (`REDIS_URL`); the embedded SQLite file when absent. */
   readonly redisUrl?: string;
   /** Prefix of every Redis key and channel (default `gateway`). */
@@ -68,7 +71,7 @@ export class VaultService {
 
   constructor(private readonly options: VaultServiceOptions) {
     this.prices = new PriceTable(options.pricing);
-    this.resolver = virtualKeyResolver({ keys: () => this.parts.keys, credentials: () => this.parts.credentials });
+    this.resolver = virtualKeyResolver({ keys: () => this.parts.keys, credentials: () => this.parts.credentials, ...(options.teams ? { teams: options.teams } : {}) });
     this.routes = {
       route: (idOrName) => this.parts.routes.route(idOrName),
       alias: (model) => this.parts.routes.alias(model),
@@ -89,6 +92,7 @@ export class VaultService {
       prices: this.prices,
       record: async (id) => this.parts.keys.cached(id) ?? this.parts.keys.get(id),
       outputTokenEstimate: options.outputTokenEstimate,
+      ...(options.teams ? { teams: options.teams } : {}),
     });
   }
 

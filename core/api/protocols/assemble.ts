@@ -22,6 +22,7 @@ import { createResponsesProtocol } from './responses/responses-operation.js';
 import { mountResponsesRoutes } from './responses/responses-routes.js';
 import type { ResponseStore } from './responses/responses-store.js';
 import { createResponseStore } from './responses/responses-store-factory.js';
+import { Organization } from '../../org/organization.js';
 
 /** How often stored responses past their retention are deleted (besides start-up). */
 const RESPONSES_PRUNE_INTERVAL_MS = 60 * 60_000;
@@ -127,6 +128,6 @@ export function registerProtocols(container: Container): void {
 /** Mounts the routes of stored responses; their caller is identified the way the auth stage does it. */
 export function mountProtocols(router: Router, container: Container): void {
   const { accountKey, failedAuth } = container.resolve(AdminAccess);
-  const identify = callerIdentifier({ accountKey, keyResolvers: [container.resolve(VaultService).resolver], failedAuth });
+  const identify = callerIdentifier({ accountKey, keyResolvers: [container.resolve(VaultService).resolver, container.resolve(Organization).adminTokenRefusal], failedAuth });
   mountResponsesRoutes(router, { store: container.resolve(Protocols).store, identify, trustProxy: container.resolve(GatewaySettings).config.server.trustProxy });
 }
