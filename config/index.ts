@@ -342,7 +342,7 @@ export interface ResolvedConfig {
   readonly auth: { readonly accountKey: 'enabled' | 'disabled' };
   /** The gateway's public origin (`GATEWAY_PUBLIC_URL`) for links it gives out (invitations); absent: the origin a request came to. */
   readonly publicUrl?: string;
-  readonly organization: { readonly groupRules: readonly GroupRule[]; readonly jwtRules: readonly JwtRule[]; readonly invitationTtlMs: number };
+  readonly organization: { readonly groupRules: readonly GroupRule[]; readonly jwtRules: readonly JwtRule[]; readonly invitationTtlMs: number; readonly scimToken?: string };
   readonly alerts: { readonly webhook?: { readonly url: string; readonly headers: Readonly<Record<string, string>>; readonly timeoutMs: number } };
   /** OTLP/HTTP trace export; absent when no endpoint is configured. */
   readonly telemetry?: { tracesUrl: string; headers: Record<string, string>; serviceName: string };
@@ -544,7 +544,7 @@ export function resolveConfig(config: GatewayConfig, environment: NodeJS.Process
     cache: resolveCache(config.cache ?? {}, environment),
     auth: { accountKey: resolveAccountKeyMode(config.auth?.accountKey) },
     ...(environment.GATEWAY_PUBLIC_URL ? { publicUrl: environment.GATEWAY_PUBLIC_URL.replace(/\/+$/, '') } : {}),
-    organization: resolveOrganization(config.organization ?? {}),
+    organization: resolveOrganization(config.organization ?? {}, environment),
   };
 }
 
@@ -556,7 +556,7 @@ function resolveAccountKeyMode(mode: unknown): 'enabled' | 'disabled' {
 const ORG_ROLE_NAMES = ['owner', 'admin', 'auditor'];
 const TEAM_ROLE_NAMES = ['team_admin', 'member', 'viewer'];
 
-function resolveOrganization(organization: OrganizationConfig): ResolvedConfig['organization'] {
+function resolveOrganization(organization: OrganizationConfig, environment: NodeJS.ProcessEnv): ResolvedConfig['organization'] {
   const groupRules = organization.groupRules ?? [];
   groupRules.forEach((rule, index) => {
     const at = `organization.groupRules[${index}]`;
@@ -572,7 +572,14 @@ function resolveOrganization(organization: OrganizationConfig): ResolvedConfig['
       if (typeof rule[field] !== 'string' || rule[field] === '') throw new BootError('INVALID_CONFIG', `organization.jwtRules[${index}].${field} must be a non-empty string`);
     }
   });
-  return { groupRules, jwtRules, invitationTtlMs: positiveInteger(organization.invitationTtlHours ?? 72, 'organization.invitationTtlHours') * 3_600_000 };
+  const scimToken = environment.GATEWAY_SCIM_TOKEN || undefined;
+  if (scimToken !== undefined && scimToken.length < 32) throw new BootError('INVALID_CONFIG', 'GATEWAY_SCIM_TOKEN must be at least 32 characters (for example: openssl rand -base64 32)');
+  return {
+    groupRules,
+    jwtRules,
+    invitationTtlMs: positiveInteger(organization.invitationTtlHours ?? 72, 'organization.invitationTtlHours') * 3_600_000,
+    ...(scimToken !== undefined ? { scimToken } : {}),
+  };
 }
 
 function resolveCache(cache: CacheConfig, environment: NodeJS.ProcessEnv): ResolvedConfig['cache'] {

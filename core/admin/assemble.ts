@@ -18,6 +18,7 @@ import { mountPricesApi } from './prices.js';
 import { Organization } from '../org/organization.js';
 import type { OrganizationStore } from '../org/store.js';
 import { mountOrganizationAdmin } from './org-routes.js';
+import { mountScim } from './scim.js';
 import type { OwnershipLookups } from './ownership.js';
 import { virtualKeyAdminRouter } from './virtual-keys.js';
 
@@ -48,7 +49,7 @@ export function registerAdmin(container: Container): void {
   provide(container, AdminAccess, () => {
     const failedAuth = new FailedAuthLimiter({ ...config.server.failedAuth, maxAddresses: 10_000 }, () => clock.now());
     const organization = container.resolve(Organization);
-    const guard = new AdminGuard(accountKey, { failedAuth, trustProxy: config.server.trustProxy }, { store: organization.store, accountKeyDisabled: organization.accountKeyDisabled });
+    const guard = new AdminGuard(accountKey, { failedAuth, trustProxy: config.server.trustProxy }, { store: organization.store, accountKeyDisabled: organization.accountKeyDisabled, isScimToken: organization.isScimToken });
     return new AdminAccess(accountKey, generated, failedAuth, guard);
   });
 }
@@ -85,6 +86,7 @@ export function mountAdmin(router: Router, container: Container): void {
     },
     ...(config.publicUrl ? { publicUrl: config.publicUrl } : {}),
   });
+  mountScim(router, { guard, organization });
   mountPricesApi(router, { guard, prices: vault.prices, provider: (id) => registry.provider(id) });
   const metrics = container.resolve(GatewayMetrics);
   const metricsRoute = async (koa: Context) => {

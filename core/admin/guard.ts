@@ -80,6 +80,8 @@ export class AdminGuard {
       readonly store: OrganizationStore;
       /** True when `auth.accountKey` is `disabled` and an active owner user exists. */
       readonly accountKeyDisabled: () => Promise<boolean>;
+      /** True for the SCIM bearer token (`GATEWAY_SCIM_TOKEN`), compared in constant time. */
+      readonly isScimToken?: (value: string) => boolean;
     },
   ) {}
 
@@ -157,6 +159,7 @@ export class AdminGuard {
       await this.refuseDisabledAccountKey();
       return { kind: 'account' };
     }
+    if (this.organization?.isScimToken?.(key)) return { kind: 'scim' };
     if (key.startsWith(TOKEN_PREFIX) && this.organization) {
       const { store } = this.organization;
       const token = await store.tokenByValue(key);

@@ -5,7 +5,9 @@ import { DEFAULT_TEAM, type ServiceAccountRecord, type TokenRecord, type UserRec
 export type Principal =
   | { readonly kind: 'account' }
   | { readonly kind: 'user'; readonly user: UserRecord; readonly token?: TokenRecord }
-  | { readonly kind: 'service-account'; readonly account: ServiceAccountRecord; readonly token: TokenRecord };
+  | { readonly kind: 'service-account'; readonly account: ServiceAccountRecord; readonly token: TokenRecord }
+  /** The identity provider's provisioning client (SCIM), with the SCIM bearer token: it may only provision. */
+  | { readonly kind: 'scim' };
 
 /** An object's owner as stored: `team_id` absent is the `default` team (data stored before teams), null the organization (shared). */
 export interface Owned {
@@ -19,7 +21,7 @@ export const teamOf = (object: Owned): string | null => (object.team_id === unde
 
 /** The audit trail's and the logs' view of a principal (never a secret). */
 export interface Actor {
-  readonly type: 'account' | 'user' | 'service-account' | 'token';
+  readonly type: 'account' | 'user' | 'service-account' | 'scim';
   readonly id?: string;
   readonly label?: string;
   /** The token an admin call presented, when one did. */
@@ -54,6 +56,8 @@ export class Access {
     const roles = new Map<string, TeamRole>();
     if (principal.kind === 'account') {
       this.everywhere = ORG_ROLE_PERMISSIONS.owner;
+    } else if (principal.kind === 'scim') {
+      this.everywhere = new Set<Permission>(['scim.provision']);
     } else if (principal.kind === 'user') {
       const { user, token } = principal;
       const extras = user.permissions ?? [];
@@ -146,6 +150,7 @@ export class Access {
   get actor(): Actor {
     const { principal } = this;
     if (principal.kind === 'account') return { type: 'account', label: 'account key' };
+    if (principal.kind === 'scim') return { type: 'scim', label: 'SCIM provisioning' };
     if (principal.kind === 'user') return { type: 'user', id: principal.user.id, label: principal.user.email, ...(principal.token ? { token_id: principal.token.id } : {}) };
     return { type: 'service-account', id: principal.account.id, label: principal.account.name, token_id: principal.token.id };
   }

@@ -1,3 +1,4 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { type OrganizationStore, TOKEN_PREFIX } from './store.js';
 import { errors } from '../errors.js';
 import type { KeyResolver } from '../spec/key-resolver.js';
@@ -10,6 +11,8 @@ export interface OrganizationSettings {
   readonly groupRules: readonly GroupRule[];
   readonly jwtRules: readonly JwtRule[];
   readonly invitationTtlMs: number;
+  /** The SCIM bearer token (`GATEWAY_SCIM_TOKEN`); absent: SCIM only with an admin credential. */
+  readonly scimToken?: string;
 }
 
 /** How long "an active owner exists" is remembered (a suspension is seen within this). */
@@ -49,6 +52,14 @@ export class Organization {
     });
     return this.readyPromise;
   }
+
+  /** True for the SCIM bearer token (SHA-256 compared in constant time). */
+  isScimToken = (value: string): boolean => {
+    const token = this.settings.scimToken;
+    if (token === undefined) return false;
+    const digest = (text: string) => createHash('sha256').update(text).digest();
+    return timingSafeEqual(digest(value), digest(token));
+  };
 
   /** True when `auth.accountKey` is `disabled` and an active owner user exists (else the account key stays the way in). */
   accountKeyDisabled = async (): Promise<boolean> => {

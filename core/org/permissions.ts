@@ -41,6 +41,7 @@ export const PERMISSIONS = {
   'service_accounts.write': 'create, change and delete service accounts and their tokens',
   'tokens.write': 'create and revoke one\'s own personal access tokens',
   'audit.read': 'read and export the audit trail',
+  'scim.provision': 'provision users and groups through SCIM 2.0 (the identity provider, with the SCIM token)',
 } as const;
 export type Permission = keyof typeof PERMISSIONS;
 

@@ -41,6 +41,8 @@ export interface UserRecord {
   readonly source: 'invitation' | 'sso' | 'scim' | 'cli';
   /** The identity provider's subject once the user signed in with it (`issuer|sub`). */
   readonly sso_subject?: string;
+  /** The provisioning system's own id for the user (SCIM `externalId`). */
+  readonly external_id?: string;
   readonly created_at: string;
   readonly updated_at: string;
   readonly last_sign_in_at?: string;

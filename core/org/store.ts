@@ -109,7 +109,16 @@ export class OrganizationStore {
 
   // Users
 
-  async createUser(input: { email: string; name?: string; role?: OrgRole; status: UserRecord['status']; source: UserRecord['source']; teams?: Record<string, TeamRole>; sso_subject?: string }): Promise<UserRecord> {
+  async createUser(input: {
+    email: string;
+    name?: string;
+    role?: OrgRole;
+    status: UserRecord['status'];
+    source: UserRecord['source'];
+    teams?: Record<string, TeamRole>;
+    sso_subject?: string;
+    external_id?: string;
+  }): Promise<UserRecord> {
     const id = newId('user');
     const email = input.email.toLowerCase();
     if (!(await this.state().claim(emailClaim(email), id))) throw new TakenError('email', `A user with the email ${email} exists.`);
@@ -123,6 +132,7 @@ export class OrganizationStore {
       teams: input.teams ?? {},
       source: input.source,
       ...(input.sso_subject !== undefined ? { sso_subject: input.sso_subject } : {}),
+      ...(input.external_id !== undefined ? { external_id: input.external_id } : {}),
       created_at: now,
       updated_at: now,
     };
@@ -151,6 +161,27 @@ export class OrganizationStore {
     const next = patched(current, patch);
     await this.state().records.set(userKey(id), next);
     return next;
+  }
+
+  /** Removes a user, their tokens and their email claim (SCIM deprovisioning). */
+  async deleteUser(id: string): Promise<UserRecord | undefined> {
+    const current = await this.user(id);
+    if (!current) return undefined;
+    for (const token of await this.tokens({ type: 'user', id })) await this.revokeToken(token.id);
+    await this.state().records.delete(userKey(id));
+    await this.state().removeFromSet(USERS, id);
+    await this.state().release(emailClaim(current.email), id);
+    return current;
+  }
+
+  /** Changes a user's email (a SCIM rename), keeping it unique. */
+  async changeEmail(id: string, email: string): Promise<void> {
+    const current = await this.user(id);
+    const next = email.toLowerCase();
+    if (!current || current.email === next) return;
+    if (!(await this.state().claim(emailClaim(next), id))) throw new TakenError('email', `A user with the email ${next} exists.`);
+    await this.state().release(emailClaim(current.email), id);
+    await this.state().records.set(userKey(id), { ...current, email: next, updated_at: nowIso() });
   }
 
   /** Users holding the owner role and active. */
