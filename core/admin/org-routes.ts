@@ -1,13 +1,13 @@
 import type { Context } from 'koa';
-import { invalid, optionalEnum, requireObject, requireString } from '../api/validate.js';
+import { invalid, optionalEnum, requireString } from '../api/validate.js';
 import { errors } from '../errors.js';
 import type { Router } from '../http/router.js';
 import type { Access } from '../org/access.js';
 import type { Organization } from '../org/organization.js';
-import { GRANTABLE_EXTRAS, isPermission, ORG_RANK, ORG_ROLES, type OrgRole, type Permission, TEAM_RANK, TEAM_ROLES, type TeamRole } from '../org/permissions.js';
-import { DEFAULT_TEAM, type ServiceAccountRecord, type TeamRecord, type TokenRecord, type UserRecord } from '../org/records.js';
-import { TakenError } from '../org/store.js';
+import { GRANTABLE_EXTRAS, isPermission, ORG_RANK, ORG_ROLES, type OrgRole, type Permission, TEAM_ROLES, type TeamRole } from '../org/permissions.js';
+import { DEFAULT_TEAM, type ServiceAccountRecord, type TeamRecord } from '../org/records.js';
 import { accessOf, type AdminGuard, noteAudit } from './guard.js';
+import { checkOrgGrant, checkTeamGrant, changesOf, emailOf, highestOrgRank, metadataOf, onlyFields, publicToken, publicUser, refused, rethrowConflict, stringList, tokenInput } from './org-input.js';
 import { jsonBody, requestJson } from './json-body.js';
 import { requireRecordName } from './virtual-keys-input.js';
 
@@ -25,69 +25,11 @@ export interface OrganizationAdminDependencies {
 }
 
 const BODY_LIMIT = 256 * 1024;
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 const teamNotFound = (id: string) => errors.notFound(`No team with id "${id}".`, { code: 'team_not_found' });
 const userNotFound = (id: string) => errors.notFound(`No user with id "${id}".`, { code: 'user_not_found' });
 const accountNotFound = (id: string) => errors.notFound(`No service account with id "${id}".`, { code: 'service_account_not_found' });
 const tokenNotFound = (id: string) => errors.notFound(`No token with id "${id}".`, { code: 'token_not_found' });
-const refused = (message: string) => errors.permission(message, { code: 'permission_denied' });
-
-function onlyFields(body: Record<string, unknown>, allowed: readonly string[]): void {
-  for (const field of Object.keys(body)) if (!allowed.includes(field)) throw invalid(`unknown field; expected one of ${allowed.join(', ')}.`, { param: field });
-}
-
-function stringList(value: unknown, param: string): string[] | undefined {
-  if (value === undefined || value === null) return undefined;
-  if (!Array.isArray(value) || value.length > 1000) throw invalid('expected an array of at most 1000 strings.', { param });
-  value.forEach((entry, index) => requireString(entry, `${param}[${index}]`, { nonEmpty: true, max: 256 }));
-  return value as string[];
-}
-
-function emailOf(value: unknown): string {
-  const email = requireString(value, 'email', { nonEmpty: true, max: 320 }).trim().toLowerCase();
-  if (!EMAIL.test(email)) throw invalid('expected an email address.', { param: 'email' });
-  return email;
-}
-
-function metadataOf(value: unknown): Record<string, string> | undefined {
-  if (value === undefined || value === null) return undefined;
-  const object = requireObject(value, 'metadata');
-  if (Object.keys(object).length > 64) throw invalid('at most 64 entries.', { param: 'metadata' });
-  for (const [key, entry] of Object.entries(object)) requireString(entry, `metadata.${key}`, { max: 1024 });
-  return object as Record<string, string>;
-}
-
-const rethrowConflict = (error: unknown): never => {
-  throw error instanceof TakenError ? errors.conflict(error.message, { code: 'duplicate_name', param: error.field }) : error;
-};
-
-/** A user as the API shows it. */
-export const publicUser = (user: UserRecord) => ({
-  id: user.id,
-  email: user.email,
-  name: user.name ?? null,
-  status: user.status,
-  role: user.role ?? null,
-  teams: Object.entries(user.teams).map(([team_id, role]) => ({ team_id, role })),
-  permissions: user.permissions ?? [],
-  source: user.source,
-  created_at: user.created_at,
-  updated_at: user.updated_at,
-  last_sign_in_at: user.last_sign_in_at ?? null,
-});
-
-const publicToken = (token: TokenRecord) => ({
-  id: token.id,
-  name: token.name,
-  owner: token.owner,
-  permissions: token.permissions ?? null,
-  expires_at: token.expires_at ?? null,
-  created_at: token.created_at,
-  last_used_at: token.last_used_at ?? null,
-  token_hint: token.token_hint,
-});
-
 /**
  * The organization's admin API: teams and their members, users and invitations, service accounts,
  * personal access tokens, and `GET /admin/me`. Every route declares its permission; objects of a
@@ -467,49 +409,3 @@ function mountServiceAccounts(router: Router, parts: Parts): void {
 }
 
 
-function tokenInput(access: Access, raw: Record<string, unknown>): { name: string; expiresAt?: string; permissions?: Permission[] } {
-  const name = requireRecordName(raw.name);
-  let expiresAt: string | undefined;
-  if (raw.expires_in_days !== undefined) {
-    const days = raw.expires_in_days;
-    if (typeof days !== 'number' || !Number.isInteger(days) || days < 1 || days > 3650) throw invalid('expected a whole number of days from 1 to 3650.', { param: 'expires_in_days' });
-    expiresAt = new Date(Date.now() + days * 86_400_000).toISOString();
-  }
-  const permissions = stringList(raw.permissions, 'permissions');
-  for (const [index, permission] of (permissions ?? []).entries()) {
-    if (!isPermission(permission)) throw invalid(`unknown permission "${permission}".`, { param: `permissions[${index}]` });
-    if (!access.holdsAnywhere(permission)) throw refused(`A token cannot carry ${permission}: you do not hold it.`);
-  }
-  return { name, ...(expiresAt ? { expiresAt } : {}), ...(permissions ? { permissions: permissions as Permission[] } : {}) };
-}
-
-const highestOrgRank = (access: Access): number => {
-  const { principal } = access;
-  if (principal.kind === 'account') return ORG_RANK.owner;
-  if (principal.kind === 'user' && principal.user.role) return ORG_RANK[principal.user.role];
-  return 0;
-};
-
-/** Nobody grants an organization role above their own; the owner role needs `owners.manage`. */
-function checkOrgGrant(access: Access, role: OrgRole): void {
-  if (role === 'owner' && !access.organizationWide('owners.manage')) throw refused('Only an owner may grant the owner role.');
-  if (ORG_RANK[role] > highestOrgRank(access)) throw refused(`You cannot grant the ${role} role: it is above yours.`);
-}
-
-/** In a team, nobody grants (or takes) a team role above their own there; organization admins may grant any. */
-function checkTeamGrant(access: Access, team: string, role: TeamRole): void {
-  if (access.organizationWide('members.write')) return;
-  const own = access.roleIn(team);
-  if (own === undefined || TEAM_RANK[role] > TEAM_RANK[own]) throw refused(`You cannot grant the ${role} role in this team: it is above yours.`);
-}
-
-/** The before/after of the fields a call named (never secrets: these records hold none). */
-function changesOf(before: object, after: object, fields: readonly string[]): Record<string, { before?: unknown; after?: unknown }> {
-  const changes: Record<string, { before?: unknown; after?: unknown }> = {};
-  for (const field of fields) {
-    const old = (before as Record<string, unknown>)[field];
-    const next = (after as Record<string, unknown>)[field];
-    if (JSON.stringify(old) !== JSON.stringify(next)) changes[field] = { before: old ?? null, after: next ?? null };
-  }
-  return changes;
-}

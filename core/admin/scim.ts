@@ -239,24 +239,7 @@ function mountScimUsers(router: Router, parts: ReturnType<typeof scimParts>): vo
 
   router.patch('/scim/v2/Users/:id', scim, shaped, body, async (koa) => {
     const current = await user(koa.params.id!);
-    const fields: ReturnType<typeof userFields> & Json = {};
-    for (const operation of operationsOf(requestBody(koa))) {
-      const op = operation.op;
-      if (op !== 'replace' && op !== 'add') throw new ScimError(400, `The operation ${op} is not supported on users.`, 'invalidValue');
-      // Without a path the value is an object of attributes (Okta); with one, a single attribute (Entra ID).
-      const values: Json = operation.path === undefined ? ((operation.value as Json) ?? {}) : { [operation.path]: operation.value };
-      for (const [path, value] of Object.entries(values)) {
-        const attribute = path.toLowerCase();
-        if (attribute === 'active') fields.active = booleanOf(value);
-        else if (attribute === 'username') fields.email = String(value).trim().toLowerCase();
-        else if (attribute === 'externalid') fields.externalId = String(value);
-        else if (attribute === 'displayname' || attribute === 'name.formatted') fields.name = String(value);
-        else if (attribute === 'name.givenname') fields.name = [String(value), (current.name ?? '').split(' ').slice(1).join(' ')].filter(Boolean).join(' ');
-        else if (attribute === 'name.familyname') fields.name = [(current.name ?? '').split(' ')[0], String(value)].filter(Boolean).join(' ');
-        else if (attribute === 'name' && value && typeof value === 'object') Object.assign(fields, userFields({ name: value }));
-        // Other attributes (phone numbers, addresses, enterprise extension) are not kept: accepted and ignored.
-      }
-    }
+    const fields = patchedUserFields(operationsOf(requestBody(koa)), current);
     await applyUser(koa, current, fields);
   });
 
@@ -343,6 +326,29 @@ function mountScimGroups(router: Router, parts: ReturnType<typeof scimParts>): v
     await setMembers(current, [], members);
     koa.status = 204;
   });
+}
+
+/** The user fields a SCIM PATCH sets: Okta's value objects (no path) and Entra ID's single attributes by path. */
+function patchedUserFields(operations: ReturnType<typeof operationsOf>, current: UserRecord): ReturnType<typeof userFields> {
+  const fields: ReturnType<typeof userFields> & Json = {};
+  for (const operation of operations) {
+    const op = operation.op;
+    if (op !== 'replace' && op !== 'add') throw new ScimError(400, `The operation ${op} is not supported on users.`, 'invalidValue');
+    // Without a path the value is an object of attributes (Okta); with one, a single attribute (Entra ID).
+    const values: Json = operation.path === undefined ? ((operation.value as Json) ?? {}) : { [operation.path]: operation.value };
+    for (const [path, value] of Object.entries(values)) {
+      const attribute = path.toLowerCase();
+      if (attribute === 'active') fields.active = booleanOf(value);
+      else if (attribute === 'username') fields.email = String(value).trim().toLowerCase();
+      else if (attribute === 'externalid') fields.externalId = String(value);
+      else if (attribute === 'displayname' || attribute === 'name.formatted') fields.name = String(value);
+      else if (attribute === 'name.givenname') fields.name = [String(value), (current.name ?? '').split(' ').slice(1).join(' ')].filter(Boolean).join(' ');
+      else if (attribute === 'name.familyname') fields.name = [(current.name ?? '').split(' ')[0], String(value)].filter(Boolean).join(' ');
+      else if (attribute === 'name' && value && typeof value === 'object') Object.assign(fields, userFields({ name: value }));
+      // Other attributes (phone numbers, addresses, enterprise extension) are not kept: accepted and ignored.
+    }
+  }
+  return fields;
 }
 
 /** A PATCH body's operations, with `op` lower-cased (Entra ID sends `Replace`, `Add`). */
