@@ -8,6 +8,7 @@ commands:
   routes              check a route definition before using it
   rotate-master-key   re-wrap every stored secret under a new master key
   reset-account-key   replace the stored account API key (shown once)
+  org                 recover an owner's access (org recover --email <email>)
   doctor              check Node, the data dir, Redis/PostgreSQL, the master key and the config
 
 options every command takes:
@@ -66,6 +67,11 @@ own validator, and that every provider it names is configured; - reads it from s
 the field by its path (route.targets[1].weight). Exits 1 when the route is refused.
 list, show, versions: the stored routes of the admin API (/admin/routes), read from the state store
 (the data dir, or Redis with REDIS_URL); versions lists every version, oldest first.`,
+  org: `usage: llm-gateway org recover --email <email> [--json]
+
+Makes the user with that email an active owner (creating the user when none has it) and prints a
+one-time sign-in link valid for an hour: the way back in when every owner is locked out, including
+with auth.accountKey: 'disabled'. Run it on the host, with the gateway's data dir (or REDIS_URL).`,
   'rotate-master-key': `usage: llm-gateway rotate-master-key [--json]
 
 Re-wraps every stored data key under a new master key, record by record, while gateways keep
