@@ -9,6 +9,7 @@ import { type GatewayConfig, type ResolvedConfig, resolveConfig } from '../confi
 import { AdminAccess, mountAdmin, registerAdmin, virtualKeyAdmin } from './admin/assemble.js';
 import type { AdminGuard } from './admin/guard.js';
 import { type GatewayRoute, gatewayHandler, operationListener } from './api/handler.js';
+import { AuditTrail, mountAuditOf, registerAudit } from './audit/assemble.js';
 import { mountProtocols, Protocols, registerProtocols } from './api/protocols/assemble.js';
 import { registerCache } from './cache/assemble.js';
 import { mountCacheAdmin } from './cache/admin.js';
@@ -64,6 +65,8 @@ export interface Gateway {
   readonly memoryBudget: MemoryBudget;
   /** The response cache (docs/cache.md): embedded, or shared through Redis with `REDIS_URL`. */
   readonly cache: ResponseCache;
+  /** The tamper-evident audit trail (docs/audit.md): SQLite under the data dir, or the log's PostgreSQL. */
+  readonly audit: AuditTrail;
   /** Set when the account key was generated on this start: shown once; only its hash is stored, by the first successful `listen`. */
   readonly generatedAccountKey?: string;
   listen(port?: number, host?: string): Promise<{ url: string; server: Server }>;
@@ -80,7 +83,7 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
   const config = resolveConfig(gatewayConfig, options.environment);
   const container = rootContainer.createChildContainer();
   container.register(GatewaySettings, { useValue: new GatewaySettings(config, options) });
-  for (const register of [registerAdmin, registerHttp, registerPlugins, registerCluster, registerVault, registerRouting, registerTelemetry, registerMetrics, registerLogs, registerCache, registerProtocols, registerPipeline]) register(container);
+  for (const register of [registerAdmin, registerHttp, registerPlugins, registerCluster, registerVault, registerRouting, registerTelemetry, registerMetrics, registerLogs, registerAudit, registerCache, registerProtocols, registerPipeline]) register(container);
   const { logger } = container.resolve(GatewaySettings);
   // Boot checks: the plugins and hooks validate, configured routes name known providers.
   const routing = container.resolve(Routing);
@@ -112,6 +115,7 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
     metrics: container.resolve(GatewayMetrics),
     memoryBudget: container.resolve(MemoryBudget),
     cache,
+    audit: container.resolve(AuditTrail),
     flushLogs: () => logs.queue.flush(),
     async listen(port = config.port, host = config.host) {
       await vault.start();
@@ -141,6 +145,7 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
       await vault.close();
       await cache.close();
       await logs.close();
+      await container.resolve(AuditTrail).close();
       await container.resolve(Telemetry).exporter?.flush();
       await new Promise<void>((resolve) => logger.flush(() => resolve()));
     },
@@ -174,6 +179,7 @@ function buildApp(container: Container): { app: Koa; operationRoutes: ReadonlyMa
   router.get('/openapi.json', async (koa) => void (koa.body = (await import('./openapi.js')).gatewayOpenApi));
   mountAdmin(router, container);
   mountCacheAdmin(router, { guard: container.resolve(AdminAccess).guard, cache: container.resolve(ResponseCache) });
+  mountAuditOf(router, container);
   mountDashboardOf(router, container);
   mountProtocols(router, container);
   const handlerOptions = { bodyLimitBytes: config.bodyLimitBytes, memoryBudget: container.resolve(MemoryBudget), bodyTimeoutMs: config.server.bodyTimeoutMs, trustProxy: config.server.trustProxy };

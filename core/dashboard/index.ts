@@ -1,7 +1,9 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
+import type { AuditInput } from '../audit/event.js';
 import type { AccountKey } from '../identity/account-key.js';
 import { type AdminGuard, refusedKey } from '../admin/guard.js';
+import { clientAddress } from '../http/client-address.js';
 import { jsonBody, requestJson } from '../admin/json-body.js';
 import type { FailedAuthLimiter } from '../identity/failed-auth.js';
 import type { Clock } from '../spec/manifest.js';
@@ -12,7 +14,7 @@ import { loadAssets, type StaticAsset } from './static.js';
 export const SESSION_COOKIE = 'gateway_session';
 export const CSRF_HEADER = 'x-gateway-csrf';
 /** Read-only admin routes the page opens as a link or an EventSource, which take the CSRF token in `?csrf=`. */
-const TOKEN_IN_QUERY = new Set(['/admin/logs/export', '/admin/logs/tail']);
+const TOKEN_IN_QUERY = new Set(['/admin/logs/export', '/admin/logs/tail', '/admin/audit/export']);
 
 /** Tight by design: the page loads only its own scripts and styles and talks only to this origin. */
 const PAGE_HEADERS = {
@@ -38,6 +40,8 @@ export interface DashboardOptions {
   readonly clock?: Clock;
   /** The shared store sessions live in once it is open (see {@link DashboardSessions}). */
   readonly records?: () => SessionRecords | undefined;
+  /** Records sign-ins, refused sign-ins and sign-outs in the audit trail (it never rejects). */
+  readonly audit?: (input: AuditInput) => Promise<unknown>;
 }
 
 /**
@@ -49,6 +53,9 @@ export function mountDashboard(router: Router, options: DashboardOptions): Dashb
   const clock = options.clock;
   const sessions = new DashboardSessions(options.sessionTtlMs, undefined, clock ? () => clock.now() : undefined, options.records);
   const assets = loadAssets();
+  /** An account-key session event, from where the request came (the address as the failed-auth limiter counts it). */
+  const audit = (koa: Context, action: string, outcome: AuditInput['outcome']) =>
+    options.audit?.({ actor: { type: 'account', label: 'account key' }, action, outcome, address: clientAddress(koa.req, options.trustProxy ?? 0), userAgent: koa.get('user-agent').slice(0, 256) || undefined });
   const index = assets.get('index.html');
   if (!index) throw new Error('The dashboard has no index.html.');
 
@@ -90,7 +97,10 @@ export function mountDashboard(router: Router, options: DashboardOptions): Dashb
       throw errors.invalidRequest('api_key must be the account API key, as a non-empty string.', { param: 'api_key', code: 'missing_api_key' });
     }
     if (!options.accountKey.matches(apiKey)) {
-      throw refusedKey(koa, errors.authentication('That is not the account API key.', { code: 'invalid_api_key' }), options);
+      const refusal = refusedKey(koa, errors.authentication('That is not the account API key.', { code: 'invalid_api_key' }), options);
+      // Attempts past the failed-auth limit (429) are counted there, not recorded one by one.
+      if (refusal.status === 401) await audit(koa, 'dashboard.sign-in', 'denied');
+      throw refusal;
     }
     await sessions.delete(koa.cookies.get(SESSION_COOKIE));
     const { id, session } = await sessions.create();
@@ -102,6 +112,7 @@ export function mountDashboard(router: Router, options: DashboardOptions): Dashb
       expires: new Date(session.expiresAt),
       overwrite: true,
     });
+    await audit(koa, 'dashboard.sign-in', 'success');
     koa.set('cache-control', 'no-store');
     koa.status = 201;
     koa.body = sessionBody(session);
@@ -114,6 +125,7 @@ export function mountDashboard(router: Router, options: DashboardOptions): Dashb
       throw errors.permission(`Signing out needs the session's CSRF token in ${CSRF_HEADER}.`, { code: 'csrf_token_invalid' });
     }
     await sessions.delete(koa.cookies.get(SESSION_COOKIE));
+    if (session !== undefined) await audit(koa, 'dashboard.sign-out', 'success');
     koa.cookies.set(SESSION_COOKIE, '', { httpOnly: true, sameSite: 'strict', path: '/', secure: koa.secure, expires: new Date(0), overwrite: true });
     koa.status = 204;
   });
