@@ -83,8 +83,8 @@ export function eventHash(event: Omit<AuditEvent, 'hash'> & { hash?: string }): 
 
 /** The field names whose values are never recorded, before or after (nor hashed). */
 const SECRET_FIELDS = new Set(['key', 'key_hash', 'api_key', 'provider_key', 'secret', 'token', 'password', 'sealed', 'client_secret']);
-/** `access_token`, `db_password`, `webhook_secret`, …: named like a secret. */
-const SECRET_NAME = /(^|[_-])(secret|password|token|api_key|key_hash|private_key)$/i;
+/** `access_token`, `db_password`, `webhook_secret`, `secret_access_key`, `private_key`, …: named like a secret. */
+const SECRET_NAME = /(^|[_-])(secret|password|passphrase|token|key|key_hash)$|^secret[_-]/i;
 
 /** A vault-sealed secret (`{ kid, wrappedKey, ciphertext }`), or anything shaped like one. */
 const isSealed = (value: unknown): boolean =>
@@ -106,7 +106,7 @@ function withoutSecrets(value: unknown, isSecret: (field: string) => boolean): u
  * The before and after of the fields that changed between two versions of an object (a created
  * object has no before, a deleted one no after). Secrets never appear, not even hashed: fields
  * named `key`, `key_hash`, `api_key`, `provider_key`, `secret`, `token`, `password`, `sealed`, named
- * like one (`*_token`, `*_secret`, `*_password`), any in `secretFields`, and sealed values, at any
+ * like one (`*_key`, `*_token`, `*_secret`, `*_password`, `secret_*`), any in `secretFields`, and sealed values, at any
  * depth (the event's action says a secret was set or rotated).
  */
 export function auditChanges(

@@ -44,7 +44,7 @@ function seqOfCursor(cursor: string): number {
   } catch {
     // Reported below.
   }
-  throw errors.invalidRequest('cursor is not a cursor this list gave (use next_cursor as it came).', { param: 'cursor', code: 'invalid_cursor' });
+  throw errors.invalidRequest('cursor is not a cursor this list gave (use next_cursor as it came).', { param: 'cursor', code: 'invalid_query' });
 }
 
 /** The first instant of the UTC month `months` before the one holding `now`. */
