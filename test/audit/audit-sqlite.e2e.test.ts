@@ -110,6 +110,10 @@ test.serial('audit export and GET /admin/audit/export give the whole chain as JS
   t.is(response.status, 200);
   t.regex(response.headers.get('content-type') ?? '', /application\/x-ndjson/);
   t.deepEqual(jsonLines(await response.text()), lines);
+  const document = (await (await fetch(`${gateway.url}/admin/openapi.json`)).json()) as { paths: Record<string, unknown>; components: { schemas: Record<string, { required: string[] }> } };
+  t.truthy(document.paths['/admin/audit']);
+  t.truthy(document.paths['/admin/audit/export']);
+  t.deepEqual([...document.components.schemas.AuditEvent.required].sort(), Object.keys(lines[0]).sort(), 'the document names every field an event has');
   const json = await gatewayCommand(['audit', 'verify', '--json'], environment);
   t.like(JSON.parse(json.stdout), { ok: true, count: total });
   t.is((await gatewayCommand(['audit', 'check'], environment)).code, 2);
