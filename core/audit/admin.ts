@@ -39,7 +39,8 @@ export function parseAuditQuery(koa: Context): AuditListQuery {
  * - `GET /admin/audit?actor=&action=&target=&since=&until=&limit=&cursor=`: newest first,
  *   `{ data: [event], next_cursor }`;
  * - `GET /admin/audit/export`: the whole chain as JSON Lines, oldest first, streamed (what
- *   `llm-gateway audit export` writes), to keep or to verify elsewhere.
+ *   `llm-gateway audit export` writes), to keep or to verify elsewhere;
+ * - `GET /admin/audit/verify`: what `llm-gateway audit verify` finds (it reads the whole chain).
  */
 export function mountAuditAdmin(router: Router, guard: AuditGuard, audit: AuditTrail): void {
   router.get('/admin/audit', guard, async (koa) => {
@@ -51,5 +52,9 @@ export function mountAuditAdmin(router: Router, guard: AuditGuard, audit: AuditT
     koa.set('content-disposition', `attachment; filename="gateway-audit-${new Date().toISOString().slice(0, 10)}.jsonl"`);
     koa.type = 'application/x-ndjson; charset=utf-8';
     koa.body = audit.export();
+  });
+  router.get('/admin/audit/verify', guard, async (koa) => {
+    koa.set('cache-control', 'no-store');
+    koa.body = await audit.verify();
   });
 }

@@ -41,6 +41,32 @@ export const auditOpenApiPaths = {
       responses: { 200: { description: 'One AuditEvent per line', content: { 'application/x-ndjson': { schema: { type: 'string' } } } }, 401: error, 403: error },
     },
   },
+  '/admin/audit/verify': {
+    get: {
+      summary: 'Recompute the audit chain (what llm-gateway audit verify does): whole, or the first event changed, removed or inserted',
+      responses: {
+        200: {
+          description: 'The verdict',
+          content: {
+            'application/json': {
+              schema: {
+                oneOf: [
+                  { type: 'object', required: ['ok', 'count'], properties: { ok: { const: true }, count: { type: 'integer' }, head: { type: 'object', properties: { seq: { type: 'integer' }, hash: { type: 'string' } } } } },
+                  {
+                    type: 'object',
+                    required: ['ok', 'seq', 'id', 'problem', 'reason'],
+                    properties: { ok: { const: false }, seq: { type: 'integer' }, id: nullableText, problem: { enum: ['changed', 'removed', 'inserted'] }, reason: { type: 'string' } },
+                  },
+                ],
+              },
+            },
+          },
+        },
+        401: error,
+        403: error,
+      },
+    },
+  },
 };
 
 export const auditOpenApiSchemas = {
