@@ -143,6 +143,28 @@ test('verify names the first event changed, removed or inserted in the database'
     database.close();
     await trail.close();
   }
+  // Replaced: event 3 rewritten with a hash that matches its new contents; event 4 no longer points at it.
+  {
+    const { trail, path, events } = await setUp();
+    const database = new DatabaseSync(path);
+    const rewritten = { ...events[2], outcome: 'denied' as const };
+    database.prepare('UPDATE audit_events SET outcome = ?, hash = ? WHERE seq = 3').run('denied', eventHash(rewritten));
+    t.like(await trail.verify(), { ok: false, seq: 3, id: events[2].id, problem: 'changed' });
+    database.close();
+    await trail.close();
+  }
+  // Inserted with a made-up hash, the later ones renumbered: the inserted one is named, not the next.
+  {
+    const { trail, path, events } = await setUp();
+    const database = new DatabaseSync(path);
+    for (const seq of [5, 4]) database.prepare('UPDATE audit_events SET seq = seq + 1 WHERE seq = ?').run(seq);
+    database
+      .prepare("INSERT INTO audit_events (seq, id, time, time_ms, actor, actor_type, action, outcome, prev_hash, hash) VALUES (4, 'naive-id', ?, 0, '{\"type\":\"account\"}', 'account', 'keys.delete', 'success', ?, 'made-up')")
+      .run(events[2].time, events[2].hash);
+    t.like(await trail.verify(), { ok: false, seq: 4, id: 'naive-id', problem: 'inserted' });
+    database.close();
+    await trail.close();
+  }
   // Inserted at the end with a made-up hash.
   {
     const { trail, path } = await setUp();
