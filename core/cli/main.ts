@@ -97,7 +97,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       await startGateway(config, io);
       return 0;
     }
-    if (command === 'reset-account-key') return resetAccountKey(config, io, json);
+    if (command === 'reset-account-key') {
+      const code = resetAccountKey(config, io, json);
+      return code === 0 ? (await import('./vault-audit.js')).recordHostChange(config, io, { action: 'account-key.reset', target: { type: 'account-key', id: 'account' } }) : code;
+    }
     if (command === 'routes') return (await import('./routes.js')).runRoutesCli(rest, config, io, json);
     if (command === 'audit') return (await import('./audit.js')).runAuditCli(rest, config, io, json);
     const { runVaultCli } = await import('./vault.js');

@@ -1,5 +1,6 @@
 import { userInfo } from 'node:os';
-import type { ResolvedConfig } from '../../config/index.js';
+import { type GatewayConfig, type ResolvedConfig, resolveConfig } from '../../config/index.js';
+import type { CliIo } from '../cli-io.js';
 import { type AuditChanges, auditChanges, type AuditTarget } from '../audit/event.js';
 import { openAuditTrail } from '../audit/index.js';
 
@@ -55,5 +56,16 @@ export async function recordCliChanges(config: ResolvedConfig, changes: readonly
     for (const change of changes) await audit.record({ actor: { type: 'cli', ...(label ? { label } : {}) }, ...change, outcome });
   } finally {
     await audit.close();
+  }
+}
+
+/** Records a host command's change (`reset-account-key`): 0, or 1 saying the change was made but not recorded. */
+export async function recordHostChange(config: GatewayConfig, io: CliIo, change: NotedChange): Promise<number> {
+  try {
+    await recordCliChanges(resolveConfig(config, io.environment), [change], 'success');
+    return 0;
+  } catch (error) {
+    io.stderr.write(`error: the change was made, but the audit trail could not record it: ${(error as Error).message}\n`);
+    return 1;
   }
 }

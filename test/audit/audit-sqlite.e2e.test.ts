@@ -69,8 +69,14 @@ test.serial("the command line's changes are recorded in the gateway's trail, wit
   t.is(updated.code, 0, updated.stderr);
   const missing = await gatewayCommand(['keys', 'delete', 'vk_missing'], environment);
   t.is(missing.code, 1);
+  const reset = await gatewayCommand(['reset-account-key', '--json'], environment);
+  t.is(reset.code, 0, reset.stderr);
+  const newAccountKey = (JSON.parse(reset.stdout) as { account_key: string }).account_key;
 
-  const { data } = await events('?actor=cli');
+  const { data: all } = await events('?actor=cli');
+  t.deepEqual(all[0].target, { type: 'account-key', id: 'account' });
+  t.is(all[0].action, 'account-key.reset');
+  const data = all.slice(1);
   t.deepEqual(
     data.map((event) => [event.action, event.outcome, event.target?.type, event.target?.id]),
     [
@@ -94,7 +100,7 @@ test.serial("the command line's changes are recorded in the gateway's trail, wit
   });
   const everything = JSON.stringify((await events('?limit=500')).data) + stored.join('');
   t.true(everything.includes('audit-key-2'));
-  for (const secret of [PROVIDER_SECRET, CREDENTIAL_SECRET, key.key, ACCOUNT_KEY, WRONG_KEY]) t.false(everything.includes(secret), 'a secret was stored');
+  for (const secret of [PROVIDER_SECRET, CREDENTIAL_SECRET, key.key, ACCOUNT_KEY, WRONG_KEY, newAccountKey]) t.false(everything.includes(secret), 'a secret was stored');
 });
 
 test.serial('audit export and GET /admin/audit/export give the whole chain as JSON Lines, oldest first; audit verify exits 0', async (t) => {
