@@ -9,8 +9,8 @@ import { type GatewayConfig, type ResolvedConfig, resolveConfig } from '../confi
 import { AdminAccess, mountAdmin, registerAdmin, virtualKeyAdmin } from './admin/assemble.js';
 import type { AdminGuard } from './admin/guard.js';
 import { type GatewayRoute, gatewayHandler, operationListener } from './api/handler.js';
-import { AuditTrail, mountAuditOf, registerAudit } from './audit/assemble.js';
 import { mountProtocols, Protocols, registerProtocols } from './api/protocols/assemble.js';
+import { AuditTrail, mountAuditOf, registerAudit } from './audit/assemble.js';
 import { registerCache } from './cache/assemble.js';
 import { mountCacheAdmin } from './cache/admin.js';
 import { ResponseCache } from './cache/response-cache.js';

@@ -39,15 +39,22 @@ test.serial('dashboard sign-ins and refused sign-ins are recorded with where the
       [1, 'denied', 'account', '127.0.0.1', 'audit-test-browser/1.0', null],
     ],
   );
+  // Signing out is recorded too (with the session's CSRF token; a stranger's sign-out is not an event).
+  const cookie = (signedIn.headers.get('set-cookie') ?? '').split(';')[0];
+  const { csrf_token: csrf } = (await signedIn.json()) as { csrf_token: string };
+  t.is((await fetch(`${gateway.url}/dashboard/session`, { method: 'DELETE', headers: { cookie, 'x-gateway-csrf': csrf } })).status, 204);
+  t.is((await fetch(`${gateway.url}/dashboard/session`, { method: 'DELETE' })).status, 204);
+  const signedOut = (await events('?action=dashboard.sign-out')).data;
+  t.deepEqual(signedOut.map((event) => [event.seq, event.outcome]), [[3, 'success']]);
   t.deepEqual(Object.keys(data[0]).sort(), ['action', 'actor', 'address', 'changes', 'hash', 'id', 'outcome', 'prev_hash', 'seq', 'target', 'time', 'user_agent']);
   t.is(data[0].prev_hash, data[1].hash);
   // Paging: one per page, newest first.
-  const first = await events('?limit=1');
-  t.deepEqual(first.data.map((event) => event.seq), [2]);
-  const second = await events(`?limit=1&cursor=${first.next_cursor}`);
+  const first = await events('?limit=2');
+  t.deepEqual(first.data.map((event) => event.seq), [3, 2]);
+  const second = await events(`?limit=2&cursor=${first.next_cursor}`);
   t.deepEqual(second.data.map((event) => event.seq), [1]);
   t.is(second.next_cursor, null);
-  t.deepEqual((await events('?actor=account&since=2000-01-01T00:00:00Z')).data.length, 2);
+  t.deepEqual((await events('?actor=account&since=2000-01-01T00:00:00Z')).data.length, 3);
   t.deepEqual((await events('?until=2000-01-01T00:00:00Z')).data, []);
   // The guard and the query checks.
   t.is((await admin('/admin/audit', {})).status, 401);
