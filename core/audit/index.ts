@@ -6,6 +6,7 @@ import { SqliteAuditStore } from './sqlite-store.js';
 import { AuditTrail } from './trail.js';
 
 export { auditChanges, type AuditActor, type AuditEvent, type AuditInput, type AuditTarget } from './event.js';
+export { type AuditNote, auditedRoute, outcomeOf, requestOrigin } from './middleware.js';
 export { AuditTrail } from './trail.js';
 export type { VerifyResult } from './verify.js';
 

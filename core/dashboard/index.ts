@@ -1,9 +1,9 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import type { AuditInput } from '../audit/event.js';
+import { requestOrigin } from '../audit/middleware.js';
 import type { AccountKey } from '../identity/account-key.js';
 import { type AdminGuard, refusedKey } from '../admin/guard.js';
-import { clientAddress } from '../http/client-address.js';
 import { jsonBody, requestJson } from '../admin/json-body.js';
 import type { FailedAuthLimiter } from '../identity/failed-auth.js';
 import type { Clock } from '../spec/manifest.js';
@@ -55,7 +55,7 @@ export function mountDashboard(router: Router, options: DashboardOptions): Dashb
   const assets = loadAssets();
   /** An account-key session event, from where the request came (the address as the failed-auth limiter counts it). */
   const audit = (koa: Context, action: string, outcome: AuditInput['outcome']) =>
-    options.audit?.({ actor: { type: 'account', label: 'account key' }, action, outcome, address: clientAddress(koa.req, options.trustProxy ?? 0), userAgent: koa.get('user-agent').slice(0, 256) || undefined });
+    options.audit?.({ actor: { type: 'account', label: 'account key' }, action, outcome, ...requestOrigin(koa, options.trustProxy) });
   const index = assets.get('index.html');
   if (!index) throw new Error('The dashboard has no index.html.');
 
