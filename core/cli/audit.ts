@@ -1,9 +1,19 @@
-import { once } from 'node:events';
 import { type GatewayConfig, resolveConfig } from '../../config/index.js';
 import { openAuditTrail } from '../audit/index.js';
 import type { CliIo } from '../cli-io.js';
 import { COMMAND_HELP } from './help.js';
 import { didYouMean } from './suggest.js';
+
+/** Resolves when `stream` takes more (drain), or will never (close, error). */
+function writable(stream: NodeJS.WritableStream): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      for (const event of ['drain', 'close', 'error']) stream.removeListener(event, done);
+      resolve();
+    };
+    for (const event of ['drain', 'close', 'error']) stream.on(event, done);
+  });
+}
 
 /**
  * `llm-gateway audit`: `verify` recomputes the audit chain the gateway writes (the same store: the
@@ -21,8 +31,13 @@ export async function runAuditCli(argv: readonly string[], gatewayConfig: Gatewa
   const audit = openAuditTrail(resolveConfig(gatewayConfig, io.environment));
   try {
     if (action === 'export') {
+      // A reader that goes away (`| head`) ends the export quietly: its EPIPE may come after the last
+      // write returned, so the listener stays until the process ends.
+      let gone = false;
+      io.stdout.on('error', () => void (gone = true));
       for await (const line of audit.export()) {
-        if (!io.stdout.write(line as string)) await once(io.stdout, 'drain');
+        if (gone) break;
+        if (!io.stdout.write(line as string)) await writable(io.stdout);
       }
       return 0;
     }

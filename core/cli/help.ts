@@ -82,7 +82,8 @@ verify: recomputes the audit trail's hash chain (the store the gateway writes: t
 audit.db, or the log's PostgreSQL schema with DATABASE_URL) from its start, or from the anchor the
 last retention recorded. Exits 0 when it is whole, printing the count and the last seq and hash
 (note them: removing the newest events is seen only against a head noted earlier); exits 1 printing
-the seq and id of the first event that was changed, removed or inserted.
+the seq and id of the first event that was changed, removed or inserted (or, with "error:",
+why the store could not be read).
 export: writes every event, oldest first, one JSON object per line, to stdout.`,
   doctor: `usage: llm-gateway doctor [--config <file>] [--json]
 

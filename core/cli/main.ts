@@ -102,7 +102,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       return code === 0 ? (await import('./vault-audit.js')).recordHostChange(config, io, { action: 'account-key.reset', target: { type: 'account-key', id: 'account' } }) : code;
     }
     if (command === 'routes') return (await import('./routes.js')).runRoutesCli(rest, config, io, json);
-    if (command === 'audit') return (await import('./audit.js')).runAuditCli(rest, config, io, json);
+    if (command === 'audit') return await (await import('./audit.js')).runAuditCli(rest, config, io, json);
     const { runVaultCli } = await import('./vault.js');
     return await runVaultCli([command, ...rest], config, { ...io, output: json ? 'json' : 'human' });
   } catch (error) {
