@@ -150,6 +150,8 @@ export interface GatewayConfig {
   logs?: LogsConfig;
   /** The Responses API (`POST /v1/responses`) on every provider (see docs/protocols.md). */
   responses?: ResponsesConfig;
+  /** The audit trail (docs/audit.md): whole months kept before the current one (default 0: kept forever). Env `GATEWAY_AUDIT_RETENTION_MONTHS` wins. */
+  audit?: { retentionMonths?: number };
   /** `/metrics`: open to any caller when `public` (default false: the account key or a dashboard session). */
   metrics?: { public?: boolean };
   /** Extra runtime checks (next() misuse, context slices frozen once their stage is done); defaults to NODE_ENV !== 'production'. */
@@ -338,6 +340,8 @@ export interface ResolvedConfig {
   };
   readonly metricsPublic: boolean;
   readonly responses: { readonly builtInTools: 'drop' | 'refuse'; readonly retentionMaxAgeMs: number };
+  /** The audit trail's retention in whole months (0: kept forever); stored beside the request log (SQLite, or its PostgreSQL schema). */
+  readonly audit: { readonly retentionMonths: number };
   /** Budget alerts' webhook, checked; absent when none is configured. */
   readonly auth: { readonly accountKey: 'enabled' | 'disabled' };
   /** The gateway's public origin (`GATEWAY_PUBLIC_URL`) for links it gives out (invitations); absent: the origin a request came to. */
@@ -535,6 +539,7 @@ export function resolveConfig(config: GatewayConfig, environment: NodeJS.Process
     pricing: config.pricing ?? {},
     logs: resolveLogs(config.logs, environment),
     responses: resolveResponses(config.responses, environment),
+    audit: { retentionMonths: positiveInteger(environment.GATEWAY_AUDIT_RETENTION_MONTHS || (config.audit?.retentionMonths ?? 0), 'audit.retentionMonths (GATEWAY_AUDIT_RETENTION_MONTHS)') },
     metricsPublic: booleanOf(environment.GATEWAY_METRICS_PUBLIC, 'GATEWAY_METRICS_PUBLIC') ?? config.metrics?.public ?? false,
     telemetry: resolveTelemetry(environment),
     alerts: resolveAlerts(config.alerts),

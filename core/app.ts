@@ -11,8 +11,8 @@ import type { AdminGuard } from './admin/guard.js';
 import { type DeclaredRoute, declaredRoutes } from './admin/declarations.js';
 import { type GatewayRoute, gatewayHandler, operationListener } from './api/handler.js';
 import { mountProtocols, Protocols, registerProtocols } from './api/protocols/assemble.js';
+import { AuditTrail, registerAudit } from './audit/assemble.js';
 import { registerCache } from './cache/assemble.js';
-import { mountCacheAdmin } from './cache/admin.js';
 import { ResponseCache } from './cache/response-cache.js';
 import { ClusterMembership, registerCluster } from './cluster/assemble.js';
 import { type Container, type GatewayOptions, GatewaySettings } from './container.js';
@@ -38,7 +38,6 @@ import type { RouteSource } from './routing/sources.js';
 import { registerTelemetry, Telemetry } from './telemetry/assemble.js';
 import { registerVault } from './vault/assemble.js';
 import { registerOrganization } from './org/assemble.js';
-import { Organization } from './org/organization.js';
 import { VaultService } from './vault/service.js';
 
 export type { GatewayOptions, RoutingOptions } from './container.js';
@@ -68,6 +67,8 @@ export interface Gateway {
   readonly memoryBudget: MemoryBudget;
   /** The response cache (docs/cache.md): embedded, or shared through Redis with `REDIS_URL`. */
   readonly cache: ResponseCache;
+  /** The tamper-evident audit trail (docs/audit.md): SQLite under the data dir, or the log's PostgreSQL. */
+  readonly audit: AuditTrail;
   /** Set when the account key was generated on this start: shown once; only its hash is stored, by the first successful `listen`. */
   readonly generatedAccountKey?: string;
   listen(port?: number, host?: string): Promise<{ url: string; server: Server }>;
@@ -84,14 +85,13 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
   const config = resolveConfig(gatewayConfig, options.environment);
   const container = rootContainer.createChildContainer();
   container.register(GatewaySettings, { useValue: new GatewaySettings(config, options) });
-  for (const register of [registerAdmin, registerHttp, registerPlugins, registerCluster, registerVault, registerOrganization, registerRouting, registerTelemetry, registerMetrics, registerLogs, registerCache, registerProtocols, registerPipeline]) register(container);
+  for (const register of [registerAdmin, registerHttp, registerPlugins, registerCluster, registerVault, registerOrganization, registerRouting, registerTelemetry, registerMetrics, registerLogs, registerAudit, registerCache, registerProtocols, registerPipeline]) register(container);
   const { logger } = container.resolve(GatewaySettings);
   // Boot checks: the plugins and hooks validate, configured routes name known providers.
   const routing = container.resolve(Routing);
   const vault = container.resolve(VaultService);
-  // The vault's worker thread takes ~50-75 ms to boot: it starts now, in parallel with the rest of
-  // the construction, rather than in listen(). A failure is reported by listen() (or
-  // vault.start()), which awaits the same promise.
+  // The vault's worker (~50-75 ms to boot) starts now, in parallel with the construction; listen()
+  // (or vault.start()) reports a failure, awaiting the same promise.
   vault.start().catch(() => {});
   const { generated } = container.resolve(AdminAccess);
   const pipeline = container.resolve(Pipeline);
@@ -117,10 +117,10 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
     metrics: container.resolve(GatewayMetrics),
     memoryBudget: container.resolve(MemoryBudget),
     cache,
+    audit: container.resolve(AuditTrail),
     flushLogs: () => logs.queue.flush(),
     async listen(port = config.port, host = config.host) {
       await vault.start();
-      await container.resolve(Organization).ready();
       await routing.shared;
       if (servers.length === 0) warnUnmatchablePatterns(vault.parts.routes, logger).catch(() => {});
       // The embedded cache opens on first use; a shared one connects now, so the first request does not wait for it.
@@ -147,6 +147,7 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
       await vault.close();
       await cache.close();
       await logs.close();
+      await container.resolve(AuditTrail).close();
       await container.resolve(Telemetry).exporter?.flush();
       await new Promise<void>((resolve) => logger.flush(() => resolve()));
     },
@@ -179,15 +180,13 @@ function buildApp(container: Container): { app: Koa; operationRoutes: ReadonlyMa
   router.get('/health', (koa) => void (koa.body = health));
   router.get('/openapi.json', async (koa) => void (koa.body = (await import('./openapi.js')).gatewayOpenApi));
   mountAdmin(router, container);
-  mountCacheAdmin(router, { guard: container.resolve(AdminAccess).guard, cache: container.resolve(ResponseCache) });
   mountDashboardOf(router, container);
   mountProtocols(router, container);
   const handlerOptions = { bodyLimitBytes: config.bodyLimitBytes, memoryBudget: container.resolve(MemoryBudget), bodyTimeoutMs: config.server.bodyTimeoutMs, trustProxy: config.server.trustProxy };
   const { byRoute: operationRoutes, dispatch } = protocols.routes(pipeline, handlerOptions);
   app.use(dispatch);
   const adminRouter = virtualKeyAdmin(container);
-  // Every admin route declares its permission, or the gateway does not start.
-  const adminRoutes = declaredRoutes([router, adminRouter]);
+  const adminRoutes = declaredRoutes([router, adminRouter]); // every admin route declares its permission, or no start
   app.use(router.routes());
   app.use(adminRouter.routes());
   const passthroughHandler = gatewayHandler(pipeline, protocols.passthrough, handlerOptions);

@@ -12,7 +12,7 @@ import { DATABASE_URL, postgresReachable } from './logs/fixtures.js';
 import { clearRedisPrefix, REDIS_URL, redisAvailable } from './vault/vault-harness.js';
 
 const BIN = join(process.cwd(), 'bin/llm-gateway.js');
-const COMMANDS = ['start', 'keys', 'credentials', 'routes', 'rotate-master-key', 'reset-account-key', 'doctor'];
+const COMMANDS = ['start', 'keys', 'credentials', 'routes', 'rotate-master-key', 'reset-account-key', 'doctor', 'audit'];
 
 interface Run {
   code: number | null;

@@ -16,9 +16,11 @@ import { mountLogsApi } from './logs.js';
 import { mountPolicyAdmin } from './policies.js';
 import { mountPricesApi } from './prices.js';
 import { Organization } from '../org/organization.js';
-import type { OrganizationStore } from '../org/store.js';
 import { mountOrganizationAdmin } from './org-routes.js';
 import { mountScim } from './scim.js';
+import { mountCacheAdmin } from '../cache/admin.js';
+import { ResponseCache } from '../cache/response-cache.js';
+import { mountAuditOf } from '../audit/assemble.js';
 import type { OwnershipLookups } from './ownership.js';
 import { virtualKeyAdminRouter } from './virtual-keys.js';
 
@@ -34,9 +36,14 @@ export class AdminAccess {
 }
 
 /** Teams, users and service accounts as the ownership checks read them. */
-export function ownershipLookups(store: OrganizationStore): OwnershipLookups {
+export function ownershipLookups(organization: Organization): OwnershipLookups {
+  const { store } = organization;
   return {
-    team: (id) => store.team(id),
+    // The `default` team exists once the organization is ready (created on first use).
+    team: async (id) => {
+      await organization.ready();
+      return store.team(id);
+    },
     userExists: async (id) => (await store.user(id)) !== undefined,
     serviceAccountTeam: async (id) => (await store.serviceAccount(id))?.team_id,
   };
@@ -54,7 +61,7 @@ export function registerAdmin(container: Container): void {
   });
 }
 
-/** Mounts the admin API on the app's router: plugins, policies, logs, prices and the metrics. */
+/** Mounts the admin API on the app's router: plugins, policies, logs, prices, the organization, SCIM, the cache, the audit trail and the metrics. */
 export function mountAdmin(router: Router, container: Container): void {
   const { config, clock } = container.resolve(GatewaySettings);
   const { guard } = container.resolve(AdminAccess);
@@ -87,6 +94,8 @@ export function mountAdmin(router: Router, container: Container): void {
     ...(config.publicUrl ? { publicUrl: config.publicUrl } : {}),
   });
   mountScim(router, { guard, organization });
+  mountCacheAdmin(router, { guard, cache: container.resolve(ResponseCache) });
+  mountAuditOf(router, container);
   mountPricesApi(router, { guard, prices: vault.prices, provider: (id) => registry.provider(id) });
   const metrics = container.resolve(GatewayMetrics);
   const metricsRoute = async (koa: Context) => {
@@ -102,10 +111,9 @@ export function virtualKeyAdmin(container: Container): Router {
   const { config } = container.resolve(GatewaySettings);
   const policies = container.resolve(PolicyRegistry);
   const registry = container.resolve(PluginRegistry);
-  const { store } = container.resolve(Organization);
   return virtualKeyAdminRouter({
     guard: container.resolve(AdminAccess).guard,
-    ownership: ownershipLookups(store),
+    ownership: ownershipLookups(container.resolve(Organization)),
     service: container.resolve(VaultService),
     customHosts: container.resolve(CustomHostGuard),
     providerIds: () => registry.providerIds(),

@@ -3,7 +3,9 @@ import type { AccountKey } from '../identity/account-key.js';
 import { errors, type GatewayError } from '../errors.js';
 import type { FailedAuthLimiter } from '../identity/failed-auth.js';
 import { clientAddress } from '../http/client-address.js';
-import { Access, type Actor, type Principal } from '../org/access.js';
+import { Access, type Principal } from '../org/access.js';
+import type { AuditInput } from '../audit/event.js';
+import { requestOrigin } from '../audit/origin.js';
 import { PERMISSIONS, type Permission } from '../org/permissions.js';
 import type { OrganizationStore } from '../org/store.js';
 import { TOKEN_PREFIX } from '../org/store.js';
@@ -17,20 +19,9 @@ export interface AdminCredentialCheck {
   verify(koa: Context): PrincipalReference | undefined | Promise<PrincipalReference | undefined>;
 }
 
-/** One audit event as the guard reports it (the audit trail adds ids, time and the chain). */
-export interface AdminAuditEvent {
-  readonly actor: Actor;
-  readonly action: string;
-  readonly target?: { readonly type: string; readonly id: string };
-  readonly changes?: Record<string, { before?: unknown; after?: unknown }>;
-  readonly outcome: 'success' | 'denied' | 'failure';
-  readonly address?: string;
-  readonly userAgent?: string;
-}
-
-/** Where the guard writes an event for every changing admin call. */
+/** Where the guard writes an event for every changing admin call (the audit trail; a failure is the sink's to log). */
 export interface AdminAuditSink {
-  record(event: AdminAuditEvent): Promise<unknown>;
+  record(event: AuditInput): Promise<unknown>;
 }
 
 /** What a handler adds to its call's audit event: the target it created, the fields it changed. */
@@ -195,23 +186,43 @@ export class AdminGuard {
     }
   }
 
-  private async audit(koa: Context, access: Access | undefined, outcome: AdminAuditEvent['outcome']): Promise<void> {
+  private async audit(koa: Context, access: Access | undefined, outcome: AuditInput['outcome']): Promise<void> {
     if (!this.auditSink) return;
     const note = (koa.state.audit as AuditNote | undefined) ?? {};
     const template = (koa as unknown as { _matchedRoute?: string })._matchedRoute ?? koa.path;
-    const id = koa.params?.id ?? koa.params?.alias ?? koa.params?.user;
-    const type = template.split('/')[2] ?? 'admin';
+    const { action, type } = actionOf(koa.method, template);
+    const id = koa.params?.id ?? koa.params?.alias;
     const target = note.target ?? (id !== undefined ? { type, id } : undefined);
     await this.auditSink.record({
-      actor: access?.actor ?? { type: 'account', label: 'unauthenticated' },
-      action: `${koa.method} ${template}`,
+      // An unauthenticated attempt (a wrong or refused credential) is recorded as such.
+      actor: access?.actor ?? { type: 'system', label: 'unauthenticated caller' },
+      action,
       ...(target ? { target } : {}),
       ...(note.changes ? { changes: note.changes } : {}),
       outcome,
-      address: clientAddress(koa.req, this.throttle.trustProxy ?? 0),
-      userAgent: koa.get('user-agent').slice(0, 256),
+      ...requestOrigin(koa, this.throttle.trustProxy ?? 0),
     });
   }
+}
+
+/** Route words that name an action rather than a thing (`POST /admin/virtual-keys/:id/rotate` is `virtual-keys.rotate`). */
+const ACTION_WORDS = new Set(['rotate', 'approve', 'verify', 'invitation']);
+const VERBS: Readonly<Record<string, string>> = { POST: 'create', PUT: 'update', PATCH: 'update', DELETE: 'delete' };
+
+/**
+ * An admin call's audit action, dotted and noun first, from its method and route: `POST
+ * /admin/virtual-keys` is `virtual-keys.create`, `DELETE /admin/teams/:id/members/:user` is
+ * `teams.members.delete`, `PATCH /scim/v2/Users/:id` is `scim.users.update`; `type` is the first
+ * noun (the target's kind).
+ */
+export function actionOf(method: string, template: string): { action: string; type: string } {
+  const words = template
+    .split('/')
+    .filter((segment) => segment !== '' && !segment.startsWith(':') && segment !== 'admin' && segment !== 'v2')
+    .map((segment) => segment.toLowerCase());
+  const last = words.at(-1);
+  const action = last !== undefined && ACTION_WORDS.has(last) && words.length > 1 ? words.join('.') : [...words, VERBS[method] ?? method.toLowerCase()].join('.');
+  return { action, type: words[0] === 'scim' ? (words[1] ?? 'scim') : (words[0] ?? 'admin') };
 }
 
 /** A wrong key's refusal: `refusal` (401), or 429 once this client address, or all, failed too often. */

@@ -1,8 +1,9 @@
 /**
  * The OpenAPI 3.1 description of the admin API for credentials, virtual keys, stored routes, model aliases, usage and the
  * response cache, served at `/admin/openapi.json`. Kept beside the routes it describes (core/admin/virtual-keys.ts,
- * core/cache/admin.ts).
+ * core/cache/admin.ts, core/audit/admin.ts).
  */
+import { auditOpenApiPaths, auditOpenApiSchemas } from '../audit/openapi.js';
 import { routeSchema } from '../routing/route-schema.js';
 import { routingAdminPaths, routingAdminSchemas } from './openapi-routing.js';
 import { logsOpenApiPaths, logsOpenApiSchemas } from './logs-openapi.js';
@@ -179,6 +180,7 @@ export const adminOpenApi = {
       delete: { summary: 'Remove a model alias', parameters: [aliasParameter], responses: { 204: { description: 'Removed' }, 401: error, 403: error, 404: error } },
     },
     ...logsOpenApiPaths,
+    ...auditOpenApiPaths,
   },
   components: {
     securitySchemes: { accountKey: { type: 'apiKey', in: 'header', name: 'x-gateway-api-key' } },
@@ -201,6 +203,7 @@ export const adminOpenApi = {
       ...routeComponents,
       ...routingAdminSchemas,
       ...logsOpenApiSchemas,
+      ...auditOpenApiSchemas,
       RouteInput: {
         type: 'object',
         additionalProperties: false,

@@ -1,5 +1,5 @@
 import { Router } from '../http/router.js';
-import { auditChanges } from './audit-changes.js';
+import { auditChanges } from '../audit/event.js';
 import { accessOf, type AdminGuard, noteAudit } from './guard.js';
 import { jsonBody, requestJson } from './json-body.js';
 import { mountRouteAdmin, type RouteActionDependencies } from './route-actions.js';

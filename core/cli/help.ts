@@ -10,6 +10,7 @@ commands:
   reset-account-key   replace the stored account API key (shown once)
   org                 recover an owner's access (org recover --email <email>)
   doctor              check Node, the data dir, Redis/PostgreSQL, the master key and the config
+  audit               verify the audit trail's hash chain, or export it as JSON Lines
 
 options every command takes:
   --config <file>     the gateway.config.ts or .js to load (default: GATEWAY_CONFIG, else the shipped one)
@@ -81,6 +82,15 @@ first (new,old) before running it. Progress is reported on stderr.`,
 
 Replaces the data dir's account API key with a new one, printed once; the previous key stops
 working when the gateway next starts. Refused while GATEWAY_API_KEY is set.`,
+  audit: `usage: llm-gateway audit verify | export [--json]
+
+verify: recomputes the audit trail's hash chain (the store the gateway writes: the data dir's
+audit.db, or the log's PostgreSQL schema with DATABASE_URL) from its start, or from the anchor the
+last retention recorded. Exits 0 when it is whole, printing the count and the last seq and hash
+(note them: removing the newest events is seen only against a head noted earlier); exits 1 printing
+the seq and id of the first event that was changed, removed or inserted (or, with "error:",
+why the store could not be read).
+export: writes every event, oldest first, one JSON object per line, to stdout.`,
   doctor: `usage: llm-gateway doctor [--config <file>] [--json]
 
 Checks, and prints as a checklist: the Node version, the data dir's modes (0700 for the directory,

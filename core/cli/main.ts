@@ -46,7 +46,7 @@ function listenProblem(error: unknown): string | undefined {
 
 /**
  * The `llm-gateway` command: `start`, `keys`, `credentials`, `rotate-master-key`,
- * `reset-account-key`, `doctor`. Returns the exit code: 0, 1 when the command failed, 2 for a
+ * `reset-account-key`, `doctor`, `audit`. Returns the exit code: 0, 1 when the command failed, 2 for a
  * command line it does not understand. `start` resolves once the gateway listens.
  */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
@@ -97,9 +97,13 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       await startGateway(config, io);
       return 0;
     }
-    if (command === 'reset-account-key') return resetAccountKey(config, io, json);
+    if (command === 'reset-account-key') {
+      const code = resetAccountKey(config, io, json);
+      return code === 0 ? (await import('./vault-audit.js')).recordHostChange(config, io, { action: 'account-key.reset', target: { type: 'account-key', id: 'account' } }) : code;
+    }
     if (command === 'routes') return (await import('./routes.js')).runRoutesCli(rest, config, io, json);
     if (command === 'org') return (await import('./org.js')).runOrgCli(rest, config, io, json);
+    if (command === 'audit') return await (await import('./audit.js')).runAuditCli(rest, config, io, json);
     const { runVaultCli } = await import('./vault.js');
     return await runVaultCli([command, ...rest], config, { ...io, output: json ? 'json' : 'human' });
   } catch (error) {

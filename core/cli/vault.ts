@@ -8,6 +8,7 @@ import { VaultService } from '../vault/service.js';
 import { COMMAND_HELP, GENERAL_HELP } from './help.js';
 import { didYouMean } from './suggest.js';
 import type { CliIo } from '../cli-io.js';
+import { changingAction, type NotedChange, noted, recordCliChanges } from './vault-audit.js';
 
 export type { CliIo } from '../cli-io.js';
 
@@ -227,7 +228,12 @@ interface VaultCommand {
   readonly secret: () => Promise<string | undefined>;
   /** The id the action names, or a usage error. */
   readonly needId: () => string;
+  /** Notes a change the action made, recorded in the audit trail once it is done. */
+  readonly note: (change: NotedChange) => void;
 }
+
+/** The audit target type of each command group. */
+const TARGET_TYPE: Readonly<Record<string, string>> = { credentials: 'credential', keys: 'virtual-key', 'rotate-master-key': 'master-key' };
 
 export async function runVaultCli(argv: readonly string[], gatewayConfig: GatewayConfig, io: CliIo): Promise<number> {
   const [group, action, ...rest] = argv;
@@ -255,6 +261,7 @@ export async function runVaultCli(argv: readonly string[], gatewayConfig: Gatewa
     return terminal.isTTY && typeof terminal.setRawMode === 'function' ? promptHidden(terminal, io.stderr, label) : readStdin(io.stdin);
   };
   const id = positionals[0];
+  const changes: NotedChange[] = [];
   const command: VaultCommand = {
     group,
     action,
@@ -274,16 +281,28 @@ export async function runVaultCli(argv: readonly string[], gatewayConfig: Gatewa
       if (!id) throw new UsageError(`${group} ${action} needs an id`);
       return id;
     },
+    note: (change) => changes.push(change),
   };
 
   try {
     await service.start();
     await runCommand(command, argv);
-    return 0;
   } catch (error) {
+    const audited = changingAction(group, action);
+    if (audited !== undefined && !(error instanceof UsageError)) {
+      const failed = { action: audited, ...(id ? { target: { type: TARGET_TYPE[group], id } } : {}) };
+      await recordCliChanges(config, [failed], 'failure').catch((problem: Error) => io.stderr.write(`warning: the failure was not recorded in the audit trail: ${problem.message}\n`));
+    }
     return failure(error, group, json, io);
   } finally {
     await service.close();
+  }
+  try {
+    await recordCliChanges(config, changes, 'success');
+    return 0;
+  } catch (error) {
+    io.stderr.write(`error: the change was made, but the audit trail could not record it: ${(error as Error).message}\n`);
+    return 1;
   }
 }
 
@@ -310,7 +329,9 @@ async function runCommand(command: VaultCommand, argv: readonly string[]): Promi
       const body: Record<string, unknown> = { name: values.name, ...(values.provider ? { provider: values.provider } : {}) };
       if (values.json) Object.assign(body, await jsonSecret(io.stdin));
       else body.api_key = await command.secret();
-      print(await actions.createCredential(body));
+      const created = await actions.createCredential(body);
+      command.note(noted('credentials.create', { type: 'credential', id: created.id }, undefined, created));
+      print(created);
       break;
     }
     case 'credentials list':
@@ -320,17 +341,22 @@ async function runCommand(command: VaultCommand, argv: readonly string[]): Promi
       const credential = needId();
       const body = values.json ? await jsonSecret(io.stdin) : { api_key: await command.secret() };
       print(await actions.rotateCredential(credential, body));
+      command.note(noted('credentials.rotate', { type: 'credential', id: credential }));
       io.stderr.write('The credential keeps its id: the keys and routes using it send the new secret from their next request.\n');
       break;
     }
     case 'credentials delete':
       await actions.deleteCredential(needId());
+      command.note(noted('credentials.delete', { type: 'credential', id: needId() }));
       print({ deleted: id });
       break;
-    case 'keys create':
-      print(await actions.createKey(await keyCreateBody(command)));
+    case 'keys create': {
+      const created = await actions.createKey(await keyCreateBody(command));
+      command.note(noted('keys.create', { type: 'virtual-key', id: created.id }, undefined, created));
+      print(created);
       io.stderr.write('The key value ("key") is shown this once; store it now.\n');
       break;
+    }
     case 'keys update':
       await updateKey(command);
       break;
@@ -345,10 +371,12 @@ async function runCommand(command: VaultCommand, argv: readonly string[]): Promi
       break;
     case 'keys rotate':
       print(await actions.rotateKey(needId()));
+      command.note(noted('keys.rotate', { type: 'virtual-key', id: needId() }));
       io.stderr.write('The new key value ("key") is shown this once; the old one is refused from now on.\n');
       break;
     case 'keys delete':
       await actions.deleteKey(needId());
+      command.note(noted('keys.delete', { type: 'virtual-key', id: needId() }));
       print({ deleted: id });
       break;
     case 'rotate-master-key':
@@ -388,7 +416,7 @@ async function keyCreateBody({ values, secret }: VaultCommand): Promise<Record<s
 }
 
 /** `keys update`: the flags given change those fields of the key (`none` removes an optional one). */
-async function updateKey({ values, actions, print, fromStdin, needId }: VaultCommand): Promise<void> {
+async function updateKey({ values, actions, print, fromStdin, needId, note }: VaultCommand): Promise<void> {
   const current = await actions.getKey(needId());
   const body: Record<string, unknown> = Object.fromEntries(
     Object.entries({
@@ -406,12 +434,15 @@ async function updateKey({ values, actions, print, fromStdin, needId }: VaultCom
   );
   if (values['no-log-bodies'] && values['log-bodies']) throw new UsageError('give --log-bodies or --no-log-bodies, not both');
   if (Object.keys(body).length === 0) throw new UsageError('keys update needs at least one flag to change');
-  print(await actions.updateKey(current.id, body));
+  const updated = await actions.updateKey(current.id, body);
+  note(noted('keys.update', { type: 'virtual-key', id: current.id }, current, updated));
+  print(updated);
 }
 
 /** `rotate-master-key`: re-wraps every stored credential under a new master key, saying how far it is. */
-async function rotateMasterKey({ io, service, print }: VaultCommand): Promise<void> {
+async function rotateMasterKey({ io, service, print, note }: VaultCommand): Promise<void> {
   const result = await withProgress(io.stderr, `re-wrapping ${(await service.credentials.list()).length} stored credentials under a new master key`, () => service.rotateMasterKey());
+  note({ action: 'master-key.rotate', target: { type: 'master-key', id: result.activeKeyId }, changes: { rewrapped: { after: result.rewrapped } } });
   print({ master_key_id: result.activeKeyId, rewrapped: result.rewrapped, source: result.mode, still_in_use: result.retained });
   if (result.retained.length > 0) {
     io.stderr.write(`Some records are still wrapped by master key ids ${result.retained.join(', ')} (written during the rotation): they were kept; run rotate-master-key again.\n`);

@@ -1,5 +1,7 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
+import type { AuditInput } from '../audit/event.js';
+import { requestOrigin } from '../audit/origin.js';
 import type { AccountKey } from '../identity/account-key.js';
 import { type AdminGuard, refusedKey } from '../admin/guard.js';
 import { jsonBody, requestJson } from '../admin/json-body.js';
@@ -13,7 +15,7 @@ import type { OrganizationStore } from '../org/store.js';
 export const SESSION_COOKIE = 'gateway_session';
 export const CSRF_HEADER = 'x-gateway-csrf';
 /** Read-only admin routes the page opens as a link or an EventSource, which take the CSRF token in `?csrf=`. */
-const TOKEN_IN_QUERY = new Set(['/admin/logs/export', '/admin/logs/tail']);
+const TOKEN_IN_QUERY = new Set(['/admin/logs/export', '/admin/logs/tail', '/admin/audit/export']);
 
 /** Tight by design: the page loads only its own scripts and styles and talks only to this origin. */
 const PAGE_HEADERS = {
@@ -43,6 +45,8 @@ export interface DashboardOptions {
   readonly organization?: OrganizationStore;
   /** True when the account key may not sign in (`auth.accountKey: "disabled"` and an owner user exists). */
   readonly accountKeyDisabled?: () => Promise<boolean>;
+  /** Records sign-ins, refused sign-ins and sign-outs in the audit trail (it never rejects). */
+  readonly audit?: (input: AuditInput) => Promise<unknown>;
 }
 
 /**
@@ -54,6 +58,9 @@ export function mountDashboard(router: Router, options: DashboardOptions): Dashb
   const clock = options.clock;
   const sessions = new DashboardSessions(options.sessionTtlMs, undefined, clock ? () => clock.now() : undefined, options.records);
   const assets = loadAssets();
+  /** An account-key session event, from where the request came (the address as the failed-auth limiter counts it). */
+  const audit = (koa: Context, action: string, outcome: AuditInput['outcome']) =>
+    options.audit?.({ actor: { type: 'account', label: 'account key' }, action, outcome, ...requestOrigin(koa, options.trustProxy) });
   const index = assets.get('index.html');
   if (!index) throw new Error('The dashboard has no index.html.');
 
@@ -96,7 +103,10 @@ export function mountDashboard(router: Router, options: DashboardOptions): Dashb
       throw errors.invalidRequest('api_key must be the account API key, as a non-empty string.', { param: 'api_key', code: 'missing_api_key' });
     }
     if (!options.accountKey.matches(apiKey)) {
-      throw refusedKey(koa, errors.authentication('That is not the account API key.', { code: 'invalid_api_key' }), options);
+      const refusal = refusedKey(koa, errors.authentication('That is not the account API key.', { code: 'invalid_api_key' }), options);
+      // Attempts past the failed-auth limit (429) are counted there, not recorded one by one.
+      if (refusal.status === 401) await audit(koa, 'dashboard.sign-in', 'denied');
+      throw refusal;
     }
     if (await options.accountKeyDisabled?.()) {
       throw errors.authentication('The account key is disabled for the dashboard (auth.accountKey: "disabled"): sign in with single sign-on or an invitation link.', { code: 'account_key_disabled' });
@@ -111,14 +121,35 @@ export function mountDashboard(router: Router, options: DashboardOptions): Dashb
       expires: new Date(session.expiresAt),
       overwrite: true,
     });
+    await audit(koa, 'dashboard.sign-in', 'success');
     koa.set('cache-control', 'no-store');
     koa.status = 201;
     koa.body = sessionBody(session);
   });
 
-  // An invitation link (shown once to the admin who invited): signs its user in, once.
+  mountInvitations(router, sessions, options.organization);
+
+  router.delete('/dashboard/session', async (koa) => {
+    // Ending a live session takes its CSRF token, so another site cannot sign the user out.
+    const session = await sessions.get(koa.cookies.get(SESSION_COOKIE));
+    if (session !== undefined && !DashboardSessions.csrfMatches(session, koa.get(CSRF_HEADER))) {
+      throw errors.permission(`Signing out needs the session's CSRF token in ${CSRF_HEADER}.`, { code: 'csrf_token_invalid' });
+    }
+    await sessions.delete(koa.cookies.get(SESSION_COOKIE));
+    if (session !== undefined) await audit(koa, 'dashboard.sign-out', 'success');
+    koa.cookies.set(SESSION_COOKIE, '', { httpOnly: true, sameSite: 'strict', path: '/', secure: koa.secure, expires: new Date(0), overwrite: true });
+    koa.status = 204;
+  });
+
+  return sessions;
+}
+
+/**
+ * `GET /dashboard/invitations/:token`: an invitation link (shown once to the admin who invited, or
+ * printed by `llm-gateway org recover`) signs its user in, once, and makes an invited user active.
+ */
+function mountInvitations(router: Router, sessions: DashboardSessions, store: OrganizationStore | undefined): void {
   router.get('/dashboard/invitations/:token', async (koa) => {
-    const store = options.organization;
     const userId = store ? await store.redeemInvitation(koa.params.token ?? '') : undefined;
     const user = userId ? await store!.user(userId) : undefined;
     koa.set('cache-control', 'no-store');
@@ -134,19 +165,6 @@ export function mountDashboard(router: Router, options: DashboardOptions): Dashb
     koa.cookies.set(SESSION_COOKIE, id, { httpOnly: true, sameSite: 'strict', path: '/', secure: koa.secure, expires: new Date(session.expiresAt), overwrite: true });
     koa.redirect('/dashboard');
   });
-
-  router.delete('/dashboard/session', async (koa) => {
-    // Ending a live session takes its CSRF token, so another site cannot sign the user out.
-    const session = await sessions.get(koa.cookies.get(SESSION_COOKIE));
-    if (session !== undefined && !DashboardSessions.csrfMatches(session, koa.get(CSRF_HEADER))) {
-      throw errors.permission(`Signing out needs the session's CSRF token in ${CSRF_HEADER}.`, { code: 'csrf_token_invalid' });
-    }
-    await sessions.delete(koa.cookies.get(SESSION_COOKIE));
-    koa.cookies.set(SESSION_COOKIE, '', { httpOnly: true, sameSite: 'strict', path: '/', secure: koa.secure, expires: new Date(0), overwrite: true });
-    koa.status = 204;
-  });
-
-  return sessions;
 }
 
 /** A sign-in body holds one key. */

@@ -74,7 +74,6 @@ export const TEAM_ROLE_PERMISSIONS: Readonly<Record<TeamRole, ReadonlySet<Permis
     'members.write',
     'service_accounts.read',
     'service_accounts.write',
-    'audit.read',
     'tokens.write',
   ]),
   member: new Set<Permission>(['keys.read', 'keys.write', 'credentials.read', 'routes.read', 'logs.read', 'alerts.read', 'teams.read', 'tokens.write']),

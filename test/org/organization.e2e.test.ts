@@ -247,3 +247,47 @@ test.serial('data stored before teams belongs to the default team and keeps work
   const key = await call('POST', '/admin/virtual-keys', { name: 'legacy', provider: 'openai', provider_key: 'sk-legacy-0123456789' });
   t.is(key.json.team_id, 'default', 'an account-key caller creates in default unless it names a team');
 });
+
+test.serial('every changing admin route writes exactly one audit event, named from the route, whatever its outcome; the chain verifies', async (t) => {
+  const changing = gw.gateway.adminRoutes.filter((route) => route.permission !== null && route.method !== 'GET');
+  t.true(changing.length >= 30, `${changing.length} changing routes`);
+  const viewer = await person('audit-walk@example.com', { role: 'auditor' });
+  const problems: string[] = [];
+  for (const route of changing) {
+    const path = route.path.replace(/:([a-z]+)/g, 'does-not-exist');
+    for (const auth of [{ key: ACCOUNT_KEY }, { session: viewer.session }]) {
+      const before = await gw.gateway.audit.verify();
+      const answer = await call(route.method, path, ['POST', 'PUT', 'PATCH'].includes(route.method) ? {} : undefined, auth);
+      const after = await gw.gateway.audit.verify();
+      if (!before.ok || !after.ok) throw new Error('the chain broke');
+      if (after.count - before.count !== 1) problems.push(`${route.method} ${route.path} (${answer.status}): ${after.count - before.count} events`);
+    }
+  }
+  t.deepEqual(problems, []);
+  const latest = await call('GET', `/admin/audit?limit=2`);
+  t.is(latest.status, 200);
+  const [denied] = latest.json.data;
+  t.is(denied.actor.type, 'user', 'the last call was the auditor’s');
+  t.is(denied.outcome, 'denied');
+  const created = await call('POST', '/admin/teams', { name: 'audited-team' });
+  const event = (await call('GET', `/admin/audit?action=teams.create&limit=1`)).json.data[0];
+  t.like(event, { action: 'teams.create', outcome: 'success', target: { type: 'team', id: created.json.id } });
+  t.deepEqual(event.changes.name, { after: 'audited-team' });
+  t.is(event.actor.type, 'account');
+  t.true((await gw.gateway.audit.verify()).ok);
+});
+
+test.serial('audit events never hold a secret: a credential created and rotated leaves no trace of its value', async (t) => {
+  const secret = 'sk-audit-secret-value-0123456789';
+  const credential = await call('POST', '/admin/credentials', { name: 'audited-credential', provider: 'openai', api_key: secret });
+  await call('POST', `/admin/credentials/${credential.json.id}/rotate`, { api_key: `${secret}-rotated` });
+  const key = await call('POST', '/admin/virtual-keys', { name: 'audited-key', provider: 'openai', credential_id: credential.json.id });
+  await call('PATCH', `/admin/virtual-keys/${key.json.id}`, { limits: { requests_per_minute: 5 } });
+  const exported = await fetch(`${gw.url}/admin/audit/export`, { headers: { 'x-gateway-api-key': ACCOUNT_KEY } });
+  const text = await exported.text();
+  t.true(text.includes('audited-credential'));
+  t.false(text.includes(secret));
+  t.false(text.includes(key.json.key));
+  const patch = text.split('\n').filter(Boolean).map((line) => JSON.parse(line)).find((event) => event.action === 'virtual-keys.update' && event.target?.id === key.json.id);
+  t.deepEqual(patch.changes.limits, { after: { requests_per_minute: 5 } }, 'a field that was absent has no before');
+});

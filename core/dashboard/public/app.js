@@ -1,4 +1,5 @@
 import { currentSession, signIn, signOut } from './api.js';
+import { renderAudit } from './audit.js';
 import { field, h, notify, replace } from './dom.js';
 import { renderCatalog } from './catalog.js';
 import { renderCredentials, renderKeys } from './keys.js';
@@ -27,6 +28,7 @@ const routes = {
   catalog: () => renderCatalog(view),
   routes: (rest) => (rest[0] ? renderRouteDetail(view, rest[0]) : renderRoutes(view)),
   policies: (_rest, query) => renderPolicies(view, query),
+  audit: (_rest, query) => renderAudit(view, query),
 };
 
 async function route() {
