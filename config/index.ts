@@ -17,6 +17,9 @@ import {
   DEFAULT_RETRY,
   type RetrySettings,
 } from '../core/spec/index.js';
+import { type AuthConfig, type ResolvedAuth, resolveAuth } from './auth.js';
+
+export * from './auth.js';
 
 /** Which custom hosts (`x-gateway-custom-host`) a caller may name. */
 export interface CustomHostPolicy {
@@ -97,6 +100,8 @@ export interface GatewayConfig {
   defaultPolicy?: string;
   /** Extra hooks of your own, placed by stage after the built-in ones of that stage. */
   hooks?: Hook[];
+  /** Dashboard single sign-on (OpenID Connect) and JWT callers (docs/sso.md). */
+  auth?: AuthConfig;
   server?: ServerSettings;
   /** Largest accepted JSON request body in bytes (default 25 MB); larger gets 413. */
   bodyLimitBytes?: number;
@@ -272,6 +277,8 @@ export interface ResolvedConfig {
   readonly policies: Readonly<Record<string, PolicyDefinition>>;
   readonly defaultPolicy?: string;
   readonly hooks: Hook[];
+  /** Identity providers for the dashboard and JWT issuers for API callers, checked. */
+  readonly auth: ResolvedAuth;
   readonly host: string;
   readonly port: number;
   readonly server: {
@@ -459,7 +466,7 @@ function resolveServer(server: ServerSettings, environment: NodeJS.ProcessEnv): 
 
 /**
  * Applies defaults, then the environment (HOST, PORT, GATEWAY_DATA_DIR, GATEWAY_API_KEY, LOG_LEVEL,
- * GATEWAY_TRUST_PROXY, REDIS_URL, GATEWAY_REDIS_PREFIX, GATEWAY_CACHE_MAX_MB, DATABASE_URL, GATEWAY_LOG_*, GATEWAY_METRICS_PUBLIC, OTEL_*). GATEWAY_MASTER_KEY is not read here: only the vault worker reads it.
+ * GATEWAY_TRUST_PROXY, REDIS_URL, GATEWAY_REDIS_PREFIX, GATEWAY_CACHE_MAX_MB, DATABASE_URL, GATEWAY_LOG_*, GATEWAY_METRICS_PUBLIC, OTEL_*, GATEWAY_OIDC_*, GATEWAY_JWT_*, GATEWAY_PUBLIC_URL). GATEWAY_MASTER_KEY is not read here: only the vault worker reads it.
  */
 export function resolveConfig(config: GatewayConfig, environment: NodeJS.ProcessEnv = process.env): ResolvedConfig {
   if (!Array.isArray(config.providers)) throw new BootError('INVALID_CONFIG', 'providers must be an array');
@@ -479,6 +486,7 @@ export function resolveConfig(config: GatewayConfig, environment: NodeJS.Process
     policies,
     ...(config.defaultPolicy === undefined ? {} : { defaultPolicy: config.defaultPolicy }),
     hooks: config.hooks ?? [],
+    auth: resolveAuth(config.auth, environment),
     host: environment.HOST ?? config.server?.host ?? '127.0.0.1',
     port: positiveInteger(environment.PORT ?? config.server?.port ?? 8787, 'PORT'),
     server: resolveServer(config.server ?? {}, environment),

@@ -1,3 +1,4 @@
+import { keyResolversOf } from '../identity/assemble.js';
 import type { OperationHandler } from '../api/operation.js';
 import { ClusterMembership } from '../cluster/assemble.js';
 import { type Container, GatewaySettings, provide } from '../container.js';
@@ -54,7 +55,7 @@ export function cachingHook(container: Container, operations: ReadonlyMap<string
     customHosts: container.resolve(CustomHostGuard),
     targetCredentials: container.resolve(Routing).targetCredentials,
     forwardCookies: config.forwardCookies,
-    isGatewayKey: gatewayKeyTest(container.resolve(AdminAccess).accountKey, [vault.resolver]),
+    isGatewayKey: gatewayKeyTest(container.resolve(AdminAccess).accountKey, keyResolversOf(container)),
   });
   return cacheHook({
     cache: container.resolve(ResponseCache),

@@ -1,12 +1,14 @@
 import { AdminAccess } from '../admin/assemble.js';
 import { type Container, GatewaySettings } from '../container.js';
 import type { Router } from '../http/router.js';
+import { IdentityProviders } from '../identity/assemble.js';
 import { VaultService } from '../vault/service.js';
 import { mountDashboard } from './index.js';
 
-/** Mounts the dashboard: its sessions are kept in the vault's state store once the vault started. */
+/** Mounts the dashboard: its sessions are kept in the vault's state store once the vault started; single sign-on when `auth.sso` is configured. */
 export function mountDashboardOf(router: Router, container: Container): void {
-  const { config, clock } = container.resolve(GatewaySettings);
+  const { config, clock, logger, options } = container.resolve(GatewaySettings);
+  const { oidc } = container.resolve(IdentityProviders);
   const { guard, accountKey, failedAuth } = container.resolve(AdminAccess);
   const vault = container.resolve(VaultService);
   mountDashboard(router, {
@@ -16,5 +18,8 @@ export function mountDashboardOf(router: Router, container: Container): void {
     trustProxy: config.server.trustProxy,
     clock,
     records: () => (vault.isStarted ? vault.parts.state.records : undefined),
+    ...(oidc === undefined
+      ? {}
+      : { sso: { oidc, signIn: options.identity?.signIn, publicUrl: config.auth.publicUrl, warn: (fields: object, message: string) => logger.warn(fields, message) } }),
   });
 }

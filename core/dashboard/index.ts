@@ -6,7 +6,8 @@ import { jsonBody, requestJson } from '../admin/json-body.js';
 import type { FailedAuthLimiter } from '../identity/failed-auth.js';
 import type { Clock } from '../spec/manifest.js';
 import { errors } from '../errors.js';
-import { DashboardSessions, type SessionRecords } from './sessions.js';
+import { type DashboardSession, DashboardSessions, type SessionRecords } from './sessions.js';
+import { mountSingleSignOn, type SingleSignOnOptions } from './sso.js';
 import { loadAssets, type StaticAsset } from './static.js';
 
 export const SESSION_COOKIE = 'gateway_session';
@@ -38,6 +39,8 @@ export interface DashboardOptions {
   readonly clock?: Clock;
   /** The shared store sessions live in once it is open (see {@link DashboardSessions}). */
   readonly records?: () => SessionRecords | undefined;
+  /** Single sign-on through OpenID Connect providers (`auth.sso`); absent: the account key only. */
+  readonly sso?: SingleSignOnOptions;
 }
 
 /**
@@ -63,6 +66,21 @@ export function mountDashboard(router: Router, options: DashboardOptions): Dashb
     },
   });
 
+  /** Ends the browser's previous session and starts one (bound to a principal after single sign-on). */
+  const startSession = async (koa: Context, principal?: string): Promise<DashboardSession> => {
+    await sessions.delete(koa.cookies.get(SESSION_COOKIE));
+    const { id, session } = await sessions.create(principal);
+    koa.cookies.set(SESSION_COOKIE, id, {
+      httpOnly: true,
+      sameSite: 'strict',
+      path: '/',
+      secure: koa.secure,
+      expires: new Date(session.expiresAt),
+      overwrite: true,
+    });
+    return session;
+  };
+
   const send = (koa: Context, asset: StaticAsset) => {
     koa.set(PAGE_HEADERS);
     koa.type = asset.contentType;
@@ -80,7 +98,7 @@ export function mountDashboard(router: Router, options: DashboardOptions): Dashb
     // 200 either way: the page asks this on every load, and a 401 would be noise in the console.
     const session = await sessions.get(koa.cookies.get(SESSION_COOKIE));
     koa.set('cache-control', 'no-store');
-    koa.body = session ? sessionBody(session) : { signed_in: false };
+    koa.body = session ? sessionBody(session) : { signed_in: false, sso_providers: options.sso?.oidc.providers ?? [] };
   });
 
   const signInBody = jsonBody(SIGN_IN_BODY_LIMIT);
@@ -92,20 +110,13 @@ export function mountDashboard(router: Router, options: DashboardOptions): Dashb
     if (!options.accountKey.matches(apiKey)) {
       throw refusedKey(koa, errors.authentication('That is not the account API key.', { code: 'invalid_api_key' }), options);
     }
-    await sessions.delete(koa.cookies.get(SESSION_COOKIE));
-    const { id, session } = await sessions.create();
-    koa.cookies.set(SESSION_COOKIE, id, {
-      httpOnly: true,
-      sameSite: 'strict',
-      path: '/',
-      secure: koa.secure,
-      expires: new Date(session.expiresAt),
-      overwrite: true,
-    });
+    const session = await startSession(koa);
     koa.set('cache-control', 'no-store');
     koa.status = 201;
     koa.body = sessionBody(session);
   });
+
+  if (options.sso !== undefined) mountSingleSignOn(router, async (koa, principal) => void (await startSession(koa, principal)), options.sso);
 
   router.delete('/dashboard/session', async (koa) => {
     // Ending a live session takes its CSRF token, so another site cannot sign the user out.
@@ -132,8 +143,9 @@ async function requireJsonContentType(koa: Context, next: () => Promise<unknown>
   await next();
 }
 
-const sessionBody = (session: { expiresAt: number; csrfToken: string }) => ({
+const sessionBody = (session: DashboardSession) => ({
   signed_in: true,
   expires_at: new Date(session.expiresAt).toISOString(),
   csrf_token: session.csrfToken,
+  ...(session.principal === undefined ? {} : { principal: session.principal }),
 });

@@ -1,3 +1,4 @@
+import { keyResolversOf } from '../identity/assemble.js';
 import { AdminAccess } from '../admin/assemble.js';
 import { Protocols } from '../api/protocols/assemble.js';
 import { cachingHook } from '../cache/assemble.js';
@@ -36,7 +37,7 @@ export function registerPipeline(container: Container): void {
           registry: c.resolve(PluginRegistry),
           accountKey: access.accountKey,
           customHosts: c.resolve(CustomHostGuard),
-          keyResolvers: [vault.resolver],
+          keyResolvers: keyResolversOf(c),
           failedAuth: access.failedAuth,
           forwardCookies: config.forwardCookies,
           routes: routing.catalog,

@@ -46,5 +46,11 @@ export interface KeyResolutionContext {
  */
 export interface KeyResolver {
   readonly prefix: string;
+  /**
+   * When present, a value with the prefix is this resolver's only if `claims` says so: a cheap test
+   * with no I/O (a JWT resolver claims only tokens of its configured issuers, so another issuer's JWT,
+   * such as a provider's own access token, stays the provider credential).
+   */
+  claims?(value: string): boolean;
   resolve(key: string, context: KeyResolutionContext): Promise<KeyResolution | undefined>;
 }

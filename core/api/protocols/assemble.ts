@@ -1,3 +1,4 @@
+import { keyResolversOf } from '../../identity/assemble.js';
 import { AdminAccess } from '../../admin/assemble.js';
 import { type Container, GatewaySettings, provide } from '../../container.js';
 import { callerIdentifier } from '../../identity/caller.js';
@@ -127,6 +128,6 @@ export function registerProtocols(container: Container): void {
 /** Mounts the routes of stored responses; their caller is identified the way the auth stage does it. */
 export function mountProtocols(router: Router, container: Container): void {
   const { accountKey, failedAuth } = container.resolve(AdminAccess);
-  const identify = callerIdentifier({ accountKey, keyResolvers: [container.resolve(VaultService).resolver], failedAuth });
+  const identify = callerIdentifier({ accountKey, keyResolvers: keyResolversOf(container), failedAuth });
   mountResponsesRoutes(router, { store: container.resolve(Protocols).store, identify, trustProxy: container.resolve(GatewaySettings).config.server.trustProxy });
 }
