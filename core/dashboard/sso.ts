@@ -63,7 +63,7 @@ export function mountSingleSignOn(
       const links = oidc.providers.map(({ id, name }) => ({ href: `/dashboard/auth/login?provider=${encodeURIComponent(id)}`, text: `Sign in with ${name}` }));
       return page(koa, 200, 'Choose how to sign in', 'Several identity providers are configured.', links);
     }
-    const redirectUri = `${options.publicUrl ?? koa.origin}${CALLBACK_PATH}`;
+    const redirectUri = `${options.publicUrl ?? `${koa.protocol}://${koa.host}`}${CALLBACK_PATH}`;
     let started: { flowId: string; location: string };
     try {
       started = await oidc.begin(requested, redirectUri);

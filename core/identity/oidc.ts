@@ -264,7 +264,10 @@ export class OidcSignIn {
 
 /** A short reason from a library's error: its code, or its message's first sentence (they never quote tokens). */
 function reasonOf(error: unknown): string {
-  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  // openid-client wraps oauth4webapi's specific error ("unexpected \"state\" ...") in a general one.
+  let innermost = error;
+  for (let depth = 0; depth < 3 && (innermost as { cause?: unknown } | undefined)?.cause instanceof Error; depth++) innermost = (innermost as { cause: Error }).cause;
+  const { code, message } = (innermost ?? {}) as { code?: unknown; message?: unknown };
   const text = typeof message === 'string' ? message.split(/[.\n]/)[0].slice(0, 120) : 'unknown error';
   return typeof code === 'string' ? `${code}: ${text}` : text;
 }

@@ -1,0 +1,261 @@
+import test from 'ava';
+import type { Page } from 'playwright-core';
+import { resolveConfig } from '../../config/index.js';
+import type { SignInIdentity } from '../../core/identity/oidc.js';
+import { openai } from '../../plugins/providers/openai/index.js';
+import { browserSkipReason, type BrowserSession, openBrowser } from '../browser/browser.js';
+import { startGateway, type TestGateway } from '../harness.js';
+import { CLIENT_ID, CLIENT_SECRET, claimsOf, type ProviderKey, providerKey, resigned, startProvider, type TestProvider } from './oidc-provider.js';
+
+// Dashboard single sign-on against a real OpenID provider on loopback, driven in Chromium: the whole
+// authorization code flow (PKCE, state, nonce) ends signed in with the handler's principal; every
+// forged or replayed answer ends on a 401 page that shows no token.
+
+const skip = browserSkipReason();
+let provider: TestProvider;
+let gateway: TestGateway;
+/** A gateway with no sign-in handler (the default refuses everyone), configured by environment alone, with a second provider. */
+let bare: TestGateway;
+let browser: BrowserSession;
+let first: ProviderKey;
+let second: ProviderKey;
+let now = Date.now();
+const identities: SignInIdentity[] = [];
+
+test.before(async () => {
+  if (skip) return;
+  [first, second] = await Promise.all([providerKey('sig-1'), providerKey('sig-2')]);
+  const gateways: TestGateway[] = [];
+  provider = await startProvider(() => gateways.map((one) => `${one.url}/dashboard/auth/callback`));
+  provider.useKeys([first]);
+  const signIn = async (identity: SignInIdentity) => {
+    identities.push(identity);
+    return identity.groups.includes('llm-admins') ? { principal: `user:${identity.email}` } : { refused: 'You are not in a group this gateway admits.' };
+  };
+  const sso = [{ id: 'test-idp', name: 'Test IdP', issuer: provider.issuer, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, scopes: ['openid', 'email', 'profile', 'groups'] }];
+  gateway = await startGateway({ auth: { sso } }, {}, { clock: { now: () => now }, identity: { signIn } });
+  bare = await startGateway(
+    { auth: { sso: [{ id: 'other', issuer: 'https://idp.invalid', clientId: 'x', clientSecret: 'y' }] } },
+    { GATEWAY_OIDC_ISSUER: provider.issuer, GATEWAY_OIDC_CLIENT_ID: CLIENT_ID, GATEWAY_OIDC_CLIENT_SECRET: CLIENT_SECRET },
+  );
+  gateways.push(gateway, bare);
+  provider.useKeys([first]);
+  browser = await openBrowser();
+  // Nothing leaves loopback (the provider's log-in page links a web font).
+  await browser.context.route(/^https?:\/\/(?!127\.0\.0\.1[:/])/, (route) => route.abort());
+});
+
+test.after.always(async () => {
+  await browser?.close();
+  await gateway?.close();
+  await bare?.close();
+  await provider?.close();
+});
+
+/** Starts at the gateway's login route and goes through the provider's pages until the browser is back at the gateway's callback. */
+async function signInThroughProvider(page: Page, gatewayUrl: string, login: string, start = '/dashboard/auth/login'): Promise<{ status: number; text: string }> {
+  const callback = page.waitForResponse((response) => response.url().startsWith(`${gatewayUrl}/dashboard/auth/callback`), { timeout: 20_000 });
+  await page.goto(`${gatewayUrl}${start}`);
+  for (let step = 0; step < 4 && page.url().startsWith(provider.issuer); step++) {
+    const loginField = page.locator('input[name=login]');
+    if (await loginField.isVisible()) {
+      await loginField.fill(login);
+      await page.locator('input[name=password]').fill('any password');
+      await Promise.all([page.waitForNavigation(), page.getByRole('button', { name: 'Sign-in' }).click()]);
+    } else if (await page.getByRole('button', { name: 'Continue' }).isVisible()) {
+      await Promise.all([page.waitForNavigation(), page.getByRole('button', { name: 'Continue' }).click()]);
+    } else {
+      break;
+    }
+  }
+  const response = await callback;
+  await page.waitForLoadState();
+  return { status: response.status(), text: await page.locator('body').innerText() };
+}
+
+/** The dashboard session of the browser's cookies (the answer pages' CSP forbids a fetch from them). */
+async function sessionOf(page: Page, gatewayUrl: string): Promise<{ signed_in: boolean; principal?: string }> {
+  const cookies = await page.context().cookies(gatewayUrl);
+  const cookie = cookies.map(({ name, value }) => `${name}=${value}`).join('; ');
+  return (await fetch(`${gatewayUrl}/dashboard/session`, { headers: { cookie } })).json() as Promise<{ signed_in: boolean; principal?: string }>;
+}
+
+async function signOut(page: Page, gatewayUrl: string): Promise<void> {
+  await page.context().clearCookies({ domain: '127.0.0.1', name: 'gateway_session' });
+  await page.goto(`${gatewayUrl}/dashboard`);
+}
+
+/** The page shows no token the provider issued, nor the code. */
+function assertNoTokenShown(t: import('ava').ExecutionContext, text: string): void {
+  t.true(provider.issued.length > 0);
+  for (const token of provider.issued) t.false(text.includes(token), 'a token is shown');
+  t.notRegex(text, /eyJ[A-Za-z0-9_-]{10,}/);
+}
+
+test.serial('signed out, the dashboard offers the configured provider', async (t) => {
+  if (skip) return t.pass(skip);
+  const response = await fetch(`${gateway.url}/dashboard/session`);
+  t.like(await response.json(), { signed_in: false, sso_providers: [{ id: 'test-idp', name: 'Test IdP' }] });
+});
+
+test.serial('the whole sign-in in Chromium ends on the dashboard, signed in as the principal the handler named', async (t) => {
+  if (skip) return t.pass(skip);
+  const { page } = browser;
+  const result = await signInThroughProvider(page, gateway.url, 'ada-admin');
+  t.is(result.status, 303);
+  await page.getByRole('navigation', { name: 'Sections' }).waitFor();
+  t.is(new URL(page.url()).pathname, '/dashboard');
+  t.like(await sessionOf(page, gateway.url), { signed_in: true, principal: 'user:ada-admin@example.com' });
+  t.like(identities.at(-1), { provider: 'test-idp', issuer: provider.issuer, subject: 'ada-admin', email: 'ada-admin@example.com', emailVerified: true, name: 'Person ada-admin' });
+  t.deepEqual(identities.at(-1)!.groups, ['llm-admins', 'everyone']);
+  // The flow's cookie is used up, and the admin API answers the SSO session (with its CSRF token).
+  t.false((await page.context().cookies()).some((cookie) => cookie.name === 'gateway_sso_flow' && cookie.value !== ''));
+  const status = await page.evaluate(async (url) => {
+    const session = await (await fetch(`${url}/dashboard/session`)).json();
+    return (await fetch(`${url}/admin/virtual-keys`, { headers: { "x-gateway-csrf": (session as { csrf_token: string }).csrf_token } })).status;
+  }, gateway.url);
+  t.is(status, 200);
+  for (const token of provider.issued) t.false(gateway.rawLog().includes(token), 'no token in the log');
+});
+
+test.serial('a person the handler refuses gets a "no access" page and no session', async (t) => {
+  if (skip) return t.pass(skip);
+  const { page } = browser;
+  await signOut(page, gateway.url);
+  await page.context().clearCookies();
+  const result = await signInThroughProvider(page, gateway.url, 'bob');
+  t.is(result.status, 403);
+  t.regex(result.text, /No access/);
+  t.regex(result.text, /not in a group this gateway admits/);
+  t.like(await sessionOf(page, gateway.url), { signed_in: false });
+});
+
+test.serial('an unverified email is refused before the handler is asked', async (t) => {
+  if (skip) return t.pass(skip);
+  const { page } = browser;
+  await page.context().clearCookies();
+  const asked = identities.length;
+  const result = await signInThroughProvider(page, gateway.url, 'eve-admin-unverified');
+  t.is(result.status, 403);
+  t.regex(result.text, /did not confirm your email/);
+  t.is(identities.length, asked);
+});
+
+const forgeries: Array<[string, () => import('./oidc-provider.js').Tamper, RegExp]> = [
+  ['a tampered ID token (claims changed, signature kept)', () => async (answer) => {
+    const [header, , signature] = answer.id_token!.split('.');
+    const claims = { ...claimsOf(answer.id_token!), groups: ['llm-admins'], sub: 'someone-else' };
+    return { ...answer, id_token: `${header}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.${signature}` };
+  }, /signature did not verify/],
+  ['an ID token for another audience', () => resigned(first, (claims) => ({ ...claims, aud: 'another-client' })), /did not verify/],
+  ['an ID token with another nonce', () => resigned(first, (claims) => ({ ...claims, nonce: 'not-the-one-sent' })), /did not verify/],
+  ['an expired ID token', () => resigned(first, (claims) => ({ ...claims, iat: claims.iat! - 7200, exp: claims.iat! - 3600 })), /did not verify/],
+  ['an unsigned ID token (alg: none)', () => async (answer) => {
+    const header = Buffer.from(JSON.stringify({ alg: 'none', typ: 'JWT' })).toString('base64url');
+    return { ...answer, id_token: `${header}.${answer.id_token!.split('.')[1]}.` };
+  }, /did not verify/],
+];
+for (const [name, forge, reason] of forgeries) {
+  test.serial(`refused with a 401 page that shows no token: ${name}`, async (t) => {
+    if (skip) return t.pass(skip);
+    const { page } = browser;
+    await page.context().clearCookies();
+    const asked = identities.length;
+    provider.tamper = forge();
+    try {
+      const result = await signInThroughProvider(page, gateway.url, 'ada-admin');
+      t.is(result.status, 401);
+      t.regex(result.text, /Sign-in failed/);
+      t.regex(result.text, reason);
+      assertNoTokenShown(t, result.text);
+    } finally {
+      provider.tamper = undefined;
+    }
+    t.is(identities.length, asked, 'the handler is never asked');
+    t.like(await sessionOf(page, gateway.url), { signed_in: false });
+  });
+}
+
+test.serial('a callback with another state is refused, and the flow cannot be finished afterwards', async (t) => {
+  if (skip) return t.pass(skip);
+  // The sign-in starts as a browser's would; the provider's answer comes back with a forged state.
+  const login = await fetch(`${gateway.url}/dashboard/auth/login`, { redirect: 'manual' });
+  t.is(login.status, 302);
+  const flowCookie = login.headers.getSetCookie().find((cookie) => cookie.startsWith('gateway_sso_flow='))!;
+  t.regex(flowCookie, /httponly/i);
+  t.regex(flowCookie, /samesite=lax/i);
+  const authorization = new URL(login.headers.get('location')!);
+  t.is(authorization.origin, provider.issuer);
+  t.is(authorization.searchParams.get('code_challenge_method'), 'S256');
+  t.truthy(authorization.searchParams.get('nonce'));
+  const state = authorization.searchParams.get('state')!;
+  const cookie = flowCookie.split(';')[0];
+  const callback = (parameters: Record<string, string>) =>
+    fetch(`${gateway.url}/dashboard/auth/callback?${new URLSearchParams({ code: 'a-code', iss: provider.issuer, ...parameters })}`, { headers: { cookie }, redirect: 'manual' });
+  const forged = await callback({ state: 'forged-state' });
+  t.is(forged.status, 401);
+  t.regex(await forged.text(), /Sign-in failed.*state/s);
+  // With the right state now, the flow is used up: a callback cannot be replayed.
+  const replay = await callback({ state });
+  t.is(replay.status, 401);
+  t.regex(await replay.text(), /expired or was started in another browser/);
+});
+
+test.serial('a callback in a browser that did not start the sign-in is refused', async (t) => {
+  if (skip) return t.pass(skip);
+  const response = await fetch(`${gateway.url}/dashboard/auth/callback?code=abc&state=def`, { redirect: 'manual' });
+  t.is(response.status, 401);
+  t.regex(await response.text(), /expired or was started in another browser/);
+});
+
+test.serial('after the provider rotates its signing key, sign-in works; a token signed by the retired key is refused', async (t) => {
+  if (skip) return t.pass(skip);
+  const { page } = browser;
+  provider.useKeys([second]);
+  // Past the key set's refresh cooldown: the unknown kid makes the gateway fetch the new set.
+  now += 60_000;
+  await page.context().clearCookies();
+  const rotated = await signInThroughProvider(page, gateway.url, 'ada-admin');
+  t.is(rotated.status, 303);
+  const idToken = provider.issued.filter((token) => token.startsWith('eyJ')).at(-1)!;
+  t.is(JSON.parse(Buffer.from(idToken.split('.')[0], 'base64url').toString('utf8')).kid, 'sig-2', 'signed with the new key');
+  t.like(await sessionOf(page, gateway.url), { signed_in: true, principal: 'user:ada-admin@example.com' });
+
+  await page.context().clearCookies();
+  provider.tamper = resigned(first, (claims) => claims);
+  try {
+    const retired = await signInThroughProvider(page, gateway.url, 'ada-admin');
+    t.is(retired.status, 401);
+    t.regex(retired.text, /signature did not verify/);
+    assertNoTokenShown(t, retired.text);
+  } finally {
+    provider.tamper = undefined;
+  }
+});
+
+test.serial('without a sign-in handler nobody is let in; several providers offer a choice', async (t) => {
+  if (skip) return t.pass(skip);
+  const { page } = browser;
+  await page.context().clearCookies();
+  const choice = await fetch(`${bare.url}/dashboard/auth/login`);
+  t.is(choice.status, 200);
+  const html = await choice.text();
+  t.regex(html, /provider=oidc/);
+  t.regex(html, /provider=other/);
+  t.is((await fetch(`${bare.url}/dashboard/auth/login?provider=nope`, { redirect: 'manual' })).status, 404);
+  const result = await signInThroughProvider(page, bare.url, 'ada-admin', '/dashboard/auth/login?provider=oidc');
+  t.is(result.status, 403);
+  t.regex(result.text, /no user directory/);
+  t.like(await sessionOf(page, bare.url), { signed_in: false });
+});
+
+test('GATEWAY_OIDC_* configure one provider; GATEWAY_PUBLIC_URL sets the redirect base', (t) => {
+  const config = resolveConfig(
+    { providers: [openai()] },
+    { GATEWAY_OIDC_ISSUER: 'https://idp.example.com', GATEWAY_OIDC_CLIENT_ID: 'id', GATEWAY_OIDC_CLIENT_SECRET: 'secret', GATEWAY_PUBLIC_URL: 'https://llm.example.com/' },
+  );
+  t.deepEqual(config.auth.sso, [{ id: 'oidc', name: 'oidc', issuer: 'https://idp.example.com', clientId: 'id', clientSecret: 'secret', groupsClaim: 'groups', scopes: ['openid', 'email', 'profile'] }]);
+  t.is(config.auth.publicUrl, 'https://llm.example.com');
+  t.throws(() => resolveConfig({ providers: [openai()] }, { GATEWAY_OIDC_ISSUER: 'https://idp.example.com' }), { message: /clientId/ });
+  t.throws(() => resolveConfig({ providers: [openai()], auth: { sso: [{ id: 'a', issuer: 'http://idp.example.com', clientId: 'x', clientSecret: 'y' }] } }), { message: /https/ });
+});
