@@ -98,7 +98,7 @@ export function mountDashboard(router: Router, options: DashboardOptions): Dashb
     // 200 either way: the page asks this on every load, and a 401 would be noise in the console.
     const session = await sessions.get(koa.cookies.get(SESSION_COOKIE));
     koa.set('cache-control', 'no-store');
-    koa.body = session ? sessionBody(session) : { signed_in: false, sso_providers: options.sso?.oidc.providers ?? [] };
+    koa.body = session ? sessionBody(session) : { signed_in: false, ...(options.sso === undefined ? {} : { sso_providers: options.sso.oidc.providers }) };
   });
 
   const signInBody = jsonBody(SIGN_IN_BODY_LIMIT);

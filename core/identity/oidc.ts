@@ -13,7 +13,7 @@ export interface SignInIdentity {
   readonly subject: string;
   /** The `email` claim, lower-cased; empty when the provider sent none. */
   readonly email: string;
-  /** The `email_verified` claim is `true`; a sign-in without it is refused before the handler. */
+  /** `email_verified` is true (for Entra ID, `xms_edov`); a sign-in without it is refused before the handler. */
   readonly emailVerified: boolean;
   readonly name?: string;
   /** The provider's `groupsClaim` (strings only). */
@@ -272,6 +272,15 @@ function reasonOf(error: unknown): string {
   return typeof code === 'string' ? `${code}: ${text}` : text;
 }
 
+/**
+ * `email_verified`; Microsoft Entra ID sends none for work accounts, and says the same with its optional
+ * `xms_edov` claim (the email's domain is verified by the tenant's owner), taken only without `email_verified`.
+ */
+function emailVerified(claims: Record<string, unknown>): boolean {
+  if (claims.email_verified !== undefined) return claims.email_verified === true || claims.email_verified === 'true';
+  return claims.xms_edov === true || claims.xms_edov === 'true' || claims.xms_edov === '1' || claims.xms_edov === 1;
+}
+
 function identityOf(provider: ResolvedSsoProvider, claims: Record<string, unknown>): SignInIdentity {
   const groupsClaim = claims[provider.groupsClaim];
   const groups = Array.isArray(groupsClaim) ? groupsClaim.filter((group): group is string => typeof group === 'string') : typeof groupsClaim === 'string' ? [groupsClaim] : [];
@@ -281,7 +290,7 @@ function identityOf(provider: ResolvedSsoProvider, claims: Record<string, unknow
     issuer: provider.issuer,
     subject: String(claims.sub),
     email,
-    emailVerified: email !== '' && claims.email_verified === true,
+    emailVerified: email !== '' && emailVerified(claims),
     ...(typeof claims.name === 'string' ? { name: claims.name } : {}),
     groups,
     claims,

@@ -40,14 +40,17 @@ export interface TestProvider {
   close(): Promise<void>;
 }
 
-/** The claims of a login: the login is the subject; `…-unverified` has an unconfirmed email; `…-admin` is in `llm-admins`. */
+/**
+ * The claims of a login: the login is the subject; `…-unverified` has an unconfirmed email; `…-entra`
+ * says it as Microsoft Entra ID does (no `email_verified`, `xms_edov`); `…-admin…` is in `llm-admins`.
+ */
 function accountClaims(login: string): Record<string, unknown> {
   return {
     sub: login,
     email: `${login}@example.com`,
-    email_verified: !login.endsWith('-unverified'),
+    ...(login.endsWith('-entra') ? { xms_edov: true } : { email_verified: !login.endsWith('-unverified') }),
     name: `Person ${login}`,
-    groups: login.endsWith('-admin') ? ['llm-admins', 'everyone'] : ['everyone'],
+    groups: login.includes('-admin') ? ['llm-admins', 'everyone'] : ['everyone'],
   };
 }
 
@@ -67,7 +70,7 @@ export async function startProvider(redirectUris: () => string[]): Promise<TestP
       clients: [{ client_id: CLIENT_ID, client_secret: CLIENT_SECRET, redirect_uris: redirectUris(), response_types: ['code'], grant_types: ['authorization_code'] }],
       jwks: { keys: keys.map((key) => key.privateJwk) as never },
       findAccount: async (_context, login) => ({ accountId: login, claims: async () => accountClaims(login) as never }),
-      claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'], groups: ['groups'] },
+      claims: { openid: ['sub'], email: ['email', 'email_verified', 'xms_edov'], profile: ['name'], groups: ['groups'] },
       // The claims go into the ID token (the gateway reads no userinfo).
       conformIdTokenClaims: false,
       cookies: { keys: ['test-provider-cookie-key'] },

@@ -7,7 +7,6 @@ import { canonicalPath, rawPathOf } from '../../http/request-path.js';
 import type { Router } from '../../http/router.js';
 import type { Hook } from '../../pipeline/hook.js';
 import type { Pipeline } from '../../pipeline/runner.js';
-import { VaultService } from '../../vault/service.js';
 import { chatCompletions } from '../chat-completions.js';
 import { completions } from '../completions.js';
 import { embeddings } from '../embeddings.js';
