@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import test from 'ava';
 import type { Page } from 'playwright-core';
 import { resolveConfig } from '../../config/index.js';
@@ -5,6 +6,7 @@ import type { SignInIdentity } from '../../core/identity/oidc.js';
 import { openai } from '../../plugins/providers/openai/index.js';
 import { browserSkipReason, type BrowserSession, openBrowser } from '../browser/browser.js';
 import { startGateway, type TestGateway } from '../harness.js';
+import { clearRedisPrefix, REDIS_URL, redisAvailable } from '../vault/vault-harness.js';
 import { CLIENT_ID, CLIENT_SECRET, claimsOf, type ProviderKey, providerKey, resigned, startProvider, type TestProvider } from './oidc-provider.js';
 
 // Dashboard single sign-on against a real OpenID provider on loopback, driven in Chromium: the whole
@@ -17,6 +19,9 @@ let gateway: TestGateway;
 /** A gateway with no sign-in handler (the default refuses everyone), configured by environment alone, with a second provider. */
 let bare: TestGateway;
 let browser: BrowserSession;
+/** Two instances sharing Redis (when it is reachable): the first starts sign-ins, the second finishes them. */
+let shared: TestGateway[] = [];
+const redisPrefix = `sso-test-${process.pid}-${Date.now()}`;
 let first: ProviderKey;
 let second: ProviderKey;
 let now = Date.now();
@@ -39,6 +44,14 @@ test.before(async () => {
     { GATEWAY_OIDC_ISSUER: provider.issuer, GATEWAY_OIDC_CLIENT_ID: CLIENT_ID, GATEWAY_OIDC_CLIENT_SECRET: CLIENT_SECRET },
   );
   gateways.push(gateway, bare);
+  if (await redisAvailable()) {
+    // Two instances sharing Redis: the one that starts a sign-in sends the provider back to the other.
+    const environment = { REDIS_URL, GATEWAY_REDIS_PREFIX: redisPrefix, GATEWAY_MASTER_KEY: randomBytes(32).toString('hex') };
+    const finishing = await startGateway({ auth: { sso } }, environment, { identity: { signIn } });
+    const starting = await startGateway({ auth: { sso } }, { ...environment, GATEWAY_PUBLIC_URL: finishing.url }, { identity: { signIn } });
+    shared = [starting, finishing];
+    gateways.push(finishing);
+  }
   provider.useKeys([first]);
   browser = await openBrowser();
   // Nothing leaves loopback (the provider's log-in page links a web font).
@@ -46,6 +59,8 @@ test.before(async () => {
 });
 
 test.after.always(async () => {
+  for (const instance of shared) await instance.close();
+  if (shared.length > 0) await clearRedisPrefix(redisPrefix);
   await browser?.close();
   await gateway?.close();
   await bare?.close();
@@ -53,8 +68,8 @@ test.after.always(async () => {
 });
 
 /** Starts at the gateway's login route and goes through the provider's pages until the browser is back at the gateway's callback. */
-async function signInThroughProvider(page: Page, gatewayUrl: string, login: string, start = '/dashboard/auth/login'): Promise<{ status: number; text: string }> {
-  const callback = page.waitForResponse((response) => response.url().startsWith(`${gatewayUrl}/dashboard/auth/callback`), { timeout: 20_000 });
+async function signInThroughProvider(page: Page, gatewayUrl: string, login: string, start = '/dashboard/auth/login', returnsTo = gatewayUrl): Promise<{ status: number; text: string }> {
+  const callback = page.waitForResponse((response) => response.url().startsWith(`${returnsTo}/dashboard/auth/callback`), { timeout: 20_000 });
   await page.goto(`${gatewayUrl}${start}`);
   if (start === '/dashboard') await page.getByRole('link', { name: 'Sign in with Test IdP' }).click();
   await page.waitForURL((url) => url.origin === provider.issuer || url.pathname.startsWith('/dashboard/auth/callback'));
@@ -260,6 +275,18 @@ test.serial('without a sign-in handler nobody is let in; several providers offer
   t.is(result.status, 403);
   t.regex(result.text, /no user directory/);
   t.like(await sessionOf(page, bare.url), { signed_in: false });
+});
+
+test.serial('with Redis, another instance finishes a sign-in one instance started, and the session is known to both', async (t) => {
+  if (skip) return t.pass(skip);
+  if (shared.length === 0) return t.pass('Redis is not reachable');
+  const [starting, finishing] = shared;
+  const { page } = browser;
+  await page.context().clearCookies();
+  const result = await signInThroughProvider(page, starting.url, 'ada-admin', '/dashboard/auth/login', finishing.url);
+  t.is(result.status, 303);
+  t.like(await sessionOf(page, finishing.url), { signed_in: true, principal: 'user:ada-admin@example.com' });
+  t.like(await sessionOf(page, starting.url), { signed_in: true, principal: 'user:ada-admin@example.com' });
 });
 
 test('GATEWAY_OIDC_* configure one provider; GATEWAY_PUBLIC_URL sets the redirect base', (t) => {
