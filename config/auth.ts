@@ -1,4 +1,4 @@
-import { BootError } from '../core/spec/index.js';
+import { ASYMMETRIC_ALGORITHMS, BootError } from '../core/spec/index.js';
 
 /** One OpenID Connect provider the dashboard signs people in with (docs/sso.md). */
 export interface SsoProviderConfig {
@@ -59,9 +59,6 @@ export interface ResolvedAuth {
   /** `GATEWAY_PUBLIC_URL` without a trailing slash; absent: the origin each request came to. */
   readonly publicUrl?: string;
 }
-
-/** Asymmetric signature algorithms only: with a public key, an HMAC would be keyed by something everyone has. */
-export const ASYMMETRIC_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'] as const;
 
 const invalid = (message: string): BootError => new BootError('INVALID_CONFIG', message);
 

@@ -41,6 +41,9 @@ export async function discoverJwksUri(issuer: string, fetcher: JsonFetcher = fet
   return metadata.jwks_uri;
 }
 
+/** The key set (or the discovery document naming it) could not be fetched or read. */
+export class KeySetUnavailable extends Error {}
+
 export interface JwksCacheOptions {
   /** Milliseconds since the epoch (the gateway's clock). */
   readonly now?: () => number;
@@ -89,7 +92,7 @@ export class JwksCache {
       if (this.cached !== undefined && now - this.lastAttemptAt < this.cooldownMs) {
         // A refresh failed a moment ago: the last set stays in use until the next attempt.
       } else if (this.cached === undefined && now - this.lastAttemptAt < this.cooldownMs && this.refreshing === undefined) {
-        throw new Error('the JWK Set could not be fetched a moment ago');
+        throw new KeySetUnavailable('the JWK Set could not be fetched a moment ago');
       } else {
         try {
           await this.refresh();
@@ -114,9 +117,14 @@ export class JwksCache {
 
   private async load(): Promise<void> {
     this.lastAttemptAt = this.now();
-    const document = await this.fetcher(await this.locate());
+    let document: unknown;
+    try {
+      document = await this.fetcher(await this.locate());
+    } catch (error) {
+      throw new KeySetUnavailable((error as Error)?.message ?? 'the JWK Set could not be fetched', { cause: error });
+    }
     const keys = (document as { keys?: unknown } | null)?.keys;
-    if (!Array.isArray(keys)) throw new Error('the JWK Set has no keys array');
+    if (!Array.isArray(keys)) throw new KeySetUnavailable('the JWK Set has no keys array');
     const usable = keys.filter((key): key is JSONWebKeySet['keys'][number] => typeof key === 'object' && key !== null && (key as { kty?: unknown }).kty !== 'oct');
     this.cached = { lookup: createLocalJWKSet({ keys: usable.slice(0, this.maxKeys) }), fetchedAt: this.now() };
   }

@@ -2,7 +2,7 @@ import { type JWTPayload, jwtVerify } from 'jose';
 import type { ResolvedJwtIssuer } from '../../config/index.js';
 import { errors, GatewayError } from '../errors.js';
 import type { KeyResolution, KeyResolver } from '../spec/key-resolver.js';
-import { discoverJwksUri, type JsonFetcher, JwksCache } from './jwks.js';
+import { discoverJwksUri, type JsonFetcher, JwksCache, KeySetUnavailable } from './jwks.js';
 
 /** A token's claims once its signature, issuer, audience and times are verified. */
 export type VerifiedClaims = JWTPayload & { readonly iss: string };
@@ -32,6 +32,7 @@ const invalid = (message: string): GatewayError => errors.authentication(message
 
 /** Why jose refused a token, in words that never quote it. */
 function refusal(error: unknown): GatewayError {
+  if (error instanceof KeySetUnavailable) return errors.badGateway("The token's issuer keys could not be fetched; try again shortly.", { code: 'jwt_keys_unavailable' });
   const { code, claim } = error as { code?: string; claim?: string };
   switch (code) {
     case 'ERR_JWT_EXPIRED':
@@ -46,11 +47,8 @@ function refusal(error: unknown): GatewayError {
       return invalid('The token is signed with a key its issuer does not publish.');
     case 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED':
       return invalid("The token's signature is not valid.");
-    case 'ERR_JWT_INVALID':
-    case 'ERR_JWS_INVALID':
-      return invalid('The token is not a well-formed signed JWT.');
     default:
-      return errors.badGateway("The token's issuer keys could not be fetched; try again shortly.", { code: 'jwt_keys_unavailable' });
+      return invalid('The token is not a well-formed signed JWT.');
   }
 }
 

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { jwtVerify } from 'jose';
 import type { ResolvedSsoProvider } from '../../config/index.js';
-import { ASYMMETRIC_ALGORITHMS } from '../../config/auth.js';
+import { ASYMMETRIC_ALGORITHMS } from '../spec/signature-algorithms.js';
 import { JwksCache, type JsonFetcher } from './jwks.js';
 
 /** Who the identity provider says signed in, from a verified ID token. */

@@ -14,6 +14,7 @@ import { type FakeIssuer, type IssuerKey, issuerKey, mint, startIssuer, unsigned
 
 const AUDIENCE = 'llm-gateway';
 const UPSTREAM_KEY = 'sk-service-account-upstream-key';
+const DOWN_ISSUER = 'https://unreachable-issuer.example';
 
 let fake: Fake;
 let issuer: FakeIssuer;
@@ -36,7 +37,9 @@ test.before(async () => {
     const key = keyOfSubject.get(claims.sub ?? '');
     return key === undefined ? undefined : gateway.gateway.vault.resolver.resolve(key, {});
   };
-  gateway = await startGateway({ auth: { jwt: [{ issuer: issuer.url, audience: AUDIENCE }] } }, {}, { clock: { now: () => now }, identity: { mapClaims } });
+  // A second issuer whose key set nobody serves (port 9, discard: refused on loopback).
+  const jwt = [{ issuer: issuer.url, audience: AUDIENCE }, { issuer: DOWN_ISSUER, audience: AUDIENCE, jwksUri: 'http://127.0.0.1:9/jwks' }];
+  gateway = await startGateway({ auth: { jwt } }, {}, { clock: { now: () => now }, identity: { mapClaims } });
   for (const [subject, limits] of [['ci-pipeline', {}], ['limited-job', { requests_per_minute: 1 }]] as const) {
     const created = await admin(gateway, 'POST', '/admin/virtual-keys', { name: subject, provider: 'openai', provider_key: UPSTREAM_KEY, custom_host: fake.baseUrl, limits });
     keyOfSubject.set(subject, created.json.key);
@@ -120,6 +123,14 @@ for (const [name, token, reason] of refusals) {
     t.is(fake.requests.length, before);
   });
 }
+
+test.serial("an issuer whose keys cannot be fetched: 502 jwt_keys_unavailable, the token never echoed", async (t) => {
+  const token = await mint(first, { iss: DOWN_ISSUER, aud: AUDIENCE, sub: 'ci-pipeline' }, seconds());
+  const { status, error, text } = await chat(token);
+  t.is(status, 502);
+  t.is(error?.code, 'jwt_keys_unavailable');
+  t.false(text.includes(token));
+});
 
 test.serial('a token a few seconds past exp is accepted (clock skew)', async (t) => {
   const { status } = await chat(await mint(first, claims({ exp: seconds() - 10 }), seconds() - 3600));
