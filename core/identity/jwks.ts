@@ -1,4 +1,8 @@
-import { createLocalJWKSet, type JSONWebKeySet, type JWTVerifyGetKey } from 'jose';
+import type { createLocalJWKSet, JSONWebKeySet, JWTVerifyGetKey } from 'jose';
+
+let joseModule: Promise<typeof import('jose')> | undefined;
+/** `jose`, loaded on first use: a gateway that verifies no token never loads it (start-up time). */
+export const loadJose = (): Promise<typeof import('jose')> => (joseModule ??= import('jose'));
 
 /** What a {@link JwksCache} reads JSON documents with (discovery documents and key sets). */
 export type JsonFetcher = (url: string) => Promise<unknown>;
@@ -126,6 +130,7 @@ export class JwksCache {
     const keys = (document as { keys?: unknown } | null)?.keys;
     if (!Array.isArray(keys)) throw new KeySetUnavailable('the JWK Set has no keys array');
     const usable = keys.filter((key): key is JSONWebKeySet['keys'][number] => typeof key === 'object' && key !== null && (key as { kty?: unknown }).kty !== 'oct');
+    const { createLocalJWKSet } = await loadJose();
     this.cached = { lookup: createLocalJWKSet({ keys: usable.slice(0, this.maxKeys) }), fetchedAt: this.now() };
   }
 }

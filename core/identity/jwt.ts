@@ -1,8 +1,8 @@
-import { type JWTPayload, jwtVerify } from 'jose';
+import type { JWTPayload } from 'jose';
 import type { ResolvedJwtIssuer } from '../../config/index.js';
 import { errors, GatewayError } from '../errors.js';
 import type { KeyResolution, KeyResolver } from '../spec/key-resolver.js';
-import { discoverJwksUri, type JsonFetcher, JwksCache, KeySetUnavailable } from './jwks.js';
+import { discoverJwksUri, type JsonFetcher, JwksCache, KeySetUnavailable, loadJose } from './jwks.js';
 
 /** A token's claims once its signature, issuer, audience and times are verified. */
 export type VerifiedClaims = JWTPayload & { readonly iss: string };
@@ -94,6 +94,7 @@ export class JwtIssuers {
     const entry = issuer === undefined ? undefined : this.byIssuer.get(issuer);
     if (entry === undefined) throw invalid('The token is not from a configured issuer.');
     const { settings, keys } = entry;
+    const { jwtVerify } = await loadJose();
     try {
       const { payload } = await jwtVerify(token, keys.getKey, {
         issuer: settings.issuer,

@@ -1,8 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { jwtVerify } from 'jose';
 import type { ResolvedSsoProvider } from '../../config/index.js';
 import { ASYMMETRIC_ALGORITHMS } from '../spec/signature-algorithms.js';
-import { JwksCache, type JsonFetcher } from './jwks.js';
+import { JwksCache, type JsonFetcher, loadJose } from './jwks.js';
 
 /** Who the identity provider says signed in, from a verified ID token. */
 export interface SignInIdentity {
@@ -170,6 +169,7 @@ export class OidcSignIn {
     }
     if (idToken === undefined) throw new SignInRefused('The identity provider sent no ID token.');
     let claims: Record<string, unknown>;
+    const { jwtVerify } = await loadJose();
     try {
       ({ payload: claims } = await jwtVerify(idToken, keys.getKey, {
         issuer: provider.issuer,
