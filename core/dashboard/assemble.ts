@@ -20,6 +20,6 @@ export function mountDashboardOf(router: Router, container: Container): void {
     records: () => (vault.isStarted ? vault.parts.state.records : undefined),
     ...(oidc === undefined
       ? {}
-      : { sso: { oidc, signIn: options.identity?.signIn, publicUrl: config.auth.publicUrl, warn: (fields: object, message: string) => logger.warn(fields, message) } }),
+      : { sso: { oidc, signIn: options.identity?.signIn, publicUrl: config.auth.publicUrl, logger } }),
   });
 }

@@ -9,8 +9,8 @@ export interface SingleSignOnOptions {
   readonly signIn?: SignInHandler;
   /** `GATEWAY_PUBLIC_URL`; absent: the origin each request came to. */
   readonly publicUrl?: string;
-  /** Where refusals are reported (their reason, never a token). */
-  readonly warn?: (fields: object, message: string) => void;
+  /** Where sign-ins (info) and refusals (warn, with their reason) are reported; never a token. */
+  readonly logger?: { info(fields: object, message: string): void; warn(fields: object, message: string): void };
 }
 
 /** The cookie that binds a sign-in in progress to the browser that started it. */
@@ -55,7 +55,7 @@ export function mountSingleSignOn(
   options: SingleSignOnOptions,
 ): void {
   const { oidc, signIn = refuseEveryone } = options;
-  const warn = options.warn ?? (() => {});
+  const warn = (fields: object, message: string) => options.logger?.warn(fields, message);
 
   router.get('/dashboard/auth/login', async (koa) => {
     const requested = typeof koa.query.provider === 'string' ? koa.query.provider : undefined;
@@ -104,6 +104,7 @@ export function mountSingleSignOn(
       return page(koa, 403, 'No access', decision.refused);
     }
     await startSession(koa, decision.principal);
+    options.logger?.info({ provider: identity.provider, subject: identity.subject, principal: decision.principal }, 'single sign-on');
     koa.set('cache-control', 'no-store');
     koa.status = 303;
     koa.redirect('/dashboard');

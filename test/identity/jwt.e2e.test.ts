@@ -75,6 +75,14 @@ test.serial('a mapped token reaches the provider with the mapped credential; the
   t.is(upstream.headers.authorization, `Bearer ${UPSTREAM_KEY}`);
   t.false(JSON.stringify(upstream.headers).includes(token));
   t.like(mapped.at(-1), { iss: issuer.url, sub: 'ci-pipeline', aud: AUDIENCE });
+  // The same token in x-gateway-api-key.
+  const response = await fetch(`${gateway.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-gateway-api-key': token },
+    body: JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] }),
+  });
+  t.is(response.status, 200);
+  t.is(fake.requests.at(-1)!.headers.authorization, `Bearer ${UPSTREAM_KEY}`);
 });
 
 test.serial("the limits of what the token maps to apply (requests per minute)", async (t) => {

@@ -134,6 +134,7 @@ test.serial('the whole sign-in in Chromium ends on the dashboard, signed in as t
   }, gateway.url);
   t.is(status, 200);
   for (const token of provider.issued) t.false(gateway.rawLog().includes(token), 'no token in the log');
+  t.like(gateway.lines.findLast((line) => line.msg === 'single sign-on'), { provider: 'test-idp', subject: 'ada-admin', principal: 'user:ada-admin@example.com' });
 });
 
 test.serial('a person the handler refuses gets a "no access" page and no session', async (t) => {
