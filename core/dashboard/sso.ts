@@ -83,7 +83,7 @@ export function mountSingleSignOn(
     koa.cookies.set(FLOW_COOKIE, '', { httpOnly: true, sameSite: 'lax', path: '/dashboard/auth', secure: koa.secure, expires: new Date(0), overwrite: true });
     const providerError = typeof koa.query.error === 'string' && /^[a-z_]{1,64}$/.test(koa.query.error) ? koa.query.error : undefined;
     if (providerError !== undefined) {
-      await oidc.finish(flowId, '').catch(() => undefined);
+      await oidc.discard(flowId);
       return page(koa, 401, 'Sign-in failed', `The identity provider ended the sign-in (${providerError}).`);
     }
     let identity;

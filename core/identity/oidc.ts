@@ -186,6 +186,11 @@ export class OidcSignIn {
     return identityOf(provider, claims);
   }
 
+  /** Ends a sign-in without finishing it (the provider answered with an error). */
+  async discard(flowId: string | undefined): Promise<void> {
+    await this.take(flowId);
+  }
+
   private providerOf(providerId: string | undefined): ResolvedSsoProvider {
     if (providerId === undefined) {
       if (this.byId.size === 1) return this.byId.values().next().value!;

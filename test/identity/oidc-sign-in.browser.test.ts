@@ -230,6 +230,18 @@ test.serial('a callback with another state is refused, and the flow cannot be fi
   t.regex(await replay.text(), /expired or was started in another browser/);
 });
 
+test.serial("the provider's error ends the sign-in with a 401 page naming it", async (t) => {
+  if (skip) return t.pass(skip);
+  const login = await fetch(`${gateway.url}/dashboard/auth/login`, { redirect: 'manual' });
+  const cookie = login.headers.getSetCookie().find((value) => value.startsWith('gateway_sso_flow='))!.split(';')[0];
+  const state = new URL(login.headers.get('location')!).searchParams.get('state')!;
+  const denied = await fetch(`${gateway.url}/dashboard/auth/callback?error=access_denied&state=${state}`, { headers: { cookie } });
+  t.is(denied.status, 401);
+  t.regex(await denied.text(), /ended the sign-in \(access_denied\)/);
+  const after = await fetch(`${gateway.url}/dashboard/auth/callback?code=x&state=${state}`, { headers: { cookie } });
+  t.regex(await after.text(), /expired or was started in another browser/);
+});
+
 test.serial('a callback in a browser that did not start the sign-in is refused', async (t) => {
   if (skip) return t.pass(skip);
   const response = await fetch(`${gateway.url}/dashboard/auth/callback?code=abc&state=def`, { redirect: 'manual' });
