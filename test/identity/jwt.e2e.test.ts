@@ -195,3 +195,20 @@ test('boot refuses HMAC algorithms, http issuers off this machine, and an issuer
   t.throws(boot({ jwt: [{ issuer: 'https://idp.example.com', audience: 'a' }] }, { GATEWAY_JWT_ISSUER: 'https://idp.example.com', GATEWAY_JWT_AUDIENCE: 'b' }), { message: /configured twice/ });
   t.throws(boot({}, { GATEWAY_JWT_ISSUER: 'https://idp.example.com' }), { message: /audience/ });
 });
+
+test('forged tokens count as failed authentications: past the limit, 429 too_many_failed_auth', async (t) => {
+  const own = await startIssuer([first]);
+  const limited = await startGateway({ auth: { jwt: [{ issuer: own.url, audience: AUDIENCE }] }, server: { failedAuth: { perAddress: 2 } } });
+  t.teardown(async () => {
+    await limited.close();
+    await own.close();
+  });
+  const forged = await mint(outsider, { iss: own.url, aud: AUDIENCE, sub: 'x' });
+  const statuses: number[] = [];
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const response = await fetch(`${limited.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${forged}` }, body: '{}' });
+    statuses.push(response.status);
+    await response.body?.cancel();
+  }
+  t.deepEqual(statuses, [401, 401, 429]);
+});
