@@ -19,6 +19,9 @@ import {
   type GroupRule,
   type JwtRule,
 } from '../core/spec/index.js';
+import { type AuthConfig, type ResolvedAuth, resolveAuth } from './auth.js';
+
+export * from './auth.js';
 
 /** Which custom hosts (`x-gateway-custom-host`) a caller may name. */
 export interface CustomHostPolicy {
@@ -99,6 +102,8 @@ export interface GatewayConfig {
   defaultPolicy?: string;
   /** Extra hooks of your own, placed by stage after the built-in ones of that stage. */
   hooks?: Hook[];
+  /** Dashboard single sign-on (OpenID Connect), JWT callers (docs/organizations.md) and `accountKey: 'disabled'`. */
+  auth?: AuthConfig;
   server?: ServerSettings;
   /** Largest accepted JSON request body in bytes (default 25 MB); larger gets 413. */
   bodyLimitBytes?: number;
@@ -179,8 +184,6 @@ export interface GatewayConfig {
   cache?: CacheConfig;
   /** Budget alerts (docs/virtual-keys.md#budget-alerts): always shown by the dashboard; posted to `webhook` when set. */
   alerts?: AlertsConfig;
-  /** Admin sign-in (docs/organizations.md): `accountKey: 'disabled'` turns the account key off for the admin API and the dashboard once an owner user exists. */
-  auth?: { accountKey?: 'enabled' | 'disabled' };
   /** Teams, users and roles (docs/organizations.md): how identity-provider groups and JWT claims map to roles and teams. */
   organization?: OrganizationConfig;
 }
@@ -289,6 +292,8 @@ export interface ResolvedConfig {
   readonly policies: Readonly<Record<string, PolicyDefinition>>;
   readonly defaultPolicy?: string;
   readonly hooks: Hook[];
+  /** Identity providers for the dashboard and JWT issuers for API callers, checked. */
+  readonly auth: ResolvedAuth;
   readonly host: string;
   readonly port: number;
   readonly server: {
@@ -343,9 +348,6 @@ export interface ResolvedConfig {
   /** The audit trail's retention in whole months (0: kept forever); stored beside the request log (SQLite, or its PostgreSQL schema). */
   readonly audit: { readonly retentionMonths: number };
   /** Budget alerts' webhook, checked; absent when none is configured. */
-  readonly auth: { readonly accountKey: 'enabled' | 'disabled' };
-  /** The gateway's public origin (`GATEWAY_PUBLIC_URL`) for links it gives out (invitations); absent: the origin a request came to. */
-  readonly publicUrl?: string;
   readonly organization: { readonly groupRules: readonly GroupRule[]; readonly jwtRules: readonly JwtRule[]; readonly invitationTtlMs: number; readonly scimToken?: string };
   readonly alerts: { readonly webhook?: { readonly url: string; readonly headers: Readonly<Record<string, string>>; readonly timeoutMs: number } };
   /** OTLP/HTTP trace export; absent when no endpoint is configured. */
@@ -482,7 +484,7 @@ function resolveServer(server: ServerSettings, environment: NodeJS.ProcessEnv): 
 
 /**
  * Applies defaults, then the environment (HOST, PORT, GATEWAY_DATA_DIR, GATEWAY_API_KEY, LOG_LEVEL,
- * GATEWAY_TRUST_PROXY, REDIS_URL, GATEWAY_REDIS_PREFIX, GATEWAY_CACHE_MAX_MB, DATABASE_URL, GATEWAY_LOG_*, GATEWAY_METRICS_PUBLIC, OTEL_*). GATEWAY_MASTER_KEY is not read here: only the vault worker reads it.
+ * GATEWAY_TRUST_PROXY, REDIS_URL, GATEWAY_REDIS_PREFIX, GATEWAY_CACHE_MAX_MB, DATABASE_URL, GATEWAY_LOG_*, GATEWAY_METRICS_PUBLIC, OTEL_*, GATEWAY_OIDC_*, GATEWAY_JWT_*, GATEWAY_PUBLIC_URL). GATEWAY_MASTER_KEY is not read here: only the vault worker reads it.
  */
 export function resolveConfig(config: GatewayConfig, environment: NodeJS.ProcessEnv = process.env): ResolvedConfig {
   if (!Array.isArray(config.providers)) throw new BootError('INVALID_CONFIG', 'providers must be an array');
@@ -502,6 +504,7 @@ export function resolveConfig(config: GatewayConfig, environment: NodeJS.Process
     policies,
     ...(config.defaultPolicy === undefined ? {} : { defaultPolicy: config.defaultPolicy }),
     hooks: config.hooks ?? [],
+    auth: resolveAuth(config.auth, environment),
     host: environment.HOST ?? config.server?.host ?? '127.0.0.1',
     port: positiveInteger(environment.PORT ?? config.server?.port ?? 8787, 'PORT'),
     server: resolveServer(config.server ?? {}, environment),
@@ -547,15 +550,8 @@ export function resolveConfig(config: GatewayConfig, environment: NodeJS.Process
     models: checkedRoutes(config.models, 'models'),
     routing: { breaker: resolveBreaker(config.routing?.breaker ?? {}), retry: resolveRetry(config.routing?.retry ?? {}) },
     cache: resolveCache(config.cache ?? {}, environment),
-    auth: { accountKey: resolveAccountKeyMode(config.auth?.accountKey) },
-    ...(environment.GATEWAY_PUBLIC_URL ? { publicUrl: environment.GATEWAY_PUBLIC_URL.replace(/\/+$/, '') } : {}),
     organization: resolveOrganization(config.organization ?? {}, environment),
   };
-}
-
-function resolveAccountKeyMode(mode: unknown): 'enabled' | 'disabled' {
-  if (mode === undefined || mode === 'enabled' || mode === 'disabled') return mode ?? 'enabled';
-  throw new BootError('INVALID_CONFIG', `auth.accountKey must be "enabled" or "disabled" (got ${JSON.stringify(mode)})`);
 }
 
 const ORG_ROLE_NAMES = ['owner', 'admin', 'auditor'];

@@ -21,6 +21,7 @@ import { errors, toGatewayError } from './errors.js';
 import { PolicyRegistry } from './guardrails/registry.js';
 import { registerPipeline } from './hooks/assemble.js';
 import { registerHttp } from './http/assemble.js';
+import { registerIdentity } from './identity/assemble.js';
 import { MemoryBudget } from './http/memory-budget.js';
 import { Router } from './http/router.js';
 import { closeGatewayServer, createGatewayServer } from './http/server.js';
@@ -85,7 +86,7 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
   const config = resolveConfig(gatewayConfig, options.environment);
   const container = rootContainer.createChildContainer();
   container.register(GatewaySettings, { useValue: new GatewaySettings(config, options) });
-  for (const register of [registerAdmin, registerHttp, registerPlugins, registerCluster, registerVault, registerOrganization, registerRouting, registerTelemetry, registerMetrics, registerLogs, registerAudit, registerCache, registerProtocols, registerPipeline]) register(container);
+  for (const register of [registerAdmin, registerHttp, registerPlugins, registerCluster, registerVault, registerOrganization, registerIdentity, registerRouting, registerTelemetry, registerMetrics, registerLogs, registerAudit, registerCache, registerProtocols, registerPipeline]) register(container);
   const { logger } = container.resolve(GatewaySettings);
   // Boot checks: the plugins and hooks validate, configured routes name known providers.
   const routing = container.resolve(Routing);

@@ -6,6 +6,8 @@ import { type HeldLines, loggerWithHeldLines } from './logs/pino-sink.js';
 import type { RoutingStateStore } from './routing/state.js';
 import type { RouteSource, TargetCredentials } from './routing/sources.js';
 import type { Clock } from './spec/manifest.js';
+import type { ClaimsMapper } from './identity/jwt.js';
+import type { SignInHandler } from './identity/oidc.js';
 
 /**
  * How a gateway's parts are built: each subsystem registers its parts in the gateway's own tsyringe
@@ -33,6 +35,16 @@ export interface GatewayOptions {
   clock?: Clock;
   /** Routing: where stored routes and the targets' credentials come from, and (tests) the randomness, waits and state. */
   routing?: RoutingOptions;
+  /** Who a single sign-on or a JWT is on this gateway (docs/sso.md); absent: both are refused. */
+  identity?: IdentityOptions;
+}
+
+/** What the user directory hands the identity providers: the decisions, never the verification. */
+export interface IdentityOptions {
+  /** Decides who a verified OpenID Connect identity is (default: nobody; "no access"). */
+  readonly signIn?: SignInHandler;
+  /** Maps a verified JWT's claims to a caller (default: none; 401 `jwt_not_mapped`). */
+  readonly mapClaims?: ClaimsMapper;
 }
 
 /** What the route executor and the auth stage's route lookup are given besides the configuration. */

@@ -20,6 +20,9 @@ export const ERROR_CODES: Readonly<Record<string, Readonly<Record<string, ErrorC
   'Authentication and access': {
     missing_api_key: { status: [401, 400], when: 'No `x-gateway-api-key` (nor a gateway key as the Bearer token where one is accepted); 400 when the dashboard sign-in body has no `api_key`.' },
     invalid_api_key: { status: [401], when: 'The `x-gateway-api-key` is neither the account key nor a live virtual key, or the admin API got a key that is not the account key.' },
+    invalid_jwt: { status: [401], when: "A bearer JWT of a configured issuer (`auth.jwt`) did not verify: signature, key (one its issuer does not publish), algorithm (asymmetric only; never `none` or HMAC), audience, expiry or not-before; the message says which (docs/sso.md)." },
+    jwt_not_mapped: { status: [401], when: 'A bearer JWT verified, but no service account or mapping rule of the gateway maps its claims to a caller.' },
+    jwt_keys_unavailable: { status: [502], type: 'upstream_error', when: "The signing keys of a JWT's issuer could not be fetched (its JWK Set or discovery document is unreachable or malformed); retried at most every 30 s." },
     too_many_failed_auth: { status: [429], when: 'Too many failed authentications from one client address (or from all together) in the window: further wrong keys get 429 until `Retry-After`; a valid key keeps working.' },
     invalid_authorization: { status: [401], when: 'The `Authorization` header is not `Bearer <token>`.' },
     virtual_key_expired: { status: [401], when: 'The virtual key is past its `expires_at`; rotate it or create a new one.' },

@@ -91,7 +91,7 @@ export function mountAdmin(router: Router, container: Container): void {
       const [keys, credentials, routes] = await Promise.all([vault.keys.list(), vault.credentials.list(), vault.parts.routes.list()]);
       return keys.filter(owned).length + credentials.filter(owned).length + routes.filter(owned).length;
     },
-    ...(config.publicUrl ? { publicUrl: config.publicUrl } : {}),
+    ...(config.auth.publicUrl ? { publicUrl: config.auth.publicUrl } : {}),
   });
   mountScim(router, { guard, organization });
   mountCacheAdmin(router, { guard, cache: container.resolve(ResponseCache) });

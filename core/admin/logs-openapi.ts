@@ -136,7 +136,7 @@ export const logsOpenApiSchemas = {
       id: { type: 'string' },
       time: { type: 'string', format: 'date-time' },
       trace_id: { type: 'string' },
-      caller_type: { enum: ['account', 'virtual-key', null] },
+      caller_type: { enum: ['account', 'virtual-key', 'service-account', null] },
       key_id: nullable('string'),
       key_name: nullable('string'),
       provider: nullable('string'),

@@ -1,3 +1,4 @@
+import { keyResolversOf } from '../identity/assemble.js';
 import type { OperationHandler } from '../api/operation.js';
 import { ClusterMembership } from '../cluster/assemble.js';
 import { type Container, GatewaySettings, provide } from '../container.js';
@@ -16,7 +17,6 @@ import { createEmbedder } from './embedder.js';
 import { cacheHook } from './hook.js';
 import { ResponseCache } from './response-cache.js';
 import { openCacheStore } from './store.js';
-import { Organization } from '../org/organization.js';
 
 /** Registers the response cache: embedded (SQLite, opened on first use), or shared through Redis with `REDIS_URL`. */
 export function registerCache(container: Container): void {
@@ -55,7 +55,7 @@ export function cachingHook(container: Container, operations: ReadonlyMap<string
     customHosts: container.resolve(CustomHostGuard),
     targetCredentials: container.resolve(Routing).targetCredentials,
     forwardCookies: config.forwardCookies,
-    isGatewayKey: gatewayKeyTest(container.resolve(AdminAccess).accountKey, [vault.resolver, container.resolve(Organization).adminTokenRefusal]),
+    isGatewayKey: gatewayKeyTest(container.resolve(AdminAccess).accountKey, keyResolversOf(container)),
   });
   return cacheHook({
     cache: container.resolve(ResponseCache),

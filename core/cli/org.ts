@@ -31,7 +31,7 @@ export async function runOrgCli(argv: readonly string[], gatewayConfig: GatewayC
       ? (await store.updateUser(existing.id, { role: 'owner', status: existing.status === 'invited' ? 'invited' : 'active' }))!
       : await store.createUser({ email, role: 'owner', status: 'invited', source: 'cli' });
     const { token, expiresAt } = await store.invite(user.id, RECOVERY_TTL_MS);
-    const origin = config.publicUrl ?? `http://${config.host}:${config.port}`;
+    const origin = config.auth.publicUrl ?? `http://${config.host}:${config.port}`;
     const url = `${origin}/dashboard/invitations/${token}`;
     if (json) io.stdout.write(`${JSON.stringify({ user_id: user.id, email: user.email, role: 'owner', sign_in_url: url, expires_at: expiresAt })}\n`);
     else io.stdout.write(`${user.email} (${user.id}) is an active owner.\nSign in once, within the hour, at:\n${url}\n`);

@@ -8,7 +8,8 @@ import { jsonBody, requestJson } from '../admin/json-body.js';
 import type { FailedAuthLimiter } from '../identity/failed-auth.js';
 import type { Clock } from '../spec/manifest.js';
 import { errors } from '../errors.js';
-import { DashboardSessions, type SessionRecords } from './sessions.js';
+import { type DashboardSession, DashboardSessions, type SessionRecords } from './sessions.js';
+import { mountSingleSignOn, type SingleSignOnOptions } from './sso.js';
 import { loadAssets, type StaticAsset } from './static.js';
 import type { OrganizationStore } from '../org/store.js';
 
@@ -47,6 +48,8 @@ export interface DashboardOptions {
   readonly accountKeyDisabled?: () => Promise<boolean>;
   /** Records sign-ins, refused sign-ins and sign-outs in the audit trail (it never rejects). */
   readonly audit?: (input: AuditInput) => Promise<unknown>;
+  /** Single sign-on through OpenID Connect providers (`auth.sso`); absent: the account key only. */
+  readonly sso?: SingleSignOnOptions;
 }
 
 /**
@@ -76,6 +79,21 @@ export function mountDashboard(router: Router, options: DashboardOptions): Dashb
     },
   });
 
+  /** Ends the browser's previous session and starts one (bound to a principal after single sign-on). */
+  const startSession = async (koa: Context, principal?: string): Promise<DashboardSession> => {
+    await sessions.delete(koa.cookies.get(SESSION_COOKIE));
+    const { id, session } = await sessions.create(principal);
+    koa.cookies.set(SESSION_COOKIE, id, {
+      httpOnly: true,
+      sameSite: 'strict',
+      path: '/',
+      secure: koa.secure,
+      expires: new Date(session.expiresAt),
+      overwrite: true,
+    });
+    return session;
+  };
+
   const send = (koa: Context, asset: StaticAsset) => {
     koa.set(PAGE_HEADERS);
     koa.type = asset.contentType;
@@ -93,7 +111,7 @@ export function mountDashboard(router: Router, options: DashboardOptions): Dashb
     // 200 either way: the page asks this on every load, and a 401 would be noise in the console.
     const session = await sessions.get(koa.cookies.get(SESSION_COOKIE));
     koa.set('cache-control', 'no-store');
-    koa.body = session ? sessionBody(session) : { signed_in: false };
+    koa.body = session ? sessionBody(session) : { signed_in: false, ...(options.sso === undefined ? {} : { sso_providers: options.sso.oidc.providers }) };
   });
 
   const signInBody = jsonBody(SIGN_IN_BODY_LIMIT);
@@ -111,16 +129,7 @@ export function mountDashboard(router: Router, options: DashboardOptions): Dashb
     if (await options.accountKeyDisabled?.()) {
       throw errors.authentication('The account key is disabled for the dashboard (auth.accountKey: "disabled"): sign in with single sign-on or an invitation link.', { code: 'account_key_disabled' });
     }
-    await sessions.delete(koa.cookies.get(SESSION_COOKIE));
-    const { id, session } = await sessions.create();
-    koa.cookies.set(SESSION_COOKIE, id, {
-      httpOnly: true,
-      sameSite: 'strict',
-      path: '/',
-      secure: koa.secure,
-      expires: new Date(session.expiresAt),
-      overwrite: true,
-    });
+    const session = await startSession(koa);
     await audit(koa, 'dashboard.sign-in', 'success');
     koa.set('cache-control', 'no-store');
     koa.status = 201;
@@ -128,6 +137,7 @@ export function mountDashboard(router: Router, options: DashboardOptions): Dashb
   });
 
   mountInvitations(router, sessions, options.organization);
+  if (options.sso !== undefined) mountSingleSignOn(router, async (koa, principal) => void (await startSession(koa, principal)), options.sso);
 
   router.delete('/dashboard/session', async (koa) => {
     // Ending a live session takes its CSRF token, so another site cannot sign the user out.
@@ -178,9 +188,10 @@ async function requireJsonContentType(koa: Context, next: () => Promise<unknown>
   await next();
 }
 
-const sessionBody = (session: { expiresAt: number; csrfToken: string; principal?: string }) => ({
+const sessionBody = (session: DashboardSession) => ({
   signed_in: true,
   ...(session.principal !== undefined ? { user_id: session.principal } : {}),
   expires_at: new Date(session.expiresAt).toISOString(),
   csrf_token: session.csrfToken,
+  ...(session.principal === undefined ? {} : { principal: session.principal }),
 });

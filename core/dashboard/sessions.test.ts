@@ -61,3 +61,13 @@ test('with a shared store, every process that shares it knows a session, and sig
   now = 1_500;
   t.is(await second.get(later.id), undefined, 'expired');
 });
+
+test('a session made by single sign-on keeps its principal, in memory and in the shared records; an account-key session has none', async (t) => {
+  const records = new Keyv();
+  for (const sessions of [new DashboardSessions(), new DashboardSessions(60_000, 10, Date.now, () => records)]) {
+    const signedOn = await sessions.create('user:ada@example.com');
+    t.is((await sessions.get(signedOn.id))?.principal, 'user:ada@example.com');
+    const withKey = await sessions.create();
+    t.false('principal' in (await sessions.get(withKey.id))!);
+  }
+});

@@ -5,7 +5,10 @@ export interface DashboardSession {
   readonly expiresAt: number;
   /** Sent back by the page in `x-gateway-csrf` on every admin call (defence in depth beyond SameSite). */
   readonly csrfToken: string;
-  /** The user signed in (by invitation or single sign-on); absent: signed in with the account key. */
+  /**
+   * Who signed in through single sign-on: the principal the sign-in handler named (a user id).
+   * Absent for a session made with the account key.
+   */
   readonly principal?: string;
 }
 
@@ -39,10 +42,10 @@ export class DashboardSessions {
     private readonly records: () => SessionRecords | undefined = () => undefined,
   ) {}
 
-  /** Starts a session; returns the cookie value (shown to the browser only) and the session. */
+  /** Starts a session (bound to a principal after a single sign-on); returns the cookie value (shown to the browser only) and the session. */
   async create(principal?: string): Promise<{ id: string; session: DashboardSession }> {
     const id = token();
-    const session = { expiresAt: this.now() + this.ttlMs, csrfToken: token(), ...(principal !== undefined ? { principal } : {}) };
+    const session: DashboardSession = { expiresAt: this.now() + this.ttlMs, csrfToken: token(), ...(principal === undefined ? {} : { principal }) };
     const shared = this.records();
     if (shared) {
       await shared.set(RECORD_PREFIX + digest(id), session, this.ttlMs);

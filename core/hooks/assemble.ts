@@ -1,3 +1,4 @@
+import { keyResolversOf } from '../identity/assemble.js';
 import { AdminAccess } from '../admin/assemble.js';
 import { Protocols } from '../api/protocols/assemble.js';
 import { cachingHook } from '../cache/assemble.js';
@@ -17,7 +18,6 @@ import { forwardHook } from './forward.js';
 import { guardrailHook } from './guardrail.js';
 import { logHook } from './log.js';
 import { transformHook } from './transform.js';
-import { Organization } from '../org/organization.js';
 
 /** Registers the pipeline: the built-in stage hooks with the parts each subsystem hands them, then the config's hooks. */
 export function registerPipeline(container: Container): void {
@@ -37,7 +37,7 @@ export function registerPipeline(container: Container): void {
           registry: c.resolve(PluginRegistry),
           accountKey: access.accountKey,
           customHosts: c.resolve(CustomHostGuard),
-          keyResolvers: [vault.resolver, c.resolve(Organization).adminTokenRefusal],
+          keyResolvers: keyResolversOf(c),
           failedAuth: access.failedAuth,
           forwardCookies: config.forwardCookies,
           routes: routing.catalog,

@@ -7,16 +7,19 @@ import type { Caller, KeyResolution, KeyResolutionContext, KeyResolver } from '.
 
 export type { GatewayKeyTest } from '../http/forwarded-headers.js';
 
+/** Whether a value is a key of this resolver: its prefix, and its own test when it has one ({@link KeyResolver.claims}). */
+const owns = (resolver: KeyResolver, value: string): boolean => value.startsWith(resolver.prefix) && (resolver.claims === undefined || resolver.claims(value));
+
 /**
  * Whether a value is a gateway key: a value a registered {@link KeyResolver} claims by its prefix
  * (`vk-…`, whether or not such a key exists), or the account key (compared by hash, and only for
- * values of the account key's length: {@link AccountKey.mayMatch}). No store is asked: this runs
+ * values of the account key's length: {@link AccountKey.mayMatch}), or a JWT of a configured issuer
+ * ({@link KeyResolver.claims}). No store is asked: this runs
  * wherever a value could go upstream, so it stays a prefix test, a length test and at most one hash.
  */
 export function gatewayKeyTest(accountKey: AccountKey, keyResolvers: readonly KeyResolver[]): GatewayKeyTest {
-  const prefixes = keyResolvers.map((resolver) => resolver.prefix);
   return (value) => {
-    for (const prefix of prefixes) if (value.startsWith(prefix)) return true;
+    for (const resolver of keyResolvers) if (owns(resolver, value)) return true;
     return accountKey.mayMatch(value) && accountKey.matches(value);
   };
 }
@@ -26,7 +29,7 @@ const KEY_HEADERS = ['authorization', 'x-api-key', 'api-key'] as const;
 
 /**
  * The gateway key of a request and the headers the rest of the stage reads: `x-gateway-api-key`,
- * else a virtual key (a resolver's prefix) or the account key in `Authorization: Bearer`,
+ * else a virtual key (a resolver's prefix), a JWT of a configured issuer or the account key in `Authorization: Bearer`,
  * `x-api-key` or `api-key` — a tool that can set only a base URL and an API key then works. A key
  * found in one of those headers is the gateway's, so that header is dropped from the headers
  * returned: it is never taken for the provider credential nor forwarded.
@@ -43,7 +46,7 @@ export function gatewayKeyOf(
     if (!raw) continue;
     const value = name === 'authorization' ? /^Bearer\s+(\S+)\s*$/i.exec(raw)?.[1] : raw.trim();
     if (!value) continue;
-    if (keyResolvers.some((resolver) => value.startsWith(resolver.prefix)) || accountKey.matches(value)) {
+    if (keyResolvers.some((resolver) => owns(resolver, value)) || accountKey.matches(value)) {
       const { [name]: _gatewayKey, ...rest } = incoming;
       return { key: value, headers: rest };
     }
@@ -66,7 +69,7 @@ export interface CallerKeys {
 export async function identify(key: string, context: Pick<GatewayContext, 'incoming'> & KeyResolutionContext, keys: CallerKeys): Promise<KeyResolution> {
   let resolver: KeyResolver | undefined;
   for (const candidate of keys.keyResolvers) {
-    if (key.startsWith(candidate.prefix)) {
+    if (owns(candidate, key)) {
       resolver = candidate;
       break;
     }

@@ -28,7 +28,7 @@ export interface LogEntry {
   readonly error?: { readonly type: string; readonly code: string | null; readonly message: string };
   /** `account` or `virtual-key:<id>` (kept for log readers); the three fields below split it. */
   readonly caller?: string;
-  readonly callerType?: 'account' | 'virtual-key';
+  readonly callerType?: 'account' | 'virtual-key' | 'service-account';
   readonly keyId?: string;
   readonly keyName?: string;
   /** The end user the client named: the request's `user` field (Messages: `metadata.user_id`), at most 256 characters. */
@@ -216,7 +216,7 @@ export function buildLogEntry(context: GatewayContext, finishedAt: number): LogE
     model: transform?.model ?? hit?.model ?? request.model,
     status,
     outcome: clientClosed ? 'client_closed' : error || status >= 400 ? 'error' : transform?.streamError ? 'stream_error' : 'ok',
-    caller: caller ? (caller.type === 'account' ? 'account' : `virtual-key:${caller.id}`) : undefined,
+    caller: caller ? (caller.type === 'account' ? 'account' : `${caller.type}:${caller.id}`) : undefined,
     streaming: request.streaming,
     durationMs: round(durationMs),
     gatewayMs: round(Math.max(0, durationMs - (upstreamMs ?? 0) - (context.routed?.routingMs ?? 0))),

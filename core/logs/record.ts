@@ -8,7 +8,7 @@ export interface LogRecord {
   id: string;
   time: string;
   trace_id: string;
-  caller_type: 'account' | 'virtual-key' | null;
+  caller_type: 'account' | 'virtual-key' | 'service-account' | null;
   key_id: string | null;
   key_name: string | null;
   /** The end user the client named (the request's `user` field); null when it named none. */

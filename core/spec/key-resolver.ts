@@ -6,7 +6,11 @@ import type { ProviderCredentials } from './provider.js';
  */
 
 /** Who called. Virtual keys add their own variant. */
-export type Caller = { readonly type: 'account' } | { readonly type: 'virtual-key'; readonly id: string; readonly name: string };
+export type Caller =
+  | { readonly type: 'account' }
+  | { readonly type: 'virtual-key'; readonly id: string; readonly name: string }
+  /** A JWT caller mapped to a service account (or a team by a claims rule). */
+  | { readonly type: 'service-account'; readonly id: string; readonly name: string };
 
 /**
  * What a {@link KeyResolver} knows about a key: the caller and, for a key bound to a target (a
@@ -46,5 +50,11 @@ export interface KeyResolutionContext {
  */
 export interface KeyResolver {
   readonly prefix: string;
+  /**
+   * When present, a value with the prefix is this resolver's only if `claims` says so: a cheap test
+   * with no I/O (a JWT resolver claims only tokens of its configured issuers, so another issuer's JWT,
+   * such as a provider's own access token, stays the provider credential).
+   */
+  claims?(value: string): boolean;
   resolve(key: string, context: KeyResolutionContext): Promise<KeyResolution | undefined>;
 }

@@ -1,3 +1,4 @@
+import { keyResolversOf } from '../../identity/assemble.js';
 import { AdminAccess } from '../../admin/assemble.js';
 import { type Container, GatewaySettings, provide } from '../../container.js';
 import { callerIdentifier } from '../../identity/caller.js';
@@ -6,7 +7,6 @@ import { canonicalPath, rawPathOf } from '../../http/request-path.js';
 import type { Router } from '../../http/router.js';
 import type { Hook } from '../../pipeline/hook.js';
 import type { Pipeline } from '../../pipeline/runner.js';
-import { VaultService } from '../../vault/service.js';
 import { chatCompletions } from '../chat-completions.js';
 import { completions } from '../completions.js';
 import { embeddings } from '../embeddings.js';
@@ -22,7 +22,6 @@ import { createResponsesProtocol } from './responses/responses-operation.js';
 import { mountResponsesRoutes } from './responses/responses-routes.js';
 import type { ResponseStore } from './responses/responses-store.js';
 import { createResponseStore } from './responses/responses-store-factory.js';
-import { Organization } from '../../org/organization.js';
 
 /** How often stored responses past their retention are deleted (besides start-up). */
 const RESPONSES_PRUNE_INTERVAL_MS = 60 * 60_000;
@@ -128,6 +127,6 @@ export function registerProtocols(container: Container): void {
 /** Mounts the routes of stored responses; their caller is identified the way the auth stage does it. */
 export function mountProtocols(router: Router, container: Container): void {
   const { accountKey, failedAuth } = container.resolve(AdminAccess);
-  const identify = callerIdentifier({ accountKey, keyResolvers: [container.resolve(VaultService).resolver, container.resolve(Organization).adminTokenRefusal], failedAuth });
+  const identify = callerIdentifier({ accountKey, keyResolvers: keyResolversOf(container), failedAuth });
   mountResponsesRoutes(router, { store: container.resolve(Protocols).store, identify, trustProxy: container.resolve(GatewaySettings).config.server.trustProxy });
 }

@@ -53,10 +53,16 @@ export function linkUrl(path, query, { token = true } = {}) {
   return `${url.pathname}${url.search}`;
 }
 
+/** The single sign-on providers the gateway offers (`[{ id, name }]`), known once signed out. */
+export let ssoProviders = [];
+
 /** The current session, or null when signed out. */
 export async function currentSession() {
   const session = await call('GET', '/dashboard/session');
-  if (!session?.signed_in) return null;
+  if (!session?.signed_in) {
+    ssoProviders = Array.isArray(session?.sso_providers) ? session.sso_providers : [];
+    return null;
+  }
   csrfToken = session.csrf_token;
   return session;
 }

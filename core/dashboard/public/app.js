@@ -1,4 +1,4 @@
-import { currentSession, signIn, signOut } from './api.js';
+import { currentSession, signIn, signOut, ssoProviders } from './api.js';
 import { renderAudit } from './audit.js';
 import { field, h, notify, replace } from './dom.js';
 import { renderCatalog } from './catalog.js';
@@ -61,6 +61,8 @@ function showSignIn(message) {
     field('Account API key', input),
     error,
     h('button', { type: 'submit', text: 'Sign in' }),
+    // Single sign-on: plain links, as the sign-in leaves for the identity provider's pages.
+    ...ssoProviders.map((provider) => h('p', {}, h('a', { class: 'sso', href: `/dashboard/auth/login?provider=${encodeURIComponent(provider.id)}`, text: `Sign in with ${provider.name}` }))),
   );
   form.addEventListener('submit', async (event) => {
     event.preventDefault();

@@ -9,6 +9,8 @@ export { parseRoute, parseRouteCache, type Route, type RouteCache, type CacheEmb
 export { DEFAULT_BREAKER, DEFAULT_RETRY, type BreakerSettings, type RetrySettings } from '../../routing/state.js';
 /** The pipeline's stages, which a configured hook names. */
 export * from '../stage.js';
+/** The signature algorithms `auth.jwt` may allow. */
+export { ASYMMETRIC_ALGORITHMS } from '../signature-algorithms.js';
 /** Who called, and the contract a key resolver (the vault) implements for the auth stage. */
 export * from '../key-resolver.js';
 /** Identity-provider groups and JWT claims mapped to roles and teams (`organization` in the configuration). */
