@@ -13,7 +13,7 @@ import type { OrganizationStore } from '../org/store.js';
 export const SESSION_COOKIE = 'gateway_session';
 export const CSRF_HEADER = 'x-gateway-csrf';
 /** Read-only admin routes the page opens as a link or an EventSource, which take the CSRF token in `?csrf=`. */
-const TOKEN_IN_QUERY = new Set(['/admin/logs/export', '/admin/logs/tail']);
+const TOKEN_IN_QUERY = new Set(['/admin/logs/export', '/admin/logs/tail', '/admin/audit/export']);
 
 /** Tight by design: the page loads only its own scripts and styles and talks only to this origin. */
 const PAGE_HEADERS = {

@@ -1,6 +1,7 @@
 import { api } from './api.js';
 import { field, format, h, replace, select } from './dom.js';
 import { exportLinks, liveToggle } from './logs-live.js';
+import { selectedTeam, teamName, teamOf } from './session.js';
 
 const PAGE_SIZE = 50;
 const RANGES = [
@@ -71,8 +72,13 @@ export async function renderLogs(view, query) {
     status.textContent = error.message;
     return;
   }
-  const rows = page?.data ?? [];
-  status.textContent = rows.length === 0 ? 'No requests match these filters.' : `Showing ${rows.length} request${rows.length === 1 ? '' : 's'}${pageTrail.cursors.length ? ` (page ${pageTrail.cursors.length + 1})` : ''}.`;
+  // The team switcher's filter: the rows of the team's keys (a log row names its key, the key its team).
+  const team = selectedTeam();
+  const teamKeys = team ? await api.get('/admin/virtual-keys').then((answer) => new Set(answer.data.filter((key) => teamOf(key) === team).map((key) => key.id)), () => new Set()) : null;
+  const ofTeam = (row) => !teamKeys || teamKeys.has(row.key_id);
+  const rows = (page?.data ?? []).filter(ofTeam);
+  const teamNote = team ? ` of team ${teamName(team)}` : '';
+  status.textContent = rows.length === 0 ? `No requests${teamNote} match these filters${team && page?.data?.length ? ' on this page' : ''}.` : `Showing ${rows.length} request${rows.length === 1 ? '' : 's'}${teamNote}${pageTrail.cursors.length ? ` (page ${pageTrail.cursors.length + 1})` : ''}.`;
   const table = logTable(rows);
   if (rows.length) replace(tableHolder, table);
 
@@ -81,6 +87,7 @@ export async function renderLogs(view, query) {
   replace(tools,
     status,
     liveToggle({ query: setQuery, blocked: liveBlocked, onRow: (row) => {
+      if (!ofTeam(row)) return;
       if (!table.isConnected) replace(tableHolder, table);
       table.tBodies[0].prepend(logRow(row, true));
       // The table keeps at most a few pages' worth while live.

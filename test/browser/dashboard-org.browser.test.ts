@@ -1,0 +1,332 @@
+import anyTest, { type TestFn } from 'ava';
+import type { Page } from 'playwright-core';
+import { startGateway, type TestGateway } from '../harness.js';
+import { admin } from '../vault/vault-harness.js';
+import { browserSkipReason, openBrowser, signIn, type BrowserSession } from './browser.js';
+
+// Issue 33, the dashboard: who is signed in, the team switcher, the Teams, Members, Users, Service
+// accounts, Tokens and Audit pages, and every action the caller's permissions do not allow hidden.
+
+type Browser = BrowserSession & { consoleErrors: string[] };
+interface Context {
+  gateway: TestGateway;
+  browser: Browser;
+  /** What one test hands the next (ava gives each test a shallow copy of the context). */
+  shared: { invitation?: string; opened: Browser[] };
+  others: string[];
+}
+
+const test = anyTest as TestFn<Context>;
+const skipReason = browserSkipReason();
+const it = skipReason ? test.skip : test.serial;
+
+test.before(async (t) => {
+  if (skipReason) return;
+  const gateway = await startGateway();
+  // A shared credential every team may use, and a key in the default team and one in the new team
+  // made by the account key: the member must see neither key.
+  const credential = await admin(gateway, 'POST', '/admin/credentials', { name: 'shared-openai', provider: 'openai', api_key: 'sk-org-shared-secret-0123456789', team_id: null });
+  t.is(credential.status, 201, credential.text);
+  const other = await admin(gateway, 'POST', '/admin/virtual-keys', { name: 'default-team-key', provider: 'openai', credential_id: credential.json.id });
+  t.is(other.status, 201, other.text);
+  t.context = { gateway, browser: await openBrowser(), shared: { opened: [] }, others: ['default-team-key'] };
+});
+
+test.after.always(async (t) => {
+  // Closing a closed browser again is harmless; one a failed test left open is closed here.
+  for (const browser of t.context.shared?.opened ?? []) await browser.close().catch(() => undefined);
+  await t.context.browser?.close();
+  await t.context.gateway?.close();
+});
+
+/** `GET /admin/audit` (not its export). */
+const auditList = (url: URL) => url.pathname === '/admin/audit';
+
+const navLinks = async (page: Page) => page.getByRole('navigation', { name: 'Sections' }).getByRole('link').allInnerTexts();
+
+/** Opens an invitation link in a fresh browser profile: the user is signed in and lands on the dashboard. */
+async function openInvitation(opened: Browser[], url: string): Promise<Browser> {
+  const browser = await openBrowser();
+  opened.push(browser);
+  await browser.page.goto(url);
+  await browser.page.waitForURL(/\/dashboard/);
+  return browser;
+}
+
+it('the account key: the header names it; creating a team and inviting a member shows the link once with its warning', async (t) => {
+  const { page } = t.context.browser;
+  const { gateway } = t.context;
+  await signIn(page, gateway.url);
+  t.is(await page.locator('#who').innerText(), 'account key');
+  t.true(await page.getByRole('button', { name: 'Sign out' }).isVisible());
+  const links = await navLinks(page);
+  for (const name of ['Teams', 'Members', 'Users', 'Service accounts', 'Audit']) t.true(links.includes(name), name);
+  t.false(links.includes('Tokens'), 'the account key has no personal tokens');
+
+  await page.getByRole('link', { name: 'Teams', exact: true }).click();
+  const create = page.getByRole('form', { name: 'Create a team' });
+  await create.getByLabel('Name', { exact: true }).fill('search');
+  await create.getByLabel('Allowed models').fill('gpt-4o-mini, gpt-4o');
+  await create.getByRole('button', { name: 'Create team' }).click();
+  const row = page.locator('table.teams tr[data-team-name="search"]');
+  await row.waitFor();
+  t.regex(await row.innerText(), /gpt-4o-mini, gpt-4o/);
+  const team = (await admin(gateway, 'GET', '/admin/teams')).json.data.find((entry: { name: string }) => entry.name === 'search');
+  t.deepEqual(team.allowed_models, ['gpt-4o-mini', 'gpt-4o']);
+  // The switcher lists the new team at once.
+  await page.locator('#team-switcher option', { hasText: 'search' }).waitFor({ state: 'attached' });
+
+  // Edit the team's allowed lists.
+  await row.getByRole('button', { name: 'Edit search' }).click();
+  const edit = page.getByRole('form', { name: 'Edit search' });
+  await edit.getByLabel('Allowed models').fill('gpt-4o-mini');
+  await edit.getByRole('button', { name: 'Save team' }).click();
+  await page.locator('table.teams tr[data-team-name="search"]', { hasNotText: 'gpt-4o-mini, gpt-4o' }).waitFor();
+  t.deepEqual((await admin(gateway, 'GET', `/admin/teams/${team.id}`)).json.allowed_models, ['gpt-4o-mini']);
+
+  // A key of the new team made by the account key (not the member's: a member sees only their own).
+  t.is((await admin(gateway, 'POST', '/admin/virtual-keys', { name: 'search-admin-key', provider: 'openai', credential_id: (await admin(gateway, 'GET', '/admin/credentials')).json.data[0].id, team_id: team.id })).status, 201);
+  t.context.others.push('search-admin-key');
+
+  await page.locator('table.teams tr[data-team-name="search"]').getByRole('link', { name: 'Members' }).click();
+  await page.getByRole('heading', { name: 'Members of search' }).waitFor();
+  const invite = page.getByRole('form', { name: 'Add or invite a member of search' });
+  await invite.getByLabel('Email').fill('alice@example.com');
+  await invite.getByLabel('Role').selectOption('member');
+  await invite.getByRole('button', { name: 'Invite' }).click();
+  const once = page.getByRole('region', { name: 'Invitation for alice@example.com' });
+  await once.waitFor();
+  t.regex(await once.innerText(), /shown once/);
+  t.true(await once.getByRole('button', { name: 'Copy' }).isVisible());
+  const url = await once.getByLabel('Invitation link').inputValue();
+  t.regex(url, /\/dashboard\/invitations\//);
+  t.is(await page.locator('table.members tr[data-email="alice@example.com"] .member-role').innerText(), 'Member');
+  t.context.shared.invitation = url;
+
+  // The switcher filters the keys to one team, and the list names each key's team.
+  await page.getByRole('link', { name: 'Virtual keys', exact: true }).click();
+  await page.locator('table.keys tr[data-key-name="search-admin-key"]').waitFor();
+  t.is(await page.locator('table.keys tr[data-key-name="search-admin-key"] td.team').innerText(), 'search');
+  t.is(await page.locator('table.keys tr[data-key-name="default-team-key"] td.team').innerText(), 'default');
+  await page.getByLabel('Viewing team').selectOption({ label: 'search' });
+  await page.locator('table.keys tr[data-key-name="default-team-key"]').waitFor({ state: 'detached' });
+  t.is(await page.locator('table.keys tbody tr').count(), 1);
+  t.is(await page.getByRole('form', { name: 'Create a virtual key' }).getByLabel('Team').inputValue(), team.id, 'what is created goes to the chosen team');
+  await page.getByLabel('Viewing team').selectOption({ label: 'All teams' });
+  await page.locator('table.keys tr[data-key-name="default-team-key"]').waitFor();
+  t.deepEqual(t.context.browser.consoleErrors, []);
+});
+
+it('the member opens the invitation: only their team, no Users or Teams admin actions; they create a key and a personal token, then revoke it', async (t) => {
+  const { gateway } = t.context;
+  t.truthy(t.context.shared.invitation, 'the first test invited the member');
+  const member = await openInvitation(t.context.shared.opened, t.context.shared.invitation!);
+  const { page } = member;
+  await page.getByRole('navigation', { name: 'Sections' }).waitFor();
+  t.is(await page.locator('#who').innerText(), 'alice@example.com');
+  const links = await navLinks(page);
+  t.false(links.includes('Users'));
+  t.false(links.includes('Audit'));
+  t.false(links.includes('Plugins'));
+  t.true(links.includes('Tokens'));
+
+  // Their team's keys only (a member: their own), and they create one in their team.
+  await page.getByRole('link', { name: 'Virtual keys', exact: true }).click();
+  const form = page.getByRole('form', { name: 'Create a virtual key' });
+  await form.waitFor();
+  t.is(await page.locator('table.keys').count(), 0, 'no key of another team or another user');
+  await form.getByLabel('Name', { exact: true }).fill('alice-key');
+  await form.getByLabel('Stored credential').selectOption({ label: 'shared-openai (openai)' });
+  await form.getByRole('button', { name: 'Create key' }).click();
+  await page.locator('input.key-value').waitFor();
+  const keys = page.locator('table.keys tbody tr');
+  t.deepEqual(await keys.evaluateAll((rows) => rows.map((row) => (row as any).dataset.keyName)), ['alice-key']);
+  t.is(await page.locator('table.keys tr[data-key-name="alice-key"] td.team').innerText(), 'search');
+  const content = await page.content();
+  for (const name of t.context.others) t.false(content.includes(name), name);
+  const stored = (await admin(gateway, 'GET', '/admin/virtual-keys')).json.data.find((key: { name: string }) => key.name === 'alice-key');
+  t.is(stored.team_id, (await admin(gateway, 'GET', '/admin/teams')).json.data.find((entry: { name: string }) => entry.name === 'search').id);
+
+  // Teams: read, no create, edit or delete; Members: no invitation form.
+  await page.getByRole('link', { name: 'Teams', exact: true }).click();
+  await page.locator('table.teams').waitFor();
+  t.deepEqual(await page.locator('table.teams tbody tr').evaluateAll((rows) => rows.map((row) => (row as any).dataset.teamName)), ['search']);
+  t.is(await page.getByRole('form', { name: 'Create a team' }).count(), 0);
+  t.is(await page.locator('table.teams').getByRole('button').count(), 0);
+  await page.getByRole('link', { name: 'Members', exact: true }).click();
+  await page.getByRole('heading', { name: 'Members of search' }).waitFor();
+  t.is(await page.locator('form').count(), 0, 'no invitation form');
+  t.is(await page.locator('table.members').getByRole('button').count(), 0);
+
+  // A personal token: created with an expiry and one permission, shown once, listed, used, revoked.
+  await page.getByRole('link', { name: 'Tokens', exact: true }).click();
+  const tokenForm = page.getByRole('form', { name: 'Create a token' });
+  await tokenForm.getByLabel('Token name').fill('ci-read');
+  await tokenForm.getByLabel('Expires in (days)').fill('30');
+  await tokenForm.getByLabel('keys.read').check();
+  await tokenForm.getByRole('button', { name: 'Create token' }).click();
+  const once = page.getByRole('region', { name: 'Token "ci-read" created' });
+  await once.waitFor();
+  t.regex(await once.innerText(), /only time the token is shown/);
+  t.true(await once.getByRole('button', { name: 'Copy' }).isVisible());
+  const token = await once.getByLabel('Token value').inputValue();
+  t.regex(token, /^gtok-/);
+  const row = page.locator('table.tokens tr[data-token-name="ci-read"]');
+  t.is(await row.locator('.token-permissions').innerText(), 'keys.read');
+  t.is(await row.locator('.last-used').innerText(), 'never used');
+  const used = await admin(gateway, 'GET', '/admin/virtual-keys', undefined, token);
+  t.is(used.status, 200);
+  t.deepEqual(used.json.data.map((key: { name: string }) => key.name), ['alice-key']);
+  await page.reload();
+  await page.locator('table.tokens tr[data-token-name="ci-read"] .last-used', { hasNotText: 'never used' }).waitFor();
+  await once.waitFor({ state: 'detached' });
+  t.false((await page.content()).includes(token), 'the value is not shown again');
+
+  page.once('dialog', (dialog) => void dialog.accept());
+  await page.getByRole('button', { name: 'Revoke ci-read' }).click();
+  await page.locator('table.tokens tr[data-token-name="ci-read"]').waitFor({ state: 'detached' });
+  t.is((await admin(gateway, 'GET', '/admin/virtual-keys', undefined, token)).status, 401);
+  t.deepEqual(member.consoleErrors, []);
+});
+
+it('an auditor sees the pages but no create, edit or delete action', async (t) => {
+  const { gateway } = t.context;
+  const created = await admin(gateway, 'POST', '/admin/users', { email: 'audrey@example.com', role: 'auditor' });
+  t.is(created.status, 201, created.text);
+  const auditor = await openInvitation(t.context.shared.opened, created.json.invitation.url);
+  try {
+    const { page } = auditor;
+    await page.getByRole('navigation', { name: 'Sections' }).waitFor();
+    const links = await navLinks(page);
+    for (const name of ['Logs', 'Virtual keys', 'Credentials', 'Routes', 'Teams', 'Users', 'Service accounts', 'Audit']) t.true(links.includes(name), name);
+    const pages: Array<[string, string]> = [['Virtual keys', 'table.keys'], ['Credentials', 'table.credentials'], ['Teams', 'table.teams'], ['Users', 'table.users']];
+    for (const [link, table] of pages) {
+      await page.getByRole('link', { name: link, exact: true }).click();
+      await page.locator(table).waitFor();
+      t.is(await page.locator('main form.editor').count(), 0, `${link}: no form`);
+      t.is(await page.locator(`${table} button`).count(), 0, `${link}: no button in the list`);
+    }
+    await page.getByRole('link', { name: 'Routes', exact: true }).click();
+    await page.getByRole('heading', { name: 'Routes', exact: true }).waitFor();
+    t.is(await page.getByRole('form', { name: 'New route' }).count(), 0);
+    await page.getByRole('link', { name: 'Service accounts', exact: true }).click();
+    await page.getByRole('heading', { name: 'Service accounts' }).waitFor();
+    t.is(await page.getByRole('form', { name: 'Create a service account' }).count(), 0);
+    t.deepEqual(auditor.consoleErrors, []);
+  } finally {
+    await auditor.close();
+  }
+});
+
+it('a user with no role sees that they have no access yet', async (t) => {
+  const created = await admin(t.context.gateway, 'POST', '/admin/users', { email: 'nobody@example.com' });
+  t.is(created.status, 201, created.text);
+  const nobody = await openInvitation(t.context.shared.opened, created.json.invitation.url);
+  try {
+    const { page } = nobody;
+    await page.getByRole('heading', { name: 'You have no access yet' }).waitFor();
+    t.is(await page.locator('#who').innerText(), 'nobody@example.com');
+    t.false(await page.locator('#nav').isVisible());
+    t.true(await page.getByRole('button', { name: 'Sign out' }).isVisible());
+  } finally {
+    await nobody.close();
+  }
+});
+
+it('users: invite with a role, suspend and reactivate; service accounts: create, a token shown once, delete', async (t) => {
+  const { page } = t.context.browser;
+  const { gateway } = t.context;
+  await page.getByRole('link', { name: 'Users', exact: true }).click();
+  const invite = page.getByRole('form', { name: 'Invite a user' });
+  await invite.getByLabel('Email').fill('bob@example.com');
+  await invite.getByLabel('Organization role').selectOption('admin');
+  await invite.getByRole('button', { name: 'Invite user' }).click();
+  await page.getByRole('region', { name: 'Invitation for bob@example.com' }).waitFor();
+  const bob = page.locator('table.users tr[data-email="bob@example.com"]');
+  t.is(await bob.locator('.user-role').innerText(), 'Admin');
+  page.once('dialog', (dialog) => void dialog.accept());
+  await bob.getByRole('button', { name: 'Suspend bob@example.com' }).click();
+  await page.locator('table.users tr[data-email="bob@example.com"][data-status="suspended"]').waitFor();
+  await page.getByRole('button', { name: 'Reactivate bob@example.com' }).click();
+  await page.locator('table.users tr[data-email="bob@example.com"][data-status="active"]').waitFor();
+  await page.getByLabel('Organization role of bob@example.com', { exact: true }).selectOption('auditor');
+  await page.getByRole('button', { name: 'Set the organization role of bob@example.com' }).click();
+  await page.locator('table.users tr[data-email="bob@example.com"] .user-role', { hasText: 'Auditor' }).waitFor();
+  const stored = (await admin(gateway, 'GET', '/admin/users')).json.data.find((user: { email: string }) => user.email === 'bob@example.com');
+  t.is(stored.role, 'auditor');
+  t.is(stored.status, 'active');
+
+  await page.getByRole('link', { name: 'Service accounts', exact: true }).click();
+  const create = page.getByRole('form', { name: 'Create a service account' });
+  await create.getByLabel('Name', { exact: true }).fill('ci-bot');
+  await create.getByLabel('Team', { exact: true }).selectOption({ label: 'search' });
+  await create.getByRole('button', { name: 'Create service account' }).click();
+  const row = page.locator('table.service-accounts tr[data-account-name="ci-bot"]');
+  await row.waitFor();
+  t.is(await row.locator('td.team').innerText(), 'search');
+  await row.getByRole('button', { name: 'Create a token for ci-bot' }).click();
+  await page.getByRole('form', { name: 'A token for ci-bot' }).getByRole('button', { name: 'Create token' }).click();
+  const value = await page.getByRole('region', { name: /Token ".*" for ci-bot/ }).getByLabel('Token value').inputValue();
+  const listed = await admin(gateway, 'GET', '/admin/virtual-keys', undefined, value);
+  t.is(listed.status, 200, 'the service account token works');
+  page.once('dialog', (dialog) => void dialog.accept());
+  await row.getByRole('button', { name: 'Delete ci-bot' }).click();
+  await page.locator('table.service-accounts tr[data-account-name="ci-bot"]').waitFor({ state: 'detached' });
+  t.is((await admin(gateway, 'GET', '/admin/service-accounts')).json.data.length, 0);
+  t.deepEqual(t.context.browser.consoleErrors, []);
+});
+
+it('audit: a 404 says the trail is not available; events show newest first with changes before → after, filters, paging and the export link', async (t) => {
+  const { page } = t.context.browser;
+  // Whatever the gateway answers, the page is tested against the contract: the browser gets these answers.
+  await page.route(auditList, (route) => route.fulfill({ status: 404, contentType: 'application/json', body: JSON.stringify({ error: { message: 'Not found', type: 'not_found_error' } }) }));
+  await page.getByRole('link', { name: 'Audit', exact: true }).click();
+  t.regex(await page.getByRole('alert').innerText(), /not available on this gateway yet.*404/);
+  await page.unroute(auditList);
+
+  const requests: URL[] = [];
+  const event = (seq: number, extra: Record<string, unknown> = {}) => ({
+    id: `evt_${seq}`, seq, time: new Date(Date.UTC(2026, 10, 28, 12, 0, seq)).toISOString(),
+    actor: { type: 'user', id: 'usr_1', label: 'alice@example.com' }, action: 'PATCH /admin/teams/:id', target: { type: 'team', id: 'team_1' },
+    changes: { allowed_models: { before: ['gpt-4o'], after: ['gpt-4o-mini'] } }, outcome: 'success', address: '127.0.0.1', prev_hash: `h${seq - 1}`, hash: `h${seq}`, ...extra,
+  });
+  await page.route(auditList, async (route) => {
+    const url = new URL(route.request().url());
+    requests.push(url);
+    const second = url.searchParams.get('cursor') === 'c2';
+    const data = second ? [event(1, { changes: undefined, target: undefined })] : [event(3), event(2, { outcome: 'failure' })];
+    await route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify({ data, next_cursor: second ? null : 'c2' }) });
+  });
+  await page.evaluate(() => { (globalThis as any).location.hash = '#/audit?actor=alice%40example.com'; });
+  await page.locator('table.audit tr[data-seq="3"]').waitFor();
+  t.deepEqual(await page.locator('table.audit tbody tr').evaluateAll((rows) => rows.map((row) => (row as any).dataset.seq)), ['3', '2']);
+  t.is(await page.locator('table.audit tr[data-seq="3"] li[data-field="allowed_models"]').innerText(), 'allowed_models: ["gpt-4o"] → ["gpt-4o-mini"]');
+  t.is(await page.locator('table.audit tr[data-seq="2"] .outcome').innerText(), 'failure');
+  const last = requests.at(-1)!;
+  t.is(last.searchParams.get('actor'), 'alice@example.com');
+  t.is(last.searchParams.get('limit'), '50');
+  const href = (await page.getByRole('link', { name: 'Export (JSONL)' }).getAttribute('href'))!;
+  const exportUrl = new URL(href, t.context.gateway.url);
+  t.is(exportUrl.pathname, '/admin/audit/export');
+  t.is(exportUrl.searchParams.get('actor'), 'alice@example.com');
+  t.truthy(exportUrl.searchParams.get('csrf'), 'the export link carries the CSRF token, as the logs export does');
+
+  await page.getByRole('button', { name: 'Next' }).click();
+  await page.locator('table.audit tr[data-seq="1"]').waitFor();
+  t.is(requests.at(-1)!.searchParams.get('cursor'), 'c2');
+  t.true(await page.getByRole('button', { name: 'Next' }).isDisabled());
+  await page.getByRole('button', { name: 'Previous' }).click();
+  await page.locator('table.audit tr[data-seq="3"]').waitFor();
+  t.is(requests.at(-1)!.searchParams.get('cursor'), null);
+
+  const filters = page.getByRole('search', { name: 'Filter audit events' });
+  await filters.getByLabel('Action').fill('DELETE /admin/teams/:id');
+  await filters.getByLabel('Since').fill('2026-11-01T00:00');
+  await filters.getByRole('button', { name: 'Apply' }).click();
+  await page.waitForFunction(() => (globalThis as any).location.hash.includes('action='));
+  await page.locator('table.audit tr[data-seq="3"]').waitFor();
+  const filtered = requests.at(-1)!;
+  t.is(filtered.searchParams.get('action'), 'DELETE /admin/teams/:id');
+  t.is(filtered.searchParams.get('since'), new Date('2026-11-01T00:00').toISOString(), 'the local time as ISO 8601 (the browser and this process share the time zone)');
+  await page.unroute(auditList);
+});
