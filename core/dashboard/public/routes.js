@@ -1,7 +1,7 @@
 import { api } from './api.js';
 import { field, format, h, notify, replace } from './dom.js';
 import { routeForm } from './route-form.js';
-import { holdsAnywhere, holdsIn, inSelectedTeam, may, pluginsFor, teamCell, teamField, teamIdOf, teamName, teamOf } from './session.js';
+import { holdsAnywhere, holdsIn, inSelectedTeam, may, pluginsFor, teamCell, teamField, teamName, teamOf } from './session.js';
 
 const EXAMPLE = {
   name: 'my-route',
@@ -186,21 +186,22 @@ export async function renderRoutes(view) {
   const table = routes.length === 0
     ? h('p', { class: 'muted', text: 'No stored routes yet.' })
     : h('div', { class: 'table-wrap' }, h('table', { class: 'routes' },
-      h('thead', {}, h('tr', {}, ['Name', 'Team', 'Id', 'Version', 'Strategy', 'Targets', 'Updated'].map((name) => h('th', { scope: 'col', text: name })))),
+      h('thead', {}, h('tr', {}, ['Name', 'Id', 'Version', 'Strategy', 'Targets', 'Updated', 'Team'].map((name) => h('th', { scope: 'col', text: name })))),
       h('tbody', {}, routes.map((stored) => h('tr', { data: { routeId: stored.id, routeName: stored.name, teamId: teamOf(stored) ?? 'organization' } },
         h('th', { scope: 'row' }, h('a', { href: `#/routes/${encodeURIComponent(stored.id)}`, text: stored.name ?? '(unnamed)' })),
-        h('td', { class: 'team' }, teamCell(stored)),
         h('td', {}, h('code', { text: stored.id })),
         h('td', { class: 'number', text: stored.version }),
         h('td', { text: strategyText(stored.route) }),
         h('td', {}, targetList(stored.route)),
-        h('td', { text: format.time(stored.updated_at) }))))));
+        h('td', { text: format.time(stored.updated_at) }),
+        h('td', { class: 'team' }, teamCell(stored)))))));
   // New routes (the form's and the JSON editor's) belong to the team chosen here.
   const writable = may('routes.write');
   const ownerField = writable ? teamField('routes.write', { shared: true, hint: 'who owns the routes stored below; shared: every team may use them' }) : null;
-  const ownerForm = ownerField ? h('form', { class: 'route-owner', 'aria-label': 'Owner of new routes' }, ownerField) : null;
+  const ownerForm = ownerField ? h('div', { class: 'route-owner' }, ownerField) : null;
   const withTeam = (body) => {
-    const team = ownerForm ? teamIdOf(new FormData(ownerForm)) : undefined;
+    const choice = ownerForm?.querySelector('select')?.value;
+    const team = choice ? (choice === 'organization' ? null : choice) : undefined;
     return team === undefined ? body : { ...body, team_id: team };
   };
   const opened = async (stored) => {
