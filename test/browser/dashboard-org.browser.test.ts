@@ -1,7 +1,8 @@
 import anyTest, { type TestFn } from 'ava';
 import type { Page } from 'playwright-core';
+import { type Fake, startFake } from '../fakes/openai-fake.js';
 import { startGateway, type TestGateway } from '../harness.js';
-import { admin } from '../vault/vault-harness.js';
+import { admin, chatWithKey, fixedUsageHandler } from '../vault/vault-harness.js';
 import { browserSkipReason, openBrowser, signIn, type BrowserSession } from './browser.js';
 
 // Issue 33, the dashboard: who is signed in, the team switcher, the Teams, Members, Users, Service
@@ -10,6 +11,9 @@ import { browserSkipReason, openBrowser, signIn, type BrowserSession } from './b
 type Browser = BrowserSession & { consoleErrors: string[] };
 interface Context {
   gateway: TestGateway;
+  fake: Fake;
+  /** The default team's key's value (requests with it are logged). */
+  defaultKey: string;
   browser: Browser;
   /** What one test hands the next (ava gives each test a shallow copy of the context). */
   shared: { invitation?: string; opened: Browser[] };
@@ -23,13 +27,14 @@ const it = skipReason ? test.skip : test.serial;
 test.before(async (t) => {
   if (skipReason) return;
   const gateway = await startGateway();
+  const fake = await startFake(fixedUsageHandler(0));
   // A shared credential every team may use, and a key in the default team and one in the new team
   // made by the account key: the member must see neither key.
   const credential = await admin(gateway, 'POST', '/admin/credentials', { name: 'shared-openai', provider: 'openai', api_key: 'sk-org-shared-secret-0123456789', team_id: null });
   t.is(credential.status, 201, credential.text);
-  const other = await admin(gateway, 'POST', '/admin/virtual-keys', { name: 'default-team-key', provider: 'openai', credential_id: credential.json.id });
+  const other = await admin(gateway, 'POST', '/admin/virtual-keys', { name: 'default-team-key', provider: 'openai', credential_id: credential.json.id, custom_host: fake.baseUrl });
   t.is(other.status, 201, other.text);
-  t.context = { gateway, browser: await openBrowser(), shared: { opened: [] }, others: ['default-team-key'] };
+  t.context = { gateway, fake, defaultKey: other.json.key, browser: await openBrowser(), shared: { opened: [] }, others: ['default-team-key'] };
 });
 
 test.after.always(async (t) => {
@@ -37,6 +42,7 @@ test.after.always(async (t) => {
   for (const browser of t.context.shared?.opened ?? []) await browser.close().catch(() => undefined);
   await t.context.browser?.close();
   await t.context.gateway?.close();
+  await t.context.fake?.close();
 });
 
 /** `GET /admin/audit` (not its export). */
@@ -85,7 +91,8 @@ it('the account key: the header names it; creating a team and inviting a member 
   t.deepEqual((await admin(gateway, 'GET', `/admin/teams/${team.id}`)).json.allowed_models, ['gpt-4o-mini']);
 
   // A key of the new team made by the account key (not the member's: a member sees only their own).
-  t.is((await admin(gateway, 'POST', '/admin/virtual-keys', { name: 'search-admin-key', provider: 'openai', credential_id: (await admin(gateway, 'GET', '/admin/credentials')).json.data[0].id, team_id: team.id })).status, 201);
+  const searchKey = await admin(gateway, 'POST', '/admin/virtual-keys', { name: 'search-admin-key', provider: 'openai', credential_id: (await admin(gateway, 'GET', '/admin/credentials')).json.data[0].id, team_id: team.id, custom_host: t.context.fake.baseUrl });
+  t.is(searchKey.status, 201, searchKey.text);
   t.context.others.push('search-admin-key');
 
   await page.locator('table.teams tr[data-team-name="search"]').getByRole('link', { name: 'Members' }).click();
@@ -114,6 +121,24 @@ it('the account key: the header names it; creating a team and inviting a member 
   t.is(await page.getByRole('form', { name: 'Create a virtual key' }).getByLabel('Team').inputValue(), team.id, 'what is created goes to the chosen team');
   await page.getByLabel('Viewing team').selectOption({ label: 'All teams' });
   await page.locator('table.keys tr[data-key-name="default-team-key"]').waitFor();
+
+  // Credentials name their team; the shared one is the organization's.
+  await page.getByRole('link', { name: 'Credentials', exact: true }).click();
+  t.is(await page.locator('table.credentials tr[data-credential-name="shared-openai"] td.team').innerText(), 'Organization (shared)');
+
+  // Logs: a request with each key; the switcher keeps the team's keys' requests.
+  t.is((await chatWithKey(gateway, t.context.defaultKey)).status, 200);
+  t.is((await chatWithKey(gateway, searchKey.json.key)).status, 200);
+  await page.getByRole('link', { name: 'Logs', exact: true }).click();
+  const logRows = page.locator('table.logs tbody tr');
+  await page.locator('table.logs tbody tr td.key', { hasText: 'default-team-key' }).waitFor();
+  await page.locator('table.logs tbody tr td.key', { hasText: 'search-admin-key' }).waitFor();
+  t.is(await logRows.count(), 2);
+  await page.getByLabel('Viewing team').selectOption({ label: 'search' });
+  await page.locator('table.logs tbody tr td.key', { hasText: 'default-team-key' }).waitFor({ state: 'detached' });
+  t.deepEqual(await page.locator('table.logs tbody tr td.key').allInnerTexts(), ['search-admin-key']);
+  t.regex(await page.locator('.list-tools p').first().innerText(), /of team search/);
+  await page.getByLabel('Viewing team').selectOption({ label: 'All teams' });
   t.deepEqual(t.context.browser.consoleErrors, []);
 });
 
@@ -233,7 +258,7 @@ it('a user with no role sees that they have no access yet', async (t) => {
   }
 });
 
-it('users: invite with a role, suspend and reactivate; service accounts: create, a token shown once, delete', async (t) => {
+it('users: invite with a role, suspend and reactivate; service accounts: create, a token shown once, delete; members: change a role, remove; teams: delete', async (t) => {
   const { page } = t.context.browser;
   const { gateway } = t.context;
   await page.getByRole('link', { name: 'Users', exact: true }).click();
@@ -273,6 +298,29 @@ it('users: invite with a role, suspend and reactivate; service accounts: create,
   await row.getByRole('button', { name: 'Delete ci-bot' }).click();
   await page.locator('table.service-accounts tr[data-account-name="ci-bot"]').waitFor({ state: 'detached' });
   t.is((await admin(gateway, 'GET', '/admin/service-accounts')).json.data.length, 0);
+
+  // Members: change a role, remove a member.
+  await page.getByRole('link', { name: 'Members', exact: true }).click();
+  await page.getByLabel('Team', { exact: true }).selectOption({ label: 'search' });
+  await page.getByRole('heading', { name: 'Members of search' }).waitFor();
+  await page.getByLabel('Role of alice@example.com', { exact: true }).selectOption('viewer');
+  await page.getByRole('button', { name: 'Change the role of alice@example.com' }).click();
+  await page.locator('table.members tr[data-email="alice@example.com"] .member-role', { hasText: 'Viewer' }).waitFor();
+  const alice = (await admin(gateway, 'GET', '/admin/users')).json.data.find((user: { email: string }) => user.email === 'alice@example.com');
+  t.deepEqual(alice.teams.map((entry: { role: string }) => entry.role), ['viewer']);
+  page.once('dialog', (dialog) => void dialog.accept());
+  await page.getByRole('button', { name: 'Remove alice@example.com' }).click();
+  await page.locator('table.members tr[data-email="alice@example.com"]').waitFor({ state: 'detached' });
+  t.deepEqual((await admin(gateway, 'GET', `/admin/users/${alice.id}`)).json.teams, []);
+
+  // Teams: an empty team is deleted.
+  t.is((await admin(gateway, 'POST', '/admin/teams', { name: 'short-lived' })).status, 201);
+  await page.getByRole('link', { name: 'Teams', exact: true }).click();
+  await page.locator('table.teams tr[data-team-name="short-lived"]').waitFor();
+  page.once('dialog', (dialog) => void dialog.accept());
+  await page.getByRole('button', { name: 'Delete short-lived' }).click();
+  await page.locator('table.teams tr[data-team-name="short-lived"]').waitFor({ state: 'detached' });
+  t.false((await admin(gateway, 'GET', '/admin/teams')).json.data.some((entry: { name: string }) => entry.name === 'short-lived'));
   t.deepEqual(t.context.browser.consoleErrors, []);
 });
 

@@ -3,22 +3,24 @@
 import { api } from './api.js';
 import { field, h, notify, replace, select } from './dom.js';
 
-const TEAM_STORAGE = 'gateway-dashboard-team';
 let me = null;
 let teams = [];
+// The switcher's team, in memory only (the page writes nothing to storage): '' shows every team.
+let chosenTeam = '';
 
 /** Reads who is signed in and the teams they may see. */
 export async function loadMe() {
   me = await api.get('/admin/me');
   teams = holdsAnywhere('teams.read') ? (await api.get('/admin/teams')).data : [];
   teams.sort((a, b) => a.name.localeCompare(b.name));
-  if (selectedTeam() && !teams.some((team) => team.id === selectedTeam())) sessionStorage.removeItem(TEAM_STORAGE);
+  if (chosenTeam && !teams.some((team) => team.id === chosenTeam)) chosenTeam = '';
   return me;
 }
 
 export function forgetMe() {
   me = null;
   teams = [];
+  chosenTeam = '';
 }
 
 export const currentMe = () => me;
@@ -58,7 +60,7 @@ export const teamList = () => teams;
 
 /** The switcher's team id, or '' for every team. */
 export function selectedTeam() {
-  return sessionStorage.getItem(TEAM_STORAGE) ?? '';
+  return chosenTeam;
 }
 
 /** The team an object belongs to as stored: no `team_id` is the `default` team, null the organization. */
@@ -96,8 +98,7 @@ export function renderSwitcher(slot, onChange) {
   const control = select('team', [['', 'All teams'], ...teams.map((team) => [team.id, team.name])], selectedTeam());
   control.id = 'team-switcher';
   control.addEventListener('change', () => {
-    if (control.value) sessionStorage.setItem(TEAM_STORAGE, control.value);
-    else sessionStorage.removeItem(TEAM_STORAGE);
+    chosenTeam = control.value;
     notify('');
     onChange();
   });
