@@ -66,7 +66,9 @@ function readLimits(data) {
   return limits;
 }
 
-const policyOptions = (policies) => [['', 'No policy'], ...policies.map((policy) => [policy.name, policy.name])];
+/** The policies to pick from; a key's current one stays listed when the caller may not list policies (a team role), so saving keeps it. */
+const policyOptions = (policies, current) => [['', 'No policy'], ...policies.map((policy) => [policy.name, policy.name]),
+  ...(current && !policies.some((policy) => policy.name === current) ? [[current, current]] : [])];
 
 /**
  * A key's usage as `GET /admin/virtual-keys/:id/usage` reports it: spend in the budget's period
@@ -345,7 +347,7 @@ function editForm(slot, key, { credentials, policies, routes, reload }) {
     h('div', { class: 'grid' },
       field('Name', h('input', { name: 'name', required: true, value: key.name })),
       binding,
-      field('Guardrail policy', select('guardrail_policy', policyOptions(policies), key.guardrail_policy ?? '')),
+      field('Guardrail policy', select('guardrail_policy', policyOptions(policies, key.guardrail_policy), key.guardrail_policy ?? '')),
       routesField(grantedNames(key, routeNames).join(', ')),
       bodiesField(key.log_bodies),
       limitFields(key.limits, key.expires_at)),
@@ -469,7 +471,7 @@ function rotateForm(slot, credential, reload) {
   const secret = secretInput('api_key');
   const form = h('form', { class: 'editor', 'aria-labelledby': 'rotate-credential-title' },
     h('h2', { id: 'rotate-credential-title', text: `Rotate ${credential.name}` }),
-    h('p', { class: 'muted', text: `Replaces the secret; the id stays, so the ${(credential.used_by ?? []).length} key(s) using it send the new one from their next request.` }),
+    h('p', { class: 'muted', text: `Team: ${teamName(teamOf(credential))}. Replaces the secret; the id stays, so the ${(credential.used_by ?? []).length} key(s) using it send the new one from their next request.` }),
     h('div', { class: 'grid' }, field('New API key', secret, 'goes straight to the vault; it is not shown again')),
     h('div', { class: 'actions' }, h('button', { type: 'submit', text: 'Replace secret' }), h('button', { type: 'button', class: 'secondary', text: 'Cancel', on: { click: () => replace(slot) } })));
   form.addEventListener('submit', async (event) => {

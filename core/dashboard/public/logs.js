@@ -1,7 +1,7 @@
 import { api } from './api.js';
 import { field, format, h, replace, select } from './dom.js';
 import { exportLinks, liveToggle } from './logs-live.js';
-import { selectedTeam, teamName, teamOf } from './session.js';
+import { holdsAnywhere, selectedTeam, teamName, teamOf } from './session.js';
 
 const PAGE_SIZE = 50;
 const RANGES = [
@@ -125,7 +125,8 @@ function filterForm(query) {
   const form = h(
     'form',
     { class: 'filters', role: 'search', 'aria-label': 'Filter logs' },
-    h('div', { class: 'search-field' }, field('Search bodies', input('q', 'search', { placeholder: 'words in request or response bodies', title: search }))),
+    // Searching bodies needs logs.bodies (403 without it): the field is shown only to those who hold it.
+    holdsAnywhere('logs.bodies') ? h('div', { class: 'search-field' }, field('Search bodies', input('q', 'search', { placeholder: 'words in request or response bodies', title: search }))) : null,
     field('Time range', range),
     field('Status', statusClass),
     field('From', input('from', 'datetime-local', { title: 'overrides the range' })),
