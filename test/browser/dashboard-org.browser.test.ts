@@ -270,6 +270,48 @@ it('a user with no role sees that they have no access yet', async (t) => {
   }
 });
 
+it('a team admin manages their team: members, keys and service accounts in it, no organization page or action', async (t) => {
+  const { gateway } = t.context;
+  const team = (await admin(gateway, 'GET', '/admin/teams')).json.data.find((entry: { name: string }) => entry.name === 'search');
+  const created = await admin(gateway, 'POST', `/admin/teams/${team.id}/members`, { email: 'tina@example.com', role: 'team_admin' });
+  t.is(created.status, 201, created.text);
+  const teamAdmin = await openInvitation(t.context.shared.opened, created.json.invitation.url);
+  try {
+    const { page } = teamAdmin;
+    await page.getByRole('navigation', { name: 'Sections' }).waitFor();
+    const links = await navLinks(page);
+    t.false(links.includes('Users'));
+    t.false(links.includes('Usage'));
+    t.true(links.includes('Service accounts'));
+    t.true(links.includes('Audit'), 'a team admin reads its team\'s audit events');
+    // The team's keys (every member's, not only their own), with edit actions; the create form's Team offers only their team.
+    await page.getByRole('link', { name: 'Virtual keys', exact: true }).click();
+    await page.locator('table.keys').waitFor();
+    t.deepEqual((await page.locator('table.keys tbody tr').evaluateAll((rows) => rows.map((row) => (row as any).dataset.keyName))).sort(), ['alice-key', 'search-admin-key']);
+    t.is(await page.getByRole('button', { name: 'Delete alice-key' }).count(), 1);
+    const teamOptions = await page.getByRole('form', { name: 'Create a virtual key' }).getByLabel('Team', { exact: true }).locator('option').allInnerTexts();
+    t.deepEqual(teamOptions, ['search']);
+    // Teams: read-only; Members: invitation with the team roles, up to their own.
+    await page.getByRole('link', { name: 'Teams', exact: true }).click();
+    await page.locator('table.teams').waitFor();
+    t.is(await page.getByRole('form', { name: 'Create a team' }).count(), 0);
+    t.is(await page.locator('table.teams').getByRole('button').count(), 0);
+    await page.getByRole('link', { name: 'Members', exact: true }).click();
+    const invite = page.getByRole('form', { name: 'Add or invite a member of search' });
+    await invite.waitFor();
+    t.deepEqual(await invite.getByLabel('Role').locator('option').allInnerTexts(), ['Team admin', 'Member', 'Viewer']);
+    t.is(await page.getByRole('button', { name: 'Remove tina@example.com' }).count(), 0, 'not their own row');
+    t.is(await page.getByRole('button', { name: 'Remove alice@example.com' }).count(), 1);
+    // Service accounts: created in their team.
+    await page.getByRole('link', { name: 'Service accounts', exact: true }).click();
+    const form = page.getByRole('form', { name: 'Create a service account' });
+    t.deepEqual(await form.getByLabel('Team', { exact: true }).locator('option').allInnerTexts(), ['search']);
+    t.deepEqual(teamAdmin.consoleErrors, []);
+  } finally {
+    await teamAdmin.close();
+  }
+});
+
 it('users: invite with a role, suspend and reactivate; service accounts: create, a token shown once, delete; members: change a role, remove; teams: delete', async (t) => {
   const { page } = t.context.browser;
   const { gateway } = t.context;
