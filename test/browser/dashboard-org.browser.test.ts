@@ -122,6 +122,20 @@ it('the account key: the header names it; creating a team and inviting a member 
   await page.getByLabel('Viewing team').selectOption({ label: 'All teams' });
   await page.locator('table.keys tr[data-key-name="default-team-key"]').waitFor();
 
+  // Routes: the list and a route's page name its team; the switcher narrows the list.
+  const route = await admin(gateway, 'POST', '/admin/routes', { name: 'search-route', team_id: team.id, route: { targets: [{ name: 'a', provider: 'openai', credential: (await admin(gateway, 'GET', '/admin/credentials')).json.data[0].id }] } });
+  t.is(route.status, 201, route.text);
+  t.is((await admin(gateway, 'POST', '/admin/routes', { name: 'default-route', route: { targets: [{ name: 'a', provider: 'openai' }] } })).status, 201);
+  await page.getByRole('link', { name: 'Routes', exact: true }).click();
+  await page.locator('table.routes tr[data-route-name="default-route"]').waitFor();
+  t.is(await page.locator('table.routes tr[data-route-name="search-route"] td.team').innerText(), 'search');
+  await page.getByLabel('Viewing team').selectOption({ label: 'search' });
+  await page.locator('table.routes tr[data-route-name="default-route"]').waitFor({ state: 'detached' });
+  t.deepEqual(await page.locator('table.routes tbody tr').evaluateAll((rows) => rows.map((row) => (row as any).dataset.routeName)), ['search-route']);
+  await page.getByRole('link', { name: 'search-route' }).click();
+  t.is(await page.locator('dd.route-team').innerText(), 'search');
+  await page.getByLabel('Viewing team').selectOption({ label: 'All teams' });
+
   // The account key holds logs.bodies: the body search and the export with bodies are there.
   await page.getByRole('link', { name: 'Logs', exact: true }).click();
   await page.getByLabel('Search bodies').waitFor();
@@ -305,6 +319,7 @@ it('a team admin manages their team: members, keys and service accounts in it, n
     // Service accounts: created in their team.
     await page.getByRole('link', { name: 'Service accounts', exact: true }).click();
     const form = page.getByRole('form', { name: 'Create a service account' });
+    await form.waitFor();
     t.deepEqual(await form.getByLabel('Team', { exact: true }).locator('option').allInnerTexts(), ['search']);
     t.deepEqual(teamAdmin.consoleErrors, []);
   } finally {
