@@ -3,7 +3,7 @@ import type { Page } from 'playwright-core';
 import { type Fake, startFake } from '../fakes/openai-fake.js';
 import { startGateway, type TestGateway } from '../harness.js';
 import { admin, chatWithKey, fixedUsageHandler } from '../vault/vault-harness.js';
-import { browserSkipReason, openBrowser, signIn, type BrowserSession } from './browser.js';
+import { browserSkipReason, openBrowser, screenshot, signIn, type BrowserSession } from './browser.js';
 
 // Issue 33, the dashboard: who is signed in, the team switcher, the Teams, Members, Users, Service
 // accounts, Tokens and Audit pages, and every action the caller's permissions do not allow hidden.
@@ -109,6 +109,7 @@ it('the account key: the header names it; creating a team and inviting a member 
   t.regex(url, /\/dashboard\/invitations\//);
   t.is(await page.locator('table.members tr[data-email="alice@example.com"] .member-role').innerText(), 'Member');
   t.context.shared.invitation = url;
+  await screenshot(page, 'dashboard-org-members');
 
   // The switcher filters the keys to one team, and the list names each key's team.
   await page.getByRole('link', { name: 'Virtual keys', exact: true }).click();
@@ -228,6 +229,7 @@ it('the member opens the invitation: only their team, no Users or Teams admin ac
   const used = await admin(gateway, 'GET', '/admin/virtual-keys', undefined, token);
   t.is(used.status, 200);
   t.deepEqual(used.json.data.map((key: { name: string }) => key.name), ['alice-key']);
+  await screenshot(page, 'dashboard-org-tokens');
   await page.reload();
   await page.locator('table.tokens tr[data-token-name="ci-read"] .last-used', { hasNotText: 'never used' }).waitFor();
   await once.waitFor({ state: 'detached' });
