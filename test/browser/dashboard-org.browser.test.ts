@@ -110,6 +110,10 @@ it('the account key: the header names it; creating a team and inviting a member 
   t.is(await page.locator('table.members tr[data-email="alice@example.com"] .member-role').innerText(), 'Member');
   t.context.shared.invitation = url;
   await screenshot(page, 'dashboard-org-members');
+  // The switcher picks the team the Members page shows.
+  await page.getByLabel('Viewing team').selectOption({ label: 'default' });
+  await page.getByRole('heading', { name: 'Members of default' }).waitFor();
+  await page.getByLabel('Viewing team').selectOption({ label: 'All teams' });
 
   // The switcher filters the keys to one team, and the list names each key's team.
   await page.getByRole('link', { name: 'Virtual keys', exact: true }).click();

@@ -101,6 +101,13 @@ function showSignIn(message) {
   input.focus();
 }
 
+/** The team switcher changed: the page is drawn again for that team (a team's Members page shows the switcher's team). */
+function switched() {
+  const { path } = parseHash();
+  if (path[0] === 'members' && path[1]) location.hash = '#/members';
+  else route();
+}
+
 /** A signed-in user without an organization role or a team: nothing they may see yet. */
 function showNoAccess() {
   nav.hidden = true;
@@ -123,14 +130,14 @@ async function showApp() {
   const allowed = allowedLinks();
   for (const link of nav.querySelectorAll('a')) link.hidden = !allowed.includes(link);
   nav.hidden = false;
-  renderSwitcher(teamSwitch, () => route());
+  renderSwitcher(teamSwitch, switched);
   if (!location.hash || location.hash === '#') history.replaceState(null, '', `#/${allowed[0] ? pageOf(allowed[0]) : 'logs'}`);
   await route();
   view.focus({ preventScroll: true });
 }
 
 // The Teams page changed the teams: the switcher lists them again.
-window.addEventListener('gateway-teams-changed', () => renderSwitcher(teamSwitch, () => route()));
+window.addEventListener('gateway-teams-changed', () => renderSwitcher(teamSwitch, switched));
 
 signOutButton.addEventListener('click', async () => {
   try {
