@@ -1,17 +1,23 @@
 import { currentSession, signIn, signOut, ssoProviders } from './api.js';
 import { renderAudit } from './audit.js';
 import { field, h, notify, replace } from './dom.js';
+import { renderServiceAccounts, renderTokens } from './accounts.js';
 import { renderCatalog } from './catalog.js';
 import { renderCredentials, renderKeys } from './keys.js';
 import { renderLogDetail } from './detail.js';
 import { renderLogs } from './logs.js';
+import { renderMembers, renderTeams, renderUsers } from './org.js';
 import { renderPolicies } from './policies.js';
 import { renderRouteDetail, renderRoutes } from './routes.js';
+import { currentMe, forgetMe, hasNoAccess, holdsAnywhere, loadMe, renderSwitcher, whoLabel } from './session.js';
 import { renderUsage } from './usage.js';
 
 const view = document.getElementById('view');
 const nav = document.getElementById('nav');
 const signOutButton = document.getElementById('sign-out');
+const account = document.getElementById('account');
+const who = document.getElementById('who');
+const teamSwitch = document.getElementById('team-switch');
 let signedIn = false;
 
 /** `#/logs?model=x` → `{ path: ['logs'], query: URLSearchParams }` */
@@ -28,13 +34,28 @@ const routes = {
   catalog: () => renderCatalog(view),
   routes: (rest) => (rest[0] ? renderRouteDetail(view, rest[0]) : renderRoutes(view)),
   policies: (_rest, query) => renderPolicies(view, query),
+  teams: () => renderTeams(view),
+  members: (rest) => renderMembers(view, rest),
+  users: () => renderUsers(view),
+  'service-accounts': () => renderServiceAccounts(view),
+  tokens: () => renderTokens(view),
   audit: (_rest, query) => renderAudit(view, query),
 };
+
+/** The navigation's entries the caller's permissions allow (each names its permission); the others are hidden. */
+function allowedLinks() {
+  const me = currentMe();
+  return [...nav.querySelectorAll('a')].filter((link) => holdsAnywhere(link.dataset.permission) && (link.dataset.usersOnly !== 'true' || Boolean(me?.user)));
+}
+
+const pageOf = (link) => link.getAttribute('href').replace(/^#\//, '');
 
 async function route() {
   if (!signedIn) return;
   const { path, query } = parseHash();
-  const name = routes[path[0]] ? path[0] : 'logs';
+  const allowed = allowedLinks().map(pageOf);
+  const name = routes[path[0]] && allowed.includes(path[0]) ? path[0] : allowed[0];
+  if (!name) return;
   for (const link of nav.querySelectorAll('a')) {
     if (link.getAttribute('href') === `#/${name}`) link.setAttribute('aria-current', 'page');
     else link.removeAttribute('aria-current');
@@ -49,8 +70,9 @@ async function route() {
 
 function showSignIn(message) {
   signedIn = false;
+  forgetMe();
   nav.hidden = true;
-  signOutButton.hidden = true;
+  account.hidden = true;
   const input = h('input', { type: 'password', name: 'api_key', autocomplete: 'off', required: true, spellcheck: 'false' });
   const error = h('p', { class: 'notice error', role: 'alert', hidden: !message, text: message ?? '' });
   const form = h(
@@ -81,14 +103,43 @@ function showSignIn(message) {
   input.focus();
 }
 
+/** The team switcher changed: the page is drawn again for that team (a team's Members page shows the switcher's team). */
+function switched() {
+  const { path } = parseHash();
+  if (path[0] === 'members' && path[1]) location.hash = '#/members';
+  else route();
+}
+
+/** A signed-in user without an organization role or a team: nothing they may see yet. */
+function showNoAccess() {
+  nav.hidden = true;
+  teamSwitch.hidden = true;
+  replace(view, h('section', { class: 'no-access', 'aria-labelledby': 'no-access-title' },
+    h('h1', { id: 'no-access-title', text: 'You have no access yet' }),
+    h('p', { text: `You are signed in as ${whoLabel()}, but you have no role in the organization and belong to no team.` }),
+    h('p', { text: 'Ask an administrator to add you to a team or give you a role, then reload this page.' })));
+}
+
 async function showApp() {
   signedIn = true;
+  await loadMe();
+  account.hidden = false;
+  who.textContent = whoLabel();
+  if (hasNoAccess()) {
+    showNoAccess();
+    return;
+  }
+  const allowed = allowedLinks();
+  for (const link of nav.querySelectorAll('a')) link.hidden = !allowed.includes(link);
   nav.hidden = false;
-  signOutButton.hidden = false;
-  if (!location.hash || location.hash === '#') history.replaceState(null, '', '#/logs');
+  renderSwitcher(teamSwitch, switched);
+  if (!location.hash || location.hash === '#') history.replaceState(null, '', `#/${allowed[0] ? pageOf(allowed[0]) : 'logs'}`);
   await route();
   view.focus({ preventScroll: true });
 }
+
+// The Teams page changed the teams: the switcher lists them again.
+window.addEventListener('gateway-teams-changed', () => renderSwitcher(teamSwitch, switched));
 
 signOutButton.addEventListener('click', async () => {
   try {

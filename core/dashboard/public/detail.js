@@ -257,7 +257,9 @@ export async function renderLogDetail(view, id) {
     guardrailSection(guardrails),
     h('section', { 'aria-labelledby': 'd-bodies', class: 'bodies' },
       h('h2', { id: 'd-bodies', text: 'Request and answer' }),
-      bodiesLogged ? null : h('p', { class: 'muted', text: 'Bodies were not logged for this request (body logging off for it, its key, or the operation).' }),
+      bodiesLogged ? null : h('p', { class: 'muted', text: record.bodies_withheld
+        ? 'The bodies are withheld: reading stored bodies needs the logs.bodies permission besides your role.'
+        : 'Bodies were not logged for this request (body logging off for it, its key, or the operation).' }),
       tabs('Request and answer', [
         ['chat', 'Chat view', chatView(record)],
         ['raw', 'Raw JSON', [

@@ -1,5 +1,6 @@
 import { api } from './api.js';
 import { field, format, h, notify, replace, select } from './dom.js';
+import { holdsAnywhere, holdsIn, inSelectedTeam, may, pluginsFor, teamCell, teamField, teamIdOf, teamName, teamOf } from './session.js';
 
 /** Exactly the periods `limits.budget_period` accepts; `total` is the API's default. */
 const BUDGET_PERIODS = [['total', 'In total'], ['day', 'Per UTC day'], ['month', 'Per UTC month']];
@@ -65,7 +66,9 @@ function readLimits(data) {
   return limits;
 }
 
-const policyOptions = (policies) => [['', 'No policy'], ...policies.map((policy) => [policy.name, policy.name])];
+/** The policies to pick from; a key's current one stays listed when the caller may not list policies (a team role), so saving keeps it. */
+const policyOptions = (policies, current) => [['', 'No policy'], ...policies.map((policy) => [policy.name, policy.name]),
+  ...(current && !policies.some((policy) => policy.name === current) ? [[current, current]] : [])];
 
 /**
  * A key's usage as `GET /admin/virtual-keys/:id/usage` reports it: spend in the budget's period
@@ -80,15 +83,18 @@ function usageText(usage) {
 
 /** Virtual keys: budget alerts, list with budget and rate-limit state, create, edit, rotate, delete. */
 export async function renderKeys(view) {
-  const [keys, credentials, policies, plugins, routes, alerts] = await Promise.all([
+  // What the caller's role may not read is not asked for (a viewer reads no credentials, a team role no policies).
+  const [allKeys, credentials, policies, routes, alerts] = await Promise.all([
     api.get('/admin/virtual-keys').then((answer) => answer.data),
-    api.get('/admin/credentials').then((answer) => answer.data),
-    api.get('/admin/policies').then((answer) => answer.policies),
-    api.get('/admin/plugins'),
+    holdsAnywhere('credentials.read') ? api.get('/admin/credentials').then((answer) => answer.data) : [],
+    holdsAnywhere('policies.read') ? api.get('/admin/policies').then((answer) => answer.policies) : [],
     // Only to name the routes keys point at: without them a key shows the route's id.
-    api.get('/admin/routes').then((answer) => answer.data, () => []),
-    api.get('/admin/alerts').then((answer) => answer.data, () => []),
+    holdsAnywhere('routes.read') ? api.get('/admin/routes').then((answer) => answer.data, () => []) : [],
+    holdsAnywhere('alerts.read') ? api.get('/admin/alerts').then((answer) => answer.data, () => []) : [],
   ]);
+  const plugins = await pluginsFor(credentials);
+  // The team switcher's filter (the server already left out what the caller may not see).
+  const keys = allKeys.filter(inSelectedTeam);
   const routeNames = new Map(routes.map((route) => [route.id, route.name ?? route.id]));
   // A key deleted meanwhile (404) shows no usage rather than failing the page.
   const usages = await Promise.all(keys.map((key) => api.get(`/admin/virtual-keys/${encodeURIComponent(key.id)}/usage`).catch(() => null)));
@@ -100,7 +106,7 @@ export async function renderKeys(view) {
   const table = keys.length === 0
     ? h('p', { class: 'muted', text: 'No virtual keys yet.' })
     : h('div', { class: 'table-wrap' }, h('table', { class: 'keys' },
-      h('thead', {}, h('tr', {}, ['Name', 'Provider or route', 'Key', 'Budget', 'Rate limit', 'Usage', 'Policy and access', 'Expires', 'Bodies logged', 'Actions'].map((name) => h('th', { scope: 'col', text: name })))),
+      h('thead', {}, h('tr', {}, ['Name', 'Team', 'Provider or route', 'Key', 'Budget', 'Rate limit', 'Usage', 'Policy and access', 'Expires', 'Bodies logged', 'Actions'].map((name) => h('th', { scope: 'col', text: name })))),
       h('tbody', {}, keys.map((key, index) => {
         const usage = usages[index];
         const edit = h('button', { type: 'button', text: 'Edit', 'aria-label': `Edit ${key.name}` });
@@ -119,8 +125,10 @@ export async function renderKeys(view) {
             notify(`Deleted ${key.name}.`);
           }
         });
-        return h('tr', { data: { keyId: key.id, keyName: key.name } },
+        const writable = holdsIn('keys.write', teamOf(key));
+        return h('tr', { data: { keyId: key.id, keyName: key.name, teamId: teamOf(key) } },
           h('th', { scope: 'row' }, key.name, alertMark(usage)),
+          h('td', { class: 'team' }, teamCell(key)),
           h('td', { class: 'key-provider' }, providerCell(key, routeNames)),
           h('td', {}, h('code', { text: key.key_hint })),
           h('td', { class: 'budget' }, budgetCell(usage)),
@@ -129,10 +137,10 @@ export async function renderKeys(view) {
           h('td', { class: 'access', text: accessText(key, routeNames) }),
           h('td', { text: key.expires_at ? format.time(key.expires_at) : 'never' }),
           h('td', { class: 'log-bodies', text: key.log_bodies ? 'yes' : 'no' }),
-          h('td', { class: 'row-actions' }, edit, rotate, remove));
+          h('td', { class: 'row-actions' }, writable ? [edit, rotate, remove] : h('span', { class: 'muted', text: 'read-only' })));
       }))));
 
-  replace(view, h('h1', { text: 'Virtual keys' }), alertsPanel(alerts), once, table, editor, createForm(credentials, policies, plugins, reload, routes));
+  replace(view, h('h1', { text: 'Virtual keys' }), alertsPanel(alerts), once, table, editor, may('keys.write') ? createForm(credentials, policies, plugins, reload, routes) : null);
 }
 
 const PERIOD_LABELS = { total: 'in total', day: 'per UTC day', month: 'per UTC month' };
@@ -235,6 +243,7 @@ function createForm(credentials, policies, plugins, reload, routes = []) {
     h('h2', { id: 'create-title', text: 'Create a virtual key' }),
     h('div', { class: 'grid' },
       field('Name', h('input', { name: 'name', required: true, autocomplete: 'off' })),
+      teamField('keys.write'),
       field('Provider', select('provider', providers, providers[0]?.[0])),
       routes.length ? field('Route instead of a provider', select('route', [['', 'None: the provider and key here'], ...routes.map((route) => [route.id, route.name ?? route.id])], ''), 'a stored route supplies the providers and credentials') : null,
       field('Stored credential', select('credential_id', credentialOptions, '')),
@@ -254,6 +263,8 @@ function createForm(credentials, policies, plugins, reload, routes = []) {
     event.preventDefault();
     const data = new FormData(form);
     const body = { name: String(data.get('name')).trim() };
+    const team = teamIdOf(data);
+    if (team !== undefined) body.team_id = team;
     if (data.get('route')) body.route = String(data.get('route'));
     else Object.assign(body, providerFields(data));
     if (data.get('guardrail_policy')) body.guardrail_policy = String(data.get('guardrail_policy'));
@@ -330,12 +341,13 @@ function editForm(slot, key, { credentials, policies, routes, reload }) {
     h('div', { class: 'fixed-fields' },
       idField(key.id),
       fixedField('Key value', key.key_hint, 'only its hint; rotate to get a new value'),
+      fixedField('Team', teamName(teamOf(key)), 'the team that owns it'),
       fixedField(key.route ? 'Kind' : 'Provider', key.route ? 'names a route' : key.provider ?? ''),
       fixedField('Created', format.time(key.created_at))),
     h('div', { class: 'grid' },
       field('Name', h('input', { name: 'name', required: true, value: key.name })),
       binding,
-      field('Guardrail policy', select('guardrail_policy', policyOptions(policies), key.guardrail_policy ?? '')),
+      field('Guardrail policy', select('guardrail_policy', policyOptions(policies, key.guardrail_policy), key.guardrail_policy ?? '')),
       routesField(grantedNames(key, routeNames).join(', ')),
       bodiesField(key.log_bodies),
       limitFields(key.limits, key.expires_at)),
@@ -380,13 +392,15 @@ function editForm(slot, key, { credentials, policies, routes, reload }) {
  * vault and the form forgets it), rotate (a new secret under the same id), delete (refused while used).
  */
 export async function renderCredentials(view) {
-  const [credentials, plugins] = await Promise.all([api.get('/admin/credentials').then((answer) => answer.data), api.get('/admin/plugins')]);
+  const all = await api.get('/admin/credentials').then((answer) => answer.data);
+  const plugins = await pluginsFor(all);
+  const credentials = all.filter(inSelectedTeam);
   const reload = () => renderCredentials(view);
   const rotation = h('div', { id: 'credential-rotation' });
   const table = credentials.length === 0
     ? h('p', { class: 'muted', text: 'No stored credentials.' })
     : h('div', { class: 'table-wrap' }, h('table', { class: 'credentials' },
-      h('thead', {}, h('tr', {}, ['Name', 'Provider', 'Id', 'Used by', 'Created', 'Secret replaced', 'Actions'].map((name) => h('th', { scope: 'col', text: name })))),
+      h('thead', {}, h('tr', {}, ['Name', 'Team', 'Provider', 'Id', 'Used by', 'Created', 'Secret replaced', 'Actions'].map((name) => h('th', { scope: 'col', text: name })))),
       // Only these fields are rendered, whatever the API sends.
       h('tbody', {}, credentials.map((credential) => {
         const rotate = h('button', { type: 'button', text: 'Rotate', 'aria-label': `Rotate ${credential.name}` });
@@ -401,8 +415,10 @@ export async function renderCredentials(view) {
         });
         const users = credential.used_by ?? [];
         const routeUsers = credential.used_by_routes ?? [];
-        return h('tr', { data: { credentialId: credential.id, credentialName: credential.name } },
+        const writable = holdsIn('credentials.write', teamOf(credential));
+        return h('tr', { data: { credentialId: credential.id, credentialName: credential.name, teamId: teamOf(credential) ?? 'organization' } },
           h('th', { scope: 'row', text: credential.name }),
+          h('td', { class: 'team' }, teamCell(credential)),
           h('td', { text: credential.provider ?? '—' }),
           h('td', {}, h('code', { text: credential.id })),
           h('td', { class: 'used-by' }, users.length === 0 && routeUsers.length === 0
@@ -412,11 +428,11 @@ export async function renderCredentials(view) {
               routeUsers.map((label) => h('li', { class: 'route-user', text: label })))),
           h('td', { text: format.time(credential.created_at) }),
           h('td', { class: 'rotated', text: credential.rotated_at ? format.time(credential.rotated_at) : 'never' }),
-          h('td', { class: 'row-actions' }, rotate, remove));
+          h('td', { class: 'row-actions' }, writable ? [rotate, remove] : h('span', { class: 'muted', text: 'read-only' })));
       }))));
   replace(view, h('h1', { text: 'Credentials' }),
     h('p', { class: 'muted', text: 'Provider credentials in the vault. Secrets are stored encrypted and never shown again, here or by the API.' }),
-    table, rotation, addCredentialForm(plugins, reload));
+    table, rotation, may('credentials.write') ? addCredentialForm(plugins, reload) : null);
 }
 
 /** The secret field of the credential forms: a password input that is emptied as soon as it is sent. */
@@ -429,6 +445,7 @@ function addCredentialForm(plugins, reload) {
     h('h2', { id: 'add-credential-title', text: 'Add a credential' }),
     h('div', { class: 'grid' },
       field('Name', h('input', { name: 'name', required: true, autocomplete: 'off' })),
+      teamField('credentials.write', { shared: true, hint: 'who owns it; shared: every team may use it' }),
       field('Provider', select('provider', providers, plugins.providers[0]?.id ?? '')),
       field('API key', secret, 'goes straight to the vault; it is not shown again')),
     h('div', { class: 'actions' }, h('button', { type: 'submit', text: 'Add credential' })));
@@ -436,6 +453,8 @@ function addCredentialForm(plugins, reload) {
     event.preventDefault();
     const data = new FormData(form);
     const body = { name: String(data.get('name')).trim(), api_key: String(data.get('api_key')) };
+    const team = teamIdOf(data);
+    if (team !== undefined) body.team_id = team;
     if (data.get('provider')) body.provider = String(data.get('provider'));
     // The secret leaves the page with this request, whatever its answer.
     secret.value = '';
@@ -452,7 +471,7 @@ function rotateForm(slot, credential, reload) {
   const secret = secretInput('api_key');
   const form = h('form', { class: 'editor', 'aria-labelledby': 'rotate-credential-title' },
     h('h2', { id: 'rotate-credential-title', text: `Rotate ${credential.name}` }),
-    h('p', { class: 'muted', text: `Replaces the secret; the id stays, so the ${(credential.used_by ?? []).length} key(s) using it send the new one from their next request.` }),
+    h('p', { class: 'muted', text: `Team: ${teamName(teamOf(credential))}. Replaces the secret; the id stays, so the ${(credential.used_by ?? []).length} key(s) using it send the new one from their next request.` }),
     h('div', { class: 'grid' }, field('New API key', secret, 'goes straight to the vault; it is not shown again')),
     h('div', { class: 'actions' }, h('button', { type: 'submit', text: 'Replace secret' }), h('button', { type: 'button', class: 'secondary', text: 'Cancel', on: { click: () => replace(slot) } })));
   form.addEventListener('submit', async (event) => {

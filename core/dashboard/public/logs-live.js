@@ -1,6 +1,7 @@
 // The logs list's export links and its live tail (server-sent events from /admin/logs/tail).
 import { linkUrl } from './api.js';
 import { h } from './dom.js';
+import { holdsAnywhere } from './session.js';
 
 /** Whether the user turned Live on; kept across filter changes and navigation until turned off. */
 let liveWanted = false;
@@ -38,7 +39,8 @@ export function exportLinks(query) {
   });
   return h('div', { class: 'export', role: 'group', 'aria-label': 'Export the filtered requests' },
     h('span', { class: 'muted', text: 'Export all matching:' }),
-    h('label', { class: 'inline-check', title: 'Add the stored (redacted) request and response bodies' }, withBodies, ' with bodies'),
+    // Exporting bodies needs logs.bodies (403 without it).
+    holdsAnywhere('logs.bodies') ? h('label', { class: 'inline-check', title: 'Add the stored (redacted) request and response bodies' }, withBodies, ' with bodies') : null,
     link('csv', 'Export CSV'), link('jsonl', 'Export JSONL'));
 }
 

@@ -1,6 +1,7 @@
 import { api } from './api.js';
 import { field, format, h, replace, select } from './dom.js';
 import { exportLinks, liveToggle } from './logs-live.js';
+import { holdsAnywhere, selectedTeam, teamName, teamOf } from './session.js';
 
 const PAGE_SIZE = 50;
 const RANGES = [
@@ -71,8 +72,13 @@ export async function renderLogs(view, query) {
     status.textContent = error.message;
     return;
   }
-  const rows = page?.data ?? [];
-  status.textContent = rows.length === 0 ? 'No requests match these filters.' : `Showing ${rows.length} request${rows.length === 1 ? '' : 's'}${pageTrail.cursors.length ? ` (page ${pageTrail.cursors.length + 1})` : ''}.`;
+  // The team switcher's filter: the rows of the team's keys (a log row names its key, the key its team).
+  const team = selectedTeam();
+  const teamKeys = team ? await api.get('/admin/virtual-keys').then((answer) => new Set(answer.data.filter((key) => teamOf(key) === team).map((key) => key.id)), () => new Set()) : null;
+  const ofTeam = (row) => !teamKeys || teamKeys.has(row.key_id);
+  const rows = (page?.data ?? []).filter(ofTeam);
+  const teamNote = team ? ` of team ${teamName(team)}` : '';
+  status.textContent = rows.length === 0 ? `No requests${teamNote} match these filters${team && page?.data?.length ? ' on this page' : ''}.` : `Showing ${rows.length} request${rows.length === 1 ? '' : 's'}${teamNote}${pageTrail.cursors.length ? ` (page ${pageTrail.cursors.length + 1})` : ''}.`;
   const table = logTable(rows);
   if (rows.length) replace(tableHolder, table);
 
@@ -81,6 +87,7 @@ export async function renderLogs(view, query) {
   replace(tools,
     status,
     liveToggle({ query: setQuery, blocked: liveBlocked, onRow: (row) => {
+      if (!ofTeam(row)) return;
       if (!table.isConnected) replace(tableHolder, table);
       table.tBodies[0].prepend(logRow(row, true));
       // The table keeps at most a few pages' worth while live.
@@ -118,7 +125,8 @@ function filterForm(query) {
   const form = h(
     'form',
     { class: 'filters', role: 'search', 'aria-label': 'Filter logs' },
-    h('div', { class: 'search-field' }, field('Search bodies', input('q', 'search', { placeholder: 'words in request or response bodies', title: search }))),
+    // Searching bodies needs logs.bodies (403 without it): the field is shown only to those who hold it.
+    holdsAnywhere('logs.bodies') ? h('div', { class: 'search-field' }, field('Search bodies', input('q', 'search', { placeholder: 'words in request or response bodies', title: search }))) : null,
     field('Time range', range),
     field('Status', statusClass),
     field('From', input('from', 'datetime-local', { title: 'overrides the range' })),

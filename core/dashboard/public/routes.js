@@ -1,6 +1,7 @@
 import { api } from './api.js';
 import { field, format, h, notify, replace } from './dom.js';
 import { routeForm } from './route-form.js';
+import { holdsAnywhere, holdsIn, inSelectedTeam, may, pluginsFor, teamCell, teamField, teamName, teamOf } from './session.js';
 
 const EXAMPLE = {
   name: 'my-route',
@@ -15,11 +16,11 @@ const EXAMPLE = {
 
 /** What the form's selects offer: the registered providers, the stored credentials and the virtual keys bound to a provider (names and hints only). */
 async function formCatalog() {
-  const [plugins, credentials, keys] = await Promise.all([
-    api.get('/admin/plugins'),
-    api.get('/admin/credentials').then((answer) => answer.data),
+  const [credentials, keys] = await Promise.all([
+    holdsAnywhere('credentials.read') ? api.get('/admin/credentials').then((answer) => answer.data) : [],
     api.get('/admin/virtual-keys').then((answer) => answer.data, () => []),
   ]);
+  const plugins = await pluginsFor(credentials);
   return {
     providers: plugins.providers.map((plugin) => plugin.id).sort(),
     credentials: [...credentials].sort((a, b) => a.name.localeCompare(b.name)),
@@ -173,24 +174,36 @@ const advanced = (editor) => h('details', { class: 'advanced' }, h('summary', { 
 
 /** Stored routes (name, id, version, strategy, targets), the configuration's routes, the model aliases, and a form to store a route. */
 export async function renderRoutes(view) {
-  const [routes, aliases, configured, catalog] = await Promise.all([
+  const [allRoutes, aliases, configured, catalog] = await Promise.all([
     api.get('/admin/routes').then((answer) => answer.data),
     api.get('/admin/models').then((answer) => answer.data),
     api.get('/admin/config-routes').then((answer) => answer.data),
     formCatalog(),
   ]);
-  const byId = new Map(routes.map((route) => [route.id, route]));
+  const byId = new Map(allRoutes.map((route) => [route.id, route]));
+  // The team switcher's filter (the server already left out what the caller may not see).
+  const routes = allRoutes.filter(inSelectedTeam);
   const table = routes.length === 0
     ? h('p', { class: 'muted', text: 'No stored routes yet.' })
     : h('div', { class: 'table-wrap' }, h('table', { class: 'routes' },
-      h('thead', {}, h('tr', {}, ['Name', 'Id', 'Version', 'Strategy', 'Targets', 'Updated'].map((name) => h('th', { scope: 'col', text: name })))),
-      h('tbody', {}, routes.map((stored) => h('tr', { data: { routeId: stored.id, routeName: stored.name } },
+      h('thead', {}, h('tr', {}, ['Name', 'Id', 'Version', 'Strategy', 'Targets', 'Updated', 'Team'].map((name) => h('th', { scope: 'col', text: name })))),
+      h('tbody', {}, routes.map((stored) => h('tr', { data: { routeId: stored.id, routeName: stored.name, teamId: teamOf(stored) ?? 'organization' } },
         h('th', { scope: 'row' }, h('a', { href: `#/routes/${encodeURIComponent(stored.id)}`, text: stored.name ?? '(unnamed)' })),
         h('td', {}, h('code', { text: stored.id })),
         h('td', { class: 'number', text: stored.version }),
         h('td', { text: strategyText(stored.route) }),
         h('td', {}, targetList(stored.route)),
-        h('td', { text: format.time(stored.updated_at) }))))));
+        h('td', { text: format.time(stored.updated_at) }),
+        h('td', { class: 'team' }, teamCell(stored)))))));
+  // New routes (the form's and the JSON editor's) belong to the team chosen here.
+  const writable = may('routes.write');
+  const ownerField = writable ? teamField('routes.write', { shared: true, hint: 'who owns the routes stored below; shared: every team may use them' }) : null;
+  const ownerForm = ownerField ? h('div', { class: 'route-owner' }, ownerField) : null;
+  const withTeam = (body) => {
+    const choice = ownerForm?.querySelector('select')?.value;
+    const team = choice ? (choice === 'organization' ? null : choice) : undefined;
+    return team === undefined ? body : { ...body, team_id: team };
+  };
   const opened = async (stored) => {
     location.hash = `#/routes/${encodeURIComponent(stored.id)}`;
   };
@@ -200,7 +213,7 @@ export async function renderRoutes(view) {
     initial: { name: '', route: { strategy: { mode: 'fallback' }, targets: [{ name: 'primary', provider: catalog.providers[0] }] } },
     catalog,
     submitLabel: 'Create route',
-    send: (body) => api.post('/admin/routes', body),
+    send: (body) => api.post('/admin/routes', withTeam(body)),
     done: opened,
   });
   const json = routeEditor({
@@ -208,7 +221,7 @@ export async function renderRoutes(view) {
     id: 'create-route-json-title',
     initial: EXAMPLE,
     submitLabel: 'Store route',
-    send: (body) => api.post('/admin/routes', body),
+    send: (body) => api.post('/admin/routes', withTeam(body)),
     done: opened,
   });
   replace(view,
@@ -216,8 +229,7 @@ export async function renderRoutes(view) {
     h('h2', { text: 'Stored routes' }), table,
     h('h2', { text: 'Routes in gateway.config.ts (read-only)' }), configTable(configured),
     h('h2', { text: 'Model aliases' }), aliasTable(aliases, byId),
-    create,
-    advanced(json));
+    writable ? [ownerForm, create, advanced(json)] : null);
 }
 
 /** One stored route: its breakers, every version (newest first, with what changed), the form that stores a new version, and the JSON editor. */
@@ -229,6 +241,7 @@ export async function renderRouteDetail(view, id) {
     api.get(`/admin/routes/${encodeURIComponent(id)}/state`),
     formCatalog(),
   ]);
+  const writable = holdsIn('routes.write', teamOf(current));
   const newestFirst = [...versions].sort((a, b) => b.version - a.version);
   const byVersion = new Map(versions.map((version) => [version.version, version]));
   const stored = async (answer) => {
@@ -272,6 +285,7 @@ export async function renderRouteDetail(view, id) {
     h('h1', { text: `Route ${current.name ?? current.id}` }),
     h('dl', { class: 'pairs' },
       h('dt', { text: 'Id' }), h('dd', {}, h('code', { text: current.id })),
+      h('dt', { text: 'Team' }), h('dd', { class: 'route-team', text: teamName(teamOf(current)) }),
       h('dt', { text: 'Current version' }), h('dd', { text: current.version }),
       h('dt', { text: 'Strategy' }), h('dd', { text: strategyText(current.route) }),
       h('dt', { text: 'Updated' }), h('dd', { text: format.time(current.updated_at) })),
@@ -292,7 +306,5 @@ export async function renderRouteDetail(view, id) {
           previous ? h('h3', { class: 'diff-title', text: `Changes from version ${previous.version}` }) : null,
           previous ? diffList(versionDiff(previous.route, version.route)) : null);
       })),
-    edit,
-    advanced(json),
-    h('div', { class: 'actions danger-zone' }, remove));
+    writable ? [edit, advanced(json), h('div', { class: 'actions danger-zone' }, remove)] : null);
 }
