@@ -1,4 +1,5 @@
 import { assembledRecorder } from '../../../cache/cacheable.js';
+import { streamRestorer } from '../../../guardrails/output/index.js';
 import type { GatewayContext, GatewayResponse } from '../../../pipeline/context.js';
 import type { MessagesAdapter, ProviderPlugin } from '../../../spec/provider.js';
 import type { MessagesRequest, MessagesResponse, MessagesStreamEvent } from '../../../spec/messages.js';
@@ -83,6 +84,7 @@ export function translatedMessageAnswer(
       mapper,
       encoder: new MessagesStreamEncoder(request.model),
       judge: judge?.stream(chatAnswerText),
+      restore: streamRestorer(context),
       record: assembledRecorder(context.cache?.recorder, new ChatAssembly(), (answer) => messageFromChat(answer, request.model)),
     }),
     async whole(mapped) {

@@ -1,3 +1,4 @@
+import { streamRestorer } from '../../../guardrails/output/index.js';
 import type { GatewayContext, GatewayResponse } from '../../../pipeline/context.js';
 import type { ProviderPlugin, ProviderTarget } from '../../../spec/provider.js';
 import type { ResponseEvent, ResponseObject, ResponsesRequest } from '../../../spec/responses.js';
@@ -63,6 +64,7 @@ export function translatedResponseAnswer(
     relay: (mapper) => ({
       mapper,
       judge: judge?.stream(chatAnswerText),
+      restore: streamRestorer(context),
       encoder: new ResponsesStreamEncoder({ shell, tools: attempt.translated.tools, provider: provider.id, include: request.include, finished: record }),
     }),
     async whole(mapped) {

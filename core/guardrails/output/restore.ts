@@ -1,0 +1,146 @@
+import type { Restorer } from '../../spec/guardrail.js';
+import type { ChunkRestoring, TextChoice } from './types.js';
+
+/**
+ * Fields whose string is itself JSON text (a tool call's `arguments`, a Messages `partial_json`):
+ * a value put back inside them is escaped as a JSON string's content, so the arguments stay valid JSON.
+ */
+const JSON_TEXT_FIELDS = new Set(['arguments', 'partial_json']);
+
+/** Several input transforms' restorers as one: the answer is restored last transform first. */
+export function chainedRestorer(restorers: readonly Restorer[]): Restorer {
+  if (restorers.length === 1) return restorers[0];
+  const reversed = [...restorers].reverse();
+  return {
+    restore: (text, json) => reversed.reduce((restored, restorer) => restorer.restore(restored, json), text),
+    heldFrom: (text) => Math.min(...restorers.map((restorer) => restorer.heldFrom(text))),
+  };
+}
+
+/**
+ * A whole answer (any protocol's object: chat, Messages, Responses) with every string restored:
+ * texts, tool-call arguments, structured output, tool inputs. Returns `value` itself when nothing
+ * changed, so that an answer sent as received keeps its bytes.
+ */
+export function restoreValue<Value>(value: Value, restorer: Restorer, field = ''): Value {
+  if (typeof value === 'string') return (value.includes('<') ? restorer.restore(value, JSON_TEXT_FIELDS.has(field)) : value) as Value;
+  if (Array.isArray(value)) {
+    let changed = false;
+    const items = value.map((item: unknown) => {
+      const restored = restoreValue(item, restorer, field);
+      changed ||= restored !== item;
+      return restored;
+    });
+    return (changed ? items : value) as Value;
+  }
+  if (typeof value === 'object' && value !== null) {
+    let copy: Record<string, unknown> | undefined;
+    for (const [key, item] of Object.entries(value)) {
+      const restored = restoreValue(item, restorer, key);
+      if (restored !== item) (copy ??= { ...(value as Record<string, unknown>) })[key] = restored;
+    }
+    return (copy ?? value) as Value;
+  }
+  return value;
+}
+
+/** A step from a chunk to one of its strings: a field, an array position, or the element of an array whose `index` is this. */
+type Step = string | number | { readonly index: number };
+
+/** Text held back at the end of one string of the stream (one choice's content, one tool call's arguments). */
+interface Held {
+  readonly path: readonly Step[];
+  readonly text: string;
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null;
+
+/**
+ * Restores a stream of unified chunks as it flows. Each string of a chunk belongs to a text that
+ * continues in later chunks at the same place (`choices[index].delta.content`,
+ * `choices[index].delta.tool_calls[index].function.arguments`, array elements known by their
+ * `index`): what may be the start of a placeholder at its end is held back and put in front of
+ * that text's next fragment, so a placeholder split across chunks is restored whole. A choice that
+ * finishes carries what is still held for it; the stream's end releases the rest in one chunk.
+ */
+export class ChunkRestorer<Chunk extends { choices: TextChoice[] }> implements ChunkRestoring<Chunk> {
+  private readonly held = new Map<string, Held>();
+  private last?: Chunk;
+
+  constructor(private readonly restorer: Restorer) {}
+
+  push(chunk: Chunk): Chunk {
+    this.last = chunk;
+    let restored = this.walk(chunk, [], '', '') as Chunk;
+    if (this.held.size === 0) return restored;
+    for (const choice of chunk.choices) {
+      if (choice.finish_reason === null || choice.finish_reason === undefined) continue;
+      const prefix = `choices[#${choice.index}]`;
+      for (const [key, held] of this.held) {
+        if (!key.startsWith(`${prefix}.`) && !key.startsWith(`${prefix}[`)) continue;
+        restored = appendAt(restored, held.path, held.text) as Chunk;
+        this.held.delete(key);
+      }
+    }
+    return restored;
+  }
+
+  end(): Chunk | undefined {
+    if (this.held.size === 0 || !this.last) return undefined;
+    let chunk: Record<string, unknown> = { ...this.last, choices: [] };
+    if ('usage' in chunk) chunk.usage = null;
+    for (const held of this.held.values()) chunk = appendAt(chunk, held.path, held.text) as Record<string, unknown>;
+    this.held.clear();
+    return chunk as Chunk;
+  }
+
+  /** `value` restored (a copy where something changed), `key` naming its place in the stream. */
+  private walk(value: unknown, path: Step[], key: string, field: string): unknown {
+    if (typeof value === 'string') return this.text(value, path, key, field);
+    if (Array.isArray(value)) {
+      let changed = false;
+      const items = value.map((item: unknown, position) => {
+        const step: Step = isRecord(item) && typeof item.index === 'number' ? { index: item.index } : position;
+        const restored = this.walk(item, [...path, step], `${key}[${typeof step === 'number' ? step : `#${step.index}`}]`, field);
+        changed ||= restored !== item;
+        return restored;
+      });
+      return changed ? items : value;
+    }
+    if (isRecord(value)) {
+      let copy: Record<string, unknown> | undefined;
+      for (const [name, item] of Object.entries(value)) {
+        const restored = this.walk(item, [...path, name], `${key}.${name}`, name);
+        if (restored !== item) (copy ??= { ...value })[name] = restored;
+      }
+      return copy ?? value;
+    }
+    return value;
+  }
+
+  private text(fragment: string, path: readonly Step[], key: string, field: string): string {
+    const before = this.held.get(key);
+    if (!before && !fragment.includes('<')) return fragment;
+    const text = (before?.text ?? '') + fragment;
+    const cut = this.restorer.heldFrom(text);
+    if (cut < text.length) this.held.set(key, { path, text: text.slice(cut) });
+    else this.held.delete(key);
+    const released = text.slice(0, cut);
+    return released.includes('<') ? this.restorer.restore(released, JSON_TEXT_FIELDS.has(field)) : released;
+  }
+}
+
+/** A copy of `root` with `text` appended to the string at `path` (made, with what leads to it, when absent). */
+function appendAt(root: unknown, path: readonly Step[], text: string): unknown {
+  if (path.length === 0) return (typeof root === 'string' ? root : '') + text;
+  const [step, ...rest] = path;
+  if (typeof step === 'string') {
+    const record = isRecord(root) && !Array.isArray(root) ? root : {};
+    return { ...record, [step]: appendAt(record[step], rest, text) };
+  }
+  const items: unknown[] = Array.isArray(root) ? [...root] : [];
+  const position = typeof step === 'number' ? step : items.findIndex((item) => isRecord(item) && item.index === step.index);
+  if (position === -1 || position >= items.length) items.push(appendAt(typeof step === 'number' ? undefined : { index: step.index }, rest, text));
+  else items[position] = appendAt(items[position], rest, text);
+  return items;
+}
