@@ -75,7 +75,7 @@ export class ChunkRestorer<Chunk extends { choices: TextChoice[] }> implements C
     if (this.held.size === 0) return restored;
     for (const choice of chunk.choices) {
       if (choice.finish_reason === null || choice.finish_reason === undefined) continue;
-      const prefix = `choices[#${choice.index}]`;
+      const prefix = `.choices[#${choice.index}]`;
       for (const [key, held] of this.held) {
         if (!key.startsWith(`${prefix}.`) && !key.startsWith(`${prefix}[`)) continue;
         restored = appendAt(restored, held.path, held.text) as Chunk;
