@@ -11,6 +11,8 @@ export interface MaskScript {
   pieces: readonly string[];
   /** When set, the answer is a call of this tool, its arguments in `pieces`. */
   tool?: string;
+  /** When set, a 400 error whose message quotes the last message the model was sent (as some providers do). */
+  error?: boolean;
 }
 
 export interface MaskModel {
@@ -31,7 +33,12 @@ export function maskModel(): MaskModel {
     handler: (request: RecordedRequest, response: ServerResponse) => {
       model.seen.push(request.body.toString());
       const body = request.json();
-      const { pieces, tool } = model.script;
+      const { pieces, tool, error } = model.script;
+      if (error) {
+        response.writeHead(400, { 'content-type': 'application/json' });
+        response.end(JSON.stringify({ error: { message: `Cannot answer: ${JSON.stringify(body.messages?.at(-1)?.content)}`, type: 'invalid_request_error', param: null, code: null } }));
+        return;
+      }
       if (!body.stream) return plain(response, pieces.join(''), tool);
       response.writeHead(200, { 'content-type': 'text/event-stream' });
       if (tool) {

@@ -196,3 +196,42 @@ test.serial('regression (a peer fails open when its analyzer errors): a masking 
   }
   t.is(model.seen.length, before, 'nothing was sent upstream');
 });
+
+test.serial('the values are in no sink: pino, the request log store through the log API (list, detail, export with bodies), an error body; the log shows the masked request', async (t) => {
+  // An upstream error quoting what it was sent: the client's error body carries placeholders only.
+  model.script = { pieces: [], error: true };
+  const error = await t.throwsAsync(chat('mask-error').chat.completions.create({ model: 'gpt-4o', messages: [{ role: 'user', content: PROMPT }] }), { instanceOf: OpenAI.BadRequestError });
+  t.true(error!.message.includes('<EMAIL_1>'), error!.message);
+  const errorBody = JSON.stringify((error as InstanceType<typeof OpenAI.BadRequestError>).error);
+  // And a streamed answer, so that a stream's captured body is searched too.
+  model.script = { pieces: randomSplit('Mail <EMAIL_1> now.', seeded(15)) };
+  let streamed = '';
+  for await (const chunk of await chat('mask-sinks-stream').chat.completions.create({ model: 'gpt-4o', messages: [{ role: 'user', content: PROMPT }], stream: true })) {
+    streamed += chunk.choices[0]?.delta.content ?? '';
+  }
+  t.is(streamed, `Mail ${EMAIL} now.`);
+
+  await gateway.waitForEntries(traces.length, 5000);
+  await gateway.gateway.flushLogs();
+  const admin = { 'x-gateway-api-key': ACCOUNT_KEY };
+  const getJson = async (path: string): Promise<any> => (await fetch(`${gateway.url}${path}`, { headers: admin })).json();
+  const list = await getJson('/admin/logs?limit=500');
+  const ids: string[] = list.data.filter((row: { trace_id: string }) => traces.includes(row.trace_id)).map((row: { id: string }) => row.id);
+  t.is(ids.length, traces.length, 'every request is in the store');
+  const details: Array<Record<string, any>> = await Promise.all(ids.map((id) => getJson(`/admin/logs/${id}`)));
+  const sinks: Record<string, string> = {
+    pino: gateway.rawLog(),
+    entries: JSON.stringify(gateway.entries()),
+    list: JSON.stringify(list),
+    detail: JSON.stringify(details),
+    export: await (await fetch(`${gateway.url}/admin/logs/export?format=jsonl&bodies=true`, { headers: admin })).text(),
+    error: errorBody,
+  };
+  const leaks = Object.entries(sinks).flatMap(([sink, text]) => NEEDLES.filter((needle) => text.includes(needle)).map((needle) => `${needle} in ${sink}`));
+  t.deepEqual(leaks, []);
+  // The searches were real: the bodies are stored, the request as the model got it.
+  const first = details.find((detail) => detail.trace_id === traces[0])!;
+  t.true(String(first.request_body).includes('Mail <EMAIL_1> or call <PHONE_1>.'), String(first.request_body));
+  t.true(String(first.response_body).length > 0);
+  t.like(first.guardrails?.[0] ?? {}, { guardrail: 'pii', action: 'transform', changes: { email: 1, phone: 1 } });
+});
