@@ -44,14 +44,46 @@ export function restoreValue<Value>(value: Value, restorer: Restorer, field = ''
   return value;
 }
 
+/**
+ * Texts that arrive in fragments (one per key: a choice's content, a tool call's arguments), restored
+ * as they flow: what may be the start of a placeholder at a fragment's end is held back and put in
+ * front of the same text's next fragment, so a placeholder split across fragments is restored whole.
+ */
+export class HeldTexts {
+  private readonly held = new Map<string, string>();
+
+  constructor(private readonly restorer: Restorer) {}
+
+  /** The restored text to send now for this fragment of the text `key`. */
+  take(key: string, fragment: string, json: boolean): string {
+    const before = this.held.get(key);
+    if (before === undefined && !fragment.includes('<')) return fragment;
+    const text = (before ?? '') + fragment;
+    const cut = this.restorer.heldFrom(text);
+    if (cut < text.length) this.held.set(key, text.slice(cut));
+    else this.held.delete(key);
+    const released = text.slice(0, cut);
+    return released.includes('<') ? this.restorer.restore(released, json) : released;
+  }
+
+  /** The text `key` has ended: what was held back for it, as written ('' when nothing). */
+  flush(key: string): string {
+    const text = this.held.get(key) ?? '';
+    this.held.delete(key);
+    return text;
+  }
+
+  has(key: string): boolean {
+    return this.held.has(key);
+  }
+
+  keys(): string[] {
+    return [...this.held.keys()];
+  }
+}
+
 /** A step from a chunk to one of its strings: a field, an array position, or the element of an array whose `index` is this. */
 type Step = string | number | { readonly index: number };
-
-/** Text held back at the end of one string of the stream (one choice's content, one tool call's arguments). */
-interface Held {
-  readonly path: readonly Step[];
-  readonly text: string;
-}
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null;
 
@@ -64,33 +96,37 @@ const isRecord = (value: unknown): value is Record<string, unknown> => typeof va
  * finishes carries what is still held for it; the stream's end releases the rest in one chunk.
  */
 export class ChunkRestorer<Chunk extends { choices: TextChoice[] }> implements ChunkRestoring<Chunk> {
-  private readonly held = new Map<string, Held>();
+  private readonly held: HeldTexts;
+  /** Where each text with something held back is, to put it back in a later chunk. */
+  private readonly paths = new Map<string, readonly Step[]>();
   private last?: Chunk;
 
-  constructor(private readonly restorer: Restorer) {}
+  constructor(restorer: Restorer) {
+    this.held = new HeldTexts(restorer);
+  }
 
   push(chunk: Chunk): Chunk {
     this.last = chunk;
     let restored = this.walk(chunk, [], '', '') as Chunk;
-    if (this.held.size === 0) return restored;
+    if (this.paths.size === 0) return restored;
     for (const choice of chunk.choices) {
       if (choice.finish_reason === null || choice.finish_reason === undefined) continue;
       const prefix = `.choices[#${choice.index}]`;
-      for (const [key, held] of this.held) {
+      for (const [key, path] of this.paths) {
         if (!key.startsWith(`${prefix}.`) && !key.startsWith(`${prefix}[`)) continue;
-        restored = appendAt(restored, held.path, held.text) as Chunk;
-        this.held.delete(key);
+        restored = appendAt(restored, path, this.held.flush(key)) as Chunk;
+        this.paths.delete(key);
       }
     }
     return restored;
   }
 
   end(): Chunk | undefined {
-    if (this.held.size === 0 || !this.last) return undefined;
+    if (this.paths.size === 0 || !this.last) return undefined;
     let chunk: Record<string, unknown> = { ...this.last, choices: [] };
     if ('usage' in chunk) chunk.usage = null;
-    for (const held of this.held.values()) chunk = appendAt(chunk, held.path, held.text) as Record<string, unknown>;
-    this.held.clear();
+    for (const [key, path] of this.paths) chunk = appendAt(chunk, path, this.held.flush(key)) as Record<string, unknown>;
+    this.paths.clear();
     return chunk as Chunk;
   }
 
@@ -119,14 +155,10 @@ export class ChunkRestorer<Chunk extends { choices: TextChoice[] }> implements C
   }
 
   private text(fragment: string, path: readonly Step[], key: string, field: string): string {
-    const before = this.held.get(key);
-    if (!before && !fragment.includes('<')) return fragment;
-    const text = (before?.text ?? '') + fragment;
-    const cut = this.restorer.heldFrom(text);
-    if (cut < text.length) this.held.set(key, { path, text: text.slice(cut) });
-    else this.held.delete(key);
-    const released = text.slice(0, cut);
-    return released.includes('<') ? this.restorer.restore(released, JSON_TEXT_FIELDS.has(field)) : released;
+    const released = this.held.take(key, fragment, JSON_TEXT_FIELDS.has(field));
+    if (this.held.has(key)) this.paths.set(key, path);
+    else this.paths.delete(key);
+    return released;
   }
 }
 

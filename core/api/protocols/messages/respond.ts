@@ -10,7 +10,7 @@ import { ChatAssembly } from '../../stream-assembly.js';
 import { messageFromChat } from './from-chat.js';
 import { messageAsEvents } from './message-events.js';
 import { MessageAssembly } from './message-assembly.js';
-import { judgedMessage, nativeAnswerOf, nativeAnswerText, type NativeChunk, NativeStreamEncoder, nativeChunkMapper } from './native-stream.js';
+import { judgedMessage, nativeAnswerOf, nativeAnswerText, type NativeChunk, NativeStreamEncoder, nativeChunkMapper, nativeMessagesRestorer } from './native-stream.js';
 import { MessagesStreamEncoder } from './stream-encoder.js';
 import { unifiedMessagesUsage } from '../../../spec/messages-usage.js';
 
@@ -49,6 +49,7 @@ export function nativeMessageAnswer(
       mapper: nativeChunkMapper(mapper),
       encoder: new NativeStreamEncoder(),
       judge: judge?.stream(nativeAnswerText),
+      restore: nativeMessagesRestorer(context.guardrail?.restorer),
       record: assembledRecorder(context.cache?.recorder, new MessageAssembly(), (message) => message),
     }),
     async whole(mapped) {

@@ -7,7 +7,7 @@ import { chatAnswerText } from '../../answer-text.js';
 import { type AnswerRendering, type ProtocolAnswer, renderAnswer } from '../../protocol-respond.js';
 import { responseAsEvents } from './responses-events.js';
 import { responseFromChat } from './responses-from-chat.js';
-import { judgeResponse, nativeAnswerText, type NativeChunk, NativeResponsesOutput } from './responses-native-stream.js';
+import { judgeResponse, nativeAnswerText, type NativeChunk, NativeResponsesOutput, nativeResponsesRestorer } from './responses-native-stream.js';
 import { chatUsage, clientResponse, responseShell } from './responses-objects.js';
 import { ResponsesStreamEncoder } from './responses-stream-encoder.js';
 import type { TranslatedRequest } from './responses-to-chat.js';
@@ -103,7 +103,7 @@ export function nativeResponseAnswer(
     headers: droppedToolsHeader(attempt.droppedTools),
     relay(upstream) {
       const { mapper, output } = NativeResponsesOutput.create(upstream, { include: request.include, finished: record, previousResponseId });
-      return { mapper, judge: judge?.stream(nativeAnswerText), encoder: output };
+      return { mapper, judge: judge?.stream(nativeAnswerText), restore: nativeResponsesRestorer(context.guardrail?.restorer), encoder: output };
     },
     async whole(answered) {
       const mapped = previousResponseId === undefined ? answered : { ...answered, previous_response_id: previousResponseId };
