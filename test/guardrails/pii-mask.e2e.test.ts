@@ -232,6 +232,7 @@ test.serial('the values are in no sink: pino, the request log store through the 
   // The searches were real: the bodies are stored, the request as the model got it.
   const first = details.find((detail) => detail.trace_id === traces[0])!;
   t.true(String(first.request_body).includes('Mail <EMAIL_1> or call <PHONE_1>.'), String(first.request_body));
-  t.true(String(first.response_body).length > 0);
+  // The answer the client got had the values back; the log stores it with them masked.
+  t.true(String(first.response_body).includes(`Write to [FLAGGED] or [FLAGGED]`), String(first.response_body));
   t.like(first.guardrails?.[0] ?? {}, { guardrail: 'pii', action: 'transform', changes: { email: 1, phone: 1 } });
 });
