@@ -107,7 +107,7 @@ export class ChunkRestorer<Chunk extends { choices: TextChoice[] }> implements C
 
   push(chunk: Chunk): Chunk {
     this.last = chunk;
-    let restored = this.walk(chunk, [], '', '') as Chunk;
+    let restored = this.walk(chunk, [], '') as Chunk;
     if (this.paths.size === 0) return restored;
     for (const choice of chunk.choices) {
       if (choice.finish_reason === null || choice.finish_reason === undefined) continue;
@@ -131,13 +131,18 @@ export class ChunkRestorer<Chunk extends { choices: TextChoice[] }> implements C
   }
 
   /** `value` restored (a copy where something changed), `key` naming its place in the stream. */
-  private walk(value: unknown, path: Step[], key: string, field: string): unknown {
-    if (typeof value === 'string') return this.text(value, path, key, field);
+  /**
+   * `value` restored (a copy where something changed). `path` is the steps to it, a stack shared
+   * by the walk: the key naming its place in the stream is only made for a string that needs it.
+   */
+  private walk(value: unknown, path: Step[], field: string): unknown {
+    if (typeof value === 'string') return this.paths.size === 0 && !value.includes('<') ? value : this.text(value, path, field);
     if (Array.isArray(value)) {
       let changed = false;
       const items = value.map((item: unknown, position) => {
-        const step: Step = isRecord(item) && typeof item.index === 'number' ? { index: item.index } : position;
-        const restored = this.walk(item, [...path, step], `${key}[${typeof step === 'number' ? step : `#${step.index}`}]`, field);
+        path.push(isRecord(item) && typeof item.index === 'number' ? { index: item.index } : position);
+        const restored = this.walk(item, path, field);
+        path.pop();
         changed ||= restored !== item;
         return restored;
       });
@@ -145,8 +150,11 @@ export class ChunkRestorer<Chunk extends { choices: TextChoice[] }> implements C
     }
     if (isRecord(value)) {
       let copy: Record<string, unknown> | undefined;
-      for (const [name, item] of Object.entries(value)) {
-        const restored = this.walk(item, [...path, name], `${key}.${name}`, name);
+      for (const name in value) {
+        const item = value[name];
+        path.push(name);
+        const restored = this.walk(item, path, name);
+        path.pop();
         if (restored !== item) (copy ??= { ...value })[name] = restored;
       }
       return copy ?? value;
@@ -154,13 +162,18 @@ export class ChunkRestorer<Chunk extends { choices: TextChoice[] }> implements C
     return value;
   }
 
-  private text(fragment: string, path: readonly Step[], key: string, field: string): string {
+  private text(fragment: string, path: readonly Step[], field: string): string {
+    const key = keyOf(path);
     const released = this.held.take(key, fragment, JSON_TEXT_FIELDS.has(field));
-    if (this.held.has(key)) this.paths.set(key, path);
+    if (this.held.has(key)) this.paths.set(key, [...path]);
     else this.paths.delete(key);
     return released;
   }
 }
+
+/** The key of a place in the stream: `.choices[#0].delta.tool_calls[#1].function.arguments`. */
+const keyOf = (path: readonly Step[]): string =>
+  path.map((step) => (typeof step === 'string' ? `.${step}` : typeof step === 'number' ? `[${step}]` : `[#${step.index}]`)).join('');
 
 /** A copy of `root` with `text` appended to the string at `path` (made, with what leads to it, when absent). */
 function appendAt(root: unknown, path: readonly Step[], text: string): unknown {
