@@ -39,6 +39,7 @@ export function maskModel(): MaskModel {
         response.end(JSON.stringify({ error: { message: `Cannot answer: ${JSON.stringify(body.messages?.at(-1)?.content)}`, type: 'invalid_request_error', param: null, code: null } }));
         return;
       }
+      if (!request.url.includes('/chat/')) return completion(response, pieces, body.stream === true);
       if (!body.stream) return plain(response, pieces.join(''), tool);
       response.writeHead(200, { 'content-type': 'text/event-stream' });
       if (tool) {
@@ -57,6 +58,21 @@ export function maskModel(): MaskModel {
     },
   };
   return model;
+}
+
+/** A text completion (`/v1/completions`): `text`, plain or streamed. */
+function completion(response: ServerResponse, pieces: readonly string[], stream: boolean): void {
+  const base = { id: 'cmpl-mask', object: 'text_completion', created: 1, model: 'gpt-3.5-turbo-instruct' };
+  if (!stream) {
+    response.writeHead(200, { 'content-type': 'application/json' });
+    response.end(JSON.stringify({ ...base, choices: [{ index: 0, text: pieces.join(''), logprobs: null, finish_reason: 'stop' }], usage: { prompt_tokens: 9, completion_tokens: 5, total_tokens: 14 } }));
+    return;
+  }
+  response.writeHead(200, { 'content-type': 'text/event-stream' });
+  const event = (choice: object) => `data: ${JSON.stringify({ ...base, choices: [choice] })}\n\n`;
+  for (const text of pieces) response.write(event({ index: 0, text, logprobs: null, finish_reason: null }));
+  response.write(event({ index: 0, text: '', logprobs: null, finish_reason: 'stop' }));
+  response.end('data: [DONE]\n\n');
 }
 
 function plain(response: ServerResponse, text: string, tool: string | undefined): void {

@@ -87,6 +87,21 @@ test.serial('chat, plain: text, tool-call arguments and structured output restor
   t.true(sent.every((body) => body.includes('Mail <EMAIL_1> or call <PHONE_1>.')));
 });
 
+test.serial('text completions: the prompt masked, the answer restored, plain and streamed (random splits)', async (t) => {
+  const from = model.seen.length;
+  model.script = { pieces: ['Sent to <EMAIL_1>, not <EMAIL_7>.'] };
+  const plain = await chat('mask-completion').completions.create({ model: 'gpt-3.5-turbo-instruct', prompt: PROMPT });
+  t.is(plain.choices[0].text, `Sent to ${EMAIL}, not <EMAIL_7>.`);
+  const next = seeded(16);
+  for (let round = 0; round < 20; round++) {
+    model.script = { pieces: randomSplit('Sent to <EMAIL_1> and <PHONE_1>.', next) };
+    let text = '';
+    for await (const chunk of await chat('mask-completion-stream').completions.create({ model: 'gpt-3.5-turbo-instruct', prompt: PROMPT, stream: true })) text += chunk.choices[0]?.text ?? '';
+    t.is(text, `Sent to ${EMAIL} and ${PHONE}.`, `round ${round}: ${JSON.stringify(model.script.pieces)}`);
+  }
+  t.true(model.seen.slice(from).every((body) => JSON.parse(body).prompt === 'Mail <EMAIL_1> or call <PHONE_1>.'));
+});
+
 test.serial('chat, streamed: tool-call arguments split at random places are restored (50 splits, through the SDK)', async (t) => {
   const next = seeded(11);
   for (let round = 0; round < 50; round++) {
