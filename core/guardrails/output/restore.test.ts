@@ -108,6 +108,13 @@ test('choices and tool calls are separate texts: a prefix held in one is never c
   t.deepEqual(chunkRestorer.end()?.choices, [{ index: 0, delta: { content: '<EMA' } }]);
 });
 
+test('a choice cut by the output guardrails (content_filter) gets nothing of what was held for it', (t) => {
+  const chunkRestorer = new ChunkRestorer<Chunk>(restorer);
+  t.is(chunkRestorer.push(contentChunk('Mail <EMA')).choices[0].delta.content, 'Mail ');
+  t.deepEqual(chunkRestorer.push({ id: 'c', choices: [{ index: 0, delta: {}, finish_reason: 'content_filter' }], usage: null }).choices[0].delta, {});
+  t.is(chunkRestorer.end(), undefined);
+});
+
 test('whole answers: every string restored, the same object back when nothing changed', (t) => {
   const answer = {
     choices: [{ message: { content: 'Mail <EMAIL_1>, not <EMAIL_9>', tool_calls: [{ function: { name: 'send', arguments: '{"to":"<EMAIL_1>"}' } }] } }],

@@ -93,7 +93,8 @@ const isRecord = (value: unknown): value is Record<string, unknown> => typeof va
  * `choices[index].delta.tool_calls[index].function.arguments`, array elements known by their
  * `index`): what may be the start of a placeholder at its end is held back and put in front of
  * that text's next fragment, so a placeholder split across chunks is restored whole. A choice that
- * finishes carries what is still held for it; the stream's end releases the rest in one chunk.
+ * finishes carries what is still held for it (unless the output guardrails cut it: `content_filter`);
+ * the stream's end releases the rest in one chunk.
  */
 export class ChunkRestorer<Chunk extends { choices: TextChoice[] }> implements ChunkRestoring<Chunk> {
   private readonly held: HeldTexts;
@@ -114,7 +115,9 @@ export class ChunkRestorer<Chunk extends { choices: TextChoice[] }> implements C
       const prefix = `.choices[#${choice.index}]`;
       for (const [key, path] of this.paths) {
         if (!key.startsWith(`${prefix}.`) && !key.startsWith(`${prefix}[`)) continue;
-        restored = appendAt(restored, path, this.held.flush(key)) as Chunk;
+        const held = this.held.flush(key);
+        // A choice the output guardrails cut sends nothing more.
+        if (choice.finish_reason !== 'content_filter') restored = appendAt(restored, path, held) as Chunk;
         this.paths.delete(key);
       }
     }
