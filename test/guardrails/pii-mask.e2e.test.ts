@@ -1,3 +1,6 @@
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import test from 'ava';
 import OpenAI from 'openai';
 import { defineGuardrail, step } from '../../core/spec/index.js';
@@ -250,4 +253,39 @@ test.serial('the values are in no sink: pino, the request log store through the 
   // The answer the client got had the values back; the log stores it with them masked.
   t.true(String(first.response_body).includes(`Write to [FLAGGED] or [FLAGGED]`), String(first.response_body));
   t.like(first.guardrails?.[0] ?? {}, { guardrail: 'pii', action: 'transform', changes: { email: 1, phone: 1 } });
+});
+
+test.serial('the response cache stores placeholders and a hit is restored with the asking request\'s own values, plain and streamed', async (t) => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'mask-cache-'));
+  const cached = await startGateway(
+    { providers: [openai()], policies: { masked: { input: [pii({ action: 'mask' })] } }, defaultPolicy: 'masked', cache: { default: { mode: 'simple', max_age: 600 } } },
+    { GATEWAY_DATA_DIR: dataDir },
+  );
+  let open = true;
+  t.teardown(() => (open ? cached.close() : undefined));
+  const client = sdkClient(cached.url, fake.baseUrl);
+  const from = model.seen.length;
+  model.script = { pieces: ['Sent to <EMAIL_1>.'] };
+  const ask = (mail: string) => client.chat.completions.create({ model: 'gpt-4o', messages: [{ role: 'user', content: `Mail ${mail} please.` }] }).withResponse();
+  const first = await ask(EMAIL);
+  t.is(first.response.headers.get('x-gateway-cache'), 'MISS');
+  t.is(first.data.choices[0].message.content, `Sent to ${EMAIL}.`);
+  // Another user's address masks to the same request: the stored answer is served, with their value.
+  const second = await ask('bo@example.org');
+  t.is(second.response.headers.get('x-gateway-cache'), 'HIT');
+  t.is(second.data.choices[0].message.content, 'Sent to bo@example.org.');
+  let streamed = '';
+  for await (const chunk of await client.chat.completions.create({ model: 'gpt-4o', messages: [{ role: 'user', content: `Mail ${EMAIL} please.` }], stream: true })) {
+    streamed += chunk.choices[0]?.delta.content ?? '';
+  }
+  t.is(streamed, `Sent to ${EMAIL}.`);
+  t.is(model.seen.length - from, 1, 'the second request and the stream were answered from the cache');
+  // Closed, the gateway has written what its cache holds.
+  await cached.close();
+  open = false;
+  const files = readdirSync(dataDir).filter((name) => name.startsWith('cache'));
+  t.true(files.length > 0);
+  const stored = files.map((name) => readFileSync(join(dataDir, name)).toString('latin1')).join('\n');
+  t.true(stored.includes('Sent to <EMAIL_1>.'), 'the answer is stored as the model wrote it');
+  t.false(NEEDLES.some((needle) => stored.includes(needle)) || stored.includes('bo@example.org'));
 });
