@@ -39,6 +39,11 @@ export function maskModel(): MaskModel {
         response.end(JSON.stringify({ error: { message: `Cannot answer: ${JSON.stringify(body.messages?.at(-1)?.content)}`, type: 'invalid_request_error', param: null, code: null } }));
         return;
       }
+      if (request.url.includes('/images/')) {
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.end(JSON.stringify({ created: 1, data: [{ url: 'https://images.example/1.png', revised_prompt: pieces.join('') }] }));
+        return;
+      }
       if (!request.url.includes('/chat/')) return completion(response, pieces, body.stream === true);
       if (!body.stream) return plain(response, pieces.join(''), tool);
       response.writeHead(200, { 'content-type': 'text/event-stream' });

@@ -105,6 +105,14 @@ test.serial('text completions: the prompt masked, the answer restored, plain and
   t.true(model.seen.slice(from).every((body) => JSON.parse(body).prompt === 'Mail <EMAIL_1> or call <PHONE_1>.'));
 });
 
+test.serial('image generation: the prompt masked, the revised prompt restored', async (t) => {
+  const from = model.seen.length;
+  model.script = { pieces: ['A postcard addressed to <EMAIL_1>, not <EMAIL_7>'] };
+  const image = await chat('mask-image').images.generate({ model: 'dall-e-3', prompt: PROMPT });
+  t.is(image.data?.[0].revised_prompt, `A postcard addressed to ${EMAIL}, not <EMAIL_7>`);
+  t.is(JSON.parse(model.seen[from]).prompt, 'Mail <EMAIL_1> or call <PHONE_1>.');
+});
+
 test.serial('chat, streamed: tool-call arguments split at random places are restored (50 splits, through the SDK)', async (t) => {
   const next = seeded(11);
   for (let round = 0; round < 50; round++) {
