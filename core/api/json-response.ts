@@ -1,6 +1,7 @@
 import type { ForwardSlice, GatewayContext, GatewayResponse, TransformSlice } from '../pipeline/context.js';
 import type { ProviderPlugin, ProviderTarget } from '../spec/provider.js';
 import { mapAnswer, readUpstreamJson } from './operation.js';
+import { restoredAnswer } from '../guardrails/output/index.js';
 
 export interface JsonAnswer<Response> {
   /** The adapter's `fromUpstream`, bound to the request. */
@@ -34,5 +35,6 @@ export async function respondWithJson<Response>(
   const response = mapAnswer(provider.id, () => answer.map(parsed.value, auth.target, forward.headers));
   context.cache?.recorder?.answer(response);
   answer.record(response, transform);
-  return { status: 200, headers: {}, body: jsonBody(context.strict ? answer.strict(response) : response, parsed) };
+  // What an input transform masked is put back (an image's `revised_prompt` quotes the prompt).
+  return { status: 200, headers: {}, body: jsonBody(restoredAnswer(context, context.strict ? answer.strict(response) : response), parsed) };
 }

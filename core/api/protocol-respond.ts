@@ -1,6 +1,7 @@
 import { SseDecoder } from '../http/sse.js';
 import type { ForwardSlice, GatewayContext, GatewayResponse, TransformSlice } from '../pipeline/context.js';
 import type { ProviderPlugin, ProviderTarget, StreamingAdapter, StreamMapper } from '../spec/provider.js';
+import { restoredAnswer } from '../guardrails/output/index.js';
 import { jsonBody } from './json-response.js';
 import { mapAnswer, readUpstreamJson } from './operation.js';
 import { relayStream, type RelayedChunk, type StreamObserver, type StreamRelayOptions } from './stream-relay.js';
@@ -106,7 +107,8 @@ export async function respondWithProtocol<Sent, Mapped, Upstream, Chunk extends 
 /**
  * A whole answer as the client's response: the protocol's events when the request streams, else its
  * JSON. `upstream`, when given, is the parsed upstream body whose bytes are sent as received if
- * nothing changed them. Also how the response cache replays a stored answer.
+ * nothing changed them. Also how the response cache replays a stored answer. Values an input
+ * transform masked are restored in it (text, tool-call arguments, structured output).
  */
 export function renderAnswer<Answer>(
   context: GatewayContext,
@@ -115,6 +117,8 @@ export function renderAnswer<Answer>(
   headers: Readonly<Record<string, string>> = {},
   upstream?: { value: unknown; bytes: Uint8Array; text?: string },
 ): GatewayResponse {
+  // What an input transform masked is put back last, after the output guardrails judged the answer.
+  answer = restoredAnswer(context, answer);
   if (context.request.streaming) return { status: 200, headers: { ...SSE_HEADERS, ...headers }, body: { bytes: Buffer.from(render.events(answer)) } };
   const json = render.json(answer);
   return { status: 200, headers: { ...headers }, body: upstream ? jsonBody(json, upstream) : { json } };

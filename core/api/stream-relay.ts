@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { bodyFailure } from '../http/upstream.js';
 import { SSE_DONE, sseData } from '../http/sse.js';
-import type { ChunkJudge } from '../guardrails/output/index.js';
+import type { ChunkJudge, ChunkRestoring } from '../guardrails/output/index.js';
 import type { StreamDecoder, StreamMapper, UpstreamEvent } from '../spec/provider.js';
 import type { ErrorBody, Usage } from '../spec/unified.js';
 import type { AnswerRecorder } from '../cache/slice.js';
@@ -47,6 +47,8 @@ interface RelayInputs<Chunk extends RelayedChunk> {
   readonly provider: string;
   /** Applied to every chunk with choices before it is written (output guardrails); may hold back, rewrite or stop. */
   readonly judge?: ChunkJudge<Chunk>;
+  /** Applied to every chunk after the judge: puts back what an input transform masked (a placeholder split across chunks is restored whole). */
+  readonly restore?: ChunkRestoring<Chunk>;
   /** Called as facts become known, for the log entry. */
   readonly observe: StreamObserver;
   /**
@@ -201,7 +203,7 @@ class StreamRelay<Chunk extends RelayedChunk> {
       if (!this.at('streaming')) break;
       const step = mapper.map(event);
       if (this.options.record && step.chunks) for (const chunk of step.chunks) this.options.record.chunk(chunk);
-      out += this.emit(judge && step.chunks ? await this.judged(judge, step.chunks) : step.chunks);
+      out += this.emit(this.restored(judge && step.chunks ? await this.judged(judge, step.chunks) : step.chunks));
       if (this.at('cut')) break;
       if (step.done) this.enter({ name: 'answered' });
       if (step.error) {
@@ -211,10 +213,20 @@ class StreamRelay<Chunk extends RelayedChunk> {
     }
     if (this.at('answered') && judge) {
       const held = await judge.end();
-      out += this.emit(held.chunks);
+      out += this.emit(this.restored(held.chunks));
       if (held.stop) this.enter({ name: 'cut' });
     }
+    if (this.at('answered') && this.options.restore) {
+      const rest = this.options.restore.end();
+      if (rest) out += this.emit([rest]);
+    }
     return out;
+  }
+
+  /** The chunks with what an input transform masked put back (after the judge, so output guardrails judge what the model wrote). */
+  private restored(chunks: Chunk[] | undefined): Chunk[] | undefined {
+    const { restore } = this.options;
+    return restore && chunks ? chunks.map((chunk) => restore.push(chunk)) : chunks;
   }
 
   /** The judge's view of the chunks: held back, rewritten, or cut (usage-only chunks pass). */

@@ -1,4 +1,4 @@
-import type { AnswerText, TextChoice } from '../guardrails/output/index.js';
+import { type AnswerText, streamRestorer, type TextChoice } from '../guardrails/output/index.js';
 import type { ForwardSlice, GatewayContext, GatewayResponse } from '../pipeline/context.js';
 import type { ProviderPlugin, StreamingAdapter } from '../spec/provider.js';
 import type { Usage } from '../spec/unified.js';
@@ -67,6 +67,7 @@ export async function respondStreamable<Request extends StreamableRequest, Respo
       includeUsage: includesUsage(context),
       strict: context.strict,
       judge: judge?.stream(operation.text),
+      restore: streamRestorer(context),
       record: context.cache?.recorder,
     }),
     async whole(mapped) {

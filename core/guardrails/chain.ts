@@ -1,12 +1,18 @@
 import type { GuardrailRecord } from './slice.js';
-import type { GuardrailInput, GuardrailParameters, GuardrailVerdict } from '../spec/guardrail.js';
+import type { GuardrailInput, GuardrailParameters, GuardrailVerdict, Restorer } from '../spec/guardrail.js';
 import type { CompiledStep } from './registry.js';
 
 /** What a chain decided. */
 export type ChainOutcome =
   | { readonly action: 'allow' }
   | { readonly action: 'deny'; readonly guardrail: string; readonly reason: string }
-  | { readonly action: 'transform'; readonly texts: readonly string[]; readonly parameters: GuardrailParameters };
+  | {
+      readonly action: 'transform';
+      readonly texts: readonly string[];
+      readonly parameters: GuardrailParameters;
+      /** The restorers of the transforms applied, in chain order (the answer is restored in reverse). */
+      readonly restorers: readonly Restorer[];
+    };
 
 interface StepResult {
   readonly verdict: GuardrailVerdict;
@@ -93,9 +99,11 @@ export async function runChain(
   let texts = input.texts;
   let parameters = input.parameters;
   let transformed = false;
+  const restorers: Restorer[] = [];
   const apply = (verdict: GuardrailVerdict & { action: 'transform' }) => {
     texts = verdict.texts ?? texts;
     parameters = { ...parameters, ...verdict.parameters };
+    if (verdict.restorer) restorers.push(verdict.restorer);
     transformed = true;
   };
 
@@ -112,7 +120,7 @@ export async function runChain(
       if (again.verdict.action === 'deny') return { action: 'deny', guardrail: chain[index].id, reason: again.verdict.reason };
       if (again.verdict.action === 'transform') apply(again.verdict);
     }
-    return { action: 'transform', texts, parameters };
+    return { action: 'transform', texts, parameters, restorers };
   }
 
   for (const compiled of chain) {
@@ -121,7 +129,7 @@ export async function runChain(
     if (result.verdict.action === 'deny') return { action: 'deny', guardrail: compiled.id, reason: result.verdict.reason };
     if (result.verdict.action === 'transform') apply(result.verdict);
   }
-  return transformed ? { action: 'transform', texts, parameters } : { action: 'allow' };
+  return transformed ? { action: 'transform', texts, parameters, restorers } : { action: 'allow' };
 }
 
 /** Merges a record into the one already kept for the same guardrail and side (stream windows). */

@@ -1,4 +1,4 @@
-import type { GuardrailSide, GuardrailVerdict } from '../spec/guardrail.js';
+import type { GuardrailSide, GuardrailVerdict, Restorer } from '../spec/guardrail.js';
 
 // The guardrail stage's slice of the request's context, declared here by module augmentation, so
 // that core/pipeline/context.ts imports nothing above the pipeline.
@@ -14,6 +14,12 @@ export interface GuardrailSlice {
   policy?: string;
   /** One entry per guardrail run (for a stream: per guardrail, aggregated over its window checks). */
   readonly verdicts: GuardrailRecord[];
+  /**
+   * What puts back in the answer what the input transforms took out (masked values), when one of
+   * them returned a restorer; applied to the answer after the output guardrails. Request memory
+   * only: never logged.
+   */
+  restorer?: Restorer;
   // `output` (the output judge) is declared by its owner, core/guardrails/output/index.ts (module augmentation).
 }
 

@@ -1,6 +1,6 @@
 import { runChain } from '../guardrails/chain.js';
 import { fieldParameters, fieldTexts, rewriteField, TEXT_FIELDS } from '../guardrails/field-texts.js';
-import { createOutputJudge } from '../guardrails/output/index.js';
+import { chainedRestorer, createOutputJudge } from '../guardrails/output/index.js';
 import type { PolicyRegistry } from '../guardrails/registry.js';
 import { errors } from '../errors.js';
 import type { GatewayContext } from '../pipeline/context.js';
@@ -82,6 +82,7 @@ async function judgeInput(context: GatewayContext, policy: CompiledPolicy, opera
   }
   if (outcome.action === 'transform' && rewrite) {
     context.request = { ...context.request, body: rewrite(outcome.texts, outcome.parameters), raw: undefined, rawText: undefined };
+    if (outcome.restorers.length > 0) context.guardrail!.restorer = chainedRestorer(outcome.restorers);
   }
 }
 

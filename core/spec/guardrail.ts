@@ -58,7 +58,27 @@ export type GuardrailVerdict =
       readonly parameters?: GuardrailParameters;
       readonly changes: GuardrailChanges;
       readonly flagged?: readonly string[];
+      /**
+       * Puts back what this transform took out (a masking guardrail's placeholders → the values):
+       * the gateway applies it to the answer on its way to the client, after the output
+       * guardrails. It lives only in the request's memory: the log records neither it nor what it holds.
+       */
+      readonly restorer?: Restorer;
     };
+
+/**
+ * Undoes an input transform in the answer. The gateway calls it on every string of a whole answer
+ * and on a stream's text as it flows (holding back, at the end of a fragment, what `heldFrom` says
+ * may be the start of something to restore, until the text that follows decides). It must restore
+ * only what its own transform issued for this request: any other text (a placeholder a model
+ * invented) stays as it is.
+ */
+export interface Restorer {
+  /** `text` with what the transform issued put back; `json`: the text is inside a JSON string (tool-call arguments), so values are escaped for it. */
+  restore(text: string, json: boolean): string;
+  /** Where, at the end of `text`, something starts that the next fragment may complete into a restorable one; `text.length` when nothing does. */
+  heldFrom(text: string): number;
+}
 
 /** A created guardrail instance. `check` may answer synchronously (cheap checks skip the timer). */
 export interface GuardrailPlugin {

@@ -3,9 +3,11 @@ import type { GuardrailInput } from '../../spec/guardrail.js';
 import { runChain } from '../chain.js';
 import type { CompiledPolicy } from '../registry.js';
 import { StreamJudge } from './stream-window.js';
-import type { AnswerText, OutputJudge, TextChoice } from './types.js';
+import type { AnswerText, ChunkRestoring, OutputJudge, TextChoice } from './types.js';
+import { ChunkRestorer, restoreValue } from './restore.js';
 
-export type { AnswerText, ChoiceText, ChunkJudge, ChunkJudgeStep, ChunkText, OutputJudge, TextChoice } from './types.js';
+export type { AnswerText, ChoiceText, ChunkJudge, ChunkJudgeStep, ChunkRestoring, ChunkText, OutputJudge, TextChoice } from './types.js';
+export { chainedRestorer, ChunkRestorer, HeldTexts, restoreValue } from './restore.js';
 
 // The guardrail slice's output judge (core/guardrails/slice.ts), declared next to its type by
 // module augmentation.
@@ -47,4 +49,19 @@ export function createOutputJudge(context: GatewayContext, policy: CompiledPolic
     stream: <Response extends { choices: TextChoice[] }, Chunk extends { choices: TextChoice[] }>(text: AnswerText<Response, Chunk>) =>
       new StreamJudge<Chunk>(policy, base, records, text.chunk),
   };
+}
+
+/**
+ * The restorer of a stream of unified chunks (chat, text completions, and the protocols translated
+ * from chat) when an input transform of this request returned one.
+ */
+export function streamRestorer<Chunk extends { choices: TextChoice[] }>(context: GatewayContext): ChunkRestoring<Chunk> | undefined {
+  const restorer = context.guardrail?.restorer;
+  return restorer ? new ChunkRestorer<Chunk>(restorer) : undefined;
+}
+
+/** A whole answer (any protocol's object) restored when an input transform of this request returned a restorer. */
+export function restoredAnswer<Answer>(context: GatewayContext, answer: Answer): Answer {
+  const restorer = context.guardrail?.restorer;
+  return restorer ? restoreValue(answer, restorer) : answer;
 }

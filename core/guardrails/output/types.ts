@@ -67,3 +67,14 @@ export interface ChunkJudgeStep<Chunk = ChatCompletionChunk> {
    */
   readonly stop?: boolean;
 }
+
+/**
+ * Applied by the stream relay to every chunk after the judge: puts back what an input transform
+ * took out (masked values), holding back a possible placeholder's start at the end of a text until
+ * the next chunk completes or refutes it.
+ */
+export interface ChunkRestoring<Chunk> {
+  push(chunk: Chunk): Chunk;
+  /** The upstream's stream is complete: a chunk with what is still held back, if anything. */
+  end(): Chunk | undefined;
+}

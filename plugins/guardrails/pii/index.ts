@@ -1,14 +1,21 @@
-import { ALLOW, countByKind, defineGuardrail, replaceSpans, spanValues } from '../../../core/spec/index.js';
+import { ALLOW, countByKind, defineGuardrail, replaceSpans, type Span, spanValues } from '../../../core/spec/index.js';
 import { detectPii, PII_TYPES, type PiiType } from './pii-detect.js';
+import { PiiMask } from './pii-mask.js';
 
-export type PiiAction = 'redact' | 'deny' | 'allow';
+/**
+ * `mask` (input side): each value is replaced by a placeholder (`<EMAIL_1>`, the same value the
+ * same placeholder within the request), and the gateway puts the values back in the answer. On the
+ * output side, where nothing follows to restore it, `mask` redacts.
+ */
+export type PiiAction = 'redact' | 'mask' | 'deny' | 'allow';
+const ACTIONS = ['redact', 'mask', 'deny', 'allow'];
 
 export interface PiiParams {
   /** The action for every type not listed in `types` (default `redact`). */
   action?: PiiAction;
   /** Per-type actions, e.g. `{ card: 'deny', email: 'redact', ipv4: 'allow' }`. */
   types?: Partial<Record<PiiType, PiiAction>>;
-  /** What replaces a span; `{type}` becomes its type in upper case. Default `[REDACTED_{type}]`. */
+  /** What replaces a redacted span; `{type}` becomes its type in upper case. Default `[REDACTED_{type}]`. */
   replacement?: string;
 }
 
@@ -18,18 +25,18 @@ export const pii = defineGuardrail<PiiParams>(
     id: 'pii',
     version: '1.0.0',
     description:
-      'Detects PII (email, international phone numbers, payment cards with Luhn, IBAN with checksum, US SSN, IPv4/IPv6, secret-looking tokens) and redacts it or denies, per type.',
+      'Detects PII (email, international phone numbers, payment cards with Luhn, IBAN with checksum, US SSN, IPv4/IPv6, secret-looking tokens) and redacts it, masks it (placeholders the answer gets the values back for) or denies, per type.',
     stages: ['input', 'output'],
     incremental: true,
     params: {
       type: 'object',
       additionalProperties: false,
       properties: {
-        action: { enum: ['redact', 'deny', 'allow'] },
+        action: { enum: ACTIONS },
         types: {
           type: 'object',
           additionalProperties: false,
-          properties: Object.fromEntries(PII_TYPES.map((type) => [type, { enum: ['redact', 'deny', 'allow'] }])),
+          properties: Object.fromEntries(PII_TYPES.map((type) => [type, { enum: ACTIONS }])),
         },
         replacement: { type: 'string' },
       },
@@ -48,12 +55,15 @@ export const pii = defineGuardrail<PiiParams>(
       const flagged = spanValues(input.texts, found);
       const denied = [...new Set(all.filter((span) => actionOf(span.kind as PiiType) === 'deny').map((span) => span.kind))];
       if (denied.length > 0) return { action: 'deny', reason: `PII detected: ${denied.join(', ')}`, flagged };
-      return {
-        action: 'transform',
-        texts: input.texts.map((text, index) => replaceSpans(text, found[index], (span) => replacement.replaceAll('{type}', span.kind.toUpperCase()))),
-        changes: countByKind(all),
-        flagged,
-      };
+      const redact = (span: Span) => replacement.replaceAll('{type}', span.kind.toUpperCase());
+      const masking = input.side === 'input' && all.some((span) => actionOf(span.kind as PiiType) === 'mask');
+      if (!masking) return { action: 'transform', texts: input.texts.map((text, index) => replaceSpans(text, found[index], redact)), changes: countByKind(all), flagged };
+      // Masked spans get placeholders, the others of the same texts their redaction.
+      const mask = new PiiMask(input.texts);
+      const texts = input.texts.map((text, index) =>
+        replaceSpans(text, found[index], (span) => (actionOf(span.kind as PiiType) === 'mask' ? mask.placeholder(text.slice(span.start, span.end), span.kind) : redact(span))),
+      );
+      return { action: 'transform', texts, changes: countByKind(all), flagged, restorer: mask.restorer() };
     };
   },
 );

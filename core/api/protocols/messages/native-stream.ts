@@ -3,6 +3,8 @@ import type { MessagesResponse, MessagesStreamEvent, MessagesUsage } from '../..
 import type { StreamMapper, StreamStep, UpstreamEvent } from '../../../spec/provider.js';
 import type { ErrorBody, Usage } from '../../../spec/unified.js';
 import type { StreamEncoder } from '../../stream-relay.js';
+import { ChunkRestorer, type ChunkRestoring, HeldTexts, restoreValue } from '../../../guardrails/output/index.js';
+import type { Restorer } from '../../../spec/guardrail.js';
 import { errorEvent, sseEvent } from './stream-encoder.js';
 import { unifiedMessagesUsage } from '../../../spec/messages-usage.js';
 
@@ -18,6 +20,8 @@ export interface NativeChunk {
   readonly choices: NativeChoice[];
   readonly usage?: Usage | null;
   readonly model?: string;
+  /** Events to write before `event` (tool input the restorer held back, released before its block's stop). */
+  readonly before?: readonly MessagesStreamEvent[];
 }
 
 export interface NativeChoice {
@@ -92,6 +96,11 @@ export class NativeStreamEncoder implements StreamEncoder<NativeChunk> {
     if (chunk.choices.some((choice) => choice.finish_reason === 'content_filter')) return this.refuse();
     const index = typeof event.index === 'number' ? event.index : -1;
     const text = chunk.choices.find((choice) => choice.index === index)?.text;
+    const before = chunk.before?.map(sseEvent).join('') ?? '';
+    return before + this.event(event, index, text);
+  }
+
+  private event(event: MessagesStreamEvent, index: number, text: string | undefined): string {
     switch (event.type) {
       case 'content_block_delta':
         if (record(event.delta).type !== 'text_delta') break;
@@ -174,3 +183,31 @@ export const nativeAnswerText: AnswerText<NativeAnswer, NativeChunk> = {
     }),
   },
 };
+
+/**
+ * Restores a native Messages stream: text blocks through their choices (a held placeholder start
+ * goes out with the block's stop), tool input (`input_json_delta`) per block, held back in the same
+ * way and released before the block's `content_block_stop`, and every other event whole.
+ */
+export function nativeMessagesRestorer(restorer: Restorer | undefined): ChunkRestoring<NativeChunk> | undefined {
+  if (!restorer) return undefined;
+  const texts = new ChunkRestorer<{ choices: NativeChoice[] }>(restorer);
+  const inputs = new HeldTexts(restorer);
+  const restoredEvent = (event: MessagesStreamEvent): Pick<NativeChunk, 'event' | 'before'> => {
+    const key = String(event.index);
+    const delta = record(event.delta);
+    if (event.type === 'content_block_delta' && delta.type === 'text_delta') return { event };
+    if (event.type === 'content_block_delta' && delta.type === 'input_json_delta') {
+      return { event: { ...event, delta: { ...delta, partial_json: inputs.take(key, String(delta.partial_json ?? ''), true) } } };
+    }
+    if (event.type === 'content_block_stop' && inputs.has(key)) {
+      return { event, before: [{ type: 'content_block_delta', index: event.index, delta: { type: 'input_json_delta', partial_json: inputs.flush(key) } }] };
+    }
+    return { event: restoreValue(event, restorer) };
+  };
+  return {
+    push: (chunk) => ({ ...chunk, ...(chunk.choices.length > 0 ? texts.push({ choices: chunk.choices }) : {}), ...restoredEvent(chunk.event) }),
+    // A Messages stream closes every block before it ends: nothing is left to release.
+    end: () => undefined,
+  };
+}

@@ -1,4 +1,5 @@
 import { assembledRecorder } from '../../../cache/cacheable.js';
+import { streamRestorer } from '../../../guardrails/output/index.js';
 import type { GatewayContext, GatewayResponse } from '../../../pipeline/context.js';
 import type { MessagesAdapter, ProviderPlugin } from '../../../spec/provider.js';
 import type { MessagesRequest, MessagesResponse, MessagesStreamEvent } from '../../../spec/messages.js';
@@ -9,7 +10,7 @@ import { ChatAssembly } from '../../stream-assembly.js';
 import { messageFromChat } from './from-chat.js';
 import { messageAsEvents } from './message-events.js';
 import { MessageAssembly } from './message-assembly.js';
-import { judgedMessage, nativeAnswerOf, nativeAnswerText, type NativeChunk, NativeStreamEncoder, nativeChunkMapper } from './native-stream.js';
+import { judgedMessage, nativeAnswerOf, nativeAnswerText, type NativeChunk, NativeStreamEncoder, nativeChunkMapper, nativeMessagesRestorer } from './native-stream.js';
 import { MessagesStreamEncoder } from './stream-encoder.js';
 import { unifiedMessagesUsage } from '../../../spec/messages-usage.js';
 
@@ -48,6 +49,7 @@ export function nativeMessageAnswer(
       mapper: nativeChunkMapper(mapper),
       encoder: new NativeStreamEncoder(),
       judge: judge?.stream(nativeAnswerText),
+      restore: nativeMessagesRestorer(context.guardrail?.restorer),
       record: assembledRecorder(context.cache?.recorder, new MessageAssembly(), (message) => message),
     }),
     async whole(mapped) {
@@ -83,6 +85,7 @@ export function translatedMessageAnswer(
       mapper,
       encoder: new MessagesStreamEncoder(request.model),
       judge: judge?.stream(chatAnswerText),
+      restore: streamRestorer(context),
       record: assembledRecorder(context.cache?.recorder, new ChatAssembly(), (answer) => messageFromChat(answer, request.model)),
     }),
     async whole(mapped) {

@@ -1,4 +1,5 @@
-import type { AnswerText, OutputJudge } from '../../../guardrails/output/index.js';
+import { type AnswerText, ChunkRestorer, type ChunkRestoring, HeldTexts, type OutputJudge, restoreValue } from '../../../guardrails/output/index.js';
+import type { Restorer } from '../../../spec/guardrail.js';
 import type { StreamMapper } from '../../../spec/provider.js';
 import type { ContentPart, ResponseEvent, ResponseItem, ResponseObject } from '../../../spec/responses.js';
 import type { ErrorBody } from '../../../spec/unified.js';
@@ -21,6 +22,8 @@ export interface NativeChunk {
   event?: ResponseEvent;
   /** Set on the judge's denial. */
   filtered?: true;
+  /** Events to write before `event` (function-call arguments the restorer held back, released before their `done`). */
+  before?: ResponseEvent[];
 }
 
 export interface NativeChoice {
@@ -157,6 +160,11 @@ export class NativeResponsesOutput implements StreamEncoder<NativeChunk> {
   }
 
   chunk(chunk: NativeChunk): string {
+    const before = this.phase === 'relaying' && chunk.before ? chunk.before.map((event) => this.writer.sse(event)).join('') : '';
+    return before + this.written(chunk);
+  }
+
+  private written(chunk: NativeChunk): string {
     if (this.phase === 'ended') return '';
     if (chunk.filtered) {
       this.phase = 'filtered';
@@ -274,4 +282,32 @@ export class NativeResponsesOutput implements StreamEncoder<NativeChunk> {
     await this.options.finished(response);
     return out + this.writer.write('response.failed', { response: { ...response, output: clientItems(response.output, this.options.include) } });
   }
+}
+
+/**
+ * Restores a native Responses stream: text parts through their choices (a held placeholder start
+ * goes out with the part's `done`), function-call arguments per item, held back in the same way
+ * and released before their `response.function_call_arguments.done`, every other event whole.
+ */
+export function nativeResponsesRestorer(restorer: Restorer | undefined): ChunkRestoring<NativeChunk> | undefined {
+  if (!restorer) return undefined;
+  const texts = new ChunkRestorer<{ choices: NativeChoice[] }>(restorer);
+  const args = new HeldTexts(restorer);
+  const restoredEvent = (event: ResponseEvent | undefined): Pick<NativeChunk, 'event' | 'before'> => {
+    if (!event || event.type === 'response.output_text.delta' || event.type === 'response.output_text.done') return { event };
+    const key = String(event.item_id);
+    if (event.type === 'response.function_call_arguments.delta') return { event: { ...event, delta: args.take(key, String(event.delta ?? ''), true) } };
+    const restored = restoreValue(event, restorer);
+    if (event.type !== 'response.function_call_arguments.done' || !args.has(key)) return { event: restored };
+    const delta = { type: 'response.function_call_arguments.delta', sequence_number: 0, item_id: event.item_id, output_index: event.output_index, delta: args.flush(key) };
+    return { event: restored, before: [delta] };
+  };
+  return {
+    push: (chunk) => ({ ...chunk, ...(chunk.choices.length > 0 ? texts.push({ choices: chunk.choices }) : {}), ...restoredEvent(chunk.event) }),
+    // Text a part never closed: released as text with no event of its own (as the judge releases it).
+    end: () => {
+      const rest = texts.end();
+      return rest ? { choices: rest.choices } : undefined;
+    },
+  };
 }

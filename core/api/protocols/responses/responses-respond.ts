@@ -1,3 +1,4 @@
+import { streamRestorer } from '../../../guardrails/output/index.js';
 import type { GatewayContext, GatewayResponse } from '../../../pipeline/context.js';
 import type { ProviderPlugin, ProviderTarget } from '../../../spec/provider.js';
 import type { ResponseEvent, ResponseObject, ResponsesRequest } from '../../../spec/responses.js';
@@ -6,7 +7,7 @@ import { chatAnswerText } from '../../answer-text.js';
 import { type AnswerRendering, type ProtocolAnswer, renderAnswer } from '../../protocol-respond.js';
 import { responseAsEvents } from './responses-events.js';
 import { responseFromChat } from './responses-from-chat.js';
-import { judgeResponse, nativeAnswerText, type NativeChunk, NativeResponsesOutput } from './responses-native-stream.js';
+import { judgeResponse, nativeAnswerText, type NativeChunk, NativeResponsesOutput, nativeResponsesRestorer } from './responses-native-stream.js';
 import { chatUsage, clientResponse, responseShell } from './responses-objects.js';
 import { ResponsesStreamEncoder } from './responses-stream-encoder.js';
 import type { TranslatedRequest } from './responses-to-chat.js';
@@ -63,6 +64,7 @@ export function translatedResponseAnswer(
     relay: (mapper) => ({
       mapper,
       judge: judge?.stream(chatAnswerText),
+      restore: streamRestorer(context),
       encoder: new ResponsesStreamEncoder({ shell, tools: attempt.translated.tools, provider: provider.id, include: request.include, finished: record }),
     }),
     async whole(mapped) {
@@ -101,7 +103,7 @@ export function nativeResponseAnswer(
     headers: droppedToolsHeader(attempt.droppedTools),
     relay(upstream) {
       const { mapper, output } = NativeResponsesOutput.create(upstream, { include: request.include, finished: record, previousResponseId });
-      return { mapper, judge: judge?.stream(nativeAnswerText), encoder: output };
+      return { mapper, judge: judge?.stream(nativeAnswerText), restore: nativeResponsesRestorer(context.guardrail?.restorer), encoder: output };
     },
     async whole(answered) {
       const mapped = previousResponseId === undefined ? answered : { ...answered, previous_response_id: previousResponseId };
