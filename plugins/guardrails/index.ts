@@ -7,6 +7,7 @@ export { jsonOutput, type JsonOutputParams } from './json-output/index.js';
 export { jsonSchema, type JsonSchemaParams } from './json-schema/index.js';
 export { lengthBounds, type LengthBoundsParams } from './length-bounds/index.js';
 export { maxTokens, type MaxTokensParams } from './max-tokens/index.js';
+export { openaiModeration, type OpenAIModerationParams } from './openai-moderation/index.js';
 export { pii, type PiiAction, type PiiParams } from './pii/index.js';
 export { promptInjection, type PromptInjectionParams } from './prompt-injection/index.js';
 export { regex, type RegexParams } from './regex/index.js';
@@ -22,6 +23,7 @@ import { jsonOutput } from './json-output/index.js';
 import { jsonSchema } from './json-schema/index.js';
 import { lengthBounds } from './length-bounds/index.js';
 import { maxTokens } from './max-tokens/index.js';
+import { openaiModeration } from './openai-moderation/index.js';
 import { pii } from './pii/index.js';
 import { promptInjection } from './prompt-injection/index.js';
 import { regex } from './regex/index.js';
@@ -47,6 +49,7 @@ export const builtinGuardrails = [
   urlAllowlist,
   promptInjection,
   webhook,
+  openaiModeration,
 ] as const;
 
 export {
