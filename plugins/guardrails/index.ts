@@ -1,6 +1,7 @@
 /** The built-in guardrail plugins (`llm-gateway/guardrails`), and what a custom one is built with. */
 export { allowedModels, type AllowedModelsParams } from './allowed-models/index.js';
 export { allowedOperations, type AllowedOperationsParams } from './allowed-operations/index.js';
+export { azureContentSafety, type AzureContentSafetyParams } from './azure-content-safety/index.js';
 export { bannedWords, type BannedWordsParams } from './banned-words/index.js';
 export { codeDetection, type CodeDetectionParams } from './code-detection/index.js';
 export { jsonOutput, type JsonOutputParams } from './json-output/index.js';
@@ -17,6 +18,7 @@ export { urlAllowlist, type UrlAllowlistParams } from './url-allowlist/index.js'
 export { webhook, type WebhookParams } from './webhook/index.js';
 import { allowedModels } from './allowed-models/index.js';
 import { allowedOperations } from './allowed-operations/index.js';
+import { azureContentSafety } from './azure-content-safety/index.js';
 import { bannedWords } from './banned-words/index.js';
 import { codeDetection } from './code-detection/index.js';
 import { jsonOutput } from './json-output/index.js';
@@ -50,6 +52,7 @@ export const builtinGuardrails = [
   promptInjection,
   webhook,
   openaiModeration,
+  azureContentSafety,
 ] as const;
 
 export {
