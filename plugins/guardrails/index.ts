@@ -3,6 +3,7 @@ export { allowedModels, type AllowedModelsParams } from './allowed-models/index.
 export { allowedOperations, type AllowedOperationsParams } from './allowed-operations/index.js';
 export { azureContentSafety, type AzureContentSafetyParams } from './azure-content-safety/index.js';
 export { bannedWords, type BannedWordsParams } from './banned-words/index.js';
+export { bedrockGuardrails, type BedrockGuardrailsParams } from './bedrock-guardrails/index.js';
 export { codeDetection, type CodeDetectionParams } from './code-detection/index.js';
 export { jsonOutput, type JsonOutputParams } from './json-output/index.js';
 export { jsonSchema, type JsonSchemaParams } from './json-schema/index.js';
@@ -20,6 +21,7 @@ import { allowedModels } from './allowed-models/index.js';
 import { allowedOperations } from './allowed-operations/index.js';
 import { azureContentSafety } from './azure-content-safety/index.js';
 import { bannedWords } from './banned-words/index.js';
+import { bedrockGuardrails } from './bedrock-guardrails/index.js';
 import { codeDetection } from './code-detection/index.js';
 import { jsonOutput } from './json-output/index.js';
 import { jsonSchema } from './json-schema/index.js';
@@ -53,6 +55,7 @@ export const builtinGuardrails = [
   webhook,
   openaiModeration,
   azureContentSafety,
+  bedrockGuardrails,
 ] as const;
 
 export {
