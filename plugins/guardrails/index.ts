@@ -7,10 +7,14 @@ export { bedrockGuardrails, type BedrockGuardrailsParams } from './bedrock-guard
 export { codeDetection, type CodeDetectionParams } from './code-detection/index.js';
 export { jsonOutput, type JsonOutputParams } from './json-output/index.js';
 export { jsonSchema, type JsonSchemaParams } from './json-schema/index.js';
+export { lakeraGuard, type LakeraGuardParams } from './lakera-guard/index.js';
 export { lengthBounds, type LengthBoundsParams } from './length-bounds/index.js';
+export { llmJudge, type LlmJudgeParams } from './llm-judge/index.js';
 export { maxTokens, type MaxTokensParams } from './max-tokens/index.js';
+export { modelArmor, type ModelArmorParams } from './model-armor/index.js';
 export { openaiModeration, type OpenAIModerationParams } from './openai-moderation/index.js';
 export { pii, type PiiAction, type PiiParams } from './pii/index.js';
+export { presidio, type PresidioParams } from './presidio/index.js';
 export { promptInjection, type PromptInjectionParams } from './prompt-injection/index.js';
 export { regex, type RegexParams } from './regex/index.js';
 export { requiredMetadata, type RequiredMetadataParams } from './required-metadata/index.js';
@@ -25,10 +29,14 @@ import { bedrockGuardrails } from './bedrock-guardrails/index.js';
 import { codeDetection } from './code-detection/index.js';
 import { jsonOutput } from './json-output/index.js';
 import { jsonSchema } from './json-schema/index.js';
+import { lakeraGuard } from './lakera-guard/index.js';
 import { lengthBounds } from './length-bounds/index.js';
+import { llmJudge } from './llm-judge/index.js';
 import { maxTokens } from './max-tokens/index.js';
+import { modelArmor } from './model-armor/index.js';
 import { openaiModeration } from './openai-moderation/index.js';
 import { pii } from './pii/index.js';
+import { presidio } from './presidio/index.js';
 import { promptInjection } from './prompt-injection/index.js';
 import { regex } from './regex/index.js';
 import { requiredMetadata } from './required-metadata/index.js';
@@ -56,6 +64,10 @@ export const builtinGuardrails = [
   openaiModeration,
   azureContentSafety,
   bedrockGuardrails,
+  lakeraGuard,
+  modelArmor,
+  presidio,
+  llmJudge,
 ] as const;
 
 export {
