@@ -90,6 +90,8 @@ export interface ContractOptions {
   readonly behaviour: VendorBehaviour;
   /** The guardrail pointed at the fake's origin. */
   make(origin: string): GuardrailRegistration;
+  /** The secret `make` configures, which `GET /admin/policies` must not show. */
+  readonly secret?: string;
   /** Whether it judges the input side (default true) and the output side (default true). */
   readonly input?: boolean;
   readonly output?: boolean;
@@ -124,6 +126,12 @@ export function vendorContract(test: TestFn, options: ContractOptions): void {
       t.like(entries[0].guardrails[0], { guardrail: id, side: 'input', action: 'allow' });
       t.like(entries[1].guardrails[0], { guardrail: id, side: 'input', action: 'deny' });
       t.is(entries[1].guardrails[0].failure, undefined);
+      if (options.secret !== undefined) {
+        const listing = await (await fetch(`${gateway.gateway.url}/admin/policies`, { headers: { 'x-gateway-api-key': ACCOUNT_KEY } })).text();
+        t.true(listing.includes(`"guardrail":"${id}"`), listing);
+        t.false(listing.includes(options.secret));
+        t.false(gateway.gateway.rawLog().includes(options.secret));
+      }
     });
 
     test.serial(`${id}: the vendor's error fails closed by default (denied, logged as such) and passes with fail-open (logged as such)`, async (t) => {

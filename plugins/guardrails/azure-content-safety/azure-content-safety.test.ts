@@ -41,7 +41,7 @@ const behaviour: VendorBehaviour = {
   error: { status: 500, body: fixture('error.json') },
 };
 
-vendorContract(test, { id: 'azure-content-safety', behaviour, make: (origin) => azureContentSafety({ baseUrl: origin, apiKey: KEY }) });
+vendorContract(test, { id: 'azure-content-safety', secret: KEY, behaviour, make: (origin) => azureContentSafety({ baseUrl: origin, apiKey: KEY }) });
 
 test('params: baseUrl and a secret are required; thresholds are severities 0-7; at least one check', (t) => {
   assertRefused(t, azureContentSafety({ apiKey: KEY } as never), 'baseUrl');

@@ -29,7 +29,7 @@ const behaviour = behaviourFor();
 
 const make = (origin: string) => bedrockGuardrails({ baseUrl: origin, guardrailIdentifier: 'gr-abc123', guardrailVersion: '1', ...AWS });
 
-vendorContract(test, { id: 'bedrock-guardrails', behaviour, make });
+vendorContract(test, { id: 'bedrock-guardrails', secret: AWS.secretAccessKey, behaviour, make });
 
 test('params: identifier and version; access key and secret together with a region, or a credential', (t) => {
   const base = { guardrailIdentifier: 'gr-abc123', guardrailVersion: 'DRAFT' };

@@ -26,7 +26,7 @@ const behaviourFor = (key: string | null = KEY): VendorBehaviour => ({
 });
 const behaviour = behaviourFor();
 
-vendorContract(test, { id: 'lakera-guard', behaviour, make: (origin) => lakeraGuard({ baseUrl: origin, apiKey: KEY }) });
+vendorContract(test, { id: 'lakera-guard', secret: KEY, behaviour, make: (origin) => lakeraGuard({ baseUrl: origin, apiKey: KEY }) });
 
 test('params: the SaaS needs a secret; a self-hosted one (its baseUrl) may have none', (t) => {
   assertRefused(t, lakeraGuard({}), 'apiKey or credential');

@@ -37,7 +37,7 @@ const behaviourFor = (format: 'llama-guard' | 'json', key: string | null = KEY):
   error: { status: 503, body: fixture('error.json') },
 });
 
-vendorContract(test, { id: 'llm-judge', behaviour: behaviourFor('llama-guard'), make: (origin) => llmJudge({ baseUrl: `${origin}/v1`, apiKey: KEY, model: 'meta-llama/Llama-Guard-3-8B' }) });
+vendorContract(test, { id: 'llm-judge', secret: KEY, behaviour: behaviourFor('llama-guard'), make: (origin) => llmJudge({ baseUrl: `${origin}/v1`, apiKey: KEY, model: 'meta-llama/Llama-Guard-3-8B' }) });
 
 test('params: baseUrl and model; a prompt only with the json format', (t) => {
   assertRefused(t, llmJudge({ baseUrl: 'http://127.0.0.1:1/v1' } as never), 'model');

@@ -34,7 +34,7 @@ const behaviour: VendorBehaviour = {
 
 const make = (origin: string) => modelArmor({ baseUrl: origin, apiKey: TOKEN, project: 'acme-prod', location: 'us-central1', template: 'strict' });
 
-vendorContract(test, { id: 'model-armor', behaviour, make });
+vendorContract(test, { id: 'model-armor', secret: TOKEN, behaviour, make });
 
 test('params: project, location and template are required and checked', (t) => {
   assertRefused(t, modelArmor({ apiKey: TOKEN, location: 'us-central1', template: 'strict' } as never), 'project');

@@ -31,7 +31,7 @@ const behaviour: VendorBehaviour = {
   error: { status: 500, body: { error: { message: 'The server had an error while processing your request.', type: 'server_error', param: null, code: null } } },
 };
 
-vendorContract(test, { id: 'openai-moderation', behaviour, make: (origin) => openaiModeration({ baseUrl: `${origin}/v1`, apiKey: API_KEY }) });
+vendorContract(test, { id: 'openai-moderation', secret: API_KEY, behaviour, make: (origin) => openaiModeration({ baseUrl: `${origin}/v1`, apiKey: API_KEY }) });
 
 test('params: a secret as apiKey or credential (one of them), thresholds between 0 and 1', (t) => {
   assertRefused(t, openaiModeration({ baseUrl: 'http://127.0.0.1:1/v1' }), 'apiKey or credential');
