@@ -1,12 +1,10 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
-import { assertRefused, bootError, judge } from '../../../test/guardrails/helpers.js';
 import { startVendorFake, TRIGGER, type VendorBehaviour, vendorContract } from '../../../test/guardrails/vendor-contract.js';
-import { ask, policyGateway, answering } from '../../../test/guardrails/helpers.js';
+import { answering, ask, assertDenied, assertRefused, bootError, judge, policyGateway } from '../../../test/guardrails/helpers.js';
 import { startGateway } from '../../../test/harness.js';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { deniedCategories, openaiModeration } from './index.js';
 
 const API_KEY = 'sk-moderation-test-0123456789';
@@ -88,8 +86,15 @@ test.serial('an answer that is not the documented shape is a failure (fail-close
   t.false(failed!.message.includes(API_KEY));
 });
 
-test.serial('the secret read from a stored vault credential, by id, when the check runs', async (t) => {
-  const vendor = await startVendorFake(behaviour);
+test.serial('the secret read from a stored vault credential, by id, when the check runs; a rotation applies from the next check', async (t) => {
+  let expectedKey = API_KEY;
+  const vendor = await startVendorFake({
+    ...behaviour,
+    check: (request) => [
+      ...behaviour.check(request).filter((problem) => problem !== 'authorization'),
+      ...(request.headers.authorization === `Bearer ${expectedKey}` ? [] : ['authorization']),
+    ],
+  });
   t.teardown(() => vendor.close());
   // A first boot stores the credential; the second, on the same data directory, names it in its policy.
   const dataDir = mkdtempSync(join(tmpdir(), 'gateway-test-'));
@@ -100,12 +105,19 @@ test.serial('the secret read from a stored vault credential, by id, when the che
   t.teardown(() => setup.close());
   t.like(await ask(setup.client, 'hello'), { content: 'ok' });
   t.deepEqual(vendor.problems, []);
-  t.is(vendor.fake.requests.length, 1);
+  // Rotated: the next check sends the new key.
+  expectedKey = 'sk-moderation-rotated-9876543210';
+  await setup.gateway.gateway.vault.credentials.replaceSecret(stored.id, { api_key: expectedKey });
+  t.like(await ask(setup.client, 'hello again'), { content: 'ok' });
+  t.deepEqual(vendor.problems, []);
+  t.is(vendor.fake.requests.length, 2);
+  t.false(setup.gateway.rawLog().includes(API_KEY));
+  t.false(setup.gateway.rawLog().includes(expectedKey));
   // An unknown id fails (closed): the vendor is never called without its secret.
   const missing = await policyGateway({ input: [openaiModeration({ baseUrl: `${vendor.origin}/v1`, credential: 'cred_missing' })] }, answering('ok'));
   t.teardown(() => missing.close());
-  await t.throwsAsync(ask(missing.client, 'hello'));
+  await assertDenied(t, ask(missing.client, 'hello'));
   const [entry] = await missing.gateway.waitForEntries(1);
   t.like(entry.guardrails[0], { guardrail: 'openai-moderation', action: 'deny', failure: 'error', onError: 'fail-closed' });
-  t.is(vendor.fake.requests.length, 1);
+  t.is(vendor.fake.requests.length, 2);
 });

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'ava';
-import { assertRefused, bootError, judge, policyGateway, answering, ask, assertDenied } from '../../../test/guardrails/helpers.js';
+import { answering, ask, assertDenied, assertRefused, bootError, judge, policyGateway } from '../../../test/guardrails/helpers.js';
 import { startVendorFake, TRIGGER, type VendorBehaviour, vendorContract } from '../../../test/guardrails/vendor-contract.js';
 import { ACCOUNT_KEY } from '../../../test/harness.js';
 import { presidio } from './index.js';
