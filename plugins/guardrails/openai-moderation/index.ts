@@ -13,6 +13,9 @@ import {
 
 const VENDOR = 'openai-moderation';
 
+/** Most texts sent in one moderation call. */
+export const BATCH = 32;
+
 export interface OpenAIModerationParams extends VendorParams {
   /** Moderation model (default `omni-moderation-latest`). */
   model?: string;
@@ -52,8 +55,8 @@ function results(answer: unknown, count: number): ModerationResult[] {
 }
 
 /**
- * OpenAI's moderation endpoint (`POST {baseUrl}/moderations`): every distinct text of a check in
- * one call; a text is denied when a counted category is flagged, or scores at or above its threshold.
+ * OpenAI's moderation endpoint (`POST {baseUrl}/moderations`): the distinct texts of a check in
+ * one call (batches of {@link BATCH}, sent at once, for a longer conversation); a text is denied when a counted category is flagged, or scores at or above its threshold.
  */
 export const openaiModeration = defineGuardrail<OpenAIModerationParams>(
   {
@@ -83,8 +86,12 @@ export const openaiModeration = defineGuardrail<OpenAIModerationParams>(
       const texts = [...new Set(input.texts.filter((text) => text.trim().length > 0))];
       if (texts.length === 0) return ALLOW;
       const apiKey = requireApiKey(VENDOR, await secret());
-      const answer = await postJson(dependencies.http, VENDOR, url, { model, input: texts }, { authorization: `Bearer ${apiKey}` }, params.timeoutMs ?? DEFAULT_VENDOR_TIMEOUT_MS);
-      const denied = new Set(results(answer, texts.length).flatMap((result) => deniedCategories(result, params)));
+      // A long conversation goes in batches, all at once.
+      const batches = Array.from({ length: Math.ceil(texts.length / BATCH) }, (_, index) => texts.slice(index * BATCH, (index + 1) * BATCH));
+      const answers = await Promise.all(
+        batches.map(async (batch) => results(await postJson(dependencies.http, VENDOR, url, { model, input: batch }, { authorization: `Bearer ${apiKey}` }, params.timeoutMs ?? DEFAULT_VENDOR_TIMEOUT_MS), batch.length)),
+      );
+      const denied = new Set(answers.flat().flatMap((result) => deniedCategories(result, params)));
       if (denied.size === 0) return ALLOW;
       return { action: 'deny', reason: `${VENDOR}: ${[...denied].join(', ')}` };
     };

@@ -5,7 +5,7 @@ import test from 'ava';
 import { startVendorFake, TRIGGER, type VendorBehaviour, vendorContract } from '../../../test/guardrails/vendor-contract.js';
 import { answering, ask, assertDenied, assertRefused, bootError, judge, policyGateway } from '../../../test/guardrails/helpers.js';
 import { startGateway } from '../../../test/harness.js';
-import { deniedCategories, openaiModeration } from './index.js';
+import { BATCH, deniedCategories, openaiModeration } from './index.js';
 
 const API_KEY = 'sk-moderation-test-0123456789';
 const fixture = (name: string) => JSON.parse(readFileSync(join(process.cwd(), 'plugins/guardrails/openai-moderation/__fixtures__', name), 'utf8'));
@@ -64,6 +64,17 @@ test.serial('thresholds on category_scores decide instead of the service flag; c
   t.deepEqual(await judge(openaiModeration({ ...base, thresholds: { violence: 0.95 } }), [TRIGGER]), { action: 'allow' });
   t.deepEqual(await judge(openaiModeration({ ...base, categories: ['hate', 'sexual'] }), [TRIGGER]), { action: 'allow' });
   t.deepEqual(await judge(openaiModeration({ ...base, threshold: 0.04 }), [TRIGGER]), { action: 'deny', reason: 'openai-moderation: harassment, violence' });
+  t.deepEqual(vendor.problems, []);
+});
+
+test.serial('a conversation longer than one batch goes in several calls; a flag in any batch denies', async (t) => {
+  const vendor = await startVendorFake(behaviour);
+  t.teardown(() => vendor.close());
+  const texts = Array.from({ length: BATCH * 2 + 1 }, (_, index) => `message ${index}`);
+  t.deepEqual(await judge(openaiModeration({ baseUrl: `${vendor.origin}/v1`, apiKey: API_KEY }), texts), { action: 'allow' });
+  t.deepEqual(vendor.judged.map((batch) => batch.length).sort(), [1, BATCH, BATCH]);
+  texts[BATCH * 2] = TRIGGER;
+  t.like(await judge(openaiModeration({ baseUrl: `${vendor.origin}/v1`, apiKey: API_KEY }), texts), { action: 'deny' });
   t.deepEqual(vendor.problems, []);
 });
 
