@@ -49,8 +49,10 @@ async function runStep(compiled: CompiledStep, input: GuardrailInput, memo?: Ver
   const startedAt = performance.now();
   let failure: 'error' | 'timeout' | undefined;
   let verdict: GuardrailVerdict;
-  const key = memo ? memoKey(input) : '';
-  const remembered = memo?.get(compiled)?.get(key);
+  // Only a guardrail that answered asynchronously earlier in the request has verdicts to look up:
+  // a synchronous one never pays for the key.
+  const known = memo?.get(compiled);
+  const remembered = known?.get(memoKey(input));
   if (remembered) {
     const flagged = flaggedBy(remembered, input.texts);
     return { verdict: remembered, ms: performance.now() - startedAt, cached: true, ...(flagged ? { flagged } : {}) };
@@ -60,9 +62,9 @@ async function runStep(compiled: CompiledStep, input: GuardrailInput, memo?: Ver
     if (answer instanceof Promise) {
       verdict = await withBudget(answer, compiled.timeoutMs);
       if (memo) {
-        let byInput = memo.get(compiled);
+        let byInput = known;
         if (!byInput) memo.set(compiled, (byInput = new Map()));
-        byInput.set(key, verdict);
+        byInput.set(memoKey(input), verdict);
       }
     } else {
       verdict = answer;

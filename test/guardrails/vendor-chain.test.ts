@@ -60,6 +60,20 @@ test('a verdict is reused for identical input within a request (the memo), never
   t.is(state.calls, 7);
 });
 
+test('a synchronous guardrail is never remembered: it is cheaper to run than to look up', async (t) => {
+  let calls = 0;
+  const registration = defineGuardrail<Record<string, never>>({ id: 'sync', version: '1.0.0', description: 'Counts its calls (test).', stages: ['output'], incremental: true }, () => () => {
+    calls++;
+    return ALLOW;
+  })({});
+  const chain = new PolicyRegistry({ p: { output: [registration] } }, () => pluginDependencies()).get('p')!.output;
+  const memo: VerdictMemo = new Map();
+  await runChain(chain, input(['same']), 'sequential', () => {}, memo);
+  await runChain(chain, input(['same']), 'sequential', () => {}, memo);
+  t.is(calls, 2);
+  t.is(memo.size, 0);
+});
+
 const fixture = JSON.parse(readFileSync(join(process.cwd(), 'plugins/guardrails/openai-moderation/__fixtures__/clean.json'), 'utf8'));
 
 test.serial('a parallel chain calls its vendors at once: each of two services answers only once the other has been asked', async (t) => {
