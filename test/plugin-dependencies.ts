@@ -6,8 +6,14 @@ export const silentLogger: PluginDependencies['logger'] = { info() {}, warn() {}
 
 /**
  * What the gateway's container hands a plugin, for a plugin created outside a gateway (unit tests,
- * benches): a silent logger, the real clock and a plain axios instance, each replaceable.
+ * benches): a silent logger, the real clock, a plain axios instance and no stored credentials, each replaceable.
  */
 export function pluginDependencies(overrides: Partial<PluginDependencies> = {}): PluginDependencies {
-  return { logger: silentLogger, http: axios.create(), clock: { now: () => Date.now() }, ...overrides };
+  return {
+    logger: silentLogger,
+    http: axios.create(),
+    clock: { now: () => Date.now() },
+    credential: (id) => Promise.reject(new Error(`no stored credential with id "${id}"`)),
+    ...overrides,
+  };
 }

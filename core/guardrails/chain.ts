@@ -1,5 +1,6 @@
-import type { GuardrailRecord } from './slice.js';
+import type { GuardrailRecord, VerdictMemo } from './slice.js';
 import type { GuardrailInput, GuardrailParameters, GuardrailVerdict, Restorer } from '../spec/guardrail.js';
+import type { FailMode } from './policy.js';
 import type { CompiledStep } from './registry.js';
 
 /** What a chain decided. */
@@ -18,6 +19,10 @@ interface StepResult {
   readonly verdict: GuardrailVerdict;
   readonly ms: number;
   readonly failure?: 'error' | 'timeout';
+  /** With a failure: the fail mode that decided the verdict. */
+  readonly onError?: FailMode;
+  /** The verdict was remembered from an identical check earlier in the request ({@link VerdictMemo}). */
+  readonly cached?: true;
   /** What the log must mask ({@link flaggedBy}); absent when nothing. */
   readonly flagged?: string[];
 }
@@ -42,14 +47,34 @@ function recorded(verdict: GuardrailVerdict): GuardrailVerdict {
 
 class Timeout extends Error {}
 
+/** What a verdict depends on within one request (operation, model and metadata do not change). */
+const memoKey = (input: GuardrailInput): string => JSON.stringify([input.side, input.partial, input.texts, input.parameters]);
+
 /** Runs one guardrail within its time budget; a failure becomes a denial or an allow per its fail mode. */
-async function runStep(compiled: CompiledStep, input: GuardrailInput): Promise<StepResult> {
+async function runStep(compiled: CompiledStep, input: GuardrailInput, memo?: VerdictMemo): Promise<StepResult> {
   const startedAt = performance.now();
   let failure: 'error' | 'timeout' | undefined;
   let verdict: GuardrailVerdict;
+  // Only a guardrail that answered asynchronously earlier in the request has verdicts to look up:
+  // a synchronous one never pays for the key.
+  const known = memo?.get(compiled);
+  const remembered = known?.get(memoKey(input));
+  if (remembered) {
+    const flagged = flaggedBy(remembered, input.texts);
+    return { verdict: remembered, ms: performance.now() - startedAt, cached: true, ...(flagged ? { flagged } : {}) };
+  }
   try {
     const answer = compiled.plugin.check(input);
-    verdict = answer instanceof Promise ? await withBudget(answer, compiled.timeoutMs) : answer;
+    if (answer instanceof Promise) {
+      verdict = await withBudget(answer, compiled.timeoutMs);
+      if (memo) {
+        let byInput = known;
+        if (!byInput) memo.set(compiled, (byInput = new Map()));
+        byInput.set(memoKey(input), verdict);
+      }
+    } else {
+      verdict = answer;
+    }
     if (verdict.action === 'transform' && verdict.texts && verdict.texts.length !== input.texts.length) {
       throw new Error('a transform must return as many texts as it was given');
     }
@@ -61,7 +86,7 @@ async function runStep(compiled: CompiledStep, input: GuardrailInput): Promise<S
         : { action: 'deny', reason: `guardrail ${failure === 'timeout' ? `timed out after ${compiled.timeoutMs} ms` : 'failed'} (fail-closed)`, flagged: [] };
   }
   const flagged = flaggedBy(verdict, input.texts);
-  return { verdict, ms: performance.now() - startedAt, ...(failure ? { failure } : {}), ...(flagged ? { flagged } : {}) };
+  return { verdict, ms: performance.now() - startedAt, ...(failure ? { failure, onError: compiled.onError } : {}), ...(flagged ? { flagged } : {}) };
 }
 
 function withBudget<T>(promise: Promise<T>, timeoutMs: number): Promise<T> {
@@ -78,12 +103,14 @@ function withBudget<T>(promise: Promise<T>, timeoutMs: number): Promise<T> {
  * before it transformed, stopping at the first denial. Parallel: all at once on the same input; the
  * first denial in chain order wins; when several transform, the later ones are run again in chain
  * order on the rewritten texts so that transforms still compose. Every run is reported to `record`.
+ * With a `memo` (one per request), an asynchronous check's verdict is reused for identical input.
  */
 export async function runChain(
   chain: readonly CompiledStep[],
   input: GuardrailInput,
   mode: 'sequential' | 'parallel',
   record: (entry: GuardrailRecord) => void,
+  memo?: VerdictMemo,
 ): Promise<ChainOutcome> {
   const report = (compiled: CompiledStep, result: StepResult) =>
     record({
@@ -92,7 +119,8 @@ export async function runChain(
       // Transformed texts are not kept: the log records counts of what changed, never values.
       verdict: recorded(result.verdict),
       ms: result.ms,
-      ...(result.failure ? { failure: result.failure } : {}),
+      ...(result.failure ? { failure: result.failure, onError: result.onError } : {}),
+      ...(result.cached ? { cached: 1 } : {}),
       // What it flagged travels apart from the verdict, for the log to mask (never to record).
       ...(result.flagged ? { flagged: result.flagged } : {}),
     });
@@ -108,7 +136,7 @@ export async function runChain(
   };
 
   if (mode === 'parallel' && chain.length > 1) {
-    const results = await Promise.all(chain.map((compiled) => runStep(compiled, input)));
+    const results = await Promise.all(chain.map((compiled) => runStep(compiled, input, memo)));
     results.forEach((result, index) => report(chain[index], result));
     const denied = results.findIndex((result) => result.verdict.action === 'deny');
     if (denied !== -1) return { action: 'deny', guardrail: chain[denied].id, reason: (results[denied].verdict as { reason: string }).reason };
@@ -116,7 +144,7 @@ export async function runChain(
     if (transforming.length === 0) return { action: 'allow' };
     apply(results[transforming[0]].verdict as GuardrailVerdict & { action: 'transform' });
     for (const index of transforming.slice(1)) {
-      const again = await runStep(chain[index], { ...input, texts, parameters });
+      const again = await runStep(chain[index], { ...input, texts, parameters }, memo);
       if (again.verdict.action === 'deny') return { action: 'deny', guardrail: chain[index].id, reason: again.verdict.reason };
       if (again.verdict.action === 'transform') apply(again.verdict);
     }
@@ -124,7 +152,7 @@ export async function runChain(
   }
 
   for (const compiled of chain) {
-    const result = await runStep(compiled, transformed ? { ...input, texts, parameters } : input);
+    const result = await runStep(compiled, transformed ? { ...input, texts, parameters } : input, memo);
     report(compiled, result);
     if (result.verdict.action === 'deny') return { action: 'deny', guardrail: compiled.id, reason: result.verdict.reason };
     if (result.verdict.action === 'transform') apply(result.verdict);
@@ -141,7 +169,11 @@ export function aggregate(records: GuardrailRecord[], entry: GuardrailRecord): v
   }
   existing.ms += entry.ms;
   existing.checks = (existing.checks ?? 1) + 1;
-  if (entry.failure) existing.failure = entry.failure;
+  if (entry.failure) {
+    existing.failure = entry.failure;
+    existing.onError = entry.onError;
+  }
+  if (entry.cached) existing.cached = (existing.cached ?? 0) + entry.cached;
   if (entry.flagged) existing.flagged = existing.flagged ? [...existing.flagged, ...entry.flagged] : entry.flagged;
   const previous = existing.verdict;
   const next = entry.verdict;

@@ -1,4 +1,6 @@
 import type { GuardrailSide, GuardrailVerdict, Restorer } from '../spec/guardrail.js';
+import type { CompiledStep } from './registry.js';
+import type { FailMode } from './policy.js';
 
 // The guardrail stage's slice of the request's context, declared here by module augmentation, so
 // that core/pipeline/context.ts imports nothing above the pipeline.
@@ -20,6 +22,8 @@ export interface GuardrailSlice {
    * only: never logged.
    */
   restorer?: Restorer;
+  /** Verdicts of asynchronous checks, reused for identical input within this request (core/guardrails/chain.ts); set when a policy applies. */
+  memo?: VerdictMemo;
   // `output` (the output judge) is declared by its owner, core/guardrails/output/index.ts (module augmentation).
 }
 
@@ -31,6 +35,10 @@ export interface GuardrailRecord {
   ms: number;
   /** Set when the guardrail itself failed; the verdict is then what its fail mode decided. */
   failure?: 'error' | 'timeout';
+  /** With a failure: the fail mode that decided the verdict (`fail-open`: allowed although the guardrail failed). */
+  onError?: FailMode;
+  /** How many of its checks reused a verdict of identical input earlier in the request (no second call); absent when none. */
+  cached?: number;
   /** How many times it judged (a stream's windows); absent when once. */
   checks?: number;
   /**
@@ -39,3 +47,10 @@ export interface GuardrailRecord {
    */
   flagged?: string[];
 }
+
+/**
+ * The verdicts of one request's asynchronous checks (a service called over the network), by
+ * guardrail instance and what it judged, so identical text judged again within the request (a
+ * stream's last window judged once more at its end, a parallel chain's re-run) costs no second call. Failures are not kept. It lives as long as the request.
+ */
+export type VerdictMemo = Map<CompiledStep, Map<string, GuardrailVerdict>>;

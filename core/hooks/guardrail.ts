@@ -30,6 +30,7 @@ export function guardrailHook(dependencies: {
     // from the configuration is refused rather than served unguarded.
     if (!policy) throw errors.internal('The guardrail policy of this key is not configured.', { code: 'guardrail_policy_missing' });
     context.guardrail!.policy = name;
+    context.guardrail!.memo = new Map();
     // A pass-through body is opaque to guardrails: sending it would let a guarded key reach the
     // provider unjudged (issue 14), so it is refused unless the policy opts in.
     if (context.operation === 'passthrough' && policy.passthrough !== 'allow-unjudged') {
@@ -72,6 +73,7 @@ async function judgeInput(context: GatewayContext, policy: CompiledPolicy, opera
     },
     policy.mode,
     (entry) => records.push(entry),
+    context.guardrail!.memo,
   );
   if (outcome.action === 'deny') {
     // The client is not told which guardrail exists or why, unless the policy says so.

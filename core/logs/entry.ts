@@ -91,8 +91,12 @@ export interface LoggedVerdict {
   readonly changes?: Readonly<Record<string, number>>;
   /** The guardrail itself errored or timed out; `action` is what its fail mode decided. */
   readonly failure?: 'error' | 'timeout';
+  /** With a failure: the step's fail mode, which decided `action` (`fail-open`: let through although the guardrail failed). */
+  readonly onError?: 'fail-closed' | 'fail-open';
   /** Window checks of a stream, when more than one. */
   readonly checks?: number;
+  /** Checks that reused the verdict of identical text judged earlier in the request (no second call). */
+  readonly cached?: number;
 }
 
 /**
@@ -300,6 +304,8 @@ function loggedVerdict(record: GuardrailRecord, secrets: ReadonlyArray<string | 
   if (record.verdict.action === 'deny') logged.reason = maskFlagged(redactSecrets(record.verdict.reason, secrets), flagged);
   if (record.verdict.action === 'transform') logged.changes = { ...record.verdict.changes };
   if (record.failure) logged.failure = record.failure;
+  if (record.onError) logged.onError = record.onError;
   if (record.checks) logged.checks = record.checks;
+  if (record.cached) logged.cached = record.cached;
   return logged;
 }

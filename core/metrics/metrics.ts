@@ -108,6 +108,8 @@ export class GatewayMetrics {
   private readonly tokens: SeriesCounter;
   private readonly cost: SeriesCounter;
   private readonly guardrailVerdicts: SeriesCounter;
+  private readonly guardrailDuration: SeriesHistogram;
+  private readonly guardrailFailures: SeriesCounter;
   /** provider → model → operation → its series. */
   private readonly requestSeries = new Map<string, Map<string, Map<string, RequestSeries>>>();
   private readonly logEntries: Counter<'result'>;
@@ -146,6 +148,19 @@ export class GatewayMetrics {
       name: 'gateway_guardrail_verdicts_total',
       help: 'Guardrail verdicts, by guardrail, side (input, output) and action.',
       labelNames: ['guardrail', 'side', 'action'],
+      registers,
+    });
+    this.guardrailDuration = new SeriesHistogram({
+      name: 'gateway_guardrail_duration_seconds',
+      help: "Time a guardrail took to judge, by guardrail and side (a service's latency for the ones that call one; a stream's window checks summed).",
+      labelNames: ['guardrail', 'side'],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    });
+    this.guardrailFailures = new SeriesCounter({
+      name: 'gateway_guardrail_failures_total',
+      help: 'Guardrails that errored or timed out, by guardrail, side, failure (error, timeout) and the fail mode that decided (fail-closed, fail-open).',
+      labelNames: ['guardrail', 'side', 'failure', 'on_error'],
       registers,
     });
     this.logEntries = new Counter({
@@ -241,7 +256,11 @@ export class GatewayMetrics {
         if (usage.reasoningTokens) series.tokens('reasoning').inc(usage.reasoningTokens);
       }
       if (entry.costUsd) series.cost().inc(entry.costUsd);
-      for (const verdict of entry.guardrails) this.guardrailVerdicts.child({ guardrail: verdict.guardrail, side: verdict.side, action: verdict.action }).inc();
+      for (const verdict of entry.guardrails) {
+        this.guardrailVerdicts.child({ guardrail: verdict.guardrail, side: verdict.side, action: verdict.action }).inc();
+        this.guardrailDuration.child({ guardrail: verdict.guardrail, side: verdict.side }).observe(verdict.ms / 1000);
+        if (verdict.failure) this.guardrailFailures.child({ guardrail: verdict.guardrail, side: verdict.side, failure: verdict.failure, on_error: verdict.onError ?? 'fail-closed' }).inc();
+      }
       if (entry.attempts) this.countAttempts(entry.attempts);
       if (entry.cache) this.countCache(entry.cache, operation, provider, model);
     },

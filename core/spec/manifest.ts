@@ -46,6 +46,20 @@ export interface PluginDependencies {
   readonly http: ControlPlaneHttp;
   /** The gateway's clock: use it instead of `Date.now()`, so time can be fixed in tests. */
   readonly clock: Clock;
+  /**
+   * Opens a credential stored in the vault (`POST /admin/credentials`) by its id: its secret,
+   * decrypted (cached briefly, and dropped at once when the credential is rotated or deleted).
+   * Rejects when no credential has that id or the vault is not started. Call it when the secret is
+   * needed (per check), never at creation, so a rotation applies from the next call; never log what
+   * it returns.
+   */
+  readonly credential: (id: string) => Promise<StoredCredential>;
+}
+
+/** A stored credential's secret: an API key and/or named fields (e.g. `secretAccessKey`, `region`). */
+export interface StoredCredential {
+  readonly apiKey?: string;
+  readonly fields?: Readonly<Record<string, string>>;
 }
 
 /** The control-plane HTTP client plugins are given (an axios instance). */

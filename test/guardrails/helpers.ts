@@ -49,9 +49,14 @@ export interface PolicyGateway {
 }
 
 /** A fake upstream and a gateway whose default policy is `policy`, with the SDK pointed at it. */
-export async function policyGateway(policy: PolicyDefinition, handler: FakeHandler = openAIChatHandler, headers: Record<string, string> = {}): Promise<PolicyGateway> {
+export async function policyGateway(
+  policy: PolicyDefinition,
+  handler: FakeHandler = openAIChatHandler,
+  headers: Record<string, string> = {},
+  environment: NodeJS.ProcessEnv = {},
+): Promise<PolicyGateway> {
   const fake = await startFake(handler);
-  const gateway = await startGateway({ policies: { tested: policy }, defaultPolicy: 'tested' });
+  const gateway = await startGateway({ policies: { tested: policy }, defaultPolicy: 'tested' }, environment);
   return {
     fake,
     gateway,

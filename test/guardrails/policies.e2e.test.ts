@@ -216,15 +216,16 @@ test("the caller's policy (auth.policy, which the vault sets from a virtual key'
   t.is(fake.requests.length, 1);
 });
 
-test('the shipped configuration lists all fifteen built-in guardrails and its two example policies', async (t) => {
+test('the shipped configuration lists all twenty-two built-in guardrails and its two example policies', async (t) => {
   const { default: shipped } = await import('../../gateway.config.js');
   const gateway = await startGateway(shipped);
   t.teardown(() => gateway.close());
   const headers = { 'x-gateway-api-key': ACCOUNT_KEY };
   const plugins = (await (await fetch(`${gateway.url}/admin/plugins`, { headers })).json()) as { guardrails: Array<Record<string, any>> };
   t.deepEqual(plugins.guardrails.map((plugin) => plugin.id).sort(), [
-    'allowed-models', 'allowed-operations', 'banned-words', 'code-detection', 'json-output', 'json-schema', 'length-bounds', 'max-tokens',
-    'pii', 'prompt-injection', 'regex', 'required-metadata', 'required-words', 'url-allowlist', 'webhook',
+    'allowed-models', 'allowed-operations', 'azure-content-safety', 'banned-words', 'bedrock-guardrails', 'code-detection', 'json-output', 'json-schema',
+    'lakera-guard', 'length-bounds', 'llm-judge', 'max-tokens', 'model-armor', 'openai-moderation', 'pii', 'presidio', 'prompt-injection', 'regex',
+    'required-metadata', 'required-words', 'url-allowlist', 'webhook',
   ]);
   for (const plugin of plugins.guardrails) {
     t.true(typeof plugin.description === 'string' && plugin.description.length > 10, plugin.id);

@@ -94,13 +94,17 @@ function droppedSection(fields) {
     h('ul', { class: 'chips' }, fields.map((name) => h('li', {}, h('code', { class: 'chip', text: name })))));
 }
 
-/** What a verdict did beyond its action: a denial's reason, a transform's counts, a failure, window checks. */
+/** What a verdict did beyond its action: a denial's reason, a transform's counts, a failure and its fail mode, window checks, reused verdicts. */
 function verdictDetail(verdict) {
   const notes = [];
   if (verdict.reason) notes.push(verdict.reason);
   if (verdict.changes && typeof verdict.changes === 'object') notes.push(Object.entries(verdict.changes).map(([kind, count]) => `${kind} × ${count}`).join(', '));
-  if (verdict.failure) notes.push(`the guardrail ${verdict.failure === 'timeout' ? 'timed out' : 'failed'}; its fail mode decided`);
+  if (verdict.failure) {
+    const decided = verdict.onError === 'fail-open' ? 'fail-open let it through' : verdict.onError === 'fail-closed' ? 'fail-closed denied it' : 'its fail mode decided';
+    notes.push(`the guardrail ${verdict.failure === 'timeout' ? 'timed out' : 'failed'}; ${decided}`);
+  }
   if (verdict.checks) notes.push(`${verdict.checks} window checks`);
+  if (verdict.cached) notes.push(`${verdict.cached} reused for identical text`);
   return notes.join(' · ') || '—';
 }
 

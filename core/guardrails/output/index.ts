@@ -28,6 +28,7 @@ declare module '../slice.js' {
  */
 export function createOutputJudge(context: GatewayContext, policy: CompiledPolicy): OutputJudge {
   const records = context.guardrail!.verdicts;
+  const memo = context.guardrail!.memo;
   const base: Omit<GuardrailInput, 'texts' | 'partial' | 'side'> = {
     operation: context.operation,
     model: context.request.model,
@@ -40,14 +41,14 @@ export function createOutputJudge(context: GatewayContext, policy: CompiledPolic
       const judged = response.choices.filter((choice) => answer.read(choice) !== undefined);
       if (judged.length === 0) return response;
       const texts = judged.map((choice) => answer.read(choice)!);
-      const outcome = await runChain(policy.output, { ...base, side: 'output', texts, partial: false }, policy.mode, (entry) => records.push(entry));
+      const outcome = await runChain(policy.output, { ...base, side: 'output', texts, partial: false }, policy.mode, (entry) => records.push(entry), memo);
       if (outcome.action === 'allow') return response;
       if (outcome.action === 'deny') return { ...response, choices: response.choices.map((choice) => answer.denied(choice)) };
       const rewritten = new Map(judged.map((choice, index) => [choice, outcome.texts[index]]));
       return { ...response, choices: response.choices.map((choice) => (rewritten.has(choice) ? answer.write(choice, rewritten.get(choice)!) : choice)) };
     },
     stream: <Response extends { choices: TextChoice[] }, Chunk extends { choices: TextChoice[] }>(text: AnswerText<Response, Chunk>) =>
-      new StreamJudge<Chunk>(policy, base, records, text.chunk),
+      new StreamJudge<Chunk>(policy, base, records, text.chunk, memo),
   };
 }
 

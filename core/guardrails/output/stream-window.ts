@@ -1,4 +1,4 @@
-import type { GuardrailRecord } from '../slice.js';
+import type { GuardrailRecord, VerdictMemo } from '../slice.js';
 import type { GuardrailInput } from '../../spec/guardrail.js';
 import { aggregate, runChain } from '../chain.js';
 import type { StreamWindow } from '../policy.js';
@@ -62,6 +62,8 @@ export class StreamJudge<Chunk extends { choices: TextChoice[] }> implements Chu
     private readonly base: Omit<GuardrailInput, 'texts' | 'partial' | 'side'>,
     private readonly records: GuardrailRecord[],
     private readonly text: ChunkText<Chunk>,
+    /** The request's verdict memo (identical windows are not judged twice). */
+    private readonly memo?: VerdictMemo,
   ) {
     this.incremental = policy.output.filter((compiled) => compiled.manifest.incremental);
     this.whole = policy.output.filter((compiled) => !compiled.manifest.incremental);
@@ -107,7 +109,7 @@ export class StreamJudge<Chunk extends { choices: TextChoice[] }> implements Chu
     const record = (entry: GuardrailRecord) => aggregate(this.records, entry);
     // While buffering for whole-answer checks nothing is released, so judging waits for the end.
     if (this.incremental.length > 0 && (final || (!this.buffer && window.pending.length > 0))) {
-      const outcome = await runChain(this.incremental, this.input([window.pending], !final), this.policy.mode, record);
+      const outcome = await runChain(this.incremental, this.input([window.pending], !final), this.policy.mode, record, this.memo);
       if (outcome.action === 'deny') return undefined;
       if (outcome.action === 'transform') window.pending = outcome.texts[0];
     }
@@ -122,7 +124,7 @@ export class StreamJudge<Chunk extends { choices: TextChoice[] }> implements Chu
     window.finished = true;
     let answer = window.released + window.pending;
     if (this.whole.length > 0) {
-      const outcome = await runChain(this.whole, this.input([answer], false), this.policy.mode, record);
+      const outcome = await runChain(this.whole, this.input([answer], false), this.policy.mode, record, this.memo);
       if (this.buffer) {
         if (outcome.action === 'deny') return undefined;
         if (outcome.action === 'transform') answer = outcome.texts[0];
