@@ -1,6 +1,6 @@
 import type { ProviderRegistration } from '../../../core/spec/index.js';
 import { GOOGLE_CONTENT_PARTS, googleCatalogueModelName, mapGoogleError } from '../google-shared/index.js';
-import { geminiChat } from './gemini-chat.js';
+import { geminiChat, geminiGenerateContent } from './gemini-chat.js';
 import { geminiEmbed } from './gemini-embed.js';
 
 export interface GeminiParams {
@@ -16,7 +16,7 @@ export function gemini(params: GeminiParams = {}): ProviderRegistration {
       kind: 'provider',
       specificationVersion: 'v1',
       version: '1.0.0',
-      description: 'Google Gemini API (AI Studio key): chat through generateContent / streamGenerateContent, embeddings through batchEmbedContents.',
+      description: 'Google Gemini API (AI Studio key): chat through generateContent / streamGenerateContent, the Gemini API natively, embeddings through batchEmbedContents.',
       params: {
         type: 'object',
         additionalProperties: false,
@@ -29,7 +29,7 @@ export function gemini(params: GeminiParams = {}): ProviderRegistration {
       return {
         id: 'gemini',
         name: 'Google Gemini',
-        operations: { chat: geminiChat, embed: geminiEmbed },
+        operations: { chat: geminiChat, embed: geminiEmbed, generateContent: geminiGenerateContent },
         capabilities: { developerRole: () => false, contentParts: () => GOOGLE_CONTENT_PARTS, chatExtensions: () => ['thinking', 'top_k'] },
         baseUrl: () => baseUrl,
         auth(_request, target): Record<string, string> {
