@@ -5,7 +5,6 @@ import { anthropic } from '../../plugins/providers/anthropic/index.js';
 import { anthropicFakeRenderer } from '../../plugins/providers/anthropic/anthropic-fake.js';
 import { gemini } from '../../plugins/providers/gemini/index.js';
 import { vertexAI } from '../../plugins/providers/vertex-ai/index.js';
-import { checkGeminiStream } from '../fakes/gemini-stream.js';
 import { type Fake, type RecordedRequest, startFake } from '../fakes/openai-fake.js';
 import { startRenderedFake } from '../fakes/rendered-fake.js';
 import { ACCOUNT_KEY, loggedOnce, PROVIDER_KEY, startGateway, type TestGateway, traceId } from '../harness.js';

@@ -48,7 +48,7 @@ for (const provider of TRANSLATED) {
   };
 
   test(`${provider.name}: generateContent through the SDK, with a system instruction, an image and generation config`, async (t) => {
-    const { fake, headers, client } = await setup();
+    const { fake, client } = await setup();
     t.teardown(() => fake.close());
     fake.answer({ kind: 'text', text: `Hello from ${provider.name}.`, finishReason: 'stop', usage });
     const id = traceId(`gemini-${provider.name}-plain`);

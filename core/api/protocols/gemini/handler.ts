@@ -169,6 +169,9 @@ interface GeminiEmbedBody {
   batch: boolean;
 }
 
+/** The usage the provider reported for an answer in Google's shape (which has no place for it), for the log. */
+const embedUsage = new WeakMap<object, { prompt_tokens: number; total_tokens: number }>();
+
 /** Embedding request fields with no place in the embeddings operation, dropped and recorded per attempt. */
 const embedDrops = new WeakMap<GatewayContext, readonly string[]>();
 
@@ -231,13 +234,16 @@ export const geminiEmbed: OperationHandler = {
         if (!adapter) throw unsupportedOperation(provider.id, 'geminiEmbed', 'POST /v1beta/models/{model}:embedContent');
         const embedBody = context.request.body as GeminiEmbedBody;
         const response: EmbeddingResponse = adapter.fromUpstream(body, embeddingRequestOf(embedBody, provider.id).request, target, headers);
-        const usage = response.usage;
-        if (usage) context.transform!.usage = { prompt_tokens: usage.prompt_tokens, completion_tokens: 0, total_tokens: usage.total_tokens };
         const vectors = response.data.map((entry) => ({ values: Array.isArray(entry.embedding) ? entry.embedding : Array.from(new Float32Array(Buffer.from(String(entry.embedding), 'base64').buffer)) }));
-        return embedBody.batch ? { embeddings: vectors } : { embedding: vectors[0] };
+        const answer = embedBody.batch ? { embeddings: vectors } : { embedding: vectors[0] };
+        if (response.usage) embedUsage.set(answer, response.usage);
+        return answer;
       },
       strict: (response) => response,
-      record: () => {},
+      record(response, transform) {
+        const usage = embedUsage.get(response as object);
+        if (usage) transform.usage = { prompt_tokens: usage.prompt_tokens, completion_tokens: 0, total_tokens: usage.total_tokens };
+      },
     }),
 };
 
