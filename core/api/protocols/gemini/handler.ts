@@ -93,7 +93,8 @@ export const generateContent: OperationHandler = {
     }
     const adapter = provider.operations.chat;
     if (!adapter || (context.request.streaming && !adapter.stream)) throw unsupportedOperation(provider.id, 'generateContent', ROUTE);
-    const { request: chat, dropped } = chatRequestOf(request, provider.id, provider.capabilities?.chatExtensions?.(request.model) ?? []);
+    const capabilities = provider.capabilities;
+    const { request: chat, dropped } = chatRequestOf(request, provider.id, capabilities?.chatExtensions?.(request.model) ?? [], capabilities?.contentParts?.(request.model) ?? {});
     try {
       adapter.validate?.(chat);
     } catch (error) {

@@ -1,6 +1,7 @@
 import { errors, type GatewayError } from '../../../errors.js';
 import type { GeminiContent, GeminiPart, GeminiRequest } from '../../../spec/gemini.js';
 import { isRecord } from '../../../spec/is-record.js';
+import type { ContentPartSupport } from '../../../spec/content-parts.js';
 import type { ChatExtension } from '../../../spec/provider.js';
 import type { ChatMessage, ChatRequest, ToolCall } from '../../../spec/unified.js';
 
@@ -29,7 +30,7 @@ const CONFIG_MAPPED = new Set([
   '_responseJsonSchema',
   'thinkingConfig',
 ]);
-/** Part fields the translation reads; a part with another is named when dropped. */
+/** Inline audio types chat's `input_audio` part takes, by its `format`. */
 const AUDIO_FORMATS: Readonly<Record<string, string>> = { 'audio/wav': 'wav', 'audio/x-wav': 'wav', 'audio/mp3': 'mp3', 'audio/mpeg': 'mp3' };
 
 type Part = Record<string, unknown>;
@@ -63,7 +64,10 @@ class Translation {
   /** Function calls of the last model turn not yet answered, for responses that name no id. */
   private pending: Array<{ id: string; name: string }> = [];
 
-  constructor(private readonly provider: string) {}
+  constructor(
+    private readonly provider: string,
+    private readonly support: ContentPartSupport,
+  ) {}
 
   drop(field: string): void {
     this.dropped.add(field);
@@ -86,10 +90,14 @@ class Translation {
       const mime = String(part.inlineData.mimeType ?? '');
       const data = String(part.inlineData.data ?? '');
       if (mime.startsWith('image/')) return { type: 'image_url', image_url: { url: `data:${mime};base64,${data}` } };
-      if (AUDIO_FORMATS[mime]) return { type: 'input_audio', input_audio: { data, format: AUDIO_FORMATS[mime] } };
-      if (mime === 'application/pdf') return { type: 'file', file: { file_data: `data:${mime};base64,${data}`, filename: 'document.pdf' } };
       if (mime.startsWith('text/')) return { type: 'text', text: Buffer.from(data, 'base64').toString('utf8') };
-      throw this.refuse(`${param}.inlineData.mimeType`, `inline data of type "${mime}"`);
+      // Audio and documents reach only a provider that declared the chat part (capabilities.contentParts).
+      if (AUDIO_FORMATS[mime] && this.support.inputAudio) return { type: 'input_audio', input_audio: { data, format: AUDIO_FORMATS[mime] } };
+      const files = this.support.file?.mediaTypes;
+      if (!AUDIO_FORMATS[mime] && files && (files === '*' || files.includes(mime))) {
+        return { type: 'file', file: { file_data: `data:${mime};base64,${data}`, filename: mime === 'application/pdf' ? 'document.pdf' : 'file' } };
+      }
+      throw this.refuse(`${param}.inlineData`, `inline data of type "${mime}"`);
     }
     if (isRecord(part.fileData)) {
       const mime = String(part.fileData.mimeType ?? '');
@@ -246,10 +254,12 @@ function generationConfig(request: GeminiRequest, chat: ChatRequest, extensions:
  * Translates a validated Gemini request into the unified chat request for a provider without the
  * Gemini API natively (`provider` names it in errors). What chat has no place for is dropped and
  * listed (safety settings, Google's built-in tools, thoughts); what the provider could never do
- * (a cached content, a file URI, an output type it cannot produce) is a 400 naming provider and field.
+ * (a cached content, a file URI, an output type it cannot produce, audio or a document it did not
+ * declare in `support`) is a 400 naming provider and field. `extensions` are the unified fields
+ * beyond OpenAI's the provider's chat adapter reads.
  */
-export function chatRequestOf(request: GeminiRequest, provider: string, extensions: readonly ChatExtension[]): ChatTranslation {
-  const translation = new Translation(provider);
+export function chatRequestOf(request: GeminiRequest, provider: string, extensions: readonly ChatExtension[], support: ContentPartSupport = {}): ChatTranslation {
+  const translation = new Translation(provider, support);
   if (request.cachedContent !== undefined) throw translation.refuse('cachedContent', 'a cached content, which only Google keeps');
   translation.system(request.systemInstruction);
   request.contents.forEach((content, index) => {
