@@ -274,7 +274,14 @@ export const geminiModels: OperationHandler = {
         const allowed = context.key?.allowedModels;
         const ids = allowed ?? (list.data ?? []).map((model) => model.id);
         const methods = ['generateContent', 'streamGenerateContent', 'countTokens', ...(provider.operations.embed ? ['embedContent', 'batchEmbedContents'] : [])];
-        return { models: ids.map((id) => ({ name: `models/${id.replace(/^models\//, '')}`, displayName: id.replace(/^models\//, ''), supportedGenerationMethods: methods })) };
+        const listed = new Map((list.data ?? []).map((model) => [model.id, model]));
+        return {
+          models: ids.map((id) => {
+            const name = id.replace(/^models\//, '');
+            const display = listed.get(id)?.display_name;
+            return { name: `models/${name}`, displayName: typeof display === 'string' ? display : name, supportedGenerationMethods: methods };
+          }),
+        };
       },
       strict: (response) => response,
       record: () => {},
