@@ -175,3 +175,32 @@ test('output guardrails judge a native answer: a denied JSON answer is finishRea
     t.false(JSON.stringify(checked.pieces).includes(CARD));
   }
 });
+
+test('gemini through the SDK: a function-calling round trip keeps the thought signature, structured output goes up as written', async (t) => {
+  const answers = [
+    { candidates: [candidate([thought, signedCall], 'STOP')], usageMetadata, modelVersion: 'gemini-2.5-flash' },
+    { candidates: [candidate([{ text: 'Sunny in Paris.' }], 'STOP')], usageMetadata, modelVersion: 'gemini-2.5-flash' },
+    { candidates: [candidate([{ text: '{"city":"Paris","celsius":21}' }], 'STOP')], usageMetadata, modelVersion: 'gemini-2.5-flash' },
+  ];
+  const fake = await startFake((request, response) => {
+    response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answers[Math.min(fake.requests.length - 1, answers.length - 1)]));
+  });
+  t.teardown(() => fake.close());
+  const client = genaiClient(gateway.url, { 'x-gateway-provider': 'gemini', 'x-gateway-custom-host': fake.baseUrl });
+  const config = { tools: [{ functionDeclarations: [weatherDeclaration] }], thinkingConfig: { includeThoughts: true } };
+  const first = await client.models.generateContent({ model: 'gemini-2.5-flash', contents: 'Weather in Paris?', config });
+  t.deepEqual(first.functionCalls?.map(({ name, args }) => ({ name, args })), [{ name: 'get_weather', args: { city: 'Paris' } }]);
+  const history = [
+    { role: 'user', parts: [{ text: 'Weather in Paris?' }] },
+    first.candidates![0].content!,
+    { role: 'user', parts: [{ functionResponse: { name: 'get_weather', response: { output: 'sunny' } } }] },
+  ];
+  const second = await client.models.generateContent({ model: 'gemini-2.5-flash', contents: history, config });
+  t.is(second.text, 'Sunny in Paris.');
+  t.deepEqual(fake.requests[1].json().contents[1].parts, [thought, signedCall], 'the signed call went back to Google as the model gave it');
+
+  const schema = { type: 'object', properties: { city: { type: 'string' }, celsius: { type: 'integer' } }, required: ['city', 'celsius'] };
+  const structured = await client.models.generateContent({ model: 'gemini-2.5-flash', contents: 'Weather as JSON', config: { responseMimeType: 'application/json', responseJsonSchema: schema } });
+  t.deepEqual(JSON.parse(structured.text ?? ''), { city: 'Paris', celsius: 21 });
+  t.like(fake.requests[2].json().generationConfig, { responseMimeType: 'application/json', responseJsonSchema: schema });
+});
