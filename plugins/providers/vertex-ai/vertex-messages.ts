@@ -48,4 +48,11 @@ export const vertexGenerateContent = googleGenerateContent({
   accepts: (model) => publisherOf(model).publisher === 'google',
   url: (target, model, method) => vertexModelUrl(target, model, method).url,
   headers: vertexHeaders,
+  // Vertex AI's countTokens takes the fields that make the prompt (no safety settings or tool config).
+  countBody: ({ contents, systemInstruction, tools, generationConfig }) => ({
+    contents,
+    ...(systemInstruction === undefined ? {} : { systemInstruction }),
+    ...(tools === undefined ? {} : { tools }),
+    ...(generationConfig === undefined ? {} : { generationConfig }),
+  }),
 });

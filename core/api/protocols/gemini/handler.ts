@@ -9,8 +9,7 @@ import type { GenerateContentAdapter, ProviderPlugin } from '../../../spec/provi
 import type { ChatRequest, EmbeddingRequest, EmbeddingResponse, ModelList } from '../../../spec/unified.js';
 import { respondWithJson } from '../../json-response.js';
 import { type OperationHandler, unsupportedOperation } from '../../operation.js';
-import { respondWithProtocol } from '../../protocol-respond.js';
-import { SSE_HEADERS } from '../../protocol-respond.js';
+import { respondWithProtocol, SSE_HEADERS } from '../../protocol-respond.js';
 import { estimateGeminiTokens } from './count-tokens.js';
 import { renderGoogleError } from './errors.js';
 import { blockedPrompt } from './from-chat.js';
