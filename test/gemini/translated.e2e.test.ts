@@ -97,7 +97,7 @@ for (const provider of TRANSLATED) {
       t.is(checked.candidates.get(0)?.text, 'Streamed in several pieces.');
       t.is(checked.candidates.get(0)?.finishReason, 'MAX_TOKENS');
       t.like(checked.usage, { promptTokenCount: 12, candidatesTokenCount: 6 });
-      t.regex(checked.response.headers.get('content-type') ?? '', /text\/event-stream/);
+      t.regex(checked.response.headers.get('content-type') ?? '', framing === 'sse' ? /^text\/event-stream/ : /^application\/json/);
     }
   });
 

@@ -13,7 +13,7 @@ import { respondWithProtocol, SSE_HEADERS } from '../../protocol-respond.js';
 import { estimateGeminiTokens } from './count-tokens.js';
 import { renderGoogleError } from './errors.js';
 import { blockedPrompt } from './from-chat.js';
-import { nativeGeminiAnswer, translatedGeminiAnswer } from './respond.js';
+import { nativeGeminiAnswer, streamHeaders, translatedGeminiAnswer } from './respond.js';
 import { type GeminiEmbedRequest, type GeminiMethod, geminiModelPath, validateCountTokens, validateEmbed, validateGenerateContent } from './schema.js';
 import { responseAsStream } from './stream-encoder.js';
 import { geminiJudgedRequest } from './texts.js';
@@ -51,7 +51,7 @@ function blockedPromptResponse(error: GatewayError, context: GatewayContext): Ga
   const request = context.request.body as GeminiRequest;
   const blocked = blockedPrompt(request.model);
   if (!context.request.streaming) return { status: 200, headers: {}, body: { json: blocked } };
-  return { status: 200, headers: { ...SSE_HEADERS }, body: { bytes: Buffer.from(responseAsStream(blocked, request.stream === 'sse')) } };
+  return { status: 200, headers: { ...SSE_HEADERS, ...streamHeaders(request) }, body: { bytes: Buffer.from(responseAsStream(blocked, request.stream === 'sse')) } };
 }
 
 const ROUTE = 'POST /v1beta/models/{model}:generateContent';

@@ -15,6 +15,10 @@ const slices = (context: GatewayContext) => {
   return { auth, transform, request: context.request.body as GeminiRequest };
 };
 
+/** A stream without `alt=sse` is one JSON array, sent as JSON (as Google sends it); an SSE stream keeps the SSE headers. */
+export const streamHeaders = (request: GeminiRequest): Readonly<Record<string, string>> | undefined =>
+  request.stream === 'array' ? { 'content-type': 'application/json; charset=utf-8' } : undefined;
+
 /** A `GenerateContentResponse` as the client gets it: JSON, or a stream of one piece in the request's framing. */
 const rendering = (request: GeminiRequest): AnswerRendering<GeminiResponse> => ({
   events: (response) => responseAsStream(response, request.stream === 'sse'),
@@ -35,6 +39,7 @@ export function nativeGeminiAnswer(
     adapter,
     sent: request,
     target: auth.target,
+    headers: streamHeaders(request),
     relay: (mapper) => ({
       mapper: nativeChunkMapper(mapper),
       encoder: new NativeStreamEncoder(request.stream === 'sse'),
@@ -68,6 +73,7 @@ export function translatedGeminiAnswer(
     sent: chat,
     // The answer is re-encoded by the gateway: the provider's extra fields (thinking blocks) are wanted.
     target: { ...auth.target, strict: false },
+    headers: streamHeaders(request),
     relay: (mapper) => ({
       mapper,
       encoder: new GeminiStreamEncoder(request.model, request.stream === 'sse'),
