@@ -18,13 +18,16 @@ import { genaiClient, postGemini, streamChecked, weatherDeclaration } from './he
 
 let gateway: TestGateway;
 let guarded: TestGateway;
+let redacting: TestGateway;
 test.before(async () => {
   gateway = await startGateway({ providers: [gemini(), vertexAI(), anthropic()] });
   guarded = await startGateway({ providers: [gemini()], policies: { tested: config.policies!['pii-block'] }, defaultPolicy: 'tested' });
+  redacting = await startGateway({ providers: [gemini()], policies: { tested: config.policies!['pii-redact'] }, defaultPolicy: 'tested' });
 });
 test.after.always(async () => {
   await gateway.close();
   await guarded.close();
+  await redacting.close();
 });
 
 const CARD = '4111 1111 1111 1111';
@@ -203,4 +206,37 @@ test('gemini through the SDK: a function-calling round trip keeps the thought si
   const structured = await client.models.generateContent({ model: 'gemini-2.5-flash', contents: 'Weather as JSON', config: { responseMimeType: 'application/json', responseJsonSchema: schema } });
   t.deepEqual(JSON.parse(structured.text ?? ''), { city: 'Paris', celsius: 21 });
   t.like(fake.requests[2].json().generationConfig, { responseMimeType: 'application/json', responseJsonSchema: schema });
+});
+
+test('output guardrails that allow a native stream: text held back by the window comes out whole, before its candidate finishes', async (t) => {
+  const fake = await startFake(googleHandler([[thought], [{ text: 'Sunny and ' }], [{ text: 'warm' }], [{ text: ' today.' }]]));
+  t.teardown(() => fake.close());
+  const headers = { 'x-gateway-provider': 'gemini', 'x-gateway-custom-host': fake.baseUrl };
+  for (const framing of ['sse', 'array'] as const) {
+    const checked = await streamChecked(guarded.url, 'gemini-2.5-flash', { contents: body.contents }, headers, framing);
+    t.is(checked.candidates.get(0)?.text, 'Sunny and warm today.');
+    t.is(checked.candidates.get(0)?.thoughts, thought.text);
+    t.is(checked.candidates.get(0)?.finishReason, 'STOP');
+    t.deepEqual(checked.usage, usageMetadata);
+  }
+  const plain = await postGemini(guarded.url, '/v1beta/models/gemini-2.5-flash:generateContent', { contents: body.contents }, headers);
+  t.deepEqual(((await plain.json()) as Record<string, any>).candidates[0].content.parts, [thought, { text: 'Sunny and ' }, { text: 'warm' }, { text: ' today.' }]);
+});
+
+test('a redacting policy rewrites native answers in place: the card never leaves, the rest of the text and the thoughts do', async (t) => {
+  const fake = await startFake(googleHandler([[thought], [{ text: 'Your card is ' }], [{ text: `${CARD}. Keep it.` }]]));
+  t.teardown(() => fake.close());
+  const headers = { 'x-gateway-provider': 'gemini', 'x-gateway-custom-host': fake.baseUrl };
+  for (const framing of ['sse', 'array'] as const) {
+    const checked = await streamChecked(redacting.url, 'gemini-2.5-flash', { contents: body.contents }, headers, framing);
+    const text = checked.candidates.get(0)?.text ?? '';
+    t.false(text.includes(CARD));
+    t.regex(text, /^Your card is .+\. Keep it\.$/);
+    t.is(checked.candidates.get(0)?.thoughts, thought.text);
+    t.is(checked.candidates.get(0)?.finishReason, 'STOP');
+  }
+  const plain = await postGemini(redacting.url, '/v1beta/models/gemini-2.5-flash:generateContent', { contents: body.contents }, headers);
+  const parts = ((await plain.json()) as Record<string, any>).candidates[0].content.parts;
+  t.deepEqual(parts[0], thought);
+  t.false(JSON.stringify(parts).includes(CARD));
 });

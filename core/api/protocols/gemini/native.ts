@@ -147,7 +147,8 @@ export function judgedResponse(answer: NativeAnswer): GeminiResponse {
   const candidates = answer.choices.map((choice) => {
     const candidate = choice.candidate ?? { index: choice.index };
     if (choice.finish_reason === 'content_filter') return { ...candidate, content: { role: 'model', parts: [] }, finishReason: 'SAFETY' };
-    return choice.text === undefined ? candidate : withText(candidate, choice.text);
+    const unchanged = choice.text === undefined || (choice.candidate !== undefined && choiceOf(choice.candidate, choice.index).text === choice.text);
+    return unchanged ? candidate : withText(candidate, choice.text!);
   });
   return candidates.length > 0 ? { ...answer.response, candidates } : answer.response;
 }
