@@ -140,6 +140,10 @@ test.serial('errors have Google\'s shape: a malformed request names the field, a
   t.is(missing.status, 401);
   t.like(((await missing.json()) as Record<string, any>).error, { code: 401, status: 'UNAUTHENTICATED' });
 
+  const unknown = await postGemini(gateway.url, '/v1beta/models/gpt-4o:predict', { contents }, openaiHeaders());
+  t.is(unknown.status, 404);
+  t.like(((await unknown.json()) as Record<string, any>).error, { code: 404, status: 'NOT_FOUND' });
+
   const cached = await postGemini(gateway.url, '/v1beta/models/gpt-4o:generateContent', { contents, cachedContent: 'cachedContents/abc' }, openaiHeaders());
   t.is(cached.status, 400);
   t.regex(((await cached.json()) as Record<string, any>).error.message, /"openai".*cachedContent/);

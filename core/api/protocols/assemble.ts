@@ -17,6 +17,8 @@ import { audioTranscriptions, audioTranslations, imageEdits, imageVariations } f
 import type { OperationHandler } from '../operation.js';
 import { createPassthrough } from '../passthrough.js';
 import { speech } from '../speech.js';
+import { errors } from '../../errors.js';
+import { renderGoogleError } from './gemini/errors.js';
 import { GEMINI_OPERATIONS, geminiOperationOf, withoutKey } from './gemini/routes.js';
 import { messages, messagesCountTokens } from './messages/handler.js';
 import { createResponsesProtocol } from './responses/responses-operation.js';
@@ -84,6 +86,12 @@ export class Protocols {
           koa.req.url = `${rawPathOf(koa.req.url)}${query ? `?${query}` : ''}`;
         }
         return geminiRoutes.get(gemini)!(koa.req, koa.res, rawPathOf(koa.req.url), query);
+      }
+      if (koa.path.startsWith('/v1beta/')) {
+        // Google's API version prefix: an unknown method is answered in Google's error shape.
+        koa.status = 404;
+        koa.body = renderGoogleError(errors.notFound(`No route for ${koa.method} ${koa.path}.`, { code: 'route_not_found' }));
+        return;
       }
       // Route on the path exactly as it will be sent upstream; an unacceptable one falls through to
       // the pass-through handler, which refuses it (400 invalid_path) and logs it.
