@@ -10,6 +10,7 @@ import type { ChatRequest, EmbeddingRequest, EmbeddingResponse, ModelList } from
 import { respondWithJson } from '../../json-response.js';
 import { type OperationHandler, unsupportedOperation } from '../../operation.js';
 import { respondWithProtocol, SSE_HEADERS } from '../../protocol-respond.js';
+import { geminiCache } from './cache.js';
 import { estimateGeminiTokens } from './count-tokens.js';
 import { renderGoogleError } from './errors.js';
 import { blockedPrompt } from './from-chat.js';
@@ -113,6 +114,8 @@ export const generateContent: OperationHandler = {
     if (!native) throw new Error('generateContent response without a native adapter or a translation');
     return respondWithProtocol(context, provider, forward, nativeGeminiAnswer(context, native));
   },
+
+  cache: geminiCache,
 };
 
 /** The provider's native token counter for `model`, if it has one. */

@@ -1,3 +1,4 @@
+import { assembledRecorder } from '../../../cache/cacheable.js';
 import type { GatewayContext } from '../../../pipeline/context.js';
 import type { GeminiRequest, GeminiResponse } from '../../../spec/gemini.js';
 import { unifiedGeminiUsage } from '../../../spec/gemini.js';
@@ -5,6 +6,8 @@ import type { GenerateContentAdapter, ProviderPlugin } from '../../../spec/provi
 import type { ChatCompletionChunk, ChatRequest, ChatResponse } from '../../../spec/unified.js';
 import { chatAnswerText } from '../../answer-text.js';
 import type { AnswerRendering, ProtocolAnswer } from '../../protocol-respond.js';
+import { ChatAssembly } from '../../stream-assembly.js';
+import { GeminiAssembly } from './assembly.js';
 import { geminiResponseFromChat } from './from-chat.js';
 import { judgedResponse, nativeAnswerOf, nativeAnswerText, type NativeChunk, NativeStreamEncoder, nativeChunkMapper } from './native.js';
 import { GeminiStreamEncoder, responseAsStream } from './stream-encoder.js';
@@ -20,7 +23,7 @@ export const streamHeaders = (request: GeminiRequest): Readonly<Record<string, s
   request.stream === 'array' ? { 'content-type': 'application/json; charset=utf-8' } : undefined;
 
 /** A `GenerateContentResponse` as the client gets it: JSON, or a stream of one piece in the request's framing. */
-const rendering = (request: GeminiRequest): AnswerRendering<GeminiResponse> => ({
+export const rendering = (request: GeminiRequest): AnswerRendering<GeminiResponse> => ({
   events: (response) => responseAsStream(response, request.stream === 'sse'),
   json: (response) => response,
 });
@@ -44,8 +47,10 @@ export function nativeGeminiAnswer(
       mapper: nativeChunkMapper(mapper),
       encoder: new NativeStreamEncoder(request.stream === 'sse'),
       judge: judge?.stream(nativeAnswerText),
+      record: assembledRecorder(context.cache?.recorder, new GeminiAssembly(), (response) => response),
     }),
     async whole(mapped) {
+      context.cache?.recorder?.answer(mapped);
       const response = judge ? judgedResponse(await judge.response(nativeAnswerOf(mapped), nativeAnswerText)) : mapped;
       transform.usage = unifiedGeminiUsage(response.usageMetadata);
       if (typeof response.modelVersion === 'string' && response.modelVersion) transform.model = response.modelVersion;
@@ -78,8 +83,10 @@ export function translatedGeminiAnswer(
       mapper,
       encoder: new GeminiStreamEncoder(request.model, request.stream === 'sse'),
       judge: judge?.stream(chatAnswerText),
+      record: assembledRecorder(context.cache?.recorder, new ChatAssembly(), (answer) => geminiResponseFromChat(answer, request.model)),
     }),
     async whole(mapped) {
+      context.cache?.recorder?.answer(geminiResponseFromChat(mapped, request.model));
       const response = judge ? await judge.response(mapped, chatAnswerText) : mapped;
       if (response.usage) transform.usage = response.usage;
       if (response.model) transform.model = response.model;
