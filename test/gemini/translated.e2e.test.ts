@@ -7,6 +7,7 @@ import { openai } from '../../plugins/providers/openai/index.js';
 import { openaiFake } from '../../plugins/providers/openai/openai-fake.js';
 import { compatibleFake } from '../../plugins/providers/openai-compatible/openai-compatible-fake.js';
 import type { ProviderFakeRenderer } from '../../core/spec/index.js';
+import { startFake } from '../fakes/openai-fake.js';
 import { startRenderedFake } from '../fakes/rendered-fake.js';
 import { loggedOnce, startGateway, type TestGateway, traceId } from '../harness.js';
 import { genaiClient, PNG_BASE64, postGemini, streamChecked, weatherDeclaration } from './helpers.js';
@@ -180,3 +181,24 @@ for (const provider of TRANSLATED) {
     t.is(fake.requests.length, 0);
   });
 }
+
+test('a compatible server\'s reasoning comes back as thought parts when the request asks for them (includeThoughts), and not otherwise', async (t) => {
+  const sse = (value: unknown) => `data: ${JSON.stringify(value)}\n\n`;
+  const fake = await startFake((_request, response) => {
+    const chunk = (delta: Record<string, unknown>, finish: string | null = null, extra: Record<string, unknown> = {}) =>
+      sse({ id: 'chatcmpl-r1', object: 'chat.completion.chunk', created: 1, model: 'deepseek-r1', choices: [{ index: 0, delta, finish_reason: finish }], ...extra });
+    response.writeHead(200, { 'content-type': 'text/event-stream' });
+    response.write(chunk({ role: 'assistant', content: '', reasoning_content: 'Think ' }));
+    response.write(chunk({ reasoning_content: 'hard.' }));
+    response.write(chunk({ content: 'Done.' }));
+    response.write(chunk({}, 'stop', { x_groq: { usage: { prompt_tokens: 4, completion_tokens: 3, total_tokens: 7 } } }));
+    response.end('data: [DONE]\n\n');
+  });
+  t.teardown(() => fake.close());
+  const headers = { 'x-gateway-provider': 'groq', 'x-gateway-custom-host': fake.baseUrl };
+  const contents = [{ role: 'user', parts: [{ text: 'Go' }] }];
+  const asked = await streamChecked(gateway.url, 'deepseek-r1', { contents, generationConfig: { thinkingConfig: { includeThoughts: true } } }, headers, 'sse');
+  t.like(asked.candidates.get(0), { thoughts: 'Think hard.', text: 'Done.', finishReason: 'STOP' });
+  const plain = await streamChecked(gateway.url, 'deepseek-r1', { contents }, headers, 'array');
+  t.like(plain.candidates.get(0), { thoughts: '', text: 'Done.', finishReason: 'STOP' });
+});

@@ -1,4 +1,4 @@
-import type { GeminiCandidate, GeminiPart, GeminiResponse } from '../../../spec/gemini.js';
+import type { GeminiCandidate, GeminiPart, GeminiRequest, GeminiResponse } from '../../../spec/gemini.js';
 import { geminiUsageMetadata } from '../../../spec/gemini.js';
 import { isRecord } from '../../../spec/is-record.js';
 import { toolInput } from '../../../spec/tool-input.js';
@@ -40,17 +40,21 @@ export const functionCallPart = (call: { id?: string; function?: { name?: string
   functionCall: { ...(call.id ? { id: call.id } : {}), name: call.function?.name ?? '', args: toolInput(call.function?.arguments ?? '{}') as Record<string, unknown> },
 });
 
+/** Whether the request asked for thought parts (`thinkingConfig.includeThoughts`); Gemini sends none otherwise. */
+export const includesThoughts = (request: GeminiRequest): boolean => isRecord(request.generationConfig?.thinkingConfig) && request.generationConfig.thinkingConfig.includeThoughts === true;
+
 /**
- * A unified chat answer as a `GenerateContentResponse`: one candidate per choice, thoughts first,
- * then the text, then the function calls. An answer denied by an output guardrail
- * (`content_filter`) is a candidate with no parts and `finishReason: "SAFETY"`.
+ * A unified chat answer as a `GenerateContentResponse`: one candidate per choice, thoughts first
+ * (when `thoughts`: the request asked for them), then the text, then the function calls. An answer
+ * denied by an output guardrail (`content_filter`) is a candidate with no parts and
+ * `finishReason: "SAFETY"`.
  */
-export function geminiResponseFromChat(response: ChatResponse, model: string): GeminiResponse {
+export function geminiResponseFromChat(response: ChatResponse, model: string, thoughts = true): GeminiResponse {
   const candidates: GeminiCandidate[] = response.choices.map((choice) => {
     const parts: GeminiPart[] = [];
     if (choice.finish_reason !== 'content_filter') {
       const message = choice.message as unknown as Record<string, unknown>;
-      parts.push(...thoughtParts(message));
+      if (thoughts) parts.push(...thoughtParts(message));
       if (typeof choice.message.content === 'string' && choice.message.content !== '') parts.push({ text: choice.message.content });
       for (const call of choice.message.tool_calls ?? []) parts.push(functionCallPart(call));
     }

@@ -8,7 +8,7 @@ import { chatAnswerText } from '../../answer-text.js';
 import type { AnswerRendering, ProtocolAnswer } from '../../protocol-respond.js';
 import { ChatAssembly } from '../../stream-assembly.js';
 import { GeminiAssembly } from './assembly.js';
-import { geminiResponseFromChat } from './from-chat.js';
+import { geminiResponseFromChat, includesThoughts } from './from-chat.js';
 import { judgedResponse, nativeAnswerOf, nativeAnswerText, type NativeChunk, NativeStreamEncoder, nativeChunkMapper } from './native.js';
 import { GeminiStreamEncoder, responseAsStream } from './stream-encoder.js';
 
@@ -73,6 +73,7 @@ export function translatedGeminiAnswer(
   const adapter = provider.operations.chat;
   if (!adapter) throw new Error('translated generateContent response without a chat adapter');
   const judge = context.guardrail?.output;
+  const thoughts = includesThoughts(request);
   return {
     adapter,
     sent: chat,
@@ -81,16 +82,16 @@ export function translatedGeminiAnswer(
     headers: streamHeaders(request),
     relay: (mapper) => ({
       mapper,
-      encoder: new GeminiStreamEncoder(request.model, request.stream === 'sse'),
+      encoder: new GeminiStreamEncoder(request.model, request.stream === 'sse', thoughts),
       judge: judge?.stream(chatAnswerText),
-      record: assembledRecorder(context.cache?.recorder, new ChatAssembly(), (answer) => geminiResponseFromChat(answer, request.model)),
+      record: assembledRecorder(context.cache?.recorder, new ChatAssembly(), (answer) => geminiResponseFromChat(answer, request.model, thoughts)),
     }),
     async whole(mapped) {
-      context.cache?.recorder?.answer(geminiResponseFromChat(mapped, request.model));
+      context.cache?.recorder?.answer(geminiResponseFromChat(mapped, request.model, thoughts));
       const response = judge ? await judge.response(mapped, chatAnswerText) : mapped;
       if (response.usage) transform.usage = response.usage;
       if (response.model) transform.model = response.model;
-      return geminiResponseFromChat(response, request.model);
+      return geminiResponseFromChat(response, request.model, thoughts);
     },
     render: rendering(request),
   };

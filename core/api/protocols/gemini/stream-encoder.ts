@@ -64,7 +64,12 @@ export class GeminiStreamEncoder implements StreamEncoder<ChatCompletionChunk> {
   private model: string;
   private ended = false;
 
-  constructor(model: string, sse: boolean) {
+  /** `thoughts`: whether thought parts are sent (the request asked for them). */
+  constructor(
+    model: string,
+    sse: boolean,
+    private readonly thoughts = true,
+  ) {
     this.model = model;
     this.framing = new GeminiFraming(sse);
   }
@@ -110,7 +115,7 @@ export class GeminiStreamEncoder implements StreamEncoder<ChatCompletionChunk> {
   private parts(choice: ChatChunkChoice): GeminiPart[] {
     const parts: GeminiPart[] = [];
     const delta = choice.delta ?? {};
-    if (Array.isArray(delta.content_blocks)) {
+    if (this.thoughts && Array.isArray(delta.content_blocks)) {
       for (const piece of delta.content_blocks as unknown[]) {
         if (!isRecord(piece) || piece.type !== 'thinking') continue;
         const text = typeof piece.text === 'string' ? piece.text : '';
@@ -119,7 +124,7 @@ export class GeminiStreamEncoder implements StreamEncoder<ChatCompletionChunk> {
       }
     }
     const reasoning = delta.reasoning_content ?? delta.reasoning;
-    if (typeof reasoning === 'string' && reasoning !== '') parts.push({ text: reasoning, thought: true });
+    if (this.thoughts && typeof reasoning === 'string' && reasoning !== '') parts.push({ text: reasoning, thought: true });
     if (typeof delta.content === 'string' && delta.content !== '') parts.push({ text: delta.content });
     for (const call of delta.tool_calls ?? []) {
       const calls = this.calls.get(choice.index) ?? new Map<number, PendingCall>();
