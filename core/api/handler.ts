@@ -26,7 +26,9 @@ function serverTiming(context: GatewayContext): string {
   return `gateway;dur=${ms(Math.max(0, now - context.startedAt - upstream - routing))}, routing;dur=${ms(routing)}, upstream;dur=${ms(upstream)}`;
 }
 
-function errorResponse(error: GatewayError, handler: OperationHandler): GatewayResponse {
+function errorResponse(error: GatewayError, handler: OperationHandler, context?: GatewayContext): GatewayResponse {
+  const own = context && handler.errorResponse?.(error, context);
+  if (own) return own;
   return { status: error.status, headers: { ...error.headers }, body: { json: handler.renderError ? handler.renderError(error) : error.toJSON() } };
 }
 
@@ -143,7 +145,7 @@ export function gatewayRoute(pipeline: Pipeline, handler: OperationHandler, opti
       if (headerError) context.error = headerError;
       else if (!controller.signal.aborted) await pipeline.run(context);
       if (context.error) {
-        writeResponse(context, errorResponse(context.error, handler));
+        writeResponse(context, errorResponse(context.error, handler, context));
         // The body was not read (unauthenticated, or refused part-way): close the connection rather than drain it.
         if (!req.complete) res.shouldKeepAlive = false;
       }

@@ -15,6 +15,7 @@ import { gatewayOpenApi } from '../openapi.js';
 import { v1RequestSchemas } from './openapi.js';
 import { validateSpeechRequest } from './speech-schema.js';
 import { validateCountRequest, validateMessagesRequest } from './protocols/messages/schema.js';
+import { validateGenerateContent } from './protocols/gemini/schema.js';
 
 type Body = Record<string, unknown>;
 type Case = [label: string, body: Body, valid: boolean];
@@ -321,6 +322,24 @@ agree('messages', 'MessagesRequest', validateMessagesRequest, [
   ['output_config a string', messages({ output_config: 'json' }), false],
 ]);
 
+const gemini = (extra: Body = {}): Body => ({ contents: [{ role: 'user', parts: [{ text: 'Hi' }] }], ...extra });
+agree('gemini generateContent', 'GeminiGenerateContentRequest', (body) => validateGenerateContent(body, 'm'), [
+  ['the smallest request', gemini(), true],
+  ['unknown fields are kept', gemini({ labels: { team: 'a' }, safetySettings: [] }), true],
+  ['a system instruction as a string or a content', gemini({ systemInstruction: { parts: [{ text: 'x' }] } }), true],
+  ['no contents', {}, false],
+  ['empty contents', { contents: [] }, false],
+  ['a content without parts', { contents: [{ role: 'user' }] }, false],
+  ['a part that is not an object', { contents: [{ parts: ['Hi'] }] }, false],
+  ['temperature 2', gemini({ generationConfig: { temperature: 2 } }), true],
+  ['temperature 2.5', gemini({ generationConfig: { temperature: 2.5 } }), false],
+  ['topK 0', gemini({ generationConfig: { topK: 0 } }), false],
+  ['candidateCount 9', gemini({ generationConfig: { candidateCount: 9 } }), false],
+  ['six stop sequences', gemini({ generationConfig: { stopSequences: ['a', 'b', 'c', 'd', 'e', 'f'] } }), false],
+  ['maxOutputTokens 0', gemini({ generationConfig: { maxOutputTokens: 0 } }), false],
+  ['tools not an array', gemini({ tools: {} }), false],
+]);
+
 agree('messages count_tokens', 'MessagesCountTokensRequest', validateCountRequest, [
   ['model and messages', { model: 'm', messages: [{ role: 'user', content: 'Hi' }] }, true],
   ['with tools and system', { model: 'm', system: 'x', tools: [toolSpec], messages: [{ role: 'user', content: 'Hi' }] }, true],
@@ -442,6 +461,13 @@ test('every $ref resolves and every /v1 operation and the pass-through are descr
     'GET /v1/models',
     'POST /v1/messages',
     'POST /v1/messages/count_tokens',
+    'POST /v1beta/models/{model}:generateContent',
+    'POST /v1beta/models/{model}:streamGenerateContent',
+    'POST /v1beta/models/{model}:countTokens',
+    'POST /v1beta/models/{model}:embedContent',
+    'POST /v1beta/models/{model}:batchEmbedContents',
+    'POST /v1/models/{model}:generateContent',
+    'GET /v1beta/models',
     'GET /v1/{path}',
     'POST /v1/{path}',
     'PUT /v1/{path}',

@@ -1,3 +1,4 @@
+import { geminiSchemas } from './protocols/gemini/openapi.js';
 import { messagesSchemas } from './protocols/messages/openapi.js';
 import { responseSchemas, type Schema } from './openapi-answers.js';
 import { audioRequest, chatRequest, completionRequest, embeddingRequest, imageEditRequest, imageGenerateRequest, imageVariationRequest, json, nullable, ref, speechRequest, string } from './openapi-requests.js';
@@ -201,8 +202,37 @@ export const v1Paths = {
       errorSchema: 'MessagesError',
     }),
   },
+  ...geminiPaths(),
   '/v1/{path}': passthroughPath(),
 };
+
+/**
+ * The Gemini API's routes (docs/protocols.md): `/v1beta/models/{model}:{method}`, and the same under
+ * `/v1/`. The model may hold slashes (a provider prefix written as path segments). The gateway key
+ * may come in `x-goog-api-key` or the `key` query parameter.
+ */
+function geminiPaths(): Record<string, unknown> {
+  const model = { name: 'model', in: 'path', required: true, description: 'The model (`gemini-2.5-flash`, or `anthropic/claude-sonnet-4-5` to name the provider).', schema: string };
+  const key = { name: 'key', in: 'query', required: false, description: 'The gateway key, as Google takes its API key (never recorded).', schema: string };
+  const description = 'The gateway key may come in `x-goog-api-key` or as `?key=`. Native on Gemini and Vertex AI (Gemini models), translated to chat elsewhere.';
+  const method = (id: string, summary: string, request: string, ok: Record<string, unknown>, extra: Record<string, unknown>[] = []) => {
+    const spec = operation({ id, summary, description, request: { mediaType: 'application/json', schema: request }, ok, errorSchema: 'GoogleError' });
+    return { post: { ...spec, parameters: [model, key, ...extra, ...headerParameters] } };
+  };
+  const stream = { content: { 'application/json': { schema: { type: 'array', items: ref('GenerateContentResponse') } }, 'text/event-stream': { schema: { type: 'string', description: 'With `alt=sse`: one `data:` event per GenerateContentResponse piece.' } } } };
+  const paths: Record<string, unknown> = {};
+  for (const version of ['v1beta', 'v1']) {
+    const base = `/${version}/models/{model}`;
+    const suffix = version === 'v1' ? 'V1' : '';
+    paths[`${base}:generateContent`] = method(`geminiGenerateContent${suffix}`, 'Gemini API generateContent on every provider with chat', 'GeminiGenerateContentRequest', okJson('GenerateContentResponse'));
+    paths[`${base}:streamGenerateContent`] = method(`geminiStreamGenerateContent${suffix}`, 'Gemini API streamGenerateContent: SSE with alt=sse, else a JSON array', 'GeminiGenerateContentRequest', stream, [{ name: 'alt', in: 'query', required: false, schema: { enum: ['sse'] } }]);
+    paths[`${base}:countTokens`] = method(`geminiCountTokens${suffix}`, 'Input tokens: counted by Google natively, estimated by the gateway elsewhere (never a completion)', 'GeminiCountTokensRequest', okJson('GeminiTokenCount'));
+    paths[`${base}:embedContent`] = method(`geminiEmbedContent${suffix}`, 'One embedding, through the provider\'s embeddings operation', 'GeminiEmbedContentRequest', okJson('GeminiEmbedResponse'));
+    paths[`${base}:batchEmbedContents`] = method(`geminiBatchEmbedContents${suffix}`, 'Embeddings of several texts, through the provider\'s embeddings operation', 'GeminiBatchEmbedContentsRequest', okJson('GeminiEmbedResponse'));
+  }
+  paths['/v1beta/models'] = { get: { ...operation({ id: 'geminiListModels', summary: "The provider's models as the Gemini API lists them", ok: okJson('GeminiModelList'), errorSchema: 'GoogleError' }), parameters: [key, ...headerParameters] } };
+  return paths;
+}
 
 /** An endpoint of the stored responses: the gateway key only (its security), no provider headers; the id in the path. */
 function storedResponse(id: string, summary: string, ok: Record<string, unknown>): Record<string, unknown> {
@@ -245,6 +275,7 @@ export const v1RequestSchemas: Record<string, Schema> = {
   AudioRequest: audioRequest,
   MessagesRequest: messagesSchemas.MessagesRequest,
   MessagesCountTokensRequest: messagesSchemas.MessagesCountTokensRequest,
+  GeminiGenerateContentRequest: geminiSchemas.GeminiGenerateContentRequest,
 };
 
 const header = (description: string, schema: Schema = string) => ({ description, schema });
@@ -266,5 +297,5 @@ export const v1Components = {
     Cache: header('What the response cache did, when it applies to the request: HIT, SEMANTIC-HIT, MISS, BYPASS or REFRESH.', { enum: ['HIT', 'SEMANTIC-HIT', 'MISS', 'BYPASS', 'REFRESH'] }),
     Age: header('On a cache hit: seconds since the answer was stored.', { type: 'string', pattern: '^\\d+$' }),
   },
-  schemas: { ...v1RequestSchemas, ...responseSchemas, ...messagesSchemas },
+  schemas: { ...v1RequestSchemas, ...responseSchemas, ...messagesSchemas, ...geminiSchemas },
 };

@@ -50,6 +50,11 @@ export interface OperationHandler {
    */
   renderError?(error: GatewayError): unknown;
   /**
+   * A whole response for an error the protocol does not report as one (the Gemini API answers an
+   * input guardrail's denial as a blocked prompt, with a 200); undefined: the error is rendered.
+   */
+  errorResponse?(error: GatewayError, context: GatewayContext): GatewayResponse | undefined;
+  /**
    * Fields of the client's request the mapping for the current attempt left out because the
    * provider cannot take them (recorded in the log entry); read right after `toUpstream`.
    */

@@ -25,12 +25,13 @@ export function gatewayKeyTest(accountKey: AccountKey, keyResolvers: readonly Ke
 }
 
 /** Headers that may carry the gateway key when `x-gateway-api-key` is absent, in the order they are read. */
-const KEY_HEADERS = ['authorization', 'x-api-key', 'api-key'] as const;
+const KEY_HEADERS = ['authorization', 'x-api-key', 'api-key', 'x-goog-api-key'] as const;
 
 /**
  * The gateway key of a request and the headers the rest of the stage reads: `x-gateway-api-key`,
- * else a virtual key (a resolver's prefix), a JWT of a configured issuer or the account key in `Authorization: Bearer`,
- * `x-api-key` or `api-key` — a tool that can set only a base URL and an API key then works. A key
+ * else a virtual key (a resolver's prefix), a JWT of a configured issuer or the account key in
+ * `Authorization: Bearer`, `x-api-key`, `api-key` or `x-goog-api-key` (the Gemini API's; its `?key=`
+ * is moved there by the Gemini routes) — a tool that can set only a base URL and an API key then works. A key
  * found in one of those headers is the gateway's, so that header is dropped from the headers
  * returned: it is never taken for the provider credential nor forwarded.
  */

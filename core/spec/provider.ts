@@ -16,6 +16,7 @@ import type {
   MultipartForm,
   SpeechRequest,
 } from './unified.js';
+import type { GeminiRequest, GeminiResponse, GeminiTokenCount } from './gemini.js';
 import type { MessagesCountRequest, MessagesRequest, MessagesResponse, MessagesStreamEvent, MessagesTokenCount } from './messages.js';
 import type { ResponseEvent, ResponseObject, ResponsesRequest } from './responses.js';
 
@@ -214,6 +215,22 @@ export interface MessagesAdapter extends StreamingAdapter<MessagesRequest, Messa
   readonly countTokens?: OperationAdapter<MessagesCountRequest, MessagesTokenCount>;
 }
 
+/**
+ * The Gemini API taken natively (`POST /v1beta/models/{model}:generateContent` and
+ * `:streamGenerateContent`), so a request goes upstream as the client wrote it (thought signatures,
+ * safety settings, Google's built-in tools intact) and its answer comes back as the provider sent it.
+ * A provider without it still serves the protocol: the core translates it to and from its `chat`
+ * operation. The request's `model` is the path's (without `models/`); `toUpstream` builds the URL
+ * and leaves `model` out of the body. A stream is asked for with `alt=sse`; its mapper yields each
+ * `GenerateContentResponse` piece.
+ */
+export interface GenerateContentAdapter extends StreamingAdapter<GeminiRequest, GeminiResponse, GeminiResponse> {
+  /** Whether `model` is served natively (a cloud that hosts other models too); absent: every model. */
+  accepts?(model: string): boolean;
+  /** `:countTokens`, natively; absent: the core estimates the count. */
+  readonly countTokens?: OperationAdapter<GeminiRequest, GeminiTokenCount>;
+}
+
 /** `GET /v1/models`: the provider's list, mapped to the OpenAI list shape. */
 export interface ModelsAdapter {
   toUpstream(target: ProviderTarget): UpstreamRequest;
@@ -254,6 +271,8 @@ export interface ProviderOperations {
   readonly messages?: MessagesAdapter;
   /** The Responses API, natively; absent: Responses requests are translated to `chat`. */
   readonly responses?: ResponsesAdapter;
+  /** The Gemini API, natively (see {@link GenerateContentAdapter}); absent: translated to `chat`. */
+  readonly generateContent?: GenerateContentAdapter;
 }
 
 /** What the core needs to know of a provider's behaviour beyond its operations. */

@@ -22,6 +22,14 @@ export type OperationName =
   | 'messagesCountTokens'
   /** `POST /v1/responses` (the OpenAI Responses API). */
   | 'responses'
+  /** `POST /v1beta/models/{model}:generateContent` and `:streamGenerateContent` (the Gemini API). */
+  | 'generateContent'
+  /** `POST /v1beta/models/{model}:countTokens`. */
+  | 'geminiCountTokens'
+  /** `POST /v1beta/models/{model}:embedContent` and `:batchEmbedContents`. */
+  | 'geminiEmbed'
+  /** `GET /v1beta/models`. */
+  | 'geminiModels'
   | 'passthrough';
 
 export type ChatRole = 'system' | 'developer' | 'user' | 'assistant' | 'tool' | 'function';

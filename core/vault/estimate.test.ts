@@ -1,5 +1,5 @@
 import test from 'ava';
-import { promptTokensBound, REQUEST_OVERHEAD_TOKENS, TOOLS_OVERHEAD_TOKENS } from './estimate.js';
+import { expectedOutputTokens, promptTokensBound, REQUEST_OVERHEAD_TOKENS, TOOLS_OVERHEAD_TOKENS } from './estimate.js';
 
 test('file and audio parts count no tokens in the bound: only the text around them does', (t) => {
   const data = 'QUJD'.repeat(250_000);
@@ -74,4 +74,12 @@ test('the bound is at least what o200k_base and cl100k_base count, with the chat
       t.true(bound >= billed, `${name}: bound ${bound} < ${billed} for ${JSON.stringify(text.slice(0, 40))}`);
     }
   }
+});
+
+test('a Gemini request is bounded too: its contents and system instruction without inline bytes, its maxOutputTokens times candidateCount', (t) => {
+  const data = 'QUJD'.repeat(1000);
+  const body = { contents: [{ role: 'user', parts: [{ text: 'hi' }, { inlineData: { mimeType: 'image/png', data } }] }], systemInstruction: { parts: [{ text: 'sys' }] }, generationConfig: { maxOutputTokens: 50, candidateCount: 2 } };
+  const counted = '[{"role":"user","parts":[{"text":"hi"},{}]}]'.length + '{"parts":[{"text":"sys"}]}'.length;
+  t.is(promptTokensBound(body), counted + REQUEST_OVERHEAD_TOKENS);
+  t.deepEqual(expectedOutputTokens(body, 1024), { tokens: 100, bounded: true });
 });

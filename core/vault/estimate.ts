@@ -8,7 +8,7 @@ export const REQUEST_OVERHEAD_TOKENS = 10;
 export const TOOLS_OVERHEAD_TOKENS = 1024;
 
 /** Request fields that carry conversation text (their binary parts are left out, see {@link binaryPart}). */
-const CONVERSATION_FIELDS = ['messages', 'system', 'prompt', 'input', 'instructions'] as const;
+const CONVERSATION_FIELDS = ['messages', 'system', 'prompt', 'input', 'instructions', 'contents', 'systemInstruction'] as const;
 /** Request fields sent to the model as definitions or schemas (counted whole: their keys are text too). */
 const DEFINITION_FIELDS = ['tools', 'functions', 'tool_choice', 'function_call', 'response_format', 'text'] as const;
 
@@ -18,6 +18,8 @@ const DEFINITION_FIELDS = ['tools', 'functions', 'tool_choice', 'function_call',
  */
 function binaryPart(field: string, value: unknown): boolean {
   if (field === 'image_url' || field === 'input_audio' || field === 'file' || field === 'file_data') return true;
+  // A Gemini part's inline bytes or file URI.
+  if (field === 'inlineData' || field === 'fileData') return true;
   // A Messages block's `source`: base64, URL or file images and documents; a text or content source is text.
   if (field === 'source' && value !== null && typeof value === 'object') {
     const type = (value as { type?: unknown }).type;
@@ -97,10 +99,16 @@ function jsonBytes(value: unknown, skipBinary: boolean, depth: number): number {
   return Math.max(bytes, 2);
 }
 
-/** The output tokens a request may produce: `max_completion_tokens`, `max_tokens` or (Responses) `max_output_tokens` (times `n`), else the fallback. */
+/**
+ * The output tokens a request may produce: `max_completion_tokens`, `max_tokens`, (Responses)
+ * `max_output_tokens` or (Gemini) `generationConfig.maxOutputTokens`, times `n` (Gemini's
+ * `candidateCount`), else the fallback.
+ */
 export function expectedOutputTokens(body: unknown, fallback: number): { tokens: number; bounded: boolean } {
   const request = (body ?? {}) as Record<string, unknown>;
-  const limit = [request.max_completion_tokens, request.max_tokens, request.max_output_tokens].find((value) => typeof value === 'number' && value >= 0) as number | undefined;
-  const choices = typeof request.n === 'number' && request.n > 1 ? request.n : 1;
+  const config = (typeof request.generationConfig === 'object' && request.generationConfig !== null ? request.generationConfig : {}) as Record<string, unknown>;
+  const limit = [request.max_completion_tokens, request.max_tokens, request.max_output_tokens, config.maxOutputTokens].find((value) => typeof value === 'number' && value >= 0) as number | undefined;
+  const count = typeof request.n === 'number' ? request.n : config.candidateCount;
+  const choices = typeof count === 'number' && count > 1 ? count : 1;
   return limit === undefined ? { tokens: fallback * choices, bounded: false } : { tokens: limit * choices, bounded: true };
 }

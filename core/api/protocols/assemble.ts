@@ -17,6 +17,9 @@ import { audioTranscriptions, audioTranslations, imageEdits, imageVariations } f
 import type { OperationHandler } from '../operation.js';
 import { createPassthrough } from '../passthrough.js';
 import { speech } from '../speech.js';
+import { errors } from '../../errors.js';
+import { renderGoogleError } from './gemini/errors.js';
+import { GEMINI_OPERATIONS, geminiOperationOf, withoutKey } from './gemini/routes.js';
 import { messages, messagesCountTokens } from './messages/handler.js';
 import { createResponsesProtocol } from './responses/responses-operation.js';
 import { mountResponsesRoutes } from './responses/responses-routes.js';
@@ -59,7 +62,7 @@ export class Protocols {
     readonly store: ResponseStore,
     private readonly settings: GatewaySettings,
   ) {
-    this.byName = new Map([...operations.map(([, handler]) => handler), passthrough].map((handler) => [handler.name, handler]));
+    this.byName = new Map([...operations.map(([, handler]) => handler), ...GEMINI_OPERATIONS, passthrough].map((handler) => [handler.name, handler]));
   }
 
   /**
@@ -70,7 +73,26 @@ export class Protocols {
     // The unified operations are found with one map lookup before the router, whose layer matching
     // (a regular expression per route) is the larger cost on the path every model call takes.
     const byRoute = new Map(this.operations.map(([path, handler]) => [`${handler.method ?? 'POST'} ${path}`, gatewayRoute(pipeline, handler, options)]));
+    // The Gemini API names the model in the path (`/v1beta/models/{model}:generateContent`): its routes are matched by pattern.
+    const geminiRoutes = new Map(GEMINI_OPERATIONS.map((handler) => [handler, gatewayRoute(pipeline, handler, options)]));
     const dispatch: Middleware = (koa, next) => {
+      const gemini = geminiOperationOf(koa.method, koa.url);
+      if (gemini) {
+        koa.respond = false;
+        // Google's `?key=` moves to its header before the request is read or recorded (see withoutKey).
+        const { query, key } = withoutKey(koa.querystring);
+        if (key !== undefined || query !== koa.querystring) {
+          if (key !== undefined && koa.req.headers['x-goog-api-key'] === undefined) koa.req.headers['x-goog-api-key'] = key;
+          koa.req.url = `${rawPathOf(koa.req.url)}${query ? `?${query}` : ''}`;
+        }
+        return geminiRoutes.get(gemini)!(koa.req, koa.res, rawPathOf(koa.req.url), query);
+      }
+      if (koa.path.startsWith('/v1beta/')) {
+        // Google's API version prefix: an unknown method is answered in Google's error shape.
+        koa.status = 404;
+        koa.body = renderGoogleError(errors.notFound(`No route for ${koa.method} ${koa.path}.`, { code: 'route_not_found' }));
+        return;
+      }
       // Route on the path exactly as it will be sent upstream; an unacceptable one falls through to
       // the pass-through handler, which refuses it (400 invalid_path) and logs it.
       if (koa.path.startsWith('/v1/')) {

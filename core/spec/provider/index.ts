@@ -11,6 +11,7 @@ export * from '../unified.js';
 export * from '../content-parts.js';
 export * from '../messages.js';
 export * from '../responses.js';
+export * from '../gemini.js';
 export { unifiedMessagesUsage, messagesUsage } from '../messages-usage.js';
 /** The conformance kit's contract, and helpers for writing a fake's renderer. */
 export * from '../conformance.js';

@@ -7,6 +7,7 @@ test('params: operations must be known names', (t) => {
   assertRefused(t, allowedOperations({ operations: ['chatting' as never] }), '/operations/0');
   assertRefused(t, allowedOperations({ operations: [] }), '/operations');
   t.is(bootError(allowedOperations({ operations: ['chat', 'embed'] })), undefined);
+  t.is(bootError(allowedOperations({ operations: ['generateContent', 'geminiCountTokens', 'geminiEmbed', 'geminiModels'] })), undefined, 'the Gemini API\'s operations may be listed');
 });
 
 test('listed operations pass, others are denied', async (t) => {

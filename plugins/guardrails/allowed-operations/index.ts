@@ -4,7 +4,7 @@ export interface AllowedOperationsParams {
   operations: OperationName[];
 }
 
-const OPERATIONS: OperationName[] = ['chat', 'completion', 'embed', 'imageGenerate', 'imageEdit', 'imageVariation', 'speech', 'messages', 'messagesCountTokens', 'passthrough'];
+const OPERATIONS: OperationName[] = ['chat', 'completion', 'embed', 'imageGenerate', 'imageEdit', 'imageVariation', 'speech', 'messages', 'messagesCountTokens', 'generateContent', 'geminiCountTokens', 'geminiEmbed', 'geminiModels', 'passthrough'];
 
 /** Denies request types (operations) not on the list. */
 export const allowedOperations = defineGuardrail<AllowedOperationsParams>(

@@ -1,5 +1,5 @@
 import type { ChatAdapter } from '../../../core/spec/index.js';
-import { createGeminiStreamMapper, fromGeminiResponse, toGeminiBody } from '../google-shared/index.js';
+import { createGeminiStreamMapper, fromGeminiResponse, googleBody, googleGenerateContent, toGeminiBody } from '../google-shared/index.js';
 
 /** The model path segment: `models/gemini-x` and `gemini-x` both name `gemini-x`. */
 export const geminiModelPath = (model: string): string => `models/${encodeURIComponent(model.replace(/^models\//, ''))}`;
@@ -18,3 +18,13 @@ export const geminiChat: ChatAdapter = {
   fromUpstream: fromGeminiResponse,
   stream: { createMapper: createGeminiStreamMapper },
 };
+
+/**
+ * The Gemini API natively: the client's body as written to `models/{model}:{method}`. countTokens
+ * takes the whole request (system instruction, tools) as `generateContentRequest`, naming the model.
+ */
+export const geminiGenerateContent = googleGenerateContent({
+  url: (target, model, method) => `${target.baseUrl}/${geminiModelPath(model)}:${method}`,
+  headers: () => ({ 'content-type': 'application/json' }),
+  countBody: (request) => ({ generateContentRequest: { model: geminiModelPath(request.model), ...googleBody(request) } }),
+});

@@ -61,3 +61,35 @@ test('the batch answer maps to the OpenAI list, as floats or base64 float32', (t
   t.deepEqual([...new Float32Array(bytes.buffer, bytes.byteOffset, 4)], [0.25, -0.5, 0.125, 1]);
   t.throws(() => plugin.operations.embed!.fromUpstream({ predictions: [] }, embedding, target));
 });
+
+test('the Gemini API natively: the client body without the gateway\'s model and stream fields, to the model\'s method; countTokens names the model', (t) => {
+  const adapter = plugin.operations.generateContent!;
+  const request = { model: 'gemini-2.5-flash', stream: 'sse' as const, contents: [{ role: 'user', parts: [{ text: 'hi' }] }], safetySettings: [{ category: 'HARM_CATEGORY_HATE_SPEECH', threshold: 'BLOCK_NONE' }] };
+  const streamed = adapter.toUpstream(request, target);
+  t.is(streamed.url, 'https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse');
+  t.deepEqual(JSON.parse(String(streamed.body)), { contents: request.contents, safetySettings: request.safetySettings });
+  const { stream: _stream, ...plain } = request;
+  t.is(adapter.toUpstream(plain, target).url, 'https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:generateContent');
+  const count = adapter.countTokens!.toUpstream(plain, target);
+  t.is(count.url, 'https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:countTokens');
+  t.deepEqual(JSON.parse(String(count.body)), { generateContentRequest: { model: 'models/gemini-2.5-flash', contents: request.contents, safetySettings: request.safetySettings } });
+  t.throws(() => adapter.countTokens!.fromUpstream({ tokens: 3 }, plain, target));
+});
+
+test('the native stream mapper ends the stream once every candidate finished, or the prompt was blocked; an error event is Google\'s error', (t) => {
+  const mapper = () => plugin.operations.generateContent!.stream!.createMapper({ model: 'm', contents: [], generationConfig: { candidateCount: 2 } }, target);
+  const two = mapper();
+  const piece = (index: number, finishReason?: string) => JSON.stringify({ candidates: [{ index, content: { role: 'model', parts: [{ text: 'x' }] }, ...(finishReason ? { finishReason } : {}) }] });
+  t.falsy(two.map({ data: piece(0, 'STOP') }).done);
+  t.true(two.map({ data: piece(1, 'MAX_TOKENS') }).done);
+  t.true(mapper().map({ data: JSON.stringify({ promptFeedback: { blockReason: 'SAFETY' } }) }).done);
+  t.like(mapper().map({ data: JSON.stringify({ error: { code: 429, message: 'Quota', status: 'RESOURCE_EXHAUSTED' } }) }).error, { message: 'Quota', code: 'RESOURCE_EXHAUSTED' });
+});
+
+test('the model list: Google\'s models/{id} names as ids, display names and methods kept', (t) => {
+  const models = plugin.operations.models!;
+  t.is(models.toUpstream(target).url, 'https://generativelanguage.googleapis.com/v1beta/models?pageSize=1000');
+  const list = models.fromUpstream({ models: [{ name: 'models/gemini-2.5-flash', displayName: 'Gemini 2.5 Flash', supportedGenerationMethods: ['generateContent'] }] }, target);
+  t.deepEqual(list, { object: 'list', data: [{ id: 'gemini-2.5-flash', object: 'model', created: 0, owned_by: 'google', display_name: 'Gemini 2.5 Flash', supported_generation_methods: ['generateContent'] }] });
+  t.throws(() => models.fromUpstream({ data: [] }, target));
+});

@@ -1,7 +1,8 @@
 import type { ProviderRegistration } from '../../../core/spec/index.js';
 import { GOOGLE_CONTENT_PARTS, googleCatalogueModelName, mapGoogleError } from '../google-shared/index.js';
-import { geminiChat } from './gemini-chat.js';
+import { geminiChat, geminiGenerateContent } from './gemini-chat.js';
 import { geminiEmbed } from './gemini-embed.js';
+import { geminiModels } from './gemini-models.js';
 
 export interface GeminiParams {
   /** Default base URL (default `https://generativelanguage.googleapis.com/v1beta`); `x-gateway-custom-host` overrides it per request. */
@@ -16,7 +17,7 @@ export function gemini(params: GeminiParams = {}): ProviderRegistration {
       kind: 'provider',
       specificationVersion: 'v1',
       version: '1.0.0',
-      description: 'Google Gemini API (AI Studio key): chat through generateContent / streamGenerateContent, embeddings through batchEmbedContents.',
+      description: 'Google Gemini API (AI Studio key): chat through generateContent / streamGenerateContent, the Gemini API natively, embeddings through batchEmbedContents, the model list.',
       params: {
         type: 'object',
         additionalProperties: false,
@@ -29,7 +30,7 @@ export function gemini(params: GeminiParams = {}): ProviderRegistration {
       return {
         id: 'gemini',
         name: 'Google Gemini',
-        operations: { chat: geminiChat, embed: geminiEmbed },
+        operations: { chat: geminiChat, embed: geminiEmbed, generateContent: geminiGenerateContent, models: geminiModels },
         capabilities: { developerRole: () => false, contentParts: () => GOOGLE_CONTENT_PARTS, chatExtensions: () => ['thinking', 'top_k'] },
         baseUrl: () => baseUrl,
         auth(_request, target): Record<string, string> {

@@ -4,3 +4,4 @@ export { createGeminiStreamMapper } from './google-stream.js';
 export { mapGoogleError } from './google-error.js';
 export { checkTextInput, textInputs, encodeEmbedding } from './google-embedding.js';
 export { googleCatalogueModelName } from './google-pricing.js';
+export { googleBody, googleGenerateContent, nativeStreamMapper } from './google-native.js';

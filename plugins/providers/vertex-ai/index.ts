@@ -3,7 +3,7 @@ import { ANTHROPIC_DEFAULT_MAX_TOKENS } from '../anthropic/index.js';
 import { googleCatalogueModelName } from '../google-shared/index.js';
 import { vertexChat, vertexContentParts } from './vertex-chat.js';
 import { vertexEmbed } from './vertex-embed.js';
-import { vertexMessages } from './vertex-messages.js';
+import { vertexGenerateContent, vertexMessages } from './vertex-messages.js';
 import { mapVertexError } from './vertex-error.js';
 import { regionOf, vertexBaseUrl } from './vertex-target.js';
 
@@ -20,7 +20,7 @@ export function vertexAI(params: VertexParams = {}): ProviderRegistration {
       kind: 'provider',
       specificationVersion: 'v1',
       version: '1.0.0',
-      description: 'Google Vertex AI: Gemini (generateContent) and Claude (rawPredict) chat, plain and streamed; the Messages API natively for Claude; embeddings through predict.',
+      description: 'Google Vertex AI: Gemini (generateContent) and Claude (rawPredict) chat, plain and streamed; the Messages API natively for Claude; the Gemini API natively for Gemini; embeddings through predict.',
       params: {
         type: 'object',
         additionalProperties: false,
@@ -32,7 +32,7 @@ export function vertexAI(params: VertexParams = {}): ProviderRegistration {
       return {
         id: 'vertex-ai',
         name: 'Google Vertex AI',
-        operations: { chat: vertexChat({ defaultMaxTokens: params.defaultMaxTokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS }), embed: vertexEmbed, messages: vertexMessages },
+        operations: { chat: vertexChat({ defaultMaxTokens: params.defaultMaxTokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS }), embed: vertexEmbed, messages: vertexMessages, generateContent: vertexGenerateContent },
         // Gemini reads the unified thinking budget and top_k (Claude takes the Messages API natively).
         capabilities: { developerRole: () => false, contentParts: vertexContentParts, chatExtensions: () => ['thinking', 'top_k'] },
         baseUrl: (headers) => vertexBaseUrl(regionOf(headers)),

@@ -118,3 +118,17 @@ test('errors in Google and Anthropic shapes both map', (t) => {
   });
   t.like(plugin.mapError(reply(503, 'no healthy upstream')), { type: 'overloaded_error', message: 'The provider returned HTTP 503: no healthy upstream' });
 });
+
+test('the Gemini API natively for Google\'s models (Claude is translated): the publisher URL, the body as written, countTokens with the prompt\'s fields', (t) => {
+  const adapter = plugin.operations.generateContent!;
+  t.true(adapter.accepts!('gemini-2.5-pro'));
+  t.false(adapter.accepts!('claude-sonnet-4-5@20250929'));
+  const request = { model: 'gemini-2.5-pro', stream: 'array' as const, contents: [{ role: 'user', parts: [{ text: 'hi' }] }], systemInstruction: { parts: [{ text: 'Brief.' }] }, safetySettings: [{ category: 'HARM_CATEGORY_HATE_SPEECH', threshold: 'OFF' }] };
+  const streamed = adapter.toUpstream(request, target);
+  t.is(streamed.url, 'https://us-east5-aiplatform.googleapis.com/v1/projects/my-project/locations/us-east5/publishers/google/models/gemini-2.5-pro:streamGenerateContent?alt=sse');
+  t.is(streamed.headers['X-Vertex-AI-LLM-Request-Type'], 'dedicated');
+  t.deepEqual(JSON.parse(String(streamed.body)), { contents: request.contents, systemInstruction: request.systemInstruction, safetySettings: request.safetySettings });
+  const count = adapter.countTokens!.toUpstream(request, target);
+  t.is(count.url, 'https://us-east5-aiplatform.googleapis.com/v1/projects/my-project/locations/us-east5/publishers/google/models/gemini-2.5-pro:countTokens');
+  t.deepEqual(JSON.parse(String(count.body)), { contents: request.contents, systemInstruction: request.systemInstruction });
+});

@@ -1,4 +1,5 @@
 import type { MessagesAdapter, MessagesCountRequest, MessagesRequest, ProviderTarget } from '../../../core/spec/index.js';
+import { googleGenerateContent } from '../google-shared/index.js';
 import { createMessagesStreamMapper, messageOf, tokenCountOf } from '../anthropic/index.js';
 import { VERTEX_ANTHROPIC_VERSION } from './vertex-chat.js';
 import { publisherOf, vertexHeaders, vertexModelUrl } from './vertex-target.js';
@@ -38,3 +39,20 @@ export const vertexMessages: MessagesAdapter = {
     fromUpstream: tokenCountOf,
   },
 };
+
+/**
+ * The Gemini API natively for Google's models on Vertex AI (`…/publishers/google/models/{model}:{method}`);
+ * a Claude model named on these routes is translated through chat.
+ */
+export const vertexGenerateContent = googleGenerateContent({
+  accepts: (model) => publisherOf(model).publisher === 'google',
+  url: (target, model, method) => vertexModelUrl(target, model, method).url,
+  headers: vertexHeaders,
+  // Vertex AI's countTokens takes the fields that make the prompt (no safety settings or tool config).
+  countBody: ({ contents, systemInstruction, tools, generationConfig }) => ({
+    contents,
+    ...(systemInstruction === undefined ? {} : { systemInstruction }),
+    ...(tools === undefined ? {} : { tools }),
+    ...(generationConfig === undefined ? {} : { generationConfig }),
+  }),
+});
