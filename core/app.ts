@@ -26,6 +26,8 @@ import { closeGatewayServer, createGatewayServer } from './http/server.js';
 import { UpstreamClient } from './http/upstream.js';
 import { registerLogs, RequestLogging } from './logs/assemble.js';
 import type { LogStore } from './logs/store.js';
+import { McpGateway } from './mcp/gateway.js';
+import { mountMcp, registerMcp } from './mcp/assemble.js';
 import { registerMetrics } from './metrics/assemble.js';
 import { GatewayMetrics } from './metrics/metrics.js';
 import { Pipeline } from './pipeline/runner.js';
@@ -80,7 +82,7 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
   const config = resolveConfig(gatewayConfig, options.environment);
   const container = rootContainer.createChildContainer();
   container.register(GatewaySettings, { useValue: new GatewaySettings(config, options) });
-  for (const register of [registerAdmin, registerHttp, registerPlugins, registerCluster, registerVault, registerRouting, registerTelemetry, registerMetrics, registerLogs, registerCache, registerProtocols, registerPipeline]) register(container);
+  for (const register of [registerAdmin, registerHttp, registerPlugins, registerCluster, registerVault, registerRouting, registerTelemetry, registerMetrics, registerLogs, registerMcp, registerCache, registerProtocols, registerPipeline]) register(container);
   const { logger } = container.resolve(GatewaySettings);
   // Boot checks: the plugins and hooks validate, configured routes name known providers.
   const routing = container.resolve(Routing);
@@ -120,6 +122,7 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
       // The embedded cache opens on first use; a shared one connects now, so the first request does not wait for it.
       if (config.redisUrl) await cache.start();
       await protocols.start();
+      await container.resolve(McpGateway).start();
       // The operations are dispatched before Koa, which serves every other route (and the operations when given app.callback()).
       const listener = operationListener(operationRoutes, app.callback(), (error) => logger.error({ err: error }, 'unexpected error'));
       const server = createGatewayServer(listener, config.server);
@@ -137,6 +140,7 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
       await Promise.all(servers.map((server) => closeGatewayServer(server, graceMs)));
       await container.resolve(UpstreamClient).close();
       await protocols.close();
+      await container.resolve(McpGateway).close();
       routing.close();
       await vault.close();
       await cache.close();
@@ -176,6 +180,7 @@ function buildApp(container: Container): { app: Koa; operationRoutes: ReadonlyMa
   mountCacheAdmin(router, { guard: container.resolve(AdminAccess).guard, cache: container.resolve(ResponseCache) });
   mountDashboardOf(router, container);
   mountProtocols(router, container);
+  mountMcp(router, container);
   const handlerOptions = { bodyLimitBytes: config.bodyLimitBytes, memoryBudget: container.resolve(MemoryBudget), bodyTimeoutMs: config.server.bodyTimeoutMs, trustProxy: config.server.trustProxy };
   const { byRoute: operationRoutes, dispatch } = protocols.routes(pipeline, handlerOptions);
   app.use(dispatch);

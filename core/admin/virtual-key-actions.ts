@@ -125,7 +125,7 @@ export class VirtualKeyActions {
     checkVirtualKeyShape(body, true);
     await this.checkReferences(body);
     const id = `vk_${crypto.randomUUID().replaceAll('-', '')}`;
-    const credentialId = body.route === undefined ? await this.credentialFor(body, id) : undefined;
+    const credentialId = body.route === undefined && body.provider !== undefined ? await this.credentialFor(body, id) : undefined;
     try {
       const input = { ...withoutSecret(body), ...(credentialId !== undefined ? { credential_id: credentialId } : {}) };
       const { record, key } = await this.service.keys.create(input as unknown as VirtualKeyInput, id);

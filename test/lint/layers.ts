@@ -16,8 +16,9 @@ import ts from 'typescript';
  * - pipeline: the runner, the context, the hook contract.
  * - identity: who calls (`identity`: the caller's key, the account key, failed-auth counts); it
  *   reads the request context, so it stands above the pipeline.
- * - subsystems: `guardrails`, `routing`, `vault`, `cache`, `logs`, and `cluster` (the state
- *   shared between processes, above `store`, which loads it).
+ * - subsystems: `guardrails`, `routing`, `vault`, `cache`, `logs`, `cluster` (the state
+ *   shared between processes, above `store`, which loads it), and `mcp` (the MCP gateway, above
+ *   the vault and the logs it uses).
  * - observers: `metrics` and `telemetry`, which read the pipeline's attempts, log entries and the
  *   cache's counters, and which only the composition modules import.
  * - toolkits, api, hooks, surfaces (`admin`, `dashboard`), then app (`app.ts`, `container.ts`,
@@ -29,7 +30,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['http', 'store'],
   ['pipeline'],
   ['identity'],
-  ['guardrails', 'routing', 'vault', 'cache', 'logs', 'cluster'],
+  ['guardrails', 'routing', 'vault', 'cache', 'logs', 'cluster', 'mcp'],
   ['metrics', 'telemetry'],
   ['toolkit barrels'],
   ['api'],

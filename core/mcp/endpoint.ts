@@ -1,0 +1,234 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+import { errors, GatewayError, toGatewayError } from '../errors.js';
+import { tooLarge } from '../http/body.js';
+import { timeOrderedId } from '../ids.js';
+import type { McpCatalogue } from './catalogue.js';
+import { mayReachServer, type McpPrincipal } from './grants.js';
+import { callTool, initializeResult, JsonRpcError, listTools, type MethodOutcome, type McpScope, negotiatedVersion, outcomeOf } from './methods.js';
+import type { McpSession, McpSessions } from './sessions.js';
+
+/** The caller of an MCP request: a virtual key, with its grant when it has one. */
+export interface McpCaller {
+  readonly keyId: string;
+  readonly keyName: string;
+  /** Undefined: the key has no `mcp` grant (403 `mcp_not_granted` at initialize; nothing usable after). */
+  readonly principal?: McpPrincipal;
+  readonly logBodies: boolean;
+}
+
+/** One JSON-RPC request as it is logged: its method, what it reached, how it ended. */
+export interface McpRequestRecord {
+  readonly traceId: string;
+  readonly startedAt: number;
+  readonly finishedAt: number;
+  readonly httpMethod: string;
+  readonly path: string;
+  readonly caller?: McpCaller;
+  readonly sessionId?: string;
+  readonly method: string;
+  readonly server?: string;
+  readonly tool?: string;
+  /** The HTTP status of the answer (200 even when the JSON-RPC answer is an error). */
+  readonly status: number;
+  /** The JSON-RPC error's code, or the gateway error's code (`mcp_not_granted`). */
+  readonly errorCode?: string;
+  readonly errorMessage?: string;
+  readonly params?: unknown;
+  readonly result?: unknown;
+  /** The caller's key, to keep out of anything logged. */
+  readonly secrets: readonly string[];
+}
+
+export interface McpEndpointOptions {
+  readonly catalogue: McpCatalogue;
+  readonly sessions: McpSessions;
+  /** The caller of a key value; undefined for no live key; `account` for the account key (which holds no grant). */
+  readonly authenticate: (key: string) => Promise<McpCaller | 'account' | undefined>;
+  readonly bodyLimitBytes: number;
+  /** Every JSON-RPC request handled (and every refused HTTP request) is recorded once. */
+  readonly record: (record: McpRequestRecord) => void;
+}
+
+const WWW_AUTHENTICATE = 'Bearer realm="llm-gateway", error="invalid_token", error_description="Send a virtual key as the Bearer token or in x-gateway-api-key."';
+
+interface JsonRpcMessage {
+  readonly jsonrpc?: unknown;
+  readonly id?: string | number | null;
+  readonly method?: unknown;
+  readonly params?: unknown;
+}
+
+/** The gateway key of an MCP request: `x-gateway-api-key`, else the `Authorization: Bearer` token. */
+function keyOf(request: IncomingMessage): string | undefined {
+  const explicit = request.headers['x-gateway-api-key'];
+  if (typeof explicit === 'string' && explicit !== '') return explicit;
+  const authorization = request.headers.authorization;
+  return authorization === undefined ? undefined : /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1];
+}
+
+async function readBody(request: IncomingMessage, limitBytes: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limitBytes) throw tooLarge(limitBytes);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function send(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  if (body === undefined) {
+    response.writeHead(status, headers).end();
+    return;
+  }
+  const text = JSON.stringify(body);
+  response.writeHead(status, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)), ...headers }).end(text);
+}
+
+const rpcError = (id: JsonRpcMessage['id'], code: number, message: string) => ({ jsonrpc: '2.0', id: id ?? null, error: { code, message } });
+
+/**
+ * The gateway's MCP endpoint (streamable HTTP): `POST` carries JSON-RPC messages and is answered
+ * with JSON (the transport lets a server answer a request with JSON rather than an event stream),
+ * `GET` is 405 (no server-initiated stream), `DELETE` ends the session. Sessions live in the shared
+ * state, so any instance serves any request of a session.
+ */
+export class McpEndpoint {
+  constructor(private readonly options: McpEndpointOptions) {}
+
+  /** Serves one HTTP request to `/mcp` (`server` undefined) or `/mcp/<server>`. */
+  async serve(request: IncomingMessage, response: ServerResponse, server: string | undefined): Promise<void> {
+    const traceId = timeOrderedId();
+    const startedAt = Date.now();
+    const base = { traceId, startedAt, httpMethod: request.method ?? 'GET', path: request.url?.split('?')[0] ?? '/mcp' };
+    const refuse = (error: GatewayError, method: string, caller?: McpCaller, extra: Record<string, string> = {}) => {
+      send(response, error.status, error.toJSON(), { ...error.headers, 'x-gateway-trace-id': traceId, ...extra });
+      this.options.record({ ...base, finishedAt: Date.now(), method, status: error.status, errorCode: error.body.code ?? error.body.type, errorMessage: error.message, secrets: [], ...(caller ? { caller } : {}) });
+    };
+    try {
+      if (request.method === 'GET') return refuse(errors.methodNotAllowed('This MCP endpoint has no server-initiated stream; POST JSON-RPC messages.', { code: 'method_not_allowed' }), 'GET', undefined, { allow: 'POST, DELETE' });
+      const key = keyOf(request);
+      if (key === undefined) return refuse(errors.authentication('Send a virtual key as the Bearer token or in x-gateway-api-key.', { code: 'missing_api_key' }), 'auth', undefined, { 'www-authenticate': WWW_AUTHENTICATE });
+      const caller = await this.options.authenticate(key);
+      if (caller === undefined) return refuse(errors.authentication('The key is not a live virtual key.', { code: 'invalid_api_key' }), 'auth', undefined, { 'www-authenticate': WWW_AUTHENTICATE });
+      if (caller === 'account') return refuse(notGranted(), 'auth');
+      const sessionId = request.headers['mcp-session-id'];
+      if (request.method === 'DELETE') return await this.end(response, caller, typeof sessionId === 'string' ? sessionId : undefined, base, key);
+      if (request.method !== 'POST') return refuse(errors.methodNotAllowed(`${request.method} is not an MCP method here.`, { code: 'method_not_allowed' }), request.method ?? 'unknown', caller, { allow: 'GET, POST, DELETE' });
+      const text = await readBody(request, this.options.bodyLimitBytes);
+      await this.post(response, { caller, key, text, server, sessionId: typeof sessionId === 'string' ? sessionId : undefined, base, refuse });
+    } catch (error) {
+      const gatewayError = toGatewayError(error);
+      if (!response.headersSent) refuse(gatewayError, 'error');
+    }
+  }
+
+  private async end(response: ServerResponse, caller: McpCaller, sessionId: string | undefined, base: Omit<McpRequestRecord, 'finishedAt' | 'method' | 'status' | 'secrets'>, key: string): Promise<void> {
+    const session = sessionId === undefined ? undefined : await this.options.sessions.find(sessionId, caller.keyId);
+    if (session === undefined) send(response, 404, rpcError(null, ErrorCode.ConnectionClosed, 'Session not found'), { 'x-gateway-trace-id': base.traceId });
+    else {
+      await this.options.sessions.end(session.id);
+      send(response, 200, undefined, { 'x-gateway-trace-id': base.traceId });
+    }
+    this.options.record({ ...base, finishedAt: Date.now(), caller, method: 'session/delete', status: session ? 200 : 404, ...(session ? { sessionId: session.id } : { errorCode: String(ErrorCode.ConnectionClosed) }), secrets: [key] });
+  }
+
+  private async post(
+    response: ServerResponse,
+    input: {
+      caller: McpCaller;
+      key: string;
+      text: string;
+      server: string | undefined;
+      sessionId: string | undefined;
+      base: Omit<McpRequestRecord, 'finishedAt' | 'method' | 'status' | 'secrets'>;
+      refuse: (error: GatewayError, method: string, caller?: McpCaller) => void;
+    },
+  ): Promise<void> {
+    const { caller, key, base, server } = input;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(input.text);
+    } catch {
+      send(response, 400, rpcError(null, ErrorCode.ParseError, 'Parse error: the body is not JSON.'), { 'x-gateway-trace-id': base.traceId });
+      this.options.record({ ...base, finishedAt: Date.now(), caller, method: 'parse', status: 400, errorCode: String(ErrorCode.ParseError), secrets: [key] });
+      return;
+    }
+    const messages = (Array.isArray(parsed) ? parsed : [parsed]) as JsonRpcMessage[];
+    const initialize = messages.find((message) => message?.method === 'initialize');
+    let session: McpSession | undefined;
+    const headers: Record<string, string> = { 'x-gateway-trace-id': base.traceId };
+    if (initialize !== undefined) {
+      if (caller.principal === undefined) return input.refuse(notGranted(), 'initialize', caller);
+      if (server !== undefined && !(await this.serverVisible(caller.principal, server))) return input.refuse(errors.notFound(`No MCP server "${server.slice(0, 100)}".`, { code: 'mcp_server_not_found' }), 'initialize', caller);
+      const params = (initialize.params ?? {}) as { protocolVersion?: unknown; clientInfo?: { name?: unknown } };
+      const clientName = typeof params.clientInfo?.name === 'string' ? params.clientInfo.name.slice(0, 200) : undefined;
+      session = await this.options.sessions.open({ keyId: caller.keyId, ...(server !== undefined ? { server } : {}), protocolVersion: negotiatedVersion(params.protocolVersion), ...(clientName !== undefined ? { clientName } : {}) });
+      headers['mcp-session-id'] = session.id;
+    } else {
+      session = input.sessionId === undefined ? undefined : await this.options.sessions.find(input.sessionId, caller.keyId);
+      if (input.sessionId === undefined) {
+        send(response, 400, rpcError(null, ErrorCode.InvalidRequest, 'Bad Request: the Mcp-Session-Id header is required (initialize first).'), headers);
+        this.options.record({ ...base, finishedAt: Date.now(), caller, method: String(messages[0]?.method ?? 'unknown'), status: 400, errorCode: String(ErrorCode.InvalidRequest), secrets: [key] });
+        return;
+      }
+      if (session === undefined || session.server !== server) {
+        send(response, 404, rpcError(null, ErrorCode.ConnectionClosed, 'Session not found'), headers);
+        this.options.record({ ...base, finishedAt: Date.now(), caller, method: String(messages[0]?.method ?? 'unknown'), status: 404, errorCode: String(ErrorCode.ConnectionClosed), secrets: [key] });
+        return;
+      }
+    }
+    const scope: McpScope = { principal: caller.principal ?? { grants: [] }, ...(server !== undefined ? { server } : {}) };
+    const answers = (await Promise.all(messages.map((message) => this.handle(message, { scope, session: session!, caller, key, base })))).filter((answer) => answer !== undefined);
+    if (answers.length === 0) send(response, 202, undefined, headers);
+    else send(response, 200, Array.isArray(parsed) ? answers : answers[0], headers);
+  }
+
+  /** One JSON-RPC message: a request's answer, or undefined for a notification or a response. */
+  private async handle(
+    message: JsonRpcMessage,
+    context: { scope: McpScope; session: McpSession; caller: McpCaller; key: string; base: Omit<McpRequestRecord, 'finishedAt' | 'method' | 'status' | 'secrets'> },
+  ): Promise<unknown> {
+    if (typeof message !== 'object' || message === null || message.jsonrpc !== '2.0') return rpcError(null, ErrorCode.InvalidRequest, 'Invalid Request: expected a JSON-RPC 2.0 message.');
+    if (message.id === undefined || typeof message.method !== 'string') return undefined;
+    const { scope, session, caller, key, base } = context;
+    const method = message.method;
+    const params = (typeof message.params === 'object' && message.params !== null ? message.params : {}) as Record<string, unknown>;
+    const startedAt = Date.now();
+    const recorded = { ...base, startedAt, caller, sessionId: session.id, method, secrets: [key] };
+    try {
+      const outcome = await this.method(method, params, scope, session);
+      this.options.record({ ...recorded, finishedAt: Date.now(), status: 200, ...(outcome.server ? { server: outcome.server } : {}), ...(outcome.tool ? { tool: outcome.tool } : {}), params: message.params, result: outcome.result });
+      return { jsonrpc: '2.0', id: message.id, result: outcome.result };
+    } catch (error) {
+      const rpc = error instanceof JsonRpcError ? error : new JsonRpcError(ErrorCode.InternalError, 'Internal error.');
+      const reached = outcomeOf(error);
+      this.options.record({ ...recorded, ...reached, finishedAt: Date.now(), status: 200, errorCode: String(rpc.code), errorMessage: rpc.message, params: message.params });
+      return rpcError(message.id, rpc.code, rpc.message);
+    }
+  }
+
+  private async method(method: string, params: Record<string, unknown>, scope: McpScope, session: McpSession): Promise<MethodOutcome> {
+    switch (method) {
+      case 'initialize':
+        return { result: initializeResult(session.protocolVersion, session.server), ...(session.server !== undefined ? { server: session.server } : {}) };
+      case 'ping':
+        return { result: {} };
+      case 'tools/list':
+        return listTools(this.options.catalogue, scope);
+      case 'tools/call':
+        return callTool(this.options.catalogue, scope, params);
+      default:
+        throw new JsonRpcError(ErrorCode.MethodNotFound, `Method not found: ${method.slice(0, 100)}`);
+    }
+  }
+
+  /** `/mcp/<server>` opens only on a server that exists and that the caller may reach (the two are not told apart). */
+  private async serverVisible(principal: McpPrincipal, server: string): Promise<boolean> {
+    return (await this.options.catalogue.servers()).has(server) && mayReachServer(principal, server);
+  }
+}
+
+const notGranted = () => errors.permission('This key has no MCP grant; give it one with PATCH /admin/virtual-keys/{id} { "mcp": { "servers": { … } } }.', { code: 'mcp_not_granted' });

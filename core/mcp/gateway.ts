@@ -1,0 +1,98 @@
+import type { Logger } from 'pino';
+import type { McpStdioServer } from '../../config/index.js';
+import type { LogSink } from '../logs/entry.js';
+import type { SharedState } from '../store/state.js';
+import type { Credentials } from '../vault/credentials.js';
+import type { VirtualKeys } from '../vault/virtual-keys.js';
+import { VIRTUAL_KEY_PREFIX } from '../vault/virtual-keys.js';
+import { McpCatalogue } from './catalogue.js';
+import { type McpCaller, McpEndpoint, type McpRequestRecord } from './endpoint.js';
+import { principalOf } from './grants.js';
+import { recordMcpRequest } from './log.js';
+import { McpServerStore, type McpServerSettings } from './server-store.js';
+import { McpSessions } from './sessions.js';
+
+export interface McpGatewayOptions {
+  /** The vault's parts, once it started: the shared state, the credentials, the virtual keys. */
+  readonly vault: () => { readonly state: SharedState; readonly credentials: Credentials; readonly keys: VirtualKeys };
+  /** True when the value is the account key (which holds no MCP grant: 403). */
+  readonly isAccountKey: (value: string) => boolean;
+  /** The custom-host policy (throws a 400 when refused). */
+  readonly checkUrl: (url: string) => Promise<void>;
+  readonly stdio: readonly McpStdioServer[];
+  readonly refreshMs: number;
+  readonly bodyLimitBytes: number;
+  readonly sinks: readonly LogSink[];
+  /** Whether a request's params and results are logged (the configuration's body logging). */
+  readonly bodiesOn: (record: McpRequestRecord) => boolean;
+  readonly logger: Logger;
+  readonly restartDelaysMs?: readonly number[];
+}
+
+/**
+ * The MCP gateway of one instance: the stored upstream servers, this instance's connections to
+ * them and to its stdio servers, the sessions (shared), and the `/mcp` endpoint.
+ */
+export class McpGateway {
+  readonly catalogue: McpCatalogue;
+  readonly sessions: McpSessions;
+  readonly endpoint: McpEndpoint;
+  private storeOf?: McpServerStore;
+
+  constructor(private readonly options: McpGatewayOptions) {
+    this.catalogue = new McpCatalogue({
+      store: () => this.store,
+      stdio: options.stdio,
+      headers: (settings) => this.upstreamHeaders(settings),
+      checkUrl: options.checkUrl,
+      logger: options.logger,
+      refreshMs: options.refreshMs,
+      ...(options.restartDelaysMs ? { restartDelaysMs: options.restartDelaysMs } : {}),
+    });
+    this.sessions = new McpSessions(() => options.vault().state);
+    this.endpoint = new McpEndpoint({
+      catalogue: this.catalogue,
+      sessions: this.sessions,
+      authenticate: (key) => this.authenticate(key),
+      bodyLimitBytes: options.bodyLimitBytes,
+      record: recordMcpRequest(options.sinks, options.bodiesOn),
+    });
+  }
+
+  /** The stored servers (the vault must have started). */
+  get store(): McpServerStore {
+    this.storeOf ??= new McpServerStore(this.options.vault().state);
+    return this.storeOf;
+  }
+
+  /** Starts the configured stdio servers (the vault has started). */
+  async start(): Promise<void> {
+    await this.catalogue.start();
+  }
+
+  async close(): Promise<void> {
+    await this.catalogue.close();
+  }
+
+  /** The headers sent to a stored server: its own, then its credential (a Bearer token, or the raw value of `credential_header`). */
+  private async upstreamHeaders(settings: McpServerSettings): Promise<Record<string, string>> {
+    const headers: Record<string, string> = { ...settings.headers };
+    if (settings.credential !== undefined) {
+      const opened = await this.options.vault().credentials.open(settings.credential);
+      if (opened?.apiKey === undefined) throw new Error(`the credential "${settings.credential}" of MCP server "${settings.name}" is missing or has no api_key`);
+      if (settings.credential_header !== undefined) headers[settings.credential_header] = opened.apiKey;
+      else headers.authorization = `Bearer ${opened.apiKey}`;
+    }
+    return headers;
+  }
+
+  /** A virtual key's caller (a revoked or expired key is no caller); the account key holds no grant. */
+  private async authenticate(key: string): Promise<McpCaller | 'account' | undefined> {
+    if (!key.startsWith(VIRTUAL_KEY_PREFIX)) return this.options.isAccountKey(key) ? 'account' : undefined;
+    const record = await this.options.vault().keys.lookup(key);
+    if (record === undefined) return undefined;
+    if (record.expires_at !== undefined && Date.parse(record.expires_at) <= Date.now()) return undefined;
+    const principal = principalOf(record);
+    return { keyId: record.id, keyName: record.name, ...(principal ? { principal } : {}), logBodies: record.log_bodies !== false };
+  }
+}
