@@ -139,8 +139,14 @@ export class UpstreamConnection {
     const client = new Client(GATEWAY_CLIENT, { capabilities: {} });
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.options.onToolsChanged?.());
     const transport = await this.transport();
+    try {
+      await client.connect(transport, { timeout: this.options.timeoutMs });
+    } catch (error) {
+      // A failed start must not leave the transport behind (an SSE stream would keep reconnecting).
+      await transport.close().catch(() => {});
+      throw error;
+    }
     client.onclose = () => this.closedUnderneath(client);
-    await client.connect(transport, { timeout: this.options.timeoutMs });
     return client;
   }
 
