@@ -85,7 +85,8 @@ function resolveTool(servers: ReadonlyMap<string, UpstreamServer>, scope: McpSco
 }
 
 /**
- * `tools/call`: a tool the scope may not call gets exactly the answer of a tool that does not exist
+ * `tools/call`: the upstream's result as it gave it (every content type, `structuredContent`,
+ * `isError`); a tool the scope may not call gets exactly the answer of a tool that does not exist
  * (-32602 `Unknown tool`); an upstream time-out or failure is a JSON-RPC error naming the server; a
  * result over the server's `max_result_bytes` is an error, never a part of the result.
  */

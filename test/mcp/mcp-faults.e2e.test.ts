@@ -60,6 +60,14 @@ test.serial('credential_header sends the raw secret in that header', async (t) =
   t.is(other.headers.at(-1)!.authorization, undefined);
 });
 
+test.serial('a tool result with isError is passed through as a result, not turned into a JSON-RPC error', async (t) => {
+  const mcp = await client();
+  const result = await mcp.callTool({ name: 'fake__fails', arguments: {} });
+  t.true(result.isError);
+  t.deepEqual(result.content, [{ type: 'text', text: 'the tool failed' }]);
+  await mcp.close();
+});
+
 test.serial('an upstream time-out is a JSON-RPC error naming the server', async (t) => {
   const mcp = await client();
   const error = await t.throwsAsync(mcp.callTool({ name: 'fake__slow', arguments: {} }), { instanceOf: McpError });

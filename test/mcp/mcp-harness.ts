@@ -65,11 +65,11 @@ export interface FakeTool {
 /**
  * A fake MCP server (streamable HTTP, JSON answers) for faults: `slow` answers after `slowMs`,
  * `big` returns `bigBytes` of text, `garbage` answers with a body that is not JSON-RPC, `crash`
- * drops the connection; every other tool echoes its arguments. Its tools can be changed, its
+ * drops the connection, `fails` answers a result with `isError: true`; every other tool echoes its arguments. Its tools can be changed, its
  * sessions forgotten (the next request with an old session id gets 404), its requests' headers read.
  */
 export class FakeMcpServer {
-  tools: FakeTool[] = [{ name: 'echo' }, { name: 'slow' }, { name: 'big' }, { name: 'garbage' }, { name: 'crash' }];
+  tools: FakeTool[] = [{ name: 'echo' }, { name: 'slow' }, { name: 'big' }, { name: 'garbage' }, { name: 'crash' }, { name: 'fails' }];
   slowMs = 2000;
   bigBytes = 4096;
   readonly headers: IncomingHttpHeaders[] = [];
@@ -135,6 +135,7 @@ export class FakeMcpServer {
     if (name === 'slow') await new Promise((resolve) => setTimeout(resolve, this.slowMs));
     if (name === 'garbage') return void response.writeHead(200, { 'content-type': 'application/json' }).end('{"this is": not json-rpc');
     if (name === 'crash') return void response.socket?.destroy();
+    if (name === 'fails') return void json({ jsonrpc: '2.0', id: message.id, result: { content: [{ type: 'text', text: 'the tool failed' }], isError: true } });
     const content = name === 'big' ? 'x'.repeat(this.bigBytes) : JSON.stringify(message.params.arguments ?? {});
     json({ jsonrpc: '2.0', id: message.id, result: { content: [{ type: 'text', text: content }] } });
   }
