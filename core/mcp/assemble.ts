@@ -26,6 +26,8 @@ export function registerMcp(container: Container): void {
       sinks: c.resolve(RequestLogging).sinks,
       bodiesOn: (record) => (typeof bodies === 'function' ? bodies({ caller: record.caller ? { type: 'virtual-key', id: record.caller.keyId, name: record.caller.keyName } : { type: 'account' }, metadata: {} }) : bodies),
       logger,
+      policy: (name) => c.resolve(PolicyRegistry).get(name),
+      ...(config.defaultPolicy !== undefined ? { defaultPolicy: config.defaultPolicy } : {}),
     });
   });
 }

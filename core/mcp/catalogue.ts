@@ -15,6 +15,8 @@ export interface UpstreamServer {
   readonly allowed_tools?: readonly string[];
   readonly timeoutMs: number;
   readonly maxResultBytes: number;
+  /** The server's own guardrail policy, applied after the caller's. */
+  readonly guardrailPolicy?: string;
   readonly status: 'ok' | 'unreachable';
   readonly tools: readonly McpTool[];
   readonly connection: UpstreamConnection;
@@ -98,6 +100,7 @@ export class McpCatalogue {
         ...(record.allowed_tools ? { allowed_tools: record.allowed_tools } : {}),
         timeoutMs: record.timeout_ms ?? DEFAULT_TIMEOUT_MS,
         maxResultBytes: record.max_result_bytes ?? DEFAULT_MAX_RESULT_BYTES,
+        ...(record.guardrail_policy !== undefined ? { guardrailPolicy: record.guardrail_policy } : {}),
         status: catalogue?.status ?? 'unreachable',
         tools: catalogue?.tools ?? [],
         connection: this.storedConnection(record),

@@ -3,7 +3,8 @@ import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { errors, GatewayError, toGatewayError } from '../errors.js';
 import { tooLarge } from '../http/body.js';
 import { timeOrderedId } from '../ids.js';
-import type { McpCatalogue } from './catalogue.js';
+import type { McpCatalogue, UpstreamServer } from './catalogue.js';
+import type { McpGuardrailRecord, ToolGuard } from './guardrails.js';
 import { mayReachServer, type McpPrincipal } from './grants.js';
 import { callTool, initializeResult, JsonRpcError, listTools, type MethodOutcome, type McpScope, negotiatedVersion, outcomeOf } from './methods.js';
 import type { McpSession, McpSessions } from './sessions.js';
@@ -15,6 +16,8 @@ export interface McpCaller {
   /** Undefined: the key has no `mcp` grant (403 `mcp_not_granted` at initialize; nothing usable after). */
   readonly principal?: McpPrincipal;
   readonly logBodies: boolean;
+  /** The key's guardrail policy. */
+  readonly policy?: string;
 }
 
 /** One JSON-RPC request as it is logged: its method, what it reached, how it ended. */
@@ -36,6 +39,8 @@ export interface McpRequestRecord {
   readonly errorMessage?: string;
   readonly params?: unknown;
   readonly result?: unknown;
+  /** The guardrail verdicts a tool call's arguments and result got. */
+  readonly guardrails?: readonly McpGuardrailRecord[];
   /** The caller's key, to keep out of anything logged. */
   readonly secrets: readonly string[];
 }
@@ -46,6 +51,8 @@ export interface McpEndpointOptions {
   /** The caller of a key value; undefined for no live key; `account` for the account key (which holds no grant). */
   readonly authenticate: (key: string) => Promise<McpCaller | 'account' | undefined>;
   readonly bodyLimitBytes: number;
+  /** The guardrails of one tool call: the caller's policy (else the default one), then the server's; throws when a named policy is gone. */
+  readonly toolGuard: (caller: McpCaller, server: UpstreamServer) => ToolGuard;
   /** Every JSON-RPC request handled (and every refused HTTP request) is recorded once. */
   readonly record: (record: McpRequestRecord) => void;
 }
@@ -198,19 +205,23 @@ export class McpEndpoint {
     const params = (typeof message.params === 'object' && message.params !== null ? message.params : {}) as Record<string, unknown>;
     const startedAt = Date.now();
     const recorded = { ...base, startedAt, caller, sessionId: session.id, method, secrets: [key] };
+    const guardrails: McpGuardrailRecord[] = [];
     try {
-      const outcome = await this.method(method, params, scope, session);
-      this.options.record({ ...recorded, finishedAt: Date.now(), status: 200, ...(outcome.server ? { server: outcome.server } : {}), ...(outcome.tool ? { tool: outcome.tool } : {}), params: message.params, result: outcome.result });
+      const outcome = await this.method(method, params, scope, session, (server) => {
+        const guard = this.options.toolGuard(caller, server);
+        return { ...guard, records: guardrails };
+      });
+      this.options.record({ ...recorded, finishedAt: Date.now(), status: 200, ...(outcome.server ? { server: outcome.server } : {}), ...(outcome.tool ? { tool: outcome.tool } : {}), params: message.params, result: outcome.result, guardrails });
       return { jsonrpc: '2.0', id: message.id, result: outcome.result };
     } catch (error) {
       const rpc = error instanceof JsonRpcError ? error : new JsonRpcError(ErrorCode.InternalError, 'Internal error.');
       const reached = outcomeOf(error);
-      this.options.record({ ...recorded, ...reached, finishedAt: Date.now(), status: 200, errorCode: String(rpc.code), errorMessage: rpc.message, params: message.params });
+      this.options.record({ ...recorded, ...reached, finishedAt: Date.now(), status: 200, errorCode: String(rpc.code), errorMessage: rpc.message, params: message.params, guardrails });
       return rpcError(message.id, rpc.code, rpc.message);
     }
   }
 
-  private async method(method: string, params: Record<string, unknown>, scope: McpScope, session: McpSession): Promise<MethodOutcome> {
+  private async method(method: string, params: Record<string, unknown>, scope: McpScope, session: McpSession, guardFor: (server: UpstreamServer) => ToolGuard): Promise<MethodOutcome> {
     switch (method) {
       case 'initialize':
         return { result: initializeResult(session.protocolVersion, session.server), ...(session.server !== undefined ? { server: session.server } : {}) };
@@ -219,7 +230,7 @@ export class McpEndpoint {
       case 'tools/list':
         return listTools(this.options.catalogue, scope);
       case 'tools/call':
-        return callTool(this.options.catalogue, scope, params);
+        return callTool(this.options.catalogue, scope, params, guardFor);
       default:
         throw new JsonRpcError(ErrorCode.MethodNotFound, `Method not found: ${method.slice(0, 100)}`);
     }

@@ -5,7 +5,11 @@ import type { SharedState } from '../store/state.js';
 import type { Credentials } from '../vault/credentials.js';
 import type { VirtualKeys } from '../vault/virtual-keys.js';
 import { VIRTUAL_KEY_PREFIX } from '../vault/virtual-keys.js';
-import { McpCatalogue } from './catalogue.js';
+import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+import type { CompiledPolicy } from '../guardrails/registry.js';
+import { McpCatalogue, type UpstreamServer } from './catalogue.js';
+import type { ToolGuard } from './guardrails.js';
+import { JsonRpcError } from './methods.js';
 import { type McpCaller, McpEndpoint, type McpRequestRecord } from './endpoint.js';
 import { principalOf } from './grants.js';
 import { recordMcpRequest } from './log.js';
@@ -27,6 +31,10 @@ export interface McpGatewayOptions {
   readonly bodiesOn: (record: McpRequestRecord) => boolean;
   readonly logger: Logger;
   readonly restartDelaysMs?: readonly number[];
+  /** The configured guardrail policies, by name. */
+  readonly policy: (name: string) => CompiledPolicy | undefined;
+  /** The configuration's `defaultPolicy`: judges the tool calls of a key without a policy of its own. */
+  readonly defaultPolicy?: string;
 }
 
 /**
@@ -55,6 +63,7 @@ export class McpGateway {
       sessions: this.sessions,
       authenticate: (key) => this.authenticate(key),
       bodyLimitBytes: options.bodyLimitBytes,
+      toolGuard: (caller, server) => this.toolGuard(caller, server),
       record: recordMcpRequest(options.sinks, options.bodiesOn),
     });
   }
@@ -86,6 +95,17 @@ export class McpGateway {
     return headers;
   }
 
+  /** The policies judging a tool call: the key's (else the default one), then the server's; a policy no longer configured refuses the call. */
+  private toolGuard(caller: McpCaller, server: UpstreamServer): ToolGuard {
+    const names = [caller.policy ?? this.options.defaultPolicy, server.guardrailPolicy].filter((name): name is string => name !== undefined);
+    const policies = names.map((name) => {
+      const policy = this.options.policy(name);
+      if (policy === undefined) throw new JsonRpcError(ErrorCode.InternalError, `The guardrail policy "${name}" is not configured; the call was refused rather than served unguarded.`);
+      return policy;
+    });
+    return { policies, records: [], metadata: {} };
+  }
+
   /** A virtual key's caller (a revoked or expired key is no caller); the account key holds no grant. */
   private async authenticate(key: string): Promise<McpCaller | 'account' | undefined> {
     if (!key.startsWith(VIRTUAL_KEY_PREFIX)) return this.options.isAccountKey(key) ? 'account' : undefined;
@@ -93,6 +113,6 @@ export class McpGateway {
     if (record === undefined) return undefined;
     if (record.expires_at !== undefined && Date.parse(record.expires_at) <= Date.now()) return undefined;
     const principal = principalOf(record);
-    return { keyId: record.id, keyName: record.name, ...(principal ? { principal } : {}), logBodies: record.log_bodies !== false };
+    return { keyId: record.id, keyName: record.name, ...(principal ? { principal } : {}), logBodies: record.log_bodies !== false, ...(record.guardrail_policy ? { policy: record.guardrail_policy } : {}) };
   }
 }

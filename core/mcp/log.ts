@@ -1,4 +1,4 @@
-import { type LogBodies, type LogEntry, type LogSink } from '../logs/entry.js';
+import { type LogBodies, type LogEntry, type LoggedVerdict, type LogSink, maskFlagged } from '../logs/entry.js';
 import { timeOrderedId } from '../ids.js';
 import { redactSecrets } from '../redact.js';
 import type { McpRequestRecord } from './endpoint.js';
@@ -39,8 +39,30 @@ export function mcpLogEntry(record: McpRequestRecord): LogEntry {
       ...(record.server !== undefined ? { 'mcp.server': record.server } : {}),
       ...(record.tool !== undefined ? { 'mcp.tool': record.tool } : {}),
     },
-    guardrails: [],
+    guardrails: loggedVerdicts(record),
+    ...(record.guardrails?.[0] !== undefined ? { guardrailPolicy: record.guardrails[0].policy } : {}),
   };
+}
+
+/** What guardrails flagged in the call's arguments or result, to mask in what is logged. */
+function flaggedOf(record: McpRequestRecord): string[] | undefined {
+  const flagged = (record.guardrails ?? []).flatMap((verdict) => verdict.flagged ?? []);
+  return flagged.length > 0 ? flagged : undefined;
+}
+
+/** The verdicts as logged: a denial's reason (secrets and flagged values masked), a transform's counts, never values. */
+function loggedVerdicts(record: McpRequestRecord): LoggedVerdict[] {
+  const flagged = flaggedOf(record);
+  return (record.guardrails ?? []).map((verdict) => ({
+    policy: verdict.policy,
+    guardrail: verdict.guardrail,
+    side: verdict.side,
+    action: verdict.verdict.action,
+    ms: Math.round(verdict.ms * 1000) / 1000,
+    ...(verdict.verdict.action === 'deny' ? { reason: maskFlagged(redactSecrets(verdict.verdict.reason, record.secrets), flagged) } : {}),
+    ...(verdict.verdict.action === 'transform' ? { changes: { ...verdict.verdict.changes } } : {}),
+    ...(verdict.failure ? { failure: verdict.failure } : {}),
+  }));
 }
 
 /** The request's params and result as bodies (absent when the key or the configuration keeps bodies out of the log). */
@@ -51,6 +73,7 @@ export function mcpLogBodies(record: McpRequestRecord, bodiesOn: boolean): LogBo
     ...(record.params !== undefined ? { request: { json: record.params } } : {}),
     ...(record.result !== undefined ? { response: { json: record.result } } : {}),
     secrets: record.secrets,
+    ...(flaggedOf(record) ? { flagged: flaggedOf(record)! } : {}),
   };
 }
 

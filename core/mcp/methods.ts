@@ -2,6 +2,7 @@ import { ErrorCode, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from 
 import type { McpCatalogue, UpstreamServer } from './catalogue.js';
 import { mayReachServer, mayUseTool, type McpPrincipal } from './grants.js';
 import type { McpTool } from './server-store.js';
+import { denialResult, judgeArguments, judgeResult, type ToolGuard } from './guardrails.js';
 import { UpstreamMcpError } from './upstream.js';
 
 /** On `/mcp`, a tool (or prompt) is named `<server>__<name>`; server names never hold `__`, so the first one splits. */
@@ -88,9 +89,11 @@ function resolveTool(servers: ReadonlyMap<string, UpstreamServer>, scope: McpSco
  * `tools/call`: the upstream's result as it gave it (every content type, `structuredContent`,
  * `isError`); a tool the scope may not call gets exactly the answer of a tool that does not exist
  * (-32602 `Unknown tool`); an upstream time-out or failure is a JSON-RPC error naming the server; a
- * result over the server's `max_result_bytes` is an error, never a part of the result.
+ * result over the server's `max_result_bytes` is an error, never a part of the result. The caller's
+ * and the server's guardrail policies judge the arguments before they leave and the result before
+ * it is returned; a denial is a result with `isError: true` and the denial's message.
  */
-export async function callTool(catalogue: McpCatalogue, scope: McpScope, params: Record<string, unknown>, signal?: AbortSignal): Promise<MethodOutcome> {
+export async function callTool(catalogue: McpCatalogue, scope: McpScope, params: Record<string, unknown>, guardFor?: (server: UpstreamServer) => ToolGuard): Promise<MethodOutcome> {
   const name = params.name;
   if (typeof name !== 'string') throw new JsonRpcError(ErrorCode.InvalidParams, 'tools/call needs params.name, a string.');
   const args = params.arguments;
@@ -99,9 +102,16 @@ export async function callTool(catalogue: McpCatalogue, scope: McpScope, params:
   if (resolved === undefined) throw new JsonRpcError(ErrorCode.InvalidParams, `Unknown tool: ${name.slice(0, 200)}`);
   const { server, tool } = resolved;
   const outcome = { server: server.name, tool };
+  const guard = guardFor?.(server);
+  let judgedArgs = args as Record<string, unknown> | undefined;
+  if (guard) {
+    const judged = await judgeArguments(guard, judgedArgs);
+    if ('denied' in judged) return { result: denialResult(judged.denied), ...outcome };
+    judgedArgs = judged.value;
+  }
   let result: Record<string, unknown>;
   try {
-    result = await server.connection.callTool(tool, args as Record<string, unknown> | undefined, signal);
+    result = await server.connection.callTool(tool, judgedArgs);
   } catch (error) {
     if (error instanceof UpstreamMcpError) throw Object.assign(new JsonRpcError(error.code, error.message), { outcome });
     throw error;
@@ -109,6 +119,11 @@ export async function callTool(catalogue: McpCatalogue, scope: McpScope, params:
   const size = Buffer.byteLength(JSON.stringify(result));
   if (size > server.maxResultBytes) {
     throw Object.assign(new JsonRpcError(ErrorCode.InternalError, `The result of MCP server "${server.name}" (${size} bytes) is over its max_result_bytes (${server.maxResultBytes}); nothing of it is returned.`), { outcome });
+  }
+  if (guard) {
+    const judged = await judgeResult(guard, result);
+    if ('denied' in judged) return { result: denialResult(judged.denied), ...outcome };
+    result = judged.value;
   }
   return { result, ...outcome };
 }

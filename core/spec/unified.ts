@@ -22,7 +22,9 @@ export type OperationName =
   | 'messagesCountTokens'
   /** `POST /v1/responses` (the OpenAI Responses API). */
   | 'responses'
-  | 'passthrough';
+  | 'passthrough'
+  /** A tool call through the MCP gateway (`/mcp`): guardrails judge its arguments (input) and result (output). */
+  | 'mcp';
 
 export type ChatRole = 'system' | 'developer' | 'user' | 'assistant' | 'tool' | 'function';
 
