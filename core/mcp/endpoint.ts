@@ -7,6 +7,7 @@ import type { McpCatalogue, UpstreamServer } from './catalogue.js';
 import type { McpGuardrailRecord, ToolGuard } from './guardrails.js';
 import { mayReachServer, type McpPrincipal } from './grants.js';
 import { callTool, initializeResult, JsonRpcError, listTools, type MethodOutcome, type McpScope, negotiatedVersion, outcomeOf } from './methods.js';
+import { complete, getPrompt, listPrompts, listResources, listResourceTemplates, readResource } from './resources.js';
 import type { McpSession, McpSessions } from './sessions.js';
 
 /** The caller of an MCP request: a virtual key, with its grant when it has one. */
@@ -231,6 +232,18 @@ export class McpEndpoint {
         return listTools(this.options.catalogue, scope);
       case 'tools/call':
         return callTool(this.options.catalogue, scope, params, guardFor);
+      case 'resources/list':
+        return listResources(this.options.catalogue, scope);
+      case 'resources/templates/list':
+        return listResourceTemplates(this.options.catalogue, scope);
+      case 'resources/read':
+        return readResource(this.options.catalogue, scope, params);
+      case 'prompts/list':
+        return listPrompts(this.options.catalogue, scope);
+      case 'prompts/get':
+        return getPrompt(this.options.catalogue, scope, params);
+      case 'completion/complete':
+        return complete(this.options.catalogue, scope, params);
       default:
         throw new JsonRpcError(ErrorCode.MethodNotFound, `Method not found: ${method.slice(0, 100)}`);
     }

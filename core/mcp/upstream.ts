@@ -80,6 +80,19 @@ export class UpstreamConnection {
     });
   }
 
+  /**
+   * Runs `use` with the open client (resources, prompts, completion): the same session handling
+   * and error mapping as tool calls. `use` is given the server's capabilities too.
+   */
+  async with<T>(use: (client: Client, capabilities: Record<string, unknown>) => Promise<T>): Promise<T> {
+    return this.withClient((client) => use(client, (client.getServerCapabilities() ?? {}) as Record<string, unknown>));
+  }
+
+  /** The per-request options of the SDK's client calls (the server's time-out). */
+  get requestOptions(): { timeout: number } {
+    return { timeout: this.options.timeoutMs };
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.restartTimer);

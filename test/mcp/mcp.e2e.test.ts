@@ -168,3 +168,35 @@ test('stdio servers are refused by the admin API, and names and fields are check
   t.is(grant.status, 400);
   t.is(grant.json.error.param, 'mcp.servers.everything.tools');
 });
+
+test('resources, resource templates, prompts and completion of server-everything, namespaced on /mcp', async (t) => {
+  const { key } = await createKey(t, gateway, { name: 'mcp-resources', mcp: { servers: { everything: { tools: ['echo'] } } } });
+  const client = await mcpClient(`${gateway.url}/mcp`, bearer(key));
+  const resources = (await client.listResources()).resources;
+  t.true(resources.length > 0);
+  t.true(resources.every((resource) => resource.uri.startsWith('mcp://everything/demo://') && resource.name.startsWith('everything__')));
+  const read = await client.readResource({ uri: resources[0].uri });
+  t.is(read.contents[0].uri, resources[0].uri);
+  const templates = (await client.listResourceTemplates()).resourceTemplates;
+  const text = templates.find((template) => template.uriTemplate.includes('/dynamic/text/'));
+  t.truthy(text);
+  t.true(text!.uriTemplate.startsWith('mcp://everything/demo://resource/dynamic/text/{'));
+  const dynamic = await client.readResource({ uri: text!.uriTemplate.replace(/\{[^}]+\}/, '1') });
+  t.regex(JSON.stringify(dynamic.contents), /mcp:\/\/everything\/demo:\/\/resource\/dynamic\/text\/1/);
+  const prompts = (await client.listPrompts()).prompts.map((prompt) => prompt.name);
+  t.true(prompts.includes('everything__simple-prompt'));
+  const prompt = await client.getPrompt({ name: 'everything__simple-prompt' });
+  t.true(prompt.messages.length > 0);
+  const completion = await client.complete({ ref: { type: 'ref/prompt', name: 'everything__completable-prompt' }, argument: { name: 'department', value: 'Eng' } });
+  t.deepEqual(completion.completion.values, ['Engineering']);
+  const missing = await t.throwsAsync(client.getPrompt({ name: 'memory__nothing' }), { instanceOf: McpError });
+  t.is(missing.code, -32602);
+  await client.close();
+  // A key reaching no server sees no resource and no prompt.
+  const other = await createKey(t, gateway, { name: 'mcp-memory-only', mcp: { servers: { memory: { tools: ['*'] } } } });
+  const memoryClient = await mcpClient(`${gateway.url}/mcp`, bearer(other.key));
+  t.false((await memoryClient.listPrompts()).prompts.some((entry) => entry.name.startsWith('everything__')));
+  const refused = await t.throwsAsync(memoryClient.readResource({ uri: resources[0].uri }), { instanceOf: McpError });
+  t.is(refused.code, -32602);
+  await memoryClient.close();
+});
