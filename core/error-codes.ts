@@ -101,6 +101,7 @@ export const ERROR_CODES: Readonly<Record<string, Readonly<Record<string, ErrorC
     credential_not_found: { status: [404], when: 'No stored credential with this id.' },
     virtual_key_not_found: { status: [404], when: 'No virtual key with this id.' },
     model_alias_not_found: { status: [404], when: 'No model alias of this name.' },
+    mcp_tool_not_found: { status: [404], when: '`POST /admin/mcp-servers/{id}/tools/{tool}/approve` names a tool the server does not list (now).' },
     mcp_server_not_found: { status: [404], when: 'No stored MCP server with this id (admin API), or `/mcp/<server>` names a server that does not exist or that the key may not reach (the two are not told apart).' },
     log_not_found: { status: [404], when: 'No request log entry with this id.' },
     not_found: { status: [404], when: 'No stored Responses answer with this id (or it belongs to another key).' },

@@ -1,16 +1,16 @@
 import type { Middleware } from 'koa';
 import { MCP_SERVER_NAME } from '../../config/index.js';
-import { invalid, optionalNumber, optionalString, requireObject, requireString } from '../api/validate.js';
+import { invalid, optionalEnum, optionalNumber, optionalString, requireObject, requireString } from '../api/validate.js';
 import { errors, GatewayError } from '../errors.js';
 import type { Router } from '../http/router.js';
 import type { McpGateway } from '../mcp/gateway.js';
-import { DuplicateMcpServerError, type McpServerRecord, type McpServerSettings, type McpToolCatalogue } from '../mcp/server-store.js';
+import { type ApprovedTool, DuplicateMcpServerError, type McpServerRecord, type McpServerSettings, type McpToolCatalogue, servedTools } from '../mcp/server-store.js';
 import type { McpGrant, McpServerGrant } from '../vault/records.js';
 import type { VaultService } from '../vault/service.js';
 import type { AdminGuard } from './guard.js';
 import { requestJson } from './json-body.js';
 
-const FIELDS = ['name', 'transport', 'url', 'credential', 'credential_header', 'headers', 'allowed_tools', 'timeout_ms', 'max_result_bytes', 'guardrail_policy'] as const;
+const FIELDS = ['name', 'transport', 'url', 'credential', 'credential_header', 'headers', 'allowed_tools', 'timeout_ms', 'max_result_bytes', 'guardrail_policy', 'on_tool_change'] as const;
 /** Header names a server's `headers` may not set: the transport's own. */
 const RESERVED_HEADERS = new Set(['host', 'content-length', 'content-type', 'accept', 'mcp-session-id', 'mcp-protocol-version', 'connection', 'transfer-encoding']);
 const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$/;
@@ -65,14 +65,20 @@ export function parseServerSettings(body: Record<string, unknown>): McpServerSet
   optionalNumber(body.timeout_ms, 'timeout_ms', { min: 100, max: 600_000, integer: true });
   optionalNumber(body.max_result_bytes, 'max_result_bytes', { min: 1, max: 100 * 1024 * 1024, integer: true });
   optionalString(body.guardrail_policy, 'guardrail_policy');
+  optionalEnum(body.on_tool_change, 'on_tool_change', ['withhold', 'serve-approved']);
   const settings: Record<string, unknown> = {};
   for (const field of FIELDS) if (body[field] !== undefined) settings[field] = body[field];
   return settings as unknown as McpServerSettings;
 }
 
-/** A server as answers show it: header values hidden (a secret belongs in `credential`), with its status and tools. */
-function shown(record: McpServerRecord, catalogue: McpToolCatalogue | undefined) {
+/**
+ * A server as answers show it: header values hidden (a secret belongs in `credential`), with its
+ * status, its tools and the tools held back because they changed since they were approved (each
+ * with what was approved and what the server lists now, for the dashboard's diff).
+ */
+function shown(record: McpServerRecord, catalogue: McpToolCatalogue | undefined, approvals: Readonly<Record<string, ApprovedTool>> = {}) {
   const { headers, ...rest } = record;
+  const { held } = servedTools({ record, approvals, ...(catalogue ? { catalogue } : {}) });
   return {
     object: 'mcp_server',
     ...rest,
@@ -81,6 +87,7 @@ function shown(record: McpServerRecord, catalogue: McpToolCatalogue | undefined)
     ...(catalogue?.error ? { status_detail: catalogue.error } : {}),
     tools: (catalogue?.tools ?? []).map((tool) => ({ name: tool.name, ...(tool.description !== undefined ? { description: tool.description } : {}) })),
     tools_listed_at: catalogue?.listed_at ?? null,
+    held_tools: held,
   };
 }
 
@@ -103,7 +110,8 @@ export class McpServerActions {
     const settings = await this.checked(body);
     const catalogue = await this.dependencies.mcp.catalogue.probe(settings);
     try {
-      return shown(await this.dependencies.mcp.store.create(settings, catalogue), catalogue);
+      const created = await this.dependencies.mcp.store.create(settings, catalogue);
+      return shown(created, catalogue, await this.dependencies.mcp.store.approvals(created.id));
     } catch (error) {
       throw error instanceof DuplicateMcpServerError ? errors.conflict(error.message, { code: 'duplicate_name', param: 'name' }) : error;
     }
@@ -111,13 +119,21 @@ export class McpServerActions {
 
   async list() {
     const store = this.dependencies.mcp.store;
-    return Promise.all((await store.list()).map(async (record) => shown(record, await store.catalogue(record.id))));
+    return Promise.all((await store.list()).map(async (record) => shown(record, await store.catalogue(record.id), await store.approvals(record.id))));
   }
 
   async get(id: string) {
     const record = await this.dependencies.mcp.store.get(id);
     if (!record) throw notFound(id);
-    return shown(record, await this.dependencies.mcp.store.catalogue(id));
+    return shown(record, await this.dependencies.mcp.store.catalogue(id), await this.dependencies.mcp.store.approvals(id));
+  }
+
+  /** Approves a tool as the server lists it now (a changed tool is served again, as it is now). */
+  async approve(id: string, tool: string) {
+    if (!(await this.dependencies.mcp.store.get(id))) throw notFound(id);
+    const approved = await this.dependencies.mcp.store.approve(id, tool);
+    if (!approved) throw errors.notFound(`The MCP server does not list a tool named "${tool.slice(0, 100)}".`, { code: 'mcp_tool_not_found' });
+    return { object: 'mcp_tool_approval', server: id, tool, hash: approved.hash, approved_at: approved.approved_at };
   }
 
   async versions(id: string) {
@@ -133,7 +149,7 @@ export class McpServerActions {
     try {
       const replaced = await this.dependencies.mcp.store.replace(id, settings, catalogue);
       if (!replaced) throw notFound(id);
-      return shown(replaced, catalogue);
+      return shown(replaced, catalogue, await this.dependencies.mcp.store.approvals(id));
     } catch (error) {
       throw error instanceof DuplicateMcpServerError ? errors.conflict(error.message, { code: 'duplicate_name', param: 'name' }) : error;
     }
@@ -174,6 +190,9 @@ export function mountMcpServerAdmin(router: Router, dependencies: McpServerAdmin
   });
   router.get('/admin/mcp-servers/:id/versions', guard.middleware, async (koa) => {
     koa.body = { object: 'list', data: await actions.versions(koa.params.id) };
+  });
+  router.post('/admin/mcp-servers/:id/tools/:tool/approve', guard.middleware, async (koa) => {
+    koa.body = await actions.approve(koa.params.id, koa.params.tool);
   });
   router.put('/admin/mcp-servers/:id', guard.middleware, body, async (koa) => {
     koa.body = await actions.replace(koa.params.id, requestJson(koa));

@@ -31,6 +31,18 @@ export const mcpAdminPaths = {
     },
     delete: { summary: 'Delete a server and its versions; its tools leave every key’s listing at once, on every instance', parameters: [idParameter], responses: { 204: { description: 'Deleted' }, 401: error, 403: error, 404: error } },
   },
+  '/admin/mcp-servers/{id}/tools/{tool}/approve': {
+    post: {
+      summary: 'Approve a tool as the server lists it now: a tool held back because it changed (a “rug pull”) is served again',
+      parameters: [idParameter, { name: 'tool', in: 'path', required: true, schema: { type: 'string' } }],
+      responses: {
+        200: { description: 'Approved', ...json({ type: 'object', properties: { object: { const: 'mcp_tool_approval' }, server: { type: 'string' }, tool: { type: 'string' }, hash: { type: 'string' }, approved_at: { type: 'string', format: 'date-time' } } }) },
+        401: error,
+        403: error,
+        404: error,
+      },
+    },
+  },
   '/admin/mcp-servers/{id}/versions': {
     get: {
       summary: 'Every version of a server’s settings, oldest first',
@@ -49,8 +61,10 @@ const settings = {
   allowed_tools: { ...globs, description: 'Globs (`*`, `?`) of the tools anyone may be granted; absent: all' },
   timeout_ms: { type: 'integer', minimum: 100, maximum: 600000, default: 30000, description: 'Per upstream request; past it the call is a JSON-RPC error naming the server' },
   max_result_bytes: { type: 'integer', minimum: 1, default: 10485760, description: 'A larger tool result is an error, never a partial result' },
-  guardrail_policy: { type: 'string', description: 'A configured guardrail policy (checked to exist)' },
+  guardrail_policy: { type: 'string', description: 'A configured guardrail policy (checked to exist): it judges tool arguments and results after the key’s policy' },
+  on_tool_change: { enum: ['withhold', 'serve-approved'], default: 'withhold', description: 'A tool whose description or input schema changed since it was approved is withheld until approved again, or served with its approved definition' },
 };
+const toolDefinition = { type: 'object', properties: { name: { type: 'string' }, description: { type: 'string' }, inputSchema: { type: 'object' } } };
 
 export const mcpAdminSchemas = {
   McpServerInput: {
@@ -71,6 +85,7 @@ export const mcpAdminSchemas = {
       status_detail: { type: 'string', description: 'Why the server is unreachable (redacted)' },
       tools: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, description: { type: 'string' } } } },
       tools_listed_at: { type: ['string', 'null'], format: 'date-time' },
+      held_tools: { type: 'array', description: 'Tools changed since they were approved (shown as a diff in the dashboard)', items: { type: 'object', properties: { name: { type: 'string' }, approved: toolDefinition, current: toolDefinition } } },
       created_at: { type: 'string', format: 'date-time' },
       updated_at: { type: 'string', format: 'date-time' },
     },

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { McpStdioServer } from '../../config/index.js';
 import { redactSecrets } from '../redact.js';
-import type { McpServerRecord, McpServerSettings, McpServerStore, McpTool, McpToolCatalogue } from './server-store.js';
+import { type McpServerRecord, type McpServerSettings, type McpServerStore, type McpTool, type McpToolCatalogue, servedTools } from './server-store.js';
 import { type UpstreamEndpoint, UpstreamConnection } from './upstream.js';
 
 /** A stdio MCP server of `gateway.config.ts` (`mcp.servers`): started as a child process by every instance. */
@@ -92,8 +92,9 @@ export class McpCatalogue {
       });
       if (catalogue === undefined || this.stale(catalogue)) void this.refreshStdio(config);
     }
-    for (const [name, { record, catalogue }] of await this.options.store().servers()) {
+    for (const [name, stored] of await this.options.store().servers()) {
       if (servers.has(name)) continue;
+      const { record, catalogue } = stored;
       servers.set(name, {
         name,
         id: record.id,
@@ -102,7 +103,7 @@ export class McpCatalogue {
         maxResultBytes: record.max_result_bytes ?? DEFAULT_MAX_RESULT_BYTES,
         ...(record.guardrail_policy !== undefined ? { guardrailPolicy: record.guardrail_policy } : {}),
         status: catalogue?.status ?? 'unreachable',
-        tools: catalogue?.tools ?? [],
+        tools: servedTools(stored).tools,
         connection: this.storedConnection(record),
       });
       if (catalogue === undefined || this.stale(catalogue)) void this.refreshStored(record);

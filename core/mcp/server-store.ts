@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { SharedState } from '../store/state.js';
 
 /** An upstream MCP server's settings as the admin API takes them (`/admin/mcp-servers`). */
@@ -17,6 +17,28 @@ export interface McpServerSettings {
   readonly timeout_ms?: number;
   readonly max_result_bytes?: number;
   readonly guardrail_policy?: string;
+  /** What a tool that changed since it was approved becomes: withheld (default), or served with its approved definition. */
+  readonly on_tool_change?: 'withhold' | 'serve-approved';
+}
+
+/** A tool as an admin approved it (on registration, or with the approve route): its hash and its definition. */
+export interface ApprovedTool {
+  readonly hash: string;
+  readonly tool: McpTool;
+  readonly approved_at: string;
+}
+
+/** The hash of what a tool tells a model: its description and input schema (and title), keys sorted. */
+export function toolHash(tool: McpTool): string {
+  const canonical = (value: unknown): unknown =>
+    Array.isArray(value) ? value.map(canonical) : typeof value === 'object' && value !== null ? Object.fromEntries(Object.keys(value).sort().map((key) => [key, canonical((value as Record<string, unknown>)[key])])) : value;
+  return createHash('sha256').update(JSON.stringify(canonical({ title: tool.title, description: tool.description, inputSchema: tool.inputSchema }))).digest('hex');
+}
+
+/** Approvals of every tool of a catalogue, now. */
+export function approvalsOf(tools: readonly McpTool[]): Record<string, ApprovedTool> {
+  const now = new Date().toISOString();
+  return Object.fromEntries(tools.map((tool) => [tool.name, { hash: toolHash(tool), tool, approved_at: now }]));
 }
 
 /** A stored server: its settings, id and version (every change is a new version, the old ones kept). */
@@ -48,11 +70,45 @@ const SET = 'mcp-servers';
 const currentKey = (id: string) => `mcpserver:${id}`;
 const versionKey = (id: string, version: number) => `mcpserverver:${id}:${version}`;
 const catalogueKey = (id: string) => `mcptools:${id}`;
+const approvalsKey = (id: string) => `mcpapproved:${id}`;
 const nameClaim = (name: string) => `mcpname:${name}`;
 const versionClaim = (id: string, version: number) => `mcpserverver:${id}:${version}`;
 
 /** How long this instance trusts its list of servers without an invalidation event (a guard against a lost one). */
 const CACHE_TTL_MS = 30_000;
+
+/** A stored server with what this instance reads beside it: its last catalogue and its approved tools. */
+export interface StoredServer {
+  readonly record: McpServerRecord;
+  readonly catalogue?: McpToolCatalogue;
+  readonly approvals: Readonly<Record<string, ApprovedTool>>;
+}
+
+/** A tool whose description or schema changed since it was approved: what was approved, what the server lists now. */
+export interface HeldTool {
+  readonly name: string;
+  readonly approved: McpTool;
+  readonly current: McpTool;
+}
+
+/**
+ * The tools a server serves, and those held back: a tool that changed since an admin approved it is
+ * withheld (or, with `on_tool_change: "serve-approved"`, served as approved); a tool never approved
+ * (added since the registration) is served.
+ */
+export function servedTools(server: StoredServer): { tools: McpTool[]; held: HeldTool[] } {
+  const tools: McpTool[] = [];
+  const held: HeldTool[] = [];
+  for (const tool of server.catalogue?.tools ?? []) {
+    const approved = server.approvals[tool.name];
+    if (approved === undefined || approved.hash === toolHash(tool)) tools.push(tool);
+    else {
+      held.push({ name: tool.name, approved: approved.tool, current: tool });
+      if (server.record.on_tool_change === 'serve-approved') tools.push(approved.tool);
+    }
+  }
+  return { tools, held };
+}
 
 export class DuplicateMcpServerError extends Error {
   override readonly name = 'DuplicateMcpServerError';
@@ -64,7 +120,7 @@ export class DuplicateMcpServerError extends Error {
  * by the `mcp-server` invalidation events, so a change or removal applies everywhere at once.
  */
 export class McpServerStore {
-  private cached?: { servers: ReadonlyMap<string, { record: McpServerRecord; catalogue?: McpToolCatalogue }>; until: number };
+  private cached?: { servers: ReadonlyMap<string, StoredServer>; until: number };
   private generation = 0;
   private readonly listeners: Array<(id: string) => void> = [];
 
@@ -90,6 +146,7 @@ export class McpServerStore {
     const record: McpServerRecord = { id, ...settings, version: 1, created_at: now, updated_at: now };
     await this.write(record);
     await this.state.records.set(catalogueKey(id), catalogue);
+    await this.state.records.set(approvalsKey(id), approvalsOf(catalogue.tools));
     await this.state.addToSet(SET, id);
     await this.state.publish({ kind: 'mcp-server', id });
     return record;
@@ -129,6 +186,8 @@ export class McpServerStore {
       const record: McpServerRecord = { id, ...settings, version, created_at: current.created_at, updated_at: new Date().toISOString() };
       await this.write(record);
       await this.state.records.set(catalogueKey(id), catalogue);
+      // A re-registration is an admin's look at the server: its tools as probed now are approved.
+      if (catalogue.status === 'ok') await this.state.records.set(approvalsKey(id), approvalsOf(catalogue.tools));
       await this.state.publish({ kind: 'mcp-server', id });
       return record;
     }
@@ -142,11 +201,27 @@ export class McpServerStore {
     await this.state.publish({ kind: 'mcp-server', id });
   }
 
+  /** The approved tools of a server, by name. */
+  async approvals(id: string): Promise<Readonly<Record<string, ApprovedTool>>> {
+    return (await this.state.records.get<Record<string, ApprovedTool>>(approvalsKey(id))) ?? {};
+  }
+
+  /** Approves a tool as the server lists it now; undefined when the server does not list it. */
+  async approve(id: string, name: string): Promise<ApprovedTool | undefined> {
+    const tool = (await this.catalogue(id))?.tools.find((candidate) => candidate.name === name);
+    if (tool === undefined) return undefined;
+    const approved: ApprovedTool = { hash: toolHash(tool), tool, approved_at: new Date().toISOString() };
+    await this.state.records.set(approvalsKey(id), { ...(await this.approvals(id)), [name]: approved });
+    await this.state.publish({ kind: 'mcp-server', id });
+    return approved;
+  }
+
   async delete(id: string): Promise<McpServerRecord | undefined> {
     const current = await this.get(id);
     if (!current) return undefined;
     await this.state.records.delete(currentKey(id));
     await this.state.records.delete(catalogueKey(id));
+    await this.state.records.delete(approvalsKey(id));
     for (let version = 1; version <= current.version; version++) await this.state.records.delete(versionKey(id, version));
     await this.state.removeFromSet(SET, id);
     await this.state.release(nameClaim(current.name), id);
@@ -155,13 +230,14 @@ export class McpServerStore {
   }
 
   /** Every server with its catalogue, by name, cached on this instance until a change anywhere. */
-  async servers(): Promise<ReadonlyMap<string, { record: McpServerRecord; catalogue?: McpToolCatalogue }>> {
+  async servers(): Promise<ReadonlyMap<string, StoredServer>> {
     const now = Date.now();
     if (this.cached && this.cached.until > now) return this.cached.servers;
     const generation = this.generation;
     const records = await this.list();
     const catalogues = await Promise.all(records.map((record) => this.catalogue(record.id)));
-    const servers = new Map(records.map((record, index) => [record.name, { record, ...(catalogues[index] ? { catalogue: catalogues[index] } : {}) }]));
+    const approvals = await Promise.all(records.map((record) => this.approvals(record.id)));
+    const servers = new Map(records.map((record, index) => [record.name, { record, approvals: approvals[index], ...(catalogues[index] ? { catalogue: catalogues[index] } : {}) }]));
     if (generation === this.generation) this.cached = { servers, until: now + CACHE_TTL_MS };
     return servers;
   }
