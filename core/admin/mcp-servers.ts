@@ -10,7 +10,7 @@ import type { VaultService } from '../vault/service.js';
 import type { AdminGuard } from './guard.js';
 import { requestJson } from './json-body.js';
 
-const FIELDS = ['name', 'transport', 'url', 'credential', 'credential_header', 'headers', 'allowed_tools', 'timeout_ms', 'max_result_bytes', 'guardrail_policy', 'on_tool_change'] as const;
+const FIELDS = ['name', 'transport', 'url', 'credential', 'credential_header', 'headers', 'allowed_tools', 'timeout_ms', 'max_result_bytes', 'guardrail_policy', 'on_tool_change', 'tool_requests_per_minute', 'cost_per_call_usd'] as const;
 /** Header names a server's `headers` may not set: the transport's own. */
 const RESERVED_HEADERS = new Set(['host', 'content-length', 'content-type', 'accept', 'mcp-session-id', 'mcp-protocol-version', 'connection', 'transfer-encoding']);
 const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$/;
@@ -66,6 +66,8 @@ export function parseServerSettings(body: Record<string, unknown>): McpServerSet
   optionalNumber(body.max_result_bytes, 'max_result_bytes', { min: 1, max: 100 * 1024 * 1024, integer: true });
   optionalString(body.guardrail_policy, 'guardrail_policy');
   optionalEnum(body.on_tool_change, 'on_tool_change', ['withhold', 'serve-approved']);
+  optionalNumber(body.tool_requests_per_minute, 'tool_requests_per_minute', { min: 1, max: 1e9, integer: true });
+  optionalNumber(body.cost_per_call_usd, 'cost_per_call_usd', { min: 0, max: 1e6 });
   const settings: Record<string, unknown> = {};
   for (const field of FIELDS) if (body[field] !== undefined) settings[field] = body[field];
   return settings as unknown as McpServerSettings;

@@ -62,6 +62,8 @@ const settings = {
   timeout_ms: { type: 'integer', minimum: 100, maximum: 600000, default: 30000, description: 'Per upstream request; past it the call is a JSON-RPC error naming the server' },
   max_result_bytes: { type: 'integer', minimum: 1, default: 10485760, description: 'A larger tool result is an error, never a partial result' },
   guardrail_policy: { type: 'string', description: 'A configured guardrail policy (checked to exist): it judges tool arguments and results after the key’s policy' },
+  tool_requests_per_minute: { type: 'integer', minimum: 1, description: 'Calls a minute one key may make to one tool of this server (shared by every instance); past it a JSON-RPC error -32000' },
+  cost_per_call_usd: { type: 'number', minimum: 0, description: 'Charged to the calling key’s budget for each tool call that reaches the server; a key whose budget cannot cover it is refused (-32000)' },
   on_tool_change: { enum: ['withhold', 'serve-approved'], default: 'withhold', description: 'A tool whose description or input schema changed since it was approved is withheld until approved again, or served with its approved definition' },
 };
 const toolDefinition = { type: 'object', properties: { name: { type: 'string' }, description: { type: 'string' }, inputSchema: { type: 'object' } } };

@@ -15,6 +15,8 @@ export interface UpstreamServer {
   readonly allowed_tools?: readonly string[];
   readonly timeoutMs: number;
   readonly maxResultBytes: number;
+  readonly toolRequestsPerMinute?: number;
+  readonly costPerCallUsd?: number;
   /** The server's own guardrail policy, applied after the caller's. */
   readonly guardrailPolicy?: string;
   readonly status: 'ok' | 'unreachable';
@@ -102,6 +104,8 @@ export class McpCatalogue {
         timeoutMs: record.timeout_ms ?? DEFAULT_TIMEOUT_MS,
         maxResultBytes: record.max_result_bytes ?? DEFAULT_MAX_RESULT_BYTES,
         ...(record.guardrail_policy !== undefined ? { guardrailPolicy: record.guardrail_policy } : {}),
+        ...(record.tool_requests_per_minute !== undefined ? { toolRequestsPerMinute: record.tool_requests_per_minute } : {}),
+        ...(record.cost_per_call_usd !== undefined ? { costPerCallUsd: record.cost_per_call_usd } : {}),
         status: catalogue?.status ?? 'unreachable',
         tools: servedTools(stored).tools,
         connection: this.storedConnection(record),

@@ -4,6 +4,7 @@ import { errors, GatewayError, toGatewayError } from '../errors.js';
 import { tooLarge } from '../http/body.js';
 import { timeOrderedId } from '../ids.js';
 import type { McpCatalogue, UpstreamServer } from './catalogue.js';
+import type { VirtualKeyLimits } from '../vault/records.js';
 import type { McpGuardrailRecord, ToolGuard } from './guardrails.js';
 import { mayReachServer, type McpPrincipal } from './grants.js';
 import { callTool, initializeResult, JsonRpcError, listTools, type MethodOutcome, type McpScope, negotiatedVersion, outcomeOf } from './methods.js';
@@ -19,6 +20,8 @@ export interface McpCaller {
   readonly logBodies: boolean;
   /** The key's guardrail policy. */
   readonly policy?: string;
+  /** The key's limits (its budget is charged each tool's cost per call). */
+  readonly limits?: VirtualKeyLimits;
 }
 
 /** One JSON-RPC request as it is logged: its method, what it reached, how it ended. */
@@ -54,6 +57,8 @@ export interface McpEndpointOptions {
   readonly bodyLimitBytes: number;
   /** The guardrails of one tool call: the caller's policy (else the default one), then the server's; throws when a named policy is gone. */
   readonly toolGuard: (caller: McpCaller, server: UpstreamServer) => ToolGuard;
+  /** Admits one tool call (per key and tool rate limit, cost on the key's budget); resolves with its settle. */
+  readonly admitToolCall: (caller: McpCaller, server: UpstreamServer, tool: string) => Promise<() => Promise<void>>;
   /** Every JSON-RPC request handled (and every refused HTTP request) is recorded once. */
   readonly record: (record: McpRequestRecord) => void;
 }
@@ -208,9 +213,9 @@ export class McpEndpoint {
     const recorded = { ...base, startedAt, caller, sessionId: session.id, method, secrets: [key] };
     const guardrails: McpGuardrailRecord[] = [];
     try {
-      const outcome = await this.method(method, params, scope, session, (server) => {
-        const guard = this.options.toolGuard(caller, server);
-        return { ...guard, records: guardrails };
+      const outcome = await this.method(method, params, scope, session, {
+        guardFor: (server) => ({ ...this.options.toolGuard(caller, server), records: guardrails }),
+        admit: (server, tool) => this.options.admitToolCall(caller, server, tool),
       });
       this.options.record({ ...recorded, finishedAt: Date.now(), status: 200, ...(outcome.server ? { server: outcome.server } : {}), ...(outcome.tool ? { tool: outcome.tool } : {}), params: message.params, result: outcome.result, guardrails });
       return { jsonrpc: '2.0', id: message.id, result: outcome.result };
@@ -222,7 +227,13 @@ export class McpEndpoint {
     }
   }
 
-  private async method(method: string, params: Record<string, unknown>, scope: McpScope, session: McpSession, guardFor: (server: UpstreamServer) => ToolGuard): Promise<MethodOutcome> {
+  private async method(
+    method: string,
+    params: Record<string, unknown>,
+    scope: McpScope,
+    session: McpSession,
+    call: { guardFor: (server: UpstreamServer) => ToolGuard; admit: (server: UpstreamServer, tool: string) => Promise<() => Promise<void>> },
+  ): Promise<MethodOutcome> {
     switch (method) {
       case 'initialize':
         return { result: initializeResult(session.protocolVersion, session.server), ...(session.server !== undefined ? { server: session.server } : {}) };
@@ -231,7 +242,7 @@ export class McpEndpoint {
       case 'tools/list':
         return listTools(this.options.catalogue, scope);
       case 'tools/call':
-        return callTool(this.options.catalogue, scope, params, guardFor);
+        return callTool(this.options.catalogue, scope, params, call.guardFor, call.admit);
       case 'resources/list':
         return listResources(this.options.catalogue, scope);
       case 'resources/templates/list':

@@ -12,6 +12,7 @@ import type { ToolGuard } from './guardrails.js';
 import { JsonRpcError } from './methods.js';
 import { type McpCaller, McpEndpoint, type McpRequestRecord } from './endpoint.js';
 import { principalOf } from './grants.js';
+import { admitToolCall } from './limits.js';
 import { recordMcpRequest } from './log.js';
 import { McpServerStore, type McpServerSettings } from './server-store.js';
 import { McpSessions } from './sessions.js';
@@ -64,6 +65,15 @@ export class McpGateway {
       authenticate: (key) => this.authenticate(key),
       bodyLimitBytes: options.bodyLimitBytes,
       toolGuard: (caller, server) => this.toolGuard(caller, server),
+      admitToolCall: (caller, server, tool) =>
+        admitToolCall(options.vault().state, {
+          keyId: caller.keyId,
+          ...(caller.limits ? { limits: caller.limits } : {}),
+          server: server.name,
+          tool,
+          ...(server.toolRequestsPerMinute !== undefined ? { requestsPerMinute: server.toolRequestsPerMinute } : {}),
+          ...(server.costPerCallUsd !== undefined ? { costUsd: server.costPerCallUsd } : {}),
+        }),
       record: recordMcpRequest(options.sinks, options.bodiesOn),
     });
   }
@@ -113,6 +123,6 @@ export class McpGateway {
     if (record === undefined) return undefined;
     if (record.expires_at !== undefined && Date.parse(record.expires_at) <= Date.now()) return undefined;
     const principal = principalOf(record);
-    return { keyId: record.id, keyName: record.name, ...(principal ? { principal } : {}), logBodies: record.log_bodies !== false, ...(record.guardrail_policy ? { policy: record.guardrail_policy } : {}) };
+    return { keyId: record.id, keyName: record.name, ...(principal ? { principal } : {}), logBodies: record.log_bodies !== false, ...(record.guardrail_policy ? { policy: record.guardrail_policy } : {}), ...(record.limits ? { limits: record.limits } : {}) };
   }
 }

@@ -93,7 +93,13 @@ function resolveTool(servers: ReadonlyMap<string, UpstreamServer>, scope: McpSco
  * and the server's guardrail policies judge the arguments before they leave and the result before
  * it is returned; a denial is a result with `isError: true` and the denial's message.
  */
-export async function callTool(catalogue: McpCatalogue, scope: McpScope, params: Record<string, unknown>, guardFor?: (server: UpstreamServer) => ToolGuard): Promise<MethodOutcome> {
+export async function callTool(
+  catalogue: McpCatalogue,
+  scope: McpScope,
+  params: Record<string, unknown>,
+  guardFor?: (server: UpstreamServer) => ToolGuard,
+  admit?: (server: UpstreamServer, tool: string) => Promise<() => Promise<void>>,
+): Promise<MethodOutcome> {
   const name = params.name;
   if (typeof name !== 'string') throw new JsonRpcError(ErrorCode.InvalidParams, 'tools/call needs params.name, a string.');
   const args = params.arguments;
@@ -109,12 +115,20 @@ export async function callTool(catalogue: McpCatalogue, scope: McpScope, params:
     if ('denied' in judged) return { result: denialResult(judged.denied), ...outcome };
     judgedArgs = judged.value;
   }
+  let settle: (() => Promise<void>) | undefined;
+  try {
+    settle = await admit?.(server, tool);
+  } catch (error) {
+    throw Object.assign(error as Error, { outcome });
+  }
   let result: Record<string, unknown>;
   try {
     result = await server.connection.callTool(tool, judgedArgs);
   } catch (error) {
     if (error instanceof UpstreamMcpError) throw Object.assign(new JsonRpcError(error.code, error.message), { outcome });
     throw error;
+  } finally {
+    await settle?.();
   }
   const size = Buffer.byteLength(JSON.stringify(result));
   if (size > server.maxResultBytes) {

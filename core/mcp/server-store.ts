@@ -17,6 +17,10 @@ export interface McpServerSettings {
   readonly timeout_ms?: number;
   readonly max_result_bytes?: number;
   readonly guardrail_policy?: string;
+  /** Calls a minute one key may make to one tool of this server; absent: no limit. */
+  readonly tool_requests_per_minute?: number;
+  /** Charged to the calling key's budget for each tool call that reaches this server. */
+  readonly cost_per_call_usd?: number;
   /** What a tool that changed since it was approved becomes: withheld (default), or served with its approved definition. */
   readonly on_tool_change?: 'withhold' | 'serve-approved';
 }

@@ -138,3 +138,31 @@ test.serial('an unreachable server is stored with its status, not refused; delet
   await mcp.close();
 });
 
+
+test.serial('rate limits per key and tool, and a cost per call charged to the key budget', async (t) => {
+  const limitedFake = await new FakeMcpServer().start();
+  t.teardown(() => limitedFake.stop());
+  const created = await admin(gateway, 'POST', '/admin/mcp-servers', { name: 'limited', transport: 'streamable-http', url: limitedFake.url, tool_requests_per_minute: 2, cost_per_call_usd: 0.25 });
+  t.is(created.status, 201);
+  const limitedKey = await createKey(t, gateway, { name: 'rate-limited', mcp: { servers: { limited: { tools: ['*'] } } } });
+  const mcp = await mcpClient(`${gateway.url}/mcp`, { authorization: `Bearer ${limitedKey.key}` });
+  await mcp.callTool({ name: 'limited__echo', arguments: {} });
+  await mcp.callTool({ name: 'limited__echo', arguments: {} });
+  const limited = await t.throwsAsync(mcp.callTool({ name: 'limited__echo', arguments: {} }), { instanceOf: McpError });
+  t.is(limited.code, -32000);
+  t.regex(limited.message, /may call tool "echo" of MCP server "limited" 2 times a minute/);
+  await mcp.callTool({ name: 'limited__fails', arguments: {} });
+  t.is(limitedFake.calls.length, 3);
+  await mcp.close();
+
+  const budgeted = await createKey(t, gateway, { name: 'budgeted', limits: { budget_usd: 0.5 }, mcp: { servers: { limited: { tools: ['*'] } } } });
+  const paid = await mcpClient(`${gateway.url}/mcp`, { authorization: `Bearer ${budgeted.key}` });
+  await paid.callTool({ name: 'limited__echo', arguments: {} });
+  await paid.callTool({ name: 'limited__fails', arguments: {} });
+  const spent = await t.throwsAsync(paid.callTool({ name: 'limited__big', arguments: {} }), { instanceOf: McpError });
+  t.is(spent.code, -32000);
+  t.regex(spent.message, /budget is spent/);
+  await paid.close();
+  const usage = await admin(gateway, 'GET', `/admin/virtual-keys/${budgeted.id}/usage`);
+  t.is(usage.json.spend_usd.total, 0.5);
+});
