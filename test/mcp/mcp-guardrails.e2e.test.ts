@@ -74,3 +74,21 @@ test.serial("input: the server's own policy applies after the key's (without rev
   t.is(fake.calls.length, calls);
   await client.close();
 });
+
+test.serial('the durable request log keeps MCP calls searchable by tool, with bodies redacted and flagged values masked', async (t) => {
+  const client = await mcpClient(`${gateway.url}/mcp`, { authorization: `Bearer ${key}` });
+  await client.callTool({ name: 'fake__echo', arguments: { note: 'call 987-65-4321 now' } });
+  await client.close();
+  await gateway.gateway.flushLogs();
+  const listed = await admin(gateway, 'GET', '/admin/logs?metadata_key=mcp.tool&metadata_value=echo&limit=50');
+  t.is(listed.status, 200);
+  const rows = listed.json.data as Array<{ id: string; operation: string; metadata: Record<string, string> }>;
+  t.true(rows.length >= 1);
+  t.true(rows.every((row) => row.operation === 'mcp' && row.metadata['mcp.server'] === 'fake'));
+  const details = await Promise.all(rows.map((row) => admin(gateway, 'GET', `/admin/logs/${row.id}`)));
+  const mine = details.find((detail) => (detail.json.request_body ?? '').includes('now'));
+  t.truthy(mine);
+  t.false(mine!.text.includes('987-65-4321'));
+  t.regex(mine!.json.request_body, /FLAGGED|REDACTED/);
+  t.false(mine!.text.includes(key));
+});
