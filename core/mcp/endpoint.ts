@@ -59,6 +59,8 @@ export interface McpEndpointOptions {
   readonly toolGuard: (caller: McpCaller, server: UpstreamServer) => ToolGuard;
   /** Admits one tool call (per key and tool rate limit, cost on the key's budget); resolves with its settle. */
   readonly admitToolCall: (caller: McpCaller, server: UpstreamServer, tool: string) => Promise<() => Promise<void>>;
+  /** Tells every instance that a client cancelled one of its session's requests. */
+  readonly publishCancel: (id: string) => Promise<void>;
   /** Every JSON-RPC request handled (and every refused HTTP request) is recorded once. */
   readonly record: (record: McpRequestRecord) => void;
 }
@@ -109,7 +111,15 @@ const rpcError = (id: JsonRpcMessage['id'], code: number, message: string) => ({
  * state, so any instance serves any request of a session.
  */
 export class McpEndpoint {
+  /** This instance's tool calls in flight, by `<session>:<request id>`, to stop when the client cancels them. */
+  private readonly inFlight = new Map<string, AbortController>();
+
   constructor(private readonly options: McpEndpointOptions) {}
+
+  /** Stops a tool call in flight on this instance (a client's `notifications/cancelled`, relayed by any instance). */
+  cancel(id: string): void {
+    this.inFlight.get(id)?.abort();
+  }
 
   /** Serves one HTTP request to `/mcp` (`server` undefined) or `/mcp/<server>`. */
   async serve(request: IncomingMessage, response: ServerResponse, server: string | undefined): Promise<void> {
@@ -205,17 +215,26 @@ export class McpEndpoint {
     context: { scope: McpScope; session: McpSession; caller: McpCaller; key: string; base: Omit<McpRequestRecord, 'finishedAt' | 'method' | 'status' | 'secrets'> },
   ): Promise<unknown> {
     if (typeof message !== 'object' || message === null || message.jsonrpc !== '2.0') return rpcError(null, ErrorCode.InvalidRequest, 'Invalid Request: expected a JSON-RPC 2.0 message.');
-    if (message.id === undefined || typeof message.method !== 'string') return undefined;
     const { scope, session, caller, key, base } = context;
+    if (message.method === 'notifications/cancelled') {
+      const requestId = (message.params as { requestId?: unknown } | undefined)?.requestId;
+      if (typeof requestId === 'string' || typeof requestId === 'number') await this.options.publishCancel(`${session.id}:${JSON.stringify(requestId)}`);
+      return undefined;
+    }
+    if (message.id === undefined || typeof message.method !== 'string') return undefined;
     const method = message.method;
     const params = (typeof message.params === 'object' && message.params !== null ? message.params : {}) as Record<string, unknown>;
     const startedAt = Date.now();
     const recorded = { ...base, startedAt, caller, sessionId: session.id, method, secrets: [key] };
     const guardrails: McpGuardrailRecord[] = [];
+    const flight = `${session.id}:${JSON.stringify(message.id)}`;
+    const controller = new AbortController();
+    if (method === 'tools/call') this.inFlight.set(flight, controller);
     try {
       const outcome = await this.method(method, params, scope, session, {
         guardFor: (server) => ({ ...this.options.toolGuard(caller, server), records: guardrails }),
         admit: (server, tool) => this.options.admitToolCall(caller, server, tool),
+        signal: controller.signal,
       });
       this.options.record({ ...recorded, finishedAt: Date.now(), status: 200, ...(outcome.server ? { server: outcome.server } : {}), ...(outcome.tool ? { tool: outcome.tool } : {}), params: message.params, result: outcome.result, guardrails });
       return { jsonrpc: '2.0', id: message.id, result: outcome.result };
@@ -224,6 +243,8 @@ export class McpEndpoint {
       const reached = outcomeOf(error);
       this.options.record({ ...recorded, ...reached, finishedAt: Date.now(), status: 200, errorCode: String(rpc.code), errorMessage: rpc.message, params: message.params, guardrails });
       return rpcError(message.id, rpc.code, rpc.message);
+    } finally {
+      if (this.inFlight.get(flight) === controller) this.inFlight.delete(flight);
     }
   }
 
@@ -232,7 +253,7 @@ export class McpEndpoint {
     params: Record<string, unknown>,
     scope: McpScope,
     session: McpSession,
-    call: { guardFor: (server: UpstreamServer) => ToolGuard; admit: (server: UpstreamServer, tool: string) => Promise<() => Promise<void>> },
+    call: { guardFor: (server: UpstreamServer) => ToolGuard; admit: (server: UpstreamServer, tool: string) => Promise<() => Promise<void>>; signal: AbortSignal },
   ): Promise<MethodOutcome> {
     switch (method) {
       case 'initialize':
@@ -242,7 +263,7 @@ export class McpEndpoint {
       case 'tools/list':
         return listTools(this.options.catalogue, scope);
       case 'tools/call':
-        return callTool(this.options.catalogue, scope, params, call.guardFor, call.admit);
+        return callTool(this.options.catalogue, scope, params, call.guardFor, call.admit, call.signal);
       case 'resources/list':
         return listResources(this.options.catalogue, scope);
       case 'resources/templates/list':

@@ -74,6 +74,7 @@ export class McpGateway {
           ...(server.toolRequestsPerMinute !== undefined ? { requestsPerMinute: server.toolRequestsPerMinute } : {}),
           ...(server.costPerCallUsd !== undefined ? { costUsd: server.costPerCallUsd } : {}),
         }),
+      publishCancel: (id) => options.vault().state.publish({ kind: 'mcp-cancel', id }),
       record: recordMcpRequest(options.sinks, options.bodiesOn),
     });
   }
@@ -84,8 +85,11 @@ export class McpGateway {
     return this.storeOf;
   }
 
-  /** Starts the configured stdio servers (the vault has started). */
+  /** Starts the configured stdio servers (the vault has started) and listens for cancellations from every instance. */
   async start(): Promise<void> {
+    this.options.vault().state.subscribe((event) => {
+      if (event.kind === 'mcp-cancel') this.endpoint.cancel(event.id);
+    });
     await this.catalogue.start();
   }
 

@@ -99,6 +99,7 @@ export async function callTool(
   params: Record<string, unknown>,
   guardFor?: (server: UpstreamServer) => ToolGuard,
   admit?: (server: UpstreamServer, tool: string) => Promise<() => Promise<void>>,
+  signal?: AbortSignal,
 ): Promise<MethodOutcome> {
   const name = params.name;
   if (typeof name !== 'string') throw new JsonRpcError(ErrorCode.InvalidParams, 'tools/call needs params.name, a string.');
@@ -123,7 +124,7 @@ export async function callTool(
   }
   let result: Record<string, unknown>;
   try {
-    result = await server.connection.callTool(tool, judgedArgs);
+    result = await server.connection.callTool(tool, judgedArgs, signal);
   } catch (error) {
     if (error instanceof UpstreamMcpError) throw Object.assign(new JsonRpcError(error.code, error.message), { outcome });
     throw error;

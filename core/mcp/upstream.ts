@@ -120,6 +120,8 @@ export class UpstreamConnection {
 
   private mapped(error: unknown, opening: Promise<Client>): UpstreamMcpError {
     const server = this.options.name;
+    // Cancelled by the client (the SDK has told the server): the connection stays.
+    if (error instanceof Error && error.name === 'AbortError') return new UpstreamMcpError(-32800, `The call to MCP server "${server}" was cancelled.`);
     if (error instanceof McpError) {
       if (error.code === ErrorCode.RequestTimeout) return new UpstreamMcpError(ErrorCode.RequestTimeout, `MCP server "${server}" did not answer within ${this.options.timeoutMs} ms.`);
       // A JSON-RPC error the server answered with: its own code and message.

@@ -74,6 +74,25 @@ run('two instances serve one session: requests alternate between them', async (t
   await client.close();
 });
 
+run('a cancellation sent to one instance stops the call running on the other', async (t) => {
+  const { key } = await createKey(t, a, { name: 'cancelling', mcp: { servers: { files: { tools: ['*'] } } } });
+  const { client } = await balancedClient(key);
+  const fake = fakes.get('files')!;
+  fake.tools = [...fake.tools, { name: 'slow' }];
+  t.is((await admin(a, 'PUT', `/admin/mcp-servers/${serverIds.get('files')}`, { name: 'files', transport: 'streamable-http', url: fake.url })).status, 200);
+  fake.slowMs = 5000;
+  const before = fake.calls.length;
+  const controller = new AbortController();
+  const call = client.callTool({ name: 'files__slow', arguments: {} }, undefined, { signal: controller.signal });
+  t.true(await eventually(async () => fake.calls.length > before));
+  controller.abort();
+  await t.throwsAsync(call);
+  t.true(await eventually(async () => fake.notifications.some((notification) => notification.method === 'notifications/cancelled')));
+  fake.tools = fake.tools.filter((tool) => tool.name !== 'slow');
+  t.is((await admin(b, 'PUT', `/admin/mcp-servers/${serverIds.get('files')}`, { name: 'files', transport: 'streamable-http', url: fake.url })).status, 200);
+  await client.close();
+});
+
 /** Polls until `check` holds (invalidation crosses Redis pub/sub), failing after a generous bound. */
 async function eventually(check: () => Promise<boolean>): Promise<boolean> {
   const deadline = Date.now() + 5000;

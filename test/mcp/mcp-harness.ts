@@ -75,6 +75,8 @@ export class FakeMcpServer {
   readonly headers: IncomingHttpHeaders[] = [];
   readonly calls: Array<{ name: string; arguments: unknown; session: string | undefined }> = [];
   initializeCount = 0;
+  /** The notifications received after initialization (method and params). */
+  readonly notifications: Array<{ method: string; params: unknown }> = [];
   private sessions = new Set<string>();
   private server?: Server;
   url = '';
@@ -119,6 +121,7 @@ export class FakeMcpServer {
       return;
     }
     if (message.id === undefined) {
+      this.notifications.push({ method: message.method, params: message.params });
       response.writeHead(202).end();
       return;
     }
