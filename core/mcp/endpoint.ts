@@ -43,6 +43,8 @@ export interface McpRequestRecord {
   readonly errorMessage?: string;
   readonly params?: unknown;
   readonly result?: unknown;
+  /** What the call was charged to the key's budget. */
+  readonly costUsd?: number;
   /** The guardrail verdicts a tool call's arguments and result got. */
   readonly guardrails?: readonly McpGuardrailRecord[];
   /** The caller's key, to keep out of anything logged. */
@@ -204,7 +206,12 @@ export class McpEndpoint {
       }
     }
     const scope: McpScope = { principal: caller.principal ?? { grants: [] }, ...(server !== undefined ? { server } : {}) };
-    const answers = (await Promise.all(messages.map((message) => this.handle(message, { scope, session: session!, caller, key, base })))).filter((answer) => answer !== undefined);
+    // A client that goes away before its answer stops the tool calls it was waiting for.
+    const controllers = new Set<AbortController>();
+    response.once('close', () => {
+      if (!response.writableFinished) for (const controller of controllers) controller.abort();
+    });
+    const answers = (await Promise.all(messages.map((message) => this.handle(message, { scope, session: session!, caller, key, base, controllers })))).filter((answer) => answer !== undefined);
     if (answers.length === 0) send(response, 202, undefined, headers);
     else send(response, 200, Array.isArray(parsed) ? answers : answers[0], headers);
   }
@@ -212,7 +219,7 @@ export class McpEndpoint {
   /** One JSON-RPC message: a request's answer, or undefined for a notification or a response. */
   private async handle(
     message: JsonRpcMessage,
-    context: { scope: McpScope; session: McpSession; caller: McpCaller; key: string; base: Omit<McpRequestRecord, 'finishedAt' | 'method' | 'status' | 'secrets'> },
+    context: { scope: McpScope; session: McpSession; caller: McpCaller; key: string; base: Omit<McpRequestRecord, 'finishedAt' | 'method' | 'status' | 'secrets'>; controllers: Set<AbortController> },
   ): Promise<unknown> {
     if (typeof message !== 'object' || message === null || message.jsonrpc !== '2.0') return rpcError(null, ErrorCode.InvalidRequest, 'Invalid Request: expected a JSON-RPC 2.0 message.');
     const { scope, session, caller, key, base } = context;
@@ -229,6 +236,7 @@ export class McpEndpoint {
     const guardrails: McpGuardrailRecord[] = [];
     const flight = `${session.id}:${JSON.stringify(message.id)}`;
     const controller = new AbortController();
+    context.controllers.add(controller);
     if (method === 'tools/call') this.inFlight.set(flight, controller);
     try {
       const outcome = await this.method(method, params, scope, session, {
@@ -236,7 +244,7 @@ export class McpEndpoint {
         admit: (server, tool) => this.options.admitToolCall(caller, server, tool),
         signal: controller.signal,
       });
-      this.options.record({ ...recorded, finishedAt: Date.now(), status: 200, ...(outcome.server ? { server: outcome.server } : {}), ...(outcome.tool ? { tool: outcome.tool } : {}), params: message.params, result: outcome.result, guardrails });
+      this.options.record({ ...recorded, finishedAt: Date.now(), status: 200, ...(outcome.server ? { server: outcome.server } : {}), ...(outcome.tool ? { tool: outcome.tool } : {}), ...(outcome.costUsd ? { costUsd: outcome.costUsd } : {}), params: message.params, result: outcome.result, guardrails });
       return { jsonrpc: '2.0', id: message.id, result: outcome.result };
     } catch (error) {
       const rpc = error instanceof JsonRpcError ? error : new JsonRpcError(ErrorCode.InternalError, 'Internal error.');

@@ -31,6 +31,7 @@ export function mcpLogEntry(record: McpRequestRecord): LogEntry {
     ...(failed ? { error: { type: record.status >= 400 ? 'http_error' : 'jsonrpc_error', code: record.errorCode!, message: redactSecrets(record.errorMessage ?? '', record.secrets).slice(0, 500) } } : {}),
     ...(caller ? { caller: `virtual-key:${caller.keyId}`, callerType: 'virtual-key' as const, keyId: caller.keyId, keyName: caller.keyName } : {}),
     streaming: false,
+    ...(record.costUsd !== undefined ? { costUsd: record.costUsd } : {}),
     durationMs,
     gatewayMs: durationMs,
     // Mirrored into metadata, which the durable log stores and filters on (`metadata.mcp.tool=…`).

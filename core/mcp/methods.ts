@@ -30,6 +30,8 @@ export interface MethodOutcome {
   readonly result: unknown;
   readonly server?: string;
   readonly tool?: string;
+  /** What the call was charged (the server's `cost_per_call_usd`, when it reached the server). */
+  readonly costUsd?: number;
 }
 
 /** The protocol version the gateway answers an `initialize` with: the client's when the SDK supports it, else the latest. */
@@ -123,27 +125,28 @@ export async function callTool(
     throw Object.assign(error as Error, { outcome });
   }
   let result: Record<string, unknown>;
+  const charged = { ...outcome, ...(server.costPerCallUsd ? { costUsd: server.costPerCallUsd } : {}) };
   try {
     result = await server.connection.callTool(tool, judgedArgs, signal);
   } catch (error) {
-    if (error instanceof UpstreamMcpError) throw Object.assign(new JsonRpcError(error.code, error.message), { outcome });
+    if (error instanceof UpstreamMcpError) throw Object.assign(new JsonRpcError(error.code, error.message), { outcome: charged });
     throw error;
   } finally {
     await settle?.();
   }
   const size = Buffer.byteLength(JSON.stringify(result));
   if (size > server.maxResultBytes) {
-    throw Object.assign(new JsonRpcError(ErrorCode.InternalError, `The result of MCP server "${server.name}" (${size} bytes) is over its max_result_bytes (${server.maxResultBytes}); nothing of it is returned.`), { outcome });
+    throw Object.assign(new JsonRpcError(ErrorCode.InternalError, `The result of MCP server "${server.name}" (${size} bytes) is over its max_result_bytes (${server.maxResultBytes}); nothing of it is returned.`), { outcome: charged });
   }
   if (guard) {
     const judged = await judgeResult(guard, result);
-    if ('denied' in judged) return { result: denialResult(judged.denied), ...outcome };
+    if ('denied' in judged) return { result: denialResult(judged.denied), ...charged };
     result = judged.value;
   }
-  return { result, ...outcome };
+  return { result, ...charged };
 }
 
 /** The server and tool a failed request had reached (for its log entry). */
-export function outcomeOf(error: unknown): { server?: string; tool?: string } {
-  return (error as { outcome?: { server?: string; tool?: string } }).outcome ?? {};
+export function outcomeOf(error: unknown): { server?: string; tool?: string; costUsd?: number } {
+  return (error as { outcome?: { server?: string; tool?: string; costUsd?: number } }).outcome ?? {};
 }

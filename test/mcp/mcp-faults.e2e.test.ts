@@ -109,6 +109,30 @@ test.serial('an expired upstream session is re-opened without the client noticin
   await mcp.close();
 });
 
+test.serial('a client that goes away before its answer stops the tool call upstream', async (t) => {
+  const mcp = await client();
+  const sessionId = (mcp.transport as unknown as { sessionId: string }).sessionId;
+  fake.slowMs = 5000;
+  const before = fake.calls.length;
+  const cancelledBefore = fake.notifications.filter((notification) => notification.method === 'notifications/cancelled').length;
+  const controller = new AbortController();
+  const pending = fetch(`${gateway.url}/mcp`, {
+    method: 'POST',
+    signal: controller.signal,
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': sessionId },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 99, method: 'tools/call', params: { name: 'fake__slow', arguments: {} } }),
+  });
+  const deadline = Date.now() + 5000;
+  while (fake.calls.length === before && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+  controller.abort();
+  await t.throwsAsync(pending);
+  while (fake.notifications.filter((notification) => notification.method === 'notifications/cancelled').length === cancelledBefore && Date.now() < deadline + 5000) await new Promise((resolve) => setTimeout(resolve, 10));
+  t.is(fake.notifications.filter((notification) => notification.method === 'notifications/cancelled').length, cancelledBefore + 1);
+  fake.slowMs = 2000;
+  await mcp.close();
+});
+
+
 test.serial('changed tools: a re-registration (PUT) re-probes, makes a new version and lists the new tools', async (t) => {
   fake.tools = [{ name: 'echo' }, { name: 'fresh' }];
   const replaced = await admin(gateway, 'PUT', `/admin/mcp-servers/${serverId}`, { name: 'fake', transport: 'streamable-http', url: fake.url, timeout_ms: 500, max_result_bytes: 10_000 });
@@ -165,4 +189,7 @@ test.serial('rate limits per key and tool, and a cost per call charged to the ke
   await paid.close();
   const usage = await admin(gateway, 'GET', `/admin/virtual-keys/${budgeted.id}/usage`);
   t.is(usage.json.spend_usd.total, 0.5);
+  const charged = gateway.entries().filter((entry) => entry.keyName === 'budgeted' && entry.mcp?.method === 'tools/call');
+  t.deepEqual(charged.map((entry) => entry.costUsd ?? 0).sort(), [0, 0.25, 0.25]);
 });
+
