@@ -10,6 +10,7 @@ import { mayReachServer, type McpPrincipal } from './grants.js';
 import { callTool, initializeResult, JsonRpcError, listTools, type MethodOutcome, type McpScope, negotiatedVersion, outcomeOf } from './methods.js';
 import { complete, getPrompt, listPrompts, listResources, listResourceTemplates, readResource } from './resources.js';
 import type { McpSession, McpSessions } from './sessions.js';
+import type { ProgressUpdate } from './upstream.js';
 
 /** The caller of an MCP request: a virtual key, with its grant when it has one. */
 export interface McpCaller {
@@ -104,6 +105,33 @@ function send(response: ServerResponse, status: number, body: unknown, headers: 
   response.writeHead(status, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)), ...headers }).end(text);
 }
 
+/**
+ * For a tool call that asks for progress (`params._meta.progressToken`) from a client that takes an
+ * event stream: relays each upstream progress update as `notifications/progress` with the client's
+ * token, switching the answer to an event stream at the first one; the answer is then its last event.
+ */
+function progressRelay(message: JsonRpcMessage, response: ServerResponse, headers: Record<string, string>) {
+  const token = (message?.params as { _meta?: { progressToken?: unknown } } | undefined)?._meta?.progressToken;
+  if (message?.method !== 'tools/call' || (typeof token !== 'string' && typeof token !== 'number')) return undefined;
+  let streaming = false;
+  const event = (body: unknown) => response.write(`event: message\ndata: ${JSON.stringify(body)}\n\n`);
+  return {
+    streaming: () => streaming,
+    relay(progress: ProgressUpdate) {
+      if (response.destroyed) return;
+      if (!streaming) {
+        response.writeHead(200, { ...headers, 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+        streaming = true;
+      }
+      event({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: token, progress: progress.progress, ...(progress.total !== undefined ? { total: progress.total } : {}), ...(progress.message !== undefined ? { message: progress.message } : {}) } });
+    },
+    end(answer: unknown) {
+      if (answer !== undefined) event(answer);
+      response.end();
+    },
+  };
+}
+
 const rpcError = (id: JsonRpcMessage['id'], code: number, message: string) => ({ jsonrpc: '2.0', id: id ?? null, error: { code, message } });
 
 /**
@@ -143,7 +171,8 @@ export class McpEndpoint {
       if (request.method === 'DELETE') return await this.end(response, caller, typeof sessionId === 'string' ? sessionId : undefined, base, key);
       if (request.method !== 'POST') return refuse(errors.methodNotAllowed(`${request.method} is not an MCP method here.`, { code: 'method_not_allowed' }), request.method ?? 'unknown', caller, { allow: 'GET, POST, DELETE' });
       const text = await readBody(request, this.options.bodyLimitBytes);
-      await this.post(response, { caller, key, text, server, sessionId: typeof sessionId === 'string' ? sessionId : undefined, base, refuse });
+      const acceptsStream = (request.headers.accept ?? '').includes('text/event-stream');
+      await this.post(response, { caller, key, text, server, sessionId: typeof sessionId === 'string' ? sessionId : undefined, base, refuse, acceptsStream });
     } catch (error) {
       const gatewayError = toGatewayError(error);
       if (!response.headersSent) refuse(gatewayError, 'error');
@@ -170,6 +199,8 @@ export class McpEndpoint {
       sessionId: string | undefined;
       base: Omit<McpRequestRecord, 'finishedAt' | 'method' | 'status' | 'secrets'>;
       refuse: (error: GatewayError, method: string, caller?: McpCaller) => void;
+      /** The client takes an event stream: a tool call asking for progress is answered as one once progress arrives. */
+      acceptsStream: boolean;
     },
   ): Promise<void> {
     const { caller, key, base, server } = input;
@@ -211,15 +242,25 @@ export class McpEndpoint {
     response.once('close', () => {
       if (!response.writableFinished) for (const controller of controllers) controller.abort();
     });
-    const answers = (await Promise.all(messages.map((message) => this.handle(message, { scope, session: session!, caller, key, base, controllers })))).filter((answer) => answer !== undefined);
-    if (answers.length === 0) send(response, 202, undefined, headers);
+    const progress = input.acceptsStream && messages.length === 1 ? progressRelay(messages[0], response, headers) : undefined;
+    const answers = (await Promise.all(messages.map((message) => this.handle(message, { scope, session: session!, caller, key, base, controllers, ...(progress ? { onProgress: progress.relay } : {}) })))).filter((answer) => answer !== undefined);
+    if (progress?.streaming()) progress.end(answers[0]);
+    else if (answers.length === 0) send(response, 202, undefined, headers);
     else send(response, 200, Array.isArray(parsed) ? answers : answers[0], headers);
   }
 
   /** One JSON-RPC message: a request's answer, or undefined for a notification or a response. */
   private async handle(
     message: JsonRpcMessage,
-    context: { scope: McpScope; session: McpSession; caller: McpCaller; key: string; base: Omit<McpRequestRecord, 'finishedAt' | 'method' | 'status' | 'secrets'>; controllers: Set<AbortController> },
+    context: {
+      scope: McpScope;
+      session: McpSession;
+      caller: McpCaller;
+      key: string;
+      base: Omit<McpRequestRecord, 'finishedAt' | 'method' | 'status' | 'secrets'>;
+      controllers: Set<AbortController>;
+      onProgress?: (progress: ProgressUpdate) => void;
+    },
   ): Promise<unknown> {
     if (typeof message !== 'object' || message === null || message.jsonrpc !== '2.0') return rpcError(null, ErrorCode.InvalidRequest, 'Invalid Request: expected a JSON-RPC 2.0 message.');
     const { scope, session, caller, key, base } = context;
@@ -243,6 +284,7 @@ export class McpEndpoint {
         guardFor: (server) => ({ ...this.options.toolGuard(caller, server), records: guardrails }),
         admit: (server, tool) => this.options.admitToolCall(caller, server, tool),
         signal: controller.signal,
+        ...(context.onProgress ? { onProgress: context.onProgress } : {}),
       });
       this.options.record({ ...recorded, finishedAt: Date.now(), status: 200, ...(outcome.server ? { server: outcome.server } : {}), ...(outcome.tool ? { tool: outcome.tool } : {}), ...(outcome.costUsd ? { costUsd: outcome.costUsd } : {}), params: message.params, result: outcome.result, guardrails });
       return { jsonrpc: '2.0', id: message.id, result: outcome.result };
@@ -261,7 +303,12 @@ export class McpEndpoint {
     params: Record<string, unknown>,
     scope: McpScope,
     session: McpSession,
-    call: { guardFor: (server: UpstreamServer) => ToolGuard; admit: (server: UpstreamServer, tool: string) => Promise<() => Promise<void>>; signal: AbortSignal },
+    call: {
+      guardFor: (server: UpstreamServer) => ToolGuard;
+      admit: (server: UpstreamServer, tool: string) => Promise<() => Promise<void>>;
+      signal: AbortSignal;
+      onProgress?: (progress: ProgressUpdate) => void;
+    },
   ): Promise<MethodOutcome> {
     switch (method) {
       case 'initialize':
@@ -271,7 +318,7 @@ export class McpEndpoint {
       case 'tools/list':
         return listTools(this.options.catalogue, scope);
       case 'tools/call':
-        return callTool(this.options.catalogue, scope, params, call.guardFor, call.admit, call.signal);
+        return callTool(this.options.catalogue, scope, params, call.guardFor, call.admit, call.signal, call.onProgress);
       case 'resources/list':
         return listResources(this.options.catalogue, scope);
       case 'resources/templates/list':

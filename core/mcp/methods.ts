@@ -3,7 +3,7 @@ import type { McpCatalogue, UpstreamServer } from './catalogue.js';
 import { mayReachServer, mayUseTool, type McpPrincipal } from './grants.js';
 import type { McpTool } from './server-store.js';
 import { denialResult, judgeArguments, judgeResult, type ToolGuard } from './guardrails.js';
-import { UpstreamMcpError } from './upstream.js';
+import { type ProgressUpdate, UpstreamMcpError } from './upstream.js';
 
 /** On `/mcp`, a tool (or prompt) is named `<server>__<name>`; server names never hold `__`, so the first one splits. */
 export const NAME_SEPARATOR = '__';
@@ -102,6 +102,7 @@ export async function callTool(
   guardFor?: (server: UpstreamServer) => ToolGuard,
   admit?: (server: UpstreamServer, tool: string) => Promise<() => Promise<void>>,
   signal?: AbortSignal,
+  onProgress?: (progress: ProgressUpdate) => void,
 ): Promise<MethodOutcome> {
   const name = params.name;
   if (typeof name !== 'string') throw new JsonRpcError(ErrorCode.InvalidParams, 'tools/call needs params.name, a string.');
@@ -127,7 +128,7 @@ export async function callTool(
   let result: Record<string, unknown>;
   const charged = { ...outcome, ...(server.costPerCallUsd ? { costUsd: server.costPerCallUsd } : {}) };
   try {
-    result = await server.connection.callTool(tool, judgedArgs, signal);
+    result = await server.connection.callTool(tool, judgedArgs, signal, onProgress);
   } catch (error) {
     if (error instanceof UpstreamMcpError) throw Object.assign(new JsonRpcError(error.code, error.message), { outcome: charged });
     throw error;

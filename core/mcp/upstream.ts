@@ -25,6 +25,13 @@ export interface UpstreamOptions {
   readonly restartDelaysMs?: readonly number[];
 }
 
+/** A progress notification's numbers, as the SDK hands them on. */
+export interface ProgressUpdate {
+  readonly progress: number;
+  readonly total?: number;
+  readonly message?: string;
+}
+
 /** An upstream failure the gateway answers as a JSON-RPC error (the code, and a message naming the server). */
 export class UpstreamMcpError extends Error {
   override readonly name = 'UpstreamMcpError';
@@ -73,10 +80,12 @@ export class UpstreamConnection {
   }
 
   /** Calls a tool; the result as the server gave it. */
-  async callTool(name: string, args: Record<string, unknown> | undefined, signal?: AbortSignal): Promise<Record<string, unknown>> {
+  async callTool(name: string, args: Record<string, unknown> | undefined, signal?: AbortSignal, onProgress?: (progress: ProgressUpdate) => void): Promise<Record<string, unknown>> {
     return this.withClient(async (client) => {
       const request = { name, ...(args !== undefined ? { arguments: args } : {}) };
-      return (await client.callTool(request, undefined, { timeout: this.options.timeoutMs, ...(signal ? { signal } : {}) })) as Record<string, unknown>;
+      // With a progress listener, the SDK asks the server for progress and each update restarts the time-out.
+      const progress = onProgress ? { onprogress: onProgress, resetTimeoutOnProgress: true } : {};
+      return (await client.callTool(request, undefined, { timeout: this.options.timeoutMs, ...(signal ? { signal } : {}), ...progress })) as Record<string, unknown>;
     });
   }
 

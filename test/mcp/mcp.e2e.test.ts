@@ -200,3 +200,13 @@ test('resources, resource templates, prompts and completion of server-everything
   t.is(refused.code, -32602);
   await memoryClient.close();
 });
+
+test('progress notifications of a long tool call are relayed to the client with its own token', async (t) => {
+  const { key } = await createKey(t, gateway, { name: 'mcp-progress', mcp: { servers: { everything: { tools: ['trigger-long-running-operation'] } } } });
+  const client = await mcpClient(`${gateway.url}/mcp`, bearer(key));
+  const updates: Array<{ progress: number; total?: number }> = [];
+  const result = await client.callTool({ name: 'everything__trigger-long-running-operation', arguments: { duration: 0.3, steps: 3 } }, undefined, { onprogress: (progress) => updates.push(progress) });
+  t.deepEqual(updates.map((update) => [update.progress, update.total]), [[1, 3], [2, 3], [3, 3]]);
+  t.regex(JSON.stringify(result.content), /completed/i);
+  await client.close();
+});
