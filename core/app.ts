@@ -137,6 +137,7 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
       return { url: `http://${shownHost}:${address.port}`, server };
     },
     async close(graceMs = 0) {
+      container.resolve(McpGateway).endpoint.closeStreams();
       await Promise.all(servers.map((server) => closeGatewayServer(server, graceMs)));
       await container.resolve(UpstreamClient).close();
       await protocols.close();

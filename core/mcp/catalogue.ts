@@ -193,7 +193,10 @@ export class McpCatalogue {
         catalogue = { status: 'unreachable', error: failureMessage(error), tools: [], listed_at: new Date().toISOString() };
       }
       const current = await this.options.store().get(record.id);
-      if (current?.version === record.version) await this.options.store().setCatalogue(record.id, catalogue);
+      const before = await this.options.store().catalogue(record.id);
+      const same = before !== undefined && before.status === catalogue.status && JSON.stringify(before.tools) === JSON.stringify(catalogue.tools);
+      // An unchanged list only moves its time (no event: nothing to re-read, no client to tell).
+      if (current?.version === record.version) await this.options.store().setCatalogue(record.id, catalogue, !same);
     } catch (error) {
       this.options.logger.warn({ server: record.name, err: { message: failureMessage(error) } }, 'MCP tool list refresh failed');
     } finally {

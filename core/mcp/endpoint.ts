@@ -146,6 +146,44 @@ export class McpEndpoint {
 
   constructor(private readonly options: McpEndpointOptions) {}
 
+  /** This instance's open notification streams (`GET /mcp`), with the key each belongs to. */
+  private readonly streams = new Set<{ keyId: string; response: ServerResponse }>();
+
+  /**
+   * Tells the clients listening on this instance that lists may have changed: every stream on a
+   * server change (`keyId` undefined), the key's streams on a change of its grant.
+   */
+  listsChanged(keyId?: string): void {
+    for (const stream of this.streams) {
+      if (keyId !== undefined && stream.keyId !== keyId) continue;
+      for (const method of ['notifications/tools/list_changed', 'notifications/resources/list_changed', 'notifications/prompts/list_changed']) {
+        stream.response.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', method })}\n\n`);
+      }
+    }
+  }
+
+  /** Ends every open stream (the gateway is closing). */
+  closeStreams(): void {
+    for (const stream of this.streams) stream.response.end();
+    this.streams.clear();
+  }
+
+  /** `GET` with a session: the session's notification stream (list changes), open until the client leaves. */
+  private async listen(response: ServerResponse, caller: McpCaller, sessionId: string | undefined, server: string | undefined, base: Omit<McpRequestRecord, 'finishedAt' | 'method' | 'status' | 'secrets'>, key: string): Promise<void> {
+    const session = sessionId === undefined ? undefined : await this.options.sessions.find(sessionId, caller.keyId);
+    if (session === undefined || session.server !== server) {
+      send(response, sessionId === undefined ? 400 : 404, rpcError(null, sessionId === undefined ? ErrorCode.InvalidRequest : ErrorCode.ConnectionClosed, sessionId === undefined ? 'Bad Request: the Mcp-Session-Id header is required.' : 'Session not found'), { 'x-gateway-trace-id': base.traceId });
+      this.options.record({ ...base, finishedAt: Date.now(), caller, method: 'stream', status: sessionId === undefined ? 400 : 404, errorCode: String(sessionId === undefined ? ErrorCode.InvalidRequest : ErrorCode.ConnectionClosed), secrets: [key] });
+      return;
+    }
+    response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'x-gateway-trace-id': base.traceId });
+    response.flushHeaders();
+    const stream = { keyId: caller.keyId, response };
+    this.streams.add(stream);
+    response.once('close', () => this.streams.delete(stream));
+    this.options.record({ ...base, finishedAt: Date.now(), caller, sessionId: session.id, method: 'stream', status: 200, secrets: [key] });
+  }
+
   /** Stops a tool call in flight on this instance (a client's `notifications/cancelled`, relayed by any instance). */
   cancel(id: string): void {
     this.inFlight.get(id)?.abort();
@@ -161,13 +199,13 @@ export class McpEndpoint {
       this.options.record({ ...base, finishedAt: Date.now(), method, status: error.status, errorCode: error.body.code ?? error.body.type, errorMessage: error.message, secrets: [], ...(caller ? { caller } : {}) });
     };
     try {
-      if (request.method === 'GET') return refuse(errors.methodNotAllowed('This MCP endpoint has no server-initiated stream; POST JSON-RPC messages.', { code: 'method_not_allowed' }), 'GET', undefined, { allow: 'POST, DELETE' });
       const key = keyOf(request);
       if (key === undefined) return refuse(errors.authentication('Send a virtual key as the Bearer token or in x-gateway-api-key.', { code: 'missing_api_key' }), 'auth', undefined, { 'www-authenticate': WWW_AUTHENTICATE });
       const caller = await this.options.authenticate(key);
       if (caller === undefined) return refuse(errors.authentication('The key is not a live virtual key.', { code: 'invalid_api_key' }), 'auth', undefined, { 'www-authenticate': WWW_AUTHENTICATE });
       if (caller === 'account') return refuse(notGranted(), 'auth');
       const sessionId = request.headers['mcp-session-id'];
+      if (request.method === 'GET') return await this.listen(response, caller, typeof sessionId === 'string' ? sessionId : undefined, server, base, key);
       if (request.method === 'DELETE') return await this.end(response, caller, typeof sessionId === 'string' ? sessionId : undefined, base, key);
       if (request.method !== 'POST') return refuse(errors.methodNotAllowed(`${request.method} is not an MCP method here.`, { code: 'method_not_allowed' }), request.method ?? 'unknown', caller, { allow: 'GET, POST, DELETE' });
       const text = await readBody(request, this.options.bodyLimitBytes);

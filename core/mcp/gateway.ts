@@ -89,11 +89,15 @@ export class McpGateway {
   async start(): Promise<void> {
     this.options.vault().state.subscribe((event) => {
       if (event.kind === 'mcp-cancel') this.endpoint.cancel(event.id);
+      // A server or its tools changed anywhere, or a key's grant: the clients listening here re-list.
+      else if (event.kind === 'mcp-server') this.endpoint.listsChanged();
+      else if (event.kind === 'virtual-key') this.endpoint.listsChanged(event.id);
     });
     await this.catalogue.start();
   }
 
   async close(): Promise<void> {
+    this.endpoint.closeStreams();
     await this.catalogue.close();
   }
 

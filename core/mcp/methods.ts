@@ -43,7 +43,7 @@ export function negotiatedVersion(requested: unknown): string {
 export function initializeResult(protocolVersion: string, server: string | undefined): Record<string, unknown> {
   return {
     protocolVersion,
-    capabilities: { tools: { listChanged: false }, resources: { subscribe: false, listChanged: false }, prompts: { listChanged: false }, completions: {} },
+    capabilities: { tools: { listChanged: true }, resources: { subscribe: false, listChanged: true }, prompts: { listChanged: true }, completions: {} },
     serverInfo: { name: server === undefined ? 'llm-gateway' : `llm-gateway/${server}`, version: '0.1.0' },
     instructions: server === undefined ? `Tools of every MCP server this key is granted, named <server>${NAME_SEPARATOR}<tool>.` : `Tools of the MCP server "${server}".`,
   };

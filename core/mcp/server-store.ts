@@ -199,10 +199,12 @@ export class McpServerStore {
   }
 
   /** Records a new catalogue (a re-read tool list) without a new version of the settings. */
-  async setCatalogue(id: string, catalogue: McpToolCatalogue): Promise<void> {
+  async setCatalogue(id: string, catalogue: McpToolCatalogue, changed = true): Promise<void> {
     if (!(await this.get(id))) return;
     await this.state.records.set(catalogueKey(id), catalogue);
-    await this.state.publish({ kind: 'mcp-server', id });
+    if (changed) await this.state.publish({ kind: 'mcp-server', id });
+    // Unchanged: this instance's cache still holds the old time, which would make it re-read again at once.
+    else this.cached = undefined;
   }
 
   /** The approved tools of a server, by name. */

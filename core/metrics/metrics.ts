@@ -18,7 +18,7 @@ type Registry = PromClient.Registry;
 type Histogram<Label extends string = string> = PromClient.Histogram<Label>;
 
 /** The JSON-RPC methods MCP metrics are labelled with; any other is `other`, so callers cannot grow the registry. */
-const KNOWN_MCP_METHODS = new Set(['initialize', 'ping', 'tools/list', 'tools/call', 'resources/list', 'resources/templates/list', 'resources/read', 'prompts/list', 'prompts/get', 'completion/complete', 'session/delete', 'auth', 'parse', 'unauthenticated']);
+const KNOWN_MCP_METHODS = new Set(['initialize', 'ping', 'tools/list', 'tools/call', 'resources/list', 'resources/templates/list', 'resources/read', 'prompts/list', 'prompts/get', 'completion/complete', 'stream', 'session/delete', 'auth', 'parse', 'unauthenticated']);
 type Counter<Label extends string = string> = PromClient.Counter<Label>;
 
 /** How long after the metrics are made the process metrics are loaded, unless a scrape comes first. */

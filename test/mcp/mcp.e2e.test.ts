@@ -1,7 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import test from 'ava';
 import { ACCOUNT_KEY, startGateway, type TestGateway } from '../harness.js';
 import { admin, createKey } from '../vault/vault-harness.js';
@@ -142,9 +142,10 @@ test('every MCP request is a log entry (operation mcp, server, method, tool) and
   t.regex(metrics, /gateway_mcp_tool_call_duration_seconds_count\{server="everything",tool="echo"\} \d+/);
 });
 
-test('GET /mcp is 405; a request without a session is 400; an unknown session is 404', async (t) => {
+test('GET /mcp without a session is 400; a request without a session is 400; an unknown session is 404', async (t) => {
   const { key } = await createKey(t, gateway, { name: 'mcp-http', mcp: { servers: { '*': { tools: ['*'] } } } });
-  t.is((await fetch(`${gateway.url}/mcp`, { headers: bearer(key) })).status, 405);
+  t.is((await fetch(`${gateway.url}/mcp`, { headers: { ...bearer(key), accept: 'text/event-stream' } })).status, 400);
+  t.is((await fetch(`${gateway.url}/mcp`, { headers: { ...bearer(key), accept: 'text/event-stream', 'mcp-session-id': 'nope' } })).status, 404);
   const post = (headers: Record<string, string>) =>
     fetch(`${gateway.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', ...bearer(key), ...headers }, body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/list' }) });
   t.is((await post({})).status, 400);
@@ -208,5 +209,27 @@ test('progress notifications of a long tool call are relayed to the client with 
   const result = await client.callTool({ name: 'everything__trigger-long-running-operation', arguments: { duration: 0.3, steps: 3 } }, undefined, { onprogress: (progress) => updates.push(progress) });
   t.deepEqual(updates.map((update) => [update.progress, update.total]), [[1, 3], [2, 3], [3, 3]]);
   t.regex(JSON.stringify(result.content), /completed/i);
+  await client.close();
+});
+
+test('a client listening on the session stream is told when its lists change (a change of its grant)', async (t) => {
+  const { id, key } = await createKey(t, gateway, { name: 'mcp-listening', mcp: { servers: { everything: { tools: ['echo'] } } } });
+  const client = await mcpClient(`${gateway.url}/mcp`, bearer(key));
+  let changes = 0;
+  client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+    changes += 1;
+  });
+  t.deepEqual((await client.listTools()).tools.map((tool) => tool.name), ['everything__echo']);
+  // The SDK opens the stream after initialization; a grant change is told once the stream is open.
+  const deadline = Date.now() + 5000;
+  let patched = 0;
+  while (changes === 0 && Date.now() < deadline) {
+    await admin(gateway, 'PATCH', `/admin/virtual-keys/${id}`, { mcp: { servers: { everything: { tools: ['echo', 'get-sum'] } } } });
+    patched += 1;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  t.true(changes > 0);
+  t.true(patched >= 1);
+  t.deepEqual((await client.listTools()).tools.map((tool) => tool.name).sort(), ['everything__echo', 'everything__get-sum']);
   await client.close();
 });
