@@ -85,7 +85,7 @@ export const ERROR_CODES: Readonly<Record<string, Readonly<Record<string, ErrorC
     body_timeout: { status: [408], when: 'The client stopped sending its body for longer than the idle limit.' },
     request_timeout: { status: [408], when: 'The headers or body did not arrive within the server timeout.' },
     expectation_failed: { status: [417], when: 'An `Expect` header other than `100-continue`.' },
-    method_not_allowed: { status: [405], when: 'A pass-through request with a method other than GET, POST, PUT or DELETE; a `GET` on `/mcp` (the gateway opens no server-initiated stream).' },
+    method_not_allowed: { status: [405], when: 'A pass-through request with a method other than GET, POST, PUT or DELETE; a request to `/mcp` other than GET, POST or DELETE.' },
     client_closed: { status: [499], type: 'client_closed_request', when: 'The client went away before the answer was complete; only ever logged (at info level), never sent.' },
   },
   Routing: {
