@@ -20,6 +20,7 @@ export function registerMcp(container: Container): void {
       vault: () => vault.parts,
       isAccountKey: (value) => c.resolve(AdminAccess).accountKey.matches(value),
       checkUrl: async (url) => void (await guard.check(url)),
+      connectLookup: guard.lookup,
       stdio: config.mcp.servers,
       refreshMs: config.mcp.refreshMs,
       bodyLimitBytes: config.bodyLimitBytes,

@@ -36,6 +36,8 @@ export interface CatalogueOptions {
   readonly headers: (settings: McpServerSettings) => Promise<Record<string, string>>;
   /** The custom-host policy: resolves when the server's URL may be reached, throws otherwise. */
   readonly checkUrl: (url: string) => Promise<void>;
+  /** The fetch HTTP transports send with: its connections check every address a name resolves to (DNS rebinding). */
+  readonly fetch?: typeof fetch;
   readonly logger: Logger;
   /** How often a server's tool list is re-read at least (default 60 s). */
   readonly refreshMs?: number;
@@ -146,15 +148,15 @@ export class McpCatalogue {
     });
   }
 
-  private httpEndpoint(settings: McpServerSettings): UpstreamEndpoint {
-    return { transport: settings.transport, url: settings.url, headers: () => this.options.headers(settings) };
+  private httpEndpoint(settings: McpServerSettings): Extract<UpstreamEndpoint, { transport: 'streamable-http' | 'sse' }> {
+    return { transport: settings.transport, url: settings.url, headers: () => this.options.headers(settings), ...(this.options.fetch ? { fetch: this.options.fetch } : {}) };
   }
 
   private storedConnection(record: McpServerRecord): UpstreamConnection {
     const key = `${record.id}:${record.version}`;
     let connection = this.connections.get(key);
     if (connection === undefined) {
-      const checked: UpstreamEndpoint = { transport: record.transport, url: record.url, headers: async () => (await this.options.checkUrl(record.url), this.options.headers(record)) };
+      const checked: UpstreamEndpoint = { ...this.httpEndpoint(record), headers: async () => (await this.options.checkUrl(record.url), this.options.headers(record)) };
       connection = new UpstreamConnection({ name: record.name, endpoint: checked, timeoutMs: record.timeout_ms ?? DEFAULT_TIMEOUT_MS, logger: this.options.logger, onToolsChanged: () => void this.refreshStored(record, true) });
       this.connections.set(key, connection);
     }

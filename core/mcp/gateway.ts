@@ -1,4 +1,6 @@
+import type { LookupFunction } from 'node:net';
 import type { Logger } from 'pino';
+import { requireDependency } from '../require.js';
 import type { McpStdioServer } from '../../config/index.js';
 import type { LogSink } from '../logs/entry.js';
 import type { SharedState } from '../store/state.js';
@@ -24,6 +26,8 @@ export interface McpGatewayOptions {
   readonly isAccountKey: (value: string) => boolean;
   /** The custom-host policy (throws a 400 when refused). */
   readonly checkUrl: (url: string) => Promise<void>;
+  /** The policy's connect-time lookup: upstream MCP connections refuse a name re-pointed to a refused address. */
+  readonly connectLookup?: LookupFunction;
   readonly stdio: readonly McpStdioServer[];
   readonly refreshMs: number;
   readonly bodyLimitBytes: number;
@@ -47,6 +51,7 @@ export class McpGateway {
   readonly sessions: McpSessions;
   readonly endpoint: McpEndpoint;
   private storeOf?: McpServerStore;
+  private agent?: { close(): Promise<void> };
 
   constructor(private readonly options: McpGatewayOptions) {
     this.catalogue = new McpCatalogue({
@@ -54,6 +59,7 @@ export class McpGateway {
       stdio: options.stdio,
       headers: (settings) => this.upstreamHeaders(settings),
       checkUrl: options.checkUrl,
+      ...(options.connectLookup ? { fetch: this.guardedFetch(options.connectLookup) } : {}),
       logger: options.logger,
       refreshMs: options.refreshMs,
       ...(options.restartDelaysMs ? { restartDelaysMs: options.restartDelaysMs } : {}),
@@ -99,6 +105,25 @@ export class McpGateway {
   async close(): Promise<void> {
     this.endpoint.closeStreams();
     await this.catalogue.close();
+    await this.agent?.close();
+  }
+
+  /**
+   * A fetch whose connections resolve names through the custom-host policy's lookup (undici's own
+   * fetch and agent, loaded on first use): the URL was checked when the server was registered and
+   * is checked again when a connection opens, and this refuses a name re-pointed in between.
+   */
+  private guardedFetch(lookup: LookupFunction): typeof fetch {
+    let guarded: typeof fetch | undefined;
+    return (input, init) => {
+      if (guarded === undefined) {
+        const undici = requireDependency('undici') as typeof import('undici');
+        const agent = new undici.Agent({ connect: { lookup } });
+        this.agent = agent;
+        guarded = ((url: unknown, options?: Record<string, unknown>) => undici.fetch(url as string, { ...options, dispatcher: agent } as never)) as unknown as typeof fetch;
+      }
+      return guarded(input, init);
+    };
   }
 
   /** The headers sent to a stored server: its own, then its credential (a Bearer token, or the raw value of `credential_header`). */

@@ -10,7 +10,13 @@ import type { McpTool } from './server-store.js';
 
 /** How to reach one upstream server: over HTTP (streamable or legacy SSE) or a child process (stdio). */
 export type UpstreamEndpoint =
-  | { readonly transport: 'streamable-http' | 'sse'; readonly url: string; readonly headers: () => Promise<Record<string, string>> }
+  | {
+      readonly transport: 'streamable-http' | 'sse';
+      readonly url: string;
+      readonly headers: () => Promise<Record<string, string>>;
+      /** The fetch the transport sends with (the custom-host policy's guarded connections); absent: the global one. */
+      readonly fetch?: typeof fetch;
+    }
   | { readonly transport: 'stdio'; readonly command: string; readonly args?: readonly string[]; readonly env?: Readonly<Record<string, string>> };
 
 export interface UpstreamOptions {
@@ -186,7 +192,8 @@ export class UpstreamConnection {
     const headers = await endpoint.headers();
     const url = new URL(endpoint.url);
     // Both transports send `requestInit`'s headers on every request (the SSE stream's GET included).
-    return endpoint.transport === 'sse' ? new SSEClientTransport(url, { requestInit: { headers } }) : new StreamableHTTPClientTransport(url, { requestInit: { headers } });
+    const options = { requestInit: { headers }, ...(endpoint.fetch ? { fetch: endpoint.fetch } : {}) };
+    return endpoint.transport === 'sse' ? new SSEClientTransport(url, options) : new StreamableHTTPClientTransport(url, options);
   }
 
   /** The client closed without us closing it (a stdio server exited): forget it, and restart a stdio server after a back-off. */
