@@ -3,6 +3,7 @@ import { jsonBody } from '../admin/json-body.js';
 import { mountMcpServerAdmin } from '../admin/mcp-servers.js';
 import { type Container, GatewaySettings, provide } from '../container.js';
 import { PolicyRegistry } from '../guardrails/registry.js';
+import { clientAddress } from '../http/client-address.js';
 import { CustomHostGuard } from '../http/custom-host.js';
 import type { Router } from '../http/router.js';
 import { RequestLogging } from '../logs/assemble.js';
@@ -21,6 +22,7 @@ export function registerMcp(container: Container): void {
       isAccountKey: (value) => c.resolve(AdminAccess).accountKey.matches(value),
       checkUrl: async (url) => void (await guard.check(url)),
       connectLookup: guard.lookup,
+      failedAuth: (request, refusal) => c.resolve(AdminAccess).failedAuth.failure(clientAddress(request, config.server.trustProxy), refusal),
       stdio: config.mcp.servers,
       refreshMs: config.mcp.refreshMs,
       bodyLimitBytes: config.bodyLimitBytes,

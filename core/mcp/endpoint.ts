@@ -62,6 +62,8 @@ export interface McpEndpointOptions {
   readonly toolGuard: (caller: McpCaller, server: UpstreamServer) => ToolGuard;
   /** Admits one tool call (per key and tool rate limit, cost on the key's budget); resolves with its settle. */
   readonly admitToolCall: (caller: McpCaller, server: UpstreamServer, tool: string) => Promise<() => Promise<void>>;
+  /** Counts a wrong key from the request's client address: the 401 to answer, or 429 `too_many_failed_auth` past the limit (as everywhere else). */
+  readonly failedAuth?: (request: IncomingMessage, refusal: GatewayError) => GatewayError;
   /** Tells every instance that a client cancelled one of its session's requests. */
   readonly publishCancel: (id: string) => Promise<void>;
   /** Every JSON-RPC request handled (and every refused HTTP request) is recorded once. */
@@ -202,11 +204,15 @@ export class McpEndpoint {
       const key = keyOf(request);
       if (key === undefined) return refuse(errors.authentication('Send a virtual key as the Bearer token or in x-gateway-api-key.', { code: 'missing_api_key' }), 'auth', undefined, { 'www-authenticate': WWW_AUTHENTICATE });
       const caller = await this.options.authenticate(key);
-      if (caller === undefined) return refuse(errors.authentication('The key is not a live virtual key.', { code: 'invalid_api_key' }), 'auth', undefined, { 'www-authenticate': WWW_AUTHENTICATE });
+      if (caller === undefined) {
+        const wrong = errors.authentication('The key is not a live virtual key.', { code: 'invalid_api_key' });
+        const answer = this.options.failedAuth?.(request, wrong) ?? wrong;
+        return refuse(answer, 'auth', undefined, answer.status === 401 ? { 'www-authenticate': WWW_AUTHENTICATE } : {});
+      }
       if (caller === 'account') return refuse(notGranted(), 'auth');
       const sessionId = request.headers['mcp-session-id'];
       if (request.method === 'GET') return await this.listen(response, caller, typeof sessionId === 'string' ? sessionId : undefined, server, base, key);
-      if (request.method === 'DELETE') return await this.end(response, caller, typeof sessionId === 'string' ? sessionId : undefined, base, key);
+      if (request.method === 'DELETE') return await this.end(response, caller, typeof sessionId === 'string' ? sessionId : undefined, server, base, key);
       if (request.method !== 'POST') return refuse(errors.methodNotAllowed(`${request.method} is not an MCP method here.`, { code: 'method_not_allowed' }), request.method ?? 'unknown', caller, { allow: 'GET, POST, DELETE' });
       const text = await readBody(request, this.options.bodyLimitBytes);
       const acceptsStream = (request.headers.accept ?? '').includes('text/event-stream');
@@ -217,8 +223,9 @@ export class McpEndpoint {
     }
   }
 
-  private async end(response: ServerResponse, caller: McpCaller, sessionId: string | undefined, base: Omit<McpRequestRecord, 'finishedAt' | 'method' | 'status' | 'secrets'>, key: string): Promise<void> {
-    const session = sessionId === undefined ? undefined : await this.options.sessions.find(sessionId, caller.keyId);
+  private async end(response: ServerResponse, caller: McpCaller, sessionId: string | undefined, server: string | undefined, base: Omit<McpRequestRecord, 'finishedAt' | 'method' | 'status' | 'secrets'>, key: string): Promise<void> {
+    const found = sessionId === undefined ? undefined : await this.options.sessions.find(sessionId, caller.keyId);
+    const session = found?.server === server ? found : undefined;
     if (session === undefined) send(response, 404, rpcError(null, ErrorCode.ConnectionClosed, 'Session not found'), { 'x-gateway-trace-id': base.traceId });
     else {
       await this.options.sessions.end(session.id);

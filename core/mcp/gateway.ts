@@ -1,4 +1,6 @@
+import type { IncomingMessage } from 'node:http';
 import type { LookupFunction } from 'node:net';
+import type { GatewayError } from '../errors.js';
 import type { Logger } from 'pino';
 import { requireDependency } from '../require.js';
 import type { McpStdioServer } from '../../config/index.js';
@@ -26,6 +28,8 @@ export interface McpGatewayOptions {
   readonly isAccountKey: (value: string) => boolean;
   /** The custom-host policy (throws a 400 when refused). */
   readonly checkUrl: (url: string) => Promise<void>;
+  /** Counts wrong keys per client address (the gateway's failed-authentication limiter). */
+  readonly failedAuth?: (request: IncomingMessage, refusal: GatewayError) => GatewayError;
   /** The policy's connect-time lookup: upstream MCP connections refuse a name re-pointed to a refused address. */
   readonly connectLookup?: LookupFunction;
   readonly stdio: readonly McpStdioServer[];
@@ -80,6 +84,7 @@ export class McpGateway {
           ...(server.toolRequestsPerMinute !== undefined ? { requestsPerMinute: server.toolRequestsPerMinute } : {}),
           ...(server.costPerCallUsd !== undefined ? { costUsd: server.costPerCallUsd } : {}),
         }),
+      ...(options.failedAuth ? { failedAuth: options.failedAuth } : {}),
       publishCancel: (id) => options.vault().state.publish({ kind: 'mcp-cancel', id }),
       record: recordMcpRequest(options.sinks, options.bodiesOn),
     });

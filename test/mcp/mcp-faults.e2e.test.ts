@@ -193,3 +193,24 @@ test.serial('rate limits per key and tool, and a cost per call charged to the ke
   t.deepEqual(charged.map((entry) => entry.costUsd ?? 0).sort(), [0, 0.25, 0.25]);
 });
 
+
+test.serial('wrong keys on /mcp are counted per client address like everywhere else (429 past the limit)', async (t) => {
+  const statuses: number[] = [];
+  let last: { error?: { code?: string } } = {};
+  for (let attempt = 0; attempt < 30 && !statuses.includes(429); attempt++) {
+    const response = await fetch(`${gateway.url}/mcp`, {
+      method: 'POST',
+      headers: { authorization: `Bearer vk-wrong-${attempt}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } }),
+    });
+    statuses.push(response.status);
+    last = (await response.json()) as typeof last;
+  }
+  t.is(statuses[0], 401);
+  t.is(statuses.at(-1), 429);
+  t.is(last.error?.code, 'too_many_failed_auth');
+  // A valid key keeps working.
+  const mcp = await client();
+  t.true(Array.isArray((await mcp.listTools()).tools));
+  await mcp.close();
+});
