@@ -25,17 +25,17 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-/** `@modelcontextprotocol/server-everything` over streamable HTTP, as a child process on a loopback port. */
-export async function startEverything(): Promise<{ url: string; stop: () => Promise<void> }> {
+/** `@modelcontextprotocol/server-everything` over streamable HTTP (or the legacy SSE transport), as a child process on a loopback port. */
+export async function startEverything(transport: 'streamableHttp' | 'sse' = 'streamableHttp'): Promise<{ url: string; stop: () => Promise<void> }> {
   const script = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
   const port = await freePort();
-  const child: ChildProcess = spawn(process.execPath, [script, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child: ChildProcess = spawn(process.execPath, [script, transport], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
   let output = '';
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server-everything did not start: ${output}`)), 20_000);
     child.stderr!.on('data', (chunk: Buffer) => {
       output += chunk.toString();
-      if (/listening on port/i.test(output)) {
+      if (/listening on port|running on port/i.test(output)) {
         clearTimeout(timer);
         resolve();
       }
@@ -43,7 +43,7 @@ export async function startEverything(): Promise<{ url: string; stop: () => Prom
     child.once('exit', (code) => reject(new Error(`server-everything exited (${code}): ${output}`)));
   });
   return {
-    url: `http://127.0.0.1:${port}/mcp`,
+    url: `http://127.0.0.1:${port}/${transport === 'sse' ? 'sse' : 'mcp'}`,
     stop: async () => {
       if (child.exitCode !== null) return;
       child.kill('SIGTERM');

@@ -35,7 +35,7 @@ test('registering probes the server: its status and tools are recorded and shown
   t.is(shown.json.version, 1);
   t.true(shown.json.tools.some((tool: { name: string }) => tool.name === 'echo'));
   const listed = await admin(gateway, 'GET', '/admin/mcp-servers');
-  t.deepEqual(listed.json.data.map((server: { id: string }) => server.id), [serverId]);
+  t.true(listed.json.data.some((server: { id: string; status: string }) => server.id === serverId && server.status === 'ok'));
 });
 
 test('the SDK client lists exactly the granted tools, prefixed, and calls one', async (t) => {
@@ -232,4 +232,18 @@ test('a client listening on the session stream is told when its lists change (a 
   t.true(patched >= 1);
   t.deepEqual((await client.listTools()).tools.map((tool) => tool.name).sort(), ['everything__echo', 'everything__get-sum']);
   await client.close();
+});
+
+test('a legacy SSE upstream (server-everything in sse mode) is registered, listed and called', async (t) => {
+  const sse = await startEverything('sse');
+  t.teardown(() => sse.stop());
+  const created = await admin(gateway, 'POST', '/admin/mcp-servers', { name: 'legacy', transport: 'sse', url: sse.url });
+  t.is(created.status, 201);
+  t.is(created.json.status, 'ok');
+  const { key } = await createKey(t, gateway, { name: 'mcp-legacy', mcp: { servers: { legacy: { tools: ['echo'] } } } });
+  const client = await mcpClient(`${gateway.url}/mcp/legacy`, bearer(key));
+  t.deepEqual((await client.listTools()).tools.map((tool) => tool.name), ['echo']);
+  t.deepEqual((await client.callTool({ name: 'echo', arguments: { message: 'over sse' } })).content, [{ type: 'text', text: 'Echo: over sse' }]);
+  await client.close();
+  t.is((await admin(gateway, 'DELETE', `/admin/mcp-servers/${created.json.id}`)).status, 204);
 });
