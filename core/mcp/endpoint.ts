@@ -1,5 +1,4 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { errors, GatewayError, toGatewayError } from '../errors.js';
 import { tooLarge } from '../http/body.js';
 import { timeOrderedId } from '../ids.js';
@@ -8,6 +7,7 @@ import type { VirtualKeyLimits } from '../vault/records.js';
 import type { McpGuardrailRecord, ToolGuard } from './guardrails.js';
 import { mayReachServer, type McpPrincipal } from './grants.js';
 import { callTool, initializeResult, JsonRpcError, listTools, type MethodOutcome, type McpScope, negotiatedVersion, outcomeOf } from './methods.js';
+import { RPC } from './sdk.js';
 import { complete, getPrompt, listPrompts, listResources, listResourceTemplates, readResource } from './resources.js';
 import type { McpSession, McpSessions } from './sessions.js';
 import type { ProgressUpdate } from './upstream.js';
@@ -174,8 +174,8 @@ export class McpEndpoint {
   private async listen(response: ServerResponse, caller: McpCaller, sessionId: string | undefined, server: string | undefined, base: Omit<McpRequestRecord, 'finishedAt' | 'method' | 'status' | 'secrets'>, key: string): Promise<void> {
     const session = sessionId === undefined ? undefined : await this.options.sessions.find(sessionId, caller.keyId);
     if (session === undefined || session.server !== server) {
-      send(response, sessionId === undefined ? 400 : 404, rpcError(null, sessionId === undefined ? ErrorCode.InvalidRequest : ErrorCode.ConnectionClosed, sessionId === undefined ? 'Bad Request: the Mcp-Session-Id header is required.' : 'Session not found'), { 'x-gateway-trace-id': base.traceId });
-      this.options.record({ ...base, finishedAt: Date.now(), caller, method: 'stream', status: sessionId === undefined ? 400 : 404, errorCode: String(sessionId === undefined ? ErrorCode.InvalidRequest : ErrorCode.ConnectionClosed), secrets: [key] });
+      send(response, sessionId === undefined ? 400 : 404, rpcError(null, sessionId === undefined ? RPC.InvalidRequest : RPC.ConnectionClosed, sessionId === undefined ? 'Bad Request: the Mcp-Session-Id header is required.' : 'Session not found'), { 'x-gateway-trace-id': base.traceId });
+      this.options.record({ ...base, finishedAt: Date.now(), caller, method: 'stream', status: sessionId === undefined ? 400 : 404, errorCode: String(sessionId === undefined ? RPC.InvalidRequest : RPC.ConnectionClosed), secrets: [key] });
       return;
     }
     response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'x-gateway-trace-id': base.traceId });
@@ -226,12 +226,12 @@ export class McpEndpoint {
   private async end(response: ServerResponse, caller: McpCaller, sessionId: string | undefined, server: string | undefined, base: Omit<McpRequestRecord, 'finishedAt' | 'method' | 'status' | 'secrets'>, key: string): Promise<void> {
     const found = sessionId === undefined ? undefined : await this.options.sessions.find(sessionId, caller.keyId);
     const session = found?.server === server ? found : undefined;
-    if (session === undefined) send(response, 404, rpcError(null, ErrorCode.ConnectionClosed, 'Session not found'), { 'x-gateway-trace-id': base.traceId });
+    if (session === undefined) send(response, 404, rpcError(null, RPC.ConnectionClosed, 'Session not found'), { 'x-gateway-trace-id': base.traceId });
     else {
       await this.options.sessions.end(session.id);
       send(response, 200, undefined, { 'x-gateway-trace-id': base.traceId });
     }
-    this.options.record({ ...base, finishedAt: Date.now(), caller, method: 'session/delete', status: session ? 200 : 404, ...(session ? { sessionId: session.id } : { errorCode: String(ErrorCode.ConnectionClosed) }), secrets: [key] });
+    this.options.record({ ...base, finishedAt: Date.now(), caller, method: 'session/delete', status: session ? 200 : 404, ...(session ? { sessionId: session.id } : { errorCode: String(RPC.ConnectionClosed) }), secrets: [key] });
   }
 
   private async post(
@@ -253,8 +253,8 @@ export class McpEndpoint {
     try {
       parsed = JSON.parse(input.text);
     } catch {
-      send(response, 400, rpcError(null, ErrorCode.ParseError, 'Parse error: the body is not JSON.'), { 'x-gateway-trace-id': base.traceId });
-      this.options.record({ ...base, finishedAt: Date.now(), caller, method: 'parse', status: 400, errorCode: String(ErrorCode.ParseError), secrets: [key] });
+      send(response, 400, rpcError(null, RPC.ParseError, 'Parse error: the body is not JSON.'), { 'x-gateway-trace-id': base.traceId });
+      this.options.record({ ...base, finishedAt: Date.now(), caller, method: 'parse', status: 400, errorCode: String(RPC.ParseError), secrets: [key] });
       return;
     }
     const messages = (Array.isArray(parsed) ? parsed : [parsed]) as JsonRpcMessage[];
@@ -266,18 +266,18 @@ export class McpEndpoint {
       if (server !== undefined && !(await this.serverVisible(caller.principal, server))) return input.refuse(errors.notFound(`No MCP server "${server.slice(0, 100)}".`, { code: 'mcp_server_not_found' }), 'initialize', caller);
       const params = (initialize.params ?? {}) as { protocolVersion?: unknown; clientInfo?: { name?: unknown } };
       const clientName = typeof params.clientInfo?.name === 'string' ? params.clientInfo.name.slice(0, 200) : undefined;
-      session = await this.options.sessions.open({ keyId: caller.keyId, ...(server !== undefined ? { server } : {}), protocolVersion: negotiatedVersion(params.protocolVersion), ...(clientName !== undefined ? { clientName } : {}) });
+      session = await this.options.sessions.open({ keyId: caller.keyId, ...(server !== undefined ? { server } : {}), protocolVersion: await negotiatedVersion(params.protocolVersion), ...(clientName !== undefined ? { clientName } : {}) });
       headers['mcp-session-id'] = session.id;
     } else {
       session = input.sessionId === undefined ? undefined : await this.options.sessions.find(input.sessionId, caller.keyId);
       if (input.sessionId === undefined) {
-        send(response, 400, rpcError(null, ErrorCode.InvalidRequest, 'Bad Request: the Mcp-Session-Id header is required (initialize first).'), headers);
-        this.options.record({ ...base, finishedAt: Date.now(), caller, method: String(messages[0]?.method ?? 'unknown'), status: 400, errorCode: String(ErrorCode.InvalidRequest), secrets: [key] });
+        send(response, 400, rpcError(null, RPC.InvalidRequest, 'Bad Request: the Mcp-Session-Id header is required (initialize first).'), headers);
+        this.options.record({ ...base, finishedAt: Date.now(), caller, method: String(messages[0]?.method ?? 'unknown'), status: 400, errorCode: String(RPC.InvalidRequest), secrets: [key] });
         return;
       }
       if (session === undefined || session.server !== server) {
-        send(response, 404, rpcError(null, ErrorCode.ConnectionClosed, 'Session not found'), headers);
-        this.options.record({ ...base, finishedAt: Date.now(), caller, method: String(messages[0]?.method ?? 'unknown'), status: 404, errorCode: String(ErrorCode.ConnectionClosed), secrets: [key] });
+        send(response, 404, rpcError(null, RPC.ConnectionClosed, 'Session not found'), headers);
+        this.options.record({ ...base, finishedAt: Date.now(), caller, method: String(messages[0]?.method ?? 'unknown'), status: 404, errorCode: String(RPC.ConnectionClosed), secrets: [key] });
         return;
       }
     }
@@ -307,7 +307,7 @@ export class McpEndpoint {
       onProgress?: (progress: ProgressUpdate) => void;
     },
   ): Promise<unknown> {
-    if (typeof message !== 'object' || message === null || message.jsonrpc !== '2.0') return rpcError(null, ErrorCode.InvalidRequest, 'Invalid Request: expected a JSON-RPC 2.0 message.');
+    if (typeof message !== 'object' || message === null || message.jsonrpc !== '2.0') return rpcError(null, RPC.InvalidRequest, 'Invalid Request: expected a JSON-RPC 2.0 message.');
     const { scope, session, caller, key, base } = context;
     if (message.method === 'notifications/cancelled') {
       const requestId = (message.params as { requestId?: unknown } | undefined)?.requestId;
@@ -334,7 +334,7 @@ export class McpEndpoint {
       this.options.record({ ...recorded, finishedAt: Date.now(), status: 200, ...(outcome.server ? { server: outcome.server } : {}), ...(outcome.tool ? { tool: outcome.tool } : {}), ...(outcome.costUsd ? { costUsd: outcome.costUsd } : {}), params: message.params, result: outcome.result, guardrails });
       return { jsonrpc: '2.0', id: message.id, result: outcome.result };
     } catch (error) {
-      const rpc = error instanceof JsonRpcError ? error : new JsonRpcError(ErrorCode.InternalError, 'Internal error.');
+      const rpc = error instanceof JsonRpcError ? error : new JsonRpcError(RPC.InternalError, 'Internal error.');
       const reached = outcomeOf(error);
       this.options.record({ ...recorded, ...reached, finishedAt: Date.now(), status: 200, errorCode: String(rpc.code), errorMessage: rpc.message, params: message.params, guardrails });
       return rpcError(message.id, rpc.code, rpc.message);
@@ -377,7 +377,7 @@ export class McpEndpoint {
       case 'completion/complete':
         return complete(this.options.catalogue, scope, params);
       default:
-        throw new JsonRpcError(ErrorCode.MethodNotFound, `Method not found: ${method.slice(0, 100)}`);
+        throw new JsonRpcError(RPC.MethodNotFound, `Method not found: ${method.slice(0, 100)}`);
     }
   }
 

@@ -9,11 +9,11 @@ import type { SharedState } from '../store/state.js';
 import type { Credentials } from '../vault/credentials.js';
 import type { VirtualKeys } from '../vault/virtual-keys.js';
 import { VIRTUAL_KEY_PREFIX } from '../vault/virtual-keys.js';
-import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import type { CompiledPolicy } from '../guardrails/registry.js';
 import { McpCatalogue, type UpstreamServer } from './catalogue.js';
 import type { ToolGuard } from './guardrails.js';
 import { JsonRpcError } from './methods.js';
+import { RPC } from './sdk.js';
 import { type McpCaller, McpEndpoint, type McpRequestRecord } from './endpoint.js';
 import { principalOf } from './grants.js';
 import { admitToolCall } from './limits.js';
@@ -148,7 +148,7 @@ export class McpGateway {
     const names = [caller.policy ?? this.options.defaultPolicy, server.guardrailPolicy].filter((name): name is string => name !== undefined);
     const policies = names.map((name) => {
       const policy = this.options.policy(name);
-      if (policy === undefined) throw new JsonRpcError(ErrorCode.InternalError, `The guardrail policy "${name}" is not configured; the call was refused rather than served unguarded.`);
+      if (policy === undefined) throw new JsonRpcError(RPC.InternalError, `The guardrail policy "${name}" is not configured; the call was refused rather than served unguarded.`);
       return policy;
     });
     return { policies, records: [], metadata: {} };

@@ -2,6 +2,7 @@ import type { SharedState } from '../store/state.js';
 import { periodsOf, toNanos } from '../vault/limits.js';
 import type { VirtualKeyLimits } from '../vault/records.js';
 import { JsonRpcError } from './methods.js';
+import { RPC } from './sdk.js';
 
 const DAY_MS = 86_400_000;
 let sequence = 0;
@@ -47,9 +48,9 @@ export async function admitToolCall(state: SharedState, admission: ToolAdmission
     msUntilDayEnds: periods.msUntilDayEnds,
   });
   if (!result.admitted) {
-    if (result.reason === 'budget') throw new JsonRpcError(-32000, `This key's budget is spent: the call to tool "${admission.tool}" of MCP server "${admission.server}" was refused.`);
+    if (result.reason === 'budget') throw new JsonRpcError(RPC.LimitRefused, `This key's budget is spent: the call to tool "${admission.tool}" of MCP server "${admission.server}" was refused.`);
     const seconds = Math.max(1, Math.ceil(result.retryAfterMs / 1000));
-    throw new JsonRpcError(-32000, `Rate limit: this key may call tool "${admission.tool}" of MCP server "${admission.server}" ${admission.requestsPerMinute} times a minute; retry in ${seconds} s.`);
+    throw new JsonRpcError(RPC.LimitRefused, `Rate limit: this key may call tool "${admission.tool}" of MCP server "${admission.server}" ${admission.requestsPerMinute} times a minute; retry in ${seconds} s.`);
   }
   return async () => {
     await state.settle({

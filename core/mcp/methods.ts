@@ -1,7 +1,7 @@
-import { ErrorCode, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import type { McpCatalogue, UpstreamServer } from './catalogue.js';
 import { mayReachServer, mayUseTool, type McpPrincipal } from './grants.js';
 import type { McpTool } from './server-store.js';
+import { loadSdk, RPC } from './sdk.js';
 import { denialResult, judgeArguments, judgeResult, type ToolGuard } from './guardrails.js';
 import { type ProgressUpdate, UpstreamMcpError } from './upstream.js';
 
@@ -35,7 +35,8 @@ export interface MethodOutcome {
 }
 
 /** The protocol version the gateway answers an `initialize` with: the client's when the SDK supports it, else the latest. */
-export function negotiatedVersion(requested: unknown): string {
+export async function negotiatedVersion(requested: unknown): Promise<string> {
+  const { SUPPORTED_PROTOCOL_VERSIONS, LATEST_PROTOCOL_VERSION } = await loadSdk();
   return typeof requested === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : LATEST_PROTOCOL_VERSION;
 }
 
@@ -105,11 +106,11 @@ export async function callTool(
   onProgress?: (progress: ProgressUpdate) => void,
 ): Promise<MethodOutcome> {
   const name = params.name;
-  if (typeof name !== 'string') throw new JsonRpcError(ErrorCode.InvalidParams, 'tools/call needs params.name, a string.');
+  if (typeof name !== 'string') throw new JsonRpcError(RPC.InvalidParams, 'tools/call needs params.name, a string.');
   const args = params.arguments;
-  if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args))) throw new JsonRpcError(ErrorCode.InvalidParams, 'params.arguments must be an object.');
+  if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args))) throw new JsonRpcError(RPC.InvalidParams, 'params.arguments must be an object.');
   const resolved = resolveTool(await catalogue.servers(), scope, name);
-  if (resolved === undefined) throw new JsonRpcError(ErrorCode.InvalidParams, `Unknown tool: ${name.slice(0, 200)}`);
+  if (resolved === undefined) throw new JsonRpcError(RPC.InvalidParams, `Unknown tool: ${name.slice(0, 200)}`);
   const { server, tool } = resolved;
   const outcome = { server: server.name, tool };
   const guard = guardFor?.(server);
@@ -137,7 +138,7 @@ export async function callTool(
   }
   const size = Buffer.byteLength(JSON.stringify(result));
   if (size > server.maxResultBytes) {
-    throw Object.assign(new JsonRpcError(ErrorCode.InternalError, `The result of MCP server "${server.name}" (${size} bytes) is over its max_result_bytes (${server.maxResultBytes}); nothing of it is returned.`), { outcome: charged });
+    throw Object.assign(new JsonRpcError(RPC.InternalError, `The result of MCP server "${server.name}" (${size} bytes) is over its max_result_bytes (${server.maxResultBytes}); nothing of it is returned.`), { outcome: charged });
   }
   if (guard) {
     const judged = await judgeResult(guard, result);

@@ -1,6 +1,6 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import type { McpCatalogue, UpstreamServer } from './catalogue.js';
+import { RPC } from './sdk.js';
 import { mayReachServer } from './grants.js';
 import { JsonRpcError, type MethodOutcome, type McpScope, NAME_SEPARATOR } from './methods.js';
 import { UpstreamMcpError } from './upstream.js';
@@ -104,7 +104,7 @@ async function target(catalogue: McpCatalogue, scope: McpScope, value: string, k
     else if (at > 0) [serverName, own] = [value.slice(0, at), value.slice(at + NAME_SEPARATOR.length)];
   }
   const server = serverName === undefined ? undefined : (await reachable(catalogue, scope)).find((candidate) => candidate.name === serverName);
-  if (server === undefined) throw new JsonRpcError(ErrorCode.InvalidParams, kind === 'uri' ? `Resource not found: ${value.slice(0, 200)}` : `Unknown prompt: ${value.slice(0, 200)}`);
+  if (server === undefined) throw new JsonRpcError(RPC.InvalidParams, kind === 'uri' ? `Resource not found: ${value.slice(0, 200)}` : `Unknown prompt: ${value.slice(0, 200)}`);
   return { server, own };
 }
 
@@ -119,7 +119,7 @@ async function upstream<T>(server: UpstreamServer, call: (client: Client) => Pro
 }
 
 export async function readResource(catalogue: McpCatalogue, scope: McpScope, params: Record<string, unknown>): Promise<MethodOutcome> {
-  if (typeof params.uri !== 'string') throw new JsonRpcError(ErrorCode.InvalidParams, 'resources/read needs params.uri, a string.');
+  if (typeof params.uri !== 'string') throw new JsonRpcError(RPC.InvalidParams, 'resources/read needs params.uri, a string.');
   const { server, own } = await target(catalogue, scope, params.uri, 'uri');
   const answer = await upstream(server, (client) => client.readResource({ uri: own }, server.connection.requestOptions));
   const contents = scope.server === undefined ? answer.contents.map((content) => ({ ...content, uri: namespacedUri(server.name, content.uri) })) : answer.contents;
@@ -127,7 +127,7 @@ export async function readResource(catalogue: McpCatalogue, scope: McpScope, par
 }
 
 export async function getPrompt(catalogue: McpCatalogue, scope: McpScope, params: Record<string, unknown>): Promise<MethodOutcome> {
-  if (typeof params.name !== 'string') throw new JsonRpcError(ErrorCode.InvalidParams, 'prompts/get needs params.name, a string.');
+  if (typeof params.name !== 'string') throw new JsonRpcError(RPC.InvalidParams, 'prompts/get needs params.name, a string.');
   const { server, own } = await target(catalogue, scope, params.name, 'name');
   const args = params.arguments as Record<string, string> | undefined;
   const answer = await upstream(server, (client) => client.getPrompt({ name: own, ...(args !== undefined ? { arguments: args } : {}) }, server.connection.requestOptions));
@@ -138,10 +138,10 @@ export async function getPrompt(catalogue: McpCatalogue, scope: McpScope, params
 export async function complete(catalogue: McpCatalogue, scope: McpScope, params: Record<string, unknown>): Promise<MethodOutcome> {
   const ref = params.ref as { type?: unknown; name?: unknown; uri?: unknown } | undefined;
   const argument = params.argument as { name: string; value: string } | undefined;
-  if (typeof argument?.name !== 'string' || typeof argument.value !== 'string') throw new JsonRpcError(ErrorCode.InvalidParams, 'completion/complete needs params.argument { name, value }.');
+  if (typeof argument?.name !== 'string' || typeof argument.value !== 'string') throw new JsonRpcError(RPC.InvalidParams, 'completion/complete needs params.argument { name, value }.');
   const isPrompt = ref?.type === 'ref/prompt' && typeof ref.name === 'string';
   const isResource = ref?.type === 'ref/resource' && typeof ref.uri === 'string';
-  if (!isPrompt && !isResource) throw new JsonRpcError(ErrorCode.InvalidParams, 'completion/complete needs params.ref, a ref/prompt with a name or a ref/resource with a uri.');
+  if (!isPrompt && !isResource) throw new JsonRpcError(RPC.InvalidParams, 'completion/complete needs params.ref, a ref/prompt with a name or a ref/resource with a uri.');
   const { server, own } = await target(catalogue, scope, (isPrompt ? ref!.name : ref!.uri) as string, isPrompt ? 'name' : 'uri');
   const upstreamRef = isPrompt ? { type: 'ref/prompt' as const, name: own } : { type: 'ref/resource' as const, uri: own };
   const context = params.context as { arguments?: Record<string, string> } | undefined;

@@ -1,11 +1,8 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
 import { redactSecrets } from '../redact.js';
+import { loadedSdk, loadSdk, RPC, type Sdk } from './sdk.js';
 import type { McpTool } from './server-store.js';
 
 /** How to reach one upstream server: over HTTP (streamable or legacy SSE) or a child process (stdio). */
@@ -53,7 +50,7 @@ const GATEWAY_CLIENT = { name: 'llm-gateway', version: '0.1.0' };
 const DEFAULT_RESTART_DELAYS_MS = [500, 1000, 2000, 5000, 10_000, 30_000];
 
 /** True for the answer of a server that no longer knows the session (streamable HTTP: 404 on a request with a session id). */
-const sessionExpired = (error: unknown) => error instanceof StreamableHTTPError && error.code === 404;
+const sessionExpired = (error: unknown) => loadedSdk !== undefined && error instanceof loadedSdk.StreamableHTTPError && error.code === 404;
 
 /**
  * One instance's connection to one upstream MCP server, through the official SDK's client: opened
@@ -136,16 +133,16 @@ export class UpstreamConnection {
   private mapped(error: unknown, opening: Promise<Client>): UpstreamMcpError {
     const server = this.options.name;
     // Cancelled by the client (the SDK has told the server): the connection stays.
-    if (error instanceof Error && error.name === 'AbortError') return new UpstreamMcpError(-32800, `The call to MCP server "${server}" was cancelled.`);
-    if (error instanceof McpError) {
-      if (error.code === ErrorCode.RequestTimeout) return new UpstreamMcpError(ErrorCode.RequestTimeout, `MCP server "${server}" did not answer within ${this.options.timeoutMs} ms.`);
+    if (error instanceof Error && error.name === 'AbortError') return new UpstreamMcpError(RPC.Cancelled, `The call to MCP server "${server}" was cancelled.`);
+    if (loadedSdk !== undefined && error instanceof loadedSdk.McpError) {
+      if (error.code === RPC.RequestTimeout) return new UpstreamMcpError(RPC.RequestTimeout, `MCP server "${server}" did not answer within ${this.options.timeoutMs} ms.`);
       // A JSON-RPC error the server answered with: its own code and message.
-      if (error.code !== ErrorCode.ConnectionClosed) return new UpstreamMcpError(error.code, error.message.replace(/^MCP error -?\d+: /, ''));
+      if (error.code !== RPC.ConnectionClosed) return new UpstreamMcpError(error.code, error.message.replace(/^MCP error -?\d+: /, ''));
     }
     // The connection failed (refused, closed, a malformed answer): the next request opens a new one.
     this.drop(opening);
     const reason = redactSecrets(error instanceof Error ? error.message : String(error), []).slice(0, 300);
-    return new UpstreamMcpError(ErrorCode.InternalError, `MCP server "${server}" failed: ${reason}`);
+    return new UpstreamMcpError(RPC.InternalError, `MCP server "${server}" failed: ${reason}`);
   }
 
   private drop(opening: Promise<Client>): void {
@@ -166,9 +163,10 @@ export class UpstreamConnection {
   }
 
   private async connect(): Promise<Client> {
-    const client = new Client(GATEWAY_CLIENT, { capabilities: {} });
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.options.onToolsChanged?.());
-    const transport = await this.transport();
+    const sdk = await loadSdk();
+    const client = new sdk.Client(GATEWAY_CLIENT, { capabilities: {} });
+    client.setNotificationHandler(sdk.ToolListChangedNotificationSchema, () => this.options.onToolsChanged?.());
+    const transport = await this.transport(sdk);
     try {
       await client.connect(transport, { timeout: this.options.timeoutMs });
     } catch (error) {
@@ -180,10 +178,10 @@ export class UpstreamConnection {
     return client;
   }
 
-  private async transport(): Promise<Transport> {
+  private async transport(sdk: Sdk): Promise<Transport> {
     const { endpoint, logger, name } = this.options;
     if (endpoint.transport === 'stdio') {
-      const transport = new StdioClientTransport({ command: endpoint.command, args: [...(endpoint.args ?? [])], env: { ...endpoint.env }, stderr: 'pipe' });
+      const transport = new sdk.StdioClientTransport({ command: endpoint.command, args: [...(endpoint.args ?? [])], env: { ...endpoint.env }, stderr: 'pipe' });
       transport.stderr?.on('data', (chunk: Buffer) => {
         for (const line of chunk.toString('utf8').split('\n')) if (line.trim() !== '') logger.info({ server: name, stderr: redactSecrets(line.slice(0, 2000), []) }, 'MCP server stderr');
       });
@@ -193,7 +191,7 @@ export class UpstreamConnection {
     const url = new URL(endpoint.url);
     // Both transports send `requestInit`'s headers on every request (the SSE stream's GET included).
     const options = { requestInit: { headers }, ...(endpoint.fetch ? { fetch: endpoint.fetch } : {}) };
-    return endpoint.transport === 'sse' ? new SSEClientTransport(url, options) : new StreamableHTTPClientTransport(url, options);
+    return endpoint.transport === 'sse' ? new sdk.SSEClientTransport(url, options) : new sdk.StreamableHTTPClientTransport(url, options);
   }
 
   /** The client closed without us closing it (a stdio server exited): forget it, and restart a stdio server after a back-off. */
