@@ -186,6 +186,8 @@ export interface GatewayConfig {
   alerts?: AlertsConfig;
   /** Teams, users and roles (docs/organizations.md): how identity-provider groups and JWT claims map to roles and teams. */
   organization?: OrganizationConfig;
+  /** The MCP gateway (docs/mcp.md): stdio servers (only here, never through the API) and how often tool lists are re-read. */
+  mcp?: McpConfig;
 }
 
 export interface OrganizationConfig {
@@ -195,6 +197,47 @@ export interface OrganizationConfig {
   jwtRules?: JwtRule[];
   /** How long an invitation link is valid (default 72 hours). */
   invitationTtlHours?: number;
+}
+
+/** A stdio MCP server: a command every gateway instance starts as a child process (restarted with back-off, stderr logged). */
+export interface McpStdioServer {
+  /** Its tool prefix on `/mcp` and the path of `/mcp/<name>`: letters, digits, `-` and single `_`. */
+  readonly name: string;
+  readonly transport: 'stdio';
+  readonly command: string;
+  readonly args?: readonly string[];
+  /** Added to a minimal environment (PATH, HOME, …): the gateway's own environment is not passed on. */
+  readonly env?: Readonly<Record<string, string>>;
+  readonly allowed_tools?: readonly string[];
+  readonly timeout_ms?: number;
+  readonly max_result_bytes?: number;
+}
+
+export interface McpConfig {
+  readonly servers?: readonly McpStdioServer[];
+  /** Tool lists are re-read at least this often (ms, default 60 000), and whenever a server says they changed. */
+  readonly refresh_ms?: number;
+}
+
+/** An MCP server name: letters, digits and `-`, words joined by single `_` (so `<server>__<tool>` splits at the first `__`). */
+export const MCP_SERVER_NAME = /^(?=.{1,64}$)[A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*$/;
+
+function resolveMcp(mcp: McpConfig | undefined): { readonly servers: readonly McpStdioServer[]; readonly refreshMs: number } {
+  const servers = mcp?.servers ?? [];
+  if (!Array.isArray(servers)) throw new BootError('INVALID_CONFIG', 'mcp.servers must be an array');
+  const names = new Set<string>();
+  for (const [index, server] of servers.entries()) {
+    const at = `mcp.servers[${index}]`;
+    if (typeof server?.name !== 'string' || !MCP_SERVER_NAME.test(server.name)) throw new BootError('INVALID_CONFIG', `${at}.name must be 1 to 64 letters, digits, - or single _`);
+    if (names.has(server.name)) throw new BootError('INVALID_CONFIG', `${at}.name "${server.name}" is used twice`);
+    names.add(server.name);
+    if (server.transport !== 'stdio') throw new BootError('INVALID_CONFIG', `${at}.transport must be "stdio" (HTTP servers are registered through /admin/mcp-servers)`);
+    if (typeof server.command !== 'string' || server.command === '') throw new BootError('INVALID_CONFIG', `${at}.command must be a non-empty string`);
+    if (server.args !== undefined && (!Array.isArray(server.args) || server.args.some((arg: unknown) => typeof arg !== 'string'))) throw new BootError('INVALID_CONFIG', `${at}.args must be an array of strings`);
+  }
+  const refreshMs = mcp?.refresh_ms ?? 60_000;
+  if (!Number.isInteger(refreshMs) || refreshMs < 1000) throw new BootError('INVALID_CONFIG', 'mcp.refresh_ms must be an integer of at least 1000');
+  return { servers, refreshMs };
 }
 
 /** Budget alerts: a virtual key's spend reaching 80 % and 100 % of its budget, once per threshold and budget period. */
@@ -349,6 +392,8 @@ export interface ResolvedConfig {
   readonly audit: { readonly retentionMonths: number };
   /** Budget alerts' webhook, checked; absent when none is configured. */
   readonly organization: { readonly groupRules: readonly GroupRule[]; readonly jwtRules: readonly JwtRule[]; readonly invitationTtlMs: number; readonly scimToken?: string };
+  /** The MCP gateway: the configured stdio servers, checked, and the tool lists' refresh period. */
+  readonly mcp: { readonly servers: readonly McpStdioServer[]; readonly refreshMs: number };
   readonly alerts: { readonly webhook?: { readonly url: string; readonly headers: Readonly<Record<string, string>>; readonly timeoutMs: number } };
   /** OTLP/HTTP trace export; absent when no endpoint is configured. */
   readonly telemetry?: { tracesUrl: string; headers: Record<string, string>; serviceName: string };
@@ -551,6 +596,7 @@ export function resolveConfig(config: GatewayConfig, environment: NodeJS.Process
     routing: { breaker: resolveBreaker(config.routing?.breaker ?? {}), retry: resolveRetry(config.routing?.retry ?? {}) },
     cache: resolveCache(config.cache ?? {}, environment),
     organization: resolveOrganization(config.organization ?? {}, environment),
+    mcp: resolveMcp(config.mcp),
   };
 }
 

@@ -28,6 +28,7 @@ import { closeGatewayServer, createGatewayServer } from './http/server.js';
 import { UpstreamClient } from './http/upstream.js';
 import { registerLogs, RequestLogging } from './logs/assemble.js';
 import type { LogStore } from './logs/store.js';
+import { McpGateway, registerMcp } from './mcp/assemble.js';
 import { registerMetrics } from './metrics/assemble.js';
 import { GatewayMetrics } from './metrics/metrics.js';
 import { Pipeline } from './pipeline/runner.js';
@@ -86,13 +87,12 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
   const config = resolveConfig(gatewayConfig, options.environment);
   const container = rootContainer.createChildContainer();
   container.register(GatewaySettings, { useValue: new GatewaySettings(config, options) });
-  for (const register of [registerAdmin, registerHttp, registerPlugins, registerCluster, registerVault, registerOrganization, registerIdentity, registerRouting, registerTelemetry, registerMetrics, registerLogs, registerAudit, registerCache, registerProtocols, registerPipeline]) register(container);
+  for (const register of [registerAdmin, registerHttp, registerPlugins, registerCluster, registerVault, registerOrganization, registerIdentity, registerRouting, registerTelemetry, registerMetrics, registerLogs, registerAudit, registerMcp, registerCache, registerProtocols, registerPipeline]) register(container);
   const { logger } = container.resolve(GatewaySettings);
   // Boot checks: the plugins and hooks validate, configured routes name known providers.
   const routing = container.resolve(Routing);
   const vault = container.resolve(VaultService);
-  // The vault's worker (~50-75 ms to boot) starts now, in parallel with the construction; listen()
-  // (or vault.start()) reports a failure, awaiting the same promise.
+  // The vault's worker (~50-75 ms to boot) starts now, beside the construction; listen() (or vault.start()) reports a failure.
   vault.start().catch(() => {});
   const { generated } = container.resolve(AdminAccess);
   const pipeline = container.resolve(Pipeline);
@@ -126,24 +126,24 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
       if (servers.length === 0) warnUnmatchablePatterns(vault.parts.routes, logger).catch(() => {});
       // The embedded cache opens on first use; a shared one connects now, so the first request does not wait for it.
       if (config.redisUrl) await cache.start();
-      await protocols.start();
+      await Promise.all([protocols.start(), container.resolve(McpGateway).start()]);
       // The operations are dispatched before Koa, which serves every other route (and the operations when given app.callback()).
       const listener = operationListener(operationRoutes, app.callback(), (error) => logger.error({ err: error }, 'unexpected error'));
       const server = createGatewayServer(listener, config.server);
       server.listen(port, host);
       await once(server, 'listening');
       servers.push(server);
-      // A generated account key is stored only now that the gateway serves (the caller shows it):
-      // a start that failed before this point leaves the data dir as it was.
+      // A generated account key is stored only now that the gateway serves: a failed start leaves the data dir as it was.
       if (generated && servers.length === 1) AccountKey.store(config.dataDir, generated);
       const address = server.address() as AddressInfo;
       const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
       return { url: `http://${shownHost}:${address.port}`, server };
     },
     async close(graceMs = 0) {
+      container.resolve(McpGateway).endpoint.closeStreams();
       await Promise.all(servers.map((server) => closeGatewayServer(server, graceMs)));
       await container.resolve(UpstreamClient).close();
-      await protocols.close();
+      await Promise.all([protocols.close(), container.resolve(McpGateway).close()]);
       routing.close();
       await vault.close();
       await cache.close();

@@ -5,6 +5,7 @@
  */
 import { auditOpenApiPaths, auditOpenApiSchemas } from '../audit/openapi.js';
 import { routeSchema } from '../routing/route-schema.js';
+import { mcpAdminPaths, mcpAdminSchemas } from './openapi-mcp.js';
 import { routingAdminPaths, routingAdminSchemas } from './openapi-routing.js';
 import { logsOpenApiPaths, logsOpenApiSchemas } from './logs-openapi.js';
 import { usageAdminPaths, usageAdminSchemas } from './openapi-usage.js';
@@ -142,6 +143,7 @@ export const adminOpenApi = {
       get: { summary: 'Every version of a route, oldest first', parameters: [idParameter], responses: { 200: { description: 'The versions', ...json(list('StoredRoute')) }, 401: error, 403: error, 404: error } },
     },
     ...routingAdminPaths,
+    ...mcpAdminPaths,
     '/admin/cache': {
       delete: {
         summary: 'Empty the response cache: a shared namespace, one key’s own namespace, or all of it (semantic indexes included)',
@@ -202,6 +204,7 @@ export const adminOpenApi = {
     schemas: {
       ...routeComponents,
       ...routingAdminSchemas,
+      ...mcpAdminSchemas,
       ...logsOpenApiSchemas,
       ...auditOpenApiSchemas,
       RouteInput: {
@@ -319,7 +322,7 @@ export const adminOpenApi = {
         type: 'object',
         additionalProperties: false,
         required: ['name'],
-        description: 'Exactly one of provider (with exactly one of credential_id and provider_key) and route.',
+        description: 'Exactly one of provider (with exactly one of credential_id and provider_key) and route; or neither, with an mcp grant (an MCP-only key).',
         properties: {
           name: { type: 'string', minLength: 1, maxLength: 128, description: 'Unique' },
           provider: { type: 'string', description: 'Registered provider id' },
@@ -329,6 +332,7 @@ export const adminOpenApi = {
           provider_key: { type: 'string', writeOnly: true, description: 'Sealed into a credential owned by this key' },
           custom_host: { type: 'string', format: 'uri', description: 'Base URL of a privately hosted endpoint' },
           guardrail_policy: { type: 'string' },
+          mcp: ref('McpGrant'),
           limits: ref('Limits'),
           expires_at: { type: 'string', format: 'date-time' },
           log_bodies: { type: 'boolean', default: true, description: 'False keeps this key’s request and response bodies out of the request log (the global switch still wins when off)' },
@@ -347,6 +351,7 @@ export const adminOpenApi = {
           allowed_routes: { oneOf: [ref('AllowedRoutes'), { type: 'null' }], description: 'Replaced whole; null removes every grant' },
           custom_host: { type: ['string', 'null'] },
           guardrail_policy: { type: ['string', 'null'] },
+          mcp: { oneOf: [ref('McpGrant'), { type: 'null' }], description: 'Replaced whole; null removes the grant (the key then gets 403 mcp_not_granted at initialize)' },
           limits: { oneOf: [ref('Limits'), { type: 'null' }] },
           expires_at: { type: ['string', 'null'], format: 'date-time' },
           log_bodies: { type: 'boolean' },
@@ -363,6 +368,7 @@ export const adminOpenApi = {
           allowed_routes: { type: 'array', items: { type: 'string' }, description: 'The routes granted to the key, as stored: stored routes by id (route_…), config routes by name' },
           custom_host: { type: 'string' },
           guardrail_policy: { type: 'string' },
+          mcp: ref('McpGrant'),
           limits: ref('Limits'),
           expires_at: { type: 'string', format: 'date-time' },
           log_bodies: { type: 'boolean', description: 'Whether the request log stores this key’s bodies (true unless set false)' },

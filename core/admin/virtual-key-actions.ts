@@ -136,7 +136,7 @@ export class VirtualKeyActions {
     const owner = await this.ownerOf(access, body, 'keys.write', true);
     await this.checkReferences(body, owner.team_id, access);
     const id = `vk_${crypto.randomUUID().replaceAll('-', '')}`;
-    const credentialId = body.route === undefined ? await this.credentialFor(body, id, owner.team_id) : undefined;
+    const credentialId = body.route === undefined && body.provider !== undefined ? await this.credentialFor(body, id, owner.team_id) : undefined;
     try {
       const input = { ...withoutSecret(body), ...owner, ...(credentialId !== undefined ? { credential_id: credentialId } : {}) };
       const { record, key } = await this.service.keys.create(input as unknown as VirtualKeyInput, id);

@@ -1,5 +1,6 @@
 import { invalid, optionalBoolean, optionalEnum, optionalNumber, requireObject, requireString } from '../api/validate.js';
 import type { CredentialSecret, VirtualKeyLimits } from '../vault/records.js';
+import { parseMcpGrant } from './mcp-servers.js';
 
 /**
  * Validation of the admin API's credential and virtual-key bodies. Every failure is a 400 naming
@@ -98,7 +99,7 @@ function checkAllowedRoutes(value: unknown): void {
   value.forEach((entry, index) => requireString(entry, `allowed_routes[${index}]`, { nonEmpty: true, max: 256 }));
 }
 
-/** Fields of a virtual key body: creation needs name and either provider (with a credential) or route; a PATCH may give any, `null` clears optional ones (not `log_bodies`: true or false). */
+/** Fields of a virtual key body: creation needs name and either provider (with a credential), route, or an `mcp` grant; a PATCH may give any, `null` clears optional ones (not `log_bodies`: true or false). */
 export const VIRTUAL_KEY_FIELDS = [
   'name',
   'provider',
@@ -108,6 +109,7 @@ export const VIRTUAL_KEY_FIELDS = [
   'allowed_routes',
   'custom_host',
   'guardrail_policy',
+  'mcp',
   'limits',
   'expires_at',
   'log_bodies',
@@ -119,10 +121,14 @@ export const VIRTUAL_KEY_FIELDS = [
 export function checkVirtualKeyShape(body: Record<string, unknown>, creating: boolean): void {
   onlyFields(body, VIRTUAL_KEY_FIELDS);
   if (creating || body.name !== undefined) requireRecordName(body.name);
+  // A key with an MCP grant and no provider is an MCP-only key: it needs no provider nor credential.
+  const mcpOnly = body.mcp !== undefined && body.mcp !== null && body.provider === undefined && body.route === undefined;
   if (body.route !== undefined) checkRouteKeyShape(body);
-  else if (creating || body.provider !== undefined) requireString(body.provider, 'provider', { nonEmpty: true, max: 64 });
+  else if ((creating && !mcpOnly) || body.provider !== undefined) requireString(body.provider, 'provider', { nonEmpty: true, max: 64 });
   if (body.credential_id !== undefined && body.provider_key !== undefined) throw invalid('give credential_id or provider_key, not both.', { param: 'provider_key' });
-  if (creating && body.route === undefined && body.credential_id === undefined && body.provider_key === undefined) throw invalid('give credential_id or provider_key.', { param: 'credential_id' });
+  if (creating && !mcpOnly && body.route === undefined && body.credential_id === undefined && body.provider_key === undefined) throw invalid('give credential_id or provider_key.', { param: 'credential_id' });
+  if (mcpOnly && (body.credential_id !== undefined || body.provider_key !== undefined || body.custom_host !== undefined)) throw invalid('a key without a provider takes no credential.', { param: 'provider' });
+  if (body.mcp !== undefined && !(body.mcp === null && !creating)) body.mcp = parseMcpGrant(body.mcp);
   if (body.credential_id !== undefined) requireString(body.credential_id, 'credential_id', { nonEmpty: true, max: 128 });
   if (body.provider_key !== undefined) requireString(body.provider_key, 'provider_key', { nonEmpty: true, max: 16_384 });
   for (const field of ['custom_host', 'guardrail_policy'] as const) {

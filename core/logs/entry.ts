@@ -20,7 +20,10 @@ export interface LogEntry {
   readonly traceId: string;
   readonly method: string;
   readonly path: string;
+  /** The unified operation, or `mcp` for a request to the MCP endpoint (the `mcp` field then says what it was). */
   readonly operation: OperationName;
+  /** An MCP request's JSON-RPC method, the upstream server and tool it reached (docs/mcp.md). */
+  readonly mcp?: { readonly server?: string; readonly method: string; readonly tool?: string; readonly session?: string };
   readonly provider?: string;
   readonly model?: string;
   readonly status: number;

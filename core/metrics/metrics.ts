@@ -13,7 +13,12 @@ import { type CounterSeries, type HistogramSeries, SeriesCounter, SeriesHistogra
 const Registry = requireDependency('prom-client/lib/registry') as typeof PromClient.Registry;
 const Counter = requireDependency('prom-client/lib/counter') as typeof PromClient.Counter;
 const Gauge = requireDependency('prom-client/lib/gauge') as typeof PromClient.Gauge;
+const Histogram = requireDependency('prom-client/lib/histogram') as typeof PromClient.Histogram;
 type Registry = PromClient.Registry;
+type Histogram<Label extends string = string> = PromClient.Histogram<Label>;
+
+/** The JSON-RPC methods MCP metrics are labelled with; any other is `other`, so callers cannot grow the registry. */
+const KNOWN_MCP_METHODS = new Set(['initialize', 'ping', 'tools/list', 'tools/call', 'resources/list', 'resources/templates/list', 'resources/read', 'prompts/list', 'prompts/get', 'completion/complete', 'stream', 'session/delete', 'auth', 'parse', 'unauthenticated']);
 type Counter<Label extends string = string> = PromClient.Counter<Label>;
 
 /** How long after the metrics are made the process metrics are loaded, unless a scrape comes first. */
@@ -122,6 +127,8 @@ export class GatewayMetrics {
   private readonly cacheSaved: Counter<'provider' | 'model'>;
   private readonly cacheStores: Counter<'result'>;
   private readonly cacheEvictions: Counter;
+  private readonly mcpRequests: Counter<'server' | 'method' | 'tool' | 'outcome'>;
+  private readonly mcpDuration: Histogram<'server' | 'tool'>;
 
   constructor(sources: MetricsSources = {}) {
     const registers = [this.registry];
@@ -196,6 +203,8 @@ export class GatewayMetrics {
     });
     this.cacheStores = new Counter({ name: 'gateway_cache_stores_total', help: 'Answers offered to the cache: stored, too_large (over cache.maxEntryBytes), failed (store error or time-out).', labelNames: ['result'], registers });
     for (const result of ['stored', 'too_large', 'failed']) this.cacheStores.inc({ result }, 0);
+    this.mcpRequests = new Counter({ name: 'gateway_mcp_requests_total', help: 'MCP requests by upstream server, JSON-RPC method, tool and outcome (ok or error).', labelNames: ['server', 'method', 'tool', 'outcome'], registers });
+    this.mcpDuration = new Histogram({ name: 'gateway_mcp_tool_call_duration_seconds', help: 'MCP tools/call latency through the gateway, by upstream server and tool.', labelNames: ['server', 'tool'], buckets: LATENCY_BUCKETS, registers });
     this.cacheEvictions = new Counter({ name: 'gateway_cache_evictions_total', help: 'Entries the embedded cache evicted to stay under cache.maxBytes (expired ones included).', registers });
     routeBreakerGauge(sources.breakers, (target) => this.targetLabel(target), registers);
     upstreamPoolGauge(sources.upstreamPools, (origin) => this.originLabel(origin), registers);
@@ -237,6 +246,7 @@ export class GatewayMetrics {
   /** Feeds the request metrics from each log entry. */
   readonly sink: LogSink = {
     write: (entry: LogEntry) => {
+      if (entry.operation === 'mcp') return this.countMcp(entry);
       // Requests that did not pass auth name any provider and model they like: keep those out of
       // the label values, or anyone could grow the registry without a key.
       const passed = entry.callerType !== undefined;
@@ -265,6 +275,15 @@ export class GatewayMetrics {
       if (entry.cache) this.countCache(entry.cache, operation, provider, model);
     },
   };
+
+  /** An MCP request: calls and errors per server, method and tool, latency per server and tool (names come from the catalogue, never from the caller). */
+  private countMcp(entry: LogEntry): void {
+    const server = entry.mcp?.server ?? '';
+    const tool = entry.mcp?.tool ?? '';
+    const method = entry.callerType === undefined ? 'unauthenticated' : (entry.mcp?.method ?? '');
+    this.mcpRequests.inc({ server, method: KNOWN_MCP_METHODS.has(method) ? method : 'other', tool, outcome: entry.outcome });
+    if (entry.mcp?.method === 'tools/call') this.mcpDuration.observe({ server, tool }, entry.durationMs / 1000);
+  }
 
   private get requestMetrics(): ConstructorParameters<typeof RequestSeries>[0] {
     return { requests: this.requests, tokens: this.tokens, cost: this.cost, gatewayDuration: this.gatewayDuration, upstreamDuration: this.upstreamDuration, timeToFirstToken: this.timeToFirstToken };

@@ -31,6 +31,8 @@ export const PERMISSIONS = {
   'models.write': 'set and delete model aliases (they apply to every caller)',
   'alerts.read': 'read budget alerts',
   'cache.purge': 'purge the response cache',
+  'mcp.read': 'read the registered MCP servers and their tools',
+  'mcp.write': 'register, change, approve tools of and delete MCP servers',
   'teams.read': 'read teams and their members',
   'teams.write': 'create, change and delete teams',
   'members.write': 'add, change and remove team members',

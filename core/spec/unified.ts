@@ -30,7 +30,9 @@ export type OperationName =
   | 'geminiEmbed'
   /** `GET /v1beta/models`. */
   | 'geminiModels'
-  | 'passthrough';
+  | 'passthrough'
+  /** A tool call through the MCP gateway (`/mcp`): guardrails judge its arguments (input) and result (output). */
+  | 'mcp';
 
 export type ChatRole = 'system' | 'developer' | 'user' | 'assistant' | 'tool' | 'function';
 

@@ -17,11 +17,25 @@ export interface VirtualKeyLimits {
   readonly allowed_models?: readonly string[];
 }
 
+/** What a grant allows on one MCP server: tool globs (matched against the tool's own name), minus the deny globs. */
+export interface McpServerGrant {
+  readonly tools: readonly string[];
+  readonly deny?: readonly string[];
+}
+
+/**
+ * A virtual key's MCP grant (docs/mcp.md): per upstream server name, or `*` for every server; a
+ * named server's entry wins over `*`. Decided by `core/mcp/grants.ts` alone.
+ */
+export interface McpGrant {
+  readonly servers: Readonly<Record<string, McpServerGrant>>;
+}
+
 /** A virtual key as stored: never the value, only its SHA-256 and a masked hint. */
 export interface VirtualKeyRecord {
   readonly id: string;
   readonly name: string;
-  /** Provider plugin id; absent on a key that names a route instead. */
+  /** Provider plugin id; absent on a key that names a route instead, or on an MCP-only key. */
   readonly provider?: string;
   /** The stored credential the provider is called with; absent on a key that names a route. */
   readonly credential_id?: string;
@@ -35,6 +49,8 @@ export interface VirtualKeyRecord {
   /** A privately hosted endpoint's base URL, used instead of the provider's own. */
   readonly custom_host?: string;
   readonly guardrail_policy?: string;
+  /** MCP servers and tools the key may use through `/mcp`; a key with a grant needs no provider. */
+  readonly mcp?: McpGrant;
   readonly limits?: VirtualKeyLimits;
   /** ISO time after which the key is refused. */
   readonly expires_at?: string;

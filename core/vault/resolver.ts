@@ -40,6 +40,9 @@ export function virtualKeyResolver(parts: { keys: () => VirtualKeys; credentials
       if (routed === undefined || routed.policy !== policy) resolutions.set(record, (routed = resolutionOf(record, undefined, policy)));
       return routed;
     }
+    if (record.provider === undefined) {
+      throw errors.permission('This virtual key is granted MCP servers only (the /mcp endpoint); it names no provider or route.', { code: 'mcp_only_key' });
+    }
     let credentials;
     try {
       credentials = record.credential_id === undefined ? undefined : await parts.credentials().open(record.credential_id);

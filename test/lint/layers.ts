@@ -16,9 +16,10 @@ import ts from 'typescript';
  * - pipeline: the runner, the context, the hook contract.
  * - identity: who calls (`identity`: the caller's key, the account key, failed-auth counts); it
  *   reads the request context, so it stands above the pipeline.
- * - subsystems: `guardrails`, `routing`, `vault`, `cache`, `logs`, `audit` (the audit trail; it
- *   uses the log's PostgreSQL schema, importing `logs` one way), and `cluster` (the state
- *   shared between processes, above `store`, which loads it).
+ * - subsystems: `guardrails`, `routing`, `vault`, `cache`, `logs`, `org`, `audit` (the audit trail; it
+ *   uses the log's PostgreSQL schema, importing `logs` one way), `cluster` (the state
+ *   shared between processes, above `store`, which loads it), and `mcp` (the MCP gateway, above
+ *   the vault and the logs it uses).
  * - observers: `metrics` and `telemetry`, which read the pipeline's attempts, log entries and the
  *   cache's counters, and which only the composition modules import.
  * - toolkits, api, hooks, surfaces (`admin`, `dashboard`), then app (`app.ts`, `container.ts`,
@@ -30,7 +31,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['http', 'store'],
   ['pipeline'],
   ['identity'],
-  ['guardrails', 'routing', 'vault', 'cache', 'logs', 'cluster', 'org', 'audit'],
+  ['guardrails', 'routing', 'vault', 'cache', 'logs', 'cluster', 'org', 'audit', 'mcp'],
   ['metrics', 'telemetry'],
   ['toolkit barrels'],
   ['api'],

@@ -25,6 +25,7 @@ import { createResponsesProtocol } from './responses/responses-operation.js';
 import { mountResponsesRoutes } from './responses/responses-routes.js';
 import type { ResponseStore } from './responses/responses-store.js';
 import { createResponseStore } from './responses/responses-store-factory.js';
+import { mountMcp } from '../../mcp/assemble.js';
 
 /** How often stored responses past their retention are deleted (besides start-up). */
 const RESPONSES_PRUNE_INTERVAL_MS = 60 * 60_000;
@@ -148,6 +149,8 @@ export function registerProtocols(container: Container): void {
 
 /** Mounts the routes of stored responses; their caller is identified the way the auth stage does it. */
 export function mountProtocols(router: Router, container: Container): void {
+  // The MCP gateway's endpoint (`/mcp`) is a client protocol of its own.
+  mountMcp(router, container);
   const { accountKey, failedAuth } = container.resolve(AdminAccess);
   const identify = callerIdentifier({ accountKey, keyResolvers: keyResolversOf(container), failedAuth });
   mountResponsesRoutes(router, { store: container.resolve(Protocols).store, identify, trustProxy: container.resolve(GatewaySettings).config.server.trustProxy });
