@@ -16,6 +16,7 @@ import { models } from '../models.js';
 import { audioTranscriptions, audioTranslations, imageEdits, imageVariations } from '../multipart-operations.js';
 import type { OperationHandler } from '../operation.js';
 import { createPassthrough } from '../passthrough.js';
+import { rerank } from '../rerank.js';
 import { speech } from '../speech.js';
 import { messages, messagesCountTokens } from './messages/handler.js';
 import { createResponsesProtocol } from './responses/responses-operation.js';
@@ -36,6 +37,7 @@ const operationsWith = (responses: OperationHandler): ReadonlyArray<[path: strin
   ['/v1/audio/translations', audioTranslations],
   ['/v1/completions', completions],
   ['/v1/embeddings', embeddings],
+  ['/v1/rerank', rerank],
   ['/v1/images/generations', imagesGenerate],
   ['/v1/audio/speech', speech],
   ['/v1/models', models],
