@@ -37,6 +37,8 @@ const rerank: Check = {
     const { status, json, trace, requests } = await rerankRequest(context, { model, query: 'What is the capital of the United States?', documents: DOCUMENTS, top_n: 2, return_documents: true });
     expect(status === 200, `POST /v1/rerank answered HTTP ${status}: ${show(json).slice(0, 300)}`);
     expect(requests.length === 1, `the provider received ${requests.length} requests`);
+    const problems = context.subject.fake.checkAuth(requests[0], context.credential);
+    expect(problems.length === 0, `the rerank request's credential: ${problems.join('; ')}`);
     const operation = await routedAs(context, trace);
     expect(operation === 'rerank', `POST /v1/rerank ran as ${operation ?? 'nothing'}, not as the rerank operation`);
     const expected = [

@@ -38,8 +38,10 @@ export function compatibleRerankAdapter(options: { provider: string; path?: stri
       const usage = answer.usage ?? {};
       const total = typeof usage.total_tokens === 'number' ? usage.total_tokens : undefined;
       const prompt = typeof usage.prompt_tokens === 'number' ? usage.prompt_tokens : total;
+      // The provider's other fields are kept: strict answers drop them, others carry them.
+      const { results: _results, data: _data, usage: _usage, ...rest } = answer;
       return {
-        ...(typeof answer.id === 'string' ? { id: answer.id } : {}),
+        ...rest,
         model: answer.model ?? request.model,
         results: results.map(({ index, relevance_score }) => ({ index, relevance_score })),
         ...(prompt !== undefined ? { usage: { prompt_tokens: prompt, total_tokens: total ?? prompt } } : {}),
