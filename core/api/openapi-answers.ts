@@ -79,6 +79,32 @@ export const responseSchemas: Record<string, Schema> = {
       usage: { type: 'object', properties: { prompt_tokens: { type: 'integer' }, total_tokens: { type: 'integer' } } },
     },
   },
+  RerankResponse: {
+    type: 'object',
+    required: ['model', 'results'],
+    properties: {
+      id: string,
+      model: string,
+      results: {
+        type: 'array',
+        description: 'Best first (ties by index), at most `top_n`.',
+        items: {
+          type: 'object',
+          required: ['index', 'relevance_score'],
+          properties: {
+            index: { type: 'integer', description: "The document's position in the request." },
+            relevance_score: { type: 'number' },
+            document: { type: 'object', properties: { text: string }, description: 'The document as sent (a string as `{ text }`); only with `return_documents: true`.' },
+          },
+        },
+      },
+      usage: {
+        type: 'object',
+        description: 'What the provider billed, when it reports it: tokens, or search units (Cohere).',
+        properties: { prompt_tokens: { type: 'integer' }, total_tokens: { type: 'integer' }, search_units: { type: 'number' } },
+      },
+    },
+  },
   ImagesResponse: {
     type: 'object',
     properties: {

@@ -1,6 +1,6 @@
 import { messagesSchemas } from './protocols/messages/openapi.js';
 import { responseSchemas, type Schema } from './openapi-answers.js';
-import { audioRequest, chatRequest, completionRequest, embeddingRequest, imageEditRequest, imageGenerateRequest, imageVariationRequest, json, nullable, ref, speechRequest, string } from './openapi-requests.js';
+import { audioRequest, chatRequest, completionRequest, embeddingRequest, imageEditRequest, imageGenerateRequest, imageVariationRequest, json, nullable, ref, rerankRequest, speechRequest, string } from './openapi-requests.js';
 
 /**
  * The OpenAPI 3.1 description of the unified `/v1` API, merged with the admin API's
@@ -146,6 +146,9 @@ export const v1Paths = {
   '/v1/embeddings': {
     post: operation({ id: 'createEmbedding', summary: 'Embeddings', request: { mediaType: 'application/json', schema: 'EmbeddingRequest' }, ok: okJson('EmbeddingList') }),
   },
+  '/v1/rerank': {
+    post: operation({ id: 'createRerank', summary: 'Rerank documents against a query (Cohere, Jina, Voyage, Bedrock, compatible servers)', request: { mediaType: 'application/json', schema: 'RerankRequest' }, ok: okJson('RerankResponse') }),
+  },
   '/v1/images/generations': {
     post: operation({ id: 'createImage', summary: 'Generate images', request: { mediaType: 'application/json', schema: 'ImageGenerateRequest' }, ok: okJson('ImagesResponse') }),
   },
@@ -238,6 +241,7 @@ export const v1RequestSchemas: Record<string, Schema> = {
   ChatCompletionRequest: chatRequest,
   CompletionRequest: completionRequest,
   EmbeddingRequest: embeddingRequest,
+  RerankRequest: rerankRequest,
   ImageGenerateRequest: imageGenerateRequest,
   SpeechRequest: speechRequest,
   ImageEditRequest: imageEditRequest,
