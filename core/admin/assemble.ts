@@ -15,6 +15,8 @@ import { AdminGuard } from './guard.js';
 import { mountLogsApi } from './logs.js';
 import { mountPolicyAdmin } from './policies.js';
 import { mountPricesApi } from './prices.js';
+import { mountModelCatalogueApi } from './models-catalogue.js';
+import { ModelCatalogue } from '../api/model-catalogue.js';
 import { virtualKeyAdminRouter } from './virtual-keys.js';
 
 /** Who may call the gateway's admin routes: the account key, wrong keys counted per address, the guard in front of every admin route. */
@@ -38,7 +40,7 @@ export function registerAdmin(container: Container): void {
   });
 }
 
-/** Mounts the admin API on the app's router: plugins, policies, logs, prices and the metrics. */
+/** Mounts the admin API on the app's router: plugins, policies, logs, prices, the model catalogue and the metrics. */
 export function mountAdmin(router: Router, container: Container): void {
   const { config, clock } = container.resolve(GatewaySettings);
   const { guard } = container.resolve(AdminAccess);
@@ -57,6 +59,7 @@ export function mountAdmin(router: Router, container: Container): void {
   mountPolicyAdmin(router, { guard, policies, defaultPolicy: config.defaultPolicy, service: vault, logStore, clock });
   mountLogsApi(router, { guard, store: logStore });
   mountPricesApi(router, { guard, prices: vault.prices, provider: (id) => registry.provider(id) });
+  mountModelCatalogueApi(router, { guard, catalogue: container.resolve(ModelCatalogue), providers: () => registry.providerIds().map((id) => registry.provider(id)!) });
   const metrics = container.resolve(GatewayMetrics);
   const metricsRoute = async (koa: Context) => {
     koa.type = metrics.contentType;

@@ -332,6 +332,17 @@ export interface ProviderPlugin {
    * the provider's models are priced only by the configuration's `pricing`.
    */
   readonly pricing?: ProviderPricing;
+  /**
+   * Where the shipped model catalogue (context windows, capabilities: `GET /v1/models`) lists this
+   * provider's models. Absent: under the plugin's id.
+   */
+  readonly modelCatalogue?: ProviderModelCatalogue;
+}
+
+/** A provider's place in the shipped model catalogue, declared by the plugin so that the core names no provider. */
+export interface ProviderModelCatalogue {
+  /** The catalogue's id for the provider (e.g. the vendor whose models a compatible API serves). */
+  readonly catalogProvider: string;
 }
 
 /**

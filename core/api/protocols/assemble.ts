@@ -12,7 +12,11 @@ import { completions } from '../completions.js';
 import { embeddings } from '../embeddings.js';
 import { type GatewayRoute, gatewayRoute, type HandlerOptions } from '../handler.js';
 import { imagesGenerate } from '../images-generate.js';
+import { ModelCatalogue } from '../model-catalogue.js';
 import { models } from '../models.js';
+import { modelListRoute } from '../models-catalogue.js';
+import { PluginRegistry } from '../../registry.js';
+import { Routing } from '../../routing/assemble.js';
 import { audioTranscriptions, audioTranslations, imageEdits, imageVariations } from '../multipart-operations.js';
 import type { OperationHandler } from '../operation.js';
 import { createPassthrough } from '../passthrough.js';
@@ -60,6 +64,10 @@ export class Protocols {
     readonly hook: Hook,
     readonly store: ResponseStore,
     private readonly settings: GatewaySettings,
+    /** The model catalogue (`GET /v1/models` without a provider, `GET /admin/models/catalogue`). */
+    readonly catalogue?: ModelCatalogue,
+    /** `GET /v1/models` without `x-gateway-provider`: the caller's list from the catalogue. */
+    private readonly modelList?: (request: import('node:http').IncomingMessage, response: import('node:http').ServerResponse) => Promise<void>,
   ) {
     this.byName = new Map([...operations.map(([, handler]) => handler), passthrough].map((handler) => [handler.name, handler]));
   }
@@ -72,6 +80,12 @@ export class Protocols {
     // The unified operations are found with one map lookup before the router, whose layer matching
     // (a regular expression per route) is the larger cost on the path every model call takes.
     const byRoute = new Map(this.operations.map(([path, handler]) => [`${handler.method ?? 'POST'} ${path}`, gatewayRoute(pipeline, handler, options)]));
+    const providerList = byRoute.get('GET /v1/models');
+    const modelList = this.modelList;
+    // Without x-gateway-provider the gateway lists, from its catalogue, what the caller's key may reach.
+    if (providerList && modelList) {
+      byRoute.set('GET /v1/models', (request, response, path, query) => (request.headers['x-gateway-provider'] === undefined ? modelList(request, response) : providerList(request, response, path, query)));
+    }
     const dispatch: Middleware = (koa, next) => {
       // Route on the path exactly as it will be sent upstream; an unacceptable one falls through to
       // the pass-through handler, which refuses it (400 invalid_path) and logs it.
@@ -111,8 +125,12 @@ export class Protocols {
   }
 }
 
-/** Registers the protocols: the unified operations, the Responses API with its store (SQLite, or PostgreSQL with `DATABASE_URL`). */
+/** Registers the model catalogue and the protocols: the unified operations, the Responses API with its store (SQLite, or PostgreSQL with `DATABASE_URL`). */
 export function registerProtocols(container: Container): void {
+  provide(container, ModelCatalogue, (c) => {
+    const registry = c.resolve(PluginRegistry);
+    return new ModelCatalogue(() => registry.providerIds().map((id) => registry.provider(id)!), c.resolve(VaultService).prices);
+  });
   provide(container, Protocols, (c) => {
     const settings = c.resolve(GatewaySettings);
     const { config, logger } = settings;
@@ -122,7 +140,23 @@ export function registerProtocols(container: Container): void {
       builtInTools: config.responses.builtInTools,
       onStoreError: (error) => logger.warn({ err: { message: (error as Error)?.message } }, 'a response could not be stored'),
     });
-    return new Protocols(operationsWith(responses.handler), createPassthrough(config.passthrough), responses.hook, store, settings);
+    const registry = c.resolve(PluginRegistry);
+    const vault = c.resolve(VaultService);
+    const { accountKey, failedAuth } = c.resolve(AdminAccess);
+    const routing = c.resolve(Routing);
+    const catalogue = c.resolve(ModelCatalogue);
+    const modelList = modelListRoute({
+      catalogue,
+      provider: (id) => registry.provider(id),
+      keys: { accountKey, keyResolvers: [vault.resolver], failedAuth },
+      allowedModels: async (caller) => (caller.type === 'virtual-key' ? ((vault.keys.cached(caller.id) ?? (await vault.keys.get(caller.id)))?.limits?.allowed_models ?? undefined) : undefined),
+      configRoutes: routing.catalog.routes,
+      configAliases: routing.catalog.models,
+      storedRoutes: async () => (vault.isStarted ? vault.parts.routes.list() : []),
+      storedAliases: async () => (vault.isStarted ? vault.parts.routes.listAliases() : []),
+      trustProxy: config.server.trustProxy,
+    });
+    return new Protocols(operationsWith(responses.handler), createPassthrough(config.passthrough), responses.hook, store, settings, catalogue, modelList);
   });
 }
 

@@ -87,6 +87,7 @@ export function bedrock(params: BedrockParams = {}): ProviderRegistration {
         authHeaders: ['authorization', 'x-amz-*'],
         mapError: mapBedrockError,
         // The catalogue knows Bedrock's model ids, cross-region prefixes (`us.`, `eu.`, `global.`) included.
+        modelCatalogue: { catalogProvider: 'amazon-bedrock' },
         pricing: { catalogProvider: 'aws' },
       };
     },

@@ -1,4 +1,4 @@
-import type { ProviderPricing } from '../../../core/spec/index.js';
+import type { ProviderModelCatalogue, ProviderPricing } from '../../../core/spec/index.js';
 
 /**
  * What an OpenAI-compatible provider is: a manifest of data. Every difference from OpenAI's own API
@@ -81,6 +81,8 @@ export interface CompatibleProviderManifest {
   passthroughUrl?(pathAndQuery: string, baseUrl: string): string | undefined;
   /** Where its token prices are found in the price catalogue (absent: priced only by the configuration). */
   readonly pricing?: ProviderPricing;
+  /** Where the model catalogue lists its models (absent: under its id). */
+  readonly modelCatalogue?: ProviderModelCatalogue;
 }
 
 /** Params every compatible provider's factory takes. */

@@ -76,6 +76,7 @@ export function defineCompatibleProvider(manifest: CompatibleProviderManifest): 
           ? (pathAndQuery, target) => manifest.passthroughUrl?.(pathAndQuery, target.baseUrl) ?? target.baseUrl + pathAndQuery
           : undefined,
         pricing: manifest.pricing,
+        ...(manifest.modelCatalogue ? { modelCatalogue: manifest.modelCatalogue } : {}),
       };
     },
   });

@@ -7,6 +7,7 @@ export const togetherManifest: CompatibleProviderManifest = {
   description: 'Together AI inference (OpenAI-compatible chat and embeddings).',
   baseUrl: 'https://api.together.xyz/v1',
   pricing: { catalogProvider: 'together' },
+  modelCatalogue: { catalogProvider: 'togetherai' },
   operations: ['chat', 'embed'],
   auth: { kind: 'bearer' },
   chat: {
