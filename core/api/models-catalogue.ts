@@ -10,6 +10,7 @@ import type { ModelAlias } from '../routing/store.js';
 import type { ProviderPlugin } from '../spec/provider.js';
 import type { Caller, KeyResolution } from '../spec/key-resolver.js';
 import { type CatalogueEntry, type ModelCatalogue, namedEntry } from './model-catalogue.js';
+import { metadataOf, strictOf, traceIdOf } from './request-headers.js';
 
 /** What the caller-scoped model list reads: the catalogue, the providers, the caller's key and the routes. */
 export interface ModelListDependencies {
@@ -68,16 +69,21 @@ function send(response: ServerResponse, status: number, body: unknown, headers: 
  */
 export function modelListRoute(dependencies: ModelListDependencies): (request: IncomingMessage, response: ServerResponse) => Promise<void> {
   return async (request, response) => {
+    const headers = flattenHeaders(request.headers);
+    let traceId: string | undefined;
     try {
-      const headers = flattenHeaders(request.headers);
+      // The gateway's own headers are checked as on every /v1 request (400 naming the header).
+      traceId = traceIdOf(headers['x-gateway-trace-id']);
+      metadataOf(headers['x-gateway-metadata']);
+      strictOf(headers['x-gateway-strict-api-compliance']);
       const found = gatewayKeyOf(headers, dependencies.keys.accountKey, dependencies.keys.keyResolvers);
       if (!found) throw errors.authentication('Missing x-gateway-api-key header: send your account API key or a virtual key.', { code: 'missing_api_key' });
       const incoming = { method: 'GET', path: '/v1/models', search: '', headers, clientAddress: clientAddress(request, dependencies.trustProxy) };
       const resolution = await identify(found.key, { incoming }, dependencies.keys);
-      send(response, 200, { object: 'list', data: await reachableModels(dependencies, resolution) });
+      send(response, 200, { object: 'list', data: await reachableModels(dependencies, resolution) }, { 'x-gateway-trace-id': traceId });
     } catch (error) {
       const failure = error instanceof GatewayError ? error : errors.internal('The model list could not be made.', { code: 'internal_error' });
-      send(response, failure.status, failure.toJSON(), failure.headers);
+      send(response, failure.status, failure.toJSON(), { ...failure.headers, ...(traceId ? { 'x-gateway-trace-id': traceId } : {}) });
     }
   };
 }
