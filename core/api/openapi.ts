@@ -183,7 +183,7 @@ export const v1Paths = {
     }),
   },
   '/v1/models': {
-    get: operation({ id: 'listModels', summary: "The provider's models, in the OpenAI list shape", ok: okJson('ModelList') }),
+    get: operation({ id: 'listModels', summary: "The models the caller's key may reach (the gateway's catalogue), or with x-gateway-provider the provider's own list", ok: okJson('ModelList') }),
   },
   '/v1/messages': {
     post: operation({
