@@ -6,6 +6,7 @@ export const ovhcloudManifest: CompatibleProviderManifest = {
   name: 'OVHcloud AI Endpoints',
   description: 'OVHcloud AI Endpoints (OpenAI-compatible chat and embeddings, hosted in Europe).',
   baseUrl: 'https://oai.endpoints.kepler.ai.cloud.ovh.net/v1',
+  pricing: { catalogProvider: 'ovhcloud' },
   operations: ['chat', 'embed'],
   auth: { kind: 'bearer' },
 };
