@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http';
 import test from 'ava';
 import { type Fake, type RecordedRequest, startFake } from '../fakes/openai-fake.js';
 import { ACCOUNT_KEY, loggedOnce, PROVIDER_KEY, startGateway, type TestGateway, traceId } from '../harness.js';
+import { admin, createKey } from '../vault/vault-harness.js';
 import { openai } from '../../plugins/providers/openai/index.js';
 import { cohere } from '../../plugins/providers/cohere/index.js';
 import { jina } from '../../plugins/providers/jina/index.js';
@@ -178,4 +179,34 @@ test('the response cache serves the same rerank again without calling the provid
   const documented = await rerank('cohere', { ...body, return_documents: true }, 'rr-cache-3', unforwarded);
   t.is(documented.headers.get('x-gateway-cache'), 'MISS', 'asking for the documents is another answer');
   t.deepEqual(documented.json.results[0].document, { text: 'three' });
+});
+
+test.serial('a virtual key with a budget: a rerank priced per search is admitted, charged the searches the provider billed; an unpriced rerank model is refused before anything is sent', async (t) => {
+  const { id, key } = await createKey(t, gateway, {
+    name: 'rerank-budget',
+    provider: 'cohere',
+    provider_key: 'co-rerank-secret-0123456789abcdef',
+    custom_host: `${fake.origin}/v2`,
+    limits: { budget_usd: 1 },
+  });
+  const call = (model: string) =>
+    fetch(`${gateway.url}/v1/rerank`, {
+      method: 'POST',
+      headers: { 'x-gateway-api-key': key, 'content-type': 'application/json' },
+      body: JSON.stringify({ model, query: 'budget', documents: ['a', 'b', 'c', 'd'] }),
+    });
+  const priced = await call('rerank-v3.5');
+  t.is(priced.status, 200);
+  const deadline = Date.now() + 5000;
+  let usage = (await admin(gateway, 'GET', `/admin/virtual-keys/${id}/usage`)).json;
+  while (usage.reserved_usd !== 0 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    usage = (await admin(gateway, 'GET', `/admin/virtual-keys/${id}/usage`)).json;
+  }
+  t.is(usage.remaining_usd, 0.998, 'one search unit at $2 per thousand was charged');
+  const before = fake.requests.length;
+  const unpriced = await call('rerank-unknown-model');
+  t.is(unpriced.status, 403);
+  t.is(((await unpriced.json()) as { error: { code: string } }).error.code, 'model_not_priced');
+  t.is(fake.requests.length, before, 'nothing was sent upstream');
 });
