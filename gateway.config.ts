@@ -33,6 +33,11 @@ import { ovhcloud } from './plugins/providers/ovhcloud/index.js';
 import { vercelAiGateway } from './plugins/providers/vercel-ai-gateway/index.js';
 import { litellm } from './plugins/providers/litellm/index.js';
 import { portkey } from './plugins/providers/portkey/index.js';
+import { githubModels } from './plugins/providers/github-models/index.js';
+import { zhipu } from './plugins/providers/zhipu/index.js';
+import { minimax } from './plugins/providers/minimax/index.js';
+import { baseten } from './plugins/providers/baseten/index.js';
+import { volcengineArk } from './plugins/providers/volcengine-ark/index.js';
 import { azureOpenAI } from './plugins/providers/azure-openai/index.js';
 import { bedrock } from './plugins/providers/bedrock/index.js';
 import { cohere } from './plugins/providers/cohere/index.js';
@@ -88,6 +93,11 @@ export default defineConfig({
     vercelAiGateway(),
     litellm(),
     portkey(),
+    githubModels(),
+    zhipu(),
+    minimax(),
+    baseten(),
+    volcengineArk(),
   ],
   // Listed at GET /admin/plugins (with their params schemas) whether or not a policy uses them.
   guardrails: [...builtinGuardrails],

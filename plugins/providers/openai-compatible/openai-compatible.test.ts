@@ -21,7 +21,7 @@ import {
 import { pluginDependencies } from '../../../test/plugin-dependencies.js';
 
 /** The compatible family shipped on this base (each documented in docs/providers/<id>.md). */
-const COMPATIBLE = 'groq together fireworks deepseek openrouter perplexity xai cerebras deepinfra mistral nvidia-nim sambanova hyperbolic novita nebius lambda moonshot dashscope vllm lmstudio llamacpp ollama jina voyage nscale featherless siliconflow scaleway ovhcloud vercel-ai-gateway litellm portkey'.split(' ');
+const COMPATIBLE = 'groq together fireworks deepseek openrouter perplexity xai cerebras deepinfra mistral nvidia-nim sambanova hyperbolic novita nebius lambda moonshot dashscope vllm lmstudio llamacpp ollama jina voyage nscale featherless siliconflow scaleway ovhcloud vercel-ai-gateway litellm portkey github-models zhipu minimax baseten volcengine-ark'.split(' ');
 
 const dependencies: PluginDependencies = pluginDependencies();
 const target: ProviderTarget = { baseUrl: 'https://api.example.test/v1', customHost: false, headers: {}, credentials: { apiKey: 'k-123' }, strict: true };
@@ -147,7 +147,7 @@ test('every shipped provider has a conformance subject, a unique id, a documente
   const ids = subjects.map((subject) => subject.registration.manifest.id);
   t.is(new Set(ids).size, ids.length);
   for (const id of COMPATIBLE) t.true(ids.includes(id), `${id} has no conformance subject`);
-  t.is(COMPATIBLE.length, 32);
+  t.is(COMPATIBLE.length, 37);
   for (const subject of subjects) {
     const id = subject.registration.manifest.id;
     const headers = Object.fromEntries(Object.entries(subject.headers ?? {}).map(([name, value]) => [name.toLowerCase(), value]));
