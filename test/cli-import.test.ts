@@ -195,14 +195,47 @@ test('import: a usage error exits 2; a file that is not a config exits 1; a conf
   const dataDir = join(folder, 'data');
   t.is((await gatewayCommand(['import', 'kong', 'x.json'], { GATEWAY_DATA_DIR: dataDir })).code, 2);
   const broken = join(folder, 'broken.json');
-  writeFileSync(broken, '{ not json');
+  writeFileSync(broken, '{ "api_key": "sk-broken-secret-0123456789" ');
   const unreadable = await gatewayCommand(['import', 'portkey', broken], { GATEWAY_DATA_DIR: dataDir });
   t.is(unreadable.code, 1);
-  t.regex(unreadable.stderr, /could not be read as a Portkey config/);
+  t.regex(unreadable.stderr, /could not be read as a Portkey config \(JSON\): not valid JSON/);
+  const brokenYaml = join(folder, 'broken.yaml');
+  writeFileSync(brokenYaml, 'model_list:\n  - model_name: x\n    litellm_params: {api_key: sk-yaml-secret-0123456789\n');
+  const unreadableYaml = await gatewayCommand(['import', 'litellm', brokenYaml], { GATEWAY_DATA_DIR: dataDir });
+  t.is(unreadableYaml.code, 1);
+  t.regex(unreadableYaml.stderr, /could not be read as a LiteLLM config \(YAML\): .* at line \d+, column \d+/);
+  for (const run of [unreadable, unreadableYaml]) t.false(/sk-(broken|yaml)-secret/.test(run.stdout + run.stderr), 'a parse error quotes no secret');
   const nothing = join(folder, 'nothing.json');
   writeFileSync(nothing, JSON.stringify({ strategy: { mode: 'fallback' }, targets: [{ virtual_key: 'portkey-only-vk' }] }));
   const empty = await gatewayCommand(['import', 'portkey', nothing], { GATEWAY_DATA_DIR: dataDir });
   t.is(empty.code, 1);
   t.regex(empty.stdout, /not carried: config\.targets\[0\]\.virtual_key/);
   t.regex(empty.stdout, /not carried: config\.targets: no target could be carried over/);
+});
+
+test.serial("a Portkey config with a nested target works as it is, inline in x-gateway-config: the nested load balancer's targets are tried", async (t) => {
+  const gateway = await startGateway({ providers: [openai()] });
+  try {
+    const config = {
+      strategy: { mode: 'fallback' },
+      targets: [
+        {
+          strategy: { mode: 'loadbalance' },
+          targets: [
+            { provider: 'openai', custom_host: fake.baseUrl, weight: 1, override_params: { model: 'nested-a' } },
+            { provider: 'openai', custom_host: fake.baseUrl, weight: 1, override_params: { model: 'nested-b' } },
+          ],
+        },
+        { provider: 'openai', custom_host: fake.baseUrl, override_params: { model: 'backup' } },
+      ],
+    };
+    const before = fake.requests.length;
+    const answer = await chat(gateway, 'anything', { 'x-gateway-config': JSON.stringify(config), authorization: 'Bearer sk-inline-portkey-0123456789' });
+    t.is(answer.status, 200, answer.body);
+    const sent = fake.requests.slice(before);
+    t.is(sent.length, 1);
+    t.true(['nested-a', 'nested-b'].includes(sent[0].json().model), 'the nested load balancer answered first');
+  } finally {
+    await gateway.close();
+  }
 });

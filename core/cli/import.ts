@@ -29,6 +29,17 @@ function withCredentialIds(value: unknown, ids: ReadonlyMap<string, string>): un
 const reason = (error: unknown): string => (error instanceof GatewayError ? error.body.message : (error as Error).message);
 
 /**
+ * Why a file could not be parsed, without quoting it: JSON.parse and the YAML parser put an excerpt
+ * of the text in their messages, and the text may hold a secret. Only the place is told.
+ */
+function parseProblem(error: unknown): string {
+  const { code, linePos } = error as { code?: string; linePos?: Array<{ line: number; col: number }> };
+  if (linePos?.[0]) return `${code ?? 'invalid YAML'} at line ${linePos[0].line}, column ${linePos[0].col}`;
+  if (error instanceof SyntaxError) return 'not valid JSON';
+  return (error as Error).message.split('\n')[0];
+}
+
+/**
  * Stores a plan through the admin API's own actions (the same checks): its credentials, then each
  * route (a stored route of the same name is replaced: importing again updates it), then the
  * aliases. A credential no stored route names in the end is deleted again.
@@ -122,7 +133,7 @@ export async function runImportCli(argv: readonly string[], gatewayConfig: Gatew
     if (kind === 'portkey') plan = portkeyPlan(JSON.parse(text), name ?? basename(file, extname(file)), providers);
     else plan = litellmPlan((await import('yaml')).parse(text), providers, io.environment);
   } catch (error) {
-    io.stderr.write(`error: ${file} could not be read as a ${kind === 'portkey' ? 'Portkey config (JSON)' : 'LiteLLM config (YAML)'}: ${(error as Error).message}\n`);
+    io.stderr.write(`error: ${file} could not be read as a ${kind === 'portkey' ? 'Portkey config (JSON)' : 'LiteLLM config (YAML)'}: ${parseProblem(error)}\n`);
     return 1;
   }
   const imported = await store(plan, config, io);
