@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AdminAccess } from '../../admin/assemble.js';
 import { type Container, GatewaySettings, provide } from '../../container.js';
 import { callerIdentifier } from '../../identity/caller.js';
@@ -67,7 +68,7 @@ export class Protocols {
     /** The model catalogue (`GET /v1/models` without a provider, `GET /admin/models/catalogue`). */
     readonly catalogue?: ModelCatalogue,
     /** `GET /v1/models` without `x-gateway-provider`: the caller's list from the catalogue. */
-    private readonly modelList?: (request: import('node:http').IncomingMessage, response: import('node:http').ServerResponse) => Promise<void>,
+    private readonly modelList?: (request: IncomingMessage, response: ServerResponse) => Promise<void>,
   ) {
     this.byName = new Map([...operations.map(([, handler]) => handler), passthrough].map((handler) => [handler.name, handler]));
   }
