@@ -166,6 +166,11 @@ general_settings:
   const again = await gatewayCommand(['import', 'litellm', file], { GATEWAY_DATA_DIR: dataDir, ...SECRETS });
   t.is(again.code, 0, again.stderr);
   t.regex(again.stdout, /replaced route litellm-gpt-4o/);
+  t.deepEqual(
+    [...again.stdout.matchAll(/rotated credential (\S+) \((cred_[^)]+)\)/g)].map((match) => match[2]).sort(),
+    [...run.stdout.matchAll(/stored credential (\S+) \((cred_[^)]+)\)/g)].map((match) => match[2]).sort(),
+    'importing again rotates the credentials it stored before: same ids, none left over',
+  );
 
   const gateway = await gatewayOn(dataDir);
   try {

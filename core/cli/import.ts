@@ -13,10 +13,27 @@ import { type CliIo, cliVaultService } from './vault.js';
 
 /** What was stored, by name and id (never a secret). */
 interface Imported {
-  readonly credentials: Array<{ name: string; id: string }>;
+  readonly credentials: Array<{ name: string; id: string; rotated: boolean }>;
   readonly routes: Array<{ name: string; id: string; replaced: boolean }>;
   readonly aliases: Array<{ alias: string; route: string }>;
   readonly failed: string[];
+}
+
+/**
+ * The credentials the stored routes of the plan's names use, by name: what a previous import of the
+ * same config stored. Only those are reused (rotated), never another credential that shares a name.
+ */
+async function previousCredentials(plan: ImportPlan, service: ReturnType<typeof cliVaultService>): Promise<Map<string, string>> {
+  const found = new Map<string, string>();
+  for (const { name } of plan.routes) {
+    const stored = await service.parts.routes.route(name);
+    if (!stored) continue;
+    for (const match of JSON.stringify(stored.route).matchAll(/"credential":"([^"]+)"/g)) {
+      const record = await service.credentials.get(match[1]);
+      if (record && !found.has(record.name)) found.set(record.name, record.id);
+    }
+  }
+  return found;
 }
 
 /** A route with every credential reference replaced by the stored credential's id. */
@@ -59,10 +76,16 @@ async function store(plan: ImportPlan, config: ReturnType<typeof resolveConfig>,
   await service.start();
   try {
     const ids = new Map<string, string>();
+    const reusable = await previousCredentials(plan, service);
+    const createdNow = new Set<string>();
     for (const { reference, name, provider, api_key: apiKey, fields } of plan.credentials) {
-      const created = (await keys.createCredential({ name, provider, ...(apiKey !== undefined ? { api_key: apiKey } : {}), ...(fields ? { fields } : {}) })) as { id: string };
-      ids.set(reference, created.id);
-      imported.credentials.push({ name, id: created.id });
+      const secret = { ...(apiKey !== undefined ? { api_key: apiKey } : {}), ...(fields ? { fields } : {}) };
+      const previous = reusable.get(name);
+      // Importing again rotates the credential the previous import stored for this name: no orphan.
+      const id = previous !== undefined ? ((await keys.rotateCredential(previous, secret)) as { id: string }).id : ((await keys.createCredential({ name, provider, ...secret })) as { id: string }).id;
+      if (previous === undefined) createdNow.add(id);
+      ids.set(reference, id);
+      imported.credentials.push({ name, id, rotated: previous !== undefined });
     }
     const used = new Set<string>();
     for (const { name, route } of plan.routes) {
@@ -85,7 +108,7 @@ async function store(plan: ImportPlan, config: ReturnType<typeof resolveConfig>,
         imported.failed.push(`alias ${alias}: ${reason(error)}`);
       }
     }
-    for (const credential of imported.credentials.filter((entry) => !used.has(entry.id))) await service.credentials.delete(credential.id);
+    for (const credential of imported.credentials.filter((entry) => !used.has(entry.id) && createdNow.has(entry.id))) await service.credentials.delete(credential.id);
     imported.credentials.splice(0, imported.credentials.length, ...imported.credentials.filter((entry) => used.has(entry.id)));
     return imported;
   } finally {
@@ -99,7 +122,7 @@ function report(plan: ImportPlan, imported: Imported, io: CliIo, json: boolean):
     return;
   }
   const lines = [
-    ...imported.credentials.map(({ name, id }) => `stored credential ${name} (${id})`),
+    ...imported.credentials.map(({ name, id, rotated }) => `${rotated ? 'rotated' : 'stored'} credential ${name} (${id})`),
     ...imported.routes.map(({ name, id, replaced }) => `${replaced ? 'replaced' : 'stored'} route ${name} (${id})`),
     ...imported.aliases.map(({ alias, route }) => `alias ${alias} → route ${route}`),
     ...plan.notCarried.map((line) => `not carried: ${line}`),
