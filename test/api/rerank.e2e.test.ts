@@ -36,6 +36,7 @@ function upstream(request: RecordedRequest, response: ServerResponse) {
     const results = (body.documents as string[]).map((text, index) => ({ index, relevance_score: SCORES[index], document: { text } }));
     return json(response, 200, { model: body.model, usage: { total_tokens: 815, prompt_tokens: 815 }, results, provider_extra: 1 });
   }
+  if (request.url === '/failing/rerank') return json(response, 500, { detail: 'reranker down' });
   json(response, 404, { error: { message: 'no such route' } });
 }
 
@@ -50,6 +51,16 @@ test.before(async () => {
       },
     },
     cache: { default: { mode: 'simple', max_age: 600 } },
+    models: {
+      // A rerank alias: Jina first (its answer here is a 500), Cohere when it fails.
+      'best-reranker': {
+        strategy: { mode: 'fallback' },
+        targets: [
+          { name: 'jina', provider: 'jina', custom_host: `${fake.origin}/failing`, override_params: { model: 'jina-reranker-v2-base-multilingual' } },
+          { name: 'cohere', provider: 'cohere', custom_host: `${fake.origin}/v2`, override_params: { model: 'rerank-v3.5' } },
+        ],
+      },
+    },
   });
 });
 
@@ -209,4 +220,21 @@ test.serial('a virtual key with a budget: a rerank priced per search is admitted
   t.is(unpriced.status, 403);
   t.is(((await unpriced.json()) as { error: { code: string } }).error.code, 'model_not_priced');
   t.is(fake.requests.length, before, 'nothing was sent upstream');
+});
+
+test('a rerank alias routes like any operation: the failing first target falls back to the next, whose model override is sent', async (t) => {
+  const trace = traceId('rr-alias');
+  const response = await fetch(`${gateway.url}/v1/rerank`, {
+    method: 'POST',
+    headers: { 'x-gateway-api-key': ACCOUNT_KEY, authorization: `Bearer ${PROVIDER_KEY}`, 'content-type': 'application/json', 'x-gateway-trace-id': trace, 'x-gateway-cache': 'no-store' },
+    body: JSON.stringify({ model: 'best-reranker', query: 'alias', documents: ['one', 'two', 'three', 'four'], top_n: 1 }),
+  });
+  t.is(response.status, 200, await response.clone().text());
+  t.is(response.headers.get('x-gateway-route-target'), 'cohere');
+  t.deepEqual(((await response.json()) as { results: unknown[] }).results, [{ index: 2, relevance_score: 0.999071 }]);
+  const sent = fake.requests.filter((request) => request.url === '/v2/rerank' && request.json().query === 'alias');
+  t.is(sent.length, 1);
+  t.is(sent[0].json().model, 'rerank-v3.5');
+  const entry = await loggedOnce(gateway, trace);
+  t.like(entry, { operation: 'rerank', status: 200 });
 });
