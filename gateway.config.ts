@@ -25,6 +25,19 @@ import { together } from './plugins/providers/together/index.js';
 import { vllm } from './plugins/providers/vllm/index.js';
 import { voyage } from './plugins/providers/voyage/index.js';
 import { xai } from './plugins/providers/xai/index.js';
+import { nscale } from './plugins/providers/nscale/index.js';
+import { featherless } from './plugins/providers/featherless/index.js';
+import { siliconflow } from './plugins/providers/siliconflow/index.js';
+import { scaleway } from './plugins/providers/scaleway/index.js';
+import { ovhcloud } from './plugins/providers/ovhcloud/index.js';
+import { vercelAiGateway } from './plugins/providers/vercel-ai-gateway/index.js';
+import { litellm } from './plugins/providers/litellm/index.js';
+import { portkey } from './plugins/providers/portkey/index.js';
+import { githubModels } from './plugins/providers/github-models/index.js';
+import { zhipu } from './plugins/providers/zhipu/index.js';
+import { minimax } from './plugins/providers/minimax/index.js';
+import { baseten } from './plugins/providers/baseten/index.js';
+import { volcengineArk } from './plugins/providers/volcengine-ark/index.js';
 import { azureOpenAI } from './plugins/providers/azure-openai/index.js';
 import { bedrock } from './plugins/providers/bedrock/index.js';
 import { cohere } from './plugins/providers/cohere/index.js';
@@ -71,6 +84,20 @@ export default defineConfig({
     ollama(),
     jina(),
     voyage(),
+    // OpenAI-compatible manifests added with issue 38 (upstream gateways included).
+    nscale(),
+    featherless(),
+    siliconflow(),
+    scaleway(),
+    ovhcloud(),
+    vercelAiGateway(),
+    litellm(),
+    portkey(),
+    githubModels(),
+    zhipu(),
+    minimax(),
+    baseten(),
+    volcengineArk(),
   ],
   // Listed at GET /admin/plugins (with their params schemas) whether or not a policy uses them.
   guardrails: [...builtinGuardrails],

@@ -19,7 +19,8 @@ test('GET /admin/plugins lists every shipped provider with the operations it sup
   const byId = new Map(listing.providers.map((provider) => [provider.id, provider]));
   t.deepEqual(byId.get('groq')?.operations, ['chat']);
   t.deepEqual(byId.get('mistral')?.operations, ['chat', 'embed']);
-  t.deepEqual(byId.get('voyage')?.operations, ['embed']);
+  t.deepEqual(byId.get('voyage')?.operations, ['embed', 'rerank']);
+  t.deepEqual(byId.get('cohere')?.operations, ['chat', 'embed', 'rerank']);
   t.deepEqual(
     [...(byId.get('openai')?.operations ?? [])].sort(),
     ['chat', 'completion', 'embed', 'imageEdit', 'imageGenerate', 'imageVariation', 'models', 'responses', 'speech', 'transcription', 'translation'],
@@ -32,7 +33,7 @@ test('the start-up banner lists each provider on its own line with its operation
   const banner = providerBanner(gateway.gateway.registry.list().providers);
   t.regex(banner, /^providers: \d+\n/);
   t.regex(banner, /^ {2}groq +chat$/m);
-  t.regex(banner, /^ {2}jina +embed$/m);
+  t.regex(banner, /^ {2}jina +embed, rerank$/m);
   t.regex(banner, /^ {2}ollama +chat, embed$/m);
 });
 

@@ -172,6 +172,29 @@ export const adminOpenApi = {
     '/admin/models': {
       get: { summary: 'List model aliases', responses: { 200: { description: 'The aliases', ...json(list('ModelAlias')) }, 401: error, 403: error } },
     },
+    '/admin/models/catalogue': {
+      get: {
+        summary: "The whole model catalogue, provider by provider (each registered provider under the catalogue's id for it), with its sources and versions",
+        responses: {
+          200: {
+            description: 'The catalogue',
+            ...json({
+              type: 'object',
+              properties: {
+                object: { const: 'model_catalogue' },
+                source: { type: 'object', properties: { models: { type: 'string' }, prices: { type: 'string' } } },
+                providers: {
+                  type: 'array',
+                  items: { type: 'object', properties: { id: { type: 'string' }, catalogue_provider: { type: 'string' }, models: { type: 'array', items: { type: 'object', description: 'An entry as `GET /v1/models` gives it (`CatalogueModel` in the gateway\'s OpenAPI document).' } } } },
+                },
+              },
+            }),
+          },
+          401: error,
+          403: error,
+        },
+      },
+    },
     '/admin/models/{alias}': {
       put: {
         summary: 'Set a model alias: a request with this `model` takes the route',

@@ -24,6 +24,8 @@ function described(price: ModelPrice) {
     input_per_token: price.input / 1_000_000,
     output_per_token: price.output / 1_000_000,
     cached_input_per_token: price.cachedInput === undefined ? null : price.cachedInput / 1_000_000,
+    // Rerank models billed by the search only.
+    ...(price.searches === undefined ? {} : { searches_per_thousand: price.searches }),
   };
 }
 

@@ -79,6 +79,32 @@ export const responseSchemas: Record<string, Schema> = {
       usage: { type: 'object', properties: { prompt_tokens: { type: 'integer' }, total_tokens: { type: 'integer' } } },
     },
   },
+  RerankResponse: {
+    type: 'object',
+    required: ['model', 'results'],
+    properties: {
+      id: string,
+      model: string,
+      results: {
+        type: 'array',
+        description: 'Best first (ties by index), at most `top_n`.',
+        items: {
+          type: 'object',
+          required: ['index', 'relevance_score'],
+          properties: {
+            index: { type: 'integer', description: "The document's position in the request." },
+            relevance_score: { type: 'number' },
+            document: { type: 'object', properties: { text: string }, description: 'The document as sent (a string as `{ text }`); only with `return_documents: true`.' },
+          },
+        },
+      },
+      usage: {
+        type: 'object',
+        description: 'What the provider billed, when it reports it: tokens, or search units (Cohere).',
+        properties: { prompt_tokens: { type: 'integer' }, total_tokens: { type: 'integer' }, search_units: { type: 'number' } },
+      },
+    },
+  },
   ImagesResponse: {
     type: 'object',
     properties: {
@@ -88,9 +114,40 @@ export const responseSchemas: Record<string, Schema> = {
   },
   ModelList: {
     type: 'object',
+    description:
+      "With `x-gateway-provider`: the provider's own list. Without it: the gateway's catalogue of what the caller's key may reach (docs/model-catalogue.md), each entry a `CatalogueModel`.",
     properties: {
       object: { const: 'list' },
       data: { type: 'array', items: { type: 'object', properties: { id: string, object: { const: 'model' }, created: { type: 'integer' }, owned_by: string } } },
+    },
+  },
+  CatalogueModel: {
+    type: 'object',
+    required: ['id', 'object', 'created', 'owned_by', 'kind'],
+    properties: {
+      id: string,
+      object: { const: 'model' },
+      created: { type: 'integer', description: 'Release date (Unix seconds) where known, else 0.' },
+      owned_by: { ...string, description: "The provider; an alias's or a route's first provider (`gateway` when it has none directly)." },
+      kind: { enum: ['model', 'alias', 'route'] },
+      providers: { type: 'array', items: string, description: "An alias's or a route's providers, in target order." },
+      context_window: { type: 'integer' },
+      capabilities: {
+        type: 'object',
+        description: 'What the catalogue knows; a capability it says nothing of is absent.',
+        properties: { tools: { type: 'boolean' }, vision: { type: 'boolean' }, audio: { type: 'boolean' }, reasoning: { type: 'boolean' }, structured_output: { type: 'boolean' } },
+      },
+      pricing: {
+        type: 'object',
+        description: 'What the gateway charges: USD per million tokens (per thousand searches for rerank models), and where the price comes from.',
+        properties: {
+          input_per_million: { type: 'number' },
+          output_per_million: { type: 'number' },
+          cached_input_per_million: { type: 'number' },
+          searches_per_thousand: { type: 'number' },
+          source: string,
+        },
+      },
     },
   },
   ResponseCreateRequest: {

@@ -231,6 +231,26 @@ export const embeddingRequest: Schema = {
   },
 };
 
+export const rerankRequest: Schema = {
+  type: 'object',
+  required: ['model', 'query', 'documents'],
+  description:
+    "Cohere's rerank shape. Unknown fields are kept (a provider may read its own, e.g. Cohere's `max_tokens_per_doc`, Voyage's `truncation`). `return_documents` is applied by the gateway, never sent upstream.",
+  properties: {
+    model: nonEmpty,
+    query: nonEmpty,
+    documents: {
+      type: 'array',
+      minItems: 1,
+      maxItems: 10_000,
+      items: { anyOf: [string, { type: 'object', required: ['text'], properties: { text: string } }] },
+      description: 'Strings, or objects whose `text` is ranked (the other fields come back with the document).',
+    },
+    top_n: range('integer', 1),
+    return_documents: boolean,
+  },
+};
+
 export const IMAGE_SIZES_A = ['256x256', '512x512', '1024x1024'];
 export const IMAGE_SIZES_B = ['1024x1024', '1792x1024', '1024x1792'];
 export const nullOr = (values: readonly unknown[]): Schema => ({ enum: [null, ...values] });

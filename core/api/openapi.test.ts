@@ -9,6 +9,7 @@ import { GatewayError } from '../errors.js';
 import { validateChatRequest } from './chat-schema.js';
 import { validateCompletionRequest } from './completions-schema.js';
 import { validateEmbeddingRequest } from './embeddings-schema.js';
+import { validateRerankRequest } from './rerank-schema.js';
 import { validateImageGenerateRequest } from './images-generate-schema.js';
 import { audioTranscriptions, imageEdits, imageVariations } from './multipart-operations.js';
 import { gatewayOpenApi } from '../openapi.js';
@@ -436,6 +437,23 @@ test('the document is valid OpenAPI 3.1 by an OpenAPI validator, which does refu
   t.false((await new Validator().validate(broken)).valid);
 });
 
+const rerankBody = (extra: Body = {}): Body => ({ model: 'rerank-v3.5', query: 'capital?', documents: ['a', { text: 'b', id: 2 }], ...extra });
+agree('rerank', 'RerankRequest', validateRerankRequest, [
+  ['strings and objects with text', rerankBody(), true],
+  ['top_n and return_documents', rerankBody({ top_n: 1, return_documents: true }), true],
+  ['10000 documents', rerankBody({ documents: many(10_000, () => 'x') }), true],
+  ['10001 documents', rerankBody({ documents: many(10_001, () => 'x') }), false],
+  ['no documents', rerankBody({ documents: [] }), false],
+  ['a number document', rerankBody({ documents: [1] }), false],
+  ['an object without text', rerankBody({ documents: [{ title: 'x' }] }), false],
+  ['an empty query', rerankBody({ query: '' }), false],
+  ['no query', { model: 'm', documents: ['a'] }, false],
+  ['top_n 0', rerankBody({ top_n: 0 }), false],
+  ['top_n 1.5', rerankBody({ top_n: 1.5 }), false],
+  ['return_documents "yes"', rerankBody({ return_documents: 'yes' }), false],
+  ['no model', { query: 'q', documents: ['a'] }, false],
+]);
+
 test('every $ref resolves and every /v1 operation and the pass-through are described', (t) => {
   const text = JSON.stringify(gatewayOpenApi);
   for (const [, pointer] of text.matchAll(/"\$ref":"#\/([^"]+)"/g)) {
@@ -452,6 +470,7 @@ test('every $ref resolves and every /v1 operation and the pass-through are descr
     'GET /v1/responses/{response_id}/input_items',
     'POST /v1/completions',
     'POST /v1/embeddings',
+    'POST /v1/rerank',
     'POST /v1/images/generations',
     'POST /v1/images/edits',
     'POST /v1/images/variations',

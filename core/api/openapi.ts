@@ -1,7 +1,7 @@
 import { geminiSchemas } from './protocols/gemini/openapi.js';
 import { messagesSchemas } from './protocols/messages/openapi.js';
 import { responseSchemas, type Schema } from './openapi-answers.js';
-import { audioRequest, chatRequest, completionRequest, embeddingRequest, imageEditRequest, imageGenerateRequest, imageVariationRequest, json, nullable, ref, speechRequest, string } from './openapi-requests.js';
+import { audioRequest, chatRequest, completionRequest, embeddingRequest, imageEditRequest, imageGenerateRequest, imageVariationRequest, json, nullable, ref, rerankRequest, speechRequest, string } from './openapi-requests.js';
 
 /**
  * The OpenAPI 3.1 description of the unified `/v1` API, merged with the admin API's
@@ -147,6 +147,9 @@ export const v1Paths = {
   '/v1/embeddings': {
     post: operation({ id: 'createEmbedding', summary: 'Embeddings', request: { mediaType: 'application/json', schema: 'EmbeddingRequest' }, ok: okJson('EmbeddingList') }),
   },
+  '/v1/rerank': {
+    post: operation({ id: 'createRerank', summary: 'Rerank documents against a query (Cohere, Jina, Voyage, Bedrock, compatible servers)', request: { mediaType: 'application/json', schema: 'RerankRequest' }, ok: okJson('RerankResponse') }),
+  },
   '/v1/images/generations': {
     post: operation({ id: 'createImage', summary: 'Generate images', request: { mediaType: 'application/json', schema: 'ImageGenerateRequest' }, ok: okJson('ImagesResponse') }),
   },
@@ -181,7 +184,7 @@ export const v1Paths = {
     }),
   },
   '/v1/models': {
-    get: operation({ id: 'listModels', summary: "The provider's models, in the OpenAI list shape", ok: okJson('ModelList') }),
+    get: operation({ id: 'listModels', summary: "The models the caller's key may reach (the gateway's catalogue), or with x-gateway-provider the provider's own list", ok: okJson('ModelList') }),
   },
   '/v1/messages': {
     post: operation({
@@ -268,6 +271,7 @@ export const v1RequestSchemas: Record<string, Schema> = {
   ChatCompletionRequest: chatRequest,
   CompletionRequest: completionRequest,
   EmbeddingRequest: embeddingRequest,
+  RerankRequest: rerankRequest,
   ImageGenerateRequest: imageGenerateRequest,
   SpeechRequest: speechRequest,
   ImageEditRequest: imageEditRequest,

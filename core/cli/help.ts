@@ -6,6 +6,7 @@ commands:
   keys                create, list, show, update, rotate and delete virtual keys
   credentials         store, list, rotate and delete provider credentials
   routes              check a route definition before using it
+  import              store a Portkey config or a LiteLLM proxy config as routes, aliases and credentials
   rotate-master-key   re-wrap every stored secret under a new master key
   reset-account-key   replace the stored account API key (shown once)
   org                 recover an owner's access (org recover --email <email>)
@@ -73,6 +74,17 @@ list, show, versions: the stored routes of the admin API (/admin/routes), read f
 Makes the user with that email an active owner (creating the user when none has it) and prints a
 one-time sign-in link valid for an hour: the way back in when every owner is locked out, including
 with auth.accountKey: 'disabled'. Run it on the host, with the gateway's data dir (or REDIS_URL).`,
+  import: `usage: llm-gateway import portkey <config.json> [--name <route name>] [--json]
+       llm-gateway import litellm <config.yaml> [--json]
+
+portkey: stores a Portkey config (nested targets included) as a route, named --name (default: the
+file's name); api_key and AWS keys become stored credentials.
+litellm: turns a LiteLLM proxy config's model_list into credentials, one route per model group
+(load-balanced by router_settings.routing_strategy, with num_retries, timeouts and fallbacks) and a
+model alias of the group's name; os.environ/ values are read from the environment now.
+Both write where the running gateway reads (the data dir, or Redis with REDIS_URL), replace a stored
+route of the same name, print what was stored and every field that could not be carried over (never
+a secret), and exit 0 when something was imported.`,
   'rotate-master-key': `usage: llm-gateway rotate-master-key [--json]
 
 Re-wraps every stored data key under a new master key, record by record, while gateways keep

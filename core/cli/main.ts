@@ -104,6 +104,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     if (command === 'routes') return (await import('./routes.js')).runRoutesCli(rest, config, io, json);
     if (command === 'org') return (await import('./org.js')).runOrgCli(rest, config, io, json);
     if (command === 'audit') return await (await import('./audit.js')).runAuditCli(rest, config, io, json);
+    if (command === 'import') return (await import('./import.js')).runImportCli(rest, config, io, json);
     const { runVaultCli } = await import('./vault.js');
     return await runVaultCli([command, ...rest], config, { ...io, output: json ? 'json' : 'human' });
   } catch (error) {

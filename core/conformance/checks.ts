@@ -1,37 +1,10 @@
 import OpenAI from 'openai';
-import type { ProviderPlugin } from '../spec/provider.js';
-import type { ScenarioServer } from './fake-server.js';
-import { KIT_ACCOUNT_KEY, type KitGateway } from './gateway.js';
-import type { ConformanceSubject, ReceivedRequest, Scenario } from '../spec/conformance.js';
+import { type Check, type CheckContext, CheckFailure, CheckSkipped, expect, routedAs } from './check.js';
+import { KIT_ACCOUNT_KEY } from './gateway.js';
+import { rerankChecks } from './rerank-checks.js';
+import type { ReceivedRequest, Scenario } from '../spec/conformance.js';
 
-/** Everything a check needs: the subject, its plugin as the gateway created it, the fake and clients. */
-export interface CheckContext {
-  readonly subject: ConformanceSubject;
-  readonly plugin: ProviderPlugin;
-  readonly server: ScenarioServer;
-  readonly gateway: KitGateway;
-  readonly client: OpenAI;
-  /** Headers for a raw `fetch` through the gateway (the same the SDK sends). */
-  readonly rawHeaders: Record<string, string>;
-  readonly credential: string;
-}
-
-/** A failed expectation: the message is what the table shows. */
-export class CheckFailure extends Error {}
-
-/** A check that does not apply to this plugin or this core: reported as skipped with its reason. */
-export class CheckSkipped extends Error {}
-
-export interface Check {
-  readonly name: string;
-  /** What the check proves, one line. */
-  readonly description: string;
-  run(context: CheckContext): Promise<void>;
-}
-
-export function expect(condition: unknown, message: string): asserts condition {
-  if (!condition) throw new CheckFailure(message);
-}
+export { type Check, type CheckContext, CheckFailure, CheckSkipped, expect } from './check.js';
 
 const show = (value: unknown) => JSON.stringify(value);
 const USAGE = { promptTokens: 11, completionTokens: 7 };
@@ -284,17 +257,6 @@ const chatN: Check = {
   },
 };
 
-/** Whether the core routed the request with `trace` to the embeddings operation (else: pass-through or none). */
-async function routedAs(context: CheckContext, trace: string): Promise<string | undefined> {
-  const deadline = Date.now() + 3000;
-  while (Date.now() < deadline) {
-    const entry = context.gateway.entries().find((candidate) => candidate.traceId === trace);
-    if (entry) return entry.operation;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  return undefined;
-}
-
 let traces = 0;
 /** Runs an embeddings request and checks the gateway handled it as the embed operation. */
 async function embedRequest(context: CheckContext, scenario: Scenario, requireRouted = true) {
@@ -436,4 +398,5 @@ export const CHECKS: readonly Check[] = [
   ...[400, 401, 403, 404, 429, 500, 503].map(errorCheck),
   earlyEnd,
   authHeaders,
+  ...rerankChecks,
 ];

@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { ProviderFakeRenderer, ReceivedRequest, Scenario } from '../spec/conformance.js';
+import type { ProviderFakeRenderer, ReceivedRequest, RerankScenario, Scenario } from '../spec/conformance.js';
 
 /** A loopback HTTP server that answers every request with the current scenario, through the subject's renderer. */
 export interface ScenarioServer {
@@ -12,7 +12,7 @@ export interface ScenarioServer {
   /** Every request received, in order. */
   readonly received: ReceivedRequest[];
   /** What the next requests are answered with. */
-  scenario: Scenario | undefined;
+  scenario: Scenario | RerankScenario | undefined;
   close(): Promise<void>;
 }
 
@@ -21,7 +21,7 @@ const lowerCased = (headers: NodeJS.Dict<string | string[]>): Record<string, str
 
 export async function startScenarioServer(renderer: ProviderFakeRenderer): Promise<ScenarioServer> {
   const received: ReceivedRequest[] = [];
-  const state: { scenario: Scenario | undefined } = { scenario: undefined };
+  const state: { scenario: Scenario | RerankScenario | undefined } = { scenario: undefined };
   const server = createServer(async (incoming, response) => {
     const parts: Buffer[] = [];
     try {
@@ -37,7 +37,14 @@ export async function startScenarioServer(renderer: ProviderFakeRenderer): Promi
         response.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `the conformance fake has no answer for ${request.method} ${request.url}` } }));
         return;
       }
-      const answer = renderer.render(state.scenario, request, stream);
+      const scenario = state.scenario;
+      let answer;
+      if (scenario.kind === 'rerank') {
+        if (operation !== 'rerank' || !renderer.renderRerank) throw new Error(`a rerank scenario for a ${operation} request`);
+        answer = renderer.renderRerank(scenario, request);
+      } else {
+        answer = renderer.render(scenario, request, stream);
+      }
       response.writeHead(answer.status, answer.headers);
       response.flushHeaders();
       for (const chunk of answer.chunks) {

@@ -9,6 +9,7 @@ import type { OperationName } from '../spec/unified.js';
 export const TEXT_FIELDS: Partial<Record<OperationName, string>> = {
   completion: 'prompt',
   embed: 'input',
+  rerank: 'query',
   speech: 'input',
   imageGenerate: 'prompt',
 };

@@ -154,6 +154,8 @@ export interface UsageUnits {
   readonly images?: number;
   /** Seconds of audio, when a transcription reports its usage as a duration. */
   readonly seconds?: number;
+  /** Search units a rerank was billed (Cohere's unit: a query with up to 100 documents). */
+  readonly searches?: number;
 }
 
 export interface ForwardSlice {

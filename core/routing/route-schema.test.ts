@@ -27,6 +27,10 @@ const conditional = (query: unknown) => ({
 });
 
 const valid: Record<string, unknown> = {
+  "Portkey's nested target (its own strategy and targets)": {
+    strategy: { mode: 'fallback' },
+    targets: [{ name: 'pool', weight: 2, strategy: { mode: 'loadbalance' }, retry: { attempts: 1 }, targets: [p({ weight: 0.7 }), p({ weight: 0.3 })] }, p()],
+  },
   'one target, no strategy': { targets: [p()] },
   'single': { strategy: { mode: 'single' }, targets: [p({ credential: 'cred_1', name: 'only' })] },
   'fallback with every route field': {
@@ -127,6 +131,9 @@ const invalid: Record<string, unknown> = {
   'cache embedding with provider and virtual_key': { cache: { mode: 'semantic', embedding: { provider: 'openai', virtual_key: 'vk-1', model: 'e' } }, targets: [p()] },
   'cache embedding with a weight': { cache: { mode: 'semantic', embedding: { provider: 'openai', model: 'e', weight: 1 } }, targets: [p()] },
   'cache embedding credential without provider': { cache: { mode: 'semantic', embedding: { virtual_key: 'vk-1', credential: 'cred_1', model: 'e' } }, targets: [p()] },
+  'a nested target with both route and targets': { targets: [{ route: { targets: [p()] }, targets: [p()] }] },
+  'a strategy on a provider target': { targets: [p({ strategy: { mode: 'fallback' } })] },
+  'cache on a Portkey nested target': { targets: [{ cache: { mode: 'simple' }, targets: [p()] }] },
   'cache on a nested route': { targets: [{ route: { cache: { mode: 'simple' }, targets: [p()] } }] },
 };
 

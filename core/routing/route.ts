@@ -278,8 +278,26 @@ function checkQuery(value: unknown, param: string): void {
   }
 }
 
-function parseTarget(value: unknown, param: string, depth: number, counter: { targets: number }): Target {
-  if (!isRecord(value)) throw invalidRoute('expected an object.', { param });
+/** The fields of a Portkey-style nested target that belong to the route it holds; the others stay on the target. */
+const NESTED_ROUTE_FIELDS = ['strategy', 'targets', 'retry', 'deadline', 'passthrough_idempotent', 'cache'] as const;
+
+/**
+ * A target in Portkey's nested form (it holds its own `strategy` and `targets`) as ours: those
+ * route fields move into `route`; `name`, `weight`, `override_params`, `headers`, `request_timeout`
+ * and `on_status_codes` stay on the target. A target with both forms is refused.
+ */
+function portkeyNestedTarget(value: Record<string, unknown>, param: string): Record<string, unknown> {
+  if (value.targets === undefined && value.strategy === undefined) return value;
+  if (value.route !== undefined) throw invalidRoute('a target holds a nested route either as "route" or as its own strategy and targets, not both.', { param });
+  const route: Record<string, unknown> = {};
+  const target: Record<string, unknown> = {};
+  for (const [field, entry] of Object.entries(value)) ((NESTED_ROUTE_FIELDS as readonly string[]).includes(field) ? route : target)[field] = entry;
+  return { ...target, route };
+}
+
+function parseTarget(given: unknown, param: string, depth: number, counter: { targets: number }): Target {
+  if (!isRecord(given)) throw invalidRoute('expected an object.', { param });
+  const value = portkeyNestedTarget(given, param);
   for (const key of Object.keys(value)) if (!TARGET_FIELDS.has(key)) throw invalidRoute('is not a target field.', { param: `${param}.${key}` });
   const text = (field: string, pattern?: RegExp): Record<string, string> => {
     const field_value = value[field];

@@ -18,10 +18,24 @@ export type Scenario =
   /** One function call with its JSON arguments (streamed: split into several fragments). */
   | { readonly kind: 'toolCall'; readonly id: string; readonly name: string; readonly arguments: string; readonly usage: FakeUsage }
   | { readonly kind: 'embedding'; readonly vectors: readonly (readonly number[])[]; readonly promptTokens: number }
+
   /** The provider's documented error body for this status; `retryAfter` goes in a `Retry-After` header. */
   | { readonly kind: 'error'; readonly status: number; readonly message: string; readonly retryAfter?: string }
   /** A stream that stops after some text, without the provider's end-of-stream event. */
   | { readonly kind: 'truncated'; readonly text: string };
+
+/**
+ * A rerank answer for {@link ProviderFakeRenderer.renderRerank}: one score per document, in the
+ * documents' order (the fake answers them in that order, not best first: the core sorts), and what
+ * the provider bills, in its own units. Apart from {@link Scenario} so that a fake written before
+ * rerank existed still compiles.
+ */
+export interface RerankScenario {
+  readonly kind: 'rerank';
+  readonly scores: readonly number[];
+  readonly tokens: number;
+  readonly searchUnits: number;
+}
 
 /** A request as the fake provider received it. */
 export interface ReceivedRequest {
@@ -42,8 +56,10 @@ export interface RenderedAnswer {
 
 export interface ProviderFakeRenderer {
   /** Which operation a received request is, and whether it asks for a stream. */
-  classify(request: ReceivedRequest): { operation: 'chat' | 'embed' | 'other'; stream: boolean };
+  classify(request: ReceivedRequest): { operation: 'chat' | 'embed' | 'rerank' | 'other'; stream: boolean };
   render(scenario: Scenario, request: ReceivedRequest, stream: boolean): RenderedAnswer;
+  /** A rerank answer in the provider's format (a request `classify` called `rerank`); absent when the plugin has no rerank. */
+  renderRerank?(scenario: RerankScenario, request: ReceivedRequest): RenderedAnswer;
   /** Problems with how the request carries `credential` compared with the provider's documentation (empty when right). */
   checkAuth(request: ReceivedRequest, credential: string): string[];
   /** The chat roles the provider received, in order, in unified names (`system`, `developer`, `user`, `assistant`, `tool`). */
@@ -77,4 +93,11 @@ export interface ConformanceSubject {
   readonly reportsEmbeddingUsage?: boolean;
   /** Inputs the embedding model takes in one request (default 2 or more; Titan takes 1). */
   readonly maxEmbeddingInputs?: number;
+  /** Rerank model id, when the plugin declares rerank. */
+  readonly rerankModel?: string;
+  /**
+   * What the provider's rerank answer reports as usage: tokens, search units, or nothing (Bedrock):
+   * the kit expects it in the unified answer's `usage` (default `tokens`).
+   */
+  readonly rerankUsage?: 'tokens' | 'search_units' | 'none';
 }

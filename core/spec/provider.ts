@@ -14,6 +14,8 @@ import type {
   ImageResponse,
   ModelList,
   MultipartForm,
+  RerankRequest,
+  RerankResponse,
   SpeechRequest,
 } from './unified.js';
 import type { GeminiRequest, GeminiResponse, GeminiTokenCount } from './gemini.js';
@@ -175,6 +177,14 @@ export type EmbedAdapter = OperationAdapter<EmbeddingRequest, EmbeddingResponse>
 export type ImageGenerateAdapter = OperationAdapter<ImageGenerateRequest, ImageResponse>;
 
 /**
+ * Rerank (`POST /v1/rerank`): the provider's own rerank API. `fromUpstream` maps its results as they
+ * come (any order, any count); the core puts them best first, keeps `top_n` and adds the documents
+ * from the request when `return_documents` is true, so a provider that never echoes documents
+ * (Cohere v2, Bedrock) answers the same as one that does.
+ */
+export type RerankAdapter = OperationAdapter<RerankRequest, RerankResponse>;
+
+/**
  * An operation whose request is multipart/form-data. The core has already streamed the form in,
  * size-limited, with files spooled to temporary files (see `core/http/multipart.ts`, whose
  * `encodeMultipart` re-encodes a form with the files byte for byte).
@@ -258,6 +268,8 @@ export interface ProviderOperations {
   readonly chat?: ChatAdapter;
   readonly completion?: CompletionAdapter;
   readonly embed?: EmbedAdapter;
+  /** Rerank (`POST /v1/rerank`, Cohere's shape); see {@link RerankAdapter}. */
+  readonly rerank?: RerankAdapter;
   readonly imageGenerate?: ImageGenerateAdapter;
   readonly imageEdit?: MultipartAdapter<ImageResponse>;
   readonly imageVariation?: MultipartAdapter<ImageResponse>;
@@ -339,6 +351,17 @@ export interface ProviderPlugin {
    * the provider's models are priced only by the configuration's `pricing`.
    */
   readonly pricing?: ProviderPricing;
+  /**
+   * Where the shipped model catalogue (context windows, capabilities: `GET /v1/models`) lists this
+   * provider's models. Absent: under the plugin's id.
+   */
+  readonly modelCatalogue?: ProviderModelCatalogue;
+}
+
+/** A provider's place in the shipped model catalogue, declared by the plugin so that the core names no provider. */
+export interface ProviderModelCatalogue {
+  /** The catalogue's id for the provider (e.g. the vendor whose models a compatible API serves). */
+  readonly catalogProvider: string;
 }
 
 /**

@@ -9,6 +9,8 @@ export type OperationName =
   | 'chat'
   | 'completion'
   | 'embed'
+  /** `POST /v1/rerank` (Cohere's rerank shape). */
+  | 'rerank'
   | 'imageGenerate'
   | 'imageEdit'
   | 'imageVariation'
@@ -169,6 +171,42 @@ export interface EmbeddingResponse {
   data: Array<{ object: 'embedding'; index: number; embedding: number[] | string }>;
   model: string;
   usage: { prompt_tokens: number; total_tokens: number };
+  [field: string]: unknown;
+}
+
+/** A document to rerank: a string, or an object whose `text` is ranked (its other fields are carried). */
+export type RerankDocument = string | { text: string; [field: string]: unknown };
+
+/** `POST /v1/rerank` body (Cohere's shape), after validation. */
+export interface RerankRequest {
+  model: string;
+  query: string;
+  documents: RerankDocument[];
+  /** How many results to answer, best first (default: every document). */
+  top_n?: number;
+  /** Whether each result carries its document (default false). */
+  return_documents?: boolean;
+  [field: string]: unknown;
+}
+
+/** One ranked document: its position in the request's `documents`, and its score. */
+export interface RerankResult {
+  index: number;
+  relevance_score: number;
+  /** The document as the client sent it (a string as `{ text }`); only when `return_documents` is true. */
+  document?: { text: string; [field: string]: unknown };
+}
+
+/**
+ * The rerank answer. A provider's adapter may return its results in any order and more than
+ * `top_n` of them; the core sorts them best first, keeps `top_n` and sets or removes `document`.
+ */
+export interface RerankResponse {
+  id?: string;
+  model: string;
+  results: RerankResult[];
+  /** What the provider billed: tokens and/or search units (Cohere's billing unit), when it reports them. */
+  usage?: { prompt_tokens?: number; total_tokens?: number; search_units?: number };
   [field: string]: unknown;
 }
 

@@ -8,7 +8,7 @@ export const REQUEST_OVERHEAD_TOKENS = 10;
 export const TOOLS_OVERHEAD_TOKENS = 1024;
 
 /** Request fields that carry conversation text (their binary parts are left out, see {@link binaryPart}). */
-const CONVERSATION_FIELDS = ['messages', 'system', 'prompt', 'input', 'instructions', 'contents', 'systemInstruction'] as const;
+const CONVERSATION_FIELDS = ['messages', 'system', 'prompt', 'input', 'instructions', 'contents', 'systemInstruction', 'documents'] as const;
 /** Request fields sent to the model as definitions or schemas (counted whole: their keys are text too). */
 const DEFINITION_FIELDS = ['tools', 'functions', 'tool_choice', 'function_call', 'response_format', 'text'] as const;
 
@@ -61,8 +61,23 @@ export function promptTokensBound(body: unknown): number {
   for (const field of DEFINITION_FIELDS) {
     if (request[field] !== undefined) bytes += jsonBytes(request[field], false, 0);
   }
+  // A rerank reads the query beside every document (Voyage counts it once per document).
+  if (typeof request.query === 'string') bytes += (Buffer.byteLength(request.query, 'utf8') + 2) * (Array.isArray(request.documents) ? Math.max(1, request.documents.length) : 1);
   const tools = (Array.isArray(request.tools) && request.tools.length > 0) || (Array.isArray(request.functions) && request.functions.length > 0);
   return bytes + REQUEST_OVERHEAD_TOKENS + (tools ? TOOLS_OVERHEAD_TOKENS : 0);
+}
+
+/** Documents in one search unit (Cohere's billing: a query with up to 100 documents). */
+const DOCUMENTS_PER_SEARCH = 100;
+
+/**
+ * The search units a rerank request is expected to bill, for reservations: one per
+ * {@link DOCUMENTS_PER_SEARCH} documents. A provider that splits long documents into chunks bills
+ * more; the settlement charges what it reports.
+ */
+export function rerankSearchesBound(body: unknown): number {
+  const documents = (body as { documents?: unknown } | null)?.documents;
+  return Array.isArray(documents) ? Math.max(1, Math.ceil(documents.length / DOCUMENTS_PER_SEARCH)) : 1;
 }
 
 /** Nesting followed by the walk; deeper values are measured with JSON.stringify. */

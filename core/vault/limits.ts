@@ -6,8 +6,8 @@ import { tapStream } from '../pipeline/response.js';
 import { attemptsUsageRead } from '../routing/attempt-usage.js';
 import type { Hook } from '../pipeline/hook.js';
 import type { AdmissionResult, SharedState } from '../store/state.js';
-import { expectedOutputTokens, promptTokensBound } from './estimate.js';
-import { costOf, type ModelPrice, type PriceTable, roundUsd, tokenCounts } from './pricing.js';
+import { expectedOutputTokens, promptTokensBound, rerankSearchesBound } from './estimate.js';
+import { costOf, type ModelPrice, type PriceTable, roundUsd, searchesCostOf, tokenCounts } from './pricing.js';
 import type { ChargedBudget } from './alerts.js';
 import type { RefusedForBudget } from './budget-refusals.js';
 import type { VirtualKeyRecord } from './records.js';
@@ -259,6 +259,10 @@ function reservationOf(record: VirtualKeyRecord, context: GatewayContext, price:
       { param: 'model', code: 'model_not_priced' },
     );
   }
+  // A rerank produces no tokens; a model billed by the search reserves its searches too.
+  if (context.operation === 'rerank') {
+    return toNanos(costOf(price, { promptTokens: promptTokensBound(context.request.body), completionTokens: 0 }) + searchesCostOf(price, rerankSearchesBound(context.request.body)));
+  }
   const output = expectedOutputTokens(context.request.body, outputTokenEstimate);
   return toNanos(costOf(price, { promptTokens: promptTokensBound(context.request.body), completionTokens: output.tokens }));
 }
@@ -348,7 +352,11 @@ function settleHook(dependencies: LimitsDependencies, reservations: WeakMap<Gate
       const auth = servingAuth(context);
       const model = seen?.model ?? servedRequest(context).model;
       const price = auth === undefined ? undefined : ((model && prices.price(auth.provider, model, auth.target.headers)) ?? reservation?.price);
-      const answerUsd = seen?.usage && price ? costOf(price, tokenCounts(seen.usage)) : undefined;
+      const searches = transform?.units?.searches;
+      const answerUsd = sumUsd(
+        seen?.usage && price ? costOf(price, tokenCounts(seen.usage)) : undefined,
+        searches !== undefined && price && price.searches !== undefined ? searchesCostOf(price, searches) : undefined,
+      );
       // Failed attempts' bodies are read in the background; their usage is wanted here.
       if (context.routed) await attemptsUsageRead(context.routed.attempts);
       // Besides the answer: failed attempts, and a semantic cache lookup's embedding (the caller's, on a hit as on a miss).

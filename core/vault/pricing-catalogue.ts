@@ -29,7 +29,7 @@ export interface CataloguePrice {
 
 /**
  * The catalogue's price for `model` at `catalogProvider`, at the current date (the catalogue dates
- * price changes), or undefined when the catalogue lists no token price for it. Prompt-size tiers are
+ * price changes), or undefined when the catalogue lists no token or rerank-search price for it. Prompt-size tiers are
  * priced at their base tier.
  */
 export function cataloguePrice(catalogProvider: string, model: string): CataloguePrice | undefined {
@@ -37,10 +37,12 @@ export function cataloguePrice(catalogProvider: string, model: string): Catalogu
   if (!found) return undefined;
   const input = perMillion(found.model_price.input_mtok);
   const output = perMillion(found.model_price.output_mtok);
-  if (input === undefined && output === undefined) return undefined;
+  // Rerank models billed by the search carry a price per thousand searches.
+  const searches = perMillion(found.model_price.rerank_searches_kcount);
+  if (input === undefined && output === undefined && searches === undefined) return undefined;
   const cachedInput = perMillion(found.model_price.cache_read_mtok);
   return {
-    price: { input: input ?? 0, output: output ?? 0, ...(cachedInput === undefined ? {} : { cachedInput }) },
+    price: { input: input ?? 0, output: output ?? 0, ...(cachedInput === undefined ? {} : { cachedInput }), ...(searches === undefined ? {} : { searches }) },
     catalogProvider: found.provider.id,
     catalogModel: found.model.id,
   };

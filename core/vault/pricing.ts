@@ -2,11 +2,16 @@ import type { ProviderPricing } from '../spec/provider.js';
 import type { Usage } from '../spec/unified.js';
 import { CATALOGUE_VERSION, cataloguePrice } from './pricing-catalogue.js';
 
-/** Prices in USD per million tokens. `cachedInput` defaults to `input` when a provider has no discount. */
+/**
+ * Prices in USD per million tokens. `cachedInput` defaults to `input` when a provider has no
+ * discount. `searches`: USD per thousand search units, for rerank models billed by the search (Cohere's
+ * unit: a query with up to 100 documents) rather than, or besides, by the token.
+ */
 export interface ModelPrice {
   readonly input: number;
   readonly output: number;
   readonly cachedInput?: number;
+  readonly searches?: number;
 }
 
 /** How models absent from the configuration and the catalogue are priced: refused (for keys with a budget), free, or at a default price. */
@@ -82,6 +87,11 @@ export function costOf(price: ModelPrice, tokens: TokenCounts): number {
   const cached = Math.min(Math.max(tokens.cachedPromptTokens ?? 0, 0), tokens.promptTokens);
   const uncached = tokens.promptTokens - cached;
   return roundUsd((uncached * price.input + cached * (price.cachedInput ?? price.input) + tokens.completionTokens * price.output) / 1_000_000);
+}
+
+/** Cost in USD of `searches` search units at `price` (0 when the price has no search component). */
+export function searchesCostOf(price: ModelPrice, searches: number): number {
+  return price.searches === undefined ? 0 : roundUsd((searches * price.searches) / 1000);
 }
 
 /** A provider id given alone is looked up in the catalogue under the same id. */

@@ -26,5 +26,8 @@ for (const subject of subjects) {
         t.true(passed.includes(name), `${id}: ${name} did not pass`);
       }
     }
+    // Rerank runs on every plugin: answered where declared, refused (nothing sent) where not.
+    const rerankRow = declared.rerank ? 'rerank' : 'rerank.unsupported';
+    t.true(passed.includes(rerankRow), `${id}: ${rerankRow} did not pass`);
   });
 }

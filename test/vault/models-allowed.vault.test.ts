@@ -9,7 +9,6 @@ import { chatWithKey, createKey } from './vault-harness.js';
 let fake: Fake;
 let gateway: TestGateway;
 const fixture = JSON.parse(openAIFixture('models.json'));
-const listed = (id: string) => fixture.data.find((model: { id: string }) => model.id === id);
 
 test.before(async () => {
   fake = await startFake(openAIHandler);
@@ -29,7 +28,7 @@ async function listModels(key: string) {
   return ids;
 }
 
-test.serial('a key with allowed_models lists exactly its models: the provider\'s entries, and a minimal one for a model the provider does not list', async (t) => {
+test.serial('a key with allowed_models lists exactly its models, in its order: catalogue entries, and a minimal one for a model the catalogue does not know', async (t) => {
   const { key } = await createKey(t, gateway, {
     name: 'models-restricted',
     provider: 'openai',
@@ -37,12 +36,24 @@ test.serial('a key with allowed_models lists exactly its models: the provider\'s
     custom_host: fake.baseUrl,
     limits: { allowed_models: ['tts-1', 'gpt-4o-mini', 'my-finetune'] },
   });
-  t.deepEqual(await listModels(key), [listed('tts-1'), listed('gpt-4o-mini'), { id: 'my-finetune', object: 'model', created: 0, owned_by: 'openai' }]);
+  const models = await listModels(key);
+  t.deepEqual(
+    models.map((model) => [model.id, model.owned_by]),
+    [
+      ['tts-1', 'openai'],
+      ['gpt-4o-mini', 'openai'],
+      ['my-finetune', 'openai'],
+    ],
+  );
+  t.like(models[1], { context_window: 128000, capabilities: { tools: true, vision: true } });
+  t.deepEqual(models[2], { id: 'my-finetune', object: 'model', created: 0, owned_by: 'openai', kind: 'model' } as unknown as typeof models[2]);
+  // The list is the gateway's catalogue: the provider was not asked.
+  t.false(fake.requests.some((request) => request.url.startsWith('/v1/models')));
   // Using a model is still checked as before.
   t.is((await chatWithKey(gateway, key, { model: 'gpt-4o' })).status, 403);
 });
 
-test.serial('a key limited to certain users may list models too; a key without limits sees the provider\'s whole list', async (t) => {
+test.serial("a key limited to certain users may list models too; with x-gateway-provider a key sees the provider's own list", async (t) => {
   const users = await createKey(t, gateway, {
     name: 'models-users',
     provider: 'openai',
@@ -50,7 +61,11 @@ test.serial('a key limited to certain users may list models too; a key without l
     custom_host: fake.baseUrl,
     limits: { allowed_users: ['alice'] },
   });
-  t.deepEqual(await listModels(users.key), fixture.data);
+  const catalogued = await listModels(users.key);
+  t.true(catalogued.length > 0 && catalogued.every((model) => model.owned_by === 'openai'));
   const open = await createKey(t, gateway, { name: 'models-open', provider: 'openai', provider_key: 'sk-models-secret-0123456789abcdef', custom_host: fake.baseUrl });
-  t.deepEqual(await listModels(open.key), fixture.data);
+  const live = [];
+  const client = new OpenAI({ apiKey: 'unused', baseURL: `${gateway.url}/v1`, defaultHeaders: { 'x-gateway-api-key': open.key, 'x-gateway-provider': 'openai' }, maxRetries: 0 });
+  for await (const model of client.models.list()) live.push(model);
+  t.deepEqual(live, fixture.data);
 });

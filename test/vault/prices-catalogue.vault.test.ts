@@ -23,6 +23,10 @@ const PRICED: Record<string, { model: string; headers?: Record<string, string> }
   moonshot: { model: 'kimi-k2-0711-preview' },
   novita: { model: 'meta-llama/llama-3.1-8b-instruct' },
   openai: { model: 'gpt-4.1-mini' },
+  ovhcloud: { model: 'Meta-Llama-3_3-70B-Instruct' },
+  zhipu: { model: 'glm-4-plus' },
+  minimax: { model: 'MiniMax-M1' },
+  baseten: { model: 'openai/gpt-oss-120b' },
   openrouter: { model: 'openai/gpt-4o-mini' },
   perplexity: { model: 'sonar' },
   together: { model: 'meta-llama/Llama-3.3-70B-Instruct-Turbo' },
@@ -45,6 +49,15 @@ const UNPRICED: Record<string, string> = {
   ollama: 'llama3.2',
   sambanova: 'Meta-Llama-3.1-8B-Instruct',
   vllm: 'meta-llama/Llama-3.1-8B-Instruct',
+  nscale: 'meta-llama/Llama-3.1-8B-Instruct',
+  featherless: 'Qwen/Qwen2.5-7B-Instruct',
+  siliconflow: 'Qwen/Qwen2.5-7B-Instruct',
+  scaleway: 'llama-3.1-8b-instruct',
+  'vercel-ai-gateway': 'openai/gpt-4o-mini',
+  litellm: 'gpt-4o-mini',
+  portkey: 'gpt-4o-mini',
+  'github-models': 'openai/gpt-4.1-mini',
+  'volcengine-ark': 'doubao-seed-1-6-250615',
 };
 
 const unusedDependencies = {} as PluginDependencies;

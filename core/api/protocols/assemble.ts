@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { keyResolversOf } from '../../identity/assemble.js';
 import { AdminAccess } from '../../admin/assemble.js';
 import { type Container, GatewaySettings, provide } from '../../container.js';
@@ -12,10 +13,15 @@ import { completions } from '../completions.js';
 import { embeddings } from '../embeddings.js';
 import { type GatewayRoute, gatewayRoute, type HandlerOptions } from '../handler.js';
 import { imagesGenerate } from '../images-generate.js';
+import { ModelCatalogue } from '../model-catalogue.js';
 import { models } from '../models.js';
+import { modelListRoute } from '../models-catalogue.js';
+import { PluginRegistry } from '../../registry.js';
+import { Routing } from '../../routing/assemble.js';
 import { audioTranscriptions, audioTranslations, imageEdits, imageVariations } from '../multipart-operations.js';
 import type { OperationHandler } from '../operation.js';
 import { createPassthrough } from '../passthrough.js';
+import { rerank } from '../rerank.js';
 import { speech } from '../speech.js';
 import { errors } from '../../errors.js';
 import { renderGoogleError } from './gemini/errors.js';
@@ -26,6 +32,7 @@ import { mountResponsesRoutes } from './responses/responses-routes.js';
 import type { ResponseStore } from './responses/responses-store.js';
 import { createResponseStore } from './responses/responses-store-factory.js';
 import { mountMcp } from '../../mcp/assemble.js';
+import { VaultService } from '../../vault/service.js';
 
 /** How often stored responses past their retention are deleted (besides start-up). */
 const RESPONSES_PRUNE_INTERVAL_MS = 60 * 60_000;
@@ -40,6 +47,7 @@ const operationsWith = (responses: OperationHandler): ReadonlyArray<[path: strin
   ['/v1/audio/translations', audioTranslations],
   ['/v1/completions', completions],
   ['/v1/embeddings', embeddings],
+  ['/v1/rerank', rerank],
   ['/v1/images/generations', imagesGenerate],
   ['/v1/audio/speech', speech],
   ['/v1/models', models],
@@ -62,6 +70,10 @@ export class Protocols {
     readonly hook: Hook,
     readonly store: ResponseStore,
     private readonly settings: GatewaySettings,
+    /** The model catalogue (`GET /v1/models` without a provider, `GET /admin/models/catalogue`). */
+    readonly catalogue?: ModelCatalogue,
+    /** `GET /v1/models` without `x-gateway-provider`: the caller's list from the catalogue. */
+    private readonly modelList?: (request: IncomingMessage, response: ServerResponse) => Promise<void>,
   ) {
     this.byName = new Map([...operations.map(([, handler]) => handler), ...GEMINI_OPERATIONS, passthrough].map((handler) => [handler.name, handler]));
   }
@@ -76,6 +88,12 @@ export class Protocols {
     const byRoute = new Map(this.operations.map(([path, handler]) => [`${handler.method ?? 'POST'} ${path}`, gatewayRoute(pipeline, handler, options)]));
     // The Gemini API names the model in the path (`/v1beta/models/{model}:generateContent`): its routes are matched by pattern.
     const geminiRoutes = new Map(GEMINI_OPERATIONS.map((handler) => [handler, gatewayRoute(pipeline, handler, options)]));
+    const providerList = byRoute.get('GET /v1/models');
+    const modelList = this.modelList;
+    // Without x-gateway-provider the gateway lists, from its catalogue, what the caller's key may reach.
+    if (providerList && modelList) {
+      byRoute.set('GET /v1/models', (request, response, path, query) => (request.headers['x-gateway-provider'] === undefined ? modelList(request, response) : providerList(request, response, path, query)));
+    }
     const dispatch: Middleware = (koa, next) => {
       const gemini = geminiOperationOf(koa.method, koa.url);
       if (gemini) {
@@ -132,8 +150,12 @@ export class Protocols {
   }
 }
 
-/** Registers the protocols: the unified operations, the Responses API with its store (SQLite, or PostgreSQL with `DATABASE_URL`). */
+/** Registers the model catalogue and the protocols: the unified operations, the Responses API with its store (SQLite, or PostgreSQL with `DATABASE_URL`). */
 export function registerProtocols(container: Container): void {
+  provide(container, ModelCatalogue, (c) => {
+    const registry = c.resolve(PluginRegistry);
+    return new ModelCatalogue(() => registry.providerIds().map((id) => registry.provider(id)!), c.resolve(VaultService).prices);
+  });
   provide(container, Protocols, (c) => {
     const settings = c.resolve(GatewaySettings);
     const { config, logger } = settings;
@@ -143,7 +165,23 @@ export function registerProtocols(container: Container): void {
       builtInTools: config.responses.builtInTools,
       onStoreError: (error) => logger.warn({ err: { message: (error as Error)?.message } }, 'a response could not be stored'),
     });
-    return new Protocols(operationsWith(responses.handler), createPassthrough(config.passthrough), responses.hook, store, settings);
+    const registry = c.resolve(PluginRegistry);
+    const vault = c.resolve(VaultService);
+    const { accountKey, failedAuth } = c.resolve(AdminAccess);
+    const routing = c.resolve(Routing);
+    const catalogue = c.resolve(ModelCatalogue);
+    const modelList = modelListRoute({
+      catalogue,
+      provider: (id) => registry.provider(id),
+      keys: { accountKey, keyResolvers: keyResolversOf(c), failedAuth },
+      allowedModels: async (caller) => (caller.type === 'virtual-key' ? ((vault.keys.cached(caller.id) ?? (await vault.keys.get(caller.id)))?.limits?.allowed_models ?? undefined) : undefined),
+      configRoutes: routing.catalog.routes,
+      configAliases: routing.catalog.models,
+      storedRoutes: async () => (vault.isStarted ? vault.parts.routes.list() : []),
+      storedAliases: async () => (vault.isStarted ? vault.parts.routes.listAliases() : []),
+      trustProxy: config.server.trustProxy,
+    });
+    return new Protocols(operationsWith(responses.handler), createPassthrough(config.passthrough), responses.hook, store, settings, catalogue, modelList);
   });
 }
 

@@ -30,5 +30,7 @@ export { SSE_DONE, SseDecoder, sseData } from '../../http/sse.js';
 export { NdjsonDecoder } from './ndjson.js';
 /** Streamed answers: one chunk builder per answer, usage from a provider's counts. */
 export { chatChunks, tokenUsage, type ChatChunkBuilder } from './chunks.js';
+/** Rerank: the documents' texts, in order. */
+export { rerankDocumentTexts } from './rerank.js';
 /** The chat mapping helpers native-API providers share. */
 export * from './chat-mapping.js';

@@ -67,6 +67,7 @@ export function azureOpenAI(params: AzureOpenAIParams = {}): ProviderRegistratio
         authHeaders: ['api-key', 'authorization'],
         mapError: mapAzureError,
         // A deployment is priced as the model it runs, named by the model-name header.
+        modelCatalogue: { catalogProvider: 'azure' },
         pricing: { catalogProvider: 'azure', modelName: (model, headers) => headers[AZURE_HEADERS.modelName] ?? model },
         passthroughUrl(pathAndQuery, target) {
           if (/[?&]api-version=/.test(pathAndQuery)) return `${target.baseUrl}${pathAndQuery}`;

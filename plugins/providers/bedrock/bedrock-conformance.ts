@@ -9,6 +9,9 @@ export const bedrockConformance: ConformanceSubject = {
   embeddingModel: 'amazon.titan-embed-text-v2:0',
   // Titan embeds one text per request.
   maxEmbeddingInputs: 1,
+  rerankModel: 'amazon.rerank-v1:0',
+  // The Rerank API reports no usage.
+  rerankUsage: 'none',
   headers: {
     'x-gateway-cloud-c-secret-access-key': FAKE_SECRET_ACCESS_KEY,
     'x-gateway-cloud-c-session-token': FAKE_SESSION_TOKEN,

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type ProviderFakeRenderer, type ReceivedRequest, type RenderedAnswer, requestJson, type Scenario, splitText } from '../../../core/spec/index.js';
+import { type ProviderFakeRenderer, type ReceivedRequest, type RenderedAnswer, type RerankScenario, requestJson, type Scenario, splitText } from '../../../core/spec/index.js';
 import { signRequest } from '../../shared/aws-sigv4/sigv4.js';
 import { encodeEvent, encodeException } from './bedrock-eventstream.js';
 
@@ -123,15 +123,39 @@ function render(scenario: Scenario, _request: ReceivedRequest, stream: boolean):
   }
 }
 
+/**
+ * The Agents runtime's Rerank: it checks the request's shape (one TEXT query, INLINE TEXT sources, a
+ * foundation-model ARN), answers `relevanceScore`s in the sources' order (the real API answers best
+ * first; the order is the gateway's to fix either way) and reports no usage in the body.
+ */
+function renderRerank(scenario: RerankScenario, request: ReceivedRequest): RenderedAnswer {
+  const body = requestJson(request);
+  const configuration = body.rerankingConfiguration?.bedrockRerankingConfiguration;
+  const problems = [
+    body.queries?.length === 1 && body.queries[0].type === 'TEXT' && typeof body.queries[0].textQuery?.text === 'string' ? undefined : 'queries',
+    Array.isArray(body.sources) && body.sources.length === scenario.scores.length && body.sources.every((source: any) => source.type === 'INLINE' && source.inlineDocumentSource?.type === 'TEXT' && typeof source.inlineDocumentSource.textDocument?.text === 'string')
+      ? undefined
+      : 'sources',
+    body.rerankingConfiguration?.type === 'BEDROCK_RERANKING_MODEL' && /^arn:aws:bedrock:[a-z0-9-]+::foundation-model\/.+/.test(configuration?.modelConfiguration?.modelArn ?? '') ? undefined : 'rerankingConfiguration',
+  ].filter(Boolean);
+  if (problems.length > 0) {
+    return { status: 400, headers: { 'content-type': 'application/json', 'x-amzn-errortype': 'ValidationException' }, chunks: [JSON.stringify({ message: `Invalid ${problems.join(', ')}` })] };
+  }
+  const results = scenario.scores.map((relevanceScore, index) => ({ index, relevanceScore }));
+  return { status: 200, headers: { 'content-type': 'application/json' }, chunks: [JSON.stringify({ results })] };
+}
+
 export const bedrockFake: ProviderFakeRenderer = {
   classify(request) {
     const path = request.url.split('?')[0];
     if (path.endsWith('/converse-stream')) return { operation: 'chat', stream: true };
     if (path.endsWith('/converse')) return { operation: 'chat', stream: false };
     if (path.endsWith('/invoke')) return { operation: 'embed', stream: false };
+    if (path.endsWith('/rerank')) return { operation: 'rerank', stream: false };
     return { operation: 'other', stream: false };
   },
   render,
+  renderRerank,
   checkAuth: (request, credential) => checkSigV4(request, { accessKeyId: credential, secretAccessKey: FAKE_SECRET_ACCESS_KEY, sessionToken: FAKE_SESSION_TOKEN }, FAKE_REGION),
   roles(request) {
     const body = requestJson(request);

@@ -5,6 +5,7 @@ import { BEDROCK_CONTENT_PARTS } from './bedrock-document.js';
 import { bedrockEmbed } from './bedrock-embed.js';
 import { bedrockMessages } from './bedrock-messages.js';
 import { mapBedrockError } from './bedrock-error.js';
+import { bedrockRerank } from './bedrock-rerank.js';
 
 export interface BedrockParams {
   /** Region when the request names none in `x-gateway-cloud-c-region` (default `us-east-1`). */
@@ -51,7 +52,7 @@ export function bedrock(params: BedrockParams = {}): ProviderRegistration {
       kind: 'provider',
       specificationVersion: 'v1',
       version: '1.0.0',
-      description: 'Amazon Bedrock: Converse / ConverseStream chat (SigV4 or Bedrock API key), the Messages API natively for Claude (InvokeModel), Titan and Cohere embeddings.',
+      description: 'Amazon Bedrock: Converse / ConverseStream chat (SigV4 or Bedrock API key), the Messages API natively for Claude (InvokeModel), Titan and Cohere embeddings, Amazon and Cohere rerank models (Agents runtime Rerank).',
       params: {
         type: 'object',
         additionalProperties: false,
@@ -63,7 +64,7 @@ export function bedrock(params: BedrockParams = {}): ProviderRegistration {
       return {
         id: 'bedrock',
         name: 'Amazon Bedrock',
-        operations: { chat: bedrockChat, embed: bedrockEmbed, messages: bedrockMessages },
+        operations: { chat: bedrockChat, embed: bedrockEmbed, messages: bedrockMessages, rerank: bedrockRerank((headers) => regionOf(headers, defaultRegion)) },
         // No developer role upstream: the core sends developer messages as system. Converse reads the thinking budget.
         capabilities: { developerRole: () => false, contentParts: () => BEDROCK_CONTENT_PARTS, chatExtensions: () => ['thinking'] },
         baseUrl: (headers) => `https://bedrock-runtime.${regionOf(headers, defaultRegion)}.amazonaws.com`,
@@ -86,6 +87,7 @@ export function bedrock(params: BedrockParams = {}): ProviderRegistration {
         authHeaders: ['authorization', 'x-amz-*'],
         mapError: mapBedrockError,
         // The catalogue knows Bedrock's model ids, cross-region prefixes (`us.`, `eu.`, `global.`) included.
+        modelCatalogue: { catalogProvider: 'amazon-bedrock' },
         pricing: { catalogProvider: 'aws' },
       };
     },

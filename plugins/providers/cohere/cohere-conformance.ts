@@ -7,6 +7,8 @@ export const cohereConformance: ConformanceSubject = {
   fake: cohereFake,
   model: 'command-a-03-2025',
   embeddingModel: 'embed-v4.0',
+  rerankModel: 'rerank-v3.5',
+  rerankUsage: 'search_units',
   supportsN: false,
   developerRole: false,
 };

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type ProviderFakeRenderer, type ReceivedRequest, type RenderedAnswer, requestJson, type Scenario, splitText } from '../../../core/spec/index.js';
+import { type ProviderFakeRenderer, type ReceivedRequest, type RenderedAnswer, type RerankScenario, requestJson, type Scenario, splitText } from '../../../core/spec/index.js';
 
 const fixtures = join(process.cwd(), 'plugins/providers/cohere/__fixtures__');
 
@@ -82,14 +82,27 @@ function render(scenario: Scenario, _request: ReceivedRequest, stream: boolean):
   }
 }
 
+/** Rerank v2: results with index and score only (v2 never echoes documents), billed in search units. */
+function renderRerank(scenario: RerankScenario, request: ReceivedRequest): RenderedAnswer {
+  const documents = requestJson(request).documents;
+  if (!Array.isArray(documents) || documents.some((document: unknown) => typeof document !== 'string') || 'return_documents' in requestJson(request)) {
+    return { status: 400, headers: { 'content-type': 'application/json' }, chunks: [JSON.stringify({ id: 'conf-error', message: 'invalid request: documents must be strings; return_documents is not a v2 field' })] };
+  }
+  const results = scenario.scores.map((relevance_score, index) => ({ index, relevance_score }));
+  const meta = { api_version: { version: '2', is_experimental: false }, billed_units: { search_units: scenario.searchUnits } };
+  return { status: 200, headers: { 'content-type': 'application/json' }, chunks: [JSON.stringify({ id: 'conf-rerank', results, meta })] };
+}
+
 export const cohereFake: ProviderFakeRenderer = {
   classify(request) {
     const path = request.url.split('?')[0];
     if (path.endsWith('/chat')) return { operation: 'chat', stream: requestJson(request).stream === true };
     if (path.endsWith('/embed')) return { operation: 'embed', stream: false };
+    if (path.endsWith('/rerank')) return { operation: 'rerank', stream: false };
     return { operation: 'other', stream: false };
   },
   render,
+  renderRerank,
   checkAuth: (request, credential) => (request.headers.authorization === `Bearer ${credential}` ? [] : ['Authorization is not "Bearer <credential>"']),
   roles: (request) => (requestJson(request).messages ?? []).map((message: { role: string }) => message.role),
   stopSequences: (request) => requestJson(request).stop_sequences ?? [],

@@ -2,13 +2,14 @@ import { errors, type ProviderRegistration } from '../../../core/spec/index.js';
 import { cohereChat } from './cohere-chat.js';
 import { cohereEmbed } from './cohere-embed.js';
 import { mapCohereError } from './cohere-error.js';
+import { cohereRerank } from './cohere-rerank.js';
 
 export interface CohereParams {
   /** Default base URL (default `https://api.cohere.com/v2`); `x-gateway-custom-host` overrides it per request. */
   baseUrl?: string;
 }
 
-/** Cohere: Chat v2 (plain and streamed, tools) and Embed v2, Bearer key. */
+/** Cohere: Chat v2 (plain and streamed, tools), Embed v2 and Rerank v2, Bearer key. */
 export function cohere(params: CohereParams = {}): ProviderRegistration {
   return {
     manifest: {
@@ -16,7 +17,7 @@ export function cohere(params: CohereParams = {}): ProviderRegistration {
       kind: 'provider',
       specificationVersion: 'v1',
       version: '1.0.0',
-      description: 'Cohere: Chat v2 (plain and streamed, tool calls) and Embed v2.',
+      description: 'Cohere: Chat v2 (plain and streamed, tool calls), Embed v2 and Rerank v2.',
       params: { type: 'object', additionalProperties: false, properties: { baseUrl: { type: 'string', pattern: '^https?://' } } },
     },
     params,
@@ -25,7 +26,7 @@ export function cohere(params: CohereParams = {}): ProviderRegistration {
       return {
         id: 'cohere',
         name: 'Cohere',
-        operations: { chat: cohereChat, embed: cohereEmbed },
+        operations: { chat: cohereChat, embed: cohereEmbed, rerank: cohereRerank },
         // No developer role upstream: the core sends developer messages as system.
         capabilities: { developerRole: () => false, chatExtensions: () => ['thinking'] },
         baseUrl: () => baseUrl,

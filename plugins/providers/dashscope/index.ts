@@ -6,6 +6,7 @@ export const dashscopeManifest: CompatibleProviderManifest = {
   name: 'Alibaba Cloud DashScope',
   description: 'Alibaba Cloud Model Studio (DashScope) compatible mode: Qwen chat and embeddings.',
   baseUrl: 'https://dashscope-intl.aliyuncs.com/compatible-mode/v1',
+  modelCatalogue: { catalogProvider: 'alibaba' },
   operations: ['chat', 'embed'],
   auth: { kind: 'bearer' },
 };

@@ -7,6 +7,7 @@ export const fireworksManifest: CompatibleProviderManifest = {
   description: 'Fireworks AI inference (OpenAI-compatible chat and embeddings).',
   baseUrl: 'https://api.fireworks.ai/inference/v1',
   pricing: { catalogProvider: 'fireworks' },
+  modelCatalogue: { catalogProvider: 'fireworks-ai' },
   operations: ['chat', 'embed'],
   auth: { kind: 'bearer' },
   chat: {

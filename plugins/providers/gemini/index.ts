@@ -38,6 +38,7 @@ export function gemini(params: GeminiParams = {}): ProviderRegistration {
         },
         authHeaders: ['x-goog-api-key', 'authorization'],
         mapError: mapGoogleError,
+        modelCatalogue: { catalogProvider: 'google' },
         pricing: { catalogProvider: 'google', modelName: googleCatalogueModelName },
       };
     },

@@ -4,9 +4,9 @@ import { type CompatibleProviderManifest, defineCompatibleProvider } from '../op
 export const jinaManifest: CompatibleProviderManifest = {
   id: 'jina',
   name: 'Jina AI',
-  description: 'Jina AI embeddings API.',
+  description: 'Jina AI embeddings and reranker APIs.',
   baseUrl: 'https://api.jina.ai/v1',
-  operations: ['embed'],
+  operations: ['embed', 'rerank'],
   auth: { kind: 'bearer' },
   embed: {
     // Jina names the output encoding embedding_type (float, base64, ...).
@@ -14,5 +14,5 @@ export const jinaManifest: CompatibleProviderManifest = {
   },
 };
 
-/** Jina AI embeddings API. */
+/** Jina AI embeddings and reranker APIs. */
 export const jina = defineCompatibleProvider(jinaManifest);

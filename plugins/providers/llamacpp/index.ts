@@ -6,7 +6,7 @@ export const llamacppManifest: CompatibleProviderManifest = {
   name: 'llama.cpp server',
   description: 'A llama.cpp llama-server (default loopback, or x-gateway-custom-host).',
   baseUrl: 'http://127.0.0.1:8080/v1',
-  operations: ['chat', 'embed'],
+  operations: ['chat', 'embed', 'rerank'],
   auth: { kind: 'bearer' },
   chat: {
     // llama-server refuses n > 1 ("Only one completion choice is allowed").

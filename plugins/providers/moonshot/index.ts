@@ -7,6 +7,7 @@ export const moonshotManifest: CompatibleProviderManifest = {
   description: 'Moonshot AI Kimi API (OpenAI-compatible chat).',
   baseUrl: 'https://api.moonshot.ai/v1',
   pricing: { catalogProvider: 'moonshotai' },
+  modelCatalogue: { catalogProvider: 'moonshotai' },
   operations: ['chat'],
   auth: { kind: 'bearer' },
 };

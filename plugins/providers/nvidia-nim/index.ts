@@ -6,6 +6,7 @@ export const nvidiaNimManifest: CompatibleProviderManifest = {
   name: 'NVIDIA NIM',
   description: 'NVIDIA NIM hosted API catalog or a self-hosted NIM (OpenAI-compatible chat and embeddings).',
   baseUrl: 'https://integrate.api.nvidia.com/v1',
+  modelCatalogue: { catalogProvider: 'nvidia' },
   operations: ['chat', 'embed'],
   auth: { kind: 'bearer' },
   chat: {

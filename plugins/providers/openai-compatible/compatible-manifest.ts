@@ -1,4 +1,4 @@
-import type { ProviderPricing } from '../../../core/spec/index.js';
+import type { ProviderModelCatalogue, ProviderPricing } from '../../../core/spec/index.js';
 
 /**
  * What an OpenAI-compatible provider is: a manifest of data. Every difference from OpenAI's own API
@@ -48,7 +48,14 @@ export interface EmbedQuirks {
   readonly dropFloatEncoding?: boolean;
 }
 
-export type CompatibleOperation = 'chat' | 'embed';
+export interface RerankQuirks {
+  /** Top-level fields the provider names differently (e.g. `top_n` → `top_k`). */
+  readonly renamedFields?: Readonly<Record<string, string>>;
+  /** The answer's field holding the results (default `results`; Voyage: `data`). */
+  readonly resultsField?: string;
+}
+
+export type CompatibleOperation = 'chat' | 'embed' | 'rerank';
 
 export interface CompatibleProviderManifest {
   /** The `x-gateway-provider` slug. */
@@ -62,10 +69,11 @@ export interface CompatibleProviderManifest {
   readonly auth: CompatibleAuth;
   /** Static headers every request carries. */
   readonly headers?: Readonly<Record<string, string>>;
-  /** Operation paths below the base URL (defaults `/chat/completions`, `/embeddings`). */
-  readonly paths?: { readonly chat?: string; readonly embed?: string };
+  /** Operation paths below the base URL (defaults `/chat/completions`, `/embeddings`, `/rerank`). */
+  readonly paths?: { readonly chat?: string; readonly embed?: string; readonly rerank?: string };
   readonly chat?: ChatQuirks;
   readonly embed?: EmbedQuirks;
+  readonly rerank?: RerankQuirks;
   /**
    * Pass-through URL for a path the provider serves outside its OpenAI-compatible base (for example
    * a native API beside `/v1`). Returns undefined for the default `baseUrl + path`.
@@ -73,6 +81,8 @@ export interface CompatibleProviderManifest {
   passthroughUrl?(pathAndQuery: string, baseUrl: string): string | undefined;
   /** Where its token prices are found in the price catalogue (absent: priced only by the configuration). */
   readonly pricing?: ProviderPricing;
+  /** Where the model catalogue lists its models (absent: under its id). */
+  readonly modelCatalogue?: ProviderModelCatalogue;
 }
 
 /** Params every compatible provider's factory takes. */

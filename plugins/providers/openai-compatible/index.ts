@@ -2,22 +2,27 @@ import { OPENAI_CONTENT_PARTS, type ProviderOperations, type ProviderRegistratio
 import { compatibleChatAdapter } from './compatible-chat.js';
 import { compatibleEmbedAdapter } from './compatible-embed.js';
 import { mapCompatibleError } from './compatible-error.js';
+import { compatibleRerankAdapter } from './compatible-rerank.js';
 import { type CompatibleParams, type CompatibleProviderManifest, compatibleParamsSchema } from './compatible-manifest.js';
 
 export * from './compatible-manifest.js';
 export { adaptChatRequest, checkChatRequest, compatibleChatAdapter } from './compatible-chat.js';
 export { compatibleEmbedAdapter } from './compatible-embed.js';
 export { mapCompatibleError } from './compatible-error.js';
+export { compatibleRerankAdapter } from './compatible-rerank.js';
 export { createCompatibleStreamMapper } from './compatible-stream.js';
 
 /** The provider's operations, built from its manifest. */
 export function compatibleOperations(manifest: CompatibleProviderManifest): ProviderOperations {
-  const operations: { chat?: ProviderOperations['chat']; embed?: ProviderOperations['embed'] } = {};
+  const operations: { chat?: ProviderOperations['chat']; embed?: ProviderOperations['embed']; rerank?: ProviderOperations['rerank'] } = {};
   if (manifest.operations.includes('chat')) {
     operations.chat = compatibleChatAdapter({ provider: manifest.id, path: manifest.paths?.chat, quirks: manifest.chat });
   }
   if (manifest.operations.includes('embed')) {
     operations.embed = compatibleEmbedAdapter({ provider: manifest.id, path: manifest.paths?.embed, quirks: manifest.embed });
+  }
+  if (manifest.operations.includes('rerank')) {
+    operations.rerank = compatibleRerankAdapter({ provider: manifest.id, path: manifest.paths?.rerank, quirks: manifest.rerank });
   }
   return operations;
 }
@@ -71,6 +76,7 @@ export function defineCompatibleProvider(manifest: CompatibleProviderManifest): 
           ? (pathAndQuery, target) => manifest.passthroughUrl?.(pathAndQuery, target.baseUrl) ?? target.baseUrl + pathAndQuery
           : undefined,
         pricing: manifest.pricing,
+        ...(manifest.modelCatalogue ? { modelCatalogue: manifest.modelCatalogue } : {}),
       };
     },
   });

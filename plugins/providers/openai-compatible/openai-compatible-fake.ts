@@ -1,4 +1,4 @@
-import type { ConformanceSubject, ProviderFakeRenderer, ReceivedRequest, RenderedAnswer, Scenario } from '../../../core/spec/index.js';
+import type { ConformanceSubject, ProviderFakeRenderer, ReceivedRequest, RenderedAnswer, RerankScenario, Scenario } from '../../../core/spec/index.js';
 import type { CompatibleProviderManifest } from './compatible-manifest.js';
 import type { ProviderRegistration } from '../../../core/spec/index.js';
 
@@ -44,6 +44,7 @@ export function compatibleFake(manifest: CompatibleProviderManifest, options: Co
   const quirks = manifest.chat ?? {};
   const chatPath = manifest.paths?.chat ?? '/chat/completions';
   const embedPath = manifest.paths?.embed ?? '/embeddings';
+  const rerankPath = manifest.paths?.rerank ?? '/rerank';
   const usageAlways = quirks.streamUsage === 'always';
 
   const errorBody = (status: number, message: string): string => {
@@ -148,12 +149,24 @@ export function compatibleFake(manifest: CompatibleProviderManifest, options: Co
     return { status: 200, headers: JSON_TYPE, chunks: [JSON.stringify(answer)] };
   };
 
+  /** A Jina-style rerank answer (results in the documents' order), or the refusal of a field the provider names otherwise. */
+  const renderRerank = (scenario: RerankScenario, body: FakeBody): RenderedAnswer => {
+    for (const field of Object.keys(manifest.rerank?.renamedFields ?? {})) if (field in body) return refuse(`Extra inputs are not permitted: ${field}`);
+    const documents = body.documents;
+    if (!Array.isArray(documents) || !documents.every((document) => typeof document === 'string')) return refuse('documents must be a list of strings');
+    if (documents.length !== scenario.scores.length) return refuse(`expected ${scenario.scores.length} documents, got ${documents.length}`);
+    const results = scenario.scores.map((relevance_score, index) => ({ index, relevance_score, document: { text: documents[index] } }));
+    const answer = { id: 'rerank-fake', model: body.model, [manifest.rerank?.resultsField ?? 'results']: results, usage: { total_tokens: scenario.tokens } };
+    return { status: 200, headers: JSON_TYPE, chunks: [JSON.stringify(answer)] };
+  };
+
   return {
     classify(request) {
       const path = request.url.split('?')[0];
       const body = request.method === 'POST' ? parse(request) : {};
       if (path.endsWith(chatPath)) return { operation: 'chat', stream: body.stream === true };
       if (path.endsWith(embedPath)) return { operation: 'embed', stream: false };
+      if (manifest.operations.includes('rerank') && path.endsWith(rerankPath)) return { operation: 'rerank', stream: false };
       return { operation: 'other', stream: false };
     },
 
@@ -174,6 +187,8 @@ export function compatibleFake(manifest: CompatibleProviderManifest, options: Co
       if (refused) return refuse(refused);
       return renderChat(scenario, body, stream);
     },
+
+    renderRerank: manifest.operations.includes('rerank') ? (scenario, request) => renderRerank(scenario, parse(request)) : undefined,
 
     checkAuth(request, credential) {
       const problems: string[] = [];
@@ -206,7 +221,7 @@ export function compatibleFake(manifest: CompatibleProviderManifest, options: Co
 export function compatibleSubject(
   factory: () => ProviderRegistration,
   manifest: CompatibleProviderManifest,
-  extra: { model: string; embeddingModel?: string; fake?: CompatibleFakeOptions },
+  extra: { model: string; embeddingModel?: string; rerankModel?: string; fake?: CompatibleFakeOptions },
 ): ConformanceSubject {
   const developerRole = manifest.chat?.developerRole;
   return {
@@ -214,6 +229,7 @@ export function compatibleSubject(
     fake: compatibleFake(manifest, extra.fake),
     model: extra.model,
     embeddingModel: extra.embeddingModel,
+    rerankModel: extra.rerankModel,
     supportsN: manifest.chat?.n !== false,
     supportsTools: !manifest.chat?.unsupportedFields?.includes('tools'),
     developerRole: typeof developerRole === 'function' ? developerRole(extra.model) : (developerRole ?? false),

@@ -6,13 +6,14 @@ import { PluginRegistry } from '../../../core/registry.js';
 import { jina, jinaManifest } from '../jina/index.js';
 import { mistral } from '../mistral/index.js';
 import { ollama } from '../ollama/index.js';
-import { voyage } from '../voyage/index.js';
+import { voyage, voyageManifest } from '../voyage/index.js';
 import { shippedSubjects } from '../../../core/conformance/index.js';
 import {
   adaptChatRequest,
   checkChatRequest,
   compatibleChatAdapter,
   compatibleEmbedAdapter,
+  compatibleRerankAdapter,
   createCompatibleStreamMapper,
   defineCompatibleProvider,
   mapCompatibleError,
@@ -20,7 +21,7 @@ import {
 import { pluginDependencies } from '../../../test/plugin-dependencies.js';
 
 /** The compatible family shipped on this base (each documented in docs/providers/<id>.md). */
-const COMPATIBLE = 'groq together fireworks deepseek openrouter perplexity xai cerebras deepinfra mistral nvidia-nim sambanova hyperbolic novita nebius lambda moonshot dashscope vllm lmstudio llamacpp ollama jina voyage'.split(' ');
+const COMPATIBLE = 'groq together fireworks deepseek openrouter perplexity xai cerebras deepinfra mistral nvidia-nim sambanova hyperbolic novita nebius lambda moonshot dashscope vllm lmstudio llamacpp ollama jina voyage nscale featherless siliconflow scaleway ovhcloud vercel-ai-gateway litellm portkey github-models zhipu minimax baseten volcengine-ark'.split(' ');
 
 const dependencies: PluginDependencies = pluginDependencies();
 const target: ProviderTarget = { baseUrl: 'https://api.example.test/v1', customHost: false, headers: {}, credentials: { apiKey: 'k-123' }, strict: true };
@@ -103,9 +104,9 @@ test('voyage: dimensions becomes output_dimension, float encoding is dropped, us
   t.throws(() => adapter.fromUpstream({ detail: 'x' }, { model: 'v', input: 'a' }, target), { instanceOf: TypeError });
 });
 
-test('jina: encoding_format travels as embedding_type; the plugin declares embeddings only', (t) => {
+test('jina: encoding_format travels as embedding_type; the plugin declares embeddings and rerank only', (t) => {
   const plugin = jina().create(dependencies);
-  t.deepEqual(Object.keys(plugin.operations), ['embed']);
+  t.deepEqual(Object.keys(plugin.operations), ['embed', 'rerank']);
   const upstream = compatibleEmbedAdapter({ provider: 'jina', quirks: jinaManifest.embed }).toUpstream({ model: 'j', input: 'a', encoding_format: 'float' }, target);
   t.deepEqual(JSON.parse(String(upstream.body)), { model: 'j', input: 'a', embedding_type: 'float' });
 });
@@ -146,7 +147,7 @@ test('every shipped provider has a conformance subject, a unique id, a documente
   const ids = subjects.map((subject) => subject.registration.manifest.id);
   t.is(new Set(ids).size, ids.length);
   for (const id of COMPATIBLE) t.true(ids.includes(id), `${id} has no conformance subject`);
-  t.is(COMPATIBLE.length, 24);
+  t.is(COMPATIBLE.length, 37);
   for (const subject of subjects) {
     const id = subject.registration.manifest.id;
     const headers = Object.fromEntries(Object.entries(subject.headers ?? {}).map(([name, value]) => [name.toLowerCase(), value]));
@@ -154,4 +155,15 @@ test('every shipped provider has a conformance subject, a unique id, a documente
     t.regex(baseUrl, /^(https:\/\/|http:\/\/127\.0\.0\.1:\d+)/, id);
     if (COMPATIBLE.includes(id)) t.true(existsSync(join(process.cwd(), 'docs/providers', `${id}.md`)), `docs/providers/${id}.md`);
   }
+});
+
+test('rerank: texts up, return_documents kept home, renamed fields; results read from the manifest field, extras kept, usage as tokens', (t) => {
+  const adapter = compatibleRerankAdapter({ provider: 'voyage', quirks: voyageManifest.rerank });
+  const request = { model: 'rerank-2.5', query: 'q', documents: ['a', { text: 'b', id: 2 }], top_n: 1, return_documents: true, truncation: false };
+  const upstream = adapter.toUpstream(request, target);
+  t.true(upstream.url.endsWith('/rerank'));
+  t.deepEqual(JSON.parse(String(upstream.body)), { model: 'rerank-2.5', query: 'q', documents: ['a', 'b'], top_k: 1, truncation: false });
+  const mapped = adapter.fromUpstream({ object: 'list', data: [{ index: 1, relevance_score: 0.5, document: 'b' }], model: 'rerank-2.5', usage: { total_tokens: 9 } }, request, target);
+  t.deepEqual(mapped, { object: 'list', model: 'rerank-2.5', results: [{ index: 1, relevance_score: 0.5 }], usage: { prompt_tokens: 9, total_tokens: 9 } });
+  t.throws(() => adapter.fromUpstream({ results: [] }, request, target), { instanceOf: TypeError }, 'Voyage answers data, not results');
 });

@@ -4,10 +4,11 @@ import { type CompatibleProviderManifest, defineCompatibleProvider } from '../op
 export const togetherManifest: CompatibleProviderManifest = {
   id: 'together',
   name: 'Together AI',
-  description: 'Together AI inference (OpenAI-compatible chat and embeddings).',
+  description: 'Together AI inference (OpenAI-compatible chat and embeddings, Cohere-compatible rerank).',
   baseUrl: 'https://api.together.xyz/v1',
   pricing: { catalogProvider: 'together' },
-  operations: ['chat', 'embed'],
+  modelCatalogue: { catalogProvider: 'togetherai' },
+  operations: ['chat', 'embed', 'rerank'],
   auth: { kind: 'bearer' },
   chat: {
     // Usage arrives in the last streamed chunk unasked.
@@ -15,5 +16,5 @@ export const togetherManifest: CompatibleProviderManifest = {
   },
 };
 
-/** Together AI inference (OpenAI-compatible chat and embeddings). */
+/** Together AI inference (OpenAI-compatible chat and embeddings, Cohere-compatible rerank). */
 export const together = defineCompatibleProvider(togetherManifest);

@@ -42,6 +42,7 @@ export function vertexAI(params: VertexParams = {}): ProviderRegistration {
         authHeaders: ['authorization', 'x-goog-api-key'],
         mapError: mapVertexError,
         // The catalogue's Google prices fall back to Anthropic's for the Claude models Vertex serves.
+        modelCatalogue: { catalogProvider: 'google-vertex' },
         pricing: { catalogProvider: 'google', modelName: googleCatalogueModelName },
       };
     },

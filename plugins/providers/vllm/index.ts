@@ -6,7 +6,7 @@ export const vllmManifest: CompatibleProviderManifest = {
   name: 'vLLM',
   description: 'A vLLM OpenAI-compatible server (self-hosted; default loopback, or x-gateway-custom-host).',
   baseUrl: 'http://127.0.0.1:8000/v1',
-  operations: ['chat', 'embed'],
+  operations: ['chat', 'embed', 'rerank'],
   auth: { kind: 'bearer' },
 };
 
