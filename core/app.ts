@@ -92,8 +92,7 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
   // Boot checks: the plugins and hooks validate, configured routes name known providers.
   const routing = container.resolve(Routing);
   const vault = container.resolve(VaultService);
-  // The vault's worker (~50-75 ms to boot) starts now, beside the construction; listen() (or vault.start()) reports a failure.
-  vault.start().catch(() => {});
+  vault.start().catch(() => {}); // its worker (~50-75 ms) boots beside the construction; listen() reports a failure
   const { generated } = container.resolve(AdminAccess);
   const pipeline = container.resolve(Pipeline);
   const logs = container.resolve(RequestLogging).log;

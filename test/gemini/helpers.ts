@@ -1,6 +1,6 @@
 import { GoogleGenAI } from '@google/genai';
 import { ACCOUNT_KEY, PROVIDER_KEY } from '../harness.js';
-import { checkGeminiStream, type CheckedGeminiStream } from '../fakes/gemini-stream.js';
+import { checkGeminiStream, type CheckedGeminiStream } from './stream-grammar.js';
 
 /**
  * The official `@google/genai` SDK pointed at the gateway with only its base URL and an API key: the

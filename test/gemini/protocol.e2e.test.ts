@@ -7,7 +7,7 @@ import { gemini } from '../../plugins/providers/gemini/index.js';
 import { geminiFakeRenderer } from '../../plugins/providers/gemini/gemini-fake.js';
 import { openai } from '../../plugins/providers/openai/index.js';
 import { openaiFake } from '../../plugins/providers/openai/openai-fake.js';
-import { checkGeminiStream } from '../fakes/gemini-stream.js';
+import { checkGeminiStream } from './stream-grammar.js';
 import { startFake } from '../fakes/openai-fake.js';
 import { type RenderedFake, startRenderedFake } from '../fakes/rendered-fake.js';
 import { ACCOUNT_KEY, loggedOnce, PROVIDER_KEY, startGateway, type TestGateway, traceId } from '../harness.js';

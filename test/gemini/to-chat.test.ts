@@ -3,7 +3,7 @@ import { chatRequestOf, jsonSchemaOf } from '../../core/api/protocols/gemini/to-
 import { GeminiStreamEncoder } from '../../core/api/protocols/gemini/stream-encoder.js';
 import type { GeminiRequest } from '../../core/spec/gemini.js';
 import { OPENAI_CONTENT_PARTS } from '../../core/spec/content-parts.js';
-import { checkGeminiStream } from '../fakes/gemini-stream.js';
+import { checkGeminiStream } from './stream-grammar.js';
 
 const PDF = Buffer.from('%PDF-1.4').toString('base64');
 
