@@ -72,6 +72,17 @@ test.after.always(async (t) => {
 const rowOf = (page: Page, trace: string) => page.locator(`table.logs tbody tr[data-trace-id="${trace}"]`);
 const tableTraces = (page: Page) => page.locator('table.logs tbody tr').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-trace-id')));
 
+/** The table's traces once the list shows `expected` (within 10 s): a filter applied re-renders the list after the old one's status text may still match. */
+async function settledTraces(page: Page, expected: readonly string[]): Promise<Array<string | null>> {
+  const deadline = Date.now() + 10_000;
+  let traces = await tableTraces(page);
+  while (JSON.stringify(traces) !== JSON.stringify(expected) && Date.now() < deadline) {
+    await page.waitForTimeout(100);
+    traces = await tableTraces(page);
+  }
+  return traces;
+}
+
 /** Opens the list of this run's requests (its metadata) with `extra` filters in the address. */
 async function openList(t: { context: Context }, extra: Record<string, string> = {}): Promise<Page> {
   const { page } = t.context.browser;
@@ -138,7 +149,7 @@ it('"All errors" and the body search narrow the table, alone and together', asyn
   await page.getByLabel('Status').selectOption({ label: 'Any' });
   await page.getByRole('button', { name: 'Apply filters' }).click();
   await page.locator('main p', { hasText: 'Showing 1 request.' }).waitFor();
-  t.deepEqual(await tableTraces(page), [traces.stream]);
+  t.deepEqual(await settledTraces(page, [traces.stream]), [traces.stream]);
 });
 
 it('the export links download the filtered set as CSV and JSONL', async (t) => {

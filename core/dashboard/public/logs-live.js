@@ -27,9 +27,14 @@ export function exportLinks(query) {
   const links = [];
   const link = (format, label) => {
     const anchor = h('a', { class: 'button-link export-link', href: address(format, false), download: '', data: { format }, text: label });
-    anchor.addEventListener('click', () => {
-      anchor.href = address(format, true);
-      setTimeout(() => (anchor.href = address(format, false)), 0);
+    // The token goes only into a link made for this click and dropped at once: the page's link never
+    // carries it (restoring it after a timer raced whoever read the link meanwhile).
+    anchor.addEventListener('click', (event) => {
+      event.preventDefault();
+      const once = h('a', { href: address(format, true), download: '', hidden: true });
+      document.body.append(once);
+      once.click();
+      once.remove();
     });
     links.push([anchor, format]);
     return anchor;
