@@ -89,6 +89,15 @@ export class JwksCache {
     this.fetcher = options.fetcher ?? fetchJson;
   }
 
+  /**
+   * The key set in use while it is fresh (younger than its maximum age), else undefined: a
+   * verification made with it may be reused until then (JwtIssuers' cache of verified tokens), so a
+   * key the issuer retires stops working at the next refresh either way.
+   */
+  get freshSet(): object | undefined {
+    return this.cached !== undefined && this.now() - this.cached.fetchedAt < this.maxAgeMs ? this.cached : undefined;
+  }
+
   /** The verification key for a token's protected header (jose's `JWTVerifyGetKey`). */
   readonly getKey: JWTVerifyGetKey = async (header, token) => {
     const now = this.now();

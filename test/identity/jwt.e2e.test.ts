@@ -166,6 +166,11 @@ test.serial("a token of the configured issuer is never sent upstream as the prov
 });
 
 test.serial('rotation: a new key is fetched on its first token (at most once per cooldown), and the retired key stops working', async (t) => {
+  // A token verified before the rotation (and reused while the key set stays the same): once the
+  // set is refreshed without its key, the same token is refused too.
+  const earlier = await mint(first, claims(), seconds());
+  t.is((await chat(earlier)).status, 200);
+  t.is((await chat(earlier)).status, 200);
   issuer.publish([second]);
   const rotated = await mint(second, claims(), seconds());
   // Within the refresh cooldown of the last fetch, unknown keys do not make the gateway fetch again.
@@ -183,6 +188,9 @@ test.serial('rotation: a new key is fetched on its first token (at most once per
   const retired = await chat(await mint(first, claims(), seconds()));
   t.is(retired.status, 401);
   t.regex(retired.error?.message ?? '', /key its issuer does not publish/);
+  const reused = await chat(earlier);
+  t.is(reused.status, 401, 'verified before the rotation, refused once the refreshed set no longer has its key');
+  t.regex(reused.error?.message ?? '', /key its issuer does not publish/);
   const fetches = issuer.jwksFetches();
   t.is((await chat(await mint(second, claims(), seconds()))).status, 200);
   t.is(issuer.jwksFetches(), fetches, 'a known key is served from the cache');
