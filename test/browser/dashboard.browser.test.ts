@@ -86,7 +86,9 @@ async function freshList(page: Page, change: () => Promise<void>, outcome: RegEx
 }
 
 async function applyFilter(page: Page, label: string, value: string, outcome: RegExp = /^Showing|^No requests/): Promise<void> {
-  await page.getByRole('link', { name: 'Clear' }).click();
+  // Clearing filters re-renders the list (and its form): wait for the new one before typing into it.
+  const filtered = await page.evaluate(() => String((globalThis as any).location.hash).includes('?'));
+  if (filtered) await freshList(page, () => page.getByRole('link', { name: 'Clear' }).click(), /^Showing|^No requests/);
   await page.locator('table.logs').waitFor();
   const input = page.getByLabel(label, { exact: true });
   await input.fill(value);
