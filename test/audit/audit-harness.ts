@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { join } from 'node:path';
-import { canonicalJson, eventHash, type AuditEvent } from '../../core/audit/event.js';
+import { eventHash, type AuditEvent } from '../../core/audit/event.js';
+import { rowOf } from '../../core/audit/store.js';
 
 const BIN = join(process.cwd(), 'bin/llm-gateway.js');
 
@@ -26,27 +27,8 @@ export async function gatewayCommand(args: string[], environment: Record<string,
 /** The values of an event's row, in the order of {@link ROW_COLUMNS}, to put a row back or forge one. */
 export const ROW_COLUMNS = ['seq', 'id', 'time', 'time_ms', 'actor', 'actor_type', 'actor_id', 'action', 'target', 'target_type', 'target_id', 'changes', 'outcome', 'address', 'user_agent', 'prev_hash', 'hash'];
 
-export function rowValues(event: AuditEvent): unknown[] {
-  return [
-    event.seq,
-    event.id,
-    event.time,
-    Date.parse(event.time),
-    canonicalJson(event.actor),
-    event.actor.type,
-    event.actor.id ?? null,
-    event.action,
-    event.target === null ? null : canonicalJson(event.target),
-    event.target?.type ?? null,
-    event.target?.id ?? null,
-    event.changes === null ? null : canonicalJson(event.changes),
-    event.outcome,
-    event.address,
-    event.user_agent,
-    event.prev_hash,
-    event.hash,
-  ];
-}
+/** An event's row, as the stores write it (to put a row back or forge one). */
+export const rowValues = rowOf;
 
 /** A well-formed event (its hash right) placed after `previous` at `seq`: what a forger who knows the format inserts. */
 export function forgedAfter(previous: AuditEvent, seq: number): AuditEvent {
