@@ -192,7 +192,10 @@ export class AdminGuard {
     const template = (koa as unknown as { _matchedRoute?: string })._matchedRoute ?? koa.path;
     const { action, type } = actionOf(koa.method, template);
     const id = koa.params?.id ?? koa.params?.alias;
-    const target = note.target ?? (id !== undefined ? { type, id } : undefined);
+    const team = access?.touchedTeam;
+    const named = note.target ?? (id !== undefined ? { type, id } : undefined);
+    // The target's team, when it has one: a team's admins read the events of their team's objects.
+    const target = named && typeof team === 'string' ? { ...named, team } : named;
     await this.auditSink.record({
       // An unauthenticated attempt (a wrong or refused credential) is recorded as such.
       actor: access?.actor ?? { type: 'system', label: 'unauthenticated caller' },

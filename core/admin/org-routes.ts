@@ -48,6 +48,7 @@ export function mountOrganizationAdmin(router: Router, dependencies: Organizatio
   const visibleTeam = async (access: Access, id: string, permission: Permission = 'teams.read'): Promise<TeamRecord> => {
     const team = await store.team(id);
     if (!team || !(access.holds(permission, id) || access.holds('teams.read', id))) throw teamNotFound(id);
+    access.touch(id);
     return team;
   };
 
@@ -84,6 +85,7 @@ export function mountOrganizationAdmin(router: Router, dependencies: Organizatio
   const visibleAccount = async (access: Access, id: string): Promise<ServiceAccountRecord> => {
     const account = await store.serviceAccount(id);
     if (!account || !access.holds('service_accounts.read', account.team_id)) throw accountNotFound(id);
+    access.touch(account.team_id);
     return account;
   };
 
@@ -346,6 +348,7 @@ function mountServiceAccounts(router: Router, parts: Parts): void {
     const name = requireRecordName(raw.name);
     const teamId = requireString(raw.team_id, 'team_id', { nonEmpty: true, max: 128 });
     if (!(await store.team(teamId)) || !access.holds('teams.read', teamId)) throw teamNotFound(teamId);
+    access.touch(teamId);
     if (!access.holds('service_accounts.write', teamId)) throw refused('Your role in this team does not allow creating service accounts.');
     await accountInput(access, raw, teamId);
     const account = await store

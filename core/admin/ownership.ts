@@ -45,6 +45,7 @@ export async function ownershipOf(access: Access, body: Record<string, unknown>,
     throw errors.permission(team === null ? 'Only an organization admin may create objects shared by the whole organization (team_id: null).' : `Your role in team ${team} does not allow this (${permission}).`, { code: 'permission_denied' });
   }
   const ownership: Ownership = { team_id: team };
+  access.touch(team);
   if (options.keys) {
     if (body.user_id !== undefined && body.user_id !== null) {
       const user = requireString(body.user_id, 'user_id', { nonEmpty: true, max: 128 });
@@ -74,6 +75,7 @@ export async function ownershipOf(access: Access, body: Record<string, unknown>,
  */
 export function visible<T extends Owned>(access: Access, object: T | undefined, permission: Permission, notFound: () => Error): T {
   if (!object || !access.mayRead(readPermissionOf(permission), object)) throw notFound();
+  access.touch(teamOf(object));
   if (permission.endsWith('.write') && !access.mayChange(permission, object)) {
     throw errors.permission(`Your role does not allow changing this (${permission}).`, { code: 'permission_denied' });
   }

@@ -3,7 +3,7 @@ import { errors } from '../errors.js';
 import type { Router } from '../http/router.js';
 import { type AuditListQuery, type AuditTrail, MAX_LIMIT } from './trail.js';
 
-/** The admin API's check (today `AdminGuard`, core/admin/guard.ts), as Koa middleware; whoever mounts the routes hands it in. */
+/** The admin guard's permission check (core/admin/guard.ts), as Koa middleware; whoever mounts the routes hands it in. */
 export type AuditGuard = (koa: Context, next: () => Promise<unknown>) => Promise<void>;
 
 const MAX_TEXT = 256;
@@ -34,26 +34,32 @@ export function parseAuditQuery(koa: Context): AuditListQuery {
 }
 
 /**
- * Mounts the audit trail's read routes behind `guard` (the admin guard today; the permission
- * check once roles exist):
- * - `GET /admin/audit?actor=&action=&target=&since=&until=&limit=&cursor=`: newest first,
- *   `{ data: [event], next_cursor }`;
+ * Mounts the audit trail's read routes:
+ * - `GET /admin/audit?actor=&action=&target=&since=&until=&limit=&cursor=` (`guards.events`): newest
+ *   first, `{ data: [event], next_cursor }`; for a caller `teamsOf` names teams for, only the events
+ *   whose target belongs to one of them;
  * - `GET /admin/audit/export`: the whole chain as JSON Lines, oldest first, streamed (what
- *   `llm-gateway audit export` writes), to keep or to verify elsewhere;
- * - `GET /admin/audit/verify`: what `llm-gateway audit verify` finds (it reads the whole chain).
+ *   `llm-gateway audit export` writes), to keep or to verify elsewhere (`guards.chain`);
+ * - `GET /admin/audit/verify` (`guards.chain`): what `llm-gateway audit verify` finds (it reads the whole chain).
  */
-export function mountAuditAdmin(router: Router, guard: AuditGuard, audit: AuditTrail): void {
-  router.get('/admin/audit', guard, async (koa) => {
+export function mountAuditAdmin(
+  router: Router,
+  guards: { readonly events: AuditGuard; readonly chain: AuditGuard },
+  audit: AuditTrail,
+  teamsOf: (koa: Context) => readonly string[] | undefined = () => undefined,
+): void {
+  router.get('/admin/audit', guards.events, async (koa) => {
     koa.set('cache-control', 'no-store');
-    koa.body = await audit.list(parseAuditQuery(koa));
+    const teams = teamsOf(koa);
+    koa.body = await audit.list({ ...parseAuditQuery(koa), ...(teams ? { teams } : {}) });
   });
-  router.get('/admin/audit/export', guard, (koa) => {
+  router.get('/admin/audit/export', guards.chain, (koa) => {
     koa.set('cache-control', 'no-store');
     koa.set('content-disposition', `attachment; filename="gateway-audit-${new Date().toISOString().slice(0, 10)}.jsonl"`);
     koa.type = 'application/x-ndjson; charset=utf-8';
     koa.body = audit.export();
   });
-  router.get('/admin/audit/verify', guard, async (koa) => {
+  router.get('/admin/audit/verify', guards.chain, async (koa) => {
     koa.set('cache-control', 'no-store');
     koa.body = await audit.verify();
   });

@@ -1,4 +1,5 @@
 import { AdminAccess } from '../admin/assemble.js';
+import { accessOf } from '../admin/guard.js';
 import { type Container, GatewaySettings, provide } from '../container.js';
 import type { Router } from '../http/router.js';
 import { mountAuditAdmin } from './admin.js';
@@ -30,5 +31,6 @@ export function mountAuditOf(router: Router, container: Container): void {
   const { guard } = container.resolve(AdminAccess);
   const trail = container.resolve(AuditTrail);
   guard.auditTo({ record: (event) => trail.record(event).catch((error: Error) => logger.error({ err: { message: error.message }, action: event.action }, 'audit event not recorded')) });
-  mountAuditAdmin(router, guard.require('audit.read'), trail);
+  // A team's admins read the events of their teams' objects; organization roles read everything.
+  mountAuditAdmin(router, { events: guard.require('audit.read'), chain: guard.require('audit.chain.read') }, trail, (koa) => accessOf(koa).teamsWith('audit.read'));
 }

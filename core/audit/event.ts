@@ -17,6 +17,8 @@ export interface AuditActor {
 export interface AuditTarget {
   readonly type: string;
   readonly id: string;
+  /** The team that owns it, when it belongs to one (a team's admins read the events of their team's objects). */
+  readonly team?: string;
 }
 
 /** The before and after of each changed field (secrets never: {@link auditChanges}). */

@@ -79,7 +79,7 @@ export class PostgresAuditStore implements AuditStore {
 
   async list(query: AuditQuery): Promise<AuditEvent[]> {
     await this.init();
-    const { where, values } = listWhere(query, (index) => `$${index}`);
+    const { where, values } = listWhere(query, (index) => `$${index}`, "(target::jsonb ->> 'team')");
     const result = await this.pool.query(`SELECT * FROM ${this.table} ${where} ORDER BY seq DESC LIMIT $${values.length + 1}`, [...values, query.limit]);
     return result.rows.map((row) => eventOf(row as AuditRow));
   }

@@ -17,6 +17,8 @@ export interface AuditQuery {
   readonly limit: number;
   /** Only events with a smaller `seq` (the cursor). */
   readonly beforeSeq?: number;
+  /** Only events whose target belongs to one of these teams (a team's reader); absent: every event. */
+  readonly teams?: readonly string[];
 }
 
 /** The chain's last event, read under the append lock. */
@@ -114,7 +116,7 @@ function typeAndId(value: string, isType: (type: string) => boolean): { type: st
 }
 
 /** The WHERE clause of a list query and its values; `placeholder(n)` is the store's n-th parameter (1-based). */
-export function listWhere(query: AuditQuery, placeholder: (index: number) => string): { where: string; values: unknown[] } {
+export function listWhere(query: AuditQuery, placeholder: (index: number) => string, teamOfTarget = "json_extract(target, '$.team')"): { where: string; values: unknown[] } {
   const conditions: string[] = [];
   const values: unknown[] = [];
   const add = (condition: (...names: string[]) => string, ...given: unknown[]) => {
@@ -140,5 +142,10 @@ export function listWhere(query: AuditQuery, placeholder: (index: number) => str
   if (query.since !== undefined) add((value) => `time_ms >= ${value}`, query.since);
   if (query.until !== undefined) add((value) => `time_ms < ${value}`, query.until);
   if (query.beforeSeq !== undefined) add((value) => `seq < ${value}`, query.beforeSeq);
+  // A team's reader: only the events of its teams' objects.
+  if (query.teams !== undefined) {
+    if (query.teams.length === 0) conditions.push('1 = 0');
+    else add((...names) => `${teamOfTarget} IN (${names.join(', ')})`, ...query.teams);
+  }
   return { where: conditions.length ? `WHERE ${conditions.join(' AND ')}` : '', values };
 }

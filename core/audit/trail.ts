@@ -15,6 +15,8 @@ export interface AuditListQuery {
   readonly until?: number;
   readonly limit?: number;
   readonly cursor?: string;
+  /** Only events whose target belongs to one of these teams (a team admin's view). */
+  readonly teams?: readonly string[];
 }
 
 export interface AuditPage {
@@ -78,12 +80,17 @@ export class AuditTrail {
   /** Appends one event to the chain; resolves with it once stored. */
   async record(input: AuditInput): Promise<AuditEvent> {
     if (!ACTION.test(input.action)) throw new Error(`audit action "${input.action}" must be dotted lower-case words (keys.create)`);
-    const actor = { type: input.actor.type, ...(input.actor.id === undefined ? {} : { id: input.actor.id }), ...(input.actor.label === undefined ? {} : { label: input.actor.label }) };
+    const actor = {
+      type: input.actor.type,
+      ...(input.actor.id === undefined ? {} : { id: input.actor.id }),
+      ...(input.actor.label === undefined ? {} : { label: input.actor.label }),
+      ...(input.actor.token_id === undefined ? {} : { token_id: input.actor.token_id }),
+    };
     return this.store.append((head) =>
       this.sealed(head, {
         actor,
         action: input.action,
-        target: input.target ? { type: input.target.type, id: input.target.id } : null,
+        target: input.target ? { type: input.target.type, id: input.target.id, ...(input.target.team !== undefined ? { team: input.target.team } : {}) } : null,
         changes: input.changes === undefined ? null : scrubChanges(input.changes),
         outcome: input.outcome,
         address: input.address ?? null,
@@ -103,7 +110,7 @@ export class AuditTrail {
   async list(query: AuditListQuery = {}): Promise<AuditPage> {
     const limit = Math.min(Math.max(1, query.limit ?? DEFAULT_LIMIT), MAX_LIMIT);
     const beforeSeq = query.cursor === undefined ? undefined : seqOfCursor(query.cursor);
-    const rows = await this.store.list({ actor: query.actor, action: query.action, target: query.target, since: query.since, until: query.until, beforeSeq, limit: limit + 1 });
+    const rows = await this.store.list({ actor: query.actor, action: query.action, target: query.target, since: query.since, until: query.until, beforeSeq, limit: limit + 1, ...(query.teams ? { teams: query.teams } : {}) });
     const data = rows.slice(0, limit);
     return { data, next_cursor: rows.length > limit ? cursorOf(data[data.length - 1].seq) : null };
   }

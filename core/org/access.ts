@@ -50,6 +50,8 @@ export class Access {
   readonly everywhere: ReadonlySet<Permission>;
   readonly inTeam: ReadonlyMap<string, ReadonlySet<Permission>>;
   private readonly roles: ReadonlyMap<string, TeamRole>;
+  /** The team of the object this call read or changed last (the audit event's target team); null: the organization's. */
+  touchedTeam: string | null | undefined;
 
   constructor(readonly principal: Principal) {
     const inTeam = new Map<string, Set<Permission>>();
@@ -76,8 +78,15 @@ export class Access {
     this.roles = roles;
   }
 
-  /** The owner's access (the account key, the CLI on the host). */
-  static readonly owner = new Access({ kind: 'account' });
+  /** The owner's access (the CLI on the host); an admin call makes its own, which records the team it touched. */
+  static get owner(): Access {
+    return new Access({ kind: 'account' });
+  }
+
+  /** Notes the team of the object the call acts on, for its audit event. */
+  touch(team: string | null): void {
+    this.touchedTeam = team;
+  }
 
   /** True when the permission is held in every team (an organization role). */
   organizationWide(permission: Permission): boolean {

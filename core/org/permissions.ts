@@ -42,7 +42,8 @@ export const PERMISSIONS = {
   'service_accounts.read': 'read service accounts',
   'service_accounts.write': 'create, change and delete service accounts and their tokens',
   'tokens.write': 'create and revoke one\'s own personal access tokens',
-  'audit.read': 'read and export the audit trail',
+  'audit.read': "list the audit trail's events (a team's admins: those of their team's objects)",
+  'audit.chain.read': 'export and verify the whole audit trail',
   'scim.provision': 'provision users and groups through SCIM 2.0 (the identity provider, with the SCIM token)',
 } as const;
 export type Permission = keyof typeof PERMISSIONS;
@@ -76,6 +77,7 @@ export const TEAM_ROLE_PERMISSIONS: Readonly<Record<TeamRole, ReadonlySet<Permis
     'members.write',
     'service_accounts.read',
     'service_accounts.write',
+    'audit.read',
     'tokens.write',
   ]),
   member: new Set<Permission>(['keys.read', 'keys.write', 'credentials.read', 'routes.read', 'logs.read', 'alerts.read', 'teams.read', 'tokens.write']),

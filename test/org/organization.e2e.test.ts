@@ -291,3 +291,24 @@ test.serial('audit events never hold a secret: a credential created and rotated 
   const patch = text.split('\n').filter(Boolean).map((line) => JSON.parse(line)).find((event) => event.action === 'virtual-keys.update' && event.target?.id === key.json.id);
   t.deepEqual(patch.changes.limits, { after: { requests_per_minute: 5 } }, 'a field that was absent has no before');
 });
+
+test.serial("a team admin reads the audit events of its team's objects only; the whole chain is an organization reader's", async (t) => {
+  const a = await call('POST', '/admin/teams', { name: 'audit-team-a' });
+  const b = await call('POST', '/admin/teams', { name: 'audit-team-b' });
+  const adminA = await person('audit-lead-a@example.com', { team: a.json.id, teamRole: 'team_admin' });
+  const adminB = await person('audit-lead-b@example.com', { team: b.json.id, teamRole: 'team_admin' });
+  const key = await call('POST', '/admin/virtual-keys', { name: 'audited-a-key', provider: 'openai', provider_key: 'sk-audit-a-0123456789' }, { session: adminA.session });
+  t.is(key.status, 201);
+  await call('PATCH', `/admin/virtual-keys/${key.json.id}`, { name: 'audited-a-key-renamed' }, { session: adminA.session });
+  const seenByA = await call('GET', '/admin/audit?limit=200', undefined, { session: adminA.session });
+  t.is(seenByA.status, 200);
+  const ofKey = seenByA.json.data.filter((event: any) => event.target?.id === key.json.id);
+  t.deepEqual(ofKey.map((event: any) => event.action), ['virtual-keys.update', 'virtual-keys.create']);
+  t.true(seenByA.json.data.every((event: any) => event.target?.team === a.json.id), 'only team A objects');
+  const seenByB = await call('GET', '/admin/audit?limit=200', undefined, { session: adminB.session });
+  t.false(seenByB.json.data.some((event: any) => event.target?.id === key.json.id));
+  t.is((await call('GET', '/admin/audit/export', undefined, { session: adminA.session })).status, 403);
+  const owner = await call('GET', `/admin/audit?target=${key.json.id}`);
+  t.is(owner.json.data.length, 2, 'an organization reader sees them too');
+  t.true((await gw.gateway.audit.verify()).ok);
+});
