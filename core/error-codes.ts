@@ -105,8 +105,8 @@ export const ERROR_CODES: Readonly<Record<string, Readonly<Record<string, ErrorC
     no_healthy_target: { status: [503], type: 'service_unavailable_error', when: "Every target of the route has an open circuit breaker; retry after `Retry-After`." },
   },
   'Not found and conflicts (admin API)': {
-    route_not_found: { status: [404], when: 'No gateway endpoint at this path, no stored route with this id, or no dashboard asset of this name.' },
-    credential_not_found: { status: [404], when: 'No stored credential with this id.' },
+    route_not_found: { status: [404], when: 'No gateway endpoint at this path, no stored route with this id (or one of a team the caller cannot see, also when a key names it: `param` says where), or no dashboard asset of this name.' },
+    credential_not_found: { status: [404], when: 'No stored credential with this id (or one of a team the caller cannot see), also when a key or a route target names it (`param` says where).' },
     virtual_key_not_found: { status: [404], when: 'No virtual key with this id.' },
     model_alias_not_found: { status: [404], when: 'No model alias of this name.' },
     team_not_found: { status: [404], when: 'No team with this id, or one the caller cannot see (another team is answered as if it did not exist).' },

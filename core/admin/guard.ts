@@ -105,6 +105,8 @@ export class AdminGuard {
         }
         await next();
         if (audited) await this.audit(koa, access, koa.status >= 400 ? 'failure' : 'success');
+        // A token used to read: one event a minute per token (a changing call's event names its token already).
+        else if (koa.state.tokenUse !== undefined) await this.auditSink?.record({ actor: access.actor, action: 'tokens.use', target: { type: 'token', id: koa.state.tokenUse as string }, outcome: 'success', ...requestOrigin(koa, this.throttle.trustProxy ?? 0) });
       } catch (error) {
         if (audited && !(access === undefined && (error as GatewayError).status === 429)) await this.audit(koa, access, (error as GatewayError).status === 403 || (error as GatewayError).status === 401 || (error as GatewayError).status === 404 ? 'denied' : 'failure');
         throw error;
@@ -161,12 +163,12 @@ export class AdminGuard {
         if (token.owner.type === 'user') {
           const user = await store.user(token.owner.id);
           if (!user || user.status !== 'active') throw errors.authentication("This token's user is suspended or no longer exists.", { code: 'user_suspended' });
-          await store.touchToken(token);
+          if (await store.touchToken(token)) koa.state.tokenUse = token.id;
           return { kind: 'user', user, token };
         }
         const account = await store.serviceAccount(token.owner.id);
         if (account) {
-          await store.touchToken(token);
+          if (await store.touchToken(token)) koa.state.tokenUse = token.id;
           return { kind: 'service-account', account, token };
         }
       }

@@ -248,18 +248,23 @@ export function mountLogsApi(
     koa.body = mayReadBodies(access, keys) ? record : { ...record, request_body: null, response_body: null, bodies_withheld: record.request_body !== null || record.response_body !== null };
   });
 
-  mountUsageApi(router, guard, store);
+  mountUsageApi(router, guard, store, async (access) => (access.organizationWide('usage.read') || !parts.keysOf ? undefined : parts.keysOf((key) => access.mayRead('usage.read', key))));
 }
 
-/** `GET /admin/usage` and `GET /admin/usage/summary`: the organization's usage over every key (`usage.read`: organization roles; a team's keys show their own usage at /admin/virtual-keys/{id}/usage). */
-function mountUsageApi(router: Router, guard: AdminGuard, store: LogStore): void {
+/**
+ * `GET /admin/usage` and `GET /admin/usage/summary` (`usage.read`): the organization's usage over
+ * every key, or for a team's reader over its teams' keys (a member's: its own keys) — `keysOf`.
+ */
+function mountUsageApi(router: Router, guard: AdminGuard, store: LogStore, keysOf: (access: Access) => Promise<string[] | undefined>): void {
   router.get('/admin/usage', guard.require('usage.read'), async (koa) => {
+    const keys = await keysOf(accessOf(koa));
+    const only = keys === undefined ? {} : { keys };
     const { range, from, to: end, bucketMs } = periodOf(koa);
     const groupBy = groupByOf(koa);
     const rangeMs = end - from;
     // The buckets for the charts, and one cell per group over the whole range for the totals
     // (percentiles do not add up from buckets).
-    const [cells, totalCells] = await Promise.all([store.usage({ from, to: end, bucketMs, groupBy }), store.usage({ from, to: end, bucketMs: rangeMs, groupBy })]);
+    const [cells, totalCells] = await Promise.all([store.usage({ from, to: end, bucketMs, groupBy, ...only }), store.usage({ from, to: end, bucketMs: rangeMs, groupBy, ...only })]);
     const labels = new Map(totalCells.filter((cell) => cell.label !== undefined).map((cell) => [cell.group, cell.label!]));
     const groups = new Map<string, { total: number; cells: Map<number, (typeof cells)[number]> }>();
     for (const cell of cells) {
@@ -298,12 +303,14 @@ function mountUsageApi(router: Router, guard: AdminGuard, store: LogStore): void
   });
 
   router.get('/admin/usage/summary', guard.require('usage.read'), async (koa) => {
+    const visible = await keysOf(accessOf(koa));
+    const only = visible === undefined ? {} : { keys: visible };
     const { range, from, to } = periodOf(koa);
     const length = to - from;
     // Two scans: the period (overall, and by key, end user and model) and the one before.
     const [[current, keys, users, models], [previous]] = await Promise.all([
-      store.usageTotals({ from, to, groupBys: ['none', 'key', 'user', 'model'] }),
-      store.usageTotals({ from: from - length, to: from, groupBys: ['none'] }),
+      store.usageTotals({ from, to, groupBys: ['none', 'key', 'user', 'model'], ...only }),
+      store.usageTotals({ from: from - length, to: from, groupBys: ['none'], ...only }),
     ]);
     koa.body = {
       range,

@@ -246,7 +246,9 @@ export class RouteActions {
       if (target.credential !== undefined) {
         const credential = await service.credentials.get(target.credential);
         // Another team's credential is as if it did not exist.
-        if (!credential || !access.mayRead('credentials.read', credential)) throw invalidRoute(`no stored credential with id "${target.credential}".`, { param: `${at}.credential` });
+        if (!credential || !access.mayRead('credentials.read', credential)) {
+          throw errors.notFound(`No stored credential with id "${target.credential}".`, { code: 'credential_not_found', param: `${at}.credential` });
+        }
         if (!usableBy(team, teamRecord, credential, 'allowed_credentials')) {
           throw errors.permission(`The credential "${target.credential}" is not one this team may use.`, { code: 'permission_denied' });
         }

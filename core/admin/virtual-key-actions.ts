@@ -27,6 +27,13 @@ export interface VirtualKeyActionDependencies {
 const notFound = (what: 'credential' | 'virtual key', id: string) =>
   errors.notFound(`No ${what} with id "${id}".`, { code: `${what.replace(' ', '_')}_not_found` });
 
+/**
+ * A key naming a credential or a route that does not exist, or that belongs to a team the caller
+ * cannot see (answered the same, so its existence does not leak): 404 with `param`.
+ */
+const credentialNotFound = (id: string) => errors.notFound(`No credential with id "${id}".`, { code: 'credential_not_found', param: 'credential_id' });
+const routeNotFound = (idOrName: string, param: string, more = '') => errors.notFound(`No stored route with id or name "${idOrName}"${more}.`, { code: 'route_not_found', param });
+
 
 function withoutSecret(body: Record<string, unknown>): Record<string, unknown> {
   const { provider_key: _secret, ...rest } = body;
@@ -281,17 +288,22 @@ export class VirtualKeyActions {
         throw errors.permission(`Team ${teamRecord.name} may not use the provider "${body.provider}" (allowed: ${teamRecord.allowed_providers.join(', ') || 'none'}).`, { code: 'permission_denied' });
       }
     }
-    for (const routeId of [...(typeof body.route === 'string' ? [body.route] : []), ...(Array.isArray(body.allowed_routes) ? (body.allowed_routes as string[]) : [])]) {
+    const named = [
+      ...(typeof body.route === 'string' ? [[body.route, 'route']] : []),
+      ...(Array.isArray(body.allowed_routes) ? (body.allowed_routes as string[]).map((entry, index) => [entry, `allowed_routes[${index}]`]) : []),
+    ];
+    for (const [routeId, param] of named as Array<[string, string]>) {
       const stored = await this.service.parts.routes.route(routeId);
       if (!stored) continue;
-      if (!access.mayRead('routes.read', stored)) throw invalid(`no stored route with id or name "${routeId}".`, { param: 'route' });
+      // Another team's route answers as one that does not exist.
+      if (!access.mayRead('routes.read', stored)) throw routeNotFound(routeId, param);
       if (!usableBy(team, teamRecord, stored, 'allowed_routes')) {
         throw errors.permission(`The route "${routeId}" is not one this team's keys may use.`, { code: 'permission_denied' });
       }
     }
     if (typeof body.credential_id === 'string') {
       const credential = await this.service.credentials.get(body.credential_id);
-      if (!credential || !access.mayRead('credentials.read', credential)) throw invalid(`no credential with id "${body.credential_id}".`, { param: 'credential_id' });
+      if (!credential || !access.mayRead('credentials.read', credential)) throw credentialNotFound(body.credential_id);
       if (!usableBy(team, teamRecord, credential, 'allowed_credentials')) {
         throw errors.permission(`The credential "${body.credential_id}" is not one this team's keys may use.`, { code: 'permission_denied' });
       }
@@ -302,13 +314,10 @@ export class VirtualKeyActions {
     if (typeof body.route === 'string') {
       // Stored by id, so that renaming the route keeps the key on it.
       const route = await this.service.parts.routes.route(body.route);
-      if (!route) throw invalid(`no stored route with id or name "${body.route}".`, { param: 'route' });
+      if (!route) throw routeNotFound(body.route, 'route');
       body.route = route.id;
     }
     if (Array.isArray(body.allowed_routes)) body.allowed_routes = await this.grantedRoutes(body.allowed_routes as string[]);
-    if (typeof body.credential_id === 'string' && !(await this.service.credentials.get(body.credential_id))) {
-      throw invalid(`no credential with id "${body.credential_id}".`, { param: 'credential_id' });
-    }
     if (typeof body.custom_host === 'string') {
       try {
         body.custom_host = await this.dependencies.customHosts.check(body.custom_host);
@@ -321,7 +330,7 @@ export class VirtualKeyActions {
   /**
    * `allowed_routes` as stored: a config route by its name (as `x-gateway-config` finds a config
    * route first), a stored route by its id (so that renaming it keeps the grant, and a new route
-   * taking its old name is not granted); duplicates dropped. An entry naming no route is 400 with
+   * taking its old name is not granted); duplicates dropped. An entry naming no route is 404 with
    * `param` `allowed_routes[i]`.
    */
   private async grantedRoutes(entries: readonly string[]): Promise<string[]> {
@@ -332,7 +341,7 @@ export class VirtualKeyActions {
         continue;
       }
       const stored = await this.service.parts.routes.route(entry);
-      if (!stored) throw invalid(`no stored route with id or name "${entry.slice(0, 100)}", and no route of that name in the configuration.`, { param: `allowed_routes[${index}]` });
+      if (!stored) throw routeNotFound(entry.slice(0, 100), `allowed_routes[${index}]`, ', and no route of that name in the configuration');
       granted.add(stored.id);
     }
     return [...granted];

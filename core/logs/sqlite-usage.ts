@@ -41,11 +41,13 @@ export function usageCells(db: DatabaseSync, query: UsageQuery): UsageCell[] {
   // anyway, and summing in the same loop saves a second scan.
   const statement = db.prepare(
     `SELECT ${group}, CAST((logs.time_ms - ?1) / ?2 AS INTEGER), status, latency_ms, prompt_tokens, completion_tokens, cost_usd, cache_status, cache_saved_usd, ${query.groupBy === 'key' ? 'key_name' : 'NULL'}
-     FROM logs ${join} WHERE logs.time_ms >= ?1 AND logs.time_ms < ?3`,
+     FROM logs ${join} WHERE logs.time_ms >= ?1 AND logs.time_ms < ?3${query.keys === undefined ? '' : ' AND logs.key_id IN (SELECT value FROM json_each(?5))'}`,
   );
   statement.setReturnArrays(true); // arrays, not objects: measurably cheaper per row
+  // ?4 is the metadata key, ?5 the keys of a team's view (?4 bound, null, when only ?5 is used).
   const parameters: SQLInputValue[] = [query.from, query.bucketMs, query.to];
-  if (metadataKey !== undefined) parameters.push(metadataKey);
+  if (metadataKey !== undefined || query.keys !== undefined) parameters.push(metadataKey ?? null);
+  if (query.keys !== undefined) parameters.push(JSON.stringify(query.keys));
   const rows = statement.iterate(...parameters) as Iterable<SQLInputValue[]>;
   const cells = new Map<string, Accumulating>();
   for (const [groupName, bucketIndex, status, latency, prompt, completion, cost, cacheStatus, saved, keyName] of rows) {
@@ -68,11 +70,12 @@ export function usageTotalCells(db: DatabaseSync, query: UsageTotalsQuery): Usag
   const expressions = query.groupBys.map((groupBy) => groupExpression(groupBy));
   const statement = db.prepare(
     `SELECT status, latency_ms, prompt_tokens, completion_tokens, cost_usd, cache_status, cache_saved_usd, key_name${expressions.map((expression) => `, ${expression}`).join('')}
-     FROM logs WHERE time_ms >= ?1 AND time_ms < ?2`,
+     FROM logs WHERE time_ms >= ?1 AND time_ms < ?2${query.keys === undefined ? '' : ' AND key_id IN (SELECT value FROM json_each(?3))'}`,
   );
   statement.setReturnArrays(true);
   const maps = query.groupBys.map(() => new Map<string, Accumulating>());
-  for (const row of statement.iterate(query.from, query.to) as Iterable<SQLInputValue[]>) {
+  const parameters: SQLInputValue[] = query.keys === undefined ? [query.from, query.to] : [query.from, query.to, JSON.stringify(query.keys)];
+  for (const row of statement.iterate(...parameters) as Iterable<SQLInputValue[]>) {
     const [status, latency, prompt, completion, cost, cacheStatus, saved, keyName] = row;
     for (let index = 0; index < maps.length; index++) {
       const group = String(row[8 + index]);

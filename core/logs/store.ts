@@ -61,6 +61,8 @@ export interface UsageQuery {
   to: number;
   bucketMs: number;
   groupBy: UsageGroupBy;
+  /** Only these virtual keys' rows (a team's view); empty: none; absent: every row. */
+  keys?: readonly string[];
 }
 
 /** Totals over a whole period for several column groupings at once (one scan of the period). */
@@ -69,6 +71,8 @@ export interface UsageTotalsQuery {
   to: number;
   /** Column groupings only (not `metadata.<key>`). */
   groupBys: ReadonlyArray<Exclude<UsageGroupBy, `metadata.${string}`>>;
+  /** Only these virtual keys' rows (a team's view); empty: none; absent: every row. */
+  keys?: readonly string[];
 }
 
 /** One (group, bucket) cell, as the stores compute it. */

@@ -29,7 +29,7 @@ export interface Actor {
 }
 
 /** Permissions a `member` holds only for the keys it owns. */
-const KEY_SCOPED = new Set<Permission>(['keys.read', 'keys.write', 'logs.read', 'logs.bodies']);
+const KEY_SCOPED = new Set<Permission>(['keys.read', 'keys.write', 'logs.read', 'logs.bodies', 'usage.read']);
 
 const restrict = (permissions: Iterable<Permission>, token: TokenRecord | undefined): Set<Permission> => {
   const set = new Set(permissions);

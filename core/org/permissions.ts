@@ -21,7 +21,7 @@ export const PERMISSIONS = {
   'metrics.read': 'read /metrics',
   'logs.read': 'read request logs, usage and exports (without stored bodies)',
   'logs.bodies': 'read stored request and response bodies',
-  'usage.read': "read the organization's usage over every key (a team's keys show their own usage under keys.read)",
+  'usage.read': "read usage summed over keys: the organization's, or a team's (a member's: its own keys')",
   'keys.read': 'read virtual keys (never their values) and their usage',
   'keys.write': 'create, change, rotate and delete virtual keys',
   'credentials.read': 'read stored credentials (never their secrets)',
@@ -72,6 +72,7 @@ export const TEAM_ROLE_PERMISSIONS: Readonly<Record<TeamRole, ReadonlySet<Permis
     'routes.read',
     'routes.write',
     'logs.read',
+    'usage.read',
     'alerts.read',
     'teams.read',
     'members.write',
@@ -80,8 +81,8 @@ export const TEAM_ROLE_PERMISSIONS: Readonly<Record<TeamRole, ReadonlySet<Permis
     'audit.read',
     'tokens.write',
   ]),
-  member: new Set<Permission>(['keys.read', 'keys.write', 'credentials.read', 'routes.read', 'logs.read', 'alerts.read', 'teams.read', 'tokens.write']),
-  viewer: new Set<Permission>(['keys.read', 'logs.read', 'alerts.read', 'teams.read', 'tokens.write']),
+  member: new Set<Permission>(['keys.read', 'keys.write', 'credentials.read', 'routes.read', 'logs.read', 'usage.read', 'alerts.read', 'teams.read', 'tokens.write']),
+  viewer: new Set<Permission>(['keys.read', 'logs.read', 'usage.read', 'alerts.read', 'teams.read', 'tokens.write']),
 };
 
 /** Permissions only an organization role grants: a team role never holds them. */

@@ -293,11 +293,13 @@ export class OrganizationStore {
     return current;
   }
 
-  /** Records a token's use (at most once a minute per token: admin calls are not slowed by writes). */
-  async touchToken(token: TokenRecord, now = Date.now()): Promise<void> {
-    if (token.last_used_at !== undefined && now - Date.parse(token.last_used_at) < 60_000) return;
+  /** Records a token's use (at most once a minute per token: admin calls are not slowed by writes); true when it did. */
+  async touchToken(token: TokenRecord, now = Date.now()): Promise<boolean> {
+    if (token.last_used_at !== undefined && now - Date.parse(token.last_used_at) < 60_000) return false;
     const current = await this.token(token.id);
-    if (current) await this.state().records.set(tokenKey(token.id), { ...current, last_used_at: new Date(now).toISOString() });
+    if (!current) return false;
+    await this.state().records.set(tokenKey(token.id), { ...current, last_used_at: new Date(now).toISOString() });
+    return true;
   }
 
   // Invitations

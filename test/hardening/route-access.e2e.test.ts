@@ -80,8 +80,9 @@ test.serial('a key naming its own route (by name or id) or none takes it', async
 
 test.serial('allowed_routes grants other routes: set by name and stored by id, checked on create and update, renaming keeps the grant', async (t) => {
   const unknown = await admin(gateway, 'POST', '/admin/virtual-keys', { name: 'granted-bad', route: routeA.name, allowed_routes: [routeB.name, 'no-such-route'] });
-  t.is(unknown.status, 400);
-  t.like(unknown.json.error, { param: 'allowed_routes[1]', code: 'invalid_value' });
+  // A route that does not exist (or belongs to a team the caller cannot see) is 404 naming the entry (issue 33).
+  t.is(unknown.status, 404);
+  t.like(unknown.json.error, { param: 'allowed_routes[1]', code: 'route_not_found' });
   for (const [value, param] of [['team-b', 'allowed_routes'], [[''], 'allowed_routes[0]'], [[42], 'allowed_routes[0]'], [Array.from({ length: 101 }, () => 'team-b'), 'allowed_routes']] as const) {
     const refused = await admin(gateway, 'POST', '/admin/virtual-keys', { name: 'granted-bad', route: routeA.name, allowed_routes: value });
     t.is(refused.status, 400, JSON.stringify(value));
@@ -109,7 +110,7 @@ test.serial('allowed_routes grants other routes: set by name and stored by id, c
 
   // PATCH: an unknown route is refused with its index; null removes every grant.
   const badPatch = await admin(gateway, 'PATCH', `/admin/virtual-keys/${granted.json.id}`, { allowed_routes: ['config-open', 'nope'] });
-  t.is(badPatch.status, 400);
+  t.is(badPatch.status, 404);
   t.is(badPatch.json.error.param, 'allowed_routes[1]');
   const cleared = await admin(gateway, 'PATCH', `/admin/virtual-keys/${granted.json.id}`, { allowed_routes: null });
   t.is(cleared.status, 200);

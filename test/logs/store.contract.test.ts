@@ -354,6 +354,14 @@ for (const [name, make, available] of factories) {
     t.like(totals[1].find((cell) => cell.group === 'vk_a'), { label: 'Team A', requests: 2 });
     t.deepEqual((await store.usageTotals({ from: BASE - 60_000, to: BASE, groupBys: ['none', 'user'] })), [[], []]);
     t.deepEqual((await store.usageTotals({ from: BASE - 60_000, to: BASE, groupBys: ['none'] })), [[]]);
+    // A team's view: only its keys' rows (also with a metadata grouping); no key, no row.
+    t.like((await store.usageTotals({ ...period, groupBys: ['none'], keys: ['vk_a'] }))[0][0], { group: 'all', requests: 2, errors: 1 });
+    t.deepEqual((await store.usageTotals({ ...period, groupBys: ['none'], keys: [] })), [[]]);
+    t.deepEqual(
+      (await store.usage({ ...period, bucketMs: 60_000, groupBy: 'model', keys: ['vk_a'] })).map((cell) => [cell.group, cell.requests]).sort(),
+      [['m1', 1], ['m2', 1]],
+    );
+    t.deepEqual((await store.usage({ ...period, bucketMs: 60_000, groupBy: 'metadata.team', keys: ['vk_b'] })).map((cell) => cell.requests), []);
   });
 
   withStore('the response cache: statuses and savings round-trip, and usage counts hits, misses and what the hits saved', async (t, store) => {

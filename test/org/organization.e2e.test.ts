@@ -131,11 +131,13 @@ test.serial('another team is invisible: its keys, credentials and routes are lef
   // Attaching team A's credential or route to a key of team B: answered as for one that does not exist.
   const attachCredential = await call('POST', '/admin/virtual-keys', { name: 'b-key', provider: 'openai', credential_id: credential.json.id }, asB);
   const attachMissing = await call('POST', '/admin/virtual-keys', { name: 'b-key', provider: 'openai', credential_id: 'cred_does_not_exist' }, asB);
-  t.is(attachCredential.status, attachMissing.status);
+  t.is(attachCredential.status, 404);
+  t.is(attachMissing.status, 404);
   t.is(attachCredential.json.error.param, 'credential_id');
   t.not(attachCredential.status, 201);
   const attachRoute = await call('POST', '/admin/virtual-keys', { name: 'b-key', route: route.json.id }, asB);
-  t.not(attachRoute.status, 201);
+  t.is(attachRoute.status, 404);
+  t.like(attachRoute.json.error, { param: 'route', code: 'route_not_found' });
   // A key for team A made by team B's admin: team A is invisible to it.
   const intoA = await call('POST', '/admin/virtual-keys', { name: 'b-into-a', provider: 'openai', provider_key: 'sk-x-0123456789', team_id: a.json.id }, asB);
   t.is(intoA.status, 404);
@@ -205,6 +207,10 @@ test.serial('personal tokens: shown once, carry at most their permissions, stop 
   const listed = await call('GET', '/admin/tokens', undefined, { session: auditor.session });
   t.false(JSON.stringify(listed.json).includes(token), 'the value is shown once only');
   t.is((await call('GET', '/admin/virtual-keys', undefined, { key: token })).status, 200, 'an auditor reads');
+  // Using a token for an admin read is an audit event too (at most one a minute per token).
+  const uses = (await call('GET', `/admin/audit?action=tokens.use&target=token:${created.json.id}`)).json.data;
+  t.is(uses.length, 1);
+  t.like(uses[0], { actor: { type: 'user', id: auditor.id, token_id: created.json.id }, outcome: 'success' });
   t.is((await call('POST', '/admin/teams', { name: 'nope' }, { key: token })).status, 403, 'an auditor changes nothing');
   const bearer = await fetch(`${gw.url}/admin/users`, { headers: { authorization: `Bearer ${token}` } });
   t.is(bearer.status, 200, 'Authorization: Bearer works too');

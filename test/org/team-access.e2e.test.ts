@@ -69,3 +69,24 @@ test.serial('an admin token sent to a provider route is refused and never forwar
   t.is(fake.requests.length, sent);
   t.false(JSON.stringify(fake.requests).includes(token));
 });
+
+test.serial("a team's viewer reads usage summed over its team's keys only; an organization reader over every key", async (t) => {
+  const team = await admin(gateway, 'POST', '/admin/teams', { name: 'usage-team' });
+  const inside = await createKey(t, gateway, { name: 'usage-inside', provider: 'openai', provider_key: 'sk-usage-in-0123456789', custom_host: fake.baseUrl, team_id: team.json.id });
+  const outside = await createKey(t, gateway, { name: 'usage-outside', provider: 'openai', provider_key: 'sk-usage-out-0123456789', custom_host: fake.baseUrl });
+  for (let index = 0; index < 3; index++) t.is((await chatWithKey(gateway, inside.key)).status, 200);
+  for (let index = 0; index < 2; index++) t.is((await chatWithKey(gateway, outside.key)).status, 200);
+  await gateway.gateway.flushLogs();
+  const member = await admin(gateway, 'POST', `/admin/teams/${team.json.id}/members`, { email: 'usage-viewer@example.com', role: 'viewer' });
+  const landing = await fetch(member.json.invitation.url, { redirect: 'manual' });
+  const cookie = landing.headers.get('set-cookie')!.split(';')[0]!;
+  const session = (await (await fetch(`${gateway.url}/dashboard/session`, { headers: { cookie } })).json()) as { csrf_token: string };
+  const asViewer = async (path: string) => (await fetch(`${gateway.url}${path}`, { headers: { cookie, 'x-gateway-csrf': session.csrf_token } })).json() as Promise<any>;
+  const summary = await asViewer('/admin/usage/summary?range=hour');
+  t.is(summary.current.requests, 3, "the team's three requests, not the others'");
+  t.deepEqual(summary.top.keys.map((entry: { group: string }) => entry.group), [inside.id]);
+  const byKey = await asViewer('/admin/usage?range=hour&group_by=key');
+  t.deepEqual(byKey.totals.map((entry: { group: string }) => entry.group), [inside.id]);
+  const organization = await admin(gateway, 'GET', '/admin/usage/summary?range=hour');
+  t.true(organization.json.current.requests >= 5, 'the account key sees every key');
+});

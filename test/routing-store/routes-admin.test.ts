@@ -85,7 +85,6 @@ test.serial('an invalid route is refused with 400 and the param naming the field
     [{ targets: [] }, 'route.targets'],
     [{ targets: [{ provider: 'openai' }], retry: { attempts: 99 } }, 'route.retry.attempts'],
     [{ targets: [{ provider: 'nope' }] }, 'route.targets[0].provider'],
-    [{ targets: [{ provider: 'openai', credential: 'cred_missing' }] }, 'route.targets[0].credential'],
     [{ targets: [{ virtual_key: 'vk-not-a-key' }] }, 'route.targets[0].virtual_key'],
     [{ targets: [{ route: { targets: [{ provider: 'nope' }] } }] }, 'route.targets[0].route.targets[0].provider'],
     [undefined, 'route'],
@@ -95,6 +94,10 @@ test.serial('an invalid route is refused with 400 and the param naming the field
     t.is(refused.status, 400, `${param}: ${refused.text}`);
     t.is(refused.json.error.param, param);
   }
+  // A credential that does not exist (or of a team the caller cannot see) is 404 naming the target (issue 33).
+  const missing = await admin(gateway, 'POST', '/admin/routes', { name: 'invalid', route: { targets: [{ provider: 'openai', credential: 'cred_missing' }] } });
+  t.is(missing.status, 404, missing.text);
+  t.like(missing.json.error, { param: 'route.targets[0].credential', code: 'credential_not_found' });
   const unknownField = await admin(gateway, 'POST', '/admin/routes', { route: { targets: [{ provider: 'openai' }] }, extra: 1 });
   t.is(unknownField.json.error.param, 'extra');
   const idShaped = await admin(gateway, 'POST', '/admin/routes', { name: 'route_x', route: { targets: [{ provider: 'openai' }] } });
@@ -163,7 +166,7 @@ test.serial('a virtual key naming a route: created by name, stored by id, resolv
   const neither = await admin(gateway, 'POST', '/admin/virtual-keys', { name: 'neither' });
   t.is(neither.json.error.param, 'provider');
   const unknown = await admin(gateway, 'POST', '/admin/virtual-keys', { name: 'unknown-route', route: 'no-such-route' });
-  t.is(unknown.status, 400);
+  t.is(unknown.status, 404);
   t.is(unknown.json.error.param, 'route');
   const rebind = await admin(gateway, 'PATCH', `/admin/virtual-keys/${created.json.id}`, { provider: 'openai' });
   t.is(rebind.json.error.param, 'provider');

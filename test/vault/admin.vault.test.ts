@@ -243,7 +243,6 @@ const invalidBodies: Array<[label: string, path: string, body: unknown, param: s
   ['unknown provider', '/admin/virtual-keys', { name: 'x', provider: 'nope', provider_key: 'sk-x' }, 'provider'],
   ['no credential', '/admin/virtual-keys', { name: 'x', provider: 'openai' }, 'credential_id'],
   ['both credentials', '/admin/virtual-keys', { name: 'x', provider: 'openai', provider_key: 'sk-x', credential_id: 'cred_1' }, 'provider_key'],
-  ['unknown credential', '/admin/virtual-keys', { name: 'x', provider: 'openai', credential_id: 'cred_nope' }, 'credential_id'],
   ['unknown guardrail policy', '/admin/virtual-keys', { name: 'x', provider: 'openai', provider_key: 'sk-x', guardrail_policy: 'lenient' }, 'guardrail_policy'],
   ['negative rpm', '/admin/virtual-keys', { name: 'x', provider: 'openai', provider_key: 'sk-x', limits: { requests_per_minute: -1 } }, 'limits.requests_per_minute'],
   ['fractional rpd', '/admin/virtual-keys', { name: 'x', provider: 'openai', provider_key: 'sk-x', limits: { requests_per_day: 1.5 } }, 'limits.requests_per_day'],
@@ -263,6 +262,12 @@ for (const [label, path, body, param] of invalidBodies) {
     t.like(result.json.error, { type: 'invalid_request_error', param });
   });
 }
+
+test.serial('404 with param for a credential that does not exist (as for one of another team)', async (t) => {
+  const result = await call('POST', '/admin/virtual-keys', { name: 'x', provider: 'openai', credential_id: 'cred_nope' });
+  t.is(result.status, 404, result.text);
+  t.like(result.json.error, { param: 'credential_id', code: 'credential_not_found' });
+});
 
 test.serial('400 with param expires_at for an expiry in the past, on creation and on update', async (t) => {
   const past = new Date(Date.now() - 60_000).toISOString();
