@@ -299,7 +299,7 @@ it('a team admin manages their team: members, keys and service accounts in it, n
     await page.getByRole('navigation', { name: 'Sections' }).waitFor();
     const links = await navLinks(page);
     t.false(links.includes('Users'));
-    t.false(links.includes('Usage'));
+    t.true(links.includes('Usage'), "a team admin reads its team's usage");
     t.true(links.includes('Service accounts'));
     t.true(links.includes('Audit'), "a team admin reads its team's audit events");
     // The team's keys (every member's, not only their own), with edit actions; the create form's Team offers only their team.
