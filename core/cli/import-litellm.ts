@@ -1,42 +1,7 @@
 import { isRecord } from '../spec/is-record.js';
+import type { ProviderForeignNames, ProviderRegistration } from '../spec/provider.js';
 import { emptyPlan, type ImportPlan, planCredential, recordName } from './import-plan.js';
 
-/** LiteLLM's provider prefixes (`<prefix>/<model>`) and the provider plugin each is here. */
-const PROVIDERS: Readonly<Record<string, string>> = {
-  openai: 'openai',
-  text_completion_openai: 'openai',
-  azure: 'azure-openai',
-  anthropic: 'anthropic',
-  bedrock: 'bedrock',
-  vertex_ai: 'vertex-ai',
-  gemini: 'gemini',
-  cohere: 'cohere',
-  cohere_chat: 'cohere',
-  groq: 'groq',
-  mistral: 'mistral',
-  together_ai: 'together',
-  fireworks_ai: 'fireworks',
-  deepseek: 'deepseek',
-  xai: 'xai',
-  perplexity: 'perplexity',
-  openrouter: 'openrouter',
-  deepinfra: 'deepinfra',
-  ollama: 'ollama',
-  ollama_chat: 'ollama',
-  hosted_vllm: 'vllm',
-  cerebras: 'cerebras',
-  sambanova: 'sambanova',
-  nvidia_nim: 'nvidia-nim',
-  jina_ai: 'jina',
-  voyage: 'voyage',
-  lm_studio: 'lmstudio',
-  dashscope: 'dashscope',
-  moonshot: 'moonshot',
-  novita: 'novita',
-  nebius: 'nebius',
-  hyperbolic: 'hyperbolic',
-  lambda_ai: 'lambda',
-};
 /** LiteLLM's routing strategies and the load-balancing policy each becomes. */
 const POLICIES: Readonly<Record<string, string>> = { 'simple-shuffle': 'weighted', 'least-busy': 'least_busy', 'latency-based-routing': 'lowest_latency' };
 /** `litellm_params` read by the import; every other one is reported. */
@@ -46,9 +11,25 @@ const SETTINGS_READ: Readonly<Record<string, readonly string[]>> = {
   litellm_settings: ['num_retries', 'request_timeout', 'fallbacks'],
 };
 
+/** The registered providers as LiteLLM names them (each plugin's `foreignNames`). */
+export interface LitellmProviders {
+  /** Registered provider ids. */
+  readonly registered: ReadonlySet<string>;
+  /** Each provider's declarations, by id. */
+  readonly byId: ReadonlyMap<string, ProviderForeignNames>;
+}
+
+/** What the registrations declare of LiteLLM's names. */
+export function litellmProviders(registrations: readonly ProviderRegistration[]): LitellmProviders {
+  return {
+    registered: new Set(registrations.map((registration) => registration.manifest.id)),
+    byId: new Map(registrations.filter((registration) => registration.foreignNames).map((registration) => [registration.manifest.id, registration.foreignNames!])),
+  };
+}
+
 interface Walk {
   readonly plan: ImportPlan;
-  readonly providers: ReadonlySet<string>;
+  readonly providers: LitellmProviders;
   readonly environment: NodeJS.ProcessEnv;
 }
 
@@ -63,12 +44,17 @@ function resolved(value: unknown, path: string, walk: Walk): string | undefined 
   return found || undefined;
 }
 
-/** The provider and model of `litellm_params.model` (`azure/my-deployment`); a bare OpenAI or Claude name is inferred as LiteLLM does. */
-function providerModel(model: string): { provider?: string; model: string } {
+/**
+ * The provider and model of `litellm_params.model` (`azure/my-deployment`), by the prefixes the
+ * plugins declare; a bare name by the plugins' `litellmBareModels`, as LiteLLM infers it.
+ */
+function providerModel(model: string, providers: LitellmProviders): { provider?: string; model: string } {
   const slash = model.indexOf('/');
-  if (slash > 0 && PROVIDERS[model.slice(0, slash)] !== undefined) return { provider: PROVIDERS[model.slice(0, slash)], model: model.slice(slash + 1) };
-  if (/^(gpt-|o\d|text-embedding-|chatgpt-|dall-e|tts-|whisper)/.test(model)) return { provider: 'openai', model };
-  if (model.startsWith('claude')) return { provider: 'anthropic', model };
+  const prefix = slash > 0 ? model.slice(0, slash) : undefined;
+  for (const [id, names] of providers.byId) {
+    if (prefix !== undefined && names.litellm?.includes(prefix)) return { provider: id, model: model.slice(slash + 1) };
+  }
+  for (const [id, names] of providers.byId) if (names.litellmBareModels?.test(model)) return { provider: id, model };
   return { model };
 }
 
@@ -78,24 +64,21 @@ function deploymentTarget(entry: Record<string, unknown>, index: number, walk: W
   const params = isRecord(entry.litellm_params) ? entry.litellm_params : {};
   for (const field of Object.keys(entry)) if (field !== 'model_name' && field !== 'litellm_params') walk.plan.notCarried.push(`${path}.${field}: not carried (model facts come from the gateway's catalogue)`);
   for (const field of Object.keys(params)) if (!READ_PARAMS.has(field)) walk.plan.notCarried.push(`${path}.litellm_params.${field}: no counterpart here`);
-  const { provider, model } = providerModel(String(params.model ?? ''));
-  if (provider === undefined || !walk.providers.has(provider)) {
+  const { provider, model } = providerModel(String(params.model ?? ''), walk.providers);
+  if (provider === undefined || !walk.providers.registered.has(provider)) {
     walk.plan.notCarried.push(`${path}.litellm_params.model: ${provider === undefined ? `"${String(params.model)}" names no provider the import knows` : `the provider "${provider}" is not registered in this gateway`}; the deployment was left out`);
     return undefined;
   }
   const target: Record<string, unknown> = { name: recordName(`${provider}-${index}`), provider, override_params: { model } };
   const base = resolved(params.api_base, `${path}.litellm_params.api_base`, walk);
-  const headers: Record<string, string> = {};
-  if (provider === 'azure-openai') {
-    // Azure: the resource from api_base's host, the deployment from the model, the API version as given.
-    const resource = base ? /^https?:\/\/([^.]+)\.openai\.azure\.com/.exec(base)?.[1] : undefined;
-    if (resource) headers['x-gateway-cloud-a-resource-name'] = resource;
-    else if (base) target.custom_host = base;
-    headers['x-gateway-cloud-a-deployment-id'] = model;
-    const version = resolved(params.api_version, `${path}.litellm_params.api_version`, walk);
-    if (version) headers['x-gateway-cloud-a-api-version'] = version;
+  const settings = walk.providers.byId.get(provider)?.litellmTarget;
+  if (settings) {
+    // The plugin says how its cloud names resources and deployments (in headers, say).
+    const apiVersion = resolved(params.api_version, `${path}.litellm_params.api_version`, walk);
+    const { headers, customHost } = settings({ model, ...(base ? { apiBase: base } : {}), ...(apiVersion ? { apiVersion } : {}) });
+    if (customHost) target.custom_host = customHost;
+    if (headers && Object.keys(headers).length > 0) target.headers = headers;
   } else if (base) target.custom_host = base;
-  if (Object.keys(headers).length > 0) target.headers = headers;
   if (typeof params.weight === 'number') target.weight = params.weight;
   if (typeof params.timeout === 'number') target.request_timeout = Math.round(params.timeout * 1000);
   const credential = deploymentCredential(params, provider, `${String(entry.model_name)}-${index}`, path, walk);
@@ -137,7 +120,7 @@ function fallbacksOf(value: unknown, path: string, walk: Walk): Map<string, stri
  * fall back to the fallback groups' routes; `os.environ/` values are read now, and keys are stored
  * in the vault. What has no counterpart is reported.
  */
-export function litellmPlan(config: unknown, providers: ReadonlySet<string>, environment: NodeJS.ProcessEnv): ImportPlan {
+export function litellmPlan(config: unknown, providers: LitellmProviders, environment: NodeJS.ProcessEnv): ImportPlan {
   const plan = emptyPlan();
   if (!isRecord(config) || !Array.isArray(config.model_list)) throw new Error('a LiteLLM config has a model_list');
   const walk: Walk = { plan, providers, environment };

@@ -6,7 +6,7 @@ import { VirtualKeyActions } from '../admin/virtual-key-actions.js';
 import { GatewayError } from '../errors.js';
 import { CustomHostGuard } from '../http/custom-host.js';
 import { COMMAND_HELP } from './help.js';
-import { litellmPlan } from './import-litellm.js';
+import { litellmPlan, litellmProviders } from './import-litellm.js';
 import type { ImportPlan } from './import-plan.js';
 import { portkeyPlan } from './import-portkey.js';
 import { type CliIo, cliVaultService } from './vault.js';
@@ -154,7 +154,7 @@ export async function runImportCli(argv: readonly string[], gatewayConfig: Gatew
   try {
     const text = readFileSync(file, 'utf8');
     if (kind === 'portkey') plan = portkeyPlan(JSON.parse(text), name ?? basename(file, extname(file)), providers);
-    else plan = litellmPlan((await import('yaml')).parse(text), providers, io.environment);
+    else plan = litellmPlan((await import('yaml')).parse(text), litellmProviders(config.providers), io.environment);
   } catch (error) {
     io.stderr.write(`error: ${file} could not be read as a ${kind === 'portkey' ? 'Portkey config (JSON)' : 'LiteLLM config (YAML)'}: ${parseProblem(error)}\n`);
     return 1;

@@ -387,4 +387,24 @@ export interface ProviderManifest extends PluginManifest {
 }
 
 /** What a provider's factory returns. */
-export type ProviderRegistration = PluginRegistration<'provider', ProviderPlugin> & { readonly manifest: ProviderManifest };
+export type ProviderRegistration = PluginRegistration<'provider', ProviderPlugin> & {
+  readonly manifest: ProviderManifest;
+  /** How other gateways' configurations name this provider (`llm-gateway import`); absent: they are not recognised. */
+  readonly foreignNames?: ProviderForeignNames;
+};
+
+/**
+ * How other gateways name a provider, declared by its plugin so that the importers
+ * (`llm-gateway import litellm`) name none.
+ */
+export interface ProviderForeignNames {
+  /** LiteLLM's `<prefix>/<model>` prefixes for this provider (`azure`, `vertex_ai`, `together_ai`). */
+  readonly litellm?: readonly string[];
+  /** Model names LiteLLM sends to this provider without a prefix (`claude-…`). */
+  readonly litellmBareModels?: RegExp;
+  /**
+   * A LiteLLM deployment's `api_base` and `api_version` as this provider's target settings (a cloud
+   * that names resources and deployments in headers). Default: `api_base` as the custom host.
+   */
+  litellmTarget?(deployment: { readonly model: string; readonly apiBase?: string; readonly apiVersion?: string }): { readonly headers?: Record<string, string>; readonly customHost?: string };
+}

@@ -45,6 +45,8 @@ export function anthropic(params: AnthropicParams = {}): ProviderRegistration {
       },
     },
     params,
+    // LiteLLM's names, for `llm-gateway import litellm`: its prefix, and bare Claude model names.
+    foreignNames: { litellm: ['anthropic'], litellmBareModels: /^claude/ },
     create() {
       const baseUrl = (params.baseUrl ?? 'https://api.anthropic.com/v1').replace(/\/+$/, '');
       const version = params.version ?? '2023-06-01';

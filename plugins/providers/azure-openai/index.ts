@@ -19,6 +19,15 @@ export interface AzureOpenAIParams {
   defaultApiVersion?: string;
 }
 
+/** A LiteLLM Azure deployment as this plugin's target: the resource from `api_base`'s host (else `api_base` as the custom host), the deployment and the API version in the cloud-a headers. */
+function litellmDeployment(deployment: { model: string; apiBase?: string; apiVersion?: string }): { headers: Record<string, string>; customHost?: string } {
+  const resource = deployment.apiBase ? /^https?:\/\/([^.]+)\.openai\.azure\.com/.exec(deployment.apiBase)?.[1] : undefined;
+  const headers: Record<string, string> = { 'x-gateway-cloud-a-deployment-id': deployment.model };
+  if (resource) headers['x-gateway-cloud-a-resource-name'] = resource;
+  if (deployment.apiVersion) headers['x-gateway-cloud-a-api-version'] = deployment.apiVersion;
+  return { headers, ...(!resource && deployment.apiBase ? { customHost: deployment.apiBase } : {}) };
+}
+
 /**
  * Azure OpenAI (the spec's cloud-a): deployments under `https://{resource}.openai.azure.com/openai`,
  * named by the `x-gateway-cloud-a-*` headers. The Bearer token goes as `api-key`, or as
@@ -40,6 +49,9 @@ export function azureOpenAI(params: AzureOpenAIParams = {}): ProviderRegistratio
       },
     },
     params,
+    // LiteLLM's names, for `llm-gateway import litellm`: a deployment's api_base host is the resource,
+    // its model the deployment, its api_version the API version.
+    foreignNames: { litellm: ['azure'], litellmTarget: litellmDeployment },
     create() {
       return {
         id: 'azure-openai',

@@ -60,6 +60,8 @@ export function bedrock(params: BedrockParams = {}): ProviderRegistration {
       },
     },
     params,
+    // LiteLLM's prefix, for `llm-gateway import litellm`.
+    foreignNames: { litellm: ['bedrock'] },
     create() {
       return {
         id: 'bedrock',

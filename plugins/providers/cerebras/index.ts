@@ -3,6 +3,8 @@ import { type CompatibleProviderManifest, defineCompatibleProvider } from '../op
 /** Cerebras: base URL, auth and documented differences from OpenAI (see docs/providers/cerebras.md). */
 export const cerebrasManifest: CompatibleProviderManifest = {
   id: 'cerebras',
+  // LiteLLM's `<prefix>/<model>` names, for `llm-gateway import litellm`.
+  foreignNames: { litellm: ['cerebras'] },
   name: 'Cerebras',
   description: 'Cerebras inference (OpenAI-compatible chat).',
   baseUrl: 'https://api.cerebras.ai/v1',

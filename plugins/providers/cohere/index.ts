@@ -21,6 +21,8 @@ export function cohere(params: CohereParams = {}): ProviderRegistration {
       params: { type: 'object', additionalProperties: false, properties: { baseUrl: { type: 'string', pattern: '^https?://' } } },
     },
     params,
+    // LiteLLM's prefixes, for `llm-gateway import litellm`.
+    foreignNames: { litellm: ['cohere', 'cohere_chat'] },
     create() {
       const baseUrl = (params.baseUrl ?? 'https://api.cohere.com/v2').replace(/\/+$/, '');
       return {

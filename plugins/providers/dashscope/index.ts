@@ -3,6 +3,8 @@ import { type CompatibleProviderManifest, defineCompatibleProvider } from '../op
 /** Alibaba Cloud DashScope: base URL, auth and documented differences from OpenAI (see docs/providers/dashscope.md). */
 export const dashscopeManifest: CompatibleProviderManifest = {
   id: 'dashscope',
+  // LiteLLM's `<prefix>/<model>` names, for `llm-gateway import litellm`.
+  foreignNames: { litellm: ['dashscope'] },
   name: 'Alibaba Cloud DashScope',
   description: 'Alibaba Cloud Model Studio (DashScope) compatible mode: Qwen chat and embeddings.',
   baseUrl: 'https://dashscope-intl.aliyuncs.com/compatible-mode/v1',

@@ -3,6 +3,8 @@ import { type CompatibleProviderManifest, defineCompatibleProvider } from '../op
 /** DeepSeek: base URL, auth and documented differences from OpenAI (see docs/providers/deepseek.md). */
 export const deepseekManifest: CompatibleProviderManifest = {
   id: 'deepseek',
+  // LiteLLM's `<prefix>/<model>` names, for `llm-gateway import litellm`.
+  foreignNames: { litellm: ['deepseek'] },
   name: 'DeepSeek',
   description: 'DeepSeek API (OpenAI-compatible chat).',
   baseUrl: 'https://api.deepseek.com',

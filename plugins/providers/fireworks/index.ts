@@ -3,6 +3,8 @@ import { type CompatibleProviderManifest, defineCompatibleProvider } from '../op
 /** Fireworks AI: base URL, auth and documented differences from OpenAI (see docs/providers/fireworks.md). */
 export const fireworksManifest: CompatibleProviderManifest = {
   id: 'fireworks',
+  // LiteLLM's `<prefix>/<model>` names, for `llm-gateway import litellm`.
+  foreignNames: { litellm: ['fireworks_ai'] },
   name: 'Fireworks AI',
   description: 'Fireworks AI inference (OpenAI-compatible chat and embeddings).',
   baseUrl: 'https://api.fireworks.ai/inference/v1',

@@ -25,6 +25,8 @@ export function gemini(params: GeminiParams = {}): ProviderRegistration {
       },
     },
     params,
+    // LiteLLM's prefix, for `llm-gateway import litellm`.
+    foreignNames: { litellm: ['gemini'] },
     create() {
       const baseUrl = (params.baseUrl ?? 'https://generativelanguage.googleapis.com/v1beta').replace(/\/+$/, '');
       return {

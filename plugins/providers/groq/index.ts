@@ -3,6 +3,8 @@ import { type CompatibleProviderManifest, defineCompatibleProvider } from '../op
 /** Groq: base URL, auth and documented differences from OpenAI (see docs/providers/groq.md). */
 export const groqManifest: CompatibleProviderManifest = {
   id: 'groq',
+  // LiteLLM's `<prefix>/<model>` names, for `llm-gateway import litellm`.
+  foreignNames: { litellm: ['groq'] },
   name: 'Groq',
   description: 'Groq LPU inference (OpenAI-compatible chat).',
   baseUrl: 'https://api.groq.com/openai/v1',

@@ -3,6 +3,8 @@ import { type CompatibleProviderManifest, defineCompatibleProvider } from '../op
 /** Jina AI: base URL, auth and documented differences from OpenAI (see docs/providers/jina.md). */
 export const jinaManifest: CompatibleProviderManifest = {
   id: 'jina',
+  // LiteLLM's `<prefix>/<model>` names, for `llm-gateway import litellm`.
+  foreignNames: { litellm: ['jina_ai'] },
   name: 'Jina AI',
   description: 'Jina AI embeddings and reranker APIs.',
   baseUrl: 'https://api.jina.ai/v1',

@@ -3,6 +3,8 @@ import { type CompatibleProviderManifest, defineCompatibleProvider } from '../op
 /** Lambda: base URL, auth and documented differences from OpenAI (see docs/providers/lambda.md). */
 export const lambdaManifest: CompatibleProviderManifest = {
   id: 'lambda',
+  // LiteLLM's `<prefix>/<model>` names, for `llm-gateway import litellm`.
+  foreignNames: { litellm: ['lambda_ai'] },
   name: 'Lambda',
   description: 'Lambda inference API (OpenAI-compatible chat).',
   baseUrl: 'https://api.lambda.ai/v1',

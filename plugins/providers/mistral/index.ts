@@ -3,6 +3,8 @@ import { type CompatibleProviderManifest, defineCompatibleProvider } from '../op
 /** Mistral AI: base URL, auth and documented differences from OpenAI (see docs/providers/mistral.md). */
 export const mistralManifest: CompatibleProviderManifest = {
   id: 'mistral',
+  // LiteLLM's `<prefix>/<model>` names, for `llm-gateway import litellm`.
+  foreignNames: { litellm: ['mistral'] },
   name: 'Mistral AI',
   description: 'Mistral AI La Plateforme (chat and embeddings; FIM and other endpoints via pass-through).',
   baseUrl: 'https://api.mistral.ai/v1',

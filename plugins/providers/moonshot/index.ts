@@ -3,6 +3,8 @@ import { type CompatibleProviderManifest, defineCompatibleProvider } from '../op
 /** Moonshot AI: base URL, auth and documented differences from OpenAI (see docs/providers/moonshot.md). */
 export const moonshotManifest: CompatibleProviderManifest = {
   id: 'moonshot',
+  // LiteLLM's `<prefix>/<model>` names, for `llm-gateway import litellm`.
+  foreignNames: { litellm: ['moonshot'] },
   name: 'Moonshot AI',
   description: 'Moonshot AI Kimi API (OpenAI-compatible chat).',
   baseUrl: 'https://api.moonshot.ai/v1',

@@ -3,6 +3,8 @@ import { type CompatibleProviderManifest, defineCompatibleProvider } from '../op
 /** NVIDIA NIM: base URL, auth and documented differences from OpenAI (see docs/providers/nvidia-nim.md). */
 export const nvidiaNimManifest: CompatibleProviderManifest = {
   id: 'nvidia-nim',
+  // LiteLLM's `<prefix>/<model>` names, for `llm-gateway import litellm`.
+  foreignNames: { litellm: ['nvidia_nim'] },
   name: 'NVIDIA NIM',
   description: 'NVIDIA NIM hosted API catalog or a self-hosted NIM (OpenAI-compatible chat and embeddings).',
   baseUrl: 'https://integrate.api.nvidia.com/v1',

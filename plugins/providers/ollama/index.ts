@@ -3,6 +3,8 @@ import { type CompatibleProviderManifest, defineCompatibleProvider } from '../op
 /** Ollama: base URL, auth and documented differences from OpenAI (see docs/providers/ollama.md). */
 export const ollamaManifest: CompatibleProviderManifest = {
   id: 'ollama',
+  // LiteLLM's `<prefix>/<model>` names, for `llm-gateway import litellm`.
+  foreignNames: { litellm: ['ollama', 'ollama_chat'] },
   name: 'Ollama',
   description: "An Ollama server's OpenAI-compatible API (default loopback); its native /api/* via pass-through.",
   baseUrl: 'http://127.0.0.1:11434/v1',

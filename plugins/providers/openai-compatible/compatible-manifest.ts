@@ -1,4 +1,4 @@
-import type { ProviderModelCatalogue, ProviderPricing } from '../../../core/spec/index.js';
+import type { ProviderForeignNames, ProviderModelCatalogue, ProviderPricing } from '../../../core/spec/index.js';
 
 /**
  * What an OpenAI-compatible provider is: a manifest of data. Every difference from OpenAI's own API
@@ -60,6 +60,8 @@ export type CompatibleOperation = 'chat' | 'embed' | 'rerank';
 export interface CompatibleProviderManifest {
   /** The `x-gateway-provider` slug. */
   readonly id: string;
+  /** How other gateways' configurations name this provider (`llm-gateway import`). */
+  readonly foreignNames?: ProviderForeignNames;
   readonly name: string;
   readonly description: string;
   readonly version?: string;

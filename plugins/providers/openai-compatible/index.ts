@@ -56,6 +56,7 @@ export function defineCompatibleProvider(manifest: CompatibleProviderManifest): 
       params: compatibleParamsSchema,
     },
     params,
+    ...(manifest.foreignNames ? { foreignNames: manifest.foreignNames } : {}),
     create() {
       const baseUrl = (params.baseUrl ?? manifest.baseUrl).replace(/\/+$/, '');
       const staticHeaders = Object.fromEntries(

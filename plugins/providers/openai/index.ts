@@ -42,6 +42,8 @@ export function openai(params: OpenAIParams = {}): ProviderRegistration {
       },
     },
     params,
+    // LiteLLM's names, for `llm-gateway import litellm`: its prefixes, and the bare model names it sends here.
+    foreignNames: { litellm: ['openai', 'text_completion_openai'], litellmBareModels: /^(gpt-|o\d|text-embedding-|chatgpt-|dall-e|tts-|whisper)/ },
     create() {
       const baseUrl = (params.baseUrl ?? 'https://api.openai.com/v1').replace(/\/+$/, '');
       return {

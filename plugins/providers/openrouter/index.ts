@@ -3,6 +3,8 @@ import { type CompatibleProviderManifest, defineCompatibleProvider } from '../op
 /** OpenRouter: base URL, auth and documented differences from OpenAI (see docs/providers/openrouter.md). */
 export const openrouterManifest: CompatibleProviderManifest = {
   id: 'openrouter',
+  // LiteLLM's `<prefix>/<model>` names, for `llm-gateway import litellm`.
+  foreignNames: { litellm: ['openrouter'] },
   name: 'OpenRouter',
   description: 'OpenRouter model router (OpenAI-compatible chat); attribution headers via params.headers.',
   baseUrl: 'https://openrouter.ai/api/v1',

@@ -3,6 +3,8 @@ import { type CompatibleProviderManifest, defineCompatibleProvider } from '../op
 /** Perplexity: base URL, auth and documented differences from OpenAI (see docs/providers/perplexity.md). */
 export const perplexityManifest: CompatibleProviderManifest = {
   id: 'perplexity',
+  // LiteLLM's `<prefix>/<model>` names, for `llm-gateway import litellm`.
+  foreignNames: { litellm: ['perplexity'] },
   name: 'Perplexity',
   description: 'Perplexity Sonar API (OpenAI-compatible chat, search-grounded).',
   baseUrl: 'https://api.perplexity.ai',

@@ -3,6 +3,8 @@ import { type CompatibleProviderManifest, defineCompatibleProvider } from '../op
 /** SambaNova: base URL, auth and documented differences from OpenAI (see docs/providers/sambanova.md). */
 export const sambanovaManifest: CompatibleProviderManifest = {
   id: 'sambanova',
+  // LiteLLM's `<prefix>/<model>` names, for `llm-gateway import litellm`.
+  foreignNames: { litellm: ['sambanova'] },
   name: 'SambaNova',
   description: 'SambaNova Cloud (OpenAI-compatible chat).',
   baseUrl: 'https://api.sambanova.ai/v1',

@@ -3,6 +3,8 @@ import { type CompatibleProviderManifest, defineCompatibleProvider } from '../op
 /** Together AI: base URL, auth and documented differences from OpenAI (see docs/providers/together.md). */
 export const togetherManifest: CompatibleProviderManifest = {
   id: 'together',
+  // LiteLLM's `<prefix>/<model>` names, for `llm-gateway import litellm`.
+  foreignNames: { litellm: ['together_ai'] },
   name: 'Together AI',
   description: 'Together AI inference (OpenAI-compatible chat and embeddings, Cohere-compatible rerank).',
   baseUrl: 'https://api.together.xyz/v1',

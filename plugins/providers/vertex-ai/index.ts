@@ -28,6 +28,8 @@ export function vertexAI(params: VertexParams = {}): ProviderRegistration {
       },
     },
     params,
+    // LiteLLM's prefix, for `llm-gateway import litellm`.
+    foreignNames: { litellm: ['vertex_ai'] },
     create() {
       return {
         id: 'vertex-ai',

@@ -3,6 +3,8 @@ import { type CompatibleProviderManifest, defineCompatibleProvider } from '../op
 /** vLLM: base URL, auth and documented differences from OpenAI (see docs/providers/vllm.md). */
 export const vllmManifest: CompatibleProviderManifest = {
   id: 'vllm',
+  // LiteLLM's `<prefix>/<model>` names, for `llm-gateway import litellm`.
+  foreignNames: { litellm: ['hosted_vllm'] },
   name: 'vLLM',
   description: 'A vLLM OpenAI-compatible server (self-hosted; default loopback, or x-gateway-custom-host).',
   baseUrl: 'http://127.0.0.1:8000/v1',

@@ -3,6 +3,8 @@ import { type CompatibleProviderManifest, defineCompatibleProvider } from '../op
 /** Voyage AI: base URL, auth and documented differences from OpenAI (see docs/providers/voyage.md). */
 export const voyageManifest: CompatibleProviderManifest = {
   id: 'voyage',
+  // LiteLLM's `<prefix>/<model>` names, for `llm-gateway import litellm`.
+  foreignNames: { litellm: ['voyage'] },
   name: 'Voyage AI',
   description: 'Voyage AI embeddings and reranker APIs.',
   baseUrl: 'https://api.voyageai.com/v1',

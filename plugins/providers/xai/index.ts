@@ -3,6 +3,8 @@ import { type CompatibleProviderManifest, defineCompatibleProvider } from '../op
 /** xAI: base URL, auth and documented differences from OpenAI (see docs/providers/xai.md). */
 export const xaiManifest: CompatibleProviderManifest = {
   id: 'xai',
+  // LiteLLM's `<prefix>/<model>` names, for `llm-gateway import litellm`.
+  foreignNames: { litellm: ['xai'] },
   name: 'xAI',
   description: 'xAI Grok API (OpenAI-compatible chat).',
   baseUrl: 'https://api.x.ai/v1',
