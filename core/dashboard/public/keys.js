@@ -1,6 +1,6 @@
 import { api } from './api.js';
 import { field, format, h, notify, replace, select } from './dom.js';
-import { holdsAnywhere, holdsIn, inSelectedTeam, may, pluginsFor, teamCell, teamField, teamIdOf, teamName, teamOf } from './session.js';
+import { holdsAnywhere, holdsIn, inSelectedTeam, may, pluginsFor, showOnce, teamCell, teamField, teamIdOf, teamName, teamOf } from './session.js';
 
 /** Exactly the periods `limits.budget_period` accepts; `total` is the API's default. */
 const BUDGET_PERIODS = [['total', 'In total'], ['day', 'Per UTC day'], ['month', 'Per UTC month']];
@@ -11,30 +11,8 @@ const BODIES_LABEL = 'Log request and response bodies';
 const bodiesField = (checked) => field(BODIES_LABEL, h('input', { type: 'checkbox', name: 'log_bodies', checked }),
   'off keeps this key\'s bodies out of the request log; the global switch still wins when it is off');
 
-/** A value shown once (new or rotated key) with a copy button; gone when dismissed or on navigation. */
-function shownOnce(slot, title, value) {
-  const input = h('input', { type: 'text', readonly: true, class: 'key-value', 'aria-label': 'Key value', spellcheck: 'false' });
-  input.value = value;
-  const copy = h('button', { type: 'button', text: 'Copy' });
-  copy.addEventListener('click', async () => {
-    try {
-      await navigator.clipboard.writeText(input.value);
-      notify('Copied to the clipboard.');
-    } catch {
-      input.select();
-      notify('Select and copy the value by hand (Ctrl+C).', 'error');
-    }
-  });
-  const done = h('button', { type: 'button', text: 'I have saved it' });
-  const panel = h('section', { class: 'once', 'aria-labelledby': 'once-title' },
-    h('h2', { id: 'once-title', text: title }),
-    h('p', { text: 'This is the only time the value is shown. Store it now; it cannot be read back.' }),
-    h('div', { class: 'inline' }, input, copy, done));
-  done.addEventListener('click', () => replace(slot));
-  replace(slot, panel);
-  input.focus();
-  input.select();
-}
+/** A key's value shown once (new or rotated), with a copy button: session.js's panel. */
+const shownOnce = (slot, title, value) => showOnce(slot, { title, value, label: 'Key value', warning: 'This is the only time the value is shown. Store it now; it cannot be read back.' });
 
 function limitFields(limits = {}, expiresAt) {
   const number = (name, value, step = '1') => h('input', { type: 'number', min: '0', step, name, value: value ?? '' });
