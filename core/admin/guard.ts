@@ -108,7 +108,9 @@ export class AdminGuard {
         // A token used to read: one event a minute per token (a changing call's event names its token already).
         else if (koa.state.tokenUse !== undefined) await this.auditSink?.record({ actor: access.actor, action: 'tokens.use', target: { type: 'token', id: koa.state.tokenUse as string }, outcome: 'success', ...requestOrigin(koa, this.throttle.trustProxy ?? 0) });
       } catch (error) {
-        if (audited && !(access === undefined && (error as GatewayError).status === 429)) await this.audit(koa, access, (error as GatewayError).status === 403 || (error as GatewayError).status === 401 || (error as GatewayError).status === 404 ? 'denied' : 'failure');
+        const status = (error as GatewayError).status;
+        // Refused calls are recorded too, but not each attempt past the failed-auth limit (429).
+        if (audited && !(access === undefined && status === 429)) await this.audit(koa, access, status === 401 || status === 403 || status === 404 ? 'denied' : 'failure');
         throw error;
       }
     };

@@ -5,6 +5,7 @@ import type { Organization } from './organization.js';
 import { ORG_RANK, TEAM_RANK, type TeamRole } from './permissions.js';
 import { rolesFromGroups } from './rules.js';
 import type { ServiceAccountRecord } from './records.js';
+import { SecondCache } from './team-directory.js';
 
 /** Told of every single sign-on's outcome (the audit trail). */
 export type SignInRecorder = (event: { user?: { id: string; email: string }; outcome: 'success' | 'denied'; email: string; provider: string }) => void;
@@ -61,18 +62,10 @@ export function organizationSignIn(organization: Organization, record: SignInRec
 export function organizationClaims(organization: Organization, routeId: (idOrName: string) => Promise<string | undefined>, now: () => number = Date.now): ClaimsMapper {
   const { store, settings } = organization;
   // A subject's service account, kept a second (as teams are): a change applies within a second.
-  const accounts = new Map<string, { readonly account: ServiceAccountRecord | undefined; readonly at: number }>();
-  const accountOf = async (subject: string): Promise<ServiceAccountRecord | undefined> => {
-    const hit = accounts.get(subject);
-    if (hit !== undefined && now() - hit.at < 1_000) return hit.account;
-    const account = await store.serviceAccountBySubject(subject);
-    if (accounts.size >= 10_000) accounts.clear();
-    accounts.set(subject, { account, at: now() });
-    return account;
-  };
+  const accounts = new SecondCache<ServiceAccountRecord | undefined>((subject) => store.serviceAccountBySubject(subject), now);
   return async (claims) => {
     const subject = typeof claims.sub === 'string' ? claims.sub : undefined;
-    const account = subject === undefined ? undefined : await accountOf(subject);
+    const account = subject === undefined ? undefined : await accounts.get(subject);
     if (account) {
       const team = await organization.teams.get(account.team_id);
       return resolutionOf({ type: 'service-account', id: account.id, name: account.name }, team, account.route);
