@@ -85,8 +85,6 @@ export const TEAM_ROLE_PERMISSIONS: Readonly<Record<TeamRole, ReadonlySet<Permis
   viewer: new Set<Permission>(['keys.read', 'logs.read', 'usage.read', 'alerts.read', 'teams.read', 'tokens.write']),
 };
 
-/** Permissions only an organization role grants: a team role never holds them. */
-export const ORG_ONLY = new Set<Permission>(ALL.filter((permission) => !TEAM_ROLES.some((role) => TEAM_ROLE_PERMISSIONS[role].has(permission))));
 
 /** Grants that may be given on top of a role (a user's or a token's `permissions`). */
 export const GRANTABLE_EXTRAS = new Set<Permission>(['logs.bodies']);
@@ -96,5 +94,3 @@ export const ORG_RANK: Readonly<Record<OrgRole, number>> = { owner: 3, admin: 2,
 export const TEAM_RANK: Readonly<Record<TeamRole, number>> = { team_admin: 3, member: 2, viewer: 1 };
 
 export const isPermission = (value: unknown): value is Permission => typeof value === 'string' && Object.hasOwn(PERMISSIONS, value);
-export const isOrgRole = (value: unknown): value is OrgRole => typeof value === 'string' && (ORG_ROLES as readonly string[]).includes(value);
-export const isTeamRole = (value: unknown): value is TeamRole => typeof value === 'string' && (TEAM_ROLES as readonly string[]).includes(value);
