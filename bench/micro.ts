@@ -238,7 +238,7 @@ async function main(): Promise<void> {
   rows.push(['upstream call + 200-byte answer, local server: request() + AbortController → dispatch handler (issue 21)', undiciRequest, dispatched]);
   const state = new SqliteState(mkdtempSync(join(tmpdir(), 'micro-alerts-')));
   const alerts = new BudgetAlerts({ state: () => state, logger: { warn: () => {} } });
-  const budget = { keyId: 'vk_micro', keyName: 'micro', budgetNanos: 1e18, period: 'total' as const, spentKey: 'usage:vk_micro:spent:total', now: Date.now() };
+  const budget = { level: 'key' as const, keyId: 'vk_micro', keyName: 'micro', budgetNanos: 1e18, period: 'total' as const, spentKey: 'usage:vk_micro:spent:total', now: Date.now() };
   rows.push([
     'budget alert check after a charge, below 80 %: read the spend → spend from the settle (issue 21)',
     await measure(50_000, () => {

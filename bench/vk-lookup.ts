@@ -52,15 +52,22 @@ async function measure(kind: string, environment: NodeJS.ProcessEnv): Promise<vo
       return service.parts.state.admit({
         now: Date.now(),
         requestId: `r${(request += 1)}`,
-        minuteWindowKey: periods.minuteWindow,
-        dayCounterKey: periods.requestsDay,
-        totalCounterKey: periods.requestsTotal,
-        spentKey: periods.spent.total,
-        reservedKey: periods.reserved.total,
-        requestsPerMinute,
-        requestsPerDay: 100_000_000,
-        budgetNanos: 1e15,
+        levels: [
+          {
+            minuteWindowKey: periods.minuteWindow,
+            dayCounterKey: periods.requestsDay,
+            totalCounterKey: periods.requestsTotal,
+            spentKey: periods.spent.total,
+            reservedKey: periods.reserved.total,
+            tokensWindowKey: `usage:${keyId}:tokens`,
+            concurrentKey: `usage:${keyId}:inflight`,
+            ...(requestsPerMinute !== undefined ? { requestsPerMinute } : {}),
+            requestsPerDay: 100_000_000,
+            budgetNanos: 1e15,
+          },
+        ],
         reservationNanos: 1000,
+        tokens: 0,
         msUntilDayEnds: periods.msUntilDayEnds,
       });
     };

@@ -215,10 +215,11 @@ export class VirtualKeyActions {
     const now = Date.now();
     const budget = record.limits?.budget_usd;
     const budgetNanos = budget === undefined ? undefined : toNanos(budget);
-    const [[total, day, month, reserved, requestsTotal, requestsDay], requestsMinute, alerts, refused] = await Promise.all([
+    const [[total, day, week, month, reserved, requestsTotal, requestsDay], requestsMinute, alerts, refused] = await Promise.all([
       this.service.parts.state.read([
         periods.spent.total,
         periods.spent.day,
+        periods.spent.week,
         periods.spent.month,
         periods.reserved[budgetPeriod],
         periods.requestsTotal,
@@ -229,7 +230,7 @@ export class VirtualKeyActions {
       this.service.alerts.forKey(record, now),
       budgetNanos === undefined ? undefined : this.service.refusals.current(record.id, periods.spent[budgetPeriod], budgetNanos),
     ]);
-    const spentInPeriod = { total, day, month }[budgetPeriod];
+    const spentInPeriod = { total, day, week, month }[budgetPeriod]!;
     // Exhausted as the gateway enforces it: spend reached the budget, or what is left (in-flight
     // reservations counted, as admission counts them) is less than a request it refused this period.
     const left = budgetNanos === undefined ? 0 : budgetNanos - spentInPeriod - reserved;
@@ -240,7 +241,7 @@ export class VirtualKeyActions {
     return {
       id: record.id,
       name: record.name,
-      spend_usd: { total: fromNanos(total), day: fromNanos(day), month: fromNanos(month) },
+      spend_usd: { total: fromNanos(total!), day: fromNanos(day!), week: fromNanos(week!), month: fromNanos(month!) },
       reserved_usd: fromNanos(reserved),
       requests: { total: requestsTotal, day: requestsDay, minute: requestsMinute },
       budget_usd: budget ?? null,

@@ -59,7 +59,7 @@ export class WorkerState implements SharedState {
    * One way: nothing waits for the primary. Messages of one worker arrive in order, so its next
    * admission already sees this cost.
    */
-  async settle(settlement: Settlement): Promise<number | undefined> {
+  async settle(settlement: Settlement): Promise<number[] | undefined> {
     this.primary.emit('settle', settlement);
     // The spend is the primary's: whoever needs it reads it.
     return undefined;

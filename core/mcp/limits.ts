@@ -33,18 +33,35 @@ export async function admitToolCall(state: SharedState, admission: ToolAdmission
   const budgetPeriod = admission.limits?.budget_period ?? 'total';
   const toolBase = `mcpusage:${admission.keyId}:${admission.server}:${admission.tool}`;
   const reservationNanos = toNanos(admission.costUsd ?? 0);
+  const requestId = `${process.pid}:${++sequence}`;
+  const ttlOf = (period: typeof budgetPeriod): number | undefined =>
+    period === 'day' ? periods.msUntilDayEnds + DAY_MS : period === 'week' ? periods.msUntilWeekEnds + DAY_MS : period === 'month' ? periods.msUntilMonthEnds + DAY_MS : undefined;
+  // Two levels in one step: the key's calls to this tool, and the key's budget.
   const result = await state.admit({
     now,
-    requestId: `${process.pid}:${++sequence}`,
-    minuteWindowKey: `${toolBase}:minute`,
-    dayCounterKey: `${toolBase}:day:${new Date(now).toISOString().slice(0, 10)}`,
-    totalCounterKey: `${toolBase}:total`,
-    spentKey: periods.spent[budgetPeriod],
-    reservedKey: periods.reserved[budgetPeriod],
-    ...(admission.requestsPerMinute !== undefined ? { requestsPerMinute: admission.requestsPerMinute } : {}),
-    ...(budgetUsd !== undefined ? { budgetNanos: toNanos(budgetUsd) } : {}),
+    requestId,
+    levels: [
+      {
+        minuteWindowKey: `${toolBase}:minute`,
+        dayCounterKey: `${toolBase}:day:${new Date(now).toISOString().slice(0, 10)}`,
+        totalCounterKey: `${toolBase}:total`,
+        spentKey: `${toolBase}:spent`,
+        reservedKey: `${toolBase}:reserved`,
+        tokensWindowKey: `${toolBase}:tokens`,
+        concurrentKey: `${toolBase}:inflight`,
+        ...(admission.requestsPerMinute !== undefined ? { requestsPerMinute: admission.requestsPerMinute } : {}),
+      },
+      {
+        minuteWindowKey: periods.minuteWindow,
+        spentKey: periods.spent[budgetPeriod],
+        reservedKey: periods.reserved[budgetPeriod],
+        tokensWindowKey: `usage:${admission.keyId}:tokens`,
+        concurrentKey: `usage:${admission.keyId}:inflight`,
+        ...(budgetUsd !== undefined ? { budgetNanos: toNanos(budgetUsd), periodTtlMs: ttlOf(budgetPeriod) } : {}),
+      },
+    ],
     reservationNanos,
-    periodTtlMs: budgetPeriod === 'day' ? periods.msUntilDayEnds + DAY_MS : budgetPeriod === 'month' ? periods.msUntilMonthEnds + DAY_MS : undefined,
+    tokens: 0,
     msUntilDayEnds: periods.msUntilDayEnds,
   });
   if (!result.admitted) {
@@ -53,12 +70,16 @@ export async function admitToolCall(state: SharedState, admission: ToolAdmission
     throw new JsonRpcError(RPC.LimitRefused, `Rate limit: this key may call tool "${admission.tool}" of MCP server "${admission.server}" ${admission.requestsPerMinute} times a minute; retry in ${seconds} s.`);
   }
   return async () => {
+    const spent = (['total', 'day', 'week', 'month'] as const).map((period) => {
+      const ttlMs = ttlOf(period);
+      return ttlMs === undefined ? { key: periods.spent[period] } : { key: periods.spent[period], ttlMs };
+    });
     await state.settle({
-      reservedKey: periods.reserved[budgetPeriod],
+      requestId,
       reservationNanos: result.reservedNanos,
-      spent: [{ key: periods.spent.total }, { key: periods.spent.day, ttlMs: periods.msUntilDayEnds + DAY_MS }, { key: periods.spent.month, ttlMs: periods.msUntilMonthEnds + DAY_MS }],
       actualNanos: reservationNanos,
+      estimatedTokens: 0,
+      levels: [{ ...(budgetUsd !== undefined ? { reservedKey: periods.reserved[budgetPeriod] } : {}), spent }],
     });
   };
 }
-

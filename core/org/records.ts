@@ -1,4 +1,5 @@
 import type { OrgRole, Permission, TeamRole } from './permissions.js';
+import type { LevelLimits, VirtualKeyLimits } from '../vault/records.js';
 
 /** The team every object stored before teams existed belongs to; it cannot be deleted. */
 export const DEFAULT_TEAM = 'default';
@@ -19,6 +20,8 @@ export interface TeamRecord {
   readonly allowed_credentials?: readonly string[];
   /** The policy its keys get when they name none. */
   readonly guardrail_policy?: string;
+  /** Limits on all its keys' requests together, and rules for its end users and tags (docs/limits.md#levels). */
+  readonly limits?: Pick<VirtualKeyLimits, Exclude<keyof VirtualKeyLimits, 'allowed_users' | 'allowed_models'>>;
   readonly created_at: string;
   readonly updated_at: string;
 }
@@ -46,6 +49,8 @@ export interface UserRecord {
   readonly created_at: string;
   readonly updated_at: string;
   readonly last_sign_in_at?: string;
+  /** Limits on the requests of every key the user owns, in whichever team (docs/limits.md#levels). */
+  readonly limits?: LevelLimits;
 }
 
 /** A non-human principal of a team (CI, a backend): owns keys, may hold admin tokens and sign in by JWT. */
@@ -59,6 +64,8 @@ export interface ServiceAccountRecord {
   readonly jwt_subject?: string;
   /** The stored route (id) its JWT calls take. */
   readonly route?: string;
+  /** Limits on its keys' and JWT calls' requests together. */
+  readonly limits?: LevelLimits;
   readonly created_at: string;
   readonly updated_at: string;
 }

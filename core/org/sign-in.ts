@@ -68,14 +68,14 @@ export function organizationClaims(organization: Organization, routeId: (idOrNam
     const account = subject === undefined ? undefined : await accounts.get(subject);
     if (account) {
       const team = await organization.teams.get(account.team_id);
-      return resolutionOf({ type: 'service-account', id: account.id, name: account.name }, team, account.route);
+      return resolutionOf({ type: 'service-account', id: account.id, name: account.name, team: account.team_id }, team, account.route);
     }
     for (const rule of settings.jwtRules) {
       if (String(claims[rule.claim] ?? '') !== rule.equals) continue;
       const team = (await store.teams()).find((candidate) => candidate.name.toLowerCase() === rule.team.toLowerCase());
       if (!team) continue;
       const route = rule.route === undefined ? undefined : await routeId(rule.route);
-      return resolutionOf({ type: 'service-account', id: `jwt:${team.id}:${subject ?? 'unknown'}`, name: `${rule.claim}=${rule.equals}` }, team, route);
+      return resolutionOf({ type: 'service-account', id: `jwt:${team.id}:${subject ?? 'unknown'}`, name: `${rule.claim}=${rule.equals}`, team: team.id }, team, route);
     }
     return undefined;
   };

@@ -10,7 +10,7 @@ export type Caller =
   | { readonly type: 'account' }
   | { readonly type: 'virtual-key'; readonly id: string; readonly name: string }
   /** A JWT caller mapped to a service account (or a team by a claims rule). */
-  | { readonly type: 'service-account'; readonly id: string; readonly name: string };
+  | { readonly type: 'service-account'; readonly id: string; readonly name: string; /** The team it acts for (a claims rule's team, or the service account's). */ readonly team?: string };
 
 /**
  * What a {@link KeyResolver} knows about a key: the caller and, for a key bound to a target (a

@@ -1,65 +1,170 @@
 import KeyvRedis, { createClient, type RedisClientType } from '@keyv/redis';
 import Keyv from 'keyv';
-import type { Admission, AdmissionResult, InvalidationEvent, Settlement, SharedState } from './state.js';
+import { type Admission, type AdmissionResult, CONCURRENCY_LEASE_MS, type InvalidationEvent, type LevelCounts, type RefusalReason, type Settlement, type SharedState } from './state.js';
+
+const REASONS: readonly RefusalReason[] = ['requests_per_minute', 'requests_per_day', 'tokens_per_minute', 'max_concurrent', 'budget'];
+
+/** Keys and arguments each level adds to {@link ADMIT}. */
+const ADMIT_KEYS_PER_LEVEL = 8;
+const ADMIT_ARGS_PER_LEVEL = 8;
 
 /**
- * Checks every limit of one request and counts it, atomically (one Lua script). Returns
- * {status, value, a, b}: status 0 admitted (value = reserved, a = minute count, b = day count), 1 per-minute limit
- * (value = ms until a slot frees), 2 per-day limit, 3 budget (a = spent, b = reserved).
+ * Checks every limit of every level of one request, then (only when all admit it) counts it at each,
+ * atomically: one Lua script, one round trip. Per level, KEYS: minute window, day and total request
+ * counters, spent, reserved, token window (members `<request id>|<tokens>`), its running sum, requests
+ * in flight (members scored by their lease's end); ARGV: requests per minute and day, tokens per
+ * minute, concurrency, budget (-1: none), the reservation's lifetime, and whether the day and total
+ * counters are kept. Returns {0, reserved, then per level: minute count, ms until its oldest request
+ * leaves, tokens in the window, ms until its oldest tokens leave}, or {reason 1-5, level index, retry
+ * after ms, count, spent, reserved} (1 rpm, 2 rpd, 3 tpm, 4 concurrency, 5 budget).
  */
 const ADMIT = `
 local now = tonumber(ARGV[1])
-local rpm = tonumber(ARGV[2])
-local rpd = tonumber(ARGV[3])
-local budget = tonumber(ARGV[4])
-local reservation = 0
-if tonumber(ARGV[4]) >= 0 then reservation = tonumber(ARGV[5]) end
-local minuteCount = 0
-if rpm >= 0 then
-  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - 60000)
-  minuteCount = redis.call('ZCARD', KEYS[1])
-  if minuteCount >= rpm then
-    local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-    return {1, tonumber(oldest[2]) + 60000 - now, minuteCount, 0}
+local id = ARGV[2]
+local reservation = tonumber(ARGV[3])
+local ceiling = ARGV[4] == '1'
+local tokens = tonumber(ARGV[5])
+local untilDayEnds = tonumber(ARGV[6])
+local lease = tonumber(ARGV[7])
+local n = tonumber(ARGV[8])
+local function tokensOf(member) return tonumber(string.match(member, '|(%d+)$')) end
+local counts = {}
+for i = 0, n - 1 do
+  local k, a = i * ${ADMIT_KEYS_PER_LEVEL}, 8 + i * ${ADMIT_ARGS_PER_LEVEL}
+  local rpm, rpd, tpm = tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3])
+  local concurrency, budget = tonumber(ARGV[a + 4]), tonumber(ARGV[a + 5])
+  local minute, used = 0, 0
+  if rpm >= 0 then
+    redis.call('ZREMRANGEBYSCORE', KEYS[k + 1], '-inf', now - 60000)
+    minute = redis.call('ZCARD', KEYS[k + 1])
+    if minute >= rpm then
+      local oldest = redis.call('ZRANGE', KEYS[k + 1], 0, 0, 'WITHSCORES')
+      local wait = 60000
+      if oldest[2] then wait = tonumber(oldest[2]) + 60000 - now end
+      return {1, i, wait, minute, 0, 0}
+    end
   end
-end
-local dayCount = tonumber(redis.call('GET', KEYS[2]) or '0')
-if rpd >= 0 and dayCount >= rpd then
-  return {2, tonumber(ARGV[8]), dayCount, 0}
-end
-if budget >= 0 then
-  local spent = tonumber(redis.call('GET', KEYS[4]) or '0')
-  local reserved = tonumber(redis.call('GET', KEYS[5]) or '0')
-  local room = budget - spent - reserved
-  if ARGV[9] == '1' then reservation = math.min(reservation, math.max(room, 0)) end
-  if reservation > room or room <= 0 then
-    return {3, 0, spent, reserved}
+  if rpd >= 0 then
+    local day = tonumber(redis.call('GET', KEYS[k + 2]) or '0')
+    if day >= rpd then return {2, i, untilDayEnds, day, 0, 0} end
   end
-  redis.call('INCRBY', KEYS[5], reservation)
-  if tonumber(ARGV[7]) > 0 then redis.call('PEXPIRE', KEYS[5], ARGV[7]) end
+  if tpm >= 0 then
+    local window, sum = KEYS[k + 6], KEYS[k + 7]
+    local old = redis.call('ZRANGEBYSCORE', window, '-inf', now - 60000)
+    if #old > 0 then
+      local gone = 0
+      for _, member in ipairs(old) do gone = gone + tokensOf(member) end
+      redis.call('ZREMRANGEBYSCORE', window, '-inf', now - 60000)
+      redis.call('DECRBY', sum, gone)
+    end
+    used = tonumber(redis.call('GET', sum) or '0')
+    if used + tokens > tpm then
+      local wait = 60000
+      if tokens <= tpm then
+        local entries = redis.call('ZRANGE', window, 0, -1, 'WITHSCORES')
+        local freed = 0
+        for j = 1, #entries, 2 do
+          freed = freed + tokensOf(entries[j])
+          if used - freed + tokens <= tpm then wait = tonumber(entries[j + 1]) + 60000 - now break end
+        end
+      end
+      return {3, i, wait, used, 0, 0}
+    end
+  end
+  if concurrency >= 0 then
+    redis.call('ZREMRANGEBYSCORE', KEYS[k + 8], '-inf', now)
+    local flying = redis.call('ZCARD', KEYS[k + 8])
+    if flying >= concurrency then return {4, i, 1000, flying, 0, 0} end
+  end
+  if budget >= 0 then
+    local spent = tonumber(redis.call('GET', KEYS[k + 4]) or '0')
+    local reserved = tonumber(redis.call('GET', KEYS[k + 5]) or '0')
+    local room = budget - spent - reserved
+    if ceiling then reservation = math.min(reservation, math.max(room, 0)) end
+    if reservation > room or room <= 0 then return {5, i, 0, 0, spent, reserved} end
+  end
+  counts[i + 1] = {minute, used}
 end
-if rpm >= 0 then
-  redis.call('ZADD', KEYS[1], now, ARGV[6])
-  redis.call('PEXPIRE', KEYS[1], 61000)
+local out = {0, reservation}
+for i = 0, n - 1 do
+  local k, a = i * ${ADMIT_KEYS_PER_LEVEL}, 8 + i * ${ADMIT_ARGS_PER_LEVEL}
+  local minute, used = counts[i + 1][1], counts[i + 1][2]
+  local minuteReset, tokensReset = 0, 0
+  if tonumber(ARGV[a + 1]) >= 0 then
+    redis.call('ZADD', KEYS[k + 1], now, id)
+    redis.call('PEXPIRE', KEYS[k + 1], 61000)
+    minute = minute + 1
+    local oldest = redis.call('ZRANGE', KEYS[k + 1], 0, 0, 'WITHSCORES')
+    minuteReset = tonumber(oldest[2]) + 60000 - now
+  end
+  if ARGV[a + 7] == '1' then
+    redis.call('INCR', KEYS[k + 2])
+    redis.call('PEXPIRE', KEYS[k + 2], untilDayEnds + 86400000)
+  end
+  if ARGV[a + 8] == '1' then redis.call('INCR', KEYS[k + 3]) end
+  if tonumber(ARGV[a + 3]) >= 0 then
+    redis.call('ZADD', KEYS[k + 6], now, id .. '|' .. tokens)
+    redis.call('INCRBY', KEYS[k + 7], tokens)
+    redis.call('PEXPIRE', KEYS[k + 6], 61000)
+    redis.call('PEXPIRE', KEYS[k + 7], 61000)
+    used = used + tokens
+    local oldest = redis.call('ZRANGE', KEYS[k + 6], 0, 0, 'WITHSCORES')
+    tokensReset = tonumber(oldest[2]) + 60000 - now
+  end
+  if tonumber(ARGV[a + 4]) >= 0 then
+    redis.call('ZADD', KEYS[k + 8], now + lease, id)
+    redis.call('PEXPIRE', KEYS[k + 8], lease)
+  end
+  if tonumber(ARGV[a + 5]) >= 0 and reservation > 0 then
+    redis.call('INCRBY', KEYS[k + 5], reservation)
+    if tonumber(ARGV[a + 6]) > 0 then redis.call('PEXPIRE', KEYS[k + 5], ARGV[a + 6]) end
+  end
+  out[#out + 1] = minute
+  out[#out + 1] = minuteReset
+  out[#out + 1] = used
+  out[#out + 1] = tokensReset
 end
-redis.call('INCR', KEYS[2])
-redis.call('PEXPIRE', KEYS[2], tonumber(ARGV[8]) + 86400000)
-redis.call('INCR', KEYS[3])
-return {0, reservation, minuteCount + 1, dayCount + 1}
+return out
 `;
 
-/** Releases a reservation and adds the actual cost to each spend counter, atomically. */
+/**
+ * Settles every level atomically: releases the reservation, adds the actual cost to each spent
+ * counter, replaces the request's token estimate by its actual tokens (while it is still in the
+ * window) and ends its request in flight. Per level, KEYS: reserved, token window, its sum, in
+ * flight, then its spent counters; ARGV: whether each of the first three is kept, the number of spent
+ * counters and their lifetimes. The ARGV after the last level are indexes (into KEYS) of the spent
+ * counters whose values are returned.
+ */
 const SETTLE = `
-if tonumber(ARGV[1]) ~= 0 then redis.call('DECRBY', KEYS[1], ARGV[1]) end
-local report = tonumber(ARGV[#KEYS + 2] or '0')
-local reported = -1
-for index = 2, #KEYS do
-  local value = redis.call('INCRBY', KEYS[index], ARGV[2])
-  if index == report then reported = value end
-  local ttl = tonumber(ARGV[index + 1])
-  if ttl > 0 then redis.call('PEXPIRE', KEYS[index], ttl) end
+local reservation, actual, id = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
+local estimate, tokens, n = ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6])
+local k, a = 0, 6
+local values = {}
+for i = 1, n do
+  local spentCount = tonumber(ARGV[a + 4])
+  if ARGV[a + 1] == '1' and reservation ~= 0 then redis.call('DECRBY', KEYS[k + 1], reservation) end
+  if ARGV[a + 2] == '1' and tokens >= 0 then
+    local old = id .. '|' .. estimate
+    local score = redis.call('ZSCORE', KEYS[k + 2], old)
+    if score then
+      redis.call('ZREM', KEYS[k + 2], old)
+      redis.call('ZADD', KEYS[k + 2], score, id .. '|' .. tokens)
+      redis.call('INCRBY', KEYS[k + 3], tokens - tonumber(estimate))
+    end
+  end
+  if ARGV[a + 3] == '1' then redis.call('ZREM', KEYS[k + 4], id) end
+  for j = 1, spentCount do
+    local index = k + 4 + j
+    values[index] = redis.call('INCRBY', KEYS[index], actual)
+    local ttl = tonumber(ARGV[a + 4 + j])
+    if ttl > 0 then redis.call('PEXPIRE', KEYS[index], ttl) end
+  end
+  k = k + 4 + spentCount
+  a = a + 4 + spentCount
 end
-return reported
+local out = {}
+for j = a + 1, #ARGV do out[#out + 1] = values[tonumber(ARGV[j])] or 0 end
+return out
 `;
 
 /** Sets a claim only when absent; releases only the owner's claim. */
@@ -147,37 +252,81 @@ export class RedisState implements SharedState {
   }
 
   async admit(admission: Admission): Promise<AdmissionResult> {
-    const reply = (await this.client.eval(ADMIT, {
-      keys: [admission.minuteWindowKey, admission.dayCounterKey, admission.totalCounterKey, admission.spentKey, admission.reservedKey].map((key) =>
-        this.key(key),
-      ),
-      arguments: [
-        admission.now,
-        admission.requestsPerMinute ?? -1,
-        admission.requestsPerDay ?? -1,
-        admission.budgetNanos ?? -1,
-        admission.reservationNanos,
-        admission.requestId,
-        admission.periodTtlMs ?? 0,
-        admission.msUntilDayEnds,
-        admission.reservationIsCeiling ? 1 : 0,
-      ].map(String),
-    })) as number[];
-    const [status, value, first, second] = reply.map(Number);
-    if (status === 0) return { admitted: true, minuteCount: first, dayCount: second, reservedNanos: value };
-    if (status === 1) return { admitted: false, reason: 'requests_per_minute', retryAfterMs: value, count: first };
-    if (status === 2) return { admitted: false, reason: 'requests_per_day', retryAfterMs: value, count: first };
-    return { admitted: false, reason: 'budget', spentNanos: first, reservedNanos: second };
+    const keys: string[] = [];
+    const args: string[] = [
+      String(admission.now),
+      admission.requestId,
+      String(admission.reservationNanos),
+      admission.reservationIsCeiling ? '1' : '0',
+      String(admission.tokens),
+      String(admission.msUntilDayEnds),
+      String(admission.leaseMs ?? CONCURRENCY_LEASE_MS),
+      String(admission.levels.length),
+    ];
+    for (const level of admission.levels) {
+      keys.push(
+        this.key(level.minuteWindowKey),
+        this.key(level.dayCounterKey ?? level.minuteWindowKey),
+        this.key(level.totalCounterKey ?? level.minuteWindowKey),
+        this.key(level.spentKey),
+        this.key(level.reservedKey),
+        this.key(level.tokensWindowKey),
+        this.key(`${level.tokensWindowKey}:sum`),
+        this.key(level.concurrentKey),
+      );
+      args.push(
+        String(level.requestsPerMinute ?? -1),
+        String(level.requestsPerDay ?? -1),
+        String(level.tokensPerMinute ?? -1),
+        String(level.maxConcurrent ?? -1),
+        String(level.budgetNanos ?? -1),
+        String(level.periodTtlMs ?? 0),
+        level.dayCounterKey === undefined ? '0' : '1',
+        level.totalCounterKey === undefined ? '0' : '1',
+      );
+    }
+    const reply = ((await this.client.eval(ADMIT, { keys, arguments: args })) as number[]).map(Number);
+    if (reply[0] === 0) {
+      const levels: LevelCounts[] = [];
+      for (let index = 2; index < reply.length; index += 4) {
+        levels.push({ minuteCount: reply[index]!, minuteResetMs: reply[index + 1]!, tokensInWindow: reply[index + 2]!, tokensResetMs: reply[index + 3]! });
+      }
+      return { admitted: true, reservedNanos: reply[1]!, levels };
+    }
+    const [status, level, retryAfterMs, count, spentNanos, reservedNanos] = reply as [number, number, number, number, number, number];
+    return { admitted: false, level, reason: REASONS[status - 1]!, retryAfterMs, count, spentNanos, reservedNanos };
   }
 
-  async settle(settlement: Settlement): Promise<number | undefined> {
-    // The reported counter by its index among the keys (1 is the reservation; 0: none).
-    const report = settlement.report === undefined ? 0 : settlement.spent.findIndex((counter) => counter.key === settlement.report) + 2;
-    const reported = await this.client.eval(SETTLE, {
-      keys: [settlement.reservedKey, ...settlement.spent.map((counter) => counter.key)].map((key) => this.key(key)),
-      arguments: [String(settlement.reservationNanos), String(settlement.actualNanos), ...settlement.spent.map((counter) => String(counter.ttlMs ?? 0)), String(report)],
-    });
-    return report < 2 ? undefined : Number(reported);
+  async settle(settlement: Settlement): Promise<number[] | undefined> {
+    const keys: string[] = [];
+    const args: string[] = [
+      String(settlement.reservationNanos),
+      String(settlement.actualNanos),
+      settlement.requestId,
+      String(settlement.estimatedTokens),
+      String(settlement.actualTokens ?? -1),
+      String(settlement.levels.length),
+    ];
+    const indexOf = new Map<string, number>();
+    for (const level of settlement.levels) {
+      const placeholder = level.spent[0]?.key ?? level.reservedKey ?? level.tokensWindowKey ?? level.concurrentKey ?? 'none';
+      keys.push(
+        this.key(level.reservedKey ?? placeholder),
+        this.key(level.tokensWindowKey ?? placeholder),
+        this.key(level.tokensWindowKey === undefined ? placeholder : `${level.tokensWindowKey}:sum`),
+        this.key(level.concurrentKey ?? placeholder),
+      );
+      args.push(level.reservedKey === undefined ? '0' : '1', level.tokensWindowKey === undefined ? '0' : '1', level.concurrentKey === undefined ? '0' : '1', String(level.spent.length));
+      for (const counter of level.spent) {
+        keys.push(this.key(counter.key));
+        indexOf.set(counter.key, keys.length);
+        args.push(String(counter.ttlMs ?? 0));
+      }
+    }
+    const report = settlement.report ?? [];
+    for (const key of report) args.push(String(indexOf.get(key) ?? 0));
+    const reply = (await this.client.eval(SETTLE, { keys, arguments: args })) as number[];
+    return report.length === 0 ? undefined : reply.map(Number);
   }
 
   async read(counterKeys: readonly string[]): Promise<number[]> {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import Keyv from 'keyv';
 import { SqliteKeyvStore } from './sqlite-keyv.js';
-import type { Admission, AdmissionResult, InvalidationEvent, Settlement, SharedState } from './state.js';
+import { type Admission, type AdmissionResult, CONCURRENCY_LEASE_MS, type InvalidationEvent, type LevelCounts, type RefusalReason, type Settlement, type SharedState } from './state.js';
 
 /** How often limit counters and window entries changed in memory are written to the file. */
 export const COUNTER_FLUSH_MS = 100;
@@ -20,6 +20,36 @@ interface Counter {
 interface Window {
   times: number[];
   head: number;
+}
+
+/** The tokens of one per-minute token window, oldest first (`entries[head]`), their sum, and each request's entry (for its settlement). */
+interface TokenWindow {
+  entries: TokenEntry[];
+  head: number;
+  sum: number;
+  byRequest: Map<string, TokenEntry>;
+}
+
+interface TokenEntry {
+  readonly at: number;
+  readonly request: string;
+  tokens: number;
+}
+
+function refused(level: number, reason: RefusalReason, retryAfterMs: number, count: number): AdmissionResult {
+  return { admitted: false, level, reason, retryAfterMs, count, spentNanos: 0, reservedNanos: 0 };
+}
+
+/** Ms until enough of the window's tokens leave it for `tokens` more to fit (a minute when they never fit). */
+function tokensWait(window: TokenWindow, tokens: number, limit: number, now: number): number {
+  if (tokens > limit) return MINUTE_MS;
+  let freed = 0;
+  for (let index = window.head; index < window.entries.length; index++) {
+    const entry = window.entries[index]!;
+    freed += entry.tokens;
+    if (window.sum - freed + tokens <= limit) return entry.at + MINUTE_MS - now;
+  }
+  return MINUTE_MS;
 }
 
 /**
@@ -40,6 +70,8 @@ export class SqliteState implements SharedState {
   private readonly sql: ReturnType<typeof prepare>;
   private readonly counters = new Map<string, Counter>();
   private readonly windows = new Map<string, Window>();
+  private readonly tokenWindows = new Map<string, TokenWindow>();
+  private readonly concurrent = new Map<string, Map<string, number>>();
   /** Counter keys changed since the last flush. */
   private readonly dirtyCounters = new Set<string>();
   /**
@@ -82,51 +114,88 @@ export class SqliteState implements SharedState {
   }
 
   async admit(admission: Admission): Promise<AdmissionResult> {
-    const { now } = admission;
-    let reservation = admission.budgetNanos === undefined ? 0 : admission.reservationNanos;
-    let minuteCount = 0;
-    let window: Window | undefined;
-    if (admission.requestsPerMinute !== undefined) {
-      window = this.window(admission.minuteWindowKey, now);
-      minuteCount = window.times.length - window.head;
-      if (minuteCount >= admission.requestsPerMinute) {
-        return { admitted: false, reason: 'requests_per_minute', retryAfterMs: window.times[window.head] + MINUTE_MS - now, count: minuteCount };
+    const { now, levels, tokens } = admission;
+    let reservation = admission.reservationNanos;
+    // First every check, then (all admitted) every count: synchronous, so nothing runs in between.
+    for (let index = 0; index < levels.length; index++) {
+      const level = levels[index]!;
+      if (level.requestsPerMinute !== undefined) {
+        const window = this.window(level.minuteWindowKey, now);
+        const count = window.times.length - window.head;
+        if (count >= level.requestsPerMinute) return refused(index, 'requests_per_minute', window.times[window.head]! + MINUTE_MS - now, count);
+      }
+      if (level.requestsPerDay !== undefined && level.dayCounterKey !== undefined) {
+        const count = this.counter(level.dayCounterKey, now);
+        if (count >= level.requestsPerDay) return refused(index, 'requests_per_day', admission.msUntilDayEnds, count);
+      }
+      if (level.tokensPerMinute !== undefined) {
+        const window = this.tokenWindow(level.tokensWindowKey, now);
+        if (window.sum + tokens > level.tokensPerMinute) return refused(index, 'tokens_per_minute', tokensWait(window, tokens, level.tokensPerMinute, now), window.sum);
+      }
+      if (level.maxConcurrent !== undefined) {
+        const flying = this.inFlight(level.concurrentKey, now);
+        if (flying.size >= level.maxConcurrent) return refused(index, 'max_concurrent', 1000, flying.size);
+      }
+      if (level.budgetNanos !== undefined) {
+        const spent = this.counter(level.spentKey, now);
+        const reserved = this.counter(level.reservedKey, now);
+        const room = level.budgetNanos - spent - reserved;
+        if (admission.reservationIsCeiling) reservation = Math.min(reservation, Math.max(room, 0));
+        if (reservation > room || room <= 0) return { admitted: false, level: index, reason: 'budget', retryAfterMs: 0, count: 0, spentNanos: spent, reservedNanos: reserved };
       }
     }
-    const dayCount = this.counter(admission.dayCounterKey, now);
-    if (admission.requestsPerDay !== undefined && dayCount >= admission.requestsPerDay) {
-      return { admitted: false, reason: 'requests_per_day', retryAfterMs: admission.msUntilDayEnds, count: dayCount };
-    }
-    if (admission.budgetNanos !== undefined) {
-      const spent = this.counter(admission.spentKey, now);
-      const reserved = this.counter(admission.reservedKey, now);
-      const room = admission.budgetNanos - spent - reserved;
-      reservation = admission.reservationIsCeiling ? Math.min(reservation, Math.max(room, 0)) : reservation;
-      if (reservation > room || room <= 0) {
-        return { admitted: false, reason: 'budget', spentNanos: spent, reservedNanos: reserved };
+    const counts: LevelCounts[] = [];
+    for (const level of levels) {
+      let minuteCount = 0;
+      let minuteResetMs = 0;
+      if (level.requestsPerMinute !== undefined) {
+        const window = this.window(level.minuteWindowKey, now);
+        window.times.push(now);
+        minuteCount = window.times.length - window.head;
+        minuteResetMs = window.times[window.head]! + MINUTE_MS - now;
+        let seconds = this.pendingSeconds.get(level.minuteWindowKey);
+        if (seconds === undefined) this.pendingSeconds.set(level.minuteWindowKey, (seconds = new Map()));
+        const second = Math.floor(now / 1000);
+        seconds.set(second, (seconds.get(second) ?? 0) + 1);
+        this.scheduleFlush();
       }
-      this.increment(admission.reservedKey, reservation, admission.periodTtlMs === undefined ? null : now + admission.periodTtlMs);
+      if (level.dayCounterKey !== undefined) this.increment(level.dayCounterKey, 1, now + admission.msUntilDayEnds + 86_400_000);
+      if (level.totalCounterKey !== undefined) this.increment(level.totalCounterKey, 1, null);
+      let tokensInWindow = 0;
+      let tokensResetMs = 0;
+      if (level.tokensPerMinute !== undefined) {
+        const window = this.tokenWindow(level.tokensWindowKey, now);
+        const entry = { at: now, request: admission.requestId, tokens };
+        window.entries.push(entry);
+        window.byRequest.set(admission.requestId, entry);
+        window.sum += tokens;
+        tokensInWindow = window.sum;
+        tokensResetMs = window.entries[window.head]!.at + MINUTE_MS - now;
+      }
+      if (level.maxConcurrent !== undefined) this.inFlight(level.concurrentKey, now).set(admission.requestId, now + (admission.leaseMs ?? CONCURRENCY_LEASE_MS));
+      if (level.budgetNanos !== undefined && reservation > 0) this.increment(level.reservedKey, reservation, level.periodTtlMs === undefined ? null : now + level.periodTtlMs);
+      counts.push({ minuteCount, minuteResetMs, tokensInWindow, tokensResetMs });
     }
-    if (window !== undefined) {
-      window.times.push(now);
-      let seconds = this.pendingSeconds.get(admission.minuteWindowKey);
-      if (seconds === undefined) this.pendingSeconds.set(admission.minuteWindowKey, (seconds = new Map()));
-      const second = Math.floor(now / 1000);
-      seconds.set(second, (seconds.get(second) ?? 0) + 1);
-      this.scheduleFlush();
-    }
-    this.increment(admission.dayCounterKey, 1, now + admission.msUntilDayEnds + 86_400_000);
-    this.increment(admission.totalCounterKey, 1, null);
-    return { admitted: true, minuteCount: minuteCount + 1, dayCount: dayCount + 1, reservedNanos: reservation };
+    return { admitted: true, reservedNanos: reservation, levels: counts };
   }
 
-  async settle(settlement: Settlement): Promise<number | undefined> {
+  async settle(settlement: Settlement): Promise<number[] | undefined> {
     const now = Date.now();
-    if (settlement.reservationNanos !== 0) this.increment(settlement.reservedKey, -settlement.reservationNanos, null);
-    for (const { key, ttlMs } of settlement.spent) {
-      this.increment(key, settlement.actualNanos, ttlMs === undefined ? null : now + ttlMs);
+    for (const level of settlement.levels) {
+      if (level.reservedKey !== undefined && settlement.reservationNanos !== 0) this.increment(level.reservedKey, -settlement.reservationNanos, null);
+      for (const { key, ttlMs } of level.spent) this.increment(key, settlement.actualNanos, ttlMs === undefined ? null : now + ttlMs);
+      if (level.tokensWindowKey !== undefined && settlement.actualTokens !== undefined) {
+        const window = this.tokenWindows.has(level.tokensWindowKey) ? this.tokenWindow(level.tokensWindowKey, now) : undefined;
+        const entry = window?.byRequest.get(settlement.requestId);
+        // Still in the window: the actual tokens replace the estimate (a request that used fewer gives them back).
+        if (window && entry) {
+          window.sum += settlement.actualTokens - entry.tokens;
+          entry.tokens = settlement.actualTokens;
+        }
+      }
+      if (level.concurrentKey !== undefined) this.concurrent.get(level.concurrentKey)?.delete(settlement.requestId);
     }
-    return settlement.report === undefined ? undefined : this.counter(settlement.report, now);
+    return settlement.report === undefined || settlement.report.length === 0 ? undefined : settlement.report.map((key) => this.counter(key, now));
   }
 
   async read(counterKeys: readonly string[]): Promise<number[]> {
@@ -218,6 +287,35 @@ export class SqliteState implements SharedState {
     }
     this.dirtyCounters.add(key);
     this.scheduleFlush();
+  }
+
+  /**
+   * The token window of `key` with entries older than a minute dropped. Token windows and requests
+   * in flight live in memory only: a restart forgets them (docs/limits.md).
+   */
+  private tokenWindow(key: string, now: number): TokenWindow {
+    let window = this.tokenWindows.get(key);
+    if (window === undefined) this.tokenWindows.set(key, (window = { entries: [], head: 0, sum: 0, byRequest: new Map() }));
+    const { entries } = window;
+    while (window.head < entries.length && entries[window.head]!.at <= now - MINUTE_MS) {
+      const gone = entries[window.head]!;
+      window.sum -= gone.tokens;
+      window.byRequest.delete(gone.request);
+      window.head++;
+    }
+    if (window.head > 64 && window.head * 2 >= entries.length) {
+      entries.splice(0, window.head);
+      window.head = 0;
+    }
+    return window;
+  }
+
+  /** The requests in flight of `key` (id → end of its lease), expired leases dropped. */
+  private inFlight(key: string, now: number): Map<string, number> {
+    let flying = this.concurrent.get(key);
+    if (flying === undefined) this.concurrent.set(key, (flying = new Map()));
+    for (const [request, until] of flying) if (until <= now) flying.delete(request);
+    return flying;
   }
 
   /** The per-minute window of `key` with entries older than a minute dropped, read from the file the first time. */

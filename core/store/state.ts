@@ -18,14 +18,14 @@ export interface SharedState {
   addToSet(set: string, member: string): Promise<void>;
   removeFromSet(set: string, member: string): Promise<void>;
   members(set: string): Promise<string[]>;
-  /** Atomically checks every limit of one request and, when admitted, counts it and reserves its cost. */
+  /** Atomically checks every limit of every level of one request and, when all admit it, counts it and reserves its cost at each. */
   admit(admission: Admission): Promise<AdmissionResult>;
   /**
-   * Atomically replaces a reservation by the actual cost. When `settlement.report` names one of the
-   * spent counters, resolves with its value after this settle (what the budget alerts compare with
-   * the budget), or undefined when this state cannot tell without another read.
+   * Atomically replaces the reservations by the actual cost at every level. When `settlement.report`
+   * names spent counters, resolves with their values after this settle (what the budget alerts
+   * compare with the budgets), or undefined when this state cannot tell without another read.
    */
-  settle(settlement: Settlement): Promise<number | undefined>;
+  settle(settlement: Settlement): Promise<number[] | undefined>;
   /** Reads counters (missing ones are 0). */
   read(counterKeys: readonly string[]): Promise<number[]>;
   /** Requests admitted in the per-minute window `key` during the minute before `now` (read-only; 0 when none). */
@@ -43,45 +43,104 @@ export interface InvalidationEvent {
   readonly id: string;
 }
 
-/** Counter keys and limits of one request. Money is in integer nano-USD so increments stay exact. */
-export interface Admission {
-  readonly now: number;
-  /** Unique per request (a member of the per-minute window). */
-  readonly requestId: string;
+/**
+ * The counters and limits of one level a request is admitted at (its key, team, user, organization,
+ * end user or tag: core/vault/levels.ts). Keys are relative to the state's prefix. Money is in
+ * integer nano-USD so increments stay exact.
+ */
+export interface LevelAdmission {
+  /** Sliding 60-second window of admitted requests (only kept when `requestsPerMinute` is set). */
   readonly minuteWindowKey: string;
-  readonly dayCounterKey: string;
-  readonly totalCounterKey: string;
-  /** Spent and reserved in the budget's period (only read when `budgetNanos` is set). */
+  /** Requests of the current UTC day and in total; absent: not counted (a level of its own only counts what it limits). */
+  readonly dayCounterKey?: string;
+  readonly totalCounterKey?: string;
+  /** Spent and reserved in the budget's period (only used when `budgetNanos` is set). */
   readonly spentKey: string;
   readonly reservedKey: string;
+  /** Sliding 60-second window of tokens (only kept when `tokensPerMinute` is set). */
+  readonly tokensWindowKey: string;
+  /** Requests in flight (only kept when `maxConcurrent` is set). */
+  readonly concurrentKey: string;
   readonly requestsPerMinute?: number;
   readonly requestsPerDay?: number;
+  readonly tokensPerMinute?: number;
+  readonly maxConcurrent?: number;
   readonly budgetNanos?: number;
+  /** How long the reservation counter of the current period must live (ms); undefined: forever. */
+  readonly periodTtlMs?: number;
+}
+
+/** One request's admission at every level that applies: all admit it, or none counts it. */
+export interface Admission {
+  readonly now: number;
+  /** Unique per request (a member of the per-minute, token and concurrency windows). */
+  readonly requestId: string;
+  readonly levels: readonly LevelAdmission[];
+  /** The expected cost, reserved at every level with a budget. */
   readonly reservationNanos: number;
   /**
    * The reservation is a ceiling (pass-through, whose cost is unknown): reserve what is left of the
-   * budget up to it, and admit while anything is left. Otherwise it must fit whole.
+   * tightest budget up to it, and admit while anything is left. Otherwise it must fit whole.
    */
   readonly reservationIsCeiling?: boolean;
-  /** How long the reservation counter of the current period must live (ms); undefined: forever. */
-  readonly periodTtlMs?: number;
+  /** The request's estimated tokens (input + output), counted in every token window. */
+  readonly tokens: number;
   /** Milliseconds until the current UTC day ends (Retry-After for the daily limit). */
   readonly msUntilDayEnds: number;
+  /** How long a request counts as in flight when it is never settled (a crashed instance); default {@link CONCURRENCY_LEASE_MS}. */
+  readonly leaseMs?: number;
 }
 
+/** A request still counts as in flight this long after its admission if nothing settles it (a crashed instance). */
+export const CONCURRENCY_LEASE_MS = 600_000;
+
+/** What one level looked like after admitting the request (for the `x-ratelimit-*` headers). */
+export interface LevelCounts {
+  /** Requests in the last minute, this one included (0 when the level has no per-minute limit). */
+  readonly minuteCount: number;
+  /** Ms until the oldest request of the window leaves it. */
+  readonly minuteResetMs: number;
+  /** Tokens in the last minute, this request's estimate included (0 without a token limit). */
+  readonly tokensInWindow: number;
+  readonly tokensResetMs: number;
+}
+
+export type RefusalReason = 'requests_per_minute' | 'requests_per_day' | 'tokens_per_minute' | 'max_concurrent' | 'budget';
+
 export type AdmissionResult =
-  | { readonly admitted: true; readonly minuteCount: number; readonly dayCount: number; readonly reservedNanos: number }
-  | { readonly admitted: false; readonly reason: 'requests_per_minute'; readonly retryAfterMs: number; readonly count: number }
-  | { readonly admitted: false; readonly reason: 'requests_per_day'; readonly retryAfterMs: number; readonly count: number }
-  | { readonly admitted: false; readonly reason: 'budget'; readonly spentNanos: number; readonly reservedNanos: number };
+  | { readonly admitted: true; readonly reservedNanos: number; readonly levels: readonly LevelCounts[] }
+  | {
+      readonly admitted: false;
+      /** Index in `Admission.levels` of the level that refused. */
+      readonly level: number;
+      readonly reason: RefusalReason;
+      /** Ms until the refused limit could admit the request (budget: 0). */
+      readonly retryAfterMs: number;
+      /** Requests, tokens or requests in flight counted against the limit (budget: 0). */
+      readonly count: number;
+      readonly spentNanos: number;
+      readonly reservedNanos: number;
+    };
+
+/** What settling one level does: release its reservation, add the cost, correct its token window, end its request in flight. */
+export interface LevelSettlement {
+  /** The reservation to release (absent when nothing was reserved at this level). */
+  readonly reservedKey?: string;
+  /** Counters the actual cost is added to, each with its lifetime (none: forever). */
+  readonly spent: ReadonlyArray<{ readonly key: string; readonly ttlMs?: number }>;
+  readonly tokensWindowKey?: string;
+  readonly concurrentKey?: string;
+}
 
 export interface Settlement {
-  /** The reservation to release (0 when nothing was reserved). */
-  readonly reservedKey: string;
+  readonly requestId: string;
+  /** What each level with a budget reserved (the same at each). */
   readonly reservationNanos: number;
-  /** Counters the actual cost is added to (total, day, month), each with its lifetime (none: forever). */
-  readonly spent: ReadonlyArray<{ readonly key: string; readonly ttlMs?: number }>;
   readonly actualNanos: number;
-  /** One of `spent`'s keys whose value after the settle is wanted back (the budget period's spend). */
-  readonly report?: string;
+  /** The tokens the admission counted, and the actual ones (absent: the estimate stays). */
+  readonly estimatedTokens: number;
+  readonly actualTokens?: number;
+  readonly levels: readonly LevelSettlement[];
+  /** Spent counters whose values after this settle are wanted back (what the budget alerts compare). */
+  readonly report?: readonly string[];
 }

@@ -18,7 +18,7 @@ function countingState(): { state: SharedState; reads: () => number } {
   return { state, reads: () => reads };
 }
 
-const budget = (spentKey: string): ChargedBudget => ({ keyId: 'vk_1', keyName: 'one', budgetNanos: 1000, period: 'total', spentKey, now: Date.now() });
+const budget = (spentKey: string): ChargedBudget => ({ level: 'key', keyId: 'vk_1', keyName: 'one', budgetNanos: 1000, period: 'total', spentKey, now: Date.now() });
 const logger = { warn: () => {} };
 
 test('a charge that reports the spend raises its thresholds without reading the state; below them nothing starts', async (t) => {
@@ -40,7 +40,7 @@ test('a charge that reports the spend raises its thresholds without reading the 
 test('a charge without the spend (a state that cannot report it) reads it once', async (t) => {
   const { state, reads } = countingState();
   t.teardown(() => state.close());
-  await state.settle({ reservedKey: 'reserved', reservationNanos: 0, spent: [{ key: 'spent' }], actualNanos: 900 });
+  await state.settle({ requestId: 'r', reservationNanos: 0, actualNanos: 900, estimatedTokens: 0, levels: [{ spent: [{ key: 'spent' }] }] });
   const alerts = new BudgetAlerts({ state: () => state, logger });
   alerts.charged(budget('spent'), undefined);
   await alerts.idle();

@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import type { ControlPlaneHttp } from '../spec/manifest.js';
 import type { SharedState } from '../store/state.js';
 import type { VirtualKeyRecord } from './records.js';
+import { type BudgetPeriod, calendarAt, type LevelName } from './levels.js';
 
 /** The shares of a budget that raise an alert, in percent. */
 export const ALERT_THRESHOLDS = [80, 100] as const;
 export type AlertThreshold = (typeof ALERT_THRESHOLDS)[number];
-type BudgetPeriod = 'total' | 'day' | 'month';
 
 /** Where alerts are posted (`alerts.webhook` in gateway.config.ts). */
 export interface AlertWebhook {
@@ -16,18 +16,23 @@ export interface AlertWebhook {
   readonly timeoutMs: number;
 }
 
-/** A key's spend having reached a share of its budget in the budget's current period. */
+/**
+ * A level's spend having reached a share of its budget (`budget.threshold`), or its soft budget
+ * (`budget.soft`), in the budget's current period. For a level other than a key, `key_id` is
+ * `<level>:<id>` (e.g. `team:t_1`) and `key_name` says whose it is.
+ */
 export interface BudgetAlert {
-  readonly type: 'budget.threshold';
+  readonly type: 'budget.threshold' | 'budget.soft';
+  readonly level: LevelName;
   readonly key_id: string;
   readonly key_name: string;
-  /** 80 or 100 (percent of the budget). */
+  /** 80 or 100 (percent of the budget; a soft budget's alert: 100). */
   readonly threshold: AlertThreshold;
   readonly budget_usd: number;
   /** Spend in the period when the threshold was crossed. */
   readonly spent_usd: number;
   readonly period: BudgetPeriod;
-  /** `total`, the UTC day (`2025-01-31`) or the UTC month (`2025-01`) the alert belongs to. */
+  /** `total`, the UTC day (`2025-01-31`), week (`w2025-01-27`, its Monday) or month (`2025-01`) the alert belongs to. */
   readonly period_id: string;
   /** When the period's spend starts again from zero; null for a `total` budget. */
   readonly resets_at: string | null;
@@ -35,11 +40,15 @@ export interface BudgetAlert {
   readonly at: string;
 }
 
-/** What the settle hook knows of a charged request of a key with a budget. */
+/** What the settle hook knows of a request charged at a level with a budget or a soft budget. */
 export interface ChargedBudget {
+  readonly level: LevelName;
+  /** The key's id, or `<level>:<id>` for another level. */
   readonly keyId: string;
   readonly keyName: string;
-  readonly budgetNanos: number;
+  readonly budgetNanos?: number;
+  /** The soft budget: one alert when the period's spend reaches it, no refusal. */
+  readonly softNanos?: number;
   readonly period: BudgetPeriod;
   /** The counter of the period's spend. */
   readonly spentKey: string;
@@ -56,7 +65,10 @@ export interface AlertLogger {
 }
 
 const SET = 'budget-alerts';
-const recordKey = (keyId: string, threshold: number) => `budget-alert:${keyId}:${threshold}`;
+const recordKey = (keyId: string, threshold: number | 'soft') => `budget-alert:${keyId}:${threshold}`;
+/** The levels whose alerts' `key_id` is `<level>:<id>`. */
+const SUBJECT_PREFIXES = ['organization:', 'team:', 'user:', 'end_user:', 'tag:'];
+const isLevelSubject = (keyId: string): boolean => SUBJECT_PREFIXES.some((prefix) => keyId.startsWith(prefix));
 const NANOS_PER_USD = 1_000_000_000;
 
 const TOTAL_PERIOD = Object.freeze({ id: 'total', resetsAt: null });
@@ -64,9 +76,8 @@ const TOTAL_PERIOD = Object.freeze({ id: 'total', resetsAt: null });
 /** The period a budget counts at `now`, its id and when it resets. */
 export function budgetPeriodAt(period: BudgetPeriod, now: number): { readonly id: string; readonly resetsAt: number | null } {
   if (period === 'total') return TOTAL_PERIOD;
-  const date = new Date(now);
-  if (period === 'day') return { id: date.toISOString().slice(0, 10), resetsAt: Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate() + 1) };
-  return { id: date.toISOString().slice(0, 7), resetsAt: Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1) };
+  const calendar = calendarAt(now);
+  return { id: calendar.ids[period], resetsAt: calendar.ends[period] };
 }
 
 /**
@@ -103,10 +114,29 @@ export class BudgetAlerts {
   charged(budget: ChargedBudget, spentNanos?: number): void {
     if (this.stopping.signal.aborted) return;
     const period = budgetPeriodAt(budget.period, budget.now);
+    if (budget.softNanos !== undefined) this.softCharged(budget, period, spentNanos);
+    if (budget.budgetNanos === undefined) return;
     const already = this.alreadyRaised(budget, period);
     if (already >= 100) return;
     if (spentNanos === undefined) this.track(this.check(budget, period));
     else if (highestReached(spentNanos, budget.budgetNanos) > already) this.track(this.raise(budget, period, spentNanos));
+  }
+
+  /** A soft budget: one `budget.soft` alert the first time the period's spend reaches it (claimed once across instances). */
+  private softCharged(budget: ChargedBudget, period: { readonly id: string; readonly resetsAt: number | null }, spentNanos: number | undefined): void {
+    const softNanos = budget.softNanos!;
+    const seenKey = `${budget.keyId}:soft`;
+    const seen = this.seen.get(seenKey);
+    if (seen && seen.periodId === period.id && seen.budgetNanos === softNanos) return;
+    this.track(
+      (async () => {
+        const spent = spentNanos ?? (await this.options.state().read([budget.spentKey]))[0]!;
+        if (spent < softNanos) return;
+        if (this.seen.size >= 10_000) this.seen.clear();
+        this.seen.set(seenKey, { periodId: period.id, budgetNanos: softNanos, threshold: 100 });
+        await this.record(budget, period, spent, 'soft', softNanos);
+      })(),
+    );
   }
 
   /** The highest threshold this instance has raised for the key in this period at this budget (0: none). */
@@ -143,33 +173,38 @@ export class BudgetAlerts {
   private async raise(budget: ChargedBudget, period: { readonly id: string; readonly resetsAt: number | null }, spent: number): Promise<void> {
     const state = this.options.state();
     const already = this.alreadyRaised(budget, period);
-    const fresh = ALERT_THRESHOLDS.filter((threshold) => reaches(spent, budget.budgetNanos, threshold) && threshold > already);
+    const fresh = ALERT_THRESHOLDS.filter((threshold) => reaches(spent, budget.budgetNanos!, threshold) && threshold > already);
     if (fresh.length === 0) return;
     if (this.seen.size >= 10_000) this.seen.clear();
-    this.seen.set(budget.keyId, { periodId: period.id, budgetNanos: budget.budgetNanos, threshold: Math.max(...fresh) });
-    for (const threshold of fresh) {
-      // One claim per key, threshold, period and budget: whichever instance gets it records and sends.
-      const claim = { name: `budget-alert:${budget.keyId}:${threshold}:${period.id}:${budget.budgetNanos}`, owner: randomUUID() };
-      if (!(await state.claim(claim.name, claim.owner))) continue;
-      const alert: BudgetAlert = {
-        type: 'budget.threshold',
-        key_id: budget.keyId,
-        key_name: budget.keyName,
-        threshold,
-        budget_usd: budget.budgetNanos / NANOS_PER_USD,
-        spent_usd: spent / NANOS_PER_USD,
-        period: budget.period,
-        period_id: period.id,
-        resets_at: period.resetsAt === null ? null : new Date(period.resetsAt).toISOString(),
-        at: new Date(budget.now).toISOString(),
-      };
-      const previous = await state.records.get<StoredAlert>(recordKey(budget.keyId, threshold));
-      await state.records.set(recordKey(budget.keyId, threshold), { ...alert, claim } satisfies StoredAlert);
-      await state.addToSet(SET, `${budget.keyId}:${threshold}`);
-      // The claim of the period this one replaces is not needed any more: at most one per key and threshold stays.
-      if (previous && previous.claim.name !== claim.name) await state.release(previous.claim.name, previous.claim.owner);
-      if (this.options.webhook && this.options.http) this.track(this.send(this.options.http, this.options.webhook, alert));
-    }
+    this.seen.set(budget.keyId, { periodId: period.id, budgetNanos: budget.budgetNanos!, threshold: Math.max(...fresh) });
+    for (const threshold of fresh) await this.record(budget, period, spent, threshold, budget.budgetNanos!);
+  }
+
+  /** Claims, records and posts one alert (a threshold of the budget, or the soft budget); another instance's claim wins. */
+  private async record(budget: ChargedBudget, period: { readonly id: string; readonly resetsAt: number | null }, spent: number, threshold: AlertThreshold | 'soft', limitNanos: number): Promise<void> {
+    const state = this.options.state();
+    // One claim per subject, threshold, period and budget: whichever instance gets it records and sends.
+    const claim = { name: `budget-alert:${budget.keyId}:${threshold}:${period.id}:${limitNanos}`, owner: randomUUID() };
+    if (!(await state.claim(claim.name, claim.owner))) return;
+    const alert: BudgetAlert = {
+      type: threshold === 'soft' ? 'budget.soft' : 'budget.threshold',
+      level: budget.level,
+      key_id: budget.keyId,
+      key_name: budget.keyName,
+      threshold: threshold === 'soft' ? 100 : threshold,
+      budget_usd: limitNanos / NANOS_PER_USD,
+      spent_usd: spent / NANOS_PER_USD,
+      period: budget.period,
+      period_id: period.id,
+      resets_at: period.resetsAt === null ? null : new Date(period.resetsAt).toISOString(),
+      at: new Date(budget.now).toISOString(),
+    };
+    const previous = await state.records.get<StoredAlert>(recordKey(budget.keyId, threshold));
+    await state.records.set(recordKey(budget.keyId, threshold), { ...alert, claim } satisfies StoredAlert);
+    await state.addToSet(SET, `${budget.keyId}:${threshold}`);
+    // The claim of the period this one replaces is not needed any more: at most one per subject and threshold stays.
+    if (previous && previous.claim.name !== claim.name) await state.release(previous.claim.name, previous.claim.owner);
+    if (this.options.webhook && this.options.http) this.track(this.send(this.options.http, this.options.webhook, alert));
   }
 
   /** Posts the alert; a network error, a 429 or a 5xx is retried after each delay; failures are logged without the URL or headers. */
@@ -215,14 +250,24 @@ export class BudgetAlerts {
    * The alerts of the keys' current periods (at their current budgets), newest first. Alerts of
    * deleted keys are removed here.
    */
-  async list(keys: readonly VirtualKeyRecord[], now = Date.now()): Promise<BudgetAlert[]> {
+  async list(keys: readonly VirtualKeyRecord[], now = Date.now(), visible: (alert: BudgetAlert) => boolean = () => true): Promise<BudgetAlert[]> {
     const state = this.options.state();
     const byId = new Map(keys.map((key) => [key.id, key]));
     const alerts: BudgetAlert[] = [];
     for (const member of await state.members(SET)) {
       const split = member.lastIndexOf(':');
       const keyId = member.slice(0, split);
-      const threshold = Number(member.slice(split + 1));
+      const threshold = member.slice(split + 1) === 'soft' ? 'soft' : Number(member.slice(split + 1));
+      if (isLevelSubject(keyId) || threshold === 'soft') {
+        // Another level's alert (or a soft budget's): shown while its period lasts.
+        const stored = await state.records.get<StoredAlert>(recordKey(keyId, threshold));
+        // A key's soft alert shows with the key (among `keys`); another level's, to whom `visible` lets see it.
+        if (stored && stored.period_id === budgetPeriodAt(stored.period, now).id && (isLevelSubject(keyId) || byId.has(keyId))) {
+          const { claim: _claim, ...alert } = stored;
+          if (visible(alert)) alerts.push(alert);
+        }
+        continue;
+      }
       const key = byId.get(keyId);
       if (!key) {
         const stored = await state.records.get<StoredAlert>(recordKey(keyId, threshold));
@@ -232,7 +277,7 @@ export class BudgetAlerts {
         continue;
       }
       const alert = current(key, await state.records.get<StoredAlert>(recordKey(keyId, threshold)), now);
-      if (alert) alerts.push(alert);
+      if (alert && visible(alert)) alerts.push(alert);
     }
     return alerts.sort((a, b) => b.at.localeCompare(a.at) || b.threshold - a.threshold);
   }
@@ -262,5 +307,5 @@ function current(key: VirtualKeyRecord, stored: StoredAlert | undefined | null, 
   if (!stored || budget === undefined || stored.period !== period) return undefined;
   if (stored.budget_usd !== Math.round(budget * NANOS_PER_USD) / NANOS_PER_USD || stored.period_id !== budgetPeriodAt(period, now).id) return undefined;
   const { claim: _claim, ...alert } = stored;
-  return { ...alert, key_name: key.name };
+  return { ...alert, level: 'key', key_name: key.name };
 }

@@ -127,3 +127,12 @@ export function expectedOutputTokens(body: unknown, fallback: number): { tokens:
   const choices = typeof count === 'number' && count > 1 ? count : 1;
   return limit === undefined ? { tokens: fallback * choices, bounded: false } : { tokens: limit * choices, bounded: true };
 }
+
+/**
+ * The tokens a request is counted for in token-per-minute windows at admission: its text at about
+ * four bytes a token (a typical rate, not a bound: the window is corrected by the answer's usage)
+ * plus the output it may produce (`max_tokens`, else `fallback`).
+ */
+export function estimatedTokens(body: unknown, fallback: number): number {
+  return Math.ceil(promptTokensBound(body) / 4) + expectedOutputTokens(body, fallback).tokens;
+}

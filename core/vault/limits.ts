@@ -1,12 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { checkTeamAccess, type TeamLookup, teamIdOf } from './team-access.js';
-import { errors, GatewayError } from '../errors.js';
+import { errors } from '../errors.js';
 import type { GatewayContext } from '../pipeline/context.js';
 import { tapStream } from '../pipeline/response.js';
 import { attemptsUsageRead } from '../routing/attempt-usage.js';
 import type { Hook } from '../pipeline/hook.js';
-import type { AdmissionResult, SharedState } from '../store/state.js';
-import { expectedOutputTokens, promptTokensBound, rerankSearchesBound } from './estimate.js';
+import type { LevelAdmission, SharedState } from '../store/state.js';
+import type { Usage } from '../spec/unified.js';
+import { estimatedTokens, expectedOutputTokens, promptTokensBound, rerankSearchesBound } from './estimate.js';
+import { keyLevels, type Principals, serviceAccountLevels } from './applicable-levels.js';
+import { type BudgetPeriod, calendarAt, type Level, levelAdmission, levelSettlement, periodCounter, tracksSpend } from './levels.js';
+import { levelRefusal, rateHeaders } from './level-refusals.js';
 import { costOf, type ModelPrice, type PriceTable, roundUsd, searchesCostOf, tokenCounts } from './pricing.js';
 import type { ChargedBudget } from './alerts.js';
 import type { RefusedForBudget } from './budget-refusals.js';
@@ -18,94 +22,40 @@ const NANOS_PER_USD = 1_000_000_000;
 export const toNanos = (usd: number): number => Math.round(usd * NANOS_PER_USD);
 export const fromNanos = (nanos: number): number => nanos / NANOS_PER_USD;
 
-const DAY_MS = 86_400_000;
-
 /** Request ids for per-minute windows: unique across instances (random per process), cheap per request. */
 const PROCESS_ID = randomUUID();
 let requestSequence = 0;
 
-interface DayKeys {
-  /** Start and end of the UTC day these keys belong to, and the end of its month (epoch ms). */
-  readonly dayStart: number;
-  readonly nextDay: number;
-  readonly nextMonth: number;
-  readonly keys: {
-    readonly minuteWindow: string;
-    readonly requestsTotal: string;
-    readonly requestsDay: string;
-    readonly spent: { readonly total: string; readonly day: string; readonly month: string };
-    readonly reserved: { readonly total: string; readonly day: string; readonly month: string };
-  };
-  /** The spent counters a settle adds to, with their lifetimes as of `spentAt` (rebuilt once a minute). */
-  spent?: Reservation['spent'];
-  spentAt?: number;
-}
-
-/** Each key's counter keys for the current UTC day: built once a day instead of on every request; bounded. */
-const dayKeysCache = new Map<string, DayKeys>();
-const MAX_CACHED_KEYS = 10_000;
-
-function dayKeysOf(keyId: string, now: number): DayKeys {
-  const date = new Date(now);
-  const day = date.toISOString().slice(0, 10);
-  const month = day.slice(0, 7);
-  const base = `usage:${keyId}`;
-  return {
-    dayStart: Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate()),
-    nextDay: Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate() + 1),
-    nextMonth: Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1),
-    keys: {
-      minuteWindow: `${base}:minute`,
-      requestsTotal: `${base}:requests:total`,
-      requestsDay: `${base}:requests:day:${day}`,
-      spent: { total: `${base}:spent:total`, day: `${base}:spent:day:${day}`, month: `${base}:spent:month:${month}` },
-      reserved: { total: `${base}:reserved:total`, day: `${base}:reserved:day:${day}`, month: `${base}:reserved:month:${month}` },
-    },
-  };
-}
-
-/** The cached counter keys of one virtual key for the UTC day of `now`. */
-function dayKeysAt(keyId: string, now: number): DayKeys {
-  let entry = dayKeysCache.get(keyId);
-  if (entry === undefined || now < entry.dayStart || now >= entry.nextDay) {
-    entry = dayKeysOf(keyId, now);
-    if (dayKeysCache.size >= MAX_CACHED_KEYS) dayKeysCache.clear();
-    dayKeysCache.set(keyId, entry);
-  }
-  return entry;
-}
-
-/** UTC calendar periods and counter keys of one virtual key at `now`. */
+/** UTC calendar periods and counter keys of one virtual key at `now` (the usage API's and MCP tool calls' view of a key's counters). */
 export function periodsOf(keyId: string, now: number) {
-  const entry = dayKeysAt(keyId, now);
-  return { msUntilDayEnds: entry.nextDay - now, msUntilMonthEnds: entry.nextMonth - now, ...entry.keys };
+  const base = `usage:${keyId}`;
+  const periods = ['total', 'day', 'week', 'month'] as const;
+  const counters = (kind: 'spent' | 'reserved') => Object.fromEntries(periods.map((period) => [period, periodCounter(base, kind, period, now)])) as Record<BudgetPeriod, string>;
+  const { ends, ids } = calendarAt(now);
+  return {
+    msUntilDayEnds: ends.day - now,
+    msUntilWeekEnds: ends.week - now,
+    msUntilMonthEnds: ends.month - now,
+    minuteWindow: `${base}:minute`,
+    requestsTotal: `${base}:requests:total`,
+    requestsDay: `${base}:requests:day:${ids.day}`,
+    spent: counters('spent'),
+    reserved: counters('reserved'),
+  };
 }
 
-/**
- * The spent counters (total, day, month) a charge is added to, each living a day past its period.
- * Shared by the requests of one minute: a lifetime only decides when a finished period's counter
- * is dropped, so a minute's difference is of no consequence.
- */
-function spentCounters(entry: DayKeys, now: number): Reservation['spent'] {
-  if (entry.spent === undefined || now - entry.spentAt! >= 60_000 || now < entry.spentAt!) {
-    entry.spent = Object.freeze([
-      Object.freeze({ key: entry.keys.spent.total }),
-      Object.freeze({ key: entry.keys.spent.day, ttlMs: entry.nextDay - now + DAY_MS }),
-      Object.freeze({ key: entry.keys.spent.month, ttlMs: entry.nextMonth - now + DAY_MS }),
-    ]);
-    entry.spentAt = now;
-  }
-  return entry.spent;
-}
-
+/** What the admission of one request left for its settlement. */
 interface Reservation {
-  readonly reservedKey: string;
+  readonly requestId: string;
+  readonly now: number;
+  readonly levels: readonly Level[];
+  readonly admissions: readonly LevelAdmission[];
+  /** What each level with a budget reserved. */
   readonly reservationNanos: number;
-  readonly spent: ReadonlyArray<{ key: string; ttlMs?: number }>;
+  /** The tokens counted in the token windows (0 when no level limits tokens). */
+  readonly tokens: number;
   /** The price the request was admitted at (for a response that names a model the table lacks). */
   readonly price?: ModelPrice;
-  /** Set only for a key with a budget: what the budget alerts are told once the request is charged. */
-  readonly budget?: ChargedBudget;
 }
 
 export interface LimitsDependencies {
@@ -118,9 +68,11 @@ export interface LimitsDependencies {
   readonly outputTokenEstimate: number;
   /** A team key's team, whose allowed models and providers bound the key's requests. */
   readonly teams?: TeamLookup;
+  /** The users, service accounts and organization whose limits apply besides the key's (core/org). */
+  readonly principals?: Principals;
   /**
-   * Told after a request of a key with a budget is charged (budget alerts), with the period's spend
-   * after the charge when the shared state returned it; must return at once.
+   * Told after a request is charged at a level with a budget or a soft budget (budget alerts), with
+   * the period's spend after the charge when the shared state returned it; must return at once.
    */
   readonly onCharged?: (budget: ChargedBudget, spentNanos: number | undefined) => void;
   /** Told of a request refused for the key's budget before the refusal is answered (the usage API's `budget_exhausted`). */
@@ -160,73 +112,6 @@ function checkAccess(record: VirtualKeyRecord, context: GatewayContext): void {
   }
 }
 
-/** What a budget refusal tells: the key's counters, its period, and the refused request's estimate. */
-interface BudgetRefusal {
-  readonly spentNanos: number;
-  readonly reservedNanos: number;
-  readonly reservationNanos: number;
-  /** When the period's counters start again (epoch ms); none for a `total` budget. */
-  readonly resetsAt?: number;
-  /** The output tokens the estimate assumed, and whether the request bounded them (`max_tokens`). */
-  readonly outputTokens?: { readonly tokens: number; readonly bounded: boolean };
-}
-
-const usd = (nanos: number): string => `$${fromNanos(nanos).toFixed(9).replace(/0+$/, '').replace(/\.$/, '')}`;
-
-/** 403 `budget_exceeded`, saying spent, reserved, budget, period, reset and the request's estimate, in its message and `error.budget`. */
-function budgetRefusal(refused: BudgetRefusal, record: VirtualKeyRecord): GatewayError {
-  const limits = record.limits ?? {};
-  const period = limits.budget_period ?? 'total';
-  const budgetNanos = toNanos(limits.budget_usd ?? 0);
-  const { spentNanos, reservedNanos, reservationNanos, outputTokens } = refused;
-  const resetsAt = refused.resetsAt === undefined ? null : new Date(refused.resetsAt).toISOString();
-  const left = Math.max(0, budgetNanos - spentNanos - reservedNanos);
-  const alone = spentNanos === 0 && reservedNanos === 0 && reservationNanos > budgetNanos;
-  const state =
-    `Budget ${usd(budgetNanos)} ${period === 'total' ? 'in total' : `per ${period}`}: ${usd(spentNanos)} spent, ${usd(reservedNanos)} reserved by requests in flight, ` +
-    `${usd(left)} left${resetsAt === null ? '' : `; resets at ${resetsAt}`}.`;
-  const lower =
-    outputTokens === undefined
-      ? ''
-      : outputTokens.bounded
-        ? ` Lower max_tokens (the estimate reserves ${outputTokens.tokens} output tokens).`
-        : ` The request sets no max_tokens, so ${outputTokens.tokens} output tokens are assumed: set a lower max_tokens.`;
-  const why = alone
-    ? `This request alone is estimated at up to ${usd(reservationNanos)}, more than the key's whole budget.${lower}`
-    : `This request is estimated at up to ${usd(reservationNanos)}, more than is left.${reservationNanos > left && left > 0 ? lower : ''}`;
-  const error = errors.permission(`This key's budget is exceeded. ${state} ${why}`, { code: 'budget_exceeded' });
-  const body = {
-    ...error.body,
-    budget: {
-      spent_usd: fromNanos(spentNanos),
-      reserved_usd: fromNanos(reservedNanos),
-      budget_usd: fromNanos(budgetNanos),
-      period,
-      resets_at: resetsAt,
-      request_estimate_usd: fromNanos(reservationNanos),
-    },
-  };
-  return new GatewayError(error.status, body, error.headers);
-}
-
-/** The error for a refused admission: 403 `budget_exceeded`, or 429 with OpenAI's rate-limit headers. */
-function refusal(result: Exclude<AdmissionResult, { admitted: true }>, record: VirtualKeyRecord, budget: Omit<BudgetRefusal, 'spentNanos' | 'reservedNanos'>): GatewayError {
-  const limits = record.limits ?? {};
-  if (result.reason === 'budget') return budgetRefusal({ ...budget, spentNanos: result.spentNanos, reservedNanos: result.reservedNanos }, record);
-  const perMinute = result.reason === 'requests_per_minute';
-  const limit = perMinute ? limits.requests_per_minute! : limits.requests_per_day!;
-  const wait = seconds(result.retryAfterMs);
-  return errors.rateLimited(`This key's limit of ${limit} requests per ${perMinute ? 'minute' : 'day'} is reached.`, {
-    code: 'rate_limit_exceeded',
-    headers: {
-      'retry-after': String(wait),
-      'x-ratelimit-limit-requests': String(limit),
-      'x-ratelimit-remaining-requests': '0',
-      'x-ratelimit-reset-requests': `${wait}s`,
-    },
-  });
-}
-
 /** What a pass-through request of a key with a budget reserves, and is charged when its usage cannot be read. */
 export const PASSTHROUGH_RESERVATION_USD = 0.01;
 
@@ -248,14 +133,14 @@ export function limitHooks(dependencies: LimitsDependencies): { admit: Hook; set
  * not read, so a pass-through request reserves up to a fixed amount (what is left of the budget,
  * at most), which is also what it is charged when its answer reports no usage the gateway can read.
  */
-function reservationOf(record: VirtualKeyRecord, context: GatewayContext, price: ModelPrice | undefined, outputTokenEstimate: number): number {
-  if (record.limits?.budget_usd === undefined) return 0;
+function reservationOf(budgeted: Level, context: GatewayContext, price: ModelPrice | undefined, outputTokenEstimate: number): number {
   if (context.operation === 'passthrough') return toNanos(PASSTHROUGH_RESERVATION_USD);
   // A request that names no model (a models list) uses no tokens: nothing to price or reserve.
   if (context.request.model === undefined) return 0;
   if (price === undefined) {
+    const whose = budgeted.level === 'key' ? 'this key has a budget' : `a budget applies (${budgeted.label})`;
     throw errors.permission(
-      `The model "${context.request.model}" has no price, and this key has a budget. Give it one with \`pricing.models\` (or \`pricing.unknownModel\`) in the gateway's configuration; GET /admin/prices shows the price in use.`,
+      `The model "${context.request.model}" has no price, and ${whose}. Give it one with \`pricing.models\` (or \`pricing.unknownModel\`) in the gateway's configuration; GET /admin/prices shows the price in use.`,
       { param: 'model', code: 'model_not_priced' },
     );
   }
@@ -267,7 +152,25 @@ function reservationOf(record: VirtualKeyRecord, context: GatewayContext, price:
   return toNanos(costOf(price, { promptTokens: promptTokensBound(context.request.body), completionTokens: output.tokens }));
 }
 
-/** The auth stage's half: checks access, then admits and reserves in the shared state (see {@link limitHooks}). */
+/** The levels of the request's caller (none: the account key, which no limit binds), after the key's and team's access checks. */
+async function callerLevels(dependencies: LimitsDependencies, context: GatewayContext): Promise<Level[] | undefined> {
+  const caller = context.auth?.caller;
+  const principals = dependencies.principals ?? {};
+  if (caller?.type === 'service-account') {
+    const levels = await serviceAccountLevels(caller, context, principals);
+    return levels.length === 0 ? undefined : levels;
+  }
+  if (caller?.type !== 'virtual-key') return undefined;
+  const record = await dependencies.record(caller.id);
+  if (!record) throw errors.authentication('The x-gateway-api-key is not valid.', { code: 'invalid_api_key' });
+  checkAccess(record, context);
+  const teamId = dependencies.teams ? teamIdOf(record) : undefined;
+  const team = teamId === undefined ? undefined : await dependencies.teams!(teamId);
+  if (context.operation !== 'models') checkTeamAccess(team, context.request.model, context.auth?.provider?.id);
+  return keyLevels(record, team, context, principals);
+}
+
+/** The auth stage's half: checks access, then admits and reserves at every level in one step of the shared state (see {@link limitHooks}). */
 function admitHook(dependencies: LimitsDependencies, reservations: WeakMap<GatewayContext, Reservation>, observed: WeakMap<GatewayContext, ObservedUsage>): Hook {
   const { prices } = dependencies;
   return {
@@ -276,63 +179,42 @@ function admitHook(dependencies: LimitsDependencies, reservations: WeakMap<Gatew
     // Admission needs the caller and the request body, which the auth hook provides.
     after: ['gateway-auth'],
     async run(context, next) {
-      const caller = context.auth?.caller;
-      if (caller?.type !== 'virtual-key') return next();
-      const record = await dependencies.record(caller.id);
-      if (!record) throw errors.authentication('The x-gateway-api-key is not valid.', { code: 'invalid_api_key' });
-      checkAccess(record, context);
-      const teamId = dependencies.teams && context.operation !== 'models' ? teamIdOf(record) : undefined;
-      if (teamId !== undefined) checkTeamAccess(await dependencies.teams!(teamId), context.request.model, context.auth?.provider?.id);
-      const limits = record.limits ?? {};
+      const levels = await callerLevels(dependencies, context);
+      if (levels === undefined) return next();
       const model = context.request.model;
-      const price = model === undefined ? undefined : prices.price(context.auth?.provider ?? record.provider ?? '', model, context.auth?.target.headers);
-      const reservationNanos = reservationOf(record, context, price, dependencies.outputTokenEstimate);
+      const price = model === undefined ? undefined : prices.price(context.auth?.provider ?? '', model, context.auth?.target.headers);
+      const budgeted = levels.find((level) => level.limits.budget_usd !== undefined);
+      const reservationNanos = budgeted === undefined ? 0 : reservationOf(budgeted, context, price, dependencies.outputTokenEstimate);
+      const passthrough = context.operation === 'passthrough';
+      const tokens = !passthrough && levels.some((level) => level.limits.tokens_per_minute !== undefined) ? estimatedTokens(context.request.body, dependencies.outputTokenEstimate) : 0;
       const now = Date.now();
-      const day = dayKeysAt(record.id, now);
-      const periods = day.keys;
-      const msUntilDayEnds = day.nextDay - now;
-      const msUntilMonthEnds = day.nextMonth - now;
-      const budgetPeriod = limits.budget_period ?? 'total';
-      const budgetNanos = limits.budget_usd === undefined ? undefined : toNanos(limits.budget_usd);
+      const admissions = levels.map((level) => levelAdmission(level, now));
+      const requestId = `${PROCESS_ID}:${++requestSequence}`;
       const result = await dependencies.state().admit({
         now,
-        requestId: `${PROCESS_ID}:${++requestSequence}`,
-        minuteWindowKey: periods.minuteWindow,
-        dayCounterKey: periods.requestsDay,
-        totalCounterKey: periods.requestsTotal,
-        spentKey: periods.spent[budgetPeriod],
-        reservedKey: periods.reserved[budgetPeriod],
-        requestsPerMinute: limits.requests_per_minute,
-        requestsPerDay: limits.requests_per_day,
-        budgetNanos,
+        requestId,
+        levels: admissions,
         reservationNanos,
-        reservationIsCeiling: context.operation === 'passthrough',
-        periodTtlMs: budgetPeriod === 'day' ? msUntilDayEnds + DAY_MS : budgetPeriod === 'month' ? msUntilMonthEnds + DAY_MS : undefined,
-        msUntilDayEnds,
+        reservationIsCeiling: passthrough,
+        tokens,
+        msUntilDayEnds: calendarAt(now).ends.day - now,
       });
       if (!result.admitted) {
-        if (result.reason === 'budget' && budgetNanos !== undefined) {
-          await dependencies.onBudgetRefused?.({ keyId: record.id, spentKey: periods.spent[budgetPeriod], budgetNanos, estimateNanos: reservationNanos, now });
+        const level = levels[result.level]!;
+        if (result.reason === 'budget' && level.level === 'key') {
+          await dependencies.onBudgetRefused?.({ keyId: level.id, spentKey: admissions[result.level]!.spentKey, budgetNanos: admissions[result.level]!.budgetNanos!, estimateNanos: reservationNanos, now });
         }
-        throw refusal(result, record, {
-          reservationNanos,
-          resetsAt: budgetPeriod === 'day' ? now + msUntilDayEnds : budgetPeriod === 'month' ? now + msUntilMonthEnds : undefined,
-          outputTokens: context.operation === 'passthrough' ? undefined : expectedOutputTokens(context.request.body, dependencies.outputTokenEstimate),
-        });
+        throw levelRefusal(result, level, { reservationNanos, now, tokens, ...(passthrough ? {} : { outputTokens: expectedOutputTokens(context.request.body, dependencies.outputTokenEstimate) }) });
       }
-      reservations.set(context, {
-        reservedKey: periods.reserved[budgetPeriod],
-        reservationNanos: result.reservedNanos,
-        spent: spentCounters(day, now),
-        price,
-        budget:
-          budgetNanos === undefined ? undefined : { keyId: record.id, keyName: record.name, budgetNanos, period: budgetPeriod, spentKey: periods.spent[budgetPeriod], now },
-      });
-      if (context.operation === 'passthrough') {
+      reservations.set(context, { requestId, now, levels, admissions, reservationNanos: result.reservedNanos, tokens, ...(price ? { price } : {}) });
+      if (passthrough) {
         // The bytes reach the client unchanged; the tap only reads the usage they report.
         tapStream(context, (stream, response) => tapUsage(stream, String(response.headers['content-type'] ?? ''), (usage) => observed.set(context, usage)));
       }
       await next();
+      // The answer tells the caller where it stands, as OpenAI's do (the route sends it after this).
+      const headers = rateHeaders(levels, result.levels);
+      if (context.response && Object.keys(headers).length > 0) Object.assign(context.response.headers, headers);
     },
   };
 }
@@ -369,20 +251,58 @@ function settleHook(dependencies: LimitsDependencies, reservations: WeakMap<Gate
         const answered = context.forward !== undefined && context.forward.status < 400;
         const failedNanos = toNanos(failedUsd ?? 0);
         const actualNanos = answerUsd !== undefined ? toNanos(answerUsd) + failedNanos : answered ? reservation.reservationNanos + failedNanos : failedNanos;
+        // Tokens: a cache hit used none; a failed request none; a successful answer without usage keeps its estimate.
+        const actualTokens = context.cache?.hit !== undefined ? 0 : seen?.usage ? usedTokens(seen.usage) : answered ? undefined : 0;
         try {
-          const budget = reservation.budget;
-          const charged = budget !== undefined && actualNanos > 0 && dependencies.onCharged !== undefined;
-          // The period's spend after this charge comes back from the settle: the alerts need no read of their own.
-          const spent = await dependencies
-            .state()
-            .settle({ reservedKey: reservation.reservedKey, reservationNanos: reservation.reservationNanos, spent: reservation.spent, actualNanos, report: charged ? budget.spentKey : undefined });
-          if (charged) dependencies.onCharged!(budget, spent);
+          await settleLevels(dependencies, reservation, actualNanos, actualTokens);
         } catch {
           // The store is unreachable: the reservation stays counted (conservative); the log records the cost.
         }
       }
       await next();
     },
+  };
+}
+
+/** A usage's input + output tokens. */
+const usedTokens = (usage: Usage): number => {
+  const counts = tokenCounts(usage);
+  return (counts.promptTokens ?? 0) + (counts.completionTokens ?? 0);
+};
+
+/**
+ * Settles a request at every level it was admitted at, in one step of the shared state, and tells
+ * the budget alerts of each level with a budget (or soft budget) its period's spend after the charge.
+ */
+async function settleLevels(dependencies: LimitsDependencies, reservation: Reservation, actualNanos: number, actualTokens: number | undefined): Promise<void> {
+  const { levels, admissions, now } = reservation;
+  const settlements = levels.map((level, index) => levelSettlement(level, admissions[index]!, reservation.reservationNanos > 0, now));
+  const alerted = dependencies.onCharged !== undefined && actualNanos > 0 ? levels.filter((level) => tracksSpend(level.limits)) : [];
+  const report = alerted.map((level) => periodCounter(level.base, 'spent', level.limits.budget_period ?? 'total', now));
+  const spent = await dependencies.state().settle({
+    requestId: reservation.requestId,
+    reservationNanos: reservation.reservationNanos,
+    actualNanos,
+    estimatedTokens: reservation.tokens,
+    ...(actualTokens !== undefined && reservation.tokens > 0 ? { actualTokens } : {}),
+    levels: settlements,
+    ...(report.length > 0 ? { report } : {}),
+  });
+  alerted.forEach((level, index) => dependencies.onCharged!(chargedBudget(level, report[index]!, now), spent?.[index]));
+}
+
+/** What the budget alerts are told of a charged level. */
+function chargedBudget(level: Level, spentKey: string, now: number): ChargedBudget {
+  const { limits } = level;
+  return {
+    level: level.level,
+    keyId: level.level === 'key' ? level.id : `${level.level}:${level.id}`,
+    keyName: level.name ?? level.id,
+    ...(limits.budget_usd !== undefined ? { budgetNanos: toNanos(limits.budget_usd) } : {}),
+    ...(limits.soft_budget_usd !== undefined ? { softNanos: toNanos(limits.soft_budget_usd) } : {}),
+    period: limits.budget_period ?? 'total',
+    spentKey,
+    now,
   };
 }
 

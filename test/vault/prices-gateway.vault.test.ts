@@ -65,7 +65,11 @@ test.serial('a brand-new key whose budget is below one request\'s estimate: budg
   t.regex(error.message, /Lower max_tokens \(the estimate reserves 1000 output tokens\)/);
   t.regex(error.message, /Budget \$0\.00001 per month: \$0 spent, \$0 reserved by requests in flight, \$0\.00001 left; resets at \d{4}-\d{2}-01T00:00:00\.000Z\./);
   const now = new Date();
+  t.regex(error.budget.level_id, /^vk_/, 'the refusal names the key as the level that refused');
   t.deepEqual(error.budget, {
+    level: 'key',
+    level_id: error.budget.level_id,
+    limit: 'budget_usd',
     spent_usd: 0,
     reserved_usd: 0,
     budget_usd: 0.00001,

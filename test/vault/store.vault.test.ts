@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
 import { RedisState } from '../../core/store/redis-state.js';
 import { COUNTER_FLUSH_MS, SqliteState } from '../../core/store/sqlite-state.js';
-import type { Admission, InvalidationEvent, SharedState } from '../../core/store/state.js';
+import type { Admission, InvalidationEvent, LevelAdmission, SharedState } from '../../core/store/state.js';
 import { clearRedisPrefix, REDIS_URL, redisAvailable } from './vault-harness.js';
 
 const prefix = `test-store-${process.pid}-${randomBytes(4).toString('hex')}`;
@@ -26,9 +26,11 @@ const stores: Array<[name: string, open: () => Promise<SharedState | undefined>]
 ];
 
 let sequence = 0;
-function admission(overrides: Partial<Admission> = {}): Admission {
+type One = Partial<Omit<Admission, 'levels'>> & Partial<LevelAdmission>;
+/** A one-level admission (its level's keys under a fresh id), flattened: the level's fields beside the request's. */
+function admission(overrides: One = {}): Admission & Required<Pick<LevelAdmission, 'dayCounterKey' | 'totalCounterKey'>> & LevelAdmission {
   const id = `k${++sequence}`;
-  return {
+  const flat = {
     now: Date.now(),
     requestId: randomBytes(8).toString('hex'),
     minuteWindowKey: `${id}:minute`,
@@ -36,11 +38,23 @@ function admission(overrides: Partial<Admission> = {}): Admission {
     totalCounterKey: `${id}:total`,
     spentKey: `${id}:spent`,
     reservedKey: `${id}:reserved`,
+    tokensWindowKey: `${id}:tokens`,
+    concurrentKey: `${id}:inflight`,
     reservationNanos: 0,
+    tokens: 0,
     msUntilDayEnds: 3_600_000,
     ...overrides,
   };
+  return withLevels(flat);
 }
+/** The flattened admission with its `levels` rebuilt from its level fields (so a spread override changes the level too). */
+function withLevels<T extends Omit<Admission, 'levels'> & LevelAdmission>(flat: T): T & Admission {
+  const { now: _now, requestId: _id, reservationNanos: _r, reservationIsCeiling: _c, tokens: _t, msUntilDayEnds: _d, leaseMs: _l, levels: _levels, ...level } = flat as T & { levels?: unknown };
+  return { ...flat, levels: [level as LevelAdmission] };
+}
+/** Settles a one-level admission's request. */
+const settleOne = (state: SharedState, base: LevelAdmission, fields: { reservationNanos: number; actualNanos: number; requestId?: string; report?: string[] }) =>
+  state.settle({ requestId: fields.requestId ?? 'r', reservationNanos: fields.reservationNanos, actualNanos: fields.actualNanos, estimatedTokens: 0, levels: [{ reservedKey: base.reservedKey, spent: [{ key: base.spentKey }] }], ...(fields.report ? { report: fields.report } : {}) });
 
 for (const [name, open] of stores) {
   const withStore = (title: string, body: (t: ExecutionContext, state: SharedState) => Promise<void>) =>
@@ -97,28 +111,72 @@ for (const [name, open] of stores) {
     t.true((await state.admit(base)).admitted);
     t.true((await state.admit({ ...base, requestId: 'b' })).admitted);
     t.like(await state.admit({ ...base, requestId: 'c' }), { admitted: false, reason: 'budget', spentNanos: 0, reservedNanos: 80 });
-    await state.settle({ reservedKey: base.reservedKey, reservationNanos: 40, spent: [{ key: base.spentKey }], actualNanos: 10 });
+    await settleOne(state, base, { reservationNanos: 40, actualNanos: 10 });
     t.deepEqual(await state.read([base.spentKey, base.reservedKey]), [10, 40]);
     t.true((await state.admit({ ...base, requestId: 'd' })).admitted, '10 + 40 + 40 fits 100');
-    await state.settle({ reservedKey: base.reservedKey, reservationNanos: 80, spent: [{ key: base.spentKey }], actualNanos: 90 });
-    t.like(await state.admit({ ...base, reservationNanos: 0, requestId: 'e' }), { admitted: false, reason: 'budget' }, 'an exhausted budget refuses even a request that reserves nothing');
+    await settleOne(state, base, { reservationNanos: 80, actualNanos: 90 });
+    t.like(await state.admit({ ...base, reservationNanos: 0, requestId: 'e' }), { admitted: false, reason: 'budget', level: 0 }, 'an exhausted budget refuses even a request that reserves nothing');
   });
 
   withStore('a settle returns the counter it is asked to report, after the charge, and nothing otherwise', async (t, state) => {
     const base = admission({ budgetNanos: 1000, reservationNanos: 40 });
     const spent = [{ key: `${base.spentKey}:total` }, { key: base.spentKey, ttlMs: 60_000 }, { key: `${base.spentKey}:month`, ttlMs: 60_000 }];
-    t.is(await state.settle({ reservedKey: base.reservedKey, reservationNanos: 0, spent, actualNanos: 7 }), undefined);
-    t.is(await state.settle({ reservedKey: base.reservedKey, reservationNanos: 0, spent, actualNanos: 5, report: base.spentKey }), 12);
-    t.is(await state.settle({ reservedKey: base.reservedKey, reservationNanos: 0, spent, actualNanos: 3, report: `${base.spentKey}:total` }), 15);
+    const settle = (actualNanos: number, report?: string[]) =>
+      state.settle({ requestId: 'r', reservationNanos: 0, actualNanos, estimatedTokens: 0, levels: [{ reservedKey: base.reservedKey, spent }], ...(report ? { report } : {}) });
+    t.is(await settle(7), undefined);
+    t.deepEqual(await settle(5, [base.spentKey]), [12]);
+    t.deepEqual(await settle(3, [`${base.spentKey}:total`, base.spentKey]), [15, 15]);
     t.deepEqual(await state.read(spent.map(({ key }) => key)), [15, 15, 15]);
   });
 
   withStore('counters with a lifetime expire', async (t, state) => {
     const key = `expiring-${sequence++}`;
-    await state.settle({ reservedKey: 'unused', reservationNanos: 0, spent: [{ key, ttlMs: 100 }], actualNanos: 5 });
+    await state.settle({ requestId: 'r', reservationNanos: 0, actualNanos: 5, estimatedTokens: 0, levels: [{ spent: [{ key, ttlMs: 100 }] }] });
     t.deepEqual(await state.read([key]), [5]);
     await new Promise((resolve) => setTimeout(resolve, 250));
     t.deepEqual(await state.read([key]), [0]);
+  });
+
+  withStore('several levels: admitted only when every level admits, counted at none when one refuses', async (t, state) => {
+    const team = admission({ requestsPerMinute: 1 });
+    const key = admission({ budgetNanos: 100 });
+    const both = (requestId: string, reservationNanos: number): Admission => ({ ...key, requestId, reservationNanos, levels: [key.levels[0]!, team.levels[0]!] });
+    t.like(await state.admit(both('a', 90)), { admitted: true, reservedNanos: 90 });
+    // The team's minute is full: the key's budget (which would admit 5) counts nothing.
+    t.like(await state.admit(both('b', 5)), { admitted: false, level: 1, reason: 'requests_per_minute' });
+    t.deepEqual(await state.read([key.reservedKey, key.dayCounterKey]), [90, 1]);
+    // The key's budget refuses: the team's window does not count the request.
+    const other = admission({ requestsPerMinute: 5 });
+    t.like(await state.admit({ ...key, requestId: 'c', reservationNanos: 20, levels: [other.levels[0]!, key.levels[0]!] }), { admitted: false, level: 1, reason: 'budget', spentNanos: 0, reservedNanos: 90 });
+    t.is(await state.minuteCount(other.minuteWindowKey, Date.now()), 0);
+  });
+
+  withStore('tokens per minute: estimates counted at admission, replaced by the actual tokens at settlement', async (t, state) => {
+    const base = admission({ tokensPerMinute: 1000, tokens: 400 });
+    const first = await state.admit({ ...base, requestId: 't1' });
+    t.like(first, { admitted: true, levels: [{ tokensInWindow: 400 }] });
+    t.like(await state.admit({ ...base, requestId: 't2' }), { admitted: true, levels: [{ tokensInWindow: 800 }] });
+    const refused = await state.admit({ ...base, requestId: 't3' });
+    t.like(refused, { admitted: false, reason: 'tokens_per_minute', count: 800 });
+    t.true(!refused.admitted && refused.retryAfterMs > 59_000 && refused.retryAfterMs <= 60_000, 'the first estimate leaves the window in a minute');
+    // t1 used 100 tokens: 300 given back, so 400 more fit.
+    await state.settle({ requestId: 't1', reservationNanos: 0, actualNanos: 0, estimatedTokens: 400, actualTokens: 100, levels: [{ spent: [], tokensWindowKey: base.tokensWindowKey }] });
+    t.like(await state.admit({ ...base, requestId: 't4' }), { admitted: true, levels: [{ tokensInWindow: 900 }] });
+    const later = Date.now() + 60_001;
+    t.like(await state.admit({ ...base, now: later, requestId: 't5' }), { admitted: true, levels: [{ tokensInWindow: 400 }] }, 'a minute later the window is empty');
+  });
+
+  withStore('max concurrent: a request in flight holds its place until settled (or its lease ends)', async (t, state) => {
+    const base = admission({ maxConcurrent: 2 });
+    t.true((await state.admit({ ...base, requestId: 'c1' })).admitted);
+    t.true((await state.admit({ ...base, requestId: 'c2' })).admitted);
+    t.like(await state.admit({ ...base, requestId: 'c3' }), { admitted: false, reason: 'max_concurrent', count: 2 });
+    await state.settle({ requestId: 'c1', reservationNanos: 0, actualNanos: 0, estimatedTokens: 0, levels: [{ spent: [], concurrentKey: base.concurrentKey }] });
+    t.true((await state.admit({ ...base, requestId: 'c4' })).admitted);
+    const leased = admission({ maxConcurrent: 1, leaseMs: 50 });
+    t.true((await state.admit({ ...leased, requestId: 'l1' })).admitted);
+    t.like(await state.admit({ ...leased, requestId: 'l2' }), { admitted: false, reason: 'max_concurrent' });
+    t.true((await state.admit({ ...leased, now: Date.now() + 100, requestId: 'l3' })).admitted, 'a request never settled (a crashed instance) stops counting when its lease ends');
   });
 }
 
@@ -136,7 +194,7 @@ test.serial('embedded SQLite: counters and the per-minute window are written to 
   const first = new SqliteState(directory);
   const base = admission({ requestsPerMinute: 2, requestsPerDay: 10, budgetNanos: 1000, reservationNanos: 100 });
   t.true((await first.admit({ ...base, requestId: 'r1' })).admitted);
-  await first.settle({ reservedKey: base.reservedKey, reservationNanos: 100, spent: [{ key: base.spentKey }], actualNanos: 30 });
+  await settleOne(first, base, { reservationNanos: 100, actualNanos: 30 });
   t.true((await first.admit({ ...base, requestId: 'r2' })).admitted);
   const expected = [2, 2, 30, 100];
   const keys = [base.dayCounterKey, base.totalCounterKey, base.spentKey, base.reservedKey];
