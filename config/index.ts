@@ -312,6 +312,18 @@ export interface VaultSettings {
   redisPrefix?: string;
   /** Output tokens reserved for a request that sets no `max_tokens` (default 1024). */
   outputTokenEstimate?: number;
+  /**
+   * A request header naming the end user when the body names none (no `user`, no Messages
+   * `metadata.user_id`): the end-user level of limits (docs/limits.md#levels). Env `GATEWAY_END_USER_HEADER`.
+   */
+  endUserHeader?: string;
+}
+
+/** A header name, lower-cased (headers are matched lower-cased); undefined when unset. */
+function endUserHeaderOf(value: string | undefined): string | undefined {
+  if (value === undefined || value === '') return undefined;
+  if (!/^[A-Za-z0-9-]{1,64}$/.test(value)) throw new BootError('INVALID_CONFIG', `vault.endUserHeader (GATEWAY_END_USER_HEADER) must be a header name (letters, digits, "-"), got "${value}"`);
+  return value.toLowerCase();
 }
 
 /** The configuration with defaults and environment applied. */
@@ -367,7 +379,7 @@ export interface ResolvedConfig {
   readonly development: boolean;
   /** `REDIS_URL`: shared state for several instances; the embedded SQLite file when unset. */
   readonly redisUrl?: string;
-  readonly vault: Required<VaultSettings>;
+  readonly vault: Required<Omit<VaultSettings, 'endUserHeader'>> & Pick<VaultSettings, 'endUserHeader'>;
   readonly pricing: PricingOptions;
   readonly logs: {
     bodies: BodyLogging;
@@ -583,6 +595,7 @@ export function resolveConfig(config: GatewayConfig, environment: NodeJS.Process
       credentialCacheMs: positiveInteger(config.vault?.credentialCacheMs ?? 60_000, 'vault.credentialCacheMs'),
       redisPrefix: environment.GATEWAY_REDIS_PREFIX ?? config.vault?.redisPrefix ?? 'gateway',
       outputTokenEstimate: positiveInteger(config.vault?.outputTokenEstimate ?? 1024, 'vault.outputTokenEstimate'),
+      endUserHeader: endUserHeaderOf(environment.GATEWAY_END_USER_HEADER ?? config.vault?.endUserHeader),
     },
     pricing: config.pricing ?? {},
     logs: resolveLogs(config.logs, environment),

@@ -54,6 +54,7 @@ export const publicUser = (user: UserRecord) => ({
   created_at: user.created_at,
   updated_at: user.updated_at,
   last_sign_in_at: user.last_sign_in_at ?? null,
+  limits: user.limits ?? null,
 });
 
 export const publicToken = (token: TokenRecord) => ({

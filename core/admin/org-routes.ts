@@ -1,3 +1,5 @@
+import { parseLevelLimits, parseTeamLimits } from './limits-input.js';
+import type { LevelLimits } from '../vault/records.js';
 import type { Context } from 'koa';
 import { invalid, optionalEnum, requireString } from '../api/validate.js';
 import { errors } from '../errors.js';
@@ -53,7 +55,8 @@ export function mountOrganizationAdmin(router: Router, dependencies: Organizatio
   };
 
   const teamInput = (raw: Record<string, unknown>, creating: boolean) => {
-    onlyFields(raw, ['name', 'description', 'metadata', 'allowed_providers', 'allowed_models', 'allowed_routes', 'allowed_credentials', 'guardrail_policy']);
+    onlyFields(raw, ['name', 'description', 'metadata', 'allowed_providers', 'allowed_models', 'allowed_routes', 'allowed_credentials', 'guardrail_policy', 'limits']);
+    if (raw.limits !== undefined && raw.limits !== null) parseTeamLimits(raw.limits);
     if (creating || raw.name !== undefined) requireRecordName(raw.name);
     if (raw.description !== undefined && raw.description !== null) requireString(raw.description, 'description', { max: 2048 });
     metadataOf(raw.metadata);
@@ -90,6 +93,7 @@ export function mountOrganizationAdmin(router: Router, dependencies: Organizatio
   };
 
   const accountInput = async (access: Access, raw: Record<string, unknown>, team: string) => {
+    if (raw.limits !== undefined && raw.limits !== null) parseLevelLimits(raw.limits);
     if (raw.jwt_subject !== undefined && raw.jwt_subject !== null) requireString(raw.jwt_subject, 'jwt_subject', { nonEmpty: true, max: 512 });
     optionalEnum(raw.role, 'role', TEAM_ROLES);
     if (raw.role !== undefined) checkTeamGrant(access, team, raw.role as TeamRole);
@@ -106,7 +110,26 @@ export function mountOrganizationAdmin(router: Router, dependencies: Organizatio
     return { url: `${dependencies.publicUrl ?? `${koa.protocol}://${koa.host}`}/dashboard/invitations/${token}`, expires_at: expiresAt };
   };
   const parts = { guard, store, body, ready, dependencies, organization, visibleTeam, teamInput, withMembers, invitationFor, visibleAccount, accountInput };
-  for (const mount of [mountTeams, mountMembers, mountUsers, mountTokens, mountServiceAccounts]) mount(router, parts);
+  for (const mount of [mountOrganization, mountTeams, mountMembers, mountUsers, mountTokens, mountServiceAccounts]) mount(router, parts);
+}
+
+/** The organization's own limits (the level above every team). */
+function mountOrganization(router: Router, parts: Parts): void {
+  const { guard, store, body, ready } = parts;
+  router.get('/admin/organization', guard.require('teams.read'), ready, async (koa) => {
+    koa.body = { limits: (await store.organizationLimits()) ?? null };
+  });
+
+  router.patch('/admin/organization', guard.require('organization.write'), ready, body, async (koa) => {
+    const raw = requestJson(koa);
+    onlyFields(raw, ['limits']);
+    if (raw.limits === undefined) throw invalid('give limits (an object, or null to remove them).', { param: 'limits' });
+    const before = (await store.organizationLimits()) ?? null;
+    const limits = raw.limits === null ? null : parseLevelLimits(raw.limits);
+    await store.setOrganizationLimits(limits);
+    noteAudit(koa, { target: { type: 'organization', id: 'organization' }, changes: { limits: { before, after: limits } } });
+    koa.body = { limits };
+  });
 }
 
 /** What the organization's route groups share. */
@@ -229,13 +252,21 @@ function mountUsers(router: Router, parts: Parts): void {
   router.post('/admin/users', guard.require('users.write'), ready, body, async (koa) => {
     const access = accessOf(koa);
     const raw = requestJson(koa);
-    onlyFields(raw, ['email', 'name', 'role']);
+    onlyFields(raw, ['email', 'name', 'role', 'limits']);
     const email = emailOf(raw.email);
+    if (raw.limits !== undefined) parseLevelLimits(raw.limits);
     if (raw.name !== undefined) requireString(raw.name, 'name', { max: 256 });
     optionalEnum(raw.role, 'role', ORG_ROLES);
     if (raw.role !== undefined) checkOrgGrant(access, raw.role as OrgRole);
     const user = await store
-      .createUser({ email, ...(raw.name !== undefined ? { name: raw.name as string } : {}), ...(raw.role !== undefined ? { role: raw.role as OrgRole } : {}), status: 'invited', source: 'invitation' })
+      .createUser({
+        email,
+        ...(raw.name !== undefined ? { name: raw.name as string } : {}),
+        ...(raw.role !== undefined ? { role: raw.role as OrgRole } : {}),
+        ...(raw.limits !== undefined ? { limits: raw.limits as LevelLimits } : {}),
+        status: 'invited',
+        source: 'invitation',
+      })
       .catch(rethrowConflict);
     noteAudit(koa, { target: { type: 'user', id: user.id }, changes: { email: { after: email }, role: { after: user.role ?? null } } });
     koa.status = 201;
@@ -257,8 +288,9 @@ function mountUsers(router: Router, parts: Parts): void {
     const current = await store.user(koa.params.id!);
     if (!current) throw userNotFound(koa.params.id!);
     const raw = requestJson(koa);
-    onlyFields(raw, ['name', 'role', 'status', 'permissions']);
+    onlyFields(raw, ['name', 'role', 'status', 'permissions', 'limits']);
     if (raw.name !== undefined && raw.name !== null) requireString(raw.name, 'name', { max: 256 });
+    if (raw.limits !== undefined && raw.limits !== null) parseLevelLimits(raw.limits);
     optionalEnum(raw.status, 'status', ['active', 'suspended']);
     if (raw.role !== null) optionalEnum(raw.role, 'role', ORG_ROLES);
     const permissions = stringList(raw.permissions, 'permissions');
@@ -271,7 +303,7 @@ function mountUsers(router: Router, parts: Parts): void {
     if (current.role === 'owner' && (changesRole || raw.status === 'suspended') && !access.organizationWide('owners.manage')) throw refused('Only an owner may change or suspend an owner.');
     if (changesRole && raw.role !== null) checkOrgGrant(access, raw.role as OrgRole);
     if (changesRole && current.role !== undefined && ORG_RANK[current.role] > highestOrgRank(access)) throw refused('You cannot change the role of a user whose role is above yours.');
-    const user = (await store.updateUser(current.id, { name: raw.name, role: raw.role, status: raw.status, permissions }))!;
+    const user = (await store.updateUser(current.id, { name: raw.name, role: raw.role, status: raw.status, permissions, limits: raw.limits }))!;
     noteAudit(koa, { changes: changesOf(current, user, Object.keys(raw)) });
     koa.body = publicUser(user);
   });
@@ -344,7 +376,7 @@ function mountServiceAccounts(router: Router, parts: Parts): void {
   router.post('/admin/service-accounts', guard.require('service_accounts.write'), ready, body, async (koa) => {
     const access = accessOf(koa);
     const raw = requestJson(koa);
-    onlyFields(raw, ['name', 'team_id', 'jwt_subject', 'route', 'role']);
+    onlyFields(raw, ['name', 'team_id', 'jwt_subject', 'route', 'role', 'limits']);
     const name = requireRecordName(raw.name);
     const teamId = requireString(raw.team_id, 'team_id', { nonEmpty: true, max: 128 });
     if (!(await store.team(teamId)) || !access.holds('teams.read', teamId)) throw teamNotFound(teamId);
@@ -358,6 +390,7 @@ function mountServiceAccounts(router: Router, parts: Parts): void {
         role: (raw.role ?? 'member') as TeamRole,
         ...(typeof raw.jwt_subject === 'string' ? { jwt_subject: raw.jwt_subject } : {}),
         ...(typeof raw.route === 'string' ? { route: raw.route } : {}),
+        ...(raw.limits !== undefined && raw.limits !== null ? { limits: raw.limits as LevelLimits } : {}),
       })
       .catch(rethrowConflict);
     noteAudit(koa, { target: { type: 'service-account', id: account.id }, changes: { name: { after: name }, team_id: { after: teamId }, role: { after: account.role } } });
@@ -379,7 +412,7 @@ function mountServiceAccounts(router: Router, parts: Parts): void {
     const current = await visibleAccount(access, koa.params.id!);
     if (!access.holds('service_accounts.write', current.team_id)) throw refused('Your role in this team does not allow changing service accounts.');
     const raw = requestJson(koa);
-    onlyFields(raw, ['name', 'jwt_subject', 'route', 'role']);
+    onlyFields(raw, ['name', 'jwt_subject', 'route', 'role', 'limits']);
     if (raw.name !== undefined) requireRecordName(raw.name);
     await accountInput(access, raw, current.team_id);
     const account = await store.updateServiceAccount(current.id, raw).catch(rethrowConflict);

@@ -1,5 +1,6 @@
 import { invalid, optionalBoolean, optionalEnum, optionalNumber, requireObject, requireString } from '../api/validate.js';
-import type { CredentialSecret, VirtualKeyLimits } from '../vault/records.js';
+import { parseKeyLimits } from './limits-input.js';
+import type { CredentialSecret } from '../vault/records.js';
 import { parseMcpGrant } from './mcp-servers.js';
 
 /**
@@ -57,19 +58,6 @@ export function parseCredentialBody(body: Record<string, unknown>): { name: stri
 export function parseCredentialRotation(body: Record<string, unknown>): CredentialSecret {
   onlyFields(body, ['api_key', 'fields']);
   return parseCredentialSecret(body, true)!;
-}
-
-export function parseLimits(value: unknown): VirtualKeyLimits {
-  const limits = requireObject(value, 'limits');
-  onlyFields(limits, ['budget_usd', 'budget_period', 'requests_per_minute', 'requests_per_day', 'allowed_users', 'allowed_models'], 'limits.');
-  optionalNumber(limits.budget_usd, 'limits.budget_usd', { min: 0, max: 1e9 });
-  optionalEnum(limits.budget_period, 'limits.budget_period', ['total', 'day', 'month']);
-  if (limits.budget_period !== undefined && limits.budget_usd === undefined) throw invalid('needs limits.budget_usd.', { param: 'limits.budget_period' });
-  optionalNumber(limits.requests_per_minute, 'limits.requests_per_minute', { min: 0, max: 1e9, integer: true });
-  optionalNumber(limits.requests_per_day, 'limits.requests_per_day', { min: 0, max: 1e12, integer: true });
-  if (limits.allowed_users !== undefined) stringList(limits.allowed_users, 'limits.allowed_users');
-  if (limits.allowed_models !== undefined) stringList(limits.allowed_models, 'limits.allowed_models');
-  return limits as VirtualKeyLimits;
 }
 
 /** An ISO 8601 date-time in the future, normalised; a key that would be born expired is refused. */
@@ -134,7 +122,7 @@ export function checkVirtualKeyShape(body: Record<string, unknown>, creating: bo
   for (const field of ['custom_host', 'guardrail_policy'] as const) {
     if (body[field] !== undefined && !(body[field] === null && !creating)) requireString(body[field], field, { nonEmpty: true, max: 2048 });
   }
-  if (body.limits !== undefined && !(body.limits === null && !creating)) parseLimits(body.limits);
+  if (body.limits !== undefined && !(body.limits === null && !creating)) parseKeyLimits(body.limits);
   if (body.allowed_routes !== undefined && !(body.allowed_routes === null && !creating)) checkAllowedRoutes(body.allowed_routes);
   if (body.expires_at !== undefined && !(body.expires_at === null && !creating)) {
     body.expires_at = parseExpiry(body.expires_at);

@@ -2,7 +2,9 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { type OrganizationStore, TOKEN_PREFIX } from './store.js';
 import { errors } from '../errors.js';
 import type { KeyResolver } from '../spec/key-resolver.js';
-import { TeamDirectory } from './team-directory.js';
+import { SecondCache, TeamDirectory } from './team-directory.js';
+import type { ServiceAccountRecord, UserRecord } from './records.js';
+import type { LevelLimits } from '../vault/records.js';
 import type { GroupRule, JwtRule } from './rules.js';
 
 /** The organization's settings, as the configuration resolves them. */
@@ -25,6 +27,10 @@ const OWNER_CHECK_MS = 1_000;
 export class Organization {
   /** Teams for the request path, kept a second. */
   readonly teams: TeamDirectory;
+  /** Users, service accounts and the organization's limits for the request path (their limits), kept a second. */
+  readonly users: SecondCache<UserRecord | undefined>;
+  readonly serviceAccounts: SecondCache<ServiceAccountRecord | undefined>;
+  private readonly limits: SecondCache<LevelLimits | undefined>;
   /**
    * The auth stage's resolver for admin tokens (`gtok-…`): always 401, so a token sent to a
    * provider route is recognised as the gateway's (never forwarded upstream) and refused.
@@ -42,7 +48,13 @@ export class Organization {
     private readonly now: () => number = Date.now,
   ) {
     this.teams = new TeamDirectory((id) => store.team(id), now);
+    this.users = new SecondCache((id) => store.user(id), now);
+    this.serviceAccounts = new SecondCache((id) => store.serviceAccount(id), now);
+    this.limits = new SecondCache(() => store.organizationLimits(), now);
   }
+
+  /** The organization's limits, as the request path reads them (a change applies within a second everywhere). */
+  organizationLimits = (): LevelLimits | undefined | Promise<LevelLimits | undefined> => this.limits.get('organization');
 
   /** Creates the `default` team on first use (the migration of data stored before teams: every object without a team belongs to it). */
   ready(): Promise<void> {

@@ -35,6 +35,7 @@ export const PERMISSIONS = {
   'mcp.write': 'register, change, approve tools of and delete MCP servers',
   'teams.read': 'read teams and their members',
   'teams.write': 'create, change and delete teams',
+  'organization.write': "set the organization's own limits",
   'members.write': 'add, change and remove team members',
   'users.read': 'read users',
   'users.write': 'invite, change and suspend users',

@@ -2,6 +2,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { SharedState } from '../store/state.js';
 import type { OrgRole, Permission, TeamRole } from './permissions.js';
 import { DEFAULT_TEAM, type ServiceAccountRecord, type TeamRecord, type TokenRecord, type UserRecord } from './records.js';
+import type { LevelLimits } from '../vault/records.js';
 
 /** The prefix of personal access tokens and service-account tokens. */
 export const TOKEN_PREFIX = 'gtok-';
@@ -14,6 +15,8 @@ const teamKey = (id: string) => `org:team:${id}`;
 const userKey = (id: string) => `org:user:${id}`;
 const serviceAccountKey = (id: string) => `org:service-account:${id}`;
 const tokenKey = (id: string) => `org:token:${id}`;
+/** The organization's own settings kept in the store (its limits). */
+const ORGANIZATION = 'org:organization';
 const tokenHashKey = (hash: string) => `org:token-hash:${hash}`;
 const invitationKey = (hash: string) => `org:invitation:${hash}`;
 const emailClaim = (email: string) => `org:email:${email}`;
@@ -58,6 +61,16 @@ export class OrganizationStore {
   // Teams
 
   /** Creates the `default` team unless it exists (the migration of data stored before teams). */
+  /** The organization's limits (`PATCH /admin/organization`); undefined when none are set. */
+  async organizationLimits(): Promise<LevelLimits | undefined> {
+    return ((await this.state().records.get(ORGANIZATION)) as { limits?: LevelLimits } | undefined)?.limits;
+  }
+
+  /** Sets (or, with null, removes) the organization's limits. */
+  async setOrganizationLimits(limits: LevelLimits | null): Promise<void> {
+    await this.state().records.set(ORGANIZATION, limits === null ? {} : { limits, updated_at: nowIso() });
+  }
+
   async ensureDefaultTeam(): Promise<void> {
     if (await this.team(DEFAULT_TEAM)) return;
     if (!(await this.state().claim(teamNameClaim('default'), DEFAULT_TEAM))) return;
@@ -118,6 +131,7 @@ export class OrganizationStore {
     teams?: Record<string, TeamRole>;
     sso_subject?: string;
     external_id?: string;
+    limits?: LevelLimits;
   }): Promise<UserRecord> {
     const id = newId('user');
     const email = input.email.toLowerCase();
@@ -133,6 +147,7 @@ export class OrganizationStore {
       source: input.source,
       ...(input.sso_subject !== undefined ? { sso_subject: input.sso_subject } : {}),
       ...(input.external_id !== undefined ? { external_id: input.external_id } : {}),
+      ...(input.limits !== undefined ? { limits: input.limits } : {}),
       created_at: now,
       updated_at: now,
     };

@@ -18,6 +18,13 @@ export function registerVault(container: Container): void {
       outputTokenEstimate: config.vault.outputTokenEstimate,
       // Resolved on first use: the organization keeps its records in this vault's state.
       teams: (id) => c.resolve(Organization).teams.get(id),
+      principals: {
+        team: (id) => c.resolve(Organization).teams.get(id),
+        user: (id) => c.resolve(Organization).users.get(id),
+        serviceAccount: (id) => c.resolve(Organization).serviceAccounts.get(id),
+        organization: () => c.resolve(Organization).organizationLimits(),
+        ...(config.vault.endUserHeader ? { endUserHeader: config.vault.endUserHeader } : {}),
+      },
       alerts: {
         ...config.alerts,
         get http() {

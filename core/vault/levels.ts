@@ -13,6 +13,8 @@ export interface Level {
   readonly id: string;
   /** How refusals name it: "This key", "Team Search", "End user alice (rule of team Search)"... */
   readonly label: string;
+  /** The subject's own name, for alerts (a key's or team's name, a user's email); absent: its id. */
+  readonly name?: string;
   readonly limits: LevelLimits;
   /** Counter keys' common prefix (a key's is `usage:<key id>`, as it always was). */
   readonly base: string;

@@ -1,3 +1,4 @@
+import type { Principals } from './applicable-levels.js';
 import { BootError } from '../errors.js';
 import { type AlertLogger, type AlertWebhook, BudgetAlerts } from './alerts.js';
 import { BudgetRefusals } from './budget-refusals.js';
@@ -20,6 +21,8 @@ export interface VaultServiceOptions {
   readonly dataDir: string;
   /** A team key's team (its allowed models and providers, its default policy); absent: teams restrict nothing at request time. */
   readonly teams?: TeamLookup;
+  /** The users, service accounts and organization whose limits apply besides keys' (core/org). */
+  readonly principals?: Principals;
   /** Shared Redis (`REDIS_URL`); the embedded SQLite file when absent. */
   readonly redisUrl?: string;
   /** Prefix of every Redis key and channel (default `gateway`). */
@@ -93,6 +96,7 @@ export class VaultService {
       record: async (id) => this.parts.keys.cached(id) ?? this.parts.keys.get(id),
       outputTokenEstimate: options.outputTokenEstimate,
       ...(options.teams ? { teams: options.teams } : {}),
+      ...(options.principals ? { principals: options.principals } : {}),
     });
   }
 
