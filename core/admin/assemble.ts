@@ -81,7 +81,12 @@ export function mountAdmin(router: Router, container: Container): void {
   const policies = container.resolve(PolicyRegistry);
   mountPolicyAdmin(router, { guard, policies, defaultPolicy: config.defaultPolicy, service: vault, logStore, clock });
   const organization = container.resolve(Organization);
-  mountLogsApi(router, { guard, store: logStore, keysOf: async (teams) => (await vault.keys.list()).filter((key) => teams(key)).map((key) => key.id) });
+  mountLogsApi(router, {
+    guard,
+    store: logStore,
+    keysOf: async (teams) => (await vault.keys.list()).filter((key) => teams(key)).map((key) => key.id),
+    owners: async () => (await vault.keys.list()).map((key) => ({ id: key.id, team_id: key.team_id === undefined ? 'default' : key.team_id, user_id: key.user_id ?? key.service_account_id })),
+  });
   mountOrganizationAdmin(router, {
     guard,
     organization,

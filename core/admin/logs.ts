@@ -98,10 +98,42 @@ function cacheSummary(cells: ReadonlyArray<{ cacheHits: number; cacheMisses: num
 
 /** Longest metadata key (as `x-gateway-metadata` allows). */
 const METADATA_KEY_MAX = 128;
-const GROUP_COLUMNS = ['provider', 'model', 'key', 'user', 'none'] as const;
+const GROUP_COLUMNS = ['provider', 'model', 'key', 'user', 'team', 'user_id', 'none'] as const;
 
-/** `group_by`: a column, or `metadata.<key>`. */
-function groupByOf(koa: Context): UsageGroupBy {
+/**
+ * Usage grouped by the keys' team (`organization` for keys shared by the organization) or owner
+ * (the gateway user or service account; `none` for keys without one): one exact scan per group over
+ * its keys (so percentiles are the group's own), limited to the keys the caller may see.
+ */
+async function byOwner(
+  store: LogStore,
+  period: { from: number; to: number; bucketMs: number; rangeMs: number },
+  groupBy: 'team' | 'user_id',
+  visible: string[] | undefined,
+  owners: Parameters<typeof mountLogsApi>[1]['owners'],
+): Promise<[UsageCell[], UsageCell[]]> {
+  const allowed = visible === undefined ? undefined : new Set(visible);
+  const groups = new Map<string, string[]>();
+  for (const owner of (await owners?.()) ?? []) {
+    if (allowed !== undefined && !allowed.has(owner.id)) continue;
+    const group = groupBy === 'team' ? (owner.team_id ?? 'organization') : (owner.user_id ?? NO_GROUP);
+    groups.set(group, [...(groups.get(group) ?? []), owner.id]);
+  }
+  const scans = await Promise.all(
+    [...groups].map(async ([group, keys]) => {
+      const regroup = (cells: UsageCell[]) => cells.map((cell) => ({ ...cell, group }));
+      const [cells, totals] = await Promise.all([
+        store.usage({ from: period.from, to: period.to, bucketMs: period.bucketMs, groupBy: 'none', keys }),
+        store.usage({ from: period.from, to: period.to, bucketMs: period.rangeMs, groupBy: 'none', keys }),
+      ]);
+      return [regroup(cells), regroup(totals)] as const;
+    }),
+  );
+  return [scans.flatMap(([cells]) => cells), scans.flatMap(([, totals]) => totals)];
+}
+
+/** `group_by`: a column, the keys' `team` or owner (`user_id`), or `metadata.<key>`. */
+function groupByOf(koa: Context): UsageGroupBy | 'team' | 'user_id' {
   const value = text(koa, 'group_by');
   if (value === undefined) return 'none';
   if ((GROUP_COLUMNS as readonly string[]).includes(value)) return value as UsageGroupBy;
@@ -188,6 +220,8 @@ export function mountLogsApi(
     onTailError?: (error: Error) => void;
     /** The ids of the virtual keys a test accepts (a team member's view of the logs); absent: no scoping. */
     keysOf?: (visible: (key: { team_id?: string | null; user_id?: string; service_account_id?: string }) => boolean) => Promise<string[]>;
+    /** Every key's team (null: the organization's) and owner (a user or service account), for `group_by=team` and `group_by=user_id`. */
+    owners?: () => Promise<ReadonlyArray<{ readonly id: string; readonly team_id: string | null; readonly user_id?: string }>>;
   },
 ): void {
   const { guard, store } = parts;
@@ -248,14 +282,14 @@ export function mountLogsApi(
     koa.body = mayReadBodies(access, keys) ? record : { ...record, request_body: null, response_body: null, bodies_withheld: record.request_body !== null || record.response_body !== null };
   });
 
-  mountUsageApi(router, guard, store, async (access) => (access.organizationWide('usage.read') || !parts.keysOf ? undefined : parts.keysOf((key) => access.mayRead('usage.read', key))));
+  mountUsageApi(router, guard, store, async (access) => (access.organizationWide('usage.read') || !parts.keysOf ? undefined : parts.keysOf((key) => access.mayRead('usage.read', key))), parts.owners);
 }
 
 /**
  * `GET /admin/usage` and `GET /admin/usage/summary` (`usage.read`): the organization's usage over
  * every key, or for a team's reader over its teams' keys (a member's: its own keys) — `keysOf`.
  */
-function mountUsageApi(router: Router, guard: AdminGuard, store: LogStore, keysOf: (access: Access) => Promise<string[] | undefined>): void {
+function mountUsageApi(router: Router, guard: AdminGuard, store: LogStore, keysOf: (access: Access) => Promise<string[] | undefined>, owners?: Parameters<typeof mountLogsApi>[1]['owners']): void {
   router.get('/admin/usage', guard.require('usage.read'), async (koa) => {
     const keys = await keysOf(accessOf(koa));
     const only = keys === undefined ? {} : { keys };
@@ -264,7 +298,10 @@ function mountUsageApi(router: Router, guard: AdminGuard, store: LogStore, keysO
     const rangeMs = end - from;
     // The buckets for the charts, and one cell per group over the whole range for the totals
     // (percentiles do not add up from buckets).
-    const [cells, totalCells] = await Promise.all([store.usage({ from, to: end, bucketMs, groupBy, ...only }), store.usage({ from, to: end, bucketMs: rangeMs, groupBy, ...only })]);
+    const [cells, totalCells] =
+      groupBy === 'team' || groupBy === 'user_id'
+        ? await byOwner(store, { from, to: end, bucketMs, rangeMs }, groupBy, keys, owners)
+        : await Promise.all([store.usage({ from, to: end, bucketMs, groupBy, ...only }), store.usage({ from, to: end, bucketMs: rangeMs, groupBy, ...only })]);
     const labels = new Map(totalCells.filter((cell) => cell.label !== undefined).map((cell) => [cell.group, cell.label!]));
     const groups = new Map<string, { total: number; cells: Map<number, (typeof cells)[number]> }>();
     for (const cell of cells) {
