@@ -2,7 +2,7 @@ import { invalid } from '../api/validate.js';
 import { errors, GatewayError } from '../errors.js';
 import type { CustomHostGuard } from '../http/custom-host.js';
 import { allTargets } from '../routing/store.js';
-import { budgetPeriodAt } from '../vault/alerts.js';
+import { type BudgetAlert, budgetPeriodAt } from '../vault/alerts.js';
 import { fromNanos, periodsOf, toNanos } from '../vault/limits.js';
 import { type CredentialRecord, publicCredential, publicVirtualKey, type VirtualKeyRecord } from '../vault/records.js';
 import type { VaultService } from '../vault/service.js';
@@ -121,9 +121,15 @@ export class VirtualKeyActions {
     return this.withUsers(rotated);
   }
 
-  /** Budget alerts of the keys' current periods, newest first. */
+  /**
+   * Budget alerts of the current periods, newest first: of the keys the caller may read, and of the
+   * other levels (teams, users, the organization, rules' end users and tags) to an organization-wide
+   * `alerts.read`; a team's alerts also to that team's readers.
+   */
   async alerts(access: Access = Access.owner) {
-    return this.service.alerts.list((await this.service.keys.list()).filter((key) => access.mayRead('keys.read', key)));
+    const visible = (alert: BudgetAlert) =>
+      alert.level === 'key' || access.organizationWide('alerts.read') || (alert.level === 'team' && access.holds('alerts.read', alert.key_id.slice('team:'.length)));
+    return this.service.alerts.list((await this.service.keys.list()).filter((key) => access.mayRead('keys.read', key)), Date.now(), visible);
   }
 
   async deleteCredential(id: string, access: Access = Access.owner): Promise<void> {

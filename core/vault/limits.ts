@@ -296,7 +296,8 @@ function chargedBudget(level: Level, spentKey: string, now: number): ChargedBudg
   const { limits } = level;
   return {
     level: level.level,
-    keyId: level.level === 'key' ? level.id : `${level.level}:${level.id}`,
+    // Another level's alerts by subject: `team:<id>`, `user:<id>`, `organization:organization`, and for a rule's end user or tag its scope too.
+    keyId: level.level === 'key' ? level.id : level.level === 'end_user' || level.level === 'tag' ? `${level.level}:${level.base.slice('usage:'.length)}` : `${level.level}:${level.id}`,
     keyName: level.name ?? level.id,
     ...(limits.budget_usd !== undefined ? { budgetNanos: toNanos(limits.budget_usd) } : {}),
     ...(limits.soft_budget_usd !== undefined ? { softNanos: toNanos(limits.soft_budget_usd) } : {}),
