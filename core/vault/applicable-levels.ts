@@ -49,26 +49,42 @@ function ruleLevels(limits: VirtualKeyLimits | undefined, scope: { base: string;
   return levels;
 }
 
-/** A team's own level (when it limits something) and its rules' levels. */
-function teamLevels(team: TeamRecord | undefined, context: GatewayContext, endUser: string | undefined): Level[] {
-  if (team?.limits === undefined) return [];
-  const levels = ruleLevels(team.limits, { base: `usage:team:${team.id}`, of: `team ${team.name}` }, context, endUser);
-  if (limitsSomething(team.limits)) levels.push({ level: 'team', id: team.id, label: `Team ${team.name}`, name: team.name, limits: team.limits, base: `usage:team:${team.id}` });
+/**
+ * The level of a record (a key, team, user, service account, the organization's limits): built once
+ * per record object (records are kept a second on the request path), none when it limits nothing.
+ */
+const ownLevels = new WeakMap<object, readonly Level[]>();
+function ownLevel(record: object, build: () => Level | undefined): readonly Level[] {
+  let levels = ownLevels.get(record);
+  if (levels === undefined) {
+    const level = build();
+    ownLevels.set(record, (levels = level === undefined ? [] : [level]));
+  }
   return levels;
 }
 
-async function organizationLevel(principals: Principals): Promise<Level[]> {
-  const limits = await principals.organization?.();
-  return limits !== undefined && limitsSomething(limits) ? [{ level: 'organization', id: 'organization', label: 'The organization', limits, base: 'usage:org' }] : [];
+/** A team's own level (when it limits something) and its rules' levels. */
+function teamLevels(team: TeamRecord | undefined, context: GatewayContext, endUser: string | undefined): readonly Level[] {
+  if (team?.limits === undefined) return [];
+  const own = ownLevel(team, () => (limitsSomething(team.limits!) ? { level: 'team', id: team.id, label: `Team ${team.name}`, name: team.name, limits: team.limits!, base: `usage:team:${team.id}` } : undefined));
+  if (team.limits.end_users === undefined && team.limits.tags === undefined) return own;
+  return [...ruleLevels(team.limits, { base: `usage:team:${team.id}`, of: `team ${team.name}` }, context, endUser), ...own];
 }
 
-const userLevel = (user: UserRecord | undefined): Level[] =>
-  user?.limits !== undefined && limitsSomething(user.limits) ? [{ level: 'user', id: user.id, label: `User ${user.email}`, name: user.email, limits: user.limits, base: `usage:user:${user.id}` }] : [];
+async function organizationLevel(principals: Principals): Promise<readonly Level[]> {
+  const limits = await principals.organization?.();
+  return limits === undefined ? [] : ownLevel(limits, () => (limitsSomething(limits) ? { level: 'organization', id: 'organization', label: 'The organization', limits, base: 'usage:org' } : undefined));
+}
 
-const accountLevel = (account: ServiceAccountRecord | undefined): Level[] =>
-  account?.limits !== undefined && limitsSomething(account.limits)
-    ? [{ level: 'user', id: account.id, label: `Service account ${account.name}`, name: account.name, limits: account.limits, base: `usage:sa:${account.id}` }]
-    : [];
+const userLevel = (user: UserRecord | undefined): readonly Level[] =>
+  user?.limits === undefined ? [] : ownLevel(user, () => (limitsSomething(user.limits!) ? { level: 'user', id: user.id, label: `User ${user.email}`, name: user.email, limits: user.limits!, base: `usage:user:${user.id}` } : undefined));
+
+const accountLevel = (account: ServiceAccountRecord | undefined): readonly Level[] =>
+  account?.limits === undefined
+    ? []
+    : ownLevel(account, () =>
+        limitsSomething(account.limits!) ? { level: 'user', id: account.id, label: `Service account ${account.name}`, name: account.name, limits: account.limits!, base: `usage:sa:${account.id}` } : undefined,
+      );
 
 /**
  * Every level a virtual key's request is admitted and charged at, narrowest first: the key (always:
@@ -78,8 +94,8 @@ const accountLevel = (account: ServiceAccountRecord | undefined): Level[] =>
  */
 export async function keyLevels(record: VirtualKeyRecord, team: TeamRecord | undefined, context: GatewayContext, principals: Principals): Promise<Level[]> {
   const endUser = record.limits?.end_users !== undefined || team?.limits?.end_users !== undefined ? endUserOf(context, principals.endUserHeader) : undefined;
-  const levels: Level[] = [{ level: 'key', id: record.id, label: 'This key', name: record.name, limits: record.limits ?? {}, base: `usage:${record.id}`, countsRequests: true }];
-  levels.push(...ruleLevels(record.limits, { base: `usage:${record.id}`, of: 'this key' }, context, endUser));
+  const levels: Level[] = [...ownLevel(record, () => ({ level: 'key', id: record.id, label: 'This key', name: record.name, limits: record.limits ?? {}, base: `usage:${record.id}`, countsRequests: true }))];
+  if (record.limits?.end_users !== undefined || record.limits?.tags !== undefined) levels.push(...ruleLevels(record.limits, { base: `usage:${record.id}`, of: 'this key' }, context, endUser));
   if (record.user_id !== undefined && principals.user) levels.push(...userLevel(await principals.user(record.user_id)));
   if (record.service_account_id !== undefined && principals.serviceAccount) levels.push(...accountLevel(await principals.serviceAccount(record.service_account_id)));
   levels.push(...teamLevels(team, context, endUser));

@@ -72,8 +72,44 @@ const toNanos = (usd: number): number => Math.round(usd * 1_000_000_000);
 /** Whether a level's spend must be counted: it has a budget or a soft budget. */
 export const tracksSpend = (limits: LevelLimits): boolean => limits.budget_usd !== undefined || limits.soft_budget_usd !== undefined;
 
+/**
+ * Each level's admission and settlement parts, built once per UTC day (and per change of its
+ * limits) rather than on every request; bounded. A lifetime computed at the first request of the
+ * day only decides when a finished period's counter is dropped (a day after its end at the latest).
+ */
+interface CachedParts {
+  readonly limits: LevelLimits;
+  readonly dayStart: number;
+  readonly admission: LevelAdmission;
+  settlement?: LevelSettlement;
+  reservedSettlement?: LevelSettlement;
+}
+const partsCache = new Map<string, CachedParts>();
+const MAX_CACHED_PARTS = 10_000;
+
+function cachedParts(level: Level, now: number): CachedParts {
+  const { dayStart } = calendarAt(now);
+  let parts = partsCache.get(level.base);
+  if (parts === undefined || parts.limits !== level.limits || parts.dayStart !== dayStart) {
+    if (partsCache.size >= MAX_CACHED_PARTS) partsCache.clear();
+    parts = { limits: level.limits, dayStart, admission: buildAdmission(level, now) };
+    partsCache.set(level.base, parts);
+  }
+  return parts;
+}
+
 /** A level's part of an admission. */
-export function levelAdmission(level: Level, now: number): LevelAdmission {
+export const levelAdmission = (level: Level, now: number): LevelAdmission => cachedParts(level, now).admission;
+
+/** A level's part of a settlement (see {@link buildSettlement}). */
+export function levelSettlement(level: Level, admission: LevelAdmission, reserved: boolean, now: number): LevelSettlement {
+  const parts = cachedParts(level, now);
+  if (parts.admission !== admission) return buildSettlement(level, admission, reserved, now);
+  if (reserved) return (parts.reservedSettlement ??= buildSettlement(level, admission, true, now));
+  return (parts.settlement ??= buildSettlement(level, admission, false, now));
+}
+
+function buildAdmission(level: Level, now: number): LevelAdmission {
   const { limits, base } = level;
   const period = limits.budget_period ?? 'total';
   const calendarNow = calendarAt(now);
@@ -100,7 +136,7 @@ export function levelAdmission(level: Level, now: number): LevelAdmission {
  * day, week and month counters, which the usage API reads; another level: to its budget period's
  * counter, when it has a budget or a soft one), its token estimate corrected, its request in flight ended.
  */
-export function levelSettlement(level: Level, admission: LevelAdmission, reserved: boolean, now: number): LevelSettlement {
+function buildSettlement(level: Level, admission: LevelAdmission, reserved: boolean, now: number): LevelSettlement {
   const { limits, base } = level;
   const periods: BudgetPeriod[] = level.countsRequests ? ['total', 'day', 'week', 'month'] : tracksSpend(limits) ? [limits.budget_period ?? 'total'] : [];
   return {
