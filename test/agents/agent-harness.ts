@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ExecutionContext } from 'ava';
+import type { GatewayConfig } from '../../config/index.js';
 import { openai } from '../../plugins/providers/openai/index.js';
 import { ACCOUNT_KEY, PROVIDER_KEY, startGateway, type TestGateway } from '../harness.js';
 import { type AgentFake, type AgentTask, SECRET_LINE, startAgentFake } from './agent-fake.js';
@@ -37,6 +38,12 @@ export interface AgentSetup {
 
 export { FINAL_ANSWER, SECRET_LINE } from './agent-fake.js';
 
+/** The provider the virtual key is bound to (default OpenAI), and the plugins the gateway loads beside OpenAI's. */
+export interface AgentUpstream {
+  readonly provider?: string;
+  readonly registrations?: ReadonlyArray<NonNullable<GatewayConfig['providers']>[number]>;
+}
+
 async function startTrap(): Promise<{ origin: string; escapes: string[]; close: () => void }> {
   const escapes: string[] = [];
   const trap = createServer((request, response) => {
@@ -61,14 +68,14 @@ async function startTrap(): Promise<{ origin: string; escapes: string[]; close: 
 }
 
 /** Makes the workspace, starts the fake (its task may name the notes' path), the trap and the gateway, creates the virtual key, and tears all down with the test. */
-export async function setUpAgent(t: ExecutionContext, label: string, task: (notesPath: string) => AgentTask): Promise<AgentSetup> {
+export async function setUpAgent(t: ExecutionContext, label: string, task: (notesPath: string) => AgentTask, upstream: AgentUpstream = {}): Promise<AgentSetup> {
   const home = mkdtempSync(join(tmpdir(), `${label}-home-`));
   const workspace = mkdtempSync(join(tmpdir(), `${label}-work-`));
   const notesPath = join(workspace, 'notes.txt');
   writeFileSync(notesPath, `${SECRET_LINE}\n`);
   const fake = await startAgentFake(task(notesPath));
   const trap = await startTrap();
-  const gateway = await startGateway({ providers: [openai()] });
+  const gateway = await startGateway({ providers: [openai(), ...(upstream.registrations ?? [])] });
   t.teardown(async () => {
     await gateway.close();
     await fake.close();
@@ -77,7 +84,7 @@ export async function setUpAgent(t: ExecutionContext, label: string, task: (note
   const created = await fetch(`${gateway.url}/admin/virtual-keys`, {
     method: 'POST',
     headers: { 'x-gateway-api-key': ACCOUNT_KEY, 'content-type': 'application/json' },
-    body: JSON.stringify({ name: label, provider: 'openai', provider_key: PROVIDER_KEY, custom_host: fake.baseUrl }),
+    body: JSON.stringify({ name: label, provider: upstream.provider ?? 'openai', provider_key: PROVIDER_KEY, custom_host: fake.baseUrl }),
   });
   if (created.status !== 201) throw new Error(`creating the virtual key answered ${created.status}: ${await created.text()}`);
   const { key } = (await created.json()) as { key: string };
