@@ -155,3 +155,20 @@ export async function assertAgentRan(t: ExecutionContext, setup: AgentSetup, ope
   t.true(setup.fake.requests.every((request) => request.headers.authorization === `Bearer ${PROVIDER_KEY}`));
   t.deepEqual(setup.escapes.filter((escape) => !allowedEscapes.includes(escape)), [], 'nothing beyond loopback');
 }
+
+/** Runs `body` with every `fetch` of this process recorded (for agents that run in the test's process); returns the URLs not on loopback. */
+export async function recordingFetches(body: () => Promise<void>): Promise<string[]> {
+  const original = globalThis.fetch;
+  const escapes: string[] = [];
+  globalThis.fetch = (input, init) => {
+    const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
+    if (url.hostname !== '127.0.0.1' && url.hostname !== 'localhost') escapes.push(url.href);
+    return original(input, init);
+  };
+  try {
+    await body();
+  } finally {
+    globalThis.fetch = original;
+  }
+  return escapes;
+}

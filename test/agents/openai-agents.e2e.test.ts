@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Agent, OpenAIProvider, Runner, tool } from '@openai/agents';
 import test, { type ExecutionContext } from 'ava';
 import { groq } from '../../plugins/providers/groq/index.js';
-import { type AgentSetup, assertAgentRan, FINAL_ANSWER, setUpAgent } from './agent-harness.js';
+import { type AgentSetup, assertAgentRan, FINAL_ANSWER, recordingFetches, setUpAgent } from './agent-harness.js';
 
 /**
  * The OpenAI Agents SDK (`@openai/agents`, pinned) with only a base URL and a key: an
@@ -15,23 +15,6 @@ import { type AgentSetup, assertAgentRan, FINAL_ANSWER, setUpAgent } from './age
  */
 
 const PROMPT = 'What do the notes in notes.txt say?';
-
-/** Runs `body` with every fetch of this process recorded; returns the URLs not on loopback. */
-async function recordingFetches(body: () => Promise<void>): Promise<string[]> {
-  const original = globalThis.fetch;
-  const escapes: string[] = [];
-  globalThis.fetch = (input, init) => {
-    const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
-    if (url.hostname !== '127.0.0.1' && url.hostname !== 'localhost') escapes.push(url.href);
-    return original(input, init);
-  };
-  try {
-    await body();
-  } finally {
-    globalThis.fetch = original;
-  }
-  return escapes;
-}
 
 function readNotesAgent(): Agent {
   const readFile = tool({
