@@ -1,10 +1,11 @@
 import { execFile } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { ExecutionContext } from 'ava';
 import type { GatewayConfig } from '../../config/index.js';
 import { openai } from '../../plugins/providers/openai/index.js';
@@ -34,6 +35,10 @@ export interface AgentSetup {
   readonly escapes: string[];
   /** PATH, the fresh home and XDG folders, the proxy trap, no colour; add the tool's own settings. */
   readonly environment: NodeJS.ProcessEnv;
+  /** `environment` plus the loopback guard preloaded into every Node process (`loopback-preload.ts`), for agents that run on Node. */
+  readonly nodeEnvironment: NodeJS.ProcessEnv;
+  /** What the preloaded guard refused (`lookup <name>` / `connect <host>`), read from its report file. */
+  readonly refused: () => string[];
 }
 
 export { FINAL_ANSWER, SECRET_LINE } from './agent-fake.js';
@@ -109,7 +114,12 @@ export async function setUpAgent(t: ExecutionContext, label: string, task: (note
     // Node's own fetch follows the proxy variables only when told to (Node 24).
     NODE_USE_ENV_PROXY: '1',
   };
-  return { gateway, fake, key, url: gateway.url, home, workspace, notesPath, escapes: trap.escapes, environment };
+  const report = join(home, 'loopback-report.txt');
+  writeFileSync(report, '');
+  const preload = pathToFileURL(join(import.meta.dirname, 'loopback-preload.js')).href;
+  const nodeEnvironment = { ...environment, NODE_OPTIONS: `--import=${preload}`, AGENT_LOOPBACK_REPORT: report };
+  const refused = () => readFileSync(report, 'utf8').split('\n').filter(Boolean);
+  return { gateway, fake, key, url: gateway.url, home, workspace, notesPath, escapes: trap.escapes, environment, nodeEnvironment, refused };
 }
 
 export interface RunResult {
@@ -122,7 +132,7 @@ export interface RunResult {
 /** Runs a command to its end (killed after `timeoutMs`), its standard input closed. */
 export function run(command: string, args: readonly string[], options: { env: NodeJS.ProcessEnv; cwd: string; timeoutMs?: number }): Promise<RunResult> {
   return new Promise((resolve) => {
-    const child = execFile(command, args, { env: options.env, cwd: options.cwd, timeout: options.timeoutMs ?? 50_000, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) =>
+    const child = execFile(command, args, { env: options.env, cwd: options.cwd, timeout: options.timeoutMs ?? 100_000, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) =>
       resolve({ failed: error !== null, code: child.exitCode, stdout, stderr }),
     );
     child.stdin?.end();
@@ -153,7 +163,8 @@ export async function assertAgentRan(t: ExecutionContext, setup: AgentSetup, ope
     'the virtual key never reaches the provider',
   );
   t.true(setup.fake.requests.every((request) => request.headers.authorization === `Bearer ${PROVIDER_KEY}`));
-  t.deepEqual(setup.escapes.filter((escape) => !allowedEscapes.includes(escape)), [], 'nothing beyond loopback');
+  t.deepEqual(setup.escapes.filter((escape) => !allowedEscapes.includes(escape)), [], 'nothing beyond loopback through the proxy variables');
+  t.deepEqual(setup.refused(), [], 'no lookup or connection beyond loopback in a Node process');
 }
 
 /** Runs `body` with every `fetch` of this process recorded (for agents that run in the test's process); returns the URLs not on loopback. */

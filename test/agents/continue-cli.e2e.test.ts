@@ -37,7 +37,7 @@ test.serial('the Continue CLI runs a prompt that reads a file with its tool, thr
   writeFileSync(configPath, config);
   const result = await run(process.execPath, [packagePath('@continuedev/cli/dist/cn.js'), '--config', configPath, '-p', 'What do the notes in notes.txt say?'], {
     cwd: setup.workspace,
-    env: { ...setup.environment, CONTINUE_CLI_ENABLE_TELEMETRY: '0', CONTINUE_METRICS_ENABLED: '0' },
+    env: { ...setup.nodeEnvironment, CONTINUE_CLI_ENABLE_TELEMETRY: '0', CONTINUE_METRICS_ENABLED: '0' },
   });
   t.false(result.failed, result.stderr);
   t.is(result.stdout.trim(), FINAL_ANSWER);

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Agent } from '@mastra/core/agent';
 import { createTool } from '@mastra/core/tools';
 import test from 'ava';
+import { installLoopbackGuard } from '../fuzz/loopback-only.js';
 import { assertAgentRan, FINAL_ANSWER, recordingFetches, setUpAgent } from './agent-harness.js';
 
 /**
@@ -13,6 +14,8 @@ import { assertAgentRan, FINAL_ANSWER, recordingFetches, setUpAgent } from './ag
  */
 
 const PROMPT = 'What do the notes in notes.txt say?';
+// The agent runs in this process: lookups and connects beyond loopback are refused and recorded.
+const guard = installLoopbackGuard();
 
 function notesAgent(url: string, apiKey: string, api: 'chat' | 'responses'): Agent {
   const readFile = createTool({
@@ -36,6 +39,7 @@ test.serial('a Mastra agent uses its tool over chat completions (generate), thro
   });
   t.is(text, FINAL_ANSWER);
   t.deepEqual(escapes, [], 'nothing beyond loopback');
+  t.deepEqual([...guard.refusedLookups, ...guard.refusedConnects], []);
   t.is(setup.fake.bodies().length, 2);
   t.true(setup.fake.requests.every((request) => request.url === '/v1/chat/completions'));
   t.deepEqual(setup.fake.bodies()[0].tools.map((declared: { function: { name: string } }) => declared.function.name), ['readFile']);
@@ -51,6 +55,7 @@ test.serial('a Mastra agent uses its tool over the Responses API (stream), throu
   });
   t.is(text, FINAL_ANSWER);
   t.deepEqual(escapes, [], 'nothing beyond loopback');
+  t.deepEqual([...guard.refusedLookups, ...guard.refusedConnects], []);
   t.is(setup.fake.bodies().length, 2);
   t.true(setup.fake.requests.every((request) => request.url === '/v1/responses'));
   t.true(setup.fake.bodies().every((body) => body.stream === true));

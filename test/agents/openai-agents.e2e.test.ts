@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Agent, OpenAIProvider, Runner, tool } from '@openai/agents';
 import test, { type ExecutionContext } from 'ava';
 import { groq } from '../../plugins/providers/groq/index.js';
+import { installLoopbackGuard } from '../fuzz/loopback-only.js';
 import { type AgentSetup, assertAgentRan, FINAL_ANSWER, recordingFetches, setUpAgent } from './agent-harness.js';
 
 /**
@@ -15,6 +16,8 @@ import { type AgentSetup, assertAgentRan, FINAL_ANSWER, recordingFetches, setUpA
  */
 
 const PROMPT = 'What do the notes in notes.txt say?';
+// The agent runs in this process: lookups and connects beyond loopback are refused and recorded.
+const guard = installLoopbackGuard();
 
 function readNotesAgent(): Agent {
   const readFile = tool({
@@ -41,6 +44,7 @@ async function runAgent(t: ExecutionContext, setup: AgentSetup, useResponses: bo
     }
   });
   t.deepEqual(escapes, [], 'nothing beyond loopback');
+  t.deepEqual([...guard.refusedLookups, ...guard.refusedConnects], []);
   return output;
 }
 

@@ -23,7 +23,7 @@ test.serial('Qwen Code runs a prompt that reads a file with its tool, through th
   writeFileSync(join(setup.home, '.qwen', 'settings.json'), JSON.stringify(settings));
   const result = await run(process.execPath, [packagePath('@qwen-code/qwen-code/cli-entry.js'), '-p', 'What do the notes in notes.txt say?'], {
     cwd: setup.workspace,
-    env: { ...setup.environment, OPENAI_BASE_URL: `${setup.url}/v1`, OPENAI_API_KEY: setup.key, OPENAI_MODEL: 'gpt-4o', QWEN_CODE_NO_RELAUNCH: 'true' },
+    env: { ...setup.nodeEnvironment, OPENAI_BASE_URL: `${setup.url}/v1`, OPENAI_API_KEY: setup.key, OPENAI_MODEL: 'gpt-4o', QWEN_CODE_NO_RELAUNCH: 'true' },
   });
   t.false(result.failed, result.stderr);
   t.is(result.stdout.trim(), FINAL_ANSWER);
