@@ -8,7 +8,8 @@ import { type AgentSetup, assertAgentRan, FINAL_ANSWER, recordingFetches, setUpA
 /**
  * The OpenAI Agents SDK (`@openai/agents`, pinned) with only a base URL and a key: an
  * `OpenAIProvider({ baseURL, apiKey, useResponses })` (the gateway's `/v1` and a virtual key) as the
- * runner's model provider, tracing off (it would export spans to OpenAI). A tool-using agent reads a
+ * runner's model provider, tracing off (it would export spans to OpenAI;
+ * `OPENAI_AGENTS_DISABLE_TRACING=1` does the same). A tool-using agent reads a
  * file with its `read_file` function tool and answers with what it found; over the Responses API and
  * over chat completions, streamed and not; and over the Responses API on a provider with chat only
  * (Groq), where the gateway translates each turn to chat and back. Every `fetch` of this process is recorded for the run, so
