@@ -144,7 +144,8 @@ export const packagePath = (...parts: string[]): string => join(process.cwd(), '
 
 /**
  * The checks every agent test ends with: the tool's result reached the model, every request was
- * logged with the expected operation and answered 200, the key stayed in the gateway, and nothing
+ * logged with the expected operation and answered 200 with no warning logged, the key stayed in
+ * the gateway, and nothing
  * was sent beyond loopback (but for `allowedEscapes`: attempts a tool makes whatever its settings,
  * each named and explained by its test; the trap refuses them).
  */
@@ -157,6 +158,7 @@ export async function assertAgentRan(t: ExecutionContext, setup: AgentSetup, ope
   t.true(entries.length >= 2);
   t.deepEqual([...new Set(entries.map((entry) => entry.operation))].sort(), [...operations].sort());
   t.deepEqual(entries.filter((entry) => entry.status !== 200).map((entry) => `${entry.operation} ${entry.status}`), []);
+  t.deepEqual(setup.gateway.lines.filter((line) => line.level >= 40).map((line) => line.msg), [], 'the gateway logged no warning or error');
   t.false(setup.gateway.rawLog().includes(setup.key), 'the virtual key is never logged');
   t.false(
     setup.fake.requests.some((request) => JSON.stringify(request.headers).includes(setup.key)),

@@ -70,5 +70,6 @@ test.serial('the Codex CLI runs a task that uses its shell tool on a provider wi
   t.true(setup.fake.requests.every((request) => request.url === '/v1/chat/completions'));
   const names = setup.fake.bodies()[0].tools.map((declared: { function: { name: string } }) => declared.function.name);
   t.true(names.includes('exec_command'));
+  t.false(names.includes('web_search'), 'a hosted tool Groq lacks is dropped, not sent');
   await assertAgentRan(t, setup, ['responses']);
 });
