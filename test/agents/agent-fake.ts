@@ -5,8 +5,8 @@ import { type Fake, type RecordedRequest, startFake } from '../fakes/openai-fake
  * A loopback fake of OpenAI (chat completions and the Responses API, streamed or not) that plays the
  * model of a one-tool agent task, deciding from what each request carries rather than from their
  * order (agents also send side requests: titles, summaries, next-speaker checks):
- * - the last turn is a tool result: the final answer, quoting the line the tool returned when it
- *   holds `SECRET_LINE` (so the answer proves the tool ran);
+ * - the conversation holds a tool result: the final answer, quoting the line the tool returned when
+ *   it holds `SECRET_LINE` (so the answer proves the tool ran);
  * - the request offers the task's tool: a call of it with the task's arguments;
  * - anything else (a request without that tool): a short plain answer.
  */
@@ -38,15 +38,17 @@ const answerTo = (toolResult: string): string => (toolResult.includes(SECRET_LIN
 
 const offersTool = (tools: unknown, name: string): boolean => Array.isArray(tools) && tools.some((tool) => tool?.function?.name === name || tool?.name === name);
 
+// The task needs one call: once a tool result is in the conversation (whatever an agent appends
+// after it, such as a reminder), the next turn is the answer.
 function chatTurn(body: Record<string, any>, task: AgentTask): Turn {
-  const last = Array.isArray(body.messages) ? body.messages.at(-1) : undefined;
-  if (last?.role === 'tool') return { kind: 'text', text: answerTo(textOf(last.content)) };
+  const result = Array.isArray(body.messages) ? body.messages.findLast((message: any) => message?.role === 'tool') : undefined;
+  if (result) return { kind: 'text', text: answerTo(textOf(result.content)) };
   return offersTool(body.tools, task.toolName) ? { kind: 'call' } : { kind: 'text', text: SIDE_ANSWER };
 }
 
 function responsesTurn(body: Record<string, any>, task: AgentTask): Turn {
-  const last = Array.isArray(body.input) ? body.input.at(-1) : undefined;
-  if (last?.type === 'function_call_output') return { kind: 'text', text: answerTo(textOf(last.output)) };
+  const result = Array.isArray(body.input) ? body.input.findLast((item: any) => item?.type === 'function_call_output') : undefined;
+  if (result) return { kind: 'text', text: answerTo(textOf(result.output)) };
   return offersTool(body.tools, task.toolName) ? { kind: 'call' } : { kind: 'text', text: SIDE_ANSWER };
 }
 
