@@ -15,8 +15,9 @@ const usagePeriodParameters = [
 const usageGroupParameter = {
   name: 'group_by',
   in: 'query',
-  schema: { type: 'string', pattern: '^(none|provider|model|key|user|metadata\\..{1,128})$', default: 'none' },
-  description: '`user` is the request\'s `user` field; `metadata.<key>` the value of one x-gateway-metadata key. Rows without a value form the group `(none)`.',
+  schema: { type: 'string', pattern: '^(none|provider|model|key|user|team|user_id|metadata\\..{1,128})$', default: 'none' },
+  description:
+    '`user` is the request\'s `user` field (the end user); `team` the key\'s team (`organization` for shared keys); `user_id` the gateway user or service account owning the key; `metadata.<key>` the value of one x-gateway-metadata key (a tag). Rows without a value form the group `(none)`.',
 };
 const number = { type: 'number' };
 const nullableNumber = { type: ['number', 'null'] };

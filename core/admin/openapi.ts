@@ -4,6 +4,7 @@
  * core/cache/admin.ts, core/audit/admin.ts).
  */
 import { auditOpenApiPaths, auditOpenApiSchemas } from '../audit/openapi.js';
+import { limitsOpenApiPaths, limitsOpenApiSchemas } from './openapi-limits.js';
 import { routeSchema } from '../routing/route-schema.js';
 import { mcpAdminPaths, mcpAdminSchemas } from './openapi-mcp.js';
 import { routingAdminPaths, routingAdminSchemas } from './openapi-routing.js';
@@ -206,6 +207,7 @@ export const adminOpenApi = {
     },
     ...logsOpenApiPaths,
     ...auditOpenApiPaths,
+    ...limitsOpenApiPaths,
   },
   components: {
     securitySchemes: { accountKey: { type: 'apiKey', in: 'header', name: 'x-gateway-api-key' } },
@@ -230,6 +232,7 @@ export const adminOpenApi = {
       ...mcpAdminSchemas,
       ...logsOpenApiSchemas,
       ...auditOpenApiSchemas,
+      ...limitsOpenApiSchemas,
       RouteInput: {
         type: 'object',
         additionalProperties: false,
@@ -323,16 +326,17 @@ export const adminOpenApi = {
         },
       },
       Limits: {
-        type: 'object',
-        additionalProperties: false,
-        properties: {
-          budget_usd: { type: 'number', minimum: 0 },
-          budget_period: { enum: ['total', 'day', 'month'], default: 'total', description: 'UTC calendar periods' },
-          requests_per_minute: { type: 'integer', minimum: 0, description: 'Sliding 60-second window' },
-          requests_per_day: { type: 'integer', minimum: 0, description: 'UTC calendar day' },
-          allowed_users: { type: 'array', items: { type: 'string' }, description: 'Matched against the request body’s user' },
-          allowed_models: { type: 'array', items: { type: 'string' } },
-        },
+        description: 'A virtual key’s limits: a level’s (docs/limits.md#levels), rules for its end users and tags, and the users and models it may name',
+        allOf: [
+          { $ref: '#/components/schemas/TeamLimits' },
+          {
+            type: 'object',
+            properties: {
+              allowed_users: { type: 'array', items: { type: 'string' }, description: 'Matched against the request body’s user' },
+              allowed_models: { type: 'array', items: { type: 'string' } },
+            },
+          },
+        ],
       },
       AllowedRoutes: {
         type: 'array',
