@@ -131,6 +131,7 @@ export const ERROR_CODES: Readonly<Record<string, Readonly<Record<string, ErrorC
     invalid_batch: { status: [400], when: 'A batch request the gateway cannot take for a translated provider: no `input_file_id`, an endpoint the provider does not batch, a `completion_window` other than `24h`, bad `metadata`, a form without its `file`, a bad list `limit`.' },
     invalid_file_purpose: { status: [400], when: 'A file for a translated provider was uploaded with another purpose than `batch`.' },
     batch_not_cancellable: { status: [400], when: 'The batch has already ended (completed, failed, expired or cancelled).' },
+    batch_failed: { status: [200], type: 'batch_line_error', when: "Not an answer's error: `errors.data[0].code` of a batch the provider failed as a whole (its reason in the message)." },
     batch_expired: { status: [200], type: 'batch_line_error', when: "Not an answer's error: a line of a batch's error file (`error.code`) that the provider did not run before the batch expired." },
     batch_cancelled: { status: [200], type: 'batch_line_error', when: "Not an answer's error: a line of a batch's error file that was not run because the batch was cancelled." },
     batch_line_missing: { status: [200], type: 'batch_line_error', when: "Not an answer's error: a line of a batch's error file that the provider's results did not include." },

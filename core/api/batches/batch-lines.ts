@@ -122,6 +122,8 @@ export function batchOutcome(
   provider: ProviderPlugin,
   target: ProviderTarget,
   providerBatchId: string,
+  /** What a line the results leave out became: the batch expired or was cancelled before it ran, or it is missing. */
+  unreported: 'expired' | 'cancelled' | 'missing' = 'missing',
 ): BatchOutcome {
   const byId = new Map(results.map((result) => [result.customId, result]));
   const outcome: BatchOutcome = { output: [], errors: [], summary: { succeeded: 0, errored: 0, expired: 0, cancelled: 0 }, ran: [] };
@@ -146,7 +148,7 @@ export function batchOutcome(
       outcome.summary.errored++;
       outcome.errors.push(JSON.stringify({ id: requestId(), custom_id, response: { status_code: result.status, request_id, body: { error: { ...result.error, provider: provider.id } } }, error: null }));
     } else {
-      const kind = result === undefined ? 'missing' : result.kind;
+      const kind = result === undefined ? unreported : result.kind;
       if (kind === 'cancelled') outcome.summary.cancelled++;
       else if (kind === 'expired') outcome.summary.expired++;
       else outcome.summary.errored++;

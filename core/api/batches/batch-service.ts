@@ -188,9 +188,12 @@ export class BatchService {
       throw errors.invalidRequest(`A batch that is ${batch.status} cannot be cancelled.`, { param: 'batch_id', code: 'batch_not_cancellable' });
     }
     const adapter = this.adapter(auth);
-    const answer = await sendBatchRequest(this.dependencies.upstream, auth, adapter.cancel(batch.upstream, auth.target), { signal, maxBytes: this.dependencies.maxAnswerBytes });
+    const options = { signal, maxBytes: this.dependencies.maxAnswerBytes };
+    await sendBatchRequest(this.dependencies.upstream, auth, adapter.cancel(batch.upstream, auth.target), options);
+    // Not every provider answers a cancel with the batch (Gemini's is empty): its state is read again.
+    const answer = await sendBatchRequest(this.dependencies.upstream, auth, adapter.retrieve(batch.upstream, auth.target), options);
     applyState(batch, adapter.state(upstreamJson(answer, auth.provider.id)));
-    if (batch.status === 'in_progress') batch.status = 'cancelling';
+    if (batch.status === 'in_progress' || batch.status === 'validating') batch.status = 'cancelling';
     batch.cancelling_at ??= seconds();
     if (!batch.upstream.ended) {
       await this.dependencies.store.putBatch(batch);
@@ -220,7 +223,8 @@ export class BatchService {
         parsed && parsed.errors.length === 0 && parsed.requests.length === batch.lines.length
           ? parsed
           : { customIds: batch.lines.map((line) => line.customId), requests: batch.lines.map((line) => ({ model: line.model, messages: [] }) as ChatRequest) };
-      const outcome = batchOutcome(results, input, auth.provider, auth.target, state.id);
+      const unreported = state.status === 'expired' ? 'expired' : state.status === 'cancelled' || state.status === 'cancelling' ? 'cancelled' : 'missing';
+      const outcome = batchOutcome(results, input, auth.provider, auth.target, state.id, unreported);
       const now = seconds();
       const ended: StoredBatch = { ...batch, status: state.status === 'cancelling' ? 'cancelled' : state.status, costUsd: batchCostUsd(outcome.ran, this.price(auth)) };
       ended.request_counts = { total: batch.request_counts.total, completed: outcome.summary.succeeded, failed: batch.request_counts.total - outcome.summary.succeeded };
@@ -228,6 +232,7 @@ export class BatchService {
       else if (ended.status === 'expired') ended.expired_at = now;
       else if (ended.status === 'cancelled') ended.cancelled_at = now;
       else ended.failed_at = now;
+      if (ended.status === 'failed') ended.errors = { object: 'list', data: [{ code: 'batch_failed', message: state.failure ?? `The provider "${auth.provider.id}" failed the batch.`, param: null, line: null }] };
       ended.output_file_id = await this.resultFile(batch, 'output', outcome.output);
       ended.error_file_id = await this.resultFile(batch, 'error', outcome.errors);
       await store.putBatch(ended);
