@@ -210,7 +210,11 @@ export class BatchService {
   private async end(auth: AuthSlice, batch: StoredBatch, signal: AbortSignal): Promise<StoredBatch> {
     const { store } = this.dependencies;
     const claimant = randomUUID();
-    if (!(await store.claimEnd(batch.id, claimant))) return (await store.batch(batch.owner, batch.id)) ?? batch;
+    if (!(await store.claimEnd(batch.id, claimant))) {
+      // Another request is ending it: the stored batch once it has ended, else this one (`finalizing`).
+      const stored = await store.batch(batch.owner, batch.id);
+      return stored && TERMINAL.has(stored.status) ? stored : batch;
+    }
     try {
       const adapter = this.adapter(auth);
       const state = batch.upstream!;
