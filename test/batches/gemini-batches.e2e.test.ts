@@ -92,3 +92,19 @@ test('an expired batch: every line in the error file as batch_expired, nothing c
   t.is(cancelAgain.status, 400);
   t.is(((await cancelAgain.json()) as { error: { code: string } }).error.code, 'batch_not_cancellable');
 });
+
+test('a batch the provider fails as a whole: failed, its reason in errors, every line in the error file', async (t) => {
+  const { fake, client } = await setup(t);
+  const file = await upload(client, [line('a', 'x')]);
+  const batch = await client.batches.create({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+  fake.move(fake.only().name, 'BATCH_STATE_FAILED');
+  const failed = await client.batches.retrieve(batch.id);
+  t.is(failed.status, 'failed');
+  t.truthy(failed.failed_at);
+  t.like(failed.errors!.data![0], { code: 'batch_failed', message: 'The batch input was refused.' });
+  t.like((await jsonLines(client, failed.error_file_id!))[0], { custom_id: 'a', error: { code: 'batch_line_missing' } });
+  t.like(
+    gateway.entries().find((entry) => entry.operation === 'batch' && entry.traceId === batch.id),
+    { status: 400, outcome: 'error', error: { code: 'batch_failed' } },
+  );
+});
