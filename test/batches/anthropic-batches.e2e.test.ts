@@ -84,6 +84,14 @@ test('a batch that partly fails: lines mapped like chat, the documented lifecycl
   // 100 × $1 + 20 × $5 per million (half of $2 and $10).
   t.like(entries[0], { provider: 'anthropic', model: 'claude-test', status: 200, costUsd: 0.0002, usage: { promptTokens: 100, completionTokens: 20, totalTokens: 120 } });
   t.like(entries[0].metadata, { 'batch.status': 'completed', 'batch.lines': '3', 'batch.succeeded': '1', 'batch.errored': '1', 'batch.expired': '1', job: 'nightly' });
+  // The entry reaches the durable request log (the admin API's explorer) like any request's.
+  const deadline = Date.now() + 5000;
+  let stored = (await admin(gateway, 'GET', `/admin/logs?trace_id=${batch.id}`)).json;
+  while (stored.data.length === 0 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    stored = (await admin(gateway, 'GET', `/admin/logs?trace_id=${batch.id}`)).json;
+  }
+  t.like(stored.data[0], { operation: 'batch', provider: 'anthropic', status: 200 });
   const listed = await client.batches.list();
   t.true(listed.data.some((item) => item.id === batch.id));
   for (const secret of SECRETS) t.false(gateway.rawLog().includes(secret));
