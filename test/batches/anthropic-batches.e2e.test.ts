@@ -33,12 +33,12 @@ const batchEntry = (batchId: string): LogEntry | undefined => gateway.entries().
 test('a batch that partly fails: lines mapped like chat, the documented lifecycle, OpenAI output and error files, charged once at the batch price', async (t) => {
   const { fake, client } = await setup(t);
   const file = await upload(client, [line('first', 'One?'), line('second', 'Two?'), line('third', 'Three?')]);
-  t.regex(file.id, /^file-gw/);
+  t.regex(file.id, /^file-gw_[0-9a-f]{24}$/);
   t.like(file, { object: 'file', purpose: 'batch', filename: 'requests.jsonl' });
   t.is(fake.requests.length, 0, 'the file stays with the gateway');
 
   const batch = await client.batches.create({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h', metadata: { job: 'nightly' } });
-  t.regex(batch.id, /^batch_gw/);
+  t.regex(batch.id, /^batch_gw_[0-9a-f]{24}$/);
   t.is(batch.status, 'in_progress');
   t.deepEqual(batch.request_counts, { total: 3, completed: 0, failed: 0 });
   const sent = fake.only();
@@ -176,4 +176,8 @@ test('a provider that speaks OpenAI keeps files and batches passed through', asy
   const file = await upload(client, [line('x', 'a')]);
   t.is(file.id, 'file-upstream1');
   t.is(fake.requests[0].url, '/v1/files');
+  // An OpenAI id that happens to have the gateway's form is still the provider's.
+  const lookalike = await client.files.retrieve('file-gw_0123');
+  t.is(lookalike.id, 'file-upstream1');
+  t.is(fake.requests[1].url, '/v1/files/file-gw_0123');
 });

@@ -124,7 +124,7 @@ async function batches(context: GatewayContext, auth: AuthSlice, id: string | un
 /**
  * The pass-through with `/v1/files` and `/v1/batches` served by the gateway where they must be
  * translated: for a provider that declares `operations.batches`, and for any id the gateway issued
- * (`file-gw…`, `batch_gw…`). Everything else (OpenAI, Azure and any provider that speaks OpenAI's
+ * (`file-gw_…`, `batch_gw_…`, when it holds them). Everything else (OpenAI, Azure and any provider that speaks OpenAI's
  * batches) is passed through as before. The request has been through the auth stage (the caller,
  * the provider, its credential) and the limits' admission like any pass-through.
  */
@@ -136,7 +136,12 @@ export function withBatches(passthrough: OperationHandler, options: BatchRoutesO
       const auth = context.auth;
       if (!match || !auth) return undefined;
       const [, kind, id, action] = match;
-      if (id === undefined ? provider.operations.batches === undefined : !(kind === 'files' ? isGatewayFileId(id) : isGatewayBatchId(id))) return undefined;
+      const translated = provider.operations.batches !== undefined;
+      if (id === undefined && !translated) return undefined;
+      if (id !== undefined && !(kind === 'files' ? isGatewayFileId(id) : isGatewayBatchId(id))) return undefined;
+      // An id of the gateway's form sent to a provider that speaks OpenAI's batches is the provider's
+      // unless the gateway holds it.
+      if (id !== undefined && !translated && !(await options.store.holds(kind as 'files' | 'batches', id))) return undefined;
       return kind === 'files' ? files(context, auth, id, action, options) : batches(context, auth, id, action, options);
     },
   };

@@ -67,13 +67,17 @@ const BATCH = 'batch:';
 const filesOf = (owner: string) => `batch-files:${owner}`;
 const batchesOf = (owner: string) => `batches:${owner}`;
 
-/** A gateway file id (`file-gw…`): the gateway, not the provider, holds it. */
-export const isGatewayFileId = (id: string): boolean => id.startsWith('file-gw');
-/** A gateway batch id (`batch_gw…`). */
-export const isGatewayBatchId = (id: string): boolean => id.startsWith('batch_gw');
+/**
+ * A gateway file id (`file-gw_…`): the gateway, not the provider, holds it. The underscore keeps the
+ * form apart from OpenAI's ids (`file-` and letters and digits); a provider's id that looks like one
+ * anyway is still passed through when the gateway holds no such file (see `withBatches`).
+ */
+export const isGatewayFileId = (id: string): boolean => id.startsWith('file-gw_');
+/** A gateway batch id (`batch_gw_…`). */
+export const isGatewayBatchId = (id: string): boolean => id.startsWith('batch_gw_');
 
-export const newFileId = (): string => `file-gw${randomBytes(12).toString('hex')}`;
-export const newBatchId = (): string => `batch_gw${randomBytes(12).toString('hex')}`;
+export const newFileId = (): string => `file-gw_${randomBytes(12).toString('hex')}`;
+export const newBatchId = (): string => `batch_gw_${randomBytes(12).toString('hex')}`;
 
 /** Files and batches by owner, over the shared state's records. */
 export class BatchStore {
@@ -110,6 +114,11 @@ export class BatchStore {
     await state.records.delete(CONTENT + id);
     await state.removeFromSet(filesOf(owner), id);
     return true;
+  }
+
+  /** Whether the gateway holds a file or batch of this id, whoever owns it. */
+  async holds(kind: 'files' | 'batches', id: string): Promise<boolean> {
+    return (await this.state().records.get((kind === 'files' ? FILE : BATCH) + id)) !== undefined;
   }
 
   async putBatch(batch: StoredBatch): Promise<void> {
