@@ -181,3 +181,19 @@ test('a provider that speaks OpenAI keeps files and batches passed through', asy
   t.is(lookalike.id, 'file-upstream1');
   t.is(fake.requests[1].url, '/v1/files/file-gw_0123');
 });
+
+test('the provider refusing or garbling a create: its error with its status, or 502 upstream_invalid_response; no batch is kept', async (t) => {
+  const { fake, client } = await setup(t);
+  const file = await upload(client, [line('x', 'a')]);
+  const create = () => client.batches.create({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+  const wrongKey = gatewayClient(gateway.url, { 'x-gateway-provider': 'anthropic', 'x-gateway-custom-host': fake.baseUrl }, 'sk-wrong-key-0123456789');
+  // The owner is the gateway key (here the account key): the file is found, and the provider refuses the credential.
+  const unauthorised = await t.throwsAsync(wrongKey.batches.create({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' }));
+  t.is((unauthorised as { status?: number }).status, 401);
+  t.like((unauthorised as { error?: unknown }).error, { type: 'authentication_error', provider: 'anthropic' });
+  fake.handle((_request, response) => void response.writeHead(200, { 'content-type': 'application/json' }).end('{"unexpected": true}'));
+  const garbled = await t.throwsAsync(create());
+  t.is((garbled as { status?: number }).status, 502);
+  t.like((garbled as { error?: unknown }).error, { code: 'upstream_invalid_response' });
+  t.false((await client.batches.list()).data.some((item) => item.input_file_id === file.id));
+});

@@ -10,7 +10,7 @@ import { type BatchInputError, batchOutcome, mapBatchLines, parseBatchInput } fr
 import { batchLogEntry } from './batch-log.js';
 import { batchCostUsd, type BatchMoneyDependencies, batchPrice, reserveBatch, settleBatch } from './batch-money.js';
 import { type BatchStore, newBatchId, newFileId, type StoredBatch } from './batch-store.js';
-import { sendBatchRequest, upstreamJson } from './batch-upstream.js';
+import { readUpstream, sendBatchRequest, upstreamJson } from './batch-upstream.js';
 
 export interface BatchServiceDependencies extends BatchMoneyDependencies {
   readonly store: BatchStore;
@@ -142,7 +142,7 @@ export class BatchService {
     let state: ProviderBatchState;
     try {
       const answer = await sendBatchRequest(this.dependencies.upstream, auth, adapter.create(mapped.lines, auth.target), { signal, maxBytes: this.dependencies.maxAnswerBytes });
-      state = adapter.state(upstreamJson(answer, auth.provider.id));
+      state = readUpstream(auth.provider.id, () => adapter.state(upstreamJson(answer, auth.provider.id)));
     } catch (error) {
       // Nothing was created upstream: the reservation is released.
       await settleBatch(this.dependencies, reservation, 0).catch(() => {});
@@ -171,7 +171,7 @@ export class BatchService {
     if (!batch.upstream.ended) {
       const adapter = this.adapter(auth);
       const answer = await sendBatchRequest(this.dependencies.upstream, auth, adapter.retrieve(batch.upstream, auth.target), { signal, maxBytes: this.dependencies.maxAnswerBytes });
-      applyState(batch, adapter.state(upstreamJson(answer, auth.provider.id)));
+      applyState(batch, readUpstream(auth.provider.id, () => adapter.state(upstreamJson(answer, auth.provider.id))));
       if (!batch.upstream.ended) {
         await this.dependencies.store.putBatch(batch);
         return batch;
@@ -192,7 +192,7 @@ export class BatchService {
     await sendBatchRequest(this.dependencies.upstream, auth, adapter.cancel(batch.upstream, auth.target), options);
     // Not every provider answers a cancel with the batch (Gemini's is empty): its state is read again.
     const answer = await sendBatchRequest(this.dependencies.upstream, auth, adapter.retrieve(batch.upstream, auth.target), options);
-    applyState(batch, adapter.state(upstreamJson(answer, auth.provider.id)));
+    applyState(batch, readUpstream(auth.provider.id, () => adapter.state(upstreamJson(answer, auth.provider.id))));
     if (batch.status === 'in_progress' || batch.status === 'validating') batch.status = 'cancelling';
     batch.cancelling_at ??= seconds();
     if (!batch.upstream.ended) {
@@ -219,7 +219,7 @@ export class BatchService {
       const adapter = this.adapter(auth);
       const state = batch.upstream!;
       const answer = await sendBatchRequest(this.dependencies.upstream, auth, adapter.results(state, auth.target), { signal, maxBytes: this.dependencies.maxAnswerBytes });
-      const results = adapter.lineResults(answer, state);
+      const results = readUpstream(auth.provider.id, () => adapter.lineResults(answer, state));
       const content = await store.content(batch.owner, batch.input_file_id);
       const parsed = content === undefined ? undefined : parseBatchInput(content, batch.endpoint, auth.provider, adapter);
       // The input file deleted meanwhile: each line's model is all the mapping back has.

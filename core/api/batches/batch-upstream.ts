@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { errors, upstreamError } from '../../errors.js';
+import { errors, GatewayError, upstreamError } from '../../errors.js';
 import { readChunks } from '../../http/body.js';
 import { answerTooLarge } from '../../http/upstream-answer.js';
 import { bodyFailure, type UpstreamClient } from '../../http/upstream.js';
@@ -51,5 +51,18 @@ export function upstreamJson(bytes: Buffer, provider: string): unknown {
     return JSON.parse(bytes.toString('utf8'));
   } catch {
     throw errors.badGateway(`The provider "${provider}" answered with a body that is not JSON.`, { code: 'upstream_invalid_json' });
+  }
+}
+
+/**
+ * What a batch adapter reads from an upstream answer (its state, its line results): an answer it
+ * cannot read is the provider's fault, a 502 `upstream_invalid_response`, as for `fromUpstream`.
+ */
+export function readUpstream<T>(provider: string, read: () => T): T {
+  try {
+    return read();
+  } catch (error) {
+    if (error instanceof GatewayError) throw error;
+    throw errors.badGateway(`The provider "${provider}" answered with a batch the gateway could not read.`, { code: 'upstream_invalid_response' });
   }
 }
