@@ -145,6 +145,11 @@ export interface GatewayConfig {
      */
     relayUnsafeHeaders?: boolean;
   };
+  /** Batches translated for providers with their own batch API (docs/batches.md). */
+  batches?: {
+    /** Largest input file the gateway keeps for such a provider, in bytes (default 25 MiB; at most `bodyLimitBytes` arrives). */
+    maxFileBytes?: number;
+  };
   /**
    * Bytes held in memory across all requests in flight (request bodies being read, upstream
    * answers read whole). Default: an eighth of the process's memory, 256 MiB to 2 GiB
@@ -375,6 +380,7 @@ export interface ResolvedConfig {
   readonly customHosts: Required<CustomHostPolicy>;
   readonly forwardCookies: boolean;
   readonly passthrough: { readonly relayUnsafeHeaders: boolean };
+  readonly batches: { readonly maxFileBytes: number };
   readonly memoryBudgetBytes: number;
   readonly development: boolean;
   /** `REDIS_URL`: shared state for several instances; the embedded SQLite file when unset. */
@@ -585,6 +591,7 @@ export function resolveConfig(config: GatewayConfig, environment: NodeJS.Process
     },
     forwardCookies: config.forwardCookies ?? false,
     passthrough: { relayUnsafeHeaders: config.passthrough?.relayUnsafeHeaders ?? false },
+    batches: { maxFileBytes: positiveInteger(config.batches?.maxFileBytes ?? 25 * MB, 'batches.maxFileBytes') },
     memoryBudgetBytes:
       environment.GATEWAY_MEMORY_BUDGET_MB !== undefined
         ? positiveInteger(environment.GATEWAY_MEMORY_BUDGET_MB, 'GATEWAY_MEMORY_BUDGET_MB') * MB

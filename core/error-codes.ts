@@ -127,6 +127,17 @@ export const ERROR_CODES: Readonly<Record<string, Readonly<Record<string, ErrorC
     team_not_empty: { status: [409], type: 'conflict_error', when: 'Deleting a team that still owns keys, credentials, routes or service accounts (or the `default` team, which is never deleted).' },
     user_active: { status: [409], type: 'conflict_error', when: 'A new invitation for a user who already accepted one.' },
   },
+  'Batches and files (translated providers)': {
+    batch_not_found: { status: [404], when: 'No file or batch the gateway keeps with this id for the calling key (another key\'s is not found either); docs/batches.md.' },
+    batch_provider_mismatch: { status: [400], when: 'The file or batch belongs to another provider than the request names; send it with the provider it was made for.' },
+    invalid_batch: { status: [400], when: 'A batch request the gateway cannot take for a translated provider: no `input_file_id`, an endpoint the provider does not batch, a `completion_window` other than `24h`, bad `metadata`, a form without its `file`, a bad list `limit`.' },
+    invalid_file_purpose: { status: [400], when: 'A file for a translated provider was uploaded with another purpose than `batch`.' },
+    batch_not_cancellable: { status: [400], when: 'The batch has already ended (completed, failed, expired or cancelled).' },
+    batch_failed: { status: [200], type: 'batch_line_error', when: "Not an answer's error: `errors.data[0].code` of a batch the provider failed as a whole (its reason in the message)." },
+    batch_expired: { status: [200], type: 'batch_line_error', when: "Not an answer's error: a line of a batch's error file (`error.code`) that the provider did not run before the batch expired." },
+    batch_cancelled: { status: [200], type: 'batch_line_error', when: "Not an answer's error: a line of a batch's error file that was not run because the batch was cancelled." },
+    batch_line_missing: { status: [200], type: 'batch_line_error', when: "Not an answer's error: a line of a batch's error file that the provider's results did not include." },
+  },
   'Upstream failures': {
     upstream_unreachable: { status: [502], type: 'upstream_error', when: 'The provider could not be reached (DNS, connection refused, TLS).' },
     upstream_timeout: { status: [504], type: 'timeout_error', when: 'The provider did not answer (or finish answering) within the timeout (`x-gateway-request-timeout`, the route\'s `request_timeout`).' },

@@ -246,7 +246,7 @@ function storedResponse(id: string, summary: string, ok: Record<string, unknown>
 /** Any other path under /v1/: the pass-through (GET, POST, PUT, DELETE; other methods 405). */
 function passthroughPath(): Record<string, unknown> {
   const description =
-    "Any other path under /v1/ (it may hold slashes: /v1/files/{id}/content, /v1/batches, …) is sent to the provider's base URL plus the path, query kept, with the provider's auth applied; the answer is returned as received (status, headers minus hop-by-hop ones, bytes), streamed both ways. Other methods get 405. A caller under a guardrail policy gets 403 `passthrough_not_judged` unless the policy allows unjudged pass-through.";
+    "Any other path under /v1/ (it may hold slashes: /v1/files/{id}/content, /v1/batches, …) is sent to the provider's base URL plus the path, query kept, with the provider's auth applied; the answer is returned as received (status, headers minus hop-by-hop ones, bytes), streamed both ways. Other methods get 405. A caller under a guardrail policy gets 403 `passthrough_not_judged` unless the policy allows unjudged pass-through. For a provider with its own batch API (Anthropic, Gemini), `/v1/files` and `/v1/batches` are served by the gateway in OpenAI's shapes and translated (docs/batches.md).";
   const pathParameter = { name: 'path', in: 'path', required: true, description: 'The rest of the path', schema: string };
   const passthrough = (method: string) => {
     const spec = operation({

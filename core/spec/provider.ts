@@ -21,6 +21,7 @@ import type {
 import type { GeminiRequest, GeminiResponse, GeminiTokenCount } from './gemini.js';
 import type { MessagesCountRequest, MessagesRequest, MessagesResponse, MessagesStreamEvent, MessagesTokenCount } from './messages.js';
 import type { ResponseEvent, ResponseObject, ResponsesRequest } from './responses.js';
+import type { BatchAdapter } from './batches.js';
 
 /**
  * The provider-plugin contract. A provider is a folder under `plugins/providers/<id>/` whose
@@ -285,6 +286,11 @@ export interface ProviderOperations {
   readonly responses?: ResponsesAdapter;
   /** The Gemini API, natively (see {@link GenerateContentAdapter}); absent: translated to `chat`. */
   readonly generateContent?: GenerateContentAdapter;
+  /**
+   * The provider's own batch API, behind OpenAI's `/v1/files` and `/v1/batches` (see
+   * {@link BatchAdapter}); absent: those paths are passed through (a provider that speaks OpenAI's).
+   */
+  readonly batches?: BatchAdapter;
 }
 
 /** What the core needs to know of a provider's behaviour beyond its operations. */
@@ -377,6 +383,12 @@ export interface ProviderPricing {
    * and its headers (lower-case names). Default: the model as sent.
    */
   modelName?(model: string, headers: Readonly<Record<string, string | undefined>>): string;
+  /**
+   * The provider's published discount on batch requests, as a fraction of the price (0.5: half
+   * price), applied when a translated batch is charged; a model's `batchDiscount` in the
+   * configuration's `pricing.models` wins. Absent: batches are charged the full price.
+   */
+  readonly batchDiscount?: number;
 }
 
 /** A provider's manifest: the common one plus the contract version it was written against. */

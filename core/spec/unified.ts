@@ -33,6 +33,8 @@ export type OperationName =
   /** `GET /v1beta/models`. */
   | 'geminiModels'
   | 'passthrough'
+  /** A batch translated for a provider's own batch API: one log entry per batch, written when it ends (docs/batches.md). */
+  | 'batch'
   /** A tool call through the MCP gateway (`/mcp`): guardrails judge its arguments (input) and result (output). */
   | 'mcp';
 

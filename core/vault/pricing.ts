@@ -12,6 +12,8 @@ export interface ModelPrice {
   readonly output: number;
   readonly cachedInput?: number;
   readonly searches?: number;
+  /** The discount on batch requests (0.5: half price); wins over the provider's declared `pricing.batchDiscount`. */
+  readonly batchDiscount?: number;
 }
 
 /** How models absent from the configuration and the catalogue are priced: refused (for keys with a budget), free, or at a default price. */

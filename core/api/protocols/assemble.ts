@@ -21,6 +21,11 @@ import { Routing } from '../../routing/assemble.js';
 import { audioTranscriptions, audioTranslations, imageEdits, imageVariations } from '../multipart-operations.js';
 import type { OperationHandler } from '../operation.js';
 import { createPassthrough } from '../passthrough.js';
+import { withBatches } from '../batches/batch-routes.js';
+import { BatchService } from '../batches/batch-service.js';
+import { BatchStore } from '../batches/batch-store.js';
+import { UpstreamClient } from '../../http/upstream.js';
+import { RequestLogging } from '../../logs/assemble.js';
 import { rerank } from '../rerank.js';
 import { speech } from '../speech.js';
 import { errors } from '../../errors.js';
@@ -181,7 +186,20 @@ export function registerProtocols(container: Container): void {
       storedAliases: async () => (vault.isStarted ? vault.parts.routes.listAliases() : []),
       trustProxy: config.server.trustProxy,
     });
-    return new Protocols(operationsWith(responses.handler), createPassthrough(config.passthrough), responses.hook, store, settings, catalogue, modelList);
+    // Files and batches for providers with their own batch API, in the shared state (opened with the vault).
+    const batchStore = new BatchStore(() => vault.parts.state);
+    const batchService = new BatchService({
+      store: batchStore,
+      state: () => vault.parts.state,
+      prices: vault.prices,
+      record: async (id) => vault.keys.cached(id) ?? (await vault.keys.get(id)),
+      outputTokenEstimate: config.vault.outputTokenEstimate,
+      upstream: c.resolve(UpstreamClient),
+      sinks: () => c.resolve(RequestLogging).sinks,
+      maxAnswerBytes: config.upstream.maxAnswerBytes,
+    });
+    const passthrough = withBatches(createPassthrough(config.passthrough), { store: batchStore, service: batchService, maxFileBytes: config.batches.maxFileBytes });
+    return new Protocols(operationsWith(responses.handler), passthrough, responses.hook, store, settings, catalogue, modelList);
   });
 }
 

@@ -4,6 +4,8 @@
 
 /** The contract: the plugin, its operations and adapters, stream decoding and mapping. */
 export * from '../provider.js';
+/** Batches translated for a provider's own batch API (`operations.batches`). */
+export * from '../batches.js';
 /** The plugin manifest and the dependencies `create` receives (logger, clock). */
 export * from '../manifest.js';
 /** The unified (OpenAI-shaped) API an adapter maps from and to, and the other protocols' shapes. */

@@ -1,4 +1,5 @@
 import type { ProviderRegistration } from '../../../core/spec/index.js';
+import { anthropicBatches } from './anthropic-batches.js';
 import { anthropicChat } from './anthropic-chat.js';
 import { ANTHROPIC_CONTENT_PARTS } from './anthropic-chat-request.js';
 import { mapAnthropicError } from './anthropic-error.js';
@@ -24,7 +25,8 @@ export interface AnthropicParams {
 
 /**
  * Anthropic (Messages API): chat, plain and streamed, with tools, images and extended thinking; and
- * the Messages API itself natively (`POST /v1/messages`, count_tokens).
+ * the Messages API itself natively (`POST /v1/messages`, count_tokens); OpenAI's batches translated
+ * to Message Batches.
  */
 export function anthropic(params: AnthropicParams = {}): ProviderRegistration {
   return {
@@ -53,7 +55,7 @@ export function anthropic(params: AnthropicParams = {}): ProviderRegistration {
       return {
         id: 'anthropic',
         name: 'Anthropic',
-        operations: { chat: anthropicChat({ defaultMaxTokens: params.defaultMaxTokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS }), messages: anthropicMessages },
+        operations: { chat: anthropicChat({ defaultMaxTokens: params.defaultMaxTokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS }), messages: anthropicMessages, batches: anthropicBatches },
         capabilities: { developerRole: () => false, contentParts: () => ANTHROPIC_CONTENT_PARTS },
         baseUrl: () => baseUrl,
         auth(request, target): Record<string, string> {
@@ -67,7 +69,8 @@ export function anthropic(params: AnthropicParams = {}): ProviderRegistration {
         },
         authHeaders: ['x-api-key', 'authorization'],
         mapError: mapAnthropicError,
-        pricing: { catalogProvider: 'anthropic' },
+        // Message Batches are billed at 50% of the standard price (Anthropic's pricing page).
+        pricing: { catalogProvider: 'anthropic', batchDiscount: 0.5 },
       };
     },
   };

@@ -1,5 +1,6 @@
 import type { ProviderRegistration } from '../../../core/spec/index.js';
 import { GOOGLE_CONTENT_PARTS, googleCatalogueModelName, mapGoogleError } from '../google-shared/index.js';
+import { geminiBatches } from './gemini-batches.js';
 import { geminiChat, geminiGenerateContent } from './gemini-chat.js';
 import { geminiEmbed } from './gemini-embed.js';
 import { geminiModels } from './gemini-models.js';
@@ -9,7 +10,7 @@ export interface GeminiParams {
   baseUrl?: string;
 }
 
-/** Google Gemini (AI Studio API, key auth): chat plain and streamed, embeddings. */
+/** Google Gemini (AI Studio API, key auth): chat plain and streamed, embeddings; OpenAI's batches translated to batch mode. */
 export function gemini(params: GeminiParams = {}): ProviderRegistration {
   return {
     manifest: {
@@ -32,7 +33,7 @@ export function gemini(params: GeminiParams = {}): ProviderRegistration {
       return {
         id: 'gemini',
         name: 'Google Gemini',
-        operations: { chat: geminiChat, embed: geminiEmbed, generateContent: geminiGenerateContent, models: geminiModels },
+        operations: { chat: geminiChat, embed: geminiEmbed, generateContent: geminiGenerateContent, models: geminiModels, batches: geminiBatches },
         capabilities: { developerRole: () => false, contentParts: () => GOOGLE_CONTENT_PARTS, chatExtensions: () => ['thinking', 'top_k'] },
         baseUrl: () => baseUrl,
         auth(_request, target): Record<string, string> {
@@ -41,7 +42,8 @@ export function gemini(params: GeminiParams = {}): ProviderRegistration {
         authHeaders: ['x-goog-api-key', 'authorization'],
         mapError: mapGoogleError,
         modelCatalogue: { catalogProvider: 'google' },
-        pricing: { catalogProvider: 'google', modelName: googleCatalogueModelName },
+        // Batch mode is billed at 50% of the standard price (the Gemini API's pricing page).
+        pricing: { catalogProvider: 'google', modelName: googleCatalogueModelName, batchDiscount: 0.5 },
       };
     },
   };
