@@ -32,6 +32,8 @@ export type OperationName =
   | 'geminiEmbed'
   /** `GET /v1beta/models`. */
   | 'geminiModels'
+  /** `GET /v1/realtime?model=…` upgraded to a WebSocket: one session, relayed (the Realtime API). */
+  | 'realtime'
   | 'passthrough'
   /** A tool call through the MCP gateway (`/mcp`): guardrails judge its arguments (input) and result (output). */
   | 'mcp';

@@ -12,6 +12,7 @@ import type { ChargedBudget } from './alerts.js';
 import type { RefusedForBudget } from './budget-refusals.js';
 import type { VirtualKeyRecord } from './records.js';
 import { type ObservedUsage, tapUsage } from '../http/usage-tap.js';
+import type { Usage } from '../spec/unified.js';
 import { servedRequest, servingAuth } from '../routing/attempt.js';
 
 const NANOS_PER_USD = 1_000_000_000;
@@ -237,10 +238,41 @@ export const PASSTHROUGH_RESERVATION_USD = 0.01;
  * stream has ended) replaces the reservation by the actual cost and sets `context.log.costUsd`. Both
  * run for every operation, pass-through included.
  */
-export function limitHooks(dependencies: LimitsDependencies): { admit: Hook; settle: Hook } {
+export function limitHooks(dependencies: LimitsDependencies): { admit: Hook; settle: Hook; charge: UsageCharge } {
   const reservations = new WeakMap<GatewayContext, Reservation>();
   const observed = new WeakMap<GatewayContext, ObservedUsage>();
-  return { admit: admitHook(dependencies, reservations, observed), settle: settleHook(dependencies, reservations, observed) };
+  const charged = new WeakMap<GatewayContext, number>();
+  return { admit: admitHook(dependencies, reservations, observed), settle: settleHook(dependencies, reservations, observed, charged), charge: usageCharge(dependencies, reservations, charged) };
+}
+
+/**
+ * Charges part of a request's usage as it arrives (a Realtime session's `response.done` events),
+ * for an admitted request of a virtual key with a budget: its cost goes to the spent counters at
+ * once and is remembered, so that `settle` charges only the rest. Resolves true when the key's
+ * budget is spent after this charge (the caller may then end the request). Never throws.
+ */
+export type UsageCharge = (context: GatewayContext, usage: Usage, model: string | undefined) => Promise<boolean>;
+
+function usageCharge(dependencies: LimitsDependencies, reservations: WeakMap<GatewayContext, Reservation>, charged: WeakMap<GatewayContext, number>): UsageCharge {
+  return async (context, usage, model) => {
+    const reservation = reservations.get(context);
+    const auth = servingAuth(context);
+    if (!reservation?.budget || !auth) return false;
+    const price = (model && dependencies.prices.price(auth.provider, model, auth.target.headers)) || reservation.price;
+    const nanos = price ? toNanos(costOf(price, tokenCounts(usage))) : 0;
+    if (nanos <= 0) return false;
+    const budget = reservation.budget;
+    charged.set(context, (charged.get(context) ?? 0) + nanos);
+    try {
+      const spent = await dependencies.state().settle({ reservedKey: reservation.reservedKey, reservationNanos: 0, spent: reservation.spent, actualNanos: nanos, report: budget.spentKey });
+      dependencies.onCharged?.(budget, spent);
+      return spent !== undefined && spent >= budget.budgetNanos;
+    } catch {
+      // Not charged now: the settle at the end charges it.
+      charged.set(context, (charged.get(context) ?? 0) - nanos);
+      return false;
+    }
+  };
 }
 
 /**
@@ -338,7 +370,7 @@ function admitHook(dependencies: LimitsDependencies, reservations: WeakMap<Gatew
 }
 
 /** The log stage's half: replaces the reservation by the actual cost and sets `context.log.costUsd` (see {@link limitHooks}). */
-function settleHook(dependencies: LimitsDependencies, reservations: WeakMap<GatewayContext, Reservation>, observed: WeakMap<GatewayContext, ObservedUsage>): Hook {
+function settleHook(dependencies: LimitsDependencies, reservations: WeakMap<GatewayContext, Reservation>, observed: WeakMap<GatewayContext, ObservedUsage>, charged: WeakMap<GatewayContext, number>): Hook {
   const { prices } = dependencies;
   return {
     name: 'virtual-key-settle',
@@ -368,7 +400,9 @@ function settleHook(dependencies: LimitsDependencies, reservations: WeakMap<Gate
         // reservation rather than nothing, so leaving early is no way around a budget.
         const answered = context.forward !== undefined && context.forward.status < 400;
         const failedNanos = toNanos(failedUsd ?? 0);
-        const actualNanos = answerUsd !== undefined ? toNanos(answerUsd) + failedNanos : answered ? reservation.reservationNanos + failedNanos : failedNanos;
+        const totalNanos = answerUsd !== undefined ? toNanos(answerUsd) + failedNanos : answered ? reservation.reservationNanos + failedNanos : failedNanos;
+        // What `charge` already put on the counters as the usage arrived is not charged twice.
+        const actualNanos = Math.max(0, totalNanos - (charged.get(context) ?? 0));
         try {
           const budget = reservation.budget;
           const charged = budget !== undefined && actualNanos > 0 && dependencies.onCharged !== undefined;
