@@ -74,6 +74,7 @@ export class RealtimeSession {
     upstream.on('close', (code, reason) => this.closed('upstream', code, reason.toString()));
     client.on('error', (error) => this.failed('client', error));
     upstream.on('error', (error) => this.failed('upstream', error));
+    upstream.resume();
     const { idleTimeoutMs, maxSessionMs } = dependencies.bounds;
     if (idleTimeoutMs > 0) this.idleTimer = setTimeout(() => this.stop('session_idle_timeout', `The session had no event for ${idleTimeoutMs} ms.`), idleTimeoutMs);
     if (maxSessionMs > 0) this.lifeTimer = setTimeout(() => this.stop('session_expired', `The session reached the gateway's maximum length of ${maxSessionMs} ms.`), maxSessionMs);

@@ -53,6 +53,12 @@ export interface RealtimeUpgrade {
 export function realtimeUpgrade(pipeline: Pipeline, options: RealtimeOptions): RealtimeUpgrade {
   const server = new WebSocketServer({ noServer: true, maxPayload: options.bounds.maxFrameBytes, perMessageDeflate: false, handleProtocols: chosenProtocol, clientTracking: false });
   const sessions = new Set<RealtimeSession>();
+  // The upgrade's answer carries the trace id and the provider, like every answer of the gateway.
+  const upgrading = new WeakMap<IncomingMessage, GatewayContext>();
+  server.on('headers', (headers, request) => {
+    const context = upgrading.get(request);
+    if (context) headers.push(`x-gateway-trace-id: ${context.traceId}`, `x-gateway-provider: ${context.auth!.provider.id}`);
+  });
 
   const upgrade = (request: IncomingMessage, socket: Duplex, head: Buffer): void => {
     socket.on('error', () => {});
@@ -82,6 +88,7 @@ export function realtimeUpgrade(pipeline: Pipeline, options: RealtimeOptions): R
       opened.terminate();
       return refuseSession(socket, context, errors.clientClosed('The client left before the session opened.', { code: 'client_closed' }), complete);
     }
+    upgrading.set(request, context);
     server.handleUpgrade(request, socket, head, (client) => {
       const policyName = context.guardrail?.policy;
       const session = new RealtimeSession(client, opened, context, upstreamRequest, {
@@ -170,7 +177,11 @@ function openUpstream(upstreamRequest: UpstreamRequest, context: GatewayContext,
       client.off('close', leave);
       resolve(value);
     };
-    upstream.once('open', () => settle(upstream));
+    upstream.once('open', () => {
+      // Held until the session listens: the provider speaks first (`session.created`), before the client's upgrade is done.
+      upstream.pause();
+      settle(upstream);
+    });
     upstream.once('unexpected-response', (_request, response) => {
       const chunks: Buffer[] = [];
       let size = 0;
