@@ -76,8 +76,8 @@ export class RealtimeSession {
     upstream.on('error', (error) => this.failed('upstream', error));
     upstream.resume();
     const { idleTimeoutMs, maxSessionMs } = dependencies.bounds;
-    if (idleTimeoutMs > 0) this.idleTimer = setTimeout(() => this.stop('session_idle_timeout', `The session had no event for ${idleTimeoutMs} ms.`), idleTimeoutMs);
-    if (maxSessionMs > 0) this.lifeTimer = setTimeout(() => this.stop('session_expired', `The session reached the gateway's maximum length of ${maxSessionMs} ms.`), maxSessionMs);
+    if (idleTimeoutMs > 0) this.idleTimer = setTimeout(() => this.stop({ code: 'session_idle_timeout', message: `The session had no event for ${idleTimeoutMs} ms.` }), idleTimeoutMs);
+    if (maxSessionMs > 0) this.lifeTimer = setTimeout(() => this.stop({ code: 'session_expired', message: `The session reached the gateway's maximum length of ${maxSessionMs} ms.` }), maxSessionMs);
   }
 
   private received(side: Side, data: RawData, isBinary: boolean): void {
@@ -174,7 +174,7 @@ export class RealtimeSession {
       if (usage) {
         this.context.transform!.usage = addUsage(this.context.transform!.usage, usage);
         void this.dependencies.charge(this.context, usage, this.model).then((spent) => {
-          if (spent) this.stop('budget_exceeded', "This key's budget is spent; the session is closed.");
+          if (spent) this.stop({ code: 'budget_exceeded', message: "This key's budget is spent; the session is closed." });
         });
       }
     } else if (type === 'error') {
@@ -230,7 +230,7 @@ export class RealtimeSession {
   }
 
   /** Ends the session for a bound (or a spent budget): an `error` event to the client, then both sides closed with 1008. */
-  private stop(code: string, message: string): void {
+  private stop({ code, message }: { code: string; message: string }): void {
     if (this.ending) return;
     this.summary.error({ source: 'gateway', code, message });
     this.tell({ type: 'error', error: { type: code === 'budget_exceeded' ? 'permission_error' : 'invalid_request_error', code, message, param: null, event_id: null } });
