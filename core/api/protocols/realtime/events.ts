@@ -11,35 +11,50 @@ const TYPE_SCAN_CHARS = 2048;
  * comes within the first {@link TYPE_SCAN_CHARS} characters.
  */
 export function eventTypeOf(message: Buffer): string | undefined {
-  const text = message.toString('latin1', 0, Math.min(message.length, TYPE_SCAN_CHARS));
+  const length = Math.min(message.length, TYPE_SCAN_CHARS);
   let depth = 0;
   let index = 0;
-  while (index < text.length) {
-    const char = text.charCodeAt(index);
-    if (char === 0x22 /* " */) {
-      const end = stringEnd(text, index);
+  while (index < length) {
+    const byte = message[index];
+    if (byte === QUOTE) {
+      const end = stringEnd(message, index, length);
       if (end === -1) return undefined;
-      if (depth === 1 && end - index === 5 && text.startsWith('"type"', index)) {
-        const value = /^\s*:\s*"([^"\\]{1,128})"/.exec(text.slice(end + 1, end + 140));
-        if (value) return value[1];
-      }
+      if (depth === 1 && end - index === 5 && message[index + 1] === 0x74 && message[index + 2] === 0x79 && message[index + 3] === 0x70 && message[index + 4] === 0x65) return typeValue(message, end + 1, length);
       index = end + 1;
       continue;
     }
-    if (char === 0x7b /* { */ || char === 0x5b /* [ */) depth++;
-    else if (char === 0x7d /* } */ || char === 0x5d /* ] */) depth--;
+    if (byte === 0x7b /* { */ || byte === 0x5b /* [ */) depth++;
+    else if (byte === 0x7d /* } */ || byte === 0x5d /* ] */) depth--;
     index++;
   }
   return undefined;
 }
 
-/** Index of the quote closing the string opened at `start`, or -1. */
-function stringEnd(text: string, start: number): number {
+const QUOTE = 0x22;
+const isSpace = (byte: number): boolean => byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09;
+
+/** The string value after a `"type"` key (`: "…"`), read from the bytes; undefined when it is not a plain string. */
+function typeValue(message: Buffer, from: number, length: number): string | undefined {
+  let index = from;
+  while (index < length && isSpace(message[index])) index++;
+  if (message[index] !== 0x3a /* : */) return undefined;
+  index++;
+  while (index < length && isSpace(message[index])) index++;
+  if (message[index] !== QUOTE) return undefined;
+  const end = stringEnd(message, index, length);
+  if (end === -1 || end - index > 129) return undefined;
+  const value = message.toString('latin1', index + 1, end);
+  // An escaped name is no event type the gateway acts on.
+  return value.includes('\\') ? undefined : value;
+}
+
+/** Index of the quote closing the string opened at `start`, or -1 before `length`. */
+function stringEnd(message: Buffer, start: number, length: number): number {
   let index = start + 1;
-  while (index < text.length) {
-    const char = text.charCodeAt(index);
-    if (char === 0x5c /* \ */) index += 2;
-    else if (char === 0x22) return index;
+  while (index < length) {
+    const byte = message[index];
+    if (byte === 0x5c /* \ */) index += 2;
+    else if (byte === QUOTE) return index;
     else index++;
   }
   return -1;

@@ -51,7 +51,8 @@ export interface RealtimeUpgrade {
  * relayed as one {@link RealtimeSession}, whose end runs the log stage: one entry per session.
  */
 export function realtimeUpgrade(pipeline: Pipeline, options: RealtimeOptions): RealtimeUpgrade {
-  const server = new WebSocketServer({ noServer: true, maxPayload: options.bounds.maxFrameBytes, perMessageDeflate: false, handleProtocols: chosenProtocol, clientTracking: false });
+  // Text is relayed as received and checked by the endpoints: UTF-8 is not validated twice on the way.
+  const server = new WebSocketServer({ noServer: true, maxPayload: options.bounds.maxFrameBytes, perMessageDeflate: false, handleProtocols: chosenProtocol, clientTracking: false, skipUTF8Validation: true });
   const sessions = new Set<RealtimeSession>();
   // The upgrade's answer carries the trace id and the provider, like every answer of the gateway.
   const upgrading = new WeakMap<IncomingMessage, GatewayContext>();
@@ -165,6 +166,7 @@ function openUpstream(upstreamRequest: UpstreamRequest, context: GatewayContext,
     const upstream = new WebSocket(webSocketUrl(upstreamRequest.url), {
       headers: upstreamRequest.headers,
       perMessageDeflate: false,
+      skipUTF8Validation: true,
       maxPayload: options.bounds.maxFrameBytes,
       followRedirects: false,
       ...(options.handshakeTimeoutMs > 0 ? { handshakeTimeout: options.handshakeTimeoutMs } : {}),
