@@ -17,6 +17,8 @@ let refusing: RealtimeFake;
 let gateway: TestGateway;
 let short: TestGateway;
 let guarded: TestGateway;
+let bounded: TestGateway;
+let pressured: TestGateway;
 let sequence = 0;
 
 test.before(async () => {
@@ -25,6 +27,8 @@ test.before(async () => {
   refusing = await startRealtimeFake({ refuse: { status: 401, code: 'invalid_api_key', message: 'Incorrect API key provided.' } });
   gateway = await startGateway({ providers: [openai()], pricing: PRICING });
   short = await startGateway({ providers: [openai()], pricing: PRICING, realtime: { maxSessionMs: 300 } });
+  bounded = await startGateway({ providers: [openai()], pricing: PRICING, realtime: { idleTimeoutMs: 250, maxFrameBytes: 1024 } });
+  pressured = await startGateway({ providers: [openai()], pricing: PRICING, realtime: { maxBufferedBytes: 64 * 1024 } });
   guarded = await startGateway({
     providers: [openai()],
     pricing: PRICING,
@@ -34,7 +38,7 @@ test.before(async () => {
 });
 
 test.after.always(async () => {
-  for (const started of [gateway, short, guarded]) await started?.close();
+  for (const started of [gateway, short, guarded, bounded, pressured]) await started?.close();
   for (const started of [fake, faulty, refusing]) await started?.close();
 });
 
@@ -220,4 +224,52 @@ test.serial('guardrails: a denied conversation item is not sent; a denied answer
   const record = await storedRecord(guarded, entry.traceId);
   t.false(JSON.stringify(record).includes('secretword'));
   t.false(guarded.rawLog().includes('secretword'));
+});
+
+test.serial('an idle session is closed (error event session_idle_timeout, then 1008)', async (t) => {
+  const key = await keyOn(bounded, t, fake);
+  const session = sdkSession(bounded.url, key.key);
+  await session.next('session.created');
+  const idle = await session.next('error');
+  t.is(idle.error.code, 'session_idle_timeout');
+  t.deepEqual(await session.closed, { code: 1008, reason: 'session_idle_timeout' });
+});
+
+test.serial('a message over realtime.maxFrameBytes closes the session (1009) and never reaches the provider', async (t) => {
+  const key = await keyOn(bounded, t, fake);
+  const before = fake.sessions.length;
+  const session = sdkSession(bounded.url, key.key);
+  await session.next('session.created');
+  session.rt.send({ type: 'conversation.item.create', item: { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'x'.repeat(2048) }] } });
+  t.is((await session.closed).code, 1009);
+  const upstream = fake.sessions[before];
+  await eventually(async () => (upstream.socket.readyState === upstream.socket.CLOSED ? true : undefined), 'the provider side closed');
+  t.deepEqual(upstream.received, []);
+  const entry = await eventually(async () => bounded.entries().find((logged) => logged.keyId === key.id), 'the session entry');
+  const summary = JSON.parse((await storedRecord(bounded, entry.traceId)).response_body);
+  t.true(summary.errors.some((error: { code: string }) => error.code === 'frame_too_large'));
+});
+
+test.serial("back-pressure: while the client does not read, the gateway stops reading the provider; nothing is lost", async (t) => {
+  const key = await keyOn(pressured, t, fake);
+  const before = fake.sessions.length;
+  const client = rawSession(pressured.url, { headers: { 'x-gateway-api-key': key.key } });
+  t.like(await outcomeOf(client), { opened: true });
+  const received: string[] = [];
+  client.on('message', (data) => {
+    const event = JSON.parse(data.toString());
+    if (event.type === 'response.output_audio.delta') received.push(event.event_id);
+  });
+  client.pause();
+  const upstream = fake.sessions[before].socket;
+  const delta = 'A'.repeat(64 * 1024);
+  const count = 300;
+  for (let index = 0; index < count; index++) upstream.send(JSON.stringify({ type: 'response.output_audio.delta', event_id: `audio-${index}`, delta }));
+  // ~19 MB sent: the sockets' kernel buffers hold a few MB; the rest waits on the provider's side, not in the gateway.
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  t.true(upstream.bufferedAmount > 4 * 1024 * 1024, `the provider still holds ${upstream.bufferedAmount} bytes`);
+  client.resume();
+  await eventually(async () => (received.length === count ? true : undefined), 'every event', 1000);
+  t.deepEqual(received, Array.from({ length: count }, (_, index) => `audio-${index}`));
+  client.close();
 });
