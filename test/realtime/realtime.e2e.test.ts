@@ -1,8 +1,10 @@
 import test from 'ava';
 import { bannedWords } from '../../plugins/guardrails/index.js';
+import { anthropic } from '../../plugins/providers/anthropic/index.js';
+import { azureOpenAI } from '../../plugins/providers/azure-openai/index.js';
 import { openai } from '../../plugins/providers/openai/index.js';
 import { type RealtimeFake, startRealtimeFake } from '../fakes/realtime-fake.js';
-import { startGateway, type TestGateway } from '../harness.js';
+import { ACCOUNT_KEY, startGateway, type TestGateway } from '../harness.js';
 import { admin, createKey } from '../vault/vault-harness.js';
 import { eventually, MODEL, outcomeOf, PRICING, rawSession, sdkSession } from './realtime-harness.js';
 
@@ -273,3 +275,31 @@ test.serial("back-pressure: while the client does not read, the gateway stops re
   t.deepEqual(received, Array.from({ length: count }, (_, index) => `audio-${index}`));
   client.close();
 });
+
+test.serial("Azure OpenAI: the v1 API's realtime URL on the deployment, the key as api-key; the dated API with an api-version", async (t) => {
+  const azure = await startGateway({ providers: [openai(), azureOpenAI(), anthropic()], pricing: PRICING });
+  try {
+    const origin = fake.baseUrl.replace(/\/v1$/, '');
+    const headers = { 'x-gateway-api-key': ACCOUNT_KEY, 'x-gateway-provider': 'azure-openai', 'x-gateway-custom-host': `${origin}/openai`, authorization: `Bearer ${PROVIDER_SECRET}`, 'x-gateway-cloud-a-deployment-id': 'my-realtime' };
+    const before = fake.sessions.length;
+    const v1 = rawSession(azure.url, { headers });
+    t.like(await outcomeOf(v1), { opened: true });
+    t.is(fake.sessions[before].url, '/openai/v1/realtime?model=my-realtime');
+    t.is(fake.sessions[before].headers['api-key'], PROVIDER_SECRET);
+    t.is(fake.sessions[before].headers.authorization, undefined);
+    v1.close();
+    const dated = rawSession(azure.url, { headers: { ...headers, 'x-gateway-cloud-a-api-version': '2025-04-01-preview' } });
+    t.like(await outcomeOf(dated), { opened: true });
+    t.is(fake.sessions[before + 1].url, '/openai/realtime?api-version=2025-04-01-preview&deployment=my-realtime');
+    dated.close();
+    // A provider whose plugin declares no realtime operation: refused before anything is opened.
+    const count = fake.sessions.length;
+    const refused = await outcomeOf(rawSession(azure.url, { headers: { 'x-gateway-api-key': ACCOUNT_KEY, 'x-gateway-provider': 'anthropic', 'x-gateway-custom-host': fake.baseUrl, 'x-api-key': 'sk-ant-x' } }));
+    t.like(refused, { opened: false, status: 400 });
+    if (!refused.opened) t.like(refused.body.error, { code: 'unsupported_operation', param: 'x-gateway-provider' });
+    t.is(fake.sessions.length, count);
+  } finally {
+    await azure.close();
+  }
+});
+
