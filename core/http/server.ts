@@ -70,6 +70,8 @@ function answerUnmetExpectation(_request: IncomingMessage, response: ServerRespo
 /** A listener for the server's upgrade requests (the Realtime API's WebSockets), which cuts the connections it holds when the server closes. */
 export interface UpgradeListener {
   (request: IncomingMessage, socket: Duplex, head: Buffer): void;
+  /** Whether an upgrade request is this listener's; any other (`Upgrade: h2c` from curl) is served as a plain request, as without a listener. */
+  accepts(request: IncomingMessage): boolean;
   closeAll(): void;
 }
 
@@ -83,6 +85,7 @@ export function createGatewayServer(listener: RequestListener<typeof IncomingMes
       requestTimeout: timeouts.requestTimeoutMs,
       keepAliveTimeout: timeouts.keepAliveTimeoutMs,
       connectionsCheckingInterval: checkingIntervalMs(timeouts),
+      shouldUpgradeCallback: (request) => upgrade?.accepts(request) ?? false,
     },
     listener,
   );

@@ -1,4 +1,5 @@
 import test from 'ava';
+import { connect } from 'node:net';
 import { bannedWords } from '../../plugins/guardrails/index.js';
 import { anthropic } from '../../plugins/providers/anthropic/index.js';
 import { azureOpenAI } from '../../plugins/providers/azure-openai/index.js';
@@ -303,3 +304,20 @@ test.serial("Azure OpenAI: the v1 API's realtime URL on the deployment, the key 
   }
 });
 
+
+test.serial("other upgrade requests are served as plain requests, as before (curl's Upgrade: h2c)", async (t) => {
+  const { port } = new URL(gateway.url);
+  const answer = await new Promise<string>((resolve, reject) => {
+    const socket = connect(Number(port), '127.0.0.1', () => socket.write('GET /health HTTP/1.1\r\nHost: gateway\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQAoAAAAAIAAAAA\r\n\r\n'));
+    let text = '';
+    socket.on('data', (chunk) => {
+      text += chunk.toString();
+      if (text.includes('\r\n\r\n')) {
+        socket.destroy();
+        resolve(text);
+      }
+    });
+    socket.on('error', reject);
+  });
+  t.regex(answer, /^HTTP\/1\.1 200 /);
+});

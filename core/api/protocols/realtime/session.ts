@@ -170,6 +170,8 @@ export class RealtimeSession {
       if (typeof model === 'string') this.model = this.context.transform!.model = model;
     } else if (type === 'response.done') {
       this.summary.response();
+      // Deltas of a part that never finished (a cancelled response) were never judged: they are not sent.
+      if (responseId !== undefined) for (const part of this.held.keys()) if (part.startsWith(`${responseId}:`)) this.held.delete(part);
       const usage = usageOf(event);
       if (usage) {
         this.context.transform!.usage = addUsage(this.context.transform!.usage, usage);

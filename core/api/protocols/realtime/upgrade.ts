@@ -37,6 +37,8 @@ export interface RealtimeOptions {
 /** The server's `upgrade` listener, and the sessions it holds. */
 export interface RealtimeUpgrade {
   (request: IncomingMessage, socket: Duplex, head: Buffer): void;
+  /** Whether the server hands it this upgrade request: a WebSocket upgrade of a `/v1/realtime` path. */
+  accepts(request: IncomingMessage): boolean;
   /** Cuts every open session (the gateway is closing). */
   closeAll(): void;
 }
@@ -106,6 +108,7 @@ export function realtimeUpgrade(pipeline: Pipeline, options: RealtimeOptions): R
   };
 
   return Object.assign(upgrade, {
+    accepts: (request: IncomingMessage): boolean => request.headers.upgrade?.toLowerCase() === 'websocket' && (request.url ?? '').startsWith(REALTIME_PATH),
     closeAll(): void {
       for (const session of sessions) session.terminate();
     },
