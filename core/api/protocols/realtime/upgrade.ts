@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { LookupFunction } from 'node:net';
-import { WebSocket, WebSocketServer } from 'ws';
+import type { WebSocket, WebSocketServer } from 'ws';
 import { errors, GatewayError, toGatewayError, upstreamError } from '../../../errors.js';
 import type { PolicyRegistry } from '../../../guardrails/registry.js';
 import { clientAddress } from '../../../http/client-address.js';
@@ -14,6 +14,11 @@ import type { UpstreamRequest } from '../../../spec/provider.js';
 import { metadataOf, strictOf, traceIdOf } from '../../request-headers.js';
 import { admittedUpstream, realtime } from './handler.js';
 import { RealtimeSession, type SessionDependencies } from './session.js';
+
+type WebSocketModule = typeof import('ws');
+let webSocketModule: Promise<WebSocketModule> | undefined;
+/** `ws`, loaded on the first session: it brings `https`, `tls` and `zlib` (tens of ms), which a gateway without sessions never needs at start-up. */
+const loadWebSocket = (): Promise<WebSocketModule> => (webSocketModule ??= import('ws'));
 
 /** The path of the Realtime API. */
 export const REALTIME_PATH = '/v1/realtime';
@@ -53,15 +58,20 @@ export interface RealtimeUpgrade {
  * relayed as one {@link RealtimeSession}, whose end runs the log stage: one entry per session.
  */
 export function realtimeUpgrade(pipeline: Pipeline, options: RealtimeOptions): RealtimeUpgrade {
-  // Text is relayed as received and checked by the endpoints: UTF-8 is not validated twice on the way.
-  const server = new WebSocketServer({ noServer: true, maxPayload: options.bounds.maxFrameBytes, perMessageDeflate: false, handleProtocols: chosenProtocol, clientTracking: false, skipUTF8Validation: true });
   const sessions = new Set<RealtimeSession>();
   // The upgrade's answer carries the trace id and the provider, like every answer of the gateway.
   const upgrading = new WeakMap<IncomingMessage, GatewayContext>();
-  server.on('headers', (headers, request) => {
-    const context = upgrading.get(request);
-    if (context) headers.push(`x-gateway-trace-id: ${context.traceId}`, `x-gateway-provider: ${context.auth!.provider.id}`);
-  });
+  let server: WebSocketServer | undefined;
+  const serverOf = (ws: WebSocketModule): WebSocketServer => {
+    if (server) return server;
+    // Text is relayed as received and checked by the endpoints: UTF-8 is not validated twice on the way.
+    server = new ws.WebSocketServer({ noServer: true, maxPayload: options.bounds.maxFrameBytes, perMessageDeflate: false, handleProtocols: chosenProtocol, clientTracking: false, skipUTF8Validation: true });
+    server.on('headers', (headers, request) => {
+      const context = upgrading.get(request);
+      if (context) headers.push(`x-gateway-trace-id: ${context.traceId}`, `x-gateway-provider: ${context.auth!.provider.id}`);
+    });
+    return server;
+  };
 
   const upgrade = (request: IncomingMessage, socket: Duplex, head: Buffer): void => {
     socket.on('error', () => {});
@@ -85,14 +95,15 @@ export function realtimeUpgrade(pipeline: Pipeline, options: RealtimeOptions): R
     if (!(context.error instanceof GatewayError)) await pipeline.run(context);
     const upstreamRequest = context.error ? undefined : admittedUpstream(context);
     if (!upstreamRequest) return refuseSession(socket, context, context.error ?? errors.internal('The session was not admitted.', { code: 'internal_error' }), complete);
-    const opened = await openUpstream(upstreamRequest, context, options, socket);
+    const ws = await loadWebSocket();
+    const opened = await openUpstream(ws, upstreamRequest, context, options, socket);
     if (opened instanceof GatewayError) return refuseSession(socket, context, opened, complete);
     if (!socket.writable) {
       opened.terminate();
       return refuseSession(socket, context, errors.clientClosed('The client left before the session opened.', { code: 'client_closed' }), complete);
     }
     upgrading.set(request, context);
-    server.handleUpgrade(request, socket, head, (client) => {
+    serverOf(ws).handleUpgrade(request, socket, head, (client) => {
       const policyName = context.guardrail?.policy;
       const session = new RealtimeSession(client, opened, context, upstreamRequest, {
         bounds: options.bounds,
@@ -162,11 +173,11 @@ function sessionContext(request: IncomingMessage, trustProxy: number): GatewayCo
 export const webSocketUrl = (url: string): string => url.replace(/^http(s?):/i, (_match, secure: string) => `ws${secure}:`);
 
 /** Opens the provider's WebSocket; a refusal or failure comes back as the gateway error the client gets. */
-function openUpstream(upstreamRequest: UpstreamRequest, context: GatewayContext, options: RealtimeOptions, client: Duplex): Promise<WebSocket | GatewayError> {
+function openUpstream(ws: WebSocketModule, upstreamRequest: UpstreamRequest, context: GatewayContext, options: RealtimeOptions, client: Duplex): Promise<WebSocket | GatewayError> {
   const auth = context.auth!;
   const provider = auth.provider;
   return new Promise((resolve) => {
-    const upstream = new WebSocket(webSocketUrl(upstreamRequest.url), {
+    const upstream = new ws.WebSocket(webSocketUrl(upstreamRequest.url), {
       headers: upstreamRequest.headers,
       perMessageDeflate: false,
       skipUTF8Validation: true,
