@@ -88,6 +88,18 @@ export interface ResponsesConfig {
   retentionDays?: number;
 }
 
+/** Bounds of the Realtime API's WebSocket sessions (`GET /v1/realtime`; docs/protocols.md#realtime). A value of 0 disables that bound. */
+export interface RealtimeSettings {
+  /** A session with no event either way for this long is closed (default 300 000 ms). */
+  idleTimeoutMs?: number;
+  /** A session is closed this long after it opened, whatever it is doing (default 1 800 000 ms: 30 minutes). */
+  maxSessionMs?: number;
+  /** Largest WebSocket message accepted from the client or the provider (default 16 MiB); a larger one closes the session (1009). */
+  maxFrameBytes?: number;
+  /** Bytes queued towards one side before the gateway stops reading the other (default 4 MiB): back-pressure both ways. */
+  maxBufferedBytes?: number;
+}
+
 /** The configuration a `gateway.config.ts` declares. Every field but `providers` is optional. */
 export interface GatewayConfig {
   providers: ProviderRegistration[];
@@ -160,6 +172,8 @@ export interface GatewayConfig {
   logs?: LogsConfig;
   /** The Responses API (`POST /v1/responses`) on every provider (see docs/protocols.md). */
   responses?: ResponsesConfig;
+  /** The Realtime API over WebSocket (`GET /v1/realtime`): its sessions' bounds (see docs/protocols.md#realtime). */
+  realtime?: RealtimeSettings;
   /** The audit trail (docs/audit.md): whole months kept before the current one (default 0: kept forever). Env `GATEWAY_AUDIT_RETENTION_MONTHS` wins. */
   audit?: { retentionMonths?: number };
   /** `/metrics`: open to any caller when `public` (default false: the account key or a dashboard session). */
@@ -406,6 +420,7 @@ export interface ResolvedConfig {
   };
   readonly metricsPublic: boolean;
   readonly responses: { readonly builtInTools: 'drop' | 'refuse'; readonly retentionMaxAgeMs: number };
+  readonly realtime: Readonly<Required<RealtimeSettings>>;
   /** The audit trail's retention in whole months (0: kept forever); stored beside the request log (SQLite, or its PostgreSQL schema). */
   readonly audit: { readonly retentionMonths: number };
   /** Budget alerts' webhook, checked; absent when none is configured. */
@@ -607,6 +622,7 @@ export function resolveConfig(config: GatewayConfig, environment: NodeJS.Process
     pricing: config.pricing ?? {},
     logs: resolveLogs(config.logs, environment),
     responses: resolveResponses(config.responses, environment),
+    realtime: resolveRealtime(config.realtime ?? {}),
     audit: { retentionMonths: positiveInteger(environment.GATEWAY_AUDIT_RETENTION_MONTHS || (config.audit?.retentionMonths ?? 0), 'audit.retentionMonths (GATEWAY_AUDIT_RETENTION_MONTHS)') },
     metricsPublic: booleanOf(environment.GATEWAY_METRICS_PUBLIC, 'GATEWAY_METRICS_PUBLIC') ?? config.metrics?.public ?? false,
     telemetry: resolveTelemetry(environment),
@@ -667,6 +683,15 @@ function resolveCache(cache: CacheConfig, environment: NodeJS.ProcessEnv): Resol
     semanticMaxEntries: Math.max(1, positiveInteger(cache.semanticMaxEntries ?? 10_000, 'cache.semanticMaxEntries')),
     semanticMaxChars: Math.max(1, positiveInteger(cache.semanticMaxChars ?? DEFAULT_SEMANTIC_MAX_CHARS, 'cache.semanticMaxChars')),
     timeoutMs: Math.max(1, positiveInteger(cache.timeoutMs ?? 250, 'cache.timeoutMs')),
+  };
+}
+
+function resolveRealtime(realtime: RealtimeSettings): ResolvedConfig['realtime'] {
+  return {
+    idleTimeoutMs: positiveInteger(realtime.idleTimeoutMs ?? 300_000, 'realtime.idleTimeoutMs'),
+    maxSessionMs: positiveInteger(realtime.maxSessionMs ?? 1_800_000, 'realtime.maxSessionMs'),
+    maxFrameBytes: positiveInteger(realtime.maxFrameBytes ?? 16 * MB, 'realtime.maxFrameBytes'),
+    maxBufferedBytes: positiveInteger(realtime.maxBufferedBytes ?? 4 * MB, 'realtime.maxBufferedBytes'),
   };
 }
 

@@ -24,7 +24,7 @@ import { registerHttp } from './http/assemble.js';
 import { registerIdentity } from './identity/assemble.js';
 import { MemoryBudget } from './http/memory-budget.js';
 import { Router } from './http/router.js';
-import { closeGatewayServer, createGatewayServer } from './http/server.js';
+import { closeGatewayServer, createGatewayServer, type UpgradeListener } from './http/server.js';
 import { UpstreamClient } from './http/upstream.js';
 import { registerLogs, RequestLogging } from './logs/assemble.js';
 import type { LogStore } from './logs/store.js';
@@ -98,7 +98,7 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
   const logs = container.resolve(RequestLogging).log;
   const cache = container.resolve(ResponseCache);
   const protocols = container.resolve(Protocols);
-  const { app, operationRoutes, adminRoutes } = buildApp(container);
+  const { app, operationRoutes, adminRoutes, upgrade } = buildApp(container);
   const servers: Server[] = [];
 
   return {
@@ -128,7 +128,7 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
       await Promise.all([protocols.start(), container.resolve(McpGateway).start()]);
       // The operations are dispatched before Koa, which serves every other route (and the operations when given app.callback()).
       const listener = operationListener(operationRoutes, app.callback(), (error) => logger.error({ err: error }, 'unexpected error'));
-      const server = createGatewayServer(listener, config.server);
+      const server = createGatewayServer(listener, config.server, upgrade);
       server.listen(port, host);
       await once(server, 'listening');
       servers.push(server);
@@ -155,7 +155,7 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
 }
 
 /** The Koa app: errors as OpenAI-shaped bodies, the unified operations, the subsystems' routes, the pass-through. */
-function buildApp(container: Container): { app: Koa; operationRoutes: ReadonlyMap<string, GatewayRoute>; adminRoutes: DeclaredRoute[] } {
+function buildApp(container: Container): { app: Koa; operationRoutes: ReadonlyMap<string, GatewayRoute>; adminRoutes: DeclaredRoute[]; upgrade: UpgradeListener | undefined } {
   const { config, logger } = container.resolve(GatewaySettings);
   const pipeline = container.resolve(Pipeline);
   const protocols = container.resolve(Protocols);
@@ -183,7 +183,7 @@ function buildApp(container: Container): { app: Koa; operationRoutes: ReadonlyMa
   mountDashboardOf(router, container);
   mountProtocols(router, container);
   const handlerOptions = { bodyLimitBytes: config.bodyLimitBytes, memoryBudget: container.resolve(MemoryBudget), bodyTimeoutMs: config.server.bodyTimeoutMs, trustProxy: config.server.trustProxy };
-  const { byRoute: operationRoutes, dispatch } = protocols.routes(pipeline, handlerOptions);
+  const { byRoute: operationRoutes, dispatch, upgrade } = protocols.routes(pipeline, handlerOptions);
   app.use(dispatch);
   const adminRouter = virtualKeyAdmin(container);
   const adminRoutes = declaredRoutes([router, adminRouter]); // every admin route declares its permission, or no start
@@ -194,5 +194,5 @@ function buildApp(container: Container): { app: Koa; operationRoutes: ReadonlyMa
     if (!koa.path.startsWith('/v1/')) throw errors.notFound(`No route for ${koa.method} ${koa.path}.`, { code: 'route_not_found' });
     await passthroughHandler(koa);
   });
-  return { app, operationRoutes, adminRoutes };
+  return { app, operationRoutes, adminRoutes, upgrade };
 }

@@ -152,6 +152,12 @@ export const ERROR_CODES: Readonly<Record<string, Readonly<Record<string, ErrorC
     stream_incomplete: { status: [200], type: 'upstream_error', when: 'The provider stream ended early; sent as an error event inside a stream already answered 200.' },
     cache_miss: { status: [504], type: 'cache_miss_error', when: '`x-gateway-cache: only-if-cached` and the cache holds no answer.' },
   },
+  'Realtime sessions (sent as `error` events inside an open session; the upgrade itself is refused with the codes above)': {
+    session_expired: { status: [101], when: 'The Realtime session reached `realtime.maxSessionMs`; the gateway closes it with 1008 after this event.' },
+    session_idle_timeout: { status: [101], when: 'No message went either way for `realtime.idleTimeoutMs`; the gateway closes the session with 1008 after this event.' },
+    upstream_closed: { status: [101], type: 'server_error', when: 'The provider closed the Realtime session without a normal close (a dropped connection); the gateway closes the client with 1011 after this event.' },
+    frame_too_large: { status: [101], when: 'A WebSocket message passed `realtime.maxFrameBytes`; the side that sent it is closed with 1009 and the session ends (recorded in the log entry).' },
+  },
   'Gateway faults': {
     internal_error: { status: [500], type: 'api_error', when: 'An unexpected failure; the log line has the details (never the client).' },
     credential_tampered: { status: [500], type: 'api_error', when: 'A stored credential failed its integrity check (altered, or sealed under another master key) and was not used; restore `gateway.sqlite` and `master.key` from the same backup (docs/operations.md).' },

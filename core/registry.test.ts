@@ -183,7 +183,7 @@ test('list() shows providers with operations and guardrails with their manifests
   t.like(provider, { id: 'openai', kind: 'provider', version: '1.0.0', name: 'OpenAI' });
   t.deepEqual(
     [...(provider.operations ?? [])].sort(),
-    ['chat', 'completion', 'embed', 'imageEdit', 'imageGenerate', 'imageVariation', 'models', 'responses', 'speech', 'transcription', 'translation'],
+    ['chat', 'completion', 'embed', 'imageEdit', 'imageGenerate', 'imageVariation', 'models', 'realtime', 'responses', 'speech', 'transcription', 'translation'],
   );
   t.is(typeof provider.description, 'string');
   t.true(provider.description.length > 0);

@@ -23,7 +23,7 @@ test('GET /admin/plugins lists every shipped provider with the operations it sup
   t.deepEqual(byId.get('cohere')?.operations, ['chat', 'embed', 'rerank']);
   t.deepEqual(
     [...(byId.get('openai')?.operations ?? [])].sort(),
-    ['chat', 'completion', 'embed', 'imageEdit', 'imageGenerate', 'imageVariation', 'models', 'responses', 'speech', 'transcription', 'translation'],
+    ['chat', 'completion', 'embed', 'imageEdit', 'imageGenerate', 'imageVariation', 'models', 'realtime', 'responses', 'speech', 'transcription', 'translation'],
   );
   t.is(byId.get('nvidia-nim')?.name, 'NVIDIA NIM');
   for (const provider of listing.providers) t.true(provider.operations.length > 0, provider.id);

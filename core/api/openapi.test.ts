@@ -464,6 +464,7 @@ test('every $ref resolves and every /v1 operation and the pass-through are descr
   const operations = Object.entries(gatewayOpenApi.paths).flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`));
   for (const expected of [
     'POST /v1/chat/completions',
+    'GET /v1/realtime',
     'POST /v1/responses',
     'GET /v1/responses/{response_id}',
     'DELETE /v1/responses/{response_id}',

@@ -205,6 +205,19 @@ export const v1Paths = {
       errorSchema: 'MessagesError',
     }),
   },
+  '/v1/realtime': {
+    get: {
+      ...operation({
+        id: 'createRealtimeSession',
+        summary: 'The Realtime API: a WebSocket session relayed to the provider (Upgrade: websocket; docs/protocols.md#realtime)',
+        description:
+          "Admitted like a request before the upgrade (key, limits, guardrail policy): a refusal is a JSON error with its status. A browser may send the gateway key as the subprotocol `openai-insecure-api-key.<key>`. Then OpenAI's Realtime events both ways; one log entry per session.",
+        ok: {},
+      }),
+      parameters: [...headerParameters, { name: 'model', in: 'query', required: true, description: "The session's model (an Azure deployment on Azure OpenAI).", schema: { type: 'string', maxLength: 256 } }],
+      responses: { 101: { description: 'Switching Protocols: the WebSocket session' }, ...errorResponses() },
+    },
+  },
   ...geminiPaths(),
   '/v1/{path}': passthroughPath(),
 };

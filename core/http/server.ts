@@ -65,27 +65,47 @@ function answerUnmetExpectation(_request: IncomingMessage, response: ServerRespo
  * The gateway's HTTP server with explicit timeouts: time for the headers, for the whole request,
  * and for an idle keep-alive connection (the body's idle timeout is the route's). A request refused
  * by Node itself (timed out, malformed, an `Expect` other than 100-continue) gets an OpenAI-shaped
- * JSON error and the connection closed.
+ * JSON error and the connection closed. Upgrade requests go to `upgrade` (absent: refused by Node).
  */
-export function createGatewayServer(listener: RequestListener<typeof IncomingMessage, typeof ServerResponse>, timeouts: ServerTimeouts): Server {
+/** A listener for the server's upgrade requests (the Realtime API's WebSockets), which cuts the connections it holds when the server closes. */
+export interface UpgradeListener {
+  (request: IncomingMessage, socket: Duplex, head: Buffer): void;
+  /** Whether an upgrade request is this listener's; any other (`Upgrade: h2c` from curl) is served as a plain request, as without a listener. */
+  accepts(request: IncomingMessage): boolean;
+  closeAll(): void;
+}
+
+/** Each server's upgrade listener, cut by {@link closeGatewayServer} once the grace period is over. */
+const upgradeListeners = new WeakMap<Server, UpgradeListener>();
+
+export function createGatewayServer(listener: RequestListener<typeof IncomingMessage, typeof ServerResponse>, timeouts: ServerTimeouts, upgrade?: UpgradeListener): Server {
   const server = createServer(
     {
       headersTimeout: timeouts.headersTimeoutMs,
       requestTimeout: timeouts.requestTimeoutMs,
       keepAliveTimeout: timeouts.keepAliveTimeoutMs,
       connectionsCheckingInterval: checkingIntervalMs(timeouts),
+      shouldUpgradeCallback: (request) => upgrade?.accepts(request) ?? false,
     },
     listener,
   );
   server.on('clientError', answerClientError);
   server.on('checkExpectation', answerUnmetExpectation);
+  if (upgrade) {
+    server.on('upgrade', upgrade);
+    upgradeListeners.set(server, upgrade);
+  }
   return server;
 }
 
 /** Stops accepting, closes idle keep-alive sockets, lets requests in flight (streams included) finish for up to `graceMs`, then cuts what is left. */
 export function closeGatewayServer(server: Server, graceMs: number): Promise<void> {
   return new Promise<void>((resolve) => {
-    const timer = setTimeout(() => server.closeAllConnections(), graceMs);
+    const timer = setTimeout(() => {
+      server.closeAllConnections();
+      // Upgraded connections (Realtime sessions) are no longer the server's to close.
+      upgradeListeners.get(server)?.closeAll();
+    }, graceMs);
     server.close(() => {
       clearTimeout(timer);
       resolve();

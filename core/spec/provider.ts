@@ -261,6 +261,24 @@ export interface ResponsesAdapter extends StreamingAdapter<ResponsesRequest, Res
   readonly builtInTools: readonly string[];
 }
 
+/** A Realtime session's request, as the client opened it (`GET /v1/realtime?model=…`). */
+export interface RealtimeRequest {
+  /** The `model` query parameter (an Azure deployment name on Azure). */
+  readonly model: string;
+}
+
+/**
+ * The Realtime API over WebSocket (`GET /v1/realtime?model=…`). The core accepts the client's
+ * WebSocket once the session is admitted (key, limits, guardrail policy), opens one to the URL
+ * `toUpstream` gives (an `https://` URL is dialled as `wss://`, `http://` as `ws://`; the method is
+ * ignored) with its headers plus `auth()`'s, and relays the Realtime events both ways, reading
+ * `response.done` for usage. The plugin says only where its endpoint is and what its handshake
+ * needs (an API version, `OpenAI-Beta: realtime=v1` when the client asked for the beta interface).
+ */
+export interface RealtimeAdapter {
+  toUpstream(request: RealtimeRequest, target: ProviderTarget): UpstreamRequest;
+}
+
 /**
  * The operations a provider offers, each an optional capability. An absent one is answered with a
  * 400 naming the provider and the operation.
@@ -291,6 +309,8 @@ export interface ProviderOperations {
    * {@link BatchAdapter}); absent: those paths are passed through (a provider that speaks OpenAI's).
    */
   readonly batches?: BatchAdapter;
+  /** The Realtime API over WebSocket (see {@link RealtimeAdapter}); absent: a session is refused before the upgrade. */
+  readonly realtime?: RealtimeAdapter;
 }
 
 /** What the core needs to know of a provider's behaviour beyond its operations. */

@@ -32,6 +32,8 @@ export type OperationName =
   | 'geminiEmbed'
   /** `GET /v1beta/models`. */
   | 'geminiModels'
+  /** `GET /v1/realtime?model=…` upgraded to a WebSocket: one session, relayed (the Realtime API). */
+  | 'realtime'
   | 'passthrough'
   /** A batch translated for a provider's own batch API: one log entry per batch, written when it ends (docs/batches.md). */
   | 'batch'

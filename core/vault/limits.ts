@@ -122,10 +122,45 @@ export const PASSTHROUGH_RESERVATION_USD = 0.01;
  * stream has ended) replaces the reservation by the actual cost and sets `context.log.costUsd`. Both
  * run for every operation, pass-through included.
  */
-export function limitHooks(dependencies: LimitsDependencies): { admit: Hook; settle: Hook } {
+export function limitHooks(dependencies: LimitsDependencies): { admit: Hook; settle: Hook; charge: UsageCharge } {
   const reservations = new WeakMap<GatewayContext, Reservation>();
   const observed = new WeakMap<GatewayContext, ObservedUsage>();
-  return { admit: admitHook(dependencies, reservations, observed), settle: settleHook(dependencies, reservations, observed) };
+  const charged = new WeakMap<GatewayContext, number>();
+  return { admit: admitHook(dependencies, reservations, observed), settle: settleHook(dependencies, reservations, observed, charged), charge: usageCharge(dependencies, reservations, charged) };
+}
+
+/**
+ * Charges part of a request's usage as it arrives (a Realtime session's `response.done` events),
+ * for an admitted request of a virtual key with a budget: its cost goes to the spent counters at
+ * once and is remembered, so that `settle` charges only the rest. Resolves true when the key's
+ * budget is spent after this charge (the caller may then end the request). Never throws.
+ */
+export type UsageCharge = (context: GatewayContext, usage: Usage, model: string | undefined) => Promise<boolean>;
+
+function usageCharge(dependencies: LimitsDependencies, reservations: WeakMap<GatewayContext, Reservation>, charged: WeakMap<GatewayContext, number>): UsageCharge {
+  return async (context, usage, model) => {
+    const reservation = reservations.get(context);
+    const auth = servingAuth(context);
+    const budgeted = reservation?.levels.filter((level) => level.limits.budget_usd !== undefined) ?? [];
+    if (!reservation || !auth || budgeted.length === 0) return false;
+    const price = (model && dependencies.prices.price(auth.provider, model, auth.target.headers)) || reservation.price;
+    const nanos = price ? toNanos(costOf(price, tokenCounts(usage))) : 0;
+    if (nanos <= 0) return false;
+    charged.set(context, (charged.get(context) ?? 0) + nanos);
+    const { now } = reservation;
+    // Only the spend: the reservations, token windows and requests in flight are the settle's.
+    const levels = reservation.levels.map((level, index) => ({ spent: levelSettlement(level, reservation.admissions[index]!, false, now).spent }));
+    const report = budgeted.map((level) => periodCounter(level.base, 'spent', level.limits.budget_period ?? 'total', now));
+    try {
+      const spent = await dependencies.state().settle({ requestId: reservation.requestId, reservationNanos: 0, actualNanos: nanos, estimatedTokens: 0, levels, report });
+      budgeted.forEach((level, index) => dependencies.onCharged?.(chargedBudget(level, report[index]!, now), spent?.[index]));
+      return spent !== undefined && budgeted.some((level, index) => spent[index]! >= toNanos(level.limits.budget_usd!));
+    } catch {
+      // Not charged now: the settle at the end charges it.
+      charged.set(context, (charged.get(context) ?? 0) - nanos);
+      return false;
+    }
+  };
 }
 
 /**
@@ -220,7 +255,7 @@ function admitHook(dependencies: LimitsDependencies, reservations: WeakMap<Gatew
 }
 
 /** The log stage's half: replaces the reservation by the actual cost and sets `context.log.costUsd` (see {@link limitHooks}). */
-function settleHook(dependencies: LimitsDependencies, reservations: WeakMap<GatewayContext, Reservation>, observed: WeakMap<GatewayContext, ObservedUsage>): Hook {
+function settleHook(dependencies: LimitsDependencies, reservations: WeakMap<GatewayContext, Reservation>, observed: WeakMap<GatewayContext, ObservedUsage>, charged: WeakMap<GatewayContext, number>): Hook {
   const { prices } = dependencies;
   return {
     name: 'virtual-key-settle',
@@ -250,7 +285,9 @@ function settleHook(dependencies: LimitsDependencies, reservations: WeakMap<Gate
         // reservation rather than nothing, so leaving early is no way around a budget.
         const answered = context.forward !== undefined && context.forward.status < 400;
         const failedNanos = toNanos(failedUsd ?? 0);
-        const actualNanos = answerUsd !== undefined ? toNanos(answerUsd) + failedNanos : answered ? reservation.reservationNanos + failedNanos : failedNanos;
+        const totalNanos = answerUsd !== undefined ? toNanos(answerUsd) + failedNanos : answered ? reservation.reservationNanos + failedNanos : failedNanos;
+        // What `charge` already put on the counters as the usage arrived is not charged twice.
+        const actualNanos = Math.max(0, totalNanos - (charged.get(context) ?? 0));
         // Tokens: a cache hit used none; a failed request none; a successful answer without usage keeps its estimate.
         const actualTokens = context.cache?.hit !== undefined ? 0 : seen?.usage ? usedTokens(seen.usage) : answered ? undefined : 0;
         try {

@@ -10,7 +10,7 @@ import { openSharedState } from '../cluster/shared-state.js';
 import type { SharedState } from '../store/state.js';
 import { Credentials } from './credentials.js';
 import type { SealedSecret } from './crypto.js';
-import { limitHooks } from './limits.js';
+import { limitHooks, type UsageCharge } from './limits.js';
 import { PriceTable, type PricingOptions } from './pricing.js';
 import type { TeamLookup } from './team-access.js';
 import { targetCredentials, type VirtualKeyResolver, virtualKeyResolver } from './resolver.js';
@@ -60,7 +60,7 @@ const CURRENT_MASTER_KEY = 'vault:master-key';
 export class VaultService {
   readonly prices: PriceTable;
   readonly resolver: VirtualKeyResolver;
-  readonly hooks: { admit: Hook; settle: Hook };
+  readonly hooks: { admit: Hook; settle: Hook; charge: UsageCharge };
   /** Stored routes and model aliases (by id or name), for the auth stage; usable once started. */
   readonly routes: RouteSource;
   /** Stored credentials and virtual keys a route's targets name, for the route executor. */

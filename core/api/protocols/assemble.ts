@@ -32,12 +32,16 @@ import { errors } from '../../errors.js';
 import { renderGoogleError } from './gemini/errors.js';
 import { GEMINI_OPERATIONS, geminiOperationOf, withoutKey } from './gemini/routes.js';
 import { messages, messagesCountTokens } from './messages/handler.js';
+import { realtime } from './realtime/handler.js';
+import { type RealtimeOptions, type RealtimeUpgrade, realtimeUpgrade } from './realtime/upgrade.js';
 import { createResponsesProtocol } from './responses/responses-operation.js';
 import { mountResponsesRoutes } from './responses/responses-routes.js';
 import type { ResponseStore } from './responses/responses-store.js';
 import { createResponseStore } from './responses/responses-store-factory.js';
 import { mountMcp } from '../../mcp/assemble.js';
 import { VaultService } from '../../vault/service.js';
+import { PolicyRegistry } from '../../guardrails/registry.js';
+import { CustomHostGuard } from '../../http/custom-host.js';
 
 /** How often stored responses past their retention are deleted (besides start-up). */
 const RESPONSES_PRUNE_INTERVAL_MS = 60 * 60_000;
@@ -79,15 +83,17 @@ export class Protocols {
     readonly catalogue?: ModelCatalogue,
     /** `GET /v1/models` without `x-gateway-provider`: the caller's list from the catalogue. */
     private readonly modelList?: (request: IncomingMessage, response: ServerResponse) => Promise<void>,
+    /** What the Realtime API's sessions need (absent: upgrade requests are refused). */
+    private readonly realtimeOptions?: RealtimeOptions,
   ) {
-    this.byName = new Map([...operations.map(([, handler]) => handler), ...GEMINI_OPERATIONS, passthrough].map((handler) => [handler.name, handler]));
+    this.byName = new Map([...operations.map(([, handler]) => handler), ...GEMINI_OPERATIONS, realtime, passthrough].map((handler) => [handler.name, handler]));
   }
 
   /**
    * The unified operations as routes through `pipeline`, by `METHOD path` (for the server's request
    * listener, which runs them without Koa), and the Koa middleware that routes them the same way.
    */
-  routes(pipeline: Pipeline, options: HandlerOptions): { byRoute: ReadonlyMap<string, GatewayRoute>; dispatch: Middleware } {
+  routes(pipeline: Pipeline, options: HandlerOptions): { byRoute: ReadonlyMap<string, GatewayRoute>; dispatch: Middleware; upgrade: RealtimeUpgrade | undefined } {
     // The unified operations are found with one map lookup before the router, whose layer matching
     // (a regular expression per route) is the larger cost on the path every model call takes.
     const byRoute = new Map(this.operations.map(([path, handler]) => [`${handler.method ?? 'POST'} ${path}`, gatewayRoute(pipeline, handler, options)]));
@@ -133,7 +139,9 @@ export class Protocols {
       koa.respond = false;
       return route(koa.req, koa.res, koa.path, koa.querystring);
     };
-    return { byRoute, dispatch };
+    // The Realtime API (`GET /v1/realtime` upgraded to a WebSocket) is served on the server's upgrade requests.
+    const upgrade = this.realtimeOptions && realtimeUpgrade(pipeline, this.realtimeOptions);
+    return { byRoute, dispatch, upgrade };
   }
 
   /** Opens the store of responses and prunes it now and hourly (once per gateway). */
@@ -199,7 +207,15 @@ export function registerProtocols(container: Container): void {
       maxAnswerBytes: config.upstream.maxAnswerBytes,
     });
     const passthrough = withBatches(createPassthrough(config.passthrough), { store: batchStore, service: batchService, maxFileBytes: config.batches.maxFileBytes });
-    return new Protocols(operationsWith(responses.handler), passthrough, responses.hook, store, settings, catalogue, modelList);
+    const realtimeOptions: RealtimeOptions = {
+      bounds: config.realtime,
+      handshakeTimeoutMs: config.upstream.connectTimeoutMs,
+      trustProxy: config.server.trustProxy,
+      policies: c.resolve(PolicyRegistry),
+      charge: vault.hooks.charge,
+      guardedLookup: c.resolve(CustomHostGuard).lookup,
+    };
+    return new Protocols(operationsWith(responses.handler), passthrough, responses.hook, store, settings, catalogue, modelList, realtimeOptions);
   });
 }
 

@@ -12,6 +12,7 @@ import {
   azureTranscription,
   azureTranslation,
 } from './azure-operations.js';
+import { azureRealtime } from './azure-realtime.js';
 import { AZURE_HEADERS, azureBaseUrl, DEFAULT_API_VERSION, apiVersion, isEntraToken } from './azure-target.js';
 
 export interface AzureOpenAIParams {
@@ -41,7 +42,7 @@ export function azureOpenAI(params: AzureOpenAIParams = {}): ProviderRegistratio
       kind: 'provider',
       specificationVersion: 'v1',
       version: '1.0.0',
-      description: 'Azure OpenAI: chat, the Responses API (natively), completions, embeddings, images, speech, transcription and translation on a deployment; api-key or Entra ID token.',
+      description: 'Azure OpenAI: chat, the Responses API (natively), the Realtime API (WebSocket), completions, embeddings, images, speech, transcription and translation on a deployment; api-key or Entra ID token.',
       params: {
         type: 'object',
         additionalProperties: false,
@@ -67,6 +68,7 @@ export function azureOpenAI(params: AzureOpenAIParams = {}): ProviderRegistratio
           translation: azureTranslation(version),
           models: azureModels(version),
           responses: azureResponses,
+          realtime: azureRealtime,
         },
         // Parts are forwarded unchanged: Azure's deployments take what the model behind them takes.
         capabilities: { contentParts: () => OPENAI_CONTENT_PARTS },

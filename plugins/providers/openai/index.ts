@@ -6,6 +6,7 @@ import { mapOpenAIError } from './openai-error.js';
 import { openAIImageEdit, openAIImageVariation, openAITranscription, openAITranslation } from './openai-multipart.js';
 import { openAIImageGenerate } from './openai-images.js';
 import { openAIModels } from './openai-models.js';
+import { openAIRealtime } from './openai-realtime.js';
 import { openAIResponses } from './openai-responses.js';
 import { openAISpeech } from './openai-speech.js';
 
@@ -30,7 +31,7 @@ export function openai(params: OpenAIParams = {}): ProviderRegistration {
       specificationVersion: 'v1',
       version: '1.0.0',
       description:
-        'OpenAI API (api.openai.com): chat and text completions (plain and streamed), the Responses API (natively), embeddings, image generation, edits and variations, speech, transcription, translation, models; other /v1 paths pass through.',
+        'OpenAI API (api.openai.com): chat and text completions (plain and streamed), the Responses API (natively), the Realtime API (WebSocket), embeddings, image generation, edits and variations, speech, transcription, translation, models; other /v1 paths pass through.',
       params: {
         type: 'object',
         additionalProperties: false,
@@ -61,6 +62,7 @@ export function openai(params: OpenAIParams = {}): ProviderRegistration {
           speech: openAISpeech,
           models: openAIModels,
           responses: openAIResponses,
+          realtime: openAIRealtime,
         },
         capabilities: { contentParts: () => OPENAI_CONTENT_PARTS },
         baseUrl: () => baseUrl,

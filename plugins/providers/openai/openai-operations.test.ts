@@ -24,11 +24,21 @@ test('the plugin offers every operation of the unified API', (t) => {
     'imageGenerate',
     'imageVariation',
     'models',
+    'realtime',
     'responses',
     'speech',
     'transcription',
     'translation',
   ]);
+});
+
+test('a Realtime session goes to {base}/realtime?model=…, with OpenAI-Beta only when the client asked for the beta interface', (t) => {
+  const plugin = openai().create(pluginDependencies());
+  const target = (headers: Record<string, string>) => ({ baseUrl: 'https://api.openai.com/v1', customHost: false, headers, credentials: { apiKey: 'sk-x' }, strict: true });
+  const ga = plugin.operations.realtime!.toUpstream({ model: 'gpt-realtime' }, target({}));
+  t.deepEqual(ga, { method: 'GET', url: 'https://api.openai.com/v1/realtime?model=gpt-realtime', headers: {} });
+  t.deepEqual(plugin.operations.realtime!.toUpstream({ model: 'gpt-4o-realtime-preview' }, target({ 'openai-beta': 'realtime=v1' })).headers, { 'openai-beta': 'realtime=v1' });
+  t.deepEqual(plugin.operations.realtime!.toUpstream({ model: 'm' }, target({ 'sec-websocket-protocol': 'realtime, openai-beta.realtime-v1' })).headers, { 'openai-beta': 'realtime=v1' });
 });
 
 test('each JSON operation posts the original bytes to its path when nothing changes', (t) => {
