@@ -8,6 +8,7 @@ import type { CacheableOperation } from '../cache/cacheable.js';
 import type { ProviderPlugin, ProviderTarget, UpstreamRequest } from '../spec/provider.js';
 import type { OperationName } from '../spec/unified.js';
 import type { GuardrailParameters } from '../spec/guardrail.js';
+import type { ConversationMask } from '../guardrails/slice.js';
 
 export { mapAnswer, MAX_UPSTREAM_ANSWER_BYTES, readUpstreamAnswer } from '../http/upstream-answer.js';
 
@@ -42,6 +43,12 @@ export interface OperationHandler {
    * operation (`prompt`, `input`), if any.
    */
   readonly judged?: (body: unknown) => JudgedRequest;
+  /**
+   * What the earlier turns of the conversation this request continues carried for the input chain
+   * (the Responses API's `previous_response_id`: opened from the vault), read by the guardrail stage
+   * before it judges the input; undefined when it continues none or nothing was kept.
+   */
+  readonly carried?: (context: GatewayContext) => Promise<ConversationMask | undefined>;
   readonly cache?: CacheableOperation<any, any>;
   /**
    * The JSON body of an error on this operation's route (the gateway's own and mapped upstream

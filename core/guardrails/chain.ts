@@ -13,6 +13,8 @@ export type ChainOutcome =
       readonly parameters: GuardrailParameters;
       /** The restorers of the transforms applied, in chain order (the answer is restored in reverse). */
       readonly restorers: readonly Restorer[];
+      /** The chain position of each restorer's guardrail (same order). */
+      readonly restorerSteps: readonly number[];
     };
 
 interface StepResult {
@@ -104,6 +106,8 @@ function withBudget<T>(promise: Promise<T>, timeoutMs: number): Promise<T> {
  * first denial in chain order wins; when several transform, the later ones are run again in chain
  * order on the rewritten texts so that transforms still compose. Every run is reported to `record`.
  * With a `memo` (one per request), an asynchronous check's verdict is reused for identical input.
+ * `carried`, by chain position: what each guardrail's restorer kept from the conversation's earlier
+ * turns, given to it as `input.carried`.
  */
 export async function runChain(
   chain: readonly CompiledStep[],
@@ -111,7 +115,12 @@ export async function runChain(
   mode: 'sequential' | 'parallel',
   record: (entry: GuardrailRecord) => void,
   memo?: VerdictMemo,
+  carried?: ReadonlyArray<string | null>,
 ): Promise<ChainOutcome> {
+  const inputOf = (index: number, base: GuardrailInput): GuardrailInput => {
+    const kept = carried?.[index];
+    return typeof kept === 'string' ? { ...base, carried: kept } : base;
+  };
   const report = (compiled: CompiledStep, result: StepResult) =>
     record({
       guardrail: compiled.id,
@@ -128,36 +137,41 @@ export async function runChain(
   let parameters = input.parameters;
   let transformed = false;
   const restorers: Restorer[] = [];
-  const apply = (verdict: GuardrailVerdict & { action: 'transform' }) => {
+  const restorerSteps: number[] = [];
+  const apply = (verdict: GuardrailVerdict & { action: 'transform' }, index: number) => {
     texts = verdict.texts ?? texts;
     parameters = { ...parameters, ...verdict.parameters };
-    if (verdict.restorer) restorers.push(verdict.restorer);
+    if (verdict.restorer) {
+      restorers.push(verdict.restorer);
+      restorerSteps.push(index);
+    }
     transformed = true;
   };
 
   if (mode === 'parallel' && chain.length > 1) {
-    const results = await Promise.all(chain.map((compiled) => runStep(compiled, input, memo)));
+    const results = await Promise.all(chain.map((compiled, index) => runStep(compiled, inputOf(index, input), memo)));
     results.forEach((result, index) => report(chain[index], result));
     const denied = results.findIndex((result) => result.verdict.action === 'deny');
     if (denied !== -1) return { action: 'deny', guardrail: chain[denied].id, reason: (results[denied].verdict as { reason: string }).reason };
     const transforming = results.map((result, index) => (result.verdict.action === 'transform' ? index : -1)).filter((index) => index !== -1);
     if (transforming.length === 0) return { action: 'allow' };
-    apply(results[transforming[0]].verdict as GuardrailVerdict & { action: 'transform' });
+    apply(results[transforming[0]].verdict as GuardrailVerdict & { action: 'transform' }, transforming[0]);
     for (const index of transforming.slice(1)) {
-      const again = await runStep(chain[index], { ...input, texts, parameters }, memo);
+      const again = await runStep(chain[index], inputOf(index, { ...input, texts, parameters }), memo);
       if (again.verdict.action === 'deny') return { action: 'deny', guardrail: chain[index].id, reason: again.verdict.reason };
-      if (again.verdict.action === 'transform') apply(again.verdict);
+      if (again.verdict.action === 'transform') apply(again.verdict, index);
     }
-    return { action: 'transform', texts, parameters, restorers };
+    return { action: 'transform', texts, parameters, restorers, restorerSteps };
   }
 
-  for (const compiled of chain) {
-    const result = await runStep(compiled, transformed ? { ...input, texts, parameters } : input, memo);
+  for (let index = 0; index < chain.length; index++) {
+    const compiled = chain[index];
+    const result = await runStep(compiled, inputOf(index, transformed ? { ...input, texts, parameters } : input), memo);
     report(compiled, result);
     if (result.verdict.action === 'deny') return { action: 'deny', guardrail: compiled.id, reason: result.verdict.reason };
-    if (result.verdict.action === 'transform') apply(result.verdict);
+    if (result.verdict.action === 'transform') apply(result.verdict, index);
   }
-  return transformed ? { action: 'transform', texts, parameters, restorers } : { action: 'allow' };
+  return transformed ? { action: 'transform', texts, parameters, restorers, restorerSteps } : { action: 'allow' };
 }
 
 /** Merges a record into the one already kept for the same guardrail and side (stream windows). */

@@ -1,10 +1,14 @@
 import type { GuardrailParameters } from '../spec/guardrail.js';
 import type { ChatMessage, ChatRequest } from '../spec/unified.js';
 
-/** Where a judged text lives in a chat request: a message's string content, or one text part. */
-type Slot = { readonly message: number; readonly part?: number };
+/** Where a judged text lives in a chat request: a message's string content, one text part, or one tool call's arguments. */
+type Slot = { readonly message: number; readonly part?: number; readonly call?: number };
 
-/** The texts of a chat request's messages, in order, with where each came from. */
+/**
+ * The texts of a chat request's messages, in order, with where each came from: contents, text parts,
+ * and the arguments (JSON text) of the tool calls an assistant message carries back, so that a value
+ * restored to the client in a tool call's arguments is masked again when the conversation goes back up.
+ */
 export function requestTexts(request: ChatRequest): { texts: string[]; slots: Slot[] } {
   const texts: string[] = [];
   const slots: Slot[] = [];
@@ -21,6 +25,13 @@ export function requestTexts(request: ChatRequest): { texts: string[]; slots: Sl
         }
       });
     }
+    message.tool_calls?.forEach((call, callIndex) => {
+      const args = call?.function?.arguments;
+      if (typeof args === 'string' && args !== '') {
+        texts.push(args);
+        slots.push({ message: index, call: callIndex });
+      }
+    });
   });
   return { texts, slots };
 }
@@ -38,7 +49,12 @@ export function rewriteRequest(request: ChatRequest, slots: readonly Slot[], tex
   const messages: ChatMessage[] = request.messages.map((message) => (Array.isArray(message.content) ? { ...message, content: [...message.content] } : { ...message }));
   slots.forEach((slot, index) => {
     const message = messages[slot.message];
-    if (slot.part === undefined) message.content = texts[index];
+    if (slot.call !== undefined) {
+      if (texts[index] === request.messages[slot.message].tool_calls![slot.call].function.arguments) return;
+      const calls = [...message.tool_calls!];
+      calls[slot.call] = { ...calls[slot.call], function: { ...calls[slot.call].function, arguments: texts[index] } };
+      message.tool_calls = calls;
+    } else if (slot.part === undefined) message.content = texts[index];
     else (message.content as unknown[])[slot.part] = { ...(message.content as Record<string, unknown>[])[slot.part], text: texts[index] };
   });
   const rewritten: ChatRequest = { ...request, messages };

@@ -22,9 +22,25 @@ export interface GuardrailSlice {
    * only: never logged.
    */
   restorer?: Restorer;
+  /**
+   * What the input chain's restorers carry to the conversation's next turn (a stored Response's
+   * `previous_response_id`), made when the operation stores the turn; absent when nothing restores.
+   * The operation seals it with the vault; it is never logged.
+   */
+  conversation?: () => ConversationMask | undefined;
   /** Verdicts of asynchronous checks, reused for identical input within this request (core/guardrails/chain.ts); set when a policy applies. */
   memo?: VerdictMemo;
   // `output` (the output judge) is declared by its owner, core/guardrails/output/index.ts (module augmentation).
+}
+
+/**
+ * What a conversation's turn carries to the next: the policy whose input chain made it, and by chain
+ * position what that guardrail's restorer kept (`Restorer.carry()`; null: nothing). The next turn
+ * uses it only under the same policy with a chain of the same length.
+ */
+export interface ConversationMask {
+  readonly policy: string;
+  readonly steps: ReadonlyArray<string | null>;
 }
 
 /** One guardrail's verdict as the log records it (a transform's `changes` are counts, never values). */

@@ -1,4 +1,5 @@
-import { runChain } from '../guardrails/chain.js';
+import { type ChainOutcome, runChain } from '../guardrails/chain.js';
+import type { ConversationMask } from '../guardrails/slice.js';
 import { fieldParameters, fieldTexts, rewriteField, TEXT_FIELDS } from '../guardrails/field-texts.js';
 import { chainedRestorer, createOutputJudge } from '../guardrails/output/index.js';
 import type { PolicyRegistry } from '../guardrails/registry.js';
@@ -60,6 +61,9 @@ export function guardrailHook(dependencies: {
 async function judgeInput(context: GatewayContext, policy: CompiledPolicy, operation: OperationHandler | undefined): Promise<void> {
   const { texts, parameters, rewrite } = judgedRequest(context, operation);
   const records = context.guardrail!.verdicts;
+  // A conversation's earlier turns may have kept placeholders for this policy's input chain.
+  const conversation = operation?.carried ? await operation.carried(context) : undefined;
+  const carried = conversation?.policy === policy.name && conversation.steps.length === policy.input.length ? conversation.steps : undefined;
   const outcome = await runChain(
     policy.input,
     {
@@ -74,6 +78,7 @@ async function judgeInput(context: GatewayContext, policy: CompiledPolicy, opera
     policy.mode,
     (entry) => records.push(entry),
     context.guardrail!.memo,
+    carried,
   );
   if (outcome.action === 'deny') {
     // The client is not told which guardrail exists or why, unless the policy says so.
@@ -84,8 +89,18 @@ async function judgeInput(context: GatewayContext, policy: CompiledPolicy, opera
   }
   if (outcome.action === 'transform' && rewrite) {
     context.request = { ...context.request, body: rewrite(outcome.texts, outcome.parameters), raw: undefined, rawText: undefined };
-    if (outcome.restorers.length > 0) context.guardrail!.restorer = chainedRestorer(outcome.restorers);
+    if (outcome.restorers.length > 0) {
+      context.guardrail!.restorer = chainedRestorer(outcome.restorers);
+      context.guardrail!.conversation = () => conversationMask(policy, outcome);
+    }
   }
+}
+
+/** What the chain's restorers carry to the conversation's next turn, by chain position; undefined when none carries anything. */
+function conversationMask(policy: CompiledPolicy, outcome: ChainOutcome & { action: 'transform' }): ConversationMask | undefined {
+  const steps: Array<string | null> = policy.input.map(() => null);
+  outcome.restorerSteps.forEach((step, index) => (steps[step] = outcome.restorers[index].carry?.() ?? null));
+  return steps.some((step) => step !== null) ? { policy: policy.name, steps } : undefined;
 }
 
 

@@ -1,6 +1,8 @@
 import { runChain } from '../guardrails/chain.js';
 import type { CompiledPolicy } from '../guardrails/registry.js';
 import type { GuardrailRecord } from '../guardrails/slice.js';
+import { chainedRestorer, restoreValue } from '../guardrails/output/index.js';
+import type { Restorer } from '../spec/guardrail.js';
 
 /** A guardrail record with the policy whose chain gave it (a tool call may pass two policies). */
 export interface McpGuardrailRecord extends GuardrailRecord {
@@ -72,8 +74,9 @@ async function judge(
   side: 'input' | 'output',
   value: unknown,
   leavesOf: (value: unknown) => Array<{ path: Path; text: string }>,
-): Promise<{ value: unknown } | { denied: string }> {
+): Promise<{ value: unknown; restorers: Restorer[] } | { denied: string }> {
   let current = value;
+  const restorers: Restorer[] = [];
   for (const policy of guard.policies) {
     const chain = side === 'input' ? policy.input : policy.output;
     if (chain.length === 0) continue;
@@ -82,18 +85,38 @@ async function judge(
     const input = { side, operation: 'mcp' as const, texts: leaves.map((leaf) => leaf.text), metadata: guard.metadata, parameters: {}, partial: false };
     const outcome = await runChain(chain, input, policy.mode, (entry) => guard.records.push({ ...entry, policy: policy.name }));
     if (outcome.action === 'deny') return { denied: denialText(policy, side, outcome.reason) };
-    if (outcome.action === 'transform') current = replaced(current, leaves, outcome.texts);
+    if (outcome.action === 'transform') {
+      current = replaced(current, leaves, outcome.texts);
+      restorers.push(...outcome.restorers);
+    }
   }
-  return { value: current };
+  return { value: current, restorers };
 }
 
-/** Judges a tool call's arguments (input): every string in them. */
-export async function judgeArguments(guard: ToolGuard, args: Record<string, unknown> | undefined): Promise<{ value: Record<string, unknown> | undefined } | { denied: string }> {
+/**
+ * Judges a tool call's arguments (input): every string in them. A masking guardrail's placeholders
+ * (`pii` with `action: 'mask'`) go to the tool instead of the values, and `restorer` puts the values
+ * back in the tool's result.
+ */
+export async function judgeArguments(
+  guard: ToolGuard,
+  args: Record<string, unknown> | undefined,
+): Promise<{ value: Record<string, unknown> | undefined; restorer?: Restorer } | { denied: string }> {
   if (args === undefined) return { value: undefined };
-  return judge(guard, 'input', args, (value) => stringLeaves(value)) as Promise<{ value: Record<string, unknown> } | { denied: string }>;
+  const judged = await judge(guard, 'input', args, (value) => stringLeaves(value));
+  if ('denied' in judged) return judged;
+  const value = judged.value as Record<string, unknown>;
+  return judged.restorers.length > 0 ? { value, restorer: chainedRestorer(judged.restorers) } : { value };
 }
 
-/** Judges a tool's result (output): its text content and structured content. */
-export async function judgeResult(guard: ToolGuard, result: Record<string, unknown>): Promise<{ value: Record<string, unknown> } | { denied: string }> {
-  return judge(guard, 'output', result, (value) => resultLeaves(value as Record<string, unknown>)) as Promise<{ value: Record<string, unknown> } | { denied: string }>;
+/**
+ * Judges a tool's result (output): its text content and structured content. Then, after the output
+ * guardrails judged what the tool wrote, the values the arguments' masking took out are put back
+ * (only the placeholders this call issued; the request's memory only).
+ */
+export async function judgeResult(guard: ToolGuard, result: Record<string, unknown>, restorer?: Restorer): Promise<{ value: Record<string, unknown> } | { denied: string }> {
+  const judged = await judge(guard, 'output', result, (value) => resultLeaves(value as Record<string, unknown>));
+  if ('denied' in judged) return judged;
+  const value = judged.value as Record<string, unknown>;
+  return { value: restorer ? restoreValue(value, restorer) : value };
 }

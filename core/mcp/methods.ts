@@ -3,6 +3,7 @@ import { mayReachServer, mayUseTool, type McpPrincipal } from './grants.js';
 import type { McpTool } from './server-store.js';
 import { loadSdk, RPC } from './sdk.js';
 import { denialResult, judgeArguments, judgeResult, type ToolGuard } from './guardrails.js';
+import type { Restorer } from '../spec/guardrail.js';
 import { type ProgressUpdate, UpstreamMcpError } from './upstream.js';
 
 /** On `/mcp`, a tool (or prompt) is named `<server>__<name>`; server names never hold `__`, so the first one splits. */
@@ -115,10 +116,12 @@ export async function callTool(
   const outcome = { server: server.name, tool };
   const guard = guardFor?.(server);
   let judgedArgs = args as Record<string, unknown> | undefined;
+  let restorer: Restorer | undefined;
   if (guard) {
     const judged = await judgeArguments(guard, judgedArgs);
     if ('denied' in judged) return { result: denialResult(judged.denied), ...outcome };
     judgedArgs = judged.value;
+    restorer = judged.restorer;
   }
   let settle: (() => Promise<void>) | undefined;
   try {
@@ -141,7 +144,7 @@ export async function callTool(
     throw Object.assign(new JsonRpcError(RPC.InternalError, `The result of MCP server "${server.name}" (${size} bytes) is over its max_result_bytes (${server.maxResultBytes}); nothing of it is returned.`), { outcome: charged });
   }
   if (guard) {
-    const judged = await judgeResult(guard, result);
+    const judged = await judgeResult(guard, result, restorer);
     if ('denied' in judged) return { result: denialResult(judged.denied), ...charged };
     result = judged.value;
   }

@@ -32,6 +32,14 @@ export interface GuardrailInput {
    * stream window holds that tail back), so a span split across chunks is judged whole.
    */
   readonly partial: boolean;
+  /**
+   * What this guardrail's restorer kept from the earlier turns of the conversation the request
+   * continues ({@link Restorer.carry}: a Responses request's `previous_response_id`), opened from the
+   * vault; absent on a request that continues none. A masking guardrail reuses its placeholders, and
+   * returns a transform with a restorer even when the turn brings nothing new to mask (the answer may
+   * name the earlier placeholders), listing the carried values in `flagged` so the log masks them.
+   */
+  readonly carried?: string;
 }
 
 /** What a transform changed, as counts by kind (`{ email: 2 }`): never the values themselves. */
@@ -78,6 +86,17 @@ export interface Restorer {
   restore(text: string, json: boolean): string;
   /** Where, at the end of `text`, something starts that the next fragment may complete into a restorable one; `text.length` when nothing does. */
   heldFrom(text: string): number;
+  /**
+   * What to keep with a stored conversation so that its next turn reuses the same placeholders and
+   * restores them (handed back as {@link GuardrailInput.carried}). The gateway seals it with the
+   * vault before storing it and never logs it. Absent: nothing outlives the request.
+   */
+  carry?(): string;
+  /**
+   * `text` with what this restorer puts back taken out again (the values replaced by their
+   * placeholders): how the gateway stores a conversation's answer as the model wrote it.
+   */
+  conceal?(text: string, json: boolean): string;
 }
 
 /** A created guardrail instance. `check` may answer synchronously (cheap checks skip the timer). */

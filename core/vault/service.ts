@@ -118,6 +118,20 @@ export class VaultService {
     return this.parts.credentials;
   }
 
+  /**
+   * Seals a secret that is not a credential (a conversation's masking map) under the current master
+   * key, bound to `recordId` (opening it under another id fails).
+   */
+  async sealText(recordId: string, plaintext: string): Promise<SealedSecret> {
+    const { vault, state } = this.parts;
+    return vault.seal(recordId, plaintext, await currentMasterKeyId(state));
+  }
+
+  /** Opens what {@link sealText} sealed for `recordId`; rejects when it was altered or its master key is gone. */
+  openText(recordId: string, sealed: SealedSecret): Promise<string> {
+    return this.parts.vault.unseal(recordId, sealed);
+  }
+
   /** Opens the store, starts the worker and proves the master key opens what is stored. */
   start(): Promise<void> {
     this.starting ??= this.open();

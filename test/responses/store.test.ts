@@ -31,6 +31,12 @@ async function exercise(t: import('ava').ExecutionContext, store: ResponseStore)
   await store.put(record('resp_two', 'account', NOW - DAY / 4, 'resp_one'));
   await store.put(record('resp_other', 'vk:key-b', NOW - DAY / 4));
   t.is((await store.get('account', 'resp_two'))?.previousId, 'resp_one');
+  // A masked turn's sealed mapping is kept with it (and absent where none was stored).
+  const mask = { v: 1 as const, kid: 'k1', wrappedKey: 'd3JhcHBlZA==', ciphertext: 'c2VhbGVk' };
+  await store.put({ ...record('resp_masked', 'account', NOW - DAY / 4), mask });
+  t.deepEqual((await store.get('account', 'resp_masked'))?.mask, mask);
+  t.false('mask' in (await store.get('account', 'resp_two'))!);
+  t.true(await store.delete('account', 'resp_masked'));
   t.is(await store.get('vk:key-b', 'resp_two'), undefined, 'another owner does not see it');
   t.false(await store.delete('vk:key-b', 'resp_two'));
   const chain = await conversationOf(store, 'account', 'resp_two', false);

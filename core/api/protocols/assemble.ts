@@ -173,13 +173,16 @@ export function registerProtocols(container: Container): void {
     const settings = c.resolve(GatewaySettings);
     const { config, logger } = settings;
     const store = createResponseStore(config);
+    const vault = c.resolve(VaultService);
     const responses = createResponsesProtocol({
       store,
       builtInTools: config.responses.builtInTools,
       onStoreError: (error) => logger.warn({ err: { message: (error as Error)?.message } }, 'a response could not be stored'),
+      sealer: { seal: (recordId, plaintext) => vault.sealText(recordId, plaintext), open: (recordId, sealed) => vault.openText(recordId, sealed) },
+      // The error's name only: a vault error never holds the plaintext, but nothing of the mapping is risked here.
+      onMaskError: (error) => logger.warn({ err: { name: (error as Error)?.name } }, "a conversation's masking map could not be sealed or opened; the turn masks with placeholders of its own"),
     });
     const registry = c.resolve(PluginRegistry);
-    const vault = c.resolve(VaultService);
     const { accountKey, failedAuth } = c.resolve(AdminAccess);
     const routing = c.resolve(Routing);
     const catalogue = c.resolve(ModelCatalogue);

@@ -7,7 +7,7 @@ import type { AnswerText, ChunkRestoring, OutputJudge, TextChoice } from './type
 import { ChunkRestorer, restoreValue } from './restore.js';
 
 export type { AnswerText, ChoiceText, ChunkJudge, ChunkJudgeStep, ChunkRestoring, ChunkText, OutputJudge, TextChoice } from './types.js';
-export { chainedRestorer, ChunkRestorer, HeldTexts, restoreValue } from './restore.js';
+export { chainedRestorer, ChunkRestorer, concealValue, HeldTexts, restoreValue } from './restore.js';
 
 // The guardrail slice's output judge (core/guardrails/slice.ts), declared next to its type by
 // module augmentation.

@@ -14,7 +14,31 @@ export function chainedRestorer(restorers: readonly Restorer[]): Restorer {
   return {
     restore: (text, json) => reversed.reduce((restored, restorer) => restorer.restore(restored, json), text),
     heldFrom: (text) => Math.min(...restorers.map((restorer) => restorer.heldFrom(text))),
+    conceal: (text, json) => restorers.reduce((concealed, restorer) => (restorer.conceal ? restorer.conceal(concealed, json) : concealed), text),
   };
+}
+
+/** `value` with `map` applied to every string (`json`: the string is JSON text); `value` itself when nothing changed. */
+function mapStrings<Value>(value: Value, map: (text: string, json: boolean) => string, field = ''): Value {
+  if (typeof value === 'string') return map(value, JSON_TEXT_FIELDS.has(field)) as Value;
+  if (Array.isArray(value)) {
+    let changed = false;
+    const items = value.map((item: unknown) => {
+      const mapped = mapStrings(item, map, field);
+      changed ||= mapped !== item;
+      return mapped;
+    });
+    return (changed ? items : value) as Value;
+  }
+  if (typeof value === 'object' && value !== null) {
+    let copy: Record<string, unknown> | undefined;
+    for (const [key, item] of Object.entries(value)) {
+      const mapped = mapStrings(item, map, key);
+      if (mapped !== item) (copy ??= { ...(value as Record<string, unknown>) })[key] = mapped;
+    }
+    return (copy ?? value) as Value;
+  }
+  return value;
 }
 
 /**
@@ -23,25 +47,17 @@ export function chainedRestorer(restorers: readonly Restorer[]): Restorer {
  * changed, so that an answer sent as received keeps its bytes.
  */
 export function restoreValue<Value>(value: Value, restorer: Restorer, field = ''): Value {
-  if (typeof value === 'string') return (value.includes('<') ? restorer.restore(value, JSON_TEXT_FIELDS.has(field)) : value) as Value;
-  if (Array.isArray(value)) {
-    let changed = false;
-    const items = value.map((item: unknown) => {
-      const restored = restoreValue(item, restorer, field);
-      changed ||= restored !== item;
-      return restored;
-    });
-    return (changed ? items : value) as Value;
-  }
-  if (typeof value === 'object' && value !== null) {
-    let copy: Record<string, unknown> | undefined;
-    for (const [key, item] of Object.entries(value)) {
-      const restored = restoreValue(item, restorer, key);
-      if (restored !== item) (copy ??= { ...(value as Record<string, unknown>) })[key] = restored;
-    }
-    return (copy ?? value) as Value;
-  }
-  return value;
+  return mapStrings(value, (text, json) => (text.includes('<') ? restorer.restore(text, json) : text), field);
+}
+
+/**
+ * A whole answer with what `restorer` put back taken out again (values → placeholders), when it can
+ * (`Restorer.conceal`): a conversation's turn stored as the model wrote it, so that the next turn
+ * sends the model the placeholders it saw.
+ */
+export function concealValue<Value>(value: Value, restorer: Restorer): Value {
+  const conceal = restorer.conceal;
+  return conceal ? mapStrings(value, (text, json) => conceal(text, json)) : value;
 }
 
 /**

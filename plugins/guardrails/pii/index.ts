@@ -47,23 +47,26 @@ export const pii = defineGuardrail<PiiParams>(
     const wanted = new Set(PII_TYPES.filter((type) => actionOf(type) !== 'allow'));
     const replacement = params.replacement ?? '[REDACTED_{type}]';
     return (input) => {
-      if (wanted.size === 0) return ALLOW;
-      const found = input.texts.map((text) => detectPii(text, wanted, input.partial));
+      // A conversation's earlier turns kept placeholders (input side): they are reused and restored whatever this turn brings.
+      const carried = input.side === 'input' ? input.carried : undefined;
+      if (wanted.size === 0 && carried === undefined) return ALLOW;
+      const found = input.texts.map((text) => (wanted.size === 0 ? [] : detectPii(text, wanted, input.partial)));
       const all = found.flat();
-      if (all.length === 0) return ALLOW;
+      if (all.length === 0 && carried === undefined) return ALLOW;
       // Every span found, denied or redacted: the log masks them all (a denial leaves the request as sent).
       const flagged = spanValues(input.texts, found);
       const denied = [...new Set(all.filter((span) => actionOf(span.kind as PiiType) === 'deny').map((span) => span.kind))];
       if (denied.length > 0) return { action: 'deny', reason: `PII detected: ${denied.join(', ')}`, flagged };
       const redact = (span: Span) => replacement.replaceAll('{type}', span.kind.toUpperCase());
       const masking = input.side === 'input' && all.some((span) => actionOf(span.kind as PiiType) === 'mask');
-      if (!masking) return { action: 'transform', texts: input.texts.map((text, index) => replaceSpans(text, found[index], redact)), changes: countByKind(all), flagged };
+      if (!masking && carried === undefined) return { action: 'transform', texts: input.texts.map((text, index) => replaceSpans(text, found[index], redact)), changes: countByKind(all), flagged };
       // Masked spans get placeholders, the others of the same texts their redaction.
-      const mask = new PiiMask(input.texts);
+      const mask = new PiiMask(input.texts, carried);
       const texts = input.texts.map((text, index) =>
         replaceSpans(text, found[index], (span) => (actionOf(span.kind as PiiType) === 'mask' ? mask.placeholder(text.slice(span.start, span.end), span.kind) : redact(span))),
       );
-      return { action: 'transform', texts, changes: countByKind(all), flagged, restorer: mask.restorer() };
+      // The values the conversation carried may be restored in this answer too: the log masks them as well.
+      return { action: 'transform', texts, changes: countByKind(all), flagged: carried === undefined ? flagged : [...flagged, ...mask.values()], restorer: mask.restorer() };
     };
   },
 );

@@ -60,3 +60,29 @@ test('JSON text: a value restored inside tool-call arguments is escaped as strin
   const restorer = transformed(await judge(pii({ action: 'mask' }), ['ana@example.com'])).restorer!;
   t.is(restorer.restore('{"to":"<EMAIL_1>"}', true), '{"to":"ana@example.com"}');
 });
+
+test('mask across a conversation: the carried mapping keeps its placeholders, numbers new values on, and is restored even when nothing new is masked', async (t) => {
+  const first = transformed(await judge(pii({ action: 'mask' }), ['Mail ana@example.com']));
+  const carried = first.restorer!.carry!();
+  t.false(carried.includes('<EMAIL_2>'));
+  const second = transformed(await judge(pii({ action: 'mask' }), ['Also bo@example.org and ana@example.com'], { carried }));
+  t.deepEqual(second.texts, ['Also <EMAIL_2> and <EMAIL_1>']);
+  t.deepEqual(second.flagged, ['bo@example.org', 'ana@example.com', 'ana@example.com', 'bo@example.org']);
+  t.is(second.restorer!.restore('<EMAIL_1>, <EMAIL_2>, <EMAIL_3>', false), 'ana@example.com, bo@example.org, <EMAIL_3>');
+  // A turn with nothing new still restores (and flags) what the conversation carried.
+  const third = transformed(await judge(pii({ action: 'mask' }), ['Thanks'], { carried: second.restorer!.carry!() }));
+  t.deepEqual(third.texts, ['Thanks']);
+  t.deepEqual(third.changes, {});
+  t.deepEqual(third.flagged, ['ana@example.com', 'bo@example.org']);
+  t.is(third.restorer!.restore('<EMAIL_2>', false), 'bo@example.org');
+  // A tampered or foreign carry carries nothing; output checks ignore it.
+  t.is((await judge(pii({ action: 'mask' }), ['Thanks'], { carried: '{"<EMAIL_1>":"x"}' })).action, 'transform');
+  t.is((await judge(pii({ action: 'mask' }), ['Thanks'], { side: 'output', carried })).action, 'allow');
+});
+
+test('mask: conceal is the reverse of restore, JSON-escaped inside JSON text', async (t) => {
+  const restorer = transformed(await judge(pii({ action: 'mask' }), ['Mail ana@example.com, call +44 20 7946 0958'])).restorer!;
+  const answer = 'To <EMAIL_1> or <PHONE_1>, not <EMAIL_7>';
+  t.is(restorer.conceal!(restorer.restore(answer, false), false), answer);
+  t.is(restorer.conceal!('{"to":"ana@example.com"}', true), '{"to":"<EMAIL_1>"}');
+});

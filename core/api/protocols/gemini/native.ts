@@ -1,4 +1,5 @@
-import type { AnswerText } from '../../../guardrails/output/index.js';
+import { type AnswerText, type ChunkRestoring, HeldTexts, restoreValue } from '../../../guardrails/output/index.js';
+import type { Restorer } from '../../../spec/guardrail.js';
 import type { GeminiCandidate, GeminiPart, GeminiResponse } from '../../../spec/gemini.js';
 import { unifiedGeminiUsage } from '../../../spec/gemini.js';
 import { isRecord } from '../../../spec/is-record.js';
@@ -174,3 +175,56 @@ export const nativeAnswerText: AnswerText<NativeAnswer, NativeChunk> = {
     }),
   },
 };
+
+/** A candidate whose parts other than its answer text (function calls, their args) have masked values put back. */
+function restoredCalls(candidate: GeminiCandidate, restorer: Restorer): GeminiCandidate {
+  const parts = candidate.content?.parts;
+  if (!Array.isArray(parts)) return candidate;
+  let changed = false;
+  const restored = parts.map((part) => {
+    if (isAnswerText(part)) return part;
+    const copy = restoreValue(part, restorer);
+    changed ||= copy !== part;
+    return copy;
+  });
+  return changed ? { ...candidate, content: { ...candidate.content, parts: restored } } : candidate;
+}
+
+/**
+ * Restores native pieces as they flow (after the output judge): each candidate's answer text holds
+ * back what may still grow into a placeholder until the candidate's next piece decides, and releases
+ * it with the candidate's finish at the latest; a function call (Google sends it whole, in one
+ * piece) has its args restored whole.
+ */
+export function nativeGeminiRestorer(restorer: Restorer | undefined): ChunkRestoring<NativeChunk> | undefined {
+  if (!restorer) return undefined;
+  const held = new HeldTexts(restorer);
+  return {
+    push(chunk) {
+      const replaced = new Map<GeminiCandidate, GeminiCandidate>();
+      let changed = false;
+      const choices = chunk.choices.map((choice) => {
+        const key = String(choice.index);
+        let text = choice.text === undefined ? undefined : held.take(key, choice.text, false);
+        if (choice.finish_reason !== null && held.has(key)) {
+          const rest = held.flush(key);
+          // A candidate the output guardrails cut sends nothing more.
+          if (choice.finish_reason !== 'content_filter') text = (text ?? '') + rest;
+        }
+        const candidate = choice.candidate && restoredCalls(choice.candidate, restorer);
+        if (candidate && candidate !== choice.candidate) replaced.set(choice.candidate!, candidate);
+        if (text === choice.text && candidate === choice.candidate) return choice;
+        changed = true;
+        return { ...choice, ...(text === undefined ? {} : { text }), ...(candidate ? { candidate } : {}) };
+      });
+      if (!changed) return chunk;
+      const response = replaced.size === 0 ? chunk.response : { ...chunk.response, candidates: chunk.response.candidates?.map((candidate) => replaced.get(candidate) ?? candidate) };
+      return { ...chunk, response, choices };
+    },
+    end() {
+      const keys = held.keys();
+      if (keys.length === 0) return undefined;
+      return { response: {}, choices: keys.map((key) => ({ index: Number(key), text: held.flush(key), finish_reason: null })), usage: null };
+    },
+  };
+}

@@ -9,7 +9,8 @@ import type { AnswerRendering, ProtocolAnswer } from '../../protocol-respond.js'
 import { ChatAssembly } from '../../stream-assembly.js';
 import { GeminiAssembly } from './assembly.js';
 import { geminiResponseFromChat, includesThoughts } from './from-chat.js';
-import { judgedResponse, nativeAnswerOf, nativeAnswerText, type NativeChunk, NativeStreamEncoder, nativeChunkMapper } from './native.js';
+import { judgedResponse, nativeAnswerOf, nativeAnswerText, type NativeChunk, NativeStreamEncoder, nativeChunkMapper, nativeGeminiRestorer } from './native.js';
+import { streamRestorer } from '../../../guardrails/output/index.js';
 import { GeminiStreamEncoder, responseAsStream } from './stream-encoder.js';
 
 const slices = (context: GatewayContext) => {
@@ -47,6 +48,7 @@ export function nativeGeminiAnswer(
       mapper: nativeChunkMapper(mapper),
       encoder: new NativeStreamEncoder(request.stream === 'sse'),
       judge: judge?.stream(nativeAnswerText),
+      restore: nativeGeminiRestorer(context.guardrail?.restorer),
       record: assembledRecorder(context.cache?.recorder, new GeminiAssembly(), (response) => response),
     }),
     async whole(mapped) {
@@ -84,6 +86,7 @@ export function translatedGeminiAnswer(
       mapper,
       encoder: new GeminiStreamEncoder(request.model, request.stream === 'sse', thoughts),
       judge: judge?.stream(chatAnswerText),
+      restore: streamRestorer(context),
       record: assembledRecorder(context.cache?.recorder, new ChatAssembly(), (answer) => geminiResponseFromChat(answer, request.model, thoughts)),
     }),
     async whole(mapped) {

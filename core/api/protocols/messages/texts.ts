@@ -1,10 +1,12 @@
 import type { GuardrailParameters } from '../../../spec/guardrail.js';
 import type { MessagesBlock, MessagesRequest } from '../../../spec/messages.js';
 import { isRecord } from '../../../spec/is-record.js';
+import { jsonLeaves, setLeaf } from '../../../guardrails/json-leaves.js';
 
 /**
  * Where the input guardrails' texts are in a Messages request: the system prompt, every message's
- * string content and text blocks, and the text of tool results and plain-text documents. Each text
+ * string content and text blocks, the text of tool results and plain-text documents, and the strings
+ * of the tool calls' input an assistant turn carries back. Each text
  * comes with a setter that writes a rewritten one back into a copy of the request.
  */
 type Setter = (request: MessagesRequest, text: string) => void;
@@ -21,6 +23,9 @@ function blockSlots(blocks: readonly MessagesBlock[], locate: (request: Messages
   blocks.forEach((block, index) => {
     if (block.type === 'text' && typeof block.text === 'string') {
       slots.push({ text: block.text, set: (request, text) => void (locate(request)[index].text = text) });
+    } else if (block.type === 'tool_use' && isRecord(block.input)) {
+      // The input of a tool call the client sends back: each string in it.
+      for (const leaf of jsonLeaves(block.input)) slots.push({ text: leaf.text, set: (request, text) => setLeaf(locate(request)[index].input, leaf.path, text) });
     } else if (block.type === 'tool_result') {
       contentSlots(block.content, (request) => locate(request)[index], slots);
     } else if (block.type === 'document' && isRecord(block.source) && block.source.type === 'text' && typeof block.source.data === 'string') {

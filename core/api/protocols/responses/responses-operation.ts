@@ -16,6 +16,9 @@ import { type ConversationItem, conversationOf, ownerOf, type ResponseStore } fr
 import { responsesParameters, responsesTexts, rewriteResponsesRequest } from './responses-texts.js';
 import { toChatRequest } from './responses-to-chat.js';
 import { requestContextOf } from '../../../routing/attempt.js';
+import { concealValue } from '../../../guardrails/output/index.js';
+import type { ConversationMask } from '../../../guardrails/slice.js';
+import type { SealedSecret } from '../../../vault/crypto.js';
 
 /** How the Responses protocol is configured (`responses` in the gateway configuration). */
 export interface ResponsesProtocolOptions {
@@ -24,7 +27,20 @@ export interface ResponsesProtocolOptions {
   readonly builtInTools: 'drop' | 'refuse';
   /** Told when a response could not be stored (the client still gets it). */
   onStoreError(error: unknown): void;
+  /**
+   * Seals and opens what a conversation's masking carries to its next turn (the vault); without it
+   * nothing is carried and each turn masks with placeholders of its own.
+   */
+  readonly sealer?: {
+    seal(recordId: string, plaintext: string): Promise<SealedSecret>;
+    open(recordId: string, sealed: SealedSecret): Promise<string>;
+  };
+  /** Told when a conversation's carried mask could not be sealed or opened (never with its content). */
+  onMaskError?(error: unknown): void;
 }
+
+/** The id a stored response's sealed mask is bound to: opened under any other, it fails. */
+const maskRecordId = (responseId: string): string => `responses:mask:${responseId}`;
 
 /** One request's Responses state: its ids, the conversation it continues, how the current attempt was sent. */
 export interface ResponsesState {
@@ -102,6 +118,11 @@ function storeFinished(options: ResponsesProtocolOptions, state: ResponsesState,
       await recorder.complete();
     }
     if (request.store === false) return;
+    // A masked conversation is stored as the model saw it (placeholders; a stream's answer was
+    // restored on its way out), with its mapping sealed, so the next turn sends the same placeholders.
+    const restorer = context.guardrail?.restorer;
+    const stored = restorer ? concealValue(response, restorer) : response;
+    const mask = await sealedMask(options, context, response.id);
     try {
       await options.store.put({
         id: response.id,
@@ -110,12 +131,39 @@ function storeFinished(options: ResponsesProtocolOptions, state: ResponsesState,
         provider: provider.id,
         previousId: request.previous_response_id ?? null,
         input: inputItems(request),
-        response,
+        response: stored,
+        ...(mask ? { mask } : {}),
       });
     } catch (error) {
       options.onStoreError(error);
     }
   };
+}
+
+/** What this turn's masking carries to the next, sealed; undefined when nothing (or the vault failed: told, never with the mapping). */
+async function sealedMask(options: ResponsesProtocolOptions, context: GatewayContext, id: string): Promise<SealedSecret | undefined> {
+  const conversation = options.sealer && context.guardrail?.conversation?.();
+  if (!conversation) return undefined;
+  try {
+    return await options.sealer!.seal(maskRecordId(id), JSON.stringify(conversation));
+  } catch (error) {
+    options.onMaskError?.(error);
+    return undefined;
+  }
+}
+
+/** What the turn `previous` carried for the input chain, opened; undefined when nothing (or it cannot be opened: told). */
+async function carriedMask(options: ResponsesProtocolOptions, owner: string, previous: string): Promise<ConversationMask | undefined> {
+  if (!options.sealer) return undefined;
+  const record = await options.store.get(owner, previous);
+  if (!record?.mask) return undefined;
+  try {
+    const opened = JSON.parse(await options.sealer.open(maskRecordId(record.id), record.mask)) as ConversationMask;
+    return typeof opened?.policy === 'string' && Array.isArray(opened.steps) ? opened : undefined;
+  } catch (error) {
+    options.onMaskError?.(error);
+    return undefined;
+  }
 }
 
 /**
@@ -146,6 +194,11 @@ export function createResponsesProtocol(options: ResponsesProtocolOptions): { ha
       const request = body as ResponsesRequest;
       const { texts, slots } = responsesTexts(request);
       return { texts, parameters: responsesParameters(request), rewrite: (rewritten, parameters) => rewriteResponsesRequest(request, slots, rewritten, parameters) };
+    },
+
+    carried(context) {
+      const previous = (context.request.body as ResponsesRequest).previous_response_id;
+      return typeof previous === 'string' ? carriedMask(options, stateOf(context).owner, previous) : Promise.resolve(undefined);
     },
 
     async parse(request, parseOptions) {

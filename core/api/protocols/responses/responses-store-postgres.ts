@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { inSchemaTransaction, loadPg } from '../../../logs/postgres-store.js';
 import type { ResponseStore, StoredResponse } from './responses-store.js';
 
-type Row = { owner: string; id: string; created_ms: string | number; provider: string; previous_id: string | null; body: Pick<StoredResponse, 'input' | 'response'> };
+type Row = { owner: string; id: string; created_ms: string | number; provider: string; previous_id: string | null; body: Pick<StoredResponse, 'input' | 'response' | 'mask'> };
 
 /**
  * Responses state in the log store's PostgreSQL database (`DATABASE_URL`, the log schema), shared
@@ -49,7 +49,7 @@ export class PostgresResponseStore implements ResponseStore {
     await this.pool.query(
       `INSERT INTO ${this.schema}.responses (owner, id, created_ms, provider, previous_id, body) VALUES ($1, $2, $3, $4, $5, $6::jsonb)
        ON CONFLICT (owner, id) DO UPDATE SET body = EXCLUDED.body, provider = EXCLUDED.provider`,
-      [record.owner, record.id, record.createdMs, record.provider, record.previousId, JSON.stringify({ input: record.input, response: record.response })],
+      [record.owner, record.id, record.createdMs, record.provider, record.previousId, JSON.stringify({ input: record.input, response: record.response, ...(record.mask ? { mask: record.mask } : {}) })],
     );
   }
 
@@ -58,7 +58,7 @@ export class PostgresResponseStore implements ResponseStore {
     const result = await this.pool.query(`SELECT * FROM ${this.schema}.responses WHERE owner = $1 AND id = $2`, [owner, id]);
     const row = result.rows[0] as Row | undefined;
     if (!row) return undefined;
-    return { id: row.id, owner: row.owner, createdMs: Number(row.created_ms), provider: row.provider, previousId: row.previous_id, input: row.body.input, response: row.body.response };
+    return { id: row.id, owner: row.owner, createdMs: Number(row.created_ms), provider: row.provider, previousId: row.previous_id, input: row.body.input, response: row.body.response, ...(row.body.mask ? { mask: row.body.mask } : {}) };
   }
 
   async delete(owner: string, id: string): Promise<boolean> {

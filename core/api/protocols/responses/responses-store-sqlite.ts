@@ -15,8 +15,8 @@ type Row = { owner: string; id: string; created_ms: number; provider: string; pr
 
 /** A stored row as the record (input and response are kept as one JSON body). */
 export const recordOf = (row: Row): StoredResponse => {
-  const body = JSON.parse(row.body) as Pick<StoredResponse, 'input' | 'response'>;
-  return { id: row.id, owner: row.owner, createdMs: Number(row.created_ms), provider: row.provider, previousId: row.previous_id, input: body.input, response: body.response };
+  const body = JSON.parse(row.body) as Pick<StoredResponse, 'input' | 'response' | 'mask'>;
+  return { id: row.id, owner: row.owner, createdMs: Number(row.created_ms), provider: row.provider, previousId: row.previous_id, input: body.input, response: body.response, ...(body.mask ? { mask: body.mask } : {}) };
 };
 
 /**
@@ -61,7 +61,7 @@ export class SqliteResponseStore implements ResponseStore {
   }
 
   async put(record: StoredResponse): Promise<void> {
-    this.sql.put.run(record.owner, record.id, record.createdMs, record.provider, record.previousId, JSON.stringify({ input: record.input, response: record.response }));
+    this.sql.put.run(record.owner, record.id, record.createdMs, record.provider, record.previousId, JSON.stringify({ input: record.input, response: record.response, ...(record.mask ? { mask: record.mask } : {}) }));
   }
 
   async get(owner: string, id: string): Promise<StoredResponse | undefined> {

@@ -1,5 +1,6 @@
 import type { Caller } from '../../../spec/key-resolver.js';
 import type { ResponseItem, ResponseObject } from '../../../spec/responses.js';
+import type { SealedSecret } from '../../../vault/crypto.js';
 
 /** One stored response: what `GET /v1/responses/{id}` answers and what `previous_response_id` continues. */
 export interface StoredResponse {
@@ -15,6 +16,11 @@ export interface StoredResponse {
   readonly input: ResponseItem[];
   /** The Response as finished, its reasoning sealed (the client sees `encrypted_content` only when it asks). */
   readonly response: ResponseObject;
+  /**
+   * What the input guardrails' restorers carry to the next turn (a masking guardrail's placeholders
+   * and values: `ConversationMask`), sealed by the vault; absent when nothing was masked.
+   */
+  readonly mask?: SealedSecret;
 }
 
 /**

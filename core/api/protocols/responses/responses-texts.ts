@@ -3,14 +3,15 @@ import { isRecord } from '../../../spec/is-record.js';
 import type { ContentPart, ResponseItem, ResponsesRequest } from '../../../spec/responses.js';
 
 /** Where a judged text lives: the instructions, the string input, an item's string content or output, or one text part. */
-type Slot = { readonly field: 'instructions' | 'input' } | { readonly item: number; readonly key: 'content' | 'output'; readonly part?: number };
+type Slot = { readonly field: 'instructions' | 'input' } | { readonly item: number; readonly key: 'content' | 'output' | 'arguments' | 'input'; readonly part?: number };
 
 const TEXT_PARTS = new Set(['input_text', 'output_text']);
 
 /**
  * The texts input guardrails judge in a Responses request, in order: the instructions, then the
- * input (a string, or the text of each message and of each tool output). Items of the conversation
- * named by `previous_response_id` were judged when they were sent.
+ * input (a string, or the text of each message and of each tool output, and the arguments of each
+ * function call the client sends back, so that values restored to it there are masked again). Items
+ * of the conversation named by `previous_response_id` were judged when they were sent.
  */
 export function responsesTexts(request: ResponsesRequest): { texts: string[]; slots: Slot[] } {
   const texts: string[] = [];
@@ -24,6 +25,15 @@ export function responsesTexts(request: ResponsesRequest): { texts: string[]; sl
     slots.push({ field: 'input' });
   } else {
     (request.input ?? []).forEach((item, index) => {
+      // A function call's arguments (JSON text), a custom tool call's input (free text).
+      const call = item.type === 'function_call' ? 'arguments' : item.type === 'custom_tool_call' ? 'input' : undefined;
+      if (call !== undefined) {
+        if (typeof item[call] === 'string' && item[call] !== '') {
+          texts.push(item[call] as string);
+          slots.push({ item: index, key: call });
+        }
+        return;
+      }
       const key = item.type === 'function_call_output' || item.type === 'custom_tool_call_output' ? 'output' : 'content';
       const value = item[key];
       if (typeof value === 'string') {
