@@ -1,3 +1,4 @@
+import { levelUsage, subjectLevel } from '../vault/level-usage.js';
 import type { Context } from 'koa';
 import { AccountKey } from '../identity/account-key.js';
 import { type Container, GatewaySettings, provide } from '../container.js';
@@ -99,6 +100,7 @@ export function mountAdmin(router: Router, container: Container): void {
       return keys.filter(owned).length + credentials.filter(owned).length + routes.filter(owned).length;
     },
     ...(config.auth.publicUrl ? { publicUrl: config.auth.publicUrl } : {}),
+    limitsUsage: (subject, limits) => levelUsage(vault.parts.state, subjectLevel(subject.level, subject.id, limits, subject.serviceAccount)),
   });
   mountScim(router, { guard, organization });
   mountCacheAdmin(router, { guard, cache: container.resolve(ResponseCache) });

@@ -24,6 +24,8 @@ export interface OrganizationAdminDependencies {
   readonly ownedBy: (team: string) => Promise<number>;
   /** The gateway's public origin for invitation links (else the request's). */
   readonly publicUrl?: string;
+  /** What a team, user, service account or the organization has used of its limits (core/vault/level-usage.ts). */
+  readonly limitsUsage?: (subject: { level: 'organization' | 'team' | 'user'; id: string; serviceAccount?: boolean }, limits: LevelLimits) => Promise<unknown>;
 }
 
 const BODY_LIMIT = 256 * 1024;
@@ -113,11 +115,17 @@ export function mountOrganizationAdmin(router: Router, dependencies: Organizatio
   for (const mount of [mountOrganization, mountTeams, mountMembers, mountUsers, mountTokens, mountServiceAccounts]) mount(router, parts);
 }
 
+/** What a subject with limits has used of them (null without limits). */
+async function usageOf(dependencies: OrganizationAdminDependencies, subject: Parameters<NonNullable<OrganizationAdminDependencies['limitsUsage']>>[0], limits: LevelLimits | undefined): Promise<unknown> {
+  return limits === undefined || dependencies.limitsUsage === undefined ? null : dependencies.limitsUsage(subject, limits);
+}
+
 /** The organization's own limits (the level above every team). */
 function mountOrganization(router: Router, parts: Parts): void {
   const { guard, store, body, ready } = parts;
   router.get('/admin/organization', guard.require('teams.read'), ready, async (koa) => {
-    koa.body = { limits: (await store.organizationLimits()) ?? null };
+    const limits = (await store.organizationLimits()) ?? null;
+    koa.body = { limits, limits_usage: await usageOf(parts.dependencies, { level: 'organization', id: 'organization' }, limits ?? undefined) };
   });
 
   router.patch('/admin/organization', guard.require('organization.write'), ready, body, async (koa) => {
@@ -168,7 +176,8 @@ function mountTeams(router: Router, parts: Parts): void {
   });
 
   router.get('/admin/teams/:id', guard.require('teams.read'), ready, async (koa) => {
-    koa.body = await withMembers(await visibleTeam(accessOf(koa), koa.params.id!));
+    const team = await visibleTeam(accessOf(koa), koa.params.id!);
+    koa.body = { ...(await withMembers(team)), limits_usage: await usageOf(dependencies, { level: 'team', id: team.id }, team.limits) };
   });
 
   router.patch('/admin/teams/:id', guard.require('teams.write'), ready, body, async (koa) => {
@@ -280,7 +289,7 @@ function mountUsers(router: Router, parts: Parts): void {
   router.get('/admin/users/:id', guard.require('users.read'), ready, async (koa) => {
     const user = await store.user(koa.params.id!);
     if (!user) throw userNotFound(koa.params.id!);
-    koa.body = publicUser(user);
+    koa.body = { ...publicUser(user), limits_usage: await usageOf(parts.dependencies, { level: 'user', id: user.id }, user.limits) };
   });
 
   router.patch('/admin/users/:id', guard.require('users.write'), ready, body, async (koa) => {
@@ -404,7 +413,8 @@ function mountServiceAccounts(router: Router, parts: Parts): void {
   });
 
   router.get('/admin/service-accounts/:id', guard.require('service_accounts.read'), ready, async (koa) => {
-    koa.body = await visibleAccount(accessOf(koa), koa.params.id!);
+    const account = await visibleAccount(accessOf(koa), koa.params.id!);
+    koa.body = { ...account, limits_usage: await usageOf(parts.dependencies, { level: 'user', id: account.id, serviceAccount: true }, account.limits) };
   });
 
   router.patch('/admin/service-accounts/:id', guard.require('service_accounts.write'), ready, body, async (koa) => {

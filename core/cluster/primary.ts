@@ -45,6 +45,7 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
       admit: (admission: Parameters<SqliteState['admit']>[0]) => state.admit(admission),
       read: (keys: readonly string[]) => state.read(keys),
       minuteCount: (key: string, now: number) => state.minuteCount(key, now),
+      windowUsage: (tokensKey: string, concurrentKey: string, now: number) => state.windowUsage(tokensKey, concurrentKey, now),
       publish: (event: InvalidationEvent) => broadcast(event),
     }),
   };

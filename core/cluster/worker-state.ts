@@ -69,6 +69,10 @@ export class WorkerState implements SharedState {
     return this.primary.request('read', counterKeys);
   }
 
+  windowUsage(tokensKey: string, concurrentKey: string, now: number): Promise<{ tokens: number; inFlight: number }> {
+    return this.primary.request('windowUsage', tokensKey, concurrentKey, now);
+  }
+
   minuteCount(key: string, now: number): Promise<number> {
     return this.primary.request('minuteCount', key, now);
   }

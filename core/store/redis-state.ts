@@ -339,6 +339,15 @@ export class RedisState implements SharedState {
     return Number(await this.client.zCount(this.key(key), now - 60_000 + 1, '+inf'));
   }
 
+  async windowUsage(tokensKey: string, concurrentKey: string, now: number): Promise<{ tokens: number; inFlight: number }> {
+    const [members, inFlight] = await Promise.all([
+      this.client.zRangeByScore(this.key(tokensKey), now - 60_000 + 1, '+inf'),
+      this.client.zCount(this.key(concurrentKey), now + 1, '+inf'),
+    ]);
+    const tokens = members.reduce((sum, member) => sum + Number(member.slice(member.lastIndexOf('|') + 1)), 0);
+    return { tokens, inFlight: Number(inFlight) };
+  }
+
   async publish(event: InvalidationEvent): Promise<void> {
     // Applied here at once; the echo from Redis is a harmless second invalidation.
     for (const handler of this.handlers) handler(event);

@@ -208,6 +208,13 @@ export class SqliteState implements SharedState {
     return window.times.length - window.head;
   }
 
+  async windowUsage(tokensKey: string, concurrentKey: string, now: number): Promise<{ tokens: number; inFlight: number }> {
+    return {
+      tokens: this.tokenWindows.has(tokensKey) ? this.tokenWindow(tokensKey, now).sum : 0,
+      inFlight: this.concurrent.has(concurrentKey) ? this.inFlight(concurrentKey, now).size : 0,
+    };
+  }
+
   async publish(event: InvalidationEvent): Promise<void> {
     this.bus.emit('event', event);
   }

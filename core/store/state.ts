@@ -30,6 +30,8 @@ export interface SharedState {
   read(counterKeys: readonly string[]): Promise<number[]>;
   /** Requests admitted in the per-minute window `key` during the minute before `now` (read-only; 0 when none). */
   minuteCount(key: string, now: number): Promise<number>;
+  /** Tokens counted in the token window `tokensKey` during the minute before `now`, and requests in flight in `concurrentKey` (read-only). */
+  windowUsage(tokensKey: string, concurrentKey: string, now: number): Promise<{ tokens: number; inFlight: number }>;
   /** Tells every instance (this one included) that a record changed. */
   publish(event: InvalidationEvent): Promise<void>;
   /** Registers the handler for every instance's events. */
