@@ -20,6 +20,8 @@ import { admitToolCall } from './limits.js';
 import { recordMcpRequest } from './log.js';
 import { McpServerStore, type McpServerSettings } from './server-store.js';
 import { McpSessions } from './sessions.js';
+import { type McpModelTools, modelTools } from './model-tools.js';
+import type { VirtualKeyRecord } from '../vault/records.js';
 
 export interface McpGatewayOptions {
   /** The vault's parts, once it started: the shared state, the credentials, the virtual keys. */
@@ -54,6 +56,8 @@ export class McpGateway {
   readonly catalogue: McpCatalogue;
   readonly sessions: McpSessions;
   readonly endpoint: McpEndpoint;
+  /** The tools of model calls (the Responses API's `mcp` tool). */
+  readonly models: McpModelTools;
   private storeOf?: McpServerStore;
   private agent?: { close(): Promise<void> };
 
@@ -69,24 +73,36 @@ export class McpGateway {
       ...(options.restartDelaysMs ? { restartDelaysMs: options.restartDelaysMs } : {}),
     });
     this.sessions = new McpSessions(() => options.vault().state);
+    const record = recordMcpRequest(options.sinks, options.bodiesOn);
     this.endpoint = new McpEndpoint({
       catalogue: this.catalogue,
       sessions: this.sessions,
       authenticate: (key) => this.authenticate(key),
       bodyLimitBytes: options.bodyLimitBytes,
       toolGuard: (caller, server) => this.toolGuard(caller, server),
-      admitToolCall: (caller, server, tool) =>
-        admitToolCall(options.vault().state, {
-          keyId: caller.keyId,
-          ...(caller.limits ? { limits: caller.limits } : {}),
-          server: server.name,
-          tool,
-          ...(server.toolRequestsPerMinute !== undefined ? { requestsPerMinute: server.toolRequestsPerMinute } : {}),
-          ...(server.costPerCallUsd !== undefined ? { costUsd: server.costPerCallUsd } : {}),
-        }),
+      admitToolCall: (caller, server, tool) => this.admit(caller, server, tool),
       ...(options.failedAuth ? { failedAuth: options.failedAuth } : {}),
       publishCancel: (id) => options.vault().state.publish({ kind: 'mcp-cancel', id }),
-      record: recordMcpRequest(options.sinks, options.bodiesOn),
+      record,
+    });
+    this.models = modelTools({
+      catalogue: this.catalogue,
+      callerOf: (keyId) => this.callerOfKey(keyId),
+      toolGuard: (caller, server) => this.toolGuard(caller, server),
+      admitToolCall: (caller, server, tool) => this.admit(caller, server, tool),
+      record,
+    });
+  }
+
+  /** Admits one tool call: the per key and tool rate limit, the server's cost per call on the key's budget. */
+  private admit(caller: McpCaller, server: UpstreamServer, tool: string): Promise<() => Promise<void>> {
+    return admitToolCall(this.options.vault().state, {
+      keyId: caller.keyId,
+      ...(caller.limits ? { limits: caller.limits } : {}),
+      server: server.name,
+      tool,
+      ...(server.toolRequestsPerMinute !== undefined ? { requestsPerMinute: server.toolRequestsPerMinute } : {}),
+      ...(server.costPerCallUsd !== undefined ? { costUsd: server.costPerCallUsd } : {}),
     });
   }
 
@@ -157,7 +173,16 @@ export class McpGateway {
   /** A virtual key's caller (a revoked or expired key is no caller); the account key holds no grant. */
   private async authenticate(key: string): Promise<McpCaller | 'account' | undefined> {
     if (!key.startsWith(VIRTUAL_KEY_PREFIX)) return this.options.isAccountKey(key) ? 'account' : undefined;
-    const record = await this.options.vault().keys.lookup(key);
+    return this.callerOf(await this.options.vault().keys.lookup(key));
+  }
+
+  /** The caller of a key by its id (a model call's key, which the auth stage identified). */
+  private async callerOfKey(keyId: string): Promise<McpCaller | undefined> {
+    const keys = this.options.vault().keys;
+    return this.callerOf(keys.cached(keyId) ?? (await keys.get(keyId)));
+  }
+
+  private callerOf(record: VirtualKeyRecord | undefined): McpCaller | undefined {
     if (record === undefined) return undefined;
     if (record.expires_at !== undefined && Date.parse(record.expires_at) <= Date.now()) return undefined;
     const principal = principalOf(record);

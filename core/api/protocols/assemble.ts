@@ -7,7 +7,6 @@ import type { Middleware } from 'koa';
 import { canonicalPath, rawPathOf } from '../../http/request-path.js';
 import type { Router } from '../../http/router.js';
 import type { Hook } from '../../pipeline/hook.js';
-import type { Pipeline } from '../../pipeline/runner.js';
 import { chatCompletions } from '../chat-completions.js';
 import { completions } from '../completions.js';
 import { embeddings } from '../embeddings.js';
@@ -31,7 +30,8 @@ import { createResponsesProtocol } from './responses/responses-operation.js';
 import { mountResponsesRoutes } from './responses/responses-routes.js';
 import type { ResponseStore } from './responses/responses-store.js';
 import { createResponseStore } from './responses/responses-store-factory.js';
-import { mountMcp } from '../../mcp/assemble.js';
+import { McpGateway, mountMcp } from '../../mcp/assemble.js';
+import { Pipeline } from '../../pipeline/runner.js';
 import { VaultService } from '../../vault/service.js';
 
 /** How often stored responses past their retention are deleted (besides start-up). */
@@ -164,6 +164,8 @@ export function registerProtocols(container: Container): void {
       store,
       builtInTools: config.responses.builtInTools,
       onStoreError: (error) => logger.warn({ err: { message: (error as Error)?.message } }, 'a response could not be stored'),
+      // Resolved on first use: the pipeline is built from these operations, and the MCP gateway after them.
+      mcp: { pipeline: () => c.resolve(Pipeline), tools: () => c.resolve(McpGateway).models },
     });
     const registry = c.resolve(PluginRegistry);
     const vault = c.resolve(VaultService);

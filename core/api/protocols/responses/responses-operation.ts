@@ -15,6 +15,7 @@ import { validateResponsesRequest } from './responses-schema.js';
 import { type ConversationItem, conversationOf, ownerOf, type ResponseStore } from './responses-store.js';
 import { responsesParameters, responsesTexts, rewriteResponsesRequest } from './responses-texts.js';
 import { toChatRequest } from './responses-to-chat.js';
+import { type McpLoopOptions, mcpToolLoop, servedMcpTools } from './responses-mcp.js';
 import { requestContextOf } from '../../../routing/attempt.js';
 
 /** How the Responses protocol is configured (`responses` in the gateway configuration). */
@@ -24,6 +25,8 @@ export interface ResponsesProtocolOptions {
   readonly builtInTools: 'drop' | 'refuse';
   /** Told when a response could not be stored (the client still gets it). */
   onStoreError(error: unknown): void;
+  /** The `mcp` tool loop's dependencies; absent: `mcp` tools are built-in tools like any other. */
+  readonly mcp?: McpLoopOptions;
 }
 
 /** One request's Responses state: its ids, the conversation it continues, how the current attempt was sent. */
@@ -153,6 +156,15 @@ export function createResponsesProtocol(options: ResponsesProtocolOptions): { ha
       const rawText = raw.toString('utf8');
       const body = validateResponsesRequest(parseJsonObject(rawText));
       return { body, raw, rawText, model: body.model, streaming: body.stream === true };
+    },
+
+    // A request with `mcp` tools naming registered servers runs the gateway's tool loop, each model call a request of its own.
+    async answerLocally(context, provider) {
+      const request = context.request.body as ResponsesRequest;
+      if (options.mcp === undefined || servedMcpTools(request).length === 0) return undefined;
+      const state = stateOf(context);
+      const history = (state.history ?? []).map((entry) => entry.item);
+      return mcpToolLoop(options.mcp, context, request, { id: state.id, createdAt: state.createdAt, history, input: inputItems(request), finished: storeFinished(options, state, context, provider) });
     },
 
     toUpstream: (context, provider, target) => attemptUpstream(options, stateOf(context), context, provider, target),
