@@ -6,6 +6,7 @@
 import { auditOpenApiPaths, auditOpenApiSchemas } from '../audit/openapi.js';
 import { routeSchema } from '../routing/route-schema.js';
 import { mcpAdminPaths, mcpAdminSchemas } from './openapi-mcp.js';
+import { teamAdminPaths, teamAdminSchemas } from './openapi-teams.js';
 import { routingAdminPaths, routingAdminSchemas } from './openapi-routing.js';
 import { logsOpenApiPaths, logsOpenApiSchemas } from './logs-openapi.js';
 import { usageAdminPaths, usageAdminSchemas } from './openapi-usage.js';
@@ -144,6 +145,7 @@ export const adminOpenApi = {
     },
     ...routingAdminPaths,
     ...mcpAdminPaths,
+    ...teamAdminPaths,
     '/admin/cache': {
       delete: {
         summary: 'Empty the response cache: a shared namespace, one key’s own namespace, or all of it (semantic indexes included)',
@@ -228,6 +230,7 @@ export const adminOpenApi = {
       ...routeComponents,
       ...routingAdminSchemas,
       ...mcpAdminSchemas,
+      ...teamAdminSchemas,
       ...logsOpenApiSchemas,
       ...auditOpenApiSchemas,
       RouteInput: {

@@ -1,3 +1,4 @@
+import { parseMcpGrant } from './mcp-servers.js';
 import type { Context } from 'koa';
 import { invalid, optionalEnum, requireString } from '../api/validate.js';
 import { errors } from '../errors.js';
@@ -53,7 +54,7 @@ export function mountOrganizationAdmin(router: Router, dependencies: Organizatio
   };
 
   const teamInput = (raw: Record<string, unknown>, creating: boolean) => {
-    onlyFields(raw, ['name', 'description', 'metadata', 'allowed_providers', 'allowed_models', 'allowed_routes', 'allowed_credentials', 'guardrail_policy']);
+    onlyFields(raw, ['name', 'description', 'metadata', 'allowed_providers', 'allowed_models', 'allowed_routes', 'allowed_credentials', 'guardrail_policy', 'mcp']);
     if (creating || raw.name !== undefined) requireRecordName(raw.name);
     if (raw.description !== undefined && raw.description !== null) requireString(raw.description, 'description', { max: 2048 });
     metadataOf(raw.metadata);
@@ -69,6 +70,8 @@ export function mountOrganizationAdmin(router: Router, dependencies: Organizatio
     } else if (raw.guardrail_policy !== undefined && raw.guardrail_policy !== null && typeof raw.guardrail_policy !== 'string') {
       throw invalid('expected a policy name.', { param: 'guardrail_policy' });
     }
+    // The team's MCP grant adds to each of its keys' own (docs/mcp.md); null on a PATCH removes it.
+    if (raw.mcp !== undefined && !(raw.mcp === null && !creating)) raw.mcp = parseMcpGrant(raw.mcp);
     return raw;
   };
 

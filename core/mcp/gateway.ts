@@ -21,7 +21,8 @@ import { recordMcpRequest } from './log.js';
 import { McpServerStore, type McpServerSettings } from './server-store.js';
 import { McpSessions } from './sessions.js';
 import { type McpModelTools, modelTools } from './model-tools.js';
-import type { VirtualKeyRecord } from '../vault/records.js';
+import type { McpGrant, VirtualKeyRecord } from '../vault/records.js';
+import { teamIdOf } from '../vault/team-access.js';
 
 export interface McpGatewayOptions {
   /** The vault's parts, once it started: the shared state, the credentials, the virtual keys. */
@@ -46,6 +47,8 @@ export interface McpGatewayOptions {
   readonly policy: (name: string) => CompiledPolicy | undefined;
   /** The configuration's `defaultPolicy`: judges the tool calls of a key without a policy of its own. */
   readonly defaultPolicy?: string;
+  /** A team by id (read at most a second ago): its `mcp` grant adds to its keys' own. */
+  readonly team?: (id: string) => { readonly mcp?: McpGrant } | undefined | Promise<{ readonly mcp?: McpGrant } | undefined>;
 }
 
 /**
@@ -182,10 +185,12 @@ export class McpGateway {
     return this.callerOf(keys.cached(keyId) ?? (await keys.get(keyId)));
   }
 
-  private callerOf(record: VirtualKeyRecord | undefined): McpCaller | undefined {
+  private async callerOf(record: VirtualKeyRecord | undefined): Promise<McpCaller | undefined> {
     if (record === undefined) return undefined;
     if (record.expires_at !== undefined && Date.parse(record.expires_at) <= Date.now()) return undefined;
-    const principal = principalOf(record);
+    const teamId = teamIdOf(record);
+    const team = teamId === undefined || this.options.team === undefined ? undefined : await this.options.team(teamId);
+    const principal = principalOf(record, team);
     return { keyId: record.id, keyName: record.name, ...(principal ? { principal } : {}), logBodies: record.log_bodies !== false, ...(record.guardrail_policy ? { policy: record.guardrail_policy } : {}), ...(record.limits ? { limits: record.limits } : {}) };
   }
 }
