@@ -20,6 +20,7 @@ import { admitToolCall } from './limits.js';
 import { recordMcpRequest } from './log.js';
 import { McpServerStore, type McpServerSettings } from './server-store.js';
 import { McpSessions } from './sessions.js';
+import { authorizedFetch, OAuthTokenError, OAuthTokenSource, requestToken } from './oauth.js';
 import { type McpModelTools, modelTools } from './model-tools.js';
 import type { McpGrant, VirtualKeyRecord } from '../vault/records.js';
 import { teamIdOf } from '../vault/team-access.js';
@@ -62,6 +63,8 @@ export class McpGateway {
   /** The tools of model calls (the Responses API's `mcp` tool). */
   readonly models: McpModelTools;
   private storeOf?: McpServerStore;
+  /** The OAuth access tokens of servers with client credentials, by server settings. */
+  private readonly tokens = new Map<string, OAuthTokenSource>();
   private agent?: { close(): Promise<void> };
 
   constructor(private readonly options: McpGatewayOptions) {
@@ -71,6 +74,7 @@ export class McpGateway {
       headers: (settings) => this.upstreamHeaders(settings),
       checkUrl: options.checkUrl,
       ...(options.connectLookup ? { fetch: this.guardedFetch(options.connectLookup) } : {}),
+      authorized: (settings, base) => this.oauthFetch(settings, base),
       logger: options.logger,
       refreshMs: options.refreshMs,
       ...(options.restartDelaysMs ? { restartDelaysMs: options.restartDelaysMs } : {}),
@@ -150,10 +154,34 @@ export class McpGateway {
     };
   }
 
-  /** The headers sent to a stored server: its own, then its credential (a Bearer token, or the raw value of `credential_header`). */
+  /**
+   * The fetch of a server with OAuth client credentials: each request carries the server's access
+   * token (one source per server and settings: fetched from the token endpoint, which passes the
+   * custom-host policy, kept until shortly before it expires, fetched again after a 401).
+   */
+  private oauthFetch(settings: McpServerSettings, base: typeof fetch): typeof fetch | undefined {
+    const oauth = settings.oauth;
+    if (oauth === undefined || settings.credential === undefined) return undefined;
+    const key = JSON.stringify([settings.name, settings.url, oauth, settings.credential]);
+    let tokens = this.tokens.get(key);
+    if (tokens === undefined) {
+      const credential = settings.credential;
+      tokens = new OAuthTokenSource(async () => {
+        await this.options.checkUrl(oauth.token_url);
+        const opened = await this.options.vault().credentials.open(credential);
+        if (opened?.apiKey === undefined) throw new OAuthTokenError(`the credential "${credential}" of MCP server "${settings.name}" is missing or has no api_key`);
+        return requestToken(base, oauth, opened.apiKey, Math.min(settings.timeout_ms ?? 30_000, 30_000));
+      });
+      if (this.tokens.size >= 1000) this.tokens.clear();
+      this.tokens.set(key, tokens);
+    }
+    return authorizedFetch(base, tokens);
+  }
+
+  /** The headers sent to a stored server: its own, then its credential (a Bearer token, or the raw value of `credential_header`; with `oauth`, the client secret, which never goes to the server). */
   private async upstreamHeaders(settings: McpServerSettings): Promise<Record<string, string>> {
     const headers: Record<string, string> = { ...settings.headers };
-    if (settings.credential !== undefined) {
+    if (settings.credential !== undefined && settings.oauth === undefined) {
       const opened = await this.options.vault().credentials.open(settings.credential);
       if (opened?.apiKey === undefined) throw new Error(`the credential "${settings.credential}" of MCP server "${settings.name}" is missing or has no api_key`);
       if (settings.credential_header !== undefined) headers[settings.credential_header] = opened.apiKey;
