@@ -90,7 +90,7 @@ export async function planTools(request: ResponsesRequest, conversation: readonl
   const listed = new Set(conversation.filter((item) => item.type === 'mcp_list_tools').map((item) => item.server_label));
   const tools = request.tools ?? [];
   for (const [index, tool] of tools.entries()) {
-    if (!servedMcpTools({ tools: [tool] }).length) continue;
+    if (servedMcpTools({ tools: [tool] }).length === 0) continue;
     const server = validateMcpTool(tool, `tools[${index}]`);
     const available = await mcp.list(keyId, server, traceId);
     if (available === undefined) throw errors.notFound(`No MCP server "${server.slice(0, 100)}" for this key.`, { param: `tools[${index}].server_label`, code: 'mcp_server_not_found' });
@@ -105,7 +105,9 @@ export async function planTools(request: ResponsesRequest, conversation: readonl
       modelTools.push({ type: 'function', name, description: entry.description ?? `${entry.name} (MCP server ${server})`, parameters: { ...entry.inputSchema } });
     }
   }
-  modelTools.push(...tools.filter((tool) => tool.type !== 'mcp'));
+  // The request's other tools (functions, built-in tools, OpenAI's own `mcp` tools with a `server_url`) go on as they are.
+  const served = new Set(servedMcpTools(request));
+  modelTools.push(...tools.filter((tool) => !served.has(tool)));
   return { offered, modelTools, lists, functionName };
 }
 
