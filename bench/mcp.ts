@@ -12,8 +12,10 @@
 import { mkdtempSync } from 'node:fs';
 import { Agent, createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { createGateway } from '../core/app.js';
 import { openai } from '../plugins/providers/openai/index.js';
 
@@ -94,23 +96,40 @@ async function main(): Promise<void> {
     }
     return times;
   };
+  // The official SDK's client straight to the upstream: the client the gateway itself calls upstream with.
+  const sdkClient = new Client({ name: 'bench', version: '1' });
+  await sdkClient.connect(new StreamableHTTPClientTransport(new URL(upstreamUrl)));
+  const viaSdk = async (): Promise<number[]> => {
+    const times: number[] = [];
+    for (let index = 0; index < CALLS; index++) {
+      const started = performance.now();
+      await sdkClient.callTool({ name: 'echo', arguments: { note: 'a short note to echo back', n: 42 } });
+      times.push(performance.now() - started);
+    }
+    return times;
+  };
   const sides = {
     direct: () => timed(upstreamUrl, call('echo'), { 'mcp-session-id': 'bench-session' }),
     gateway: () => timed(`${url}/mcp`, call('bench__echo'), gatewayHeaders),
+    sdk: viaSdk,
   };
-  // Warm up both paths (JIT, the gateway's upstream connection, its caches).
+  // Warm up every path (JIT, the gateway's upstream connection, its caches).
   await sides.direct();
   await sides.gateway();
+  await sides.sdk();
   const direct: number[] = [];
   const through: number[] = [];
+  const sdk: number[] = [];
+  // Main-thread CPU per call (ms), per round: what the machine's other load does not inflate.
+  const cpu = { direct: [] as number[], gateway: [] as number[], sdk: [] as number[] };
   for (let round = 0; round < ROUNDS; round++) {
-    // Alternate the order so drift (GC, JIT, the log store) falls on both sides.
-    if (round % 2 === 0) {
-      direct.push(...(await sides.direct()));
-      through.push(...(await sides.gateway()));
-    } else {
-      through.push(...(await sides.gateway()));
-      direct.push(...(await sides.direct()));
+    // Rotate the order so drift (GC, JIT, the log store, other processes) falls on every side.
+    const order = (['direct', 'gateway', 'sdk'] as const).map((_, index, all) => all[(index + round) % all.length]);
+    for (const side of order) {
+      const before = process.threadCpuUsage();
+      (side === 'direct' ? direct : side === 'gateway' ? through : sdk).push(...(await sides[side]()));
+      const used = process.threadCpuUsage(before);
+      cpu[side].push((used.user + used.system) / 1000 / CALLS);
     }
   }
   const overhead = percentile(through, 0.5) - percentile(direct, 0.5);
@@ -118,6 +137,9 @@ async function main(): Promise<void> {
   process.stdout.write(`MCP tools/call, one at a time over one keep-alive connection (${ROUNDS} rounds of ${CALLS}; client, gateway and upstream share this process)\n`);
   process.stdout.write(`  direct to the upstream   p50 ${ms(percentile(direct, 0.5))}  p99 ${ms(percentile(direct, 0.99))}\n`);
   process.stdout.write(`  through the gateway      p50 ${ms(percentile(through, 0.5))}  p99 ${ms(percentile(through, 0.99))}\n`);
+  process.stdout.write(`  the SDK client, direct   p50 ${ms(percentile(sdk, 0.5))}  p99 ${ms(percentile(sdk, 0.99))}  (the gateway's own upstream client, alone)\n`);
+  process.stdout.write(`  main-thread CPU per call (median of rounds): direct ${ms(percentile(cpu.direct, 0.5))}, through the gateway ${ms(percentile(cpu.gateway, 0.5))}, SDK client ${ms(percentile(cpu.sdk, 0.5))}\n`);
+  process.stdout.write(`  load average ${loadavg().map((value) => value.toFixed(1)).join(' ')} on ${availableParallelism()} cores\n`);
   process.stdout.write(`  goal: at most ${GOAL_MS} ms more at p50: ${overhead <= GOAL_MS ? 'PASS' : 'MISS'} (${ms(overhead)})\n`);
 
   const gc = (globalThis as { gc?: () => void }).gc;
@@ -143,6 +165,7 @@ async function main(): Promise<void> {
   process.stdout.write(`  goal: the sessions' heap within a tenth of the memory budget (${mb(budget / 10)}): ${heap <= budget / 10 ? 'PASS' : 'MISS'}\n`);
 
   agent.destroy();
+  await sdkClient.close();
   await gateway.close();
   upstream.close();
 }
