@@ -20,6 +20,7 @@ import { admitToolCall } from './limits.js';
 import { recordMcpRequest } from './log.js';
 import { McpServerStore, type McpServerSettings } from './server-store.js';
 import { McpSessions } from './sessions.js';
+import { withOwnSignal } from './own-signal.js';
 import { authorizedFetch, OAuthTokenError, OAuthTokenSource, requestToken } from './oauth.js';
 import { type McpModelTools, modelTools } from './model-tools.js';
 import type { McpGrant, VirtualKeyRecord } from '../vault/records.js';
@@ -148,7 +149,7 @@ export class McpGateway {
         const undici = requireDependency('undici') as typeof import('undici');
         const agent = new undici.Agent({ connect: { lookup } });
         this.agent = agent;
-        guarded = ((url: unknown, options?: Record<string, unknown>) => undici.fetch(url as string, { ...options, dispatcher: agent } as never)) as unknown as typeof fetch;
+        guarded = withOwnSignal(((url: unknown, options?: Record<string, unknown>) => undici.fetch(url as string, { ...options, dispatcher: agent } as never)) as unknown as typeof fetch);
       }
       return guarded(input, init);
     };
