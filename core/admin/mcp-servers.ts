@@ -10,7 +10,7 @@ import type { VaultService } from '../vault/service.js';
 import { type AdminGuard, noteAudit } from './guard.js';
 import { requestJson } from './json-body.js';
 
-const FIELDS = ['name', 'transport', 'url', 'credential', 'credential_header', 'headers', 'allowed_tools', 'timeout_ms', 'max_result_bytes', 'guardrail_policy', 'on_tool_change', 'tool_requests_per_minute', 'cost_per_call_usd'] as const;
+const FIELDS = ['name', 'transport', 'url', 'credential', 'credential_header', 'oauth', 'headers', 'allowed_tools', 'timeout_ms', 'max_result_bytes', 'guardrail_policy', 'on_tool_change', 'tool_requests_per_minute', 'cost_per_call_usd'] as const;
 /** Header names a server's `headers` may not set: the transport's own. */
 const RESERVED_HEADERS = new Set(['host', 'content-length', 'content-type', 'accept', 'mcp-session-id', 'mcp-protocol-version', 'connection', 'transfer-encoding']);
 const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$/;
@@ -39,6 +39,20 @@ export function parseMcpGrant(value: unknown, param = 'mcp'): McpGrant {
   return { servers: parsed };
 }
 
+/** `oauth`: client credentials, the client secret being the server's `credential` (so never shown). */
+function parseOAuth(body: Record<string, unknown>): void {
+  const oauth = requireObject(body.oauth, 'oauth');
+  for (const field of Object.keys(oauth)) if (!['token_url', 'client_id', 'scope', 'audience', 'token_auth'].includes(field)) throw invalid('unknown field; expected token_url, client_id, scope, audience or token_auth.', { param: `oauth.${field}` });
+  const tokenUrl = requireString(oauth.token_url, 'oauth.token_url', { nonEmpty: true, max: 2048 });
+  if (!/^https?:\/\//i.test(tokenUrl)) throw invalid('expected an http:// or https:// URL.', { param: 'oauth.token_url' });
+  requireString(oauth.client_id, 'oauth.client_id', { nonEmpty: true, max: 512 });
+  optionalString(oauth.scope, 'oauth.scope');
+  optionalString(oauth.audience, 'oauth.audience');
+  optionalEnum(oauth.token_auth, 'oauth.token_auth', ['client_secret_basic', 'client_secret_post']);
+  if (body.credential === undefined) throw invalid('needs credential: the stored credential whose api_key is the client secret.', { param: 'oauth' });
+  if (body.credential_header !== undefined) throw invalid('the access token goes as the Bearer token; credential_header does not apply.', { param: 'credential_header' });
+}
+
 /** A server's settings from an admin body (POST, or the whole of a PUT): 400 naming the field. */
 export function parseServerSettings(body: Record<string, unknown>): McpServerSettings {
   for (const field of Object.keys(body)) if (!(FIELDS as readonly string[]).includes(field)) throw invalid(`unknown field; expected one of ${FIELDS.join(', ')}.`, { param: field });
@@ -54,6 +68,7 @@ export function parseServerSettings(body: Record<string, unknown>): McpServerSet
     if (!HEADER_NAME.test(body.credential_header as string)) throw invalid('expected a header name.', { param: 'credential_header' });
     if (body.credential === undefined) throw invalid('needs credential.', { param: 'credential_header' });
   }
+  if (body.oauth !== undefined) parseOAuth(body);
   if (body.headers !== undefined) {
     const headers = requireObject(body.headers, 'headers');
     for (const [header, value] of Object.entries(headers)) {
@@ -171,6 +186,14 @@ export class McpServerActions {
       await this.dependencies.checkUrl(settings.url);
     } catch (error) {
       throw invalid(error instanceof GatewayError ? error.message.replace('x-gateway-custom-host refused: ', '') : 'refused.', { param: 'url' });
+    }
+    if (settings.oauth !== undefined) {
+      // The token endpoint passes the same custom-host policy as the server.
+      try {
+        await this.dependencies.checkUrl(settings.oauth.token_url);
+      } catch (error) {
+        throw invalid(error instanceof GatewayError ? error.message.replace('x-gateway-custom-host refused: ', '') : 'refused.', { param: 'oauth.token_url' });
+      }
     }
     return settings;
   }

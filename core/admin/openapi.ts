@@ -7,6 +7,7 @@ import { auditOpenApiPaths, auditOpenApiSchemas } from '../audit/openapi.js';
 import { limitsOpenApiPaths, limitsOpenApiSchemas } from './openapi-limits.js';
 import { routeSchema } from '../routing/route-schema.js';
 import { mcpAdminPaths, mcpAdminSchemas } from './openapi-mcp.js';
+import { teamAdminPaths, teamAdminSchemas } from './openapi-teams.js';
 import { routingAdminPaths, routingAdminSchemas } from './openapi-routing.js';
 import { logsOpenApiPaths, logsOpenApiSchemas } from './logs-openapi.js';
 import { usageAdminPaths, usageAdminSchemas } from './openapi-usage.js';
@@ -145,6 +146,7 @@ export const adminOpenApi = {
     },
     ...routingAdminPaths,
     ...mcpAdminPaths,
+    ...teamAdminPaths,
     '/admin/cache': {
       delete: {
         summary: 'Empty the response cache: a shared namespace, one key’s own namespace, or all of it (semantic indexes included)',
@@ -230,6 +232,7 @@ export const adminOpenApi = {
       ...routeComponents,
       ...routingAdminSchemas,
       ...mcpAdminSchemas,
+      ...teamAdminSchemas,
       ...logsOpenApiSchemas,
       ...auditOpenApiSchemas,
       ...limitsOpenApiSchemas,

@@ -1,5 +1,6 @@
 import { parseLevelLimits, parseTeamLimits } from './limits-input.js';
 import type { LevelLimits } from '../vault/records.js';
+import { parseMcpGrant } from './mcp-servers.js';
 import type { Context } from 'koa';
 import { invalid, optionalEnum, requireString } from '../api/validate.js';
 import { errors } from '../errors.js';
@@ -57,7 +58,7 @@ export function mountOrganizationAdmin(router: Router, dependencies: Organizatio
   };
 
   const teamInput = (raw: Record<string, unknown>, creating: boolean) => {
-    onlyFields(raw, ['name', 'description', 'metadata', 'allowed_providers', 'allowed_models', 'allowed_routes', 'allowed_credentials', 'guardrail_policy', 'limits']);
+    onlyFields(raw, ['name', 'description', 'metadata', 'allowed_providers', 'allowed_models', 'allowed_routes', 'allowed_credentials', 'guardrail_policy', 'limits', 'mcp']);
     if (raw.limits !== undefined && raw.limits !== null) parseTeamLimits(raw.limits);
     if (creating || raw.name !== undefined) requireRecordName(raw.name);
     if (raw.description !== undefined && raw.description !== null) requireString(raw.description, 'description', { max: 2048 });
@@ -74,6 +75,8 @@ export function mountOrganizationAdmin(router: Router, dependencies: Organizatio
     } else if (raw.guardrail_policy !== undefined && raw.guardrail_policy !== null && typeof raw.guardrail_policy !== 'string') {
       throw invalid('expected a policy name.', { param: 'guardrail_policy' });
     }
+    // The team's MCP grant adds to each of its keys' own (docs/mcp.md); null on a PATCH removes it.
+    if (raw.mcp !== undefined && !(raw.mcp === null && !creating)) raw.mcp = parseMcpGrant(raw.mcp);
     return raw;
   };
 

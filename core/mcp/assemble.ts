@@ -8,6 +8,7 @@ import { CustomHostGuard } from '../http/custom-host.js';
 import type { Router } from '../http/router.js';
 import { RequestLogging } from '../logs/assemble.js';
 import { VaultService } from '../vault/service.js';
+import { Organization } from '../org/organization.js';
 import { McpGateway } from './gateway.js';
 
 /** Registers the MCP gateway (docs/mcp.md): its stored servers and sessions live in the vault's shared state. */
@@ -33,6 +34,7 @@ export function registerMcp(container: Container): void {
       logger,
       policy: (name) => c.resolve(PolicyRegistry).get(name),
       ...(config.defaultPolicy !== undefined ? { defaultPolicy: config.defaultPolicy } : {}),
+      team: (id) => c.resolve(Organization).teams.get(id),
     });
   });
 }

@@ -38,6 +38,8 @@ export interface CatalogueOptions {
   readonly checkUrl: (url: string) => Promise<void>;
   /** The fetch HTTP transports send with: its connections check every address a name resolves to (DNS rebinding). */
   readonly fetch?: typeof fetch;
+  /** The fetch of a server with OAuth client credentials (its token on every request, a new one after a 401); undefined: the plain one. */
+  readonly authorized?: (settings: McpServerSettings, base: typeof fetch) => typeof fetch | undefined;
   readonly logger: Logger;
   /** How often a server's tool list is re-read at least (default 60 s). */
   readonly refreshMs?: number;
@@ -149,7 +151,8 @@ export class McpCatalogue {
   }
 
   private httpEndpoint(settings: McpServerSettings): Extract<UpstreamEndpoint, { transport: 'streamable-http' | 'sse' }> {
-    return { transport: settings.transport, url: settings.url, headers: () => this.options.headers(settings), ...(this.options.fetch ? { fetch: this.options.fetch } : {}) };
+    const fetcher = this.options.authorized?.(settings, this.options.fetch ?? fetch) ?? this.options.fetch;
+    return { transport: settings.transport, url: settings.url, headers: () => this.options.headers(settings), ...(fetcher ? { fetch: fetcher } : {}) };
   }
 
   private storedConnection(record: McpServerRecord): UpstreamConnection {

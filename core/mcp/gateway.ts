@@ -20,6 +20,11 @@ import { admitToolCall } from './limits.js';
 import { recordMcpRequest } from './log.js';
 import { McpServerStore, type McpServerSettings } from './server-store.js';
 import { McpSessions } from './sessions.js';
+import { withOwnSignal } from './own-signal.js';
+import { authorizedFetch, OAuthTokenError, OAuthTokenSource, requestToken } from './oauth.js';
+import { type McpModelTools, modelTools } from './model-tools.js';
+import type { McpGrant, VirtualKeyRecord } from '../vault/records.js';
+import { teamIdOf } from '../vault/team-access.js';
 
 export interface McpGatewayOptions {
   /** The vault's parts, once it started: the shared state, the credentials, the virtual keys. */
@@ -44,6 +49,8 @@ export interface McpGatewayOptions {
   readonly policy: (name: string) => CompiledPolicy | undefined;
   /** The configuration's `defaultPolicy`: judges the tool calls of a key without a policy of its own. */
   readonly defaultPolicy?: string;
+  /** A team by id (read at most a second ago): its `mcp` grant adds to its keys' own. */
+  readonly team?: (id: string) => { readonly mcp?: McpGrant } | undefined | Promise<{ readonly mcp?: McpGrant } | undefined>;
 }
 
 /**
@@ -54,7 +61,11 @@ export class McpGateway {
   readonly catalogue: McpCatalogue;
   readonly sessions: McpSessions;
   readonly endpoint: McpEndpoint;
+  /** The tools of model calls (the Responses API's `mcp` tool). */
+  readonly models: McpModelTools;
   private storeOf?: McpServerStore;
+  /** The OAuth access tokens of servers with client credentials, by server settings. */
+  private readonly tokens = new Map<string, OAuthTokenSource>();
   private agent?: { close(): Promise<void> };
 
   constructor(private readonly options: McpGatewayOptions) {
@@ -64,29 +75,42 @@ export class McpGateway {
       headers: (settings) => this.upstreamHeaders(settings),
       checkUrl: options.checkUrl,
       ...(options.connectLookup ? { fetch: this.guardedFetch(options.connectLookup) } : {}),
+      authorized: (settings, base) => this.oauthFetch(settings, base),
       logger: options.logger,
       refreshMs: options.refreshMs,
       ...(options.restartDelaysMs ? { restartDelaysMs: options.restartDelaysMs } : {}),
     });
     this.sessions = new McpSessions(() => options.vault().state);
+    const record = recordMcpRequest(options.sinks, options.bodiesOn);
     this.endpoint = new McpEndpoint({
       catalogue: this.catalogue,
       sessions: this.sessions,
       authenticate: (key) => this.authenticate(key),
       bodyLimitBytes: options.bodyLimitBytes,
       toolGuard: (caller, server) => this.toolGuard(caller, server),
-      admitToolCall: (caller, server, tool) =>
-        admitToolCall(options.vault().state, {
-          keyId: caller.keyId,
-          ...(caller.limits ? { limits: caller.limits } : {}),
-          server: server.name,
-          tool,
-          ...(server.toolRequestsPerMinute !== undefined ? { requestsPerMinute: server.toolRequestsPerMinute } : {}),
-          ...(server.costPerCallUsd !== undefined ? { costUsd: server.costPerCallUsd } : {}),
-        }),
+      admitToolCall: (caller, server, tool) => this.admit(caller, server, tool),
       ...(options.failedAuth ? { failedAuth: options.failedAuth } : {}),
       publishCancel: (id) => options.vault().state.publish({ kind: 'mcp-cancel', id }),
-      record: recordMcpRequest(options.sinks, options.bodiesOn),
+      record,
+    });
+    this.models = modelTools({
+      catalogue: this.catalogue,
+      callerOf: (keyId) => this.callerOfKey(keyId),
+      toolGuard: (caller, server) => this.toolGuard(caller, server),
+      admitToolCall: (caller, server, tool) => this.admit(caller, server, tool),
+      record,
+    });
+  }
+
+  /** Admits one tool call: the per key and tool rate limit, the server's cost per call on the key's budget. */
+  private admit(caller: McpCaller, server: UpstreamServer, tool: string): Promise<() => Promise<void>> {
+    return admitToolCall(this.options.vault().state, {
+      keyId: caller.keyId,
+      ...(caller.limits ? { limits: caller.limits } : {}),
+      server: server.name,
+      tool,
+      ...(server.toolRequestsPerMinute !== undefined ? { requestsPerMinute: server.toolRequestsPerMinute } : {}),
+      ...(server.costPerCallUsd !== undefined ? { costUsd: server.costPerCallUsd } : {}),
     });
   }
 
@@ -125,16 +149,40 @@ export class McpGateway {
         const undici = requireDependency('undici') as typeof import('undici');
         const agent = new undici.Agent({ connect: { lookup } });
         this.agent = agent;
-        guarded = ((url: unknown, options?: Record<string, unknown>) => undici.fetch(url as string, { ...options, dispatcher: agent } as never)) as unknown as typeof fetch;
+        guarded = withOwnSignal(((url: unknown, options?: Record<string, unknown>) => undici.fetch(url as string, { ...options, dispatcher: agent } as never)) as unknown as typeof fetch);
       }
       return guarded(input, init);
     };
   }
 
-  /** The headers sent to a stored server: its own, then its credential (a Bearer token, or the raw value of `credential_header`). */
+  /**
+   * The fetch of a server with OAuth client credentials: each request carries the server's access
+   * token (one source per server and settings: fetched from the token endpoint, which passes the
+   * custom-host policy, kept until shortly before it expires, fetched again after a 401).
+   */
+  private oauthFetch(settings: McpServerSettings, base: typeof fetch): typeof fetch | undefined {
+    const oauth = settings.oauth;
+    if (oauth === undefined || settings.credential === undefined) return undefined;
+    const key = JSON.stringify([settings.name, settings.url, oauth, settings.credential]);
+    let tokens = this.tokens.get(key);
+    if (tokens === undefined) {
+      const credential = settings.credential;
+      tokens = new OAuthTokenSource(async () => {
+        await this.options.checkUrl(oauth.token_url);
+        const opened = await this.options.vault().credentials.open(credential);
+        if (opened?.apiKey === undefined) throw new OAuthTokenError(`the credential "${credential}" of MCP server "${settings.name}" is missing or has no api_key`);
+        return requestToken(base, oauth, opened.apiKey, Math.min(settings.timeout_ms ?? 30_000, 30_000));
+      });
+      if (this.tokens.size >= 1000) this.tokens.clear();
+      this.tokens.set(key, tokens);
+    }
+    return authorizedFetch(base, tokens);
+  }
+
+  /** The headers sent to a stored server: its own, then its credential (a Bearer token, or the raw value of `credential_header`; with `oauth`, the client secret, which never goes to the server). */
   private async upstreamHeaders(settings: McpServerSettings): Promise<Record<string, string>> {
     const headers: Record<string, string> = { ...settings.headers };
-    if (settings.credential !== undefined) {
+    if (settings.credential !== undefined && settings.oauth === undefined) {
       const opened = await this.options.vault().credentials.open(settings.credential);
       if (opened?.apiKey === undefined) throw new Error(`the credential "${settings.credential}" of MCP server "${settings.name}" is missing or has no api_key`);
       if (settings.credential_header !== undefined) headers[settings.credential_header] = opened.apiKey;
@@ -157,10 +205,21 @@ export class McpGateway {
   /** A virtual key's caller (a revoked or expired key is no caller); the account key holds no grant. */
   private async authenticate(key: string): Promise<McpCaller | 'account' | undefined> {
     if (!key.startsWith(VIRTUAL_KEY_PREFIX)) return this.options.isAccountKey(key) ? 'account' : undefined;
-    const record = await this.options.vault().keys.lookup(key);
+    return this.callerOf(await this.options.vault().keys.lookup(key));
+  }
+
+  /** The caller of a key by its id (a model call's key, which the auth stage identified). */
+  private async callerOfKey(keyId: string): Promise<McpCaller | undefined> {
+    const keys = this.options.vault().keys;
+    return this.callerOf(keys.cached(keyId) ?? (await keys.get(keyId)));
+  }
+
+  private async callerOf(record: VirtualKeyRecord | undefined): Promise<McpCaller | undefined> {
     if (record === undefined) return undefined;
     if (record.expires_at !== undefined && Date.parse(record.expires_at) <= Date.now()) return undefined;
-    const principal = principalOf(record);
+    const teamId = teamIdOf(record);
+    const team = teamId === undefined || this.options.team === undefined ? undefined : await this.options.team(teamId);
+    const principal = principalOf(record, team);
     return { keyId: record.id, keyName: record.name, ...(principal ? { principal } : {}), logBodies: record.log_bodies !== false, ...(record.guardrail_policy ? { policy: record.guardrail_policy } : {}), ...(record.limits ? { limits: record.limits } : {}) };
   }
 }

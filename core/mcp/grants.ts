@@ -1,8 +1,8 @@
 import type { McpGrant, McpServerGrant } from '../vault/records.js';
 
 /**
- * Who asks for MCP tools: the grants they hold. Today a virtual key's own grant; a team's grant will
- * be added to the list (a tool is usable when any of the holder's grants allows it).
+ * Who asks for MCP tools: the grants they hold, the key's own and its team's (either may be absent).
+ * The effective grant is their union, less what any of them denies (see {@link mayUseTool}).
  */
 export interface McpPrincipal {
   readonly grants: readonly McpGrant[];
@@ -42,18 +42,22 @@ function entryFor(grant: McpGrant, server: string): McpServerGrant | undefined {
 
 /**
  * THE decision: may `principal` use `tool` (its own, unprefixed name) of `server`? Listing
- * (`tools/list`) and calling (`tools/call`) both ask this, on every endpoint, so a tool is listed
- * exactly when it is callable. A tool must pass the server's own `allowed_tools`, and one of the
- * principal's grants: the entry for the server (else `*`), its `tools` globs, not its `deny` globs.
+ * (`tools/list`) and calling (`tools/call`) both ask this, on every endpoint and for the Responses
+ * API's `mcp` tool, so a tool is listed exactly when it is callable. A tool must pass the server's
+ * own `allowed_tools`; then, over the principal's grants (a key's and its team's), the entry of each
+ * that applies to the server (its own, else `*`): one entry's `tools` globs must match it, and no
+ * entry's `deny` globs may (a deny of either the key or the team wins over an allow of the other).
  */
 export function mayUseTool(principal: McpPrincipal, server: GrantedServer, tool: string): boolean {
   if (server.allowed_tools !== undefined && !matchesAny(server.allowed_tools, tool)) return false;
+  let allowed = false;
   for (const grant of principal.grants) {
     const entry = entryFor(grant, server.name);
     if (entry === undefined) continue;
-    if (matchesAny(entry.tools, tool) && !(entry.deny !== undefined && matchesAny(entry.deny, tool))) return true;
+    if (entry.deny !== undefined && matchesAny(entry.deny, tool)) return false;
+    if (!allowed && matchesAny(entry.tools, tool)) allowed = true;
   }
-  return false;
+  return allowed;
 }
 
 /** May `principal` reach `server` at all (an entry applies to it)? A server reached may still list no tool. */
@@ -61,7 +65,8 @@ export function mayReachServer(principal: McpPrincipal, server: string): boolean
   return principal.grants.some((grant) => entryFor(grant, server) !== undefined);
 }
 
-/** The principal of a virtual key with an MCP grant, or undefined when it has none (403 `mcp_not_granted`). */
-export function principalOf(record: { readonly mcp?: McpGrant }): McpPrincipal | undefined {
-  return record.mcp === undefined ? undefined : { grants: [record.mcp] };
+/** The principal of a virtual key (with its team's grant), or undefined when neither holds an MCP grant (403 `mcp_not_granted`). */
+export function principalOf(record: { readonly mcp?: McpGrant }, team?: { readonly mcp?: McpGrant }): McpPrincipal | undefined {
+  const grants = [record.mcp, team?.mcp].filter((grant): grant is McpGrant => grant !== undefined);
+  return grants.length === 0 ? undefined : { grants };
 }

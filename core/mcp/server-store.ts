@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { SharedState } from '../store/state.js';
+import type { McpOAuthSettings } from './oauth.js';
 
 /** An upstream MCP server's settings as the admin API takes them (`/admin/mcp-servers`). */
 export interface McpServerSettings {
@@ -10,6 +11,8 @@ export interface McpServerSettings {
   /** A stored vault credential's id: its secret goes upstream as `Authorization: Bearer`, or in `credential_header`. */
   readonly credential?: string;
   readonly credential_header?: string;
+  /** OAuth 2 client credentials: the access token comes from `token_url` (the client secret is `credential`) and goes upstream as the Bearer token. */
+  readonly oauth?: McpOAuthSettings;
   /** Extra headers sent upstream (their values are never shown back: secrets belong in `credential`). */
   readonly headers?: Readonly<Record<string, string>>;
   /** Globs of the server's tools anyone may be granted; absent: all. */

@@ -4,6 +4,20 @@ import type { LevelLimits, VirtualKeyLimits } from '../vault/records.js';
 /** The team every object stored before teams existed belongs to; it cannot be deleted. */
 export const DEFAULT_TEAM = 'default';
 
+/** What a grant allows on one MCP server: tool globs (matched against the tool's own name), minus the deny globs. */
+export interface McpServerGrant {
+  readonly tools: readonly string[];
+  readonly deny?: readonly string[];
+}
+
+/**
+ * A virtual key's or a team's MCP grant (docs/mcp.md): per upstream server name, or `*` for every server; a
+ * named server's entry wins over `*`. Decided by `core/mcp/grants.ts` alone.
+ */
+export interface McpGrant {
+  readonly servers: Readonly<Record<string, McpServerGrant>>;
+}
+
 /** A team: what its keys may use and its default guardrail policy. Lists left out allow everything. */
 export interface TeamRecord {
   readonly id: string;
@@ -22,6 +36,8 @@ export interface TeamRecord {
   readonly guardrail_policy?: string;
   /** Limits on all its keys' requests together, and rules for its end users and tags (docs/limits.md#levels). */
   readonly limits?: Pick<VirtualKeyLimits, Exclude<keyof VirtualKeyLimits, 'allowed_users' | 'allowed_models'>>;
+  /** MCP servers and tools every key of the team may use, besides the key's own grant (docs/mcp.md). */
+  readonly mcp?: McpGrant;
   readonly created_at: string;
   readonly updated_at: string;
 }

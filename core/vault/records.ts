@@ -1,4 +1,4 @@
-import { DEFAULT_TEAM } from '../org/records.js';
+import { DEFAULT_TEAM, type McpGrant } from '../org/records.js';
 import type { SealedSecret } from './crypto.js';
 
 /**
@@ -34,19 +34,8 @@ export interface VirtualKeyLimits extends LevelLimits {
   readonly tags?: Readonly<Record<string, Readonly<Record<string, LevelLimits>>>>;
 }
 
-/** What a grant allows on one MCP server: tool globs (matched against the tool's own name), minus the deny globs. */
-export interface McpServerGrant {
-  readonly tools: readonly string[];
-  readonly deny?: readonly string[];
-}
-
-/**
- * A virtual key's MCP grant (docs/mcp.md): per upstream server name, or `*` for every server; a
- * named server's entry wins over `*`. Decided by `core/mcp/grants.ts` alone.
- */
-export interface McpGrant {
-  readonly servers: Readonly<Record<string, McpServerGrant>>;
-}
+/** MCP grants (docs/mcp.md): a team holds them too, so they are declared with the team (core/org/records.ts). */
+export type { McpGrant, McpServerGrant } from '../org/records.js';
 
 /** A virtual key as stored: never the value, only its SHA-256 and a masked hint. */
 export interface VirtualKeyRecord {

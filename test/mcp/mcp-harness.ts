@@ -73,6 +73,8 @@ export class FakeMcpServer {
   slowMs = 2000;
   bigBytes = 4096;
   readonly headers: IncomingHttpHeaders[] = [];
+  /** When set, a request whose `Authorization` is not `Bearer <one of these>` gets 401 (an OAuth-protected server). */
+  acceptedTokens?: Set<string>;
   readonly calls: Array<{ name: string; arguments: unknown; session: string | undefined }> = [];
   initializeCount = 0;
   /** The notifications received after initialization (method and params). */
@@ -100,6 +102,10 @@ export class FakeMcpServer {
 
   private async serve(request: import('node:http').IncomingMessage, response: import('node:http').ServerResponse): Promise<void> {
     this.headers.push(request.headers);
+    if (this.acceptedTokens !== undefined && !this.acceptedTokens.has(String(request.headers.authorization).replace(/^Bearer /, ''))) {
+      response.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer error="invalid_token"' }).end('{"error":"invalid_token"}');
+      return;
+    }
     if (request.method !== 'POST') {
       response.writeHead(request.method === 'DELETE' ? 200 : 405).end();
       return;

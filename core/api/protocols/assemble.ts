@@ -7,7 +7,6 @@ import type { Middleware } from 'koa';
 import { canonicalPath, rawPathOf } from '../../http/request-path.js';
 import type { Router } from '../../http/router.js';
 import type { Hook } from '../../pipeline/hook.js';
-import type { Pipeline } from '../../pipeline/runner.js';
 import { chatCompletions } from '../chat-completions.js';
 import { completions } from '../completions.js';
 import { embeddings } from '../embeddings.js';
@@ -38,7 +37,8 @@ import { createResponsesProtocol } from './responses/responses-operation.js';
 import { mountResponsesRoutes } from './responses/responses-routes.js';
 import type { ResponseStore } from './responses/responses-store.js';
 import { createResponseStore } from './responses/responses-store-factory.js';
-import { mountMcp } from '../../mcp/assemble.js';
+import { McpGateway, mountMcp } from '../../mcp/assemble.js';
+import { Pipeline } from '../../pipeline/runner.js';
 import { VaultService } from '../../vault/service.js';
 import { PolicyRegistry } from '../../guardrails/registry.js';
 import { CustomHostGuard } from '../../http/custom-host.js';
@@ -181,6 +181,8 @@ export function registerProtocols(container: Container): void {
       sealer: { seal: (recordId, plaintext) => vault.sealText(recordId, plaintext), open: (recordId, sealed) => vault.openText(recordId, sealed) },
       // The error's name only: a vault error never holds the plaintext, but nothing of the mapping is risked here.
       onMaskError: (error) => logger.warn({ err: { name: (error as Error)?.name } }, "a conversation's masking map could not be sealed or opened; the turn masks with placeholders of its own"),
+      // Resolved on first use: the pipeline is built from these operations, and the MCP gateway after them.
+      mcp: { pipeline: () => c.resolve(Pipeline), tools: () => c.resolve(McpGateway).models },
     });
     const registry = c.resolve(PluginRegistry);
     const { accountKey, failedAuth } = c.resolve(AdminAccess);

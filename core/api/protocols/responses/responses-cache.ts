@@ -3,6 +3,7 @@ import { isRecord } from '../../../spec/is-record.js';
 import type { ResponseObject, ResponsesRequest } from '../../../spec/responses.js';
 import { chatUsage, newId } from './responses-objects.js';
 import { replayResponse } from './responses-respond.js';
+import { servedMcpTools } from './responses-mcp-tools.js';
 
 /** Fields at the documented default, left out of the identity. */
 const DEFAULTS = { temperature: 1, top_p: 1, parallel_tool_calls: true, truncation: 'disabled', tool_choice: 'auto' };
@@ -21,10 +22,11 @@ function itemText(item: unknown): string | undefined {
 }
 
 /**
- * Whether a request stands alone: `store: false`, and no `previous_response_id`, `conversation` or
+ * Whether a request stands alone: no `mcp` tool the gateway serves (its answer calls tools), `store: false`, and no `previous_response_id`, `conversation` or
  * `background` (each of which reads or writes state the cache cannot replay).
  */
 const stateless = (body: Partial<ResponsesRequest>): boolean =>
+  servedMcpTools(body).length === 0 &&
   body.store === false && (body.previous_response_id ?? undefined) === undefined && (body.conversation ?? undefined) === undefined && body.background !== true;
 
 /**

@@ -15,6 +15,7 @@ import { validateResponsesRequest } from './responses-schema.js';
 import { type ConversationItem, conversationOf, ownerOf, type ResponseStore } from './responses-store.js';
 import { responsesParameters, responsesTexts, rewriteResponsesRequest } from './responses-texts.js';
 import { toChatRequest } from './responses-to-chat.js';
+import { type McpLoopOptions, mcpToolLoop, servedMcpTools } from './responses-mcp.js';
 import { requestContextOf } from '../../../routing/attempt.js';
 import { concealValue } from '../../../guardrails/output/index.js';
 import type { ConversationMask } from '../../../guardrails/slice.js';
@@ -37,6 +38,8 @@ export interface ResponsesProtocolOptions {
   };
   /** Told when a conversation's carried mask could not be sealed or opened (never with its content). */
   onMaskError?(error: unknown): void;
+  /** The `mcp` tool loop's dependencies; absent: `mcp` tools are built-in tools like any other. */
+  readonly mcp?: McpLoopOptions;
 }
 
 /** The id a stored response's sealed mask is bound to: opened under any other, it fails. */
@@ -206,6 +209,15 @@ export function createResponsesProtocol(options: ResponsesProtocolOptions): { ha
       const rawText = raw.toString('utf8');
       const body = validateResponsesRequest(parseJsonObject(rawText));
       return { body, raw, rawText, model: body.model, streaming: body.stream === true };
+    },
+
+    // A request with `mcp` tools naming registered servers runs the gateway's tool loop, each model call a request of its own.
+    async answerLocally(context, provider) {
+      const request = context.request.body as ResponsesRequest;
+      if (options.mcp === undefined || servedMcpTools(request).length === 0) return undefined;
+      const state = stateOf(context);
+      const history = (state.history ?? []).map((entry) => entry.item);
+      return mcpToolLoop(options.mcp, context, request, { id: state.id, createdAt: state.createdAt, history, input: inputItems(request), finished: storeFinished(options, state, context, provider) });
     },
 
     toUpstream: (context, provider, target) => attemptUpstream(options, stateOf(context), context, provider, target),
