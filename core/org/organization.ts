@@ -4,7 +4,7 @@ import { errors } from '../errors.js';
 import type { KeyResolver } from '../spec/key-resolver.js';
 import { SecondCache, TeamDirectory } from './team-directory.js';
 import type { ServiceAccountRecord, UserRecord } from './records.js';
-import type { LevelLimits } from '../vault/records.js';
+import type { LevelLimits } from './limits.js';
 import type { GroupRule, JwtRule } from './rules.js';
 
 /** The organization's settings, as the configuration resolves them. */

@@ -1,5 +1,5 @@
 import type { OrgRole, Permission, TeamRole } from './permissions.js';
-import type { LevelLimits, VirtualKeyLimits } from '../vault/records.js';
+import type { LevelLimits, VirtualKeyLimits } from './limits.js';
 
 /** The team every object stored before teams existed belongs to; it cannot be deleted. */
 export const DEFAULT_TEAM = 'default';

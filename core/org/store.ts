@@ -2,7 +2,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { SharedState } from '../store/state.js';
 import type { OrgRole, Permission, TeamRole } from './permissions.js';
 import { DEFAULT_TEAM, type ServiceAccountRecord, type TeamRecord, type TokenRecord, type UserRecord } from './records.js';
-import type { LevelLimits } from '../vault/records.js';
+import type { LevelLimits } from './limits.js';
 
 /** The prefix of personal access tokens and service-account tokens. */
 export const TOKEN_PREFIX = 'gtok-';

@@ -101,7 +101,12 @@ export function levelRefusal(result: Exclude<AdmissionResult, { admitted: true }
   const message = alone
     ? `${owner(level)} limit of ${limit} tokens per minute is smaller than this request's estimate (${request.tokens} tokens): lower max_tokens or shorten the request.`
     : `${owner(level)} limit of ${limit} ${rate.what} is reached${result.reason === 'max_concurrent' ? ` (${result.count} in flight)` : ''}.`;
-  const error = errors.rateLimited(message, { code: result.reason === 'requests_per_minute' || result.reason === 'requests_per_day' ? 'rate_limit_exceeded' : result.reason === 'tokens_per_minute' ? 'tokens_per_minute_exceeded' : 'too_many_concurrent_requests', headers });
+  const error =
+    result.reason === 'tokens_per_minute'
+      ? errors.rateLimited(message, { code: 'tokens_per_minute_exceeded', headers })
+      : result.reason === 'max_concurrent'
+        ? errors.rateLimited(message, { code: 'too_many_concurrent_requests', headers })
+        : errors.rateLimited(message, { code: 'rate_limit_exceeded', headers });
   const resetsAt = new Date(request.now + waitMs).toISOString();
   const body = { ...error.body, budget: { ...levelFields(level), limit: rate.field, limit_value: limit, used: result.count, ...(result.reason === 'tokens_per_minute' ? { request_tokens: request.tokens } : {}), resets_at: resetsAt } };
   return new GatewayError(error.status, body, error.headers);

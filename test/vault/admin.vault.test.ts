@@ -246,7 +246,7 @@ const invalidBodies: Array<[label: string, path: string, body: unknown, param: s
   ['unknown guardrail policy', '/admin/virtual-keys', { name: 'x', provider: 'openai', provider_key: 'sk-x', guardrail_policy: 'lenient' }, 'guardrail_policy'],
   ['negative rpm', '/admin/virtual-keys', { name: 'x', provider: 'openai', provider_key: 'sk-x', limits: { requests_per_minute: -1 } }, 'limits.requests_per_minute'],
   ['fractional rpd', '/admin/virtual-keys', { name: 'x', provider: 'openai', provider_key: 'sk-x', limits: { requests_per_day: 1.5 } }, 'limits.requests_per_day'],
-  ['bad period', '/admin/virtual-keys', { name: 'x', provider: 'openai', provider_key: 'sk-x', limits: { budget_usd: 1, budget_period: 'week' } }, 'limits.budget_period'],
+  ['bad period', '/admin/virtual-keys', { name: 'x', provider: 'openai', provider_key: 'sk-x', limits: { budget_usd: 1, budget_period: 'fortnight' } }, 'limits.budget_period'],
   ['bad users', '/admin/virtual-keys', { name: 'x', provider: 'openai', provider_key: 'sk-x', limits: { allowed_users: ['a', 3] } }, 'limits.allowed_users[1]'],
   ['log_bodies not a boolean', '/admin/virtual-keys', { name: 'x', provider: 'openai', provider_key: 'sk-x', log_bodies: 'no' }, 'log_bodies'],
   ['bad expiry', '/admin/virtual-keys', { name: 'x', provider: 'openai', provider_key: 'sk-x', expires_at: 'tomorrow' }, 'expires_at'],
