@@ -163,6 +163,11 @@ export interface GatewayConfig {
   development?: boolean;
   /** The vault and virtual keys (state is shared through Redis when `REDIS_URL` is set). */
   vault?: VaultSettings;
+  /**
+   * Providers' quotas shared between teams (docs/limits.md): `maxQueue` requests at most wait for one
+   * quota on one instance (default 1000); more get 429 `quota_queue_full`.
+   */
+  quota?: { maxQueue?: number };
   /** Prices for cost budgets and logged costs: these win over the shipped price catalogue (docs/virtual-keys.md#prices). */
   pricing?: PricingOptions;
   /**
@@ -368,6 +373,7 @@ export interface ResolvedConfig {
   /** `REDIS_URL`: shared state for several instances; the embedded SQLite file when unset. */
   readonly redisUrl?: string;
   readonly vault: Required<VaultSettings>;
+  readonly quota: { readonly maxQueue: number };
   readonly pricing: PricingOptions;
   readonly logs: {
     bodies: BodyLogging;
@@ -584,6 +590,7 @@ export function resolveConfig(config: GatewayConfig, environment: NodeJS.Process
       redisPrefix: environment.GATEWAY_REDIS_PREFIX ?? config.vault?.redisPrefix ?? 'gateway',
       outputTokenEstimate: positiveInteger(config.vault?.outputTokenEstimate ?? 1024, 'vault.outputTokenEstimate'),
     },
+    quota: { maxQueue: positiveInteger(config.quota?.maxQueue ?? 1000, 'quota.maxQueue') },
     pricing: config.pricing ?? {},
     logs: resolveLogs(config.logs, environment),
     responses: resolveResponses(config.responses, environment),

@@ -19,6 +19,8 @@ export interface TeamRecord {
   readonly allowed_credentials?: readonly string[];
   /** The policy its keys get when they name none. */
   readonly guardrail_policy?: string;
+  /** Its weight when providers' quotas are shared between teams (absent: 1; docs/limits.md). */
+  readonly quota_weight?: number;
   readonly created_at: string;
   readonly updated_at: string;
 }

@@ -1,5 +1,7 @@
 import KeyvRedis, { createClient, type RedisClientType } from '@keyv/redis';
 import Keyv from 'keyv';
+import { RedisQuotaStore } from './quota-redis.js';
+import type { QuotaStore } from './quota-state.js';
 import type { Admission, AdmissionResult, InvalidationEvent, Settlement, SharedState } from './state.js';
 
 /**
@@ -85,6 +87,7 @@ export interface RedisChannel {
 export class RedisState implements SharedState {
   readonly kind = 'redis' as const;
   readonly records: Keyv;
+  readonly quota: QuotaStore;
   private readonly handlers: Array<(event: InvalidationEvent) => void> = [];
 
   private constructor(
@@ -94,6 +97,7 @@ export class RedisState implements SharedState {
   ) {
     // Keyv hands its namespace to the adapter, which stores keys as `<prefix>::<key>`.
     this.records = new Keyv({ store: new KeyvRedis(client), namespace: prefix, useKeyPrefix: false });
+    this.quota = new RedisQuotaStore(client, (name) => this.key(name));
   }
 
   static async connect(url: string, prefix: string): Promise<RedisState> {
