@@ -65,6 +65,40 @@ async function sendUpstream(dependencies: ForwardDependencies, context: GatewayC
   };
 }
 
+/** What one attempt sends: the auth it is sent with, the request as the target sees it, the upstream request; a routed attempt's target. */
+interface SentAttempt {
+  readonly auth: AuthSlice;
+  readonly request: RequestSlice;
+  readonly upstreamRequest: UpstreamRequest;
+  readonly target?: ResolvedTarget;
+}
+
+/**
+ * Sends one attempt (`check`: a stream's first-event check) after taking its lease on the
+ * provider's quota, if one applies: the lease's slot is freed when the answer's body closes, at
+ * once when no answer came.
+ */
+async function sendAttempt(
+  dependencies: ForwardDependencies,
+  context: GatewayContext,
+  attempt: SentAttempt,
+  timeoutMs: number | undefined,
+  check?: (forward: ForwardSlice) => Promise<ForwardSlice>,
+): Promise<ForwardSlice> {
+  const gate = dependencies.quota;
+  const lease = gate ? await gate.enter(context, attempt.auth, attempt.request, attempt.target && { key: attempt.target.key, quota: attempt.target.target.quota }) : undefined;
+  let forward: ForwardSlice;
+  try {
+    forward = await sendUpstream(dependencies, context, attempt.upstreamRequest, attempt.auth.target.customHost, timeoutMs);
+    if (check) forward = await check(forward);
+  } catch (error) {
+    gate?.failed(lease);
+    throw error;
+  }
+  gate?.answered(context, lease, forward);
+  return forward;
+}
+
 /**
  * The forward stage: sends the upstream request the transform stage built and records status,
  * headers and the unread body. It knows nothing about providers. The request is cancelled when
@@ -85,29 +119,8 @@ export function forwardHook(dependencies: ForwardDependencies): Hook {
   };
 
   const gate = dependencies.quota;
-  /**
-   * Sends one attempt (`check`: a stream's first-event check) after taking its lease on the
-   * provider's quota, if one applies: the lease's slot is freed when the answer's body closes, at
-   * once when no answer came.
-   */
-  const send = async (
-    context: GatewayContext,
-    attempt: { readonly auth: AuthSlice; readonly request: RequestSlice; readonly upstreamRequest: UpstreamRequest; readonly target?: ResolvedTarget },
-    timeoutMs: number | undefined,
-    check?: (forward: ForwardSlice) => Promise<ForwardSlice>,
-  ): Promise<ForwardSlice> => {
-    const lease = gate ? await gate.enter(context, attempt.auth, attempt.request, attempt.target && { key: attempt.target.key, quota: attempt.target.target.quota }) : undefined;
-    let forward: ForwardSlice;
-    try {
-      forward = await sendUpstream(dependencies, context, attempt.upstreamRequest, attempt.auth.target.customHost, timeoutMs);
-      if (check) forward = await check(forward);
-    } catch (error) {
-      gate?.failed(lease);
-      throw error;
-    }
-    gate?.answered(context, lease, forward);
-    return forward;
-  };
+  const send = (context: GatewayContext, attempt: SentAttempt, timeoutMs: number | undefined, check?: (forward: ForwardSlice) => Promise<ForwardSlice>) =>
+    sendAttempt(dependencies, context, attempt, timeoutMs, check);
 
   /** Runs a routed request's plan: each attempt is a value built here (see {@link attemptTarget}, {@link mapAttempt}), kept on the `routed` slice. */
   const route = async (context: GatewayContext, routing: RoutingSlice, handler: OperationHandler, timeoutMs: number | undefined): Promise<void> => {
