@@ -165,7 +165,7 @@ export class QuotaScheduler {
     return this.enqueue(binding, ticket, queue.retryMs);
   }
 
-  private tryAcquire(binding: QuotaBinding, ticket: QuotaTicket): Promise<QuotaGrant> {
+  private tryAcquire(binding: QuotaBinding, ticket: QuotaTicket, probe = false): Promise<QuotaGrant> {
     const { quota } = binding;
     return this.options.store().acquire({
       key: binding.key,
@@ -178,6 +178,7 @@ export class QuotaScheduler {
       tokensPerMinute: quota.tokens_per_minute,
       maxConcurrent: quota.max_concurrent,
       tokens: ticket.tokens,
+      ...(probe ? { probe } : {}),
     });
   }
 
@@ -234,7 +235,8 @@ export class QuotaScheduler {
     const now = this.clock.now();
     queue.retryMs = retryMs;
     // Concurrency frees on a release: this instance's wake at once; another instance's within a bucket.
-    const slide = now + (retryMs >= 0 ? retryMs : this.windowMs / WINDOW_BUCKETS);
+    // And at least every half idle time, so that a team whose requests wait stays active (not idle).
+    const slide = now + Math.min(retryMs >= 0 ? retryMs : this.windowMs / WINDOW_BUCKETS, this.idleMs / 2);
     let wakeAt = slide;
     for (const waiter of queue.interactive) wakeAt = Math.min(wakeAt, waiter.deadline);
     for (const waiter of queue.batch) wakeAt = Math.min(wakeAt, waiter.deadline);
@@ -266,11 +268,18 @@ export class QuotaScheduler {
         this.expire(queue);
         const refusedTeams = new Set<string>();
         let nextRetry = Infinity;
+        let full = false;
         for (const waiter of [...queue.interactive, ...queue.batch]) {
           if (refusedTeams.has(waiter.ticket.team)) continue;
           let grant: QuotaGrant;
           try {
-            grant = await this.tryAcquire(waiter.binding, waiter.ticket);
+            // Past a refusal for the whole quota, later waiters are not served before earlier ones;
+            // their teams are only marked active (they have requests waiting, so they are not idle).
+            grant = await this.tryAcquire(waiter.binding, waiter.ticket, full);
+            if (full) {
+              refusedTeams.add(waiter.ticket.team);
+              continue;
+            }
           } catch {
             nextRetry = Math.min(nextRetry, this.windowMs / WINDOW_BUCKETS);
             break;
@@ -287,7 +296,7 @@ export class QuotaScheduler {
             continue;
           }
           nextRetry = Math.min(nextRetry, grant.retryAfterMs < 0 ? this.windowMs / WINDOW_BUCKETS : grant.retryAfterMs);
-          if (grant.scope === 'quota') break;
+          if (grant.scope === 'quota') full = true;
           refusedTeams.add(waiter.ticket.team);
         }
         if (nextRetry !== Infinity) retryMs = nextRetry;

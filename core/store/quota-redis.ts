@@ -52,6 +52,7 @@ local own = entry(team)
 own.w = weight
 own.s = now
 redis.call('HSET', key, 'w|' .. team, ARGV[2], 's|' .. team, ARGV[3])
+if ARGV[11] == '1' then return {0, 1, 2, -1} end
 local weights = 0
 local active = {}
 for name, e in pairs(teams) do
@@ -137,6 +138,7 @@ export class RedisQuotaStore implements QuotaStore {
         acquire.maxConcurrent ?? -1,
         acquire.tokens,
         WINDOW_BUCKETS,
+        acquire.probe ? 1 : 0,
       ].map(String),
     })) as number[];
     const [granted, value, scope, retry] = reply.map(Number);

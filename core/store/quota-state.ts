@@ -34,6 +34,8 @@ export interface QuotaAcquire {
   readonly maxConcurrent?: number;
   /** The request's estimated tokens. */
   readonly tokens: number;
+  /** Only marks the team active (it has requests waiting) and refuses: nothing is counted. */
+  readonly probe?: boolean;
 }
 
 export type QuotaDimension = 'requests' | 'tokens' | 'concurrent';
@@ -121,6 +123,7 @@ export function decide(teams: Map<string, TeamCounters>, acquire: QuotaAcquire):
   if (own === undefined) teams.set(acquire.team, (own = { weight: acquire.weight, seen: acquire.now, concurrent: 0, requests: new Map(), tokens: new Map() }));
   own.weight = acquire.weight;
   own.seen = acquire.now;
+  if (acquire.probe) return { granted: false, dimension: 'requests', scope: 'share', retryAfterMs: -1 };
   const used = new Map<string, Used>();
   let weights = 0;
   const active = new Set<string>();
