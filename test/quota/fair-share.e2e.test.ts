@@ -91,16 +91,20 @@ test.serial('team A idle: team B gets the whole quota; when A comes back it gets
 
   // A comes back (equal weights): within one window it gets its half back.
   const aStop = new AbortController();
+  a.on = b.on = true;
+  a.tokens = b.tokens = 0;
   loops.push(...clients(gateway, keys.a, CLIENTS, a, aStop.signal, failures));
   await run(t, clock, gateway, credentialId, 2 * CLIENTS, 60);
-  a.on = b.on = true;
+  t.log(`in the first window after A came back: team A ${a.tokens}, team B ${b.tokens} tokens`);
+  const firstA = a.tokens;
   a.tokens = b.tokens = 0;
   await run(t, clock, gateway, credentialId, 2 * CLIENTS, 60);
   stop.abort();
   aStop.abort();
   await Promise.all(loops);
   await provider.fake.close();
-  t.log(`after A came back, in the next window but one: team A ${a.tokens}, team B ${b.tokens} tokens`);
+  t.log(`in the second window: team A ${a.tokens}, team B ${b.tokens} tokens`);
+  t.true(firstA >= 0.45 * TPM, `within the first window A got ${firstA} tokens, its share is ${TPM / 2}`);
   t.deepEqual(failures, []);
   t.is(provider.refused, 0, 'the gateway kept within the provider quota');
   const shareOfA = a.tokens / (a.tokens + b.tokens);
