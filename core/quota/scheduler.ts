@@ -77,8 +77,8 @@ interface Queue {
   timerAt?: number;
   passing: boolean;
   again: boolean;
-  /** The store's last word on when the window slides (ms from `retryFrom`), for Retry-After. */
-  retryMs: number;
+  /** When the store last said the window slides enough to change its answer (epoch ms on the clock; undefined: only a release can). */
+  retryAt?: number;
 }
 
 /**
@@ -160,9 +160,9 @@ export class QuotaScheduler {
         this.options.observer?.refused(binding.key, 'wait_exceeded');
         throw waitExceeded(binding, grant.retryAfterMs);
       }
-      return this.enqueue(binding, ticket, grant.retryAfterMs);
+      return this.enqueue(binding, ticket, retryAtOf(this.clock.now(), grant.retryAfterMs));
     }
-    return this.enqueue(binding, ticket, queue.retryMs);
+    return this.enqueue(binding, ticket, queue.retryAt);
   }
 
   private tryAcquire(binding: QuotaBinding, ticket: QuotaTicket, probe = false): Promise<QuotaGrant> {
@@ -182,14 +182,14 @@ export class QuotaScheduler {
     });
   }
 
-  private enqueue(binding: QuotaBinding, ticket: QuotaTicket, retryMs: number): Promise<QuotaLease> {
+  private enqueue(binding: QuotaBinding, ticket: QuotaTicket, retryAt: number | undefined): Promise<QuotaLease> {
     let queue = this.queues.get(binding.key);
-    if (queue === undefined) this.queues.set(binding.key, (queue = { key: binding.key, interactive: [], batch: [], passing: false, again: false, retryMs }));
+    if (queue === undefined) this.queues.set(binding.key, (queue = { key: binding.key, interactive: [], batch: [], passing: false, again: false, retryAt }));
     if (queue.interactive.length + queue.batch.length >= this.maxQueue) {
       this.options.observer?.refused(binding.key, 'queue_full');
       throw errors.rateLimited(`The provider's quota is in use and ${this.maxQueue} requests already wait for it on this instance; retry later.`, {
         code: 'quota_queue_full',
-        headers: { 'retry-after': String(retrySeconds(retryMs)) },
+        headers: { 'retry-after': String(retrySeconds(this.msUntil(retryAt))) },
       });
     }
     if (ticket.signal.aborted) throw clientClosed();
@@ -213,8 +213,13 @@ export class QuotaScheduler {
       ticket.signal.addEventListener('abort', waiter.abort, { once: true });
       (ticket.priority === 'batch' ? target.batch : target.interactive).push(waiter);
       this.options.observer?.depth(target.key, target.interactive.length + target.batch.length);
-      this.schedule(target, retryMs);
+      this.schedule(target, retryAt);
     });
+  }
+
+  /** Milliseconds from now until `at` (-1 when unknown). */
+  private msUntil(at: number | undefined): number {
+    return at === undefined ? -1 : Math.max(0, at - this.clock.now());
   }
 
   /** Releases capacity in the store, then looks at this quota's queue again. */
@@ -231,13 +236,12 @@ export class QuotaScheduler {
   }
 
   /** Sets the quota's one timer for when the window slides (or, for concurrency, a bucket's time as a fallback) or the earliest deadline. */
-  private schedule(queue: Queue, retryMs: number): void {
+  private schedule(queue: Queue, retryAt: number | undefined): void {
     const now = this.clock.now();
-    queue.retryMs = retryMs;
+    queue.retryAt = retryAt;
     // Concurrency frees on a release: this instance's wake at once; another instance's within a bucket.
     // And at least every half idle time, so that a team whose requests wait stays active (not idle).
-    const slide = now + Math.min(retryMs >= 0 ? retryMs : this.windowMs / WINDOW_BUCKETS, this.idleMs / 2);
-    let wakeAt = slide;
+    let wakeAt = Math.min(retryAt ?? now + this.windowMs / WINDOW_BUCKETS, now + this.idleMs / 2);
     for (const waiter of queue.interactive) wakeAt = Math.min(wakeAt, waiter.deadline);
     for (const waiter of queue.batch) wakeAt = Math.min(wakeAt, waiter.deadline);
     if (queue.timer !== undefined && queue.timerAt! <= wakeAt) return;
@@ -261,7 +265,7 @@ export class QuotaScheduler {
       return;
     }
     queue.passing = true;
-    let retryMs = queue.retryMs;
+    let retryAt = queue.retryAt;
     try {
       do {
         queue.again = false;
@@ -269,9 +273,11 @@ export class QuotaScheduler {
         const refusedTeams = new Set<string>();
         let nextRetry = Infinity;
         let full = false;
+        let decidedAt = this.clock.now();
         for (const waiter of [...queue.interactive, ...queue.batch]) {
           if (refusedTeams.has(waiter.ticket.team)) continue;
           let grant: QuotaGrant;
+          decidedAt = this.clock.now();
           try {
             // Past a refusal for the whole quota, later waiters are not served before earlier ones;
             // their teams are only marked active (they have requests waiting, so they are not idle).
@@ -281,7 +287,7 @@ export class QuotaScheduler {
               continue;
             }
           } catch {
-            nextRetry = Math.min(nextRetry, this.windowMs / WINDOW_BUCKETS);
+            nextRetry = Math.min(nextRetry, decidedAt + this.windowMs / WINDOW_BUCKETS);
             break;
           }
           if (grant.granted) {
@@ -295,16 +301,16 @@ export class QuotaScheduler {
             waiter.resolve(new QuotaLease(this, waiter.binding, waiter.ticket.team, grant.bucket, waiter.ticket.tokens, waitedMs));
             continue;
           }
-          nextRetry = Math.min(nextRetry, grant.retryAfterMs < 0 ? this.windowMs / WINDOW_BUCKETS : grant.retryAfterMs);
+          nextRetry = Math.min(nextRetry, decidedAt + (grant.retryAfterMs < 0 ? this.windowMs / WINDOW_BUCKETS : grant.retryAfterMs));
           if (grant.scope === 'quota') full = true;
           refusedTeams.add(waiter.ticket.team);
         }
-        if (nextRetry !== Infinity) retryMs = nextRetry;
+        if (nextRetry !== Infinity) retryAt = nextRetry;
       } while (queue.again);
     } finally {
       queue.passing = false;
     }
-    this.settleQueue(queue, retryMs);
+    this.settleQueue(queue, retryAt);
   }
 
   /** Answers 429 to the waiters whose deadline passed. */
@@ -314,14 +320,14 @@ export class QuotaScheduler {
       if (waiter.deadline > now || !remove(queue, waiter)) continue;
       this.observe(queue, waiter, 'timeout');
       this.options.observer?.refused(queue.key, 'wait_exceeded');
-      waiter.reject(waitExceeded(waiter.binding, queue.retryMs));
+      waiter.reject(waitExceeded(waiter.binding, this.msUntil(queue.retryAt)));
     }
   }
 
   /** Drops an empty queue (and its timer), or sets its timer again. */
-  private settleQueue(queue: Queue, retryMs = queue.retryMs): void {
+  private settleQueue(queue: Queue, retryAt = queue.retryAt): void {
     if (queue.interactive.length + queue.batch.length > 0) {
-      this.schedule(queue, retryMs);
+      this.schedule(queue, retryAt);
       return;
     }
     if (queue.timer !== undefined) this.clock.clearTimeout(queue.timer);
@@ -348,6 +354,9 @@ function remove(queue: Queue, waiter: Waiter): boolean {
   }
   return false;
 }
+
+/** The clock time `retryAfterMs` (from the store, -1: unknown) after `now`. */
+const retryAtOf = (now: number, retryAfterMs: number): number | undefined => (retryAfterMs < 0 ? undefined : now + retryAfterMs);
 
 const retrySeconds = (ms: number): number => Math.max(1, Math.ceil((ms < 0 ? 1000 : ms) / 1000));
 

@@ -46,6 +46,14 @@ export class ManualClock implements QuotaClock {
   }
 }
 
+/** Moves a simulated clock on by `ms` a second at a time, letting the gateway act on each second's timers before the next. */
+export async function advance(clock: ManualClock, ms: number, stepMs = 1000): Promise<void> {
+  for (let done = 0; done < ms; done += stepMs) {
+    clock.advance(Math.min(stepMs, ms - done));
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
 /** The usage the TPM fake answers with: FIXED_MESSAGES' prompt bound (60) and 20 of the 40 `max_tokens`, so 20 estimated tokens go back per request. */
 export const QUOTA_USAGE = { prompt_tokens: 60, completion_tokens: 20, total_tokens: 80 };
 /** What the gateway reserves for one request of {@link quotaChat}: 60 prompt tokens (bound) + 40 max_tokens. */
