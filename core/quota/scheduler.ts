@@ -9,7 +9,8 @@ import { DEFAULT_MAX_WAIT_MS, type PriorityClass, type ProviderQuota } from './s
  */
 export interface QuotaClock {
   now(): number;
-  setTimeout(callback: () => void, ms: number): unknown;
+  /** Calls `callback` in `ms`; a simulated clock may wait for the promise it returns (the queue's pass) before moving on. */
+  setTimeout(callback: () => unknown, ms: number): unknown;
   clearTimeout(handle: unknown): void;
 }
 
@@ -249,7 +250,7 @@ export class QuotaScheduler {
     queue.timerAt = wakeAt;
     queue.timer = this.clock.setTimeout(() => {
       queue.timer = undefined;
-      void this.pass(queue);
+      return this.pass(queue);
     }, Math.max(0, wakeAt - now));
   }
 

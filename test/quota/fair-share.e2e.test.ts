@@ -10,6 +10,8 @@ import { ManualClock, quotaChat, quotaSetup, startTpmFake, type TpmFake, untilDe
 const TPM = 6000;
 const QUOTA = { tokens_per_minute: TPM, max_wait_ms: 600_000 };
 const CLIENTS = 4;
+/** The gateway counts a request for 61 one-second buckets (at least a whole minute): one such cycle is measured. */
+const MINUTE = 61;
 
 /** Closed-loop clients of one team (each sends again when answered), counting the tokens served while `meter.on`. */
 function clients(gateway: TestGateway, key: string, count: number, meter: { on: boolean; tokens: number }, stop: AbortSignal, failures: string[]): Promise<void>[] {
@@ -34,7 +36,7 @@ function clients(gateway: TestGateway, key: string, count: number, meter: { on: 
 async function run(t: ExecutionContext, clock: ManualClock, gateway: TestGateway, credentialId: string, waiting: number, seconds: number): Promise<void> {
   for (let second = 0; second < seconds; second++) {
     await untilDepth(t, gateway, credentialId, waiting);
-    clock.advance(1000);
+    await clock.advance(1000);
   }
   await untilDepth(t, gateway, credentialId, waiting);
 }
@@ -59,7 +61,7 @@ test.serial('team A (weight 1) and team B (weight 3) both saturating: served tok
   const loops = [...clients(gateway, keys.a, CLIENTS, a, stop.signal, failures), ...clients(gateway, keys.b, CLIENTS, b, stop.signal, failures)];
   await run(t, clock, gateway, credentialId, 2 * CLIENTS, 60); // a minute to reach the steady state
   a.on = b.on = true;
-  await run(t, clock, gateway, credentialId, 2 * CLIENTS, 60); // the minute measured
+  await run(t, clock, gateway, credentialId, 2 * CLIENTS, MINUTE); // the minute measured
   a.on = b.on = false;
   stop.abort();
   await Promise.all(loops);
@@ -84,7 +86,7 @@ test.serial('team A idle: team B gets the whole quota; when A comes back it gets
   const loops = clients(gateway, keys.b, CLIENTS, b, stop.signal, failures);
   await run(t, clock, gateway, credentialId, CLIENTS, 60);
   b.on = true;
-  await run(t, clock, gateway, credentialId, CLIENTS, 60);
+  await run(t, clock, gateway, credentialId, CLIENTS, MINUTE);
   b.on = false;
   t.log(`team B alone served ${b.tokens} tokens in a simulated minute (quota ${TPM})`);
   t.true(b.tokens >= 0.9 * TPM, `team B got ${b.tokens} of ${TPM} tokens`);
@@ -94,11 +96,11 @@ test.serial('team A idle: team B gets the whole quota; when A comes back it gets
   a.on = b.on = true;
   a.tokens = b.tokens = 0;
   loops.push(...clients(gateway, keys.a, CLIENTS, a, aStop.signal, failures));
-  await run(t, clock, gateway, credentialId, 2 * CLIENTS, 60);
+  await run(t, clock, gateway, credentialId, 2 * CLIENTS, MINUTE);
   t.log(`in the first window after A came back: team A ${a.tokens}, team B ${b.tokens} tokens`);
   const firstA = a.tokens;
   a.tokens = b.tokens = 0;
-  await run(t, clock, gateway, credentialId, 2 * CLIENTS, 60);
+  await run(t, clock, gateway, credentialId, 2 * CLIENTS, MINUTE);
   stop.abort();
   aStop.abort();
   await Promise.all(loops);

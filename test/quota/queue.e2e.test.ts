@@ -26,9 +26,9 @@ test.serial('a queued request past max_wait_ms gets 429 quota_wait_exceeded with
   t.is((await quotaChat(gateway, keys.a)).status, 200);
   const waiting = quotaChat(gateway, keys.a);
   await untilDepth(t, gateway, credentialId, 1);
-  clock.advance(1999);
+  await clock.advance(1999);
   t.is(await queueDepth(gateway, credentialId), 1, 'still waiting before its deadline');
-  clock.advance(1);
+  await clock.advance(1);
   const refused = await waiting;
   t.is(refused.status, 429);
   t.is(refused.json.error.code, 'quota_wait_exceeded');

@@ -12,7 +12,7 @@ import { admin, FIXED_MESSAGES } from '../vault/vault-harness.js';
  */
 export class ManualClock implements QuotaClock {
   private time: number;
-  private timers: Array<{ at: number; callback: () => void }> = [];
+  private timers: Array<{ at: number; callback: () => unknown }> = [];
 
   constructor(start = Math.ceil(Date.now() / 60_000) * 60_000) {
     this.time = start;
@@ -22,7 +22,7 @@ export class ManualClock implements QuotaClock {
     return this.time;
   }
 
-  setTimeout(callback: () => void, ms: number): unknown {
+  setTimeout(callback: () => unknown, ms: number): unknown {
     const timer = { at: this.time + Math.max(0, ms), callback };
     this.timers.push(timer);
     return timer;
@@ -32,15 +32,18 @@ export class ManualClock implements QuotaClock {
     this.timers = this.timers.filter((timer) => timer !== handle);
   }
 
-  /** Moves the time on by `ms`, firing each timer due on the way at its own time. */
-  advance(ms: number): void {
+  /**
+   * Moves the time on by `ms`, firing each timer due on the way at its own time and waiting for what
+   * it started (the scheduler's pass over its queue, store round trips included) before the next.
+   */
+  async advance(ms: number): Promise<void> {
     const target = this.time + ms;
     for (;;) {
       const due = this.timers.filter((timer) => timer.at <= target).sort((left, right) => left.at - right.at)[0];
       if (due === undefined) break;
       this.timers = this.timers.filter((timer) => timer !== due);
       this.time = Math.max(this.time, due.at);
-      due.callback();
+      await due.callback();
     }
     this.time = target;
   }
@@ -49,8 +52,7 @@ export class ManualClock implements QuotaClock {
 /** Moves a simulated clock on by `ms` a second at a time, letting the gateway act on each second's timers before the next. */
 export async function advance(clock: ManualClock, ms: number, stepMs = 1000): Promise<void> {
   for (let done = 0; done < ms; done += stepMs) {
-    clock.advance(Math.min(stepMs, ms - done));
-    await new Promise((resolve) => setImmediate(resolve));
+    await clock.advance(Math.min(stepMs, ms - done));
   }
 }
 
