@@ -59,6 +59,8 @@ export const ERROR_CODES: Readonly<Record<string, Readonly<Record<string, ErrorC
     model_not_allowed: { status: [403], when: "The request's model is not in the key's `allowed_models`." },
     user_not_allowed: { status: [403], when: "The request's `user` is not in the key's `allowed_users`." },
     rate_limit_exceeded: { status: [429], when: "The key's requests-per-minute or per-day limit is reached; wait for `Retry-After`." },
+    quota_wait_exceeded: { status: [429], when: "A provider's `quota` (on the stored credential or route target) had no room within the team's share for `max_wait_ms` (default 5000); wait for `Retry-After` (docs/limits.md)." },
+    quota_queue_full: { status: [429], when: "As many requests as `quota.maxQueue` (default 1000) already wait for this provider quota on this instance; wait for `Retry-After`." },
     too_many_tails: { status: [429], when: 'Too many live log tails are open on this instance; close one.' },
     overloaded: { status: [503], type: 'overloaded_error', when: "The gateway holds as much request and answer data in memory as it is configured to (`GATEWAY_MEMORY_BUDGET_MB`); retry after `Retry-After`." },
   },

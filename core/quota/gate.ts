@@ -36,6 +36,11 @@ export class QuotaGate {
 
   constructor(private readonly dependencies: QuotaGateDependencies) {}
 
+  /** The scheduler (its per-quota statistics, its window and clock for the admin API's snapshot). */
+  get scheduler(): QuotaScheduler {
+    return this.dependencies.scheduler;
+  }
+
   /** The quota that applies to an attempt: the route target's own, else its credential's. */
   bindingOf(auth: AuthSlice, target?: { readonly key: string; readonly quota?: ProviderQuota }): QuotaBinding | undefined {
     if (target?.quota !== undefined) return { key: `route:${target.key}`, quota: target.quota };

@@ -47,6 +47,20 @@ export interface QuotaObserver {
   refused(key: string, reason: 'wait_exceeded' | 'queue_full'): void;
 }
 
+/** One quota as this instance saw it (see {@link QuotaScheduler.stats}). */
+export interface QuotaStats {
+  readonly key: string;
+  /** Requests waiting now. */
+  depth: number;
+  /** Leases given (at once or after a wait). */
+  granted: number;
+  /** Requests that queued and left the queue (granted, timed out, or gone), and their total wait. */
+  waits: number;
+  waitSeconds: number;
+  /** 429s: `quota_wait_exceeded` and `quota_queue_full`. */
+  refused: number;
+}
+
 export interface SchedulerOptions {
   readonly store: () => QuotaStore;
   readonly clock?: QuotaClock;
@@ -132,6 +146,8 @@ export class QuotaScheduler {
   readonly idleMs: number;
   private readonly maxQueue: number;
   private readonly queues = new Map<string, Queue>();
+  /** What this instance saw per quota since it started (the admin API and the dashboard show it); bounded like the metrics' labels. */
+  private readonly seen = new Map<string, QuotaStats>();
 
   constructor(private readonly options: SchedulerOptions) {
     this.clock = options.clock ?? systemQuotaClock;
@@ -140,9 +156,23 @@ export class QuotaScheduler {
     this.maxQueue = options.maxQueue ?? 1000;
   }
 
-  /** Requests waiting per quota key on this instance. */
-  depths(): Map<string, number> {
-    return new Map([...this.queues].map(([key, queue]) => [key, queue.interactive.length + queue.batch.length]));
+  /** Per quota this instance used: requests waiting now, and since start the waits (count, seconds) and refusals. */
+  stats(): QuotaStats[] {
+    return [...this.seen.values()].map((stats) => ({ ...stats, depth: this.depthOf(stats.key) }));
+  }
+
+  private depthOf(key: string): number {
+    const queue = this.queues.get(key);
+    return queue === undefined ? 0 : queue.interactive.length + queue.batch.length;
+  }
+
+  private statsOf(key: string): QuotaStats {
+    let stats = this.seen.get(key);
+    if (stats === undefined) {
+      if (this.seen.size >= 1000) this.seen.clear();
+      this.seen.set(key, (stats = { key, depth: 0, granted: 0, waits: 0, waitSeconds: 0, refused: 0 }));
+    }
+    return stats;
   }
 
   /**
@@ -153,11 +183,16 @@ export class QuotaScheduler {
   async acquire(binding: QuotaBinding, ticket: QuotaTicket): Promise<QuotaLease> {
     const queue = this.queues.get(binding.key);
     // A team's requests keep their order: one behind a waiting request of its own team waits too.
+    const stats = this.statsOf(binding.key);
     if (queue === undefined || !queued(queue, ticket.team)) {
       const grant = await this.tryAcquire(binding, ticket);
-      if (grant.granted) return new QuotaLease(this, binding, ticket.team, grant.bucket, ticket.tokens, 0);
+      if (grant.granted) {
+        stats.granted += 1;
+        return new QuotaLease(this, binding, ticket.team, grant.bucket, ticket.tokens, 0);
+      }
       const maxWait = binding.quota.max_wait_ms ?? DEFAULT_MAX_WAIT_MS;
       if (maxWait === 0) {
+        stats.refused += 1;
         this.options.observer?.refused(binding.key, 'wait_exceeded');
         throw waitExceeded(binding, grant.retryAfterMs);
       }
@@ -187,6 +222,7 @@ export class QuotaScheduler {
     let queue = this.queues.get(binding.key);
     if (queue === undefined) this.queues.set(binding.key, (queue = { key: binding.key, interactive: [], batch: [], passing: false, again: false, retryAt }));
     if (queue.interactive.length + queue.batch.length >= this.maxQueue) {
+      this.statsOf(binding.key).refused += 1;
       this.options.observer?.refused(binding.key, 'queue_full');
       throw errors.rateLimited(`The provider's quota is in use and ${this.maxQueue} requests already wait for it on this instance; retry later.`, {
         code: 'quota_queue_full',
@@ -320,6 +356,7 @@ export class QuotaScheduler {
     for (const waiter of [...queue.interactive, ...queue.batch]) {
       if (waiter.deadline > now || !remove(queue, waiter)) continue;
       this.observe(queue, waiter, 'timeout');
+      this.statsOf(queue.key).refused += 1;
       this.options.observer?.refused(queue.key, 'wait_exceeded');
       waiter.reject(waitExceeded(waiter.binding, this.msUntil(queue.retryAt)));
     }
@@ -338,7 +375,12 @@ export class QuotaScheduler {
 
   private observe(queue: Queue, waiter: Waiter, outcome: 'granted' | 'timeout' | 'abort'): void {
     waiter.ticket.signal.removeEventListener('abort', waiter.abort);
-    this.options.observer?.waited(queue.key, Math.max(0, this.clock.now() - waiter.since) / 1000, outcome);
+    const seconds = Math.max(0, this.clock.now() - waiter.since) / 1000;
+    const stats = this.statsOf(queue.key);
+    stats.waits += 1;
+    stats.waitSeconds += seconds;
+    if (outcome === 'granted') stats.granted += 1;
+    this.options.observer?.waited(queue.key, seconds, outcome);
     this.options.observer?.depth(queue.key, queue.interactive.length + queue.batch.length);
   }
 }
