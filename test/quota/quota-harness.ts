@@ -70,7 +70,7 @@ export interface TpmFake {
   used(): number;
 }
 
-export async function startTpmFake(clock: QuotaClock, tokensPerMinute: number, windowMs = 60_000, options: { stream?: boolean; holdMs?: number } = {}): Promise<TpmFake> {
+export async function startTpmFake(clock: QuotaClock, tokensPerMinute: number, windowMs = 60_000): Promise<TpmFake> {
   const log: Array<{ at: number; tokens: number }> = [];
   const state = { refused: 0 };
   const used = () => {
