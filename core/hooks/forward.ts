@@ -86,7 +86,8 @@ async function sendAttempt(
   check?: (forward: ForwardSlice) => Promise<ForwardSlice>,
 ): Promise<ForwardSlice> {
   const gate = dependencies.quota;
-  const lease = gate ? await gate.enter(context, attempt.auth, attempt.request, attempt.target && { key: attempt.target.key, quota: attempt.target.target.quota }) : undefined;
+  const waiting = gate?.enter(context, attempt.auth, attempt.request, attempt.target && { key: attempt.target.key, quota: attempt.target.target.quota });
+  const lease = waiting === undefined ? undefined : await waiting;
   let forward: ForwardSlice;
   try {
     forward = await sendUpstream(dependencies, context, attempt.upstreamRequest, attempt.auth.target.customHost, timeoutMs);

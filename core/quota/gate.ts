@@ -52,10 +52,13 @@ export class QuotaGate {
     if (context.incoming.headers['x-gateway-priority'] !== undefined) requestPriority(context.incoming.headers['x-gateway-priority'], undefined);
   }
 
-  /** Waits for the attempt's lease (see {@link QuotaScheduler.acquire}); undefined when no quota applies. */
-  async enter(context: GatewayContext, auth: AuthSlice, request: RequestSlice, target?: { readonly key: string; readonly quota?: ProviderQuota }): Promise<QuotaLease | undefined> {
+  /** Waits for the attempt's lease (see {@link QuotaScheduler.acquire}); undefined (no promise, nothing awaited) when no quota applies. */
+  enter(context: GatewayContext, auth: AuthSlice, request: RequestSlice, target?: { readonly key: string; readonly quota?: ProviderQuota }): Promise<QuotaLease> | undefined {
     const binding = this.bindingOf(auth, target);
-    if (binding === undefined) return undefined;
+    return binding === undefined ? undefined : this.lease(context, auth, request, binding);
+  }
+
+  private async lease(context: GatewayContext, auth: AuthSlice, request: RequestSlice, binding: QuotaBinding): Promise<QuotaLease> {
     const { team, priority } = await this.dependencies.caller(auth.caller);
     const lease = await this.dependencies.scheduler.acquire(binding, {
       team,

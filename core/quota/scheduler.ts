@@ -184,6 +184,16 @@ export class QuotaScheduler {
     const queue = this.queues.get(binding.key);
     // A team's requests keep their order: one behind a waiting request of its own team waits too.
     const stats = this.statsOf(binding.key);
+    const tokensPerMinute = binding.quota.tokens_per_minute;
+    if (tokensPerMinute !== undefined && ticket.tokens > tokensPerMinute) {
+      // It could never fit: no wait would help.
+      stats.refused += 1;
+      this.options.observer?.refused(binding.key, 'wait_exceeded');
+      throw errors.rateLimited(
+        `This request alone is estimated at ${ticket.tokens} tokens (its prompt's bound plus max_tokens), more than the provider quota's ${tokensPerMinute} tokens per minute: lower max_tokens or split the request.`,
+        { code: 'quota_wait_exceeded', headers: { 'retry-after': String(retrySeconds(this.windowMs)) } },
+      );
+    }
     if (queue === undefined || !queued(queue, ticket.team)) {
       const grant = await this.tryAcquire(binding, ticket);
       if (grant.granted) {

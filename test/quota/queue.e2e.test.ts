@@ -168,3 +168,12 @@ test.serial('max_concurrent: the slot is freed when a stream ends, and when its 
     await streaming.close();
   }
 });
+
+test.serial('a request estimated above the whole tokens_per_minute is refused at once, saying why', async (t) => {
+  const { credentialId, keys } = await quotaSetup(t, gateway, fake.baseUrl, { tokens_per_minute: 50, max_wait_ms: 600_000 }, { a: undefined }, 'too-big');
+  const refused = await quotaChat(gateway, keys.a);
+  t.is(refused.status, 429);
+  t.is(refused.json.error.code, 'quota_wait_exceeded');
+  t.regex(refused.json.error.message, /alone is estimated at 100 tokens/);
+  t.is(await queueDepth(gateway, credentialId), 0);
+});
