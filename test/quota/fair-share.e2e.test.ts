@@ -41,6 +41,18 @@ async function run(t: ExecutionContext, clock: ManualClock, gateway: TestGateway
   await untilDepth(t, gateway, credentialId, waiting);
 }
 
+/** Starts {@link CLIENTS} clients per team a simulated second apart, so that the window's requests spread over its buckets. */
+async function staggered(t: ExecutionContext, gateway: TestGateway, credentialId: string, teams: Array<[string, { on: boolean; tokens: number }]>, stop: AbortSignal, failures: string[]): Promise<Promise<void>[]> {
+  const loops: Promise<void>[] = [];
+  for (let client = 0; client < CLIENTS; client++) {
+    for (const [key, meter] of teams) {
+      loops.push(...clients(gateway, key, 1, meter, stop, failures));
+      await run(t, clock, gateway, credentialId, loops.length, 1);
+    }
+  }
+  return loops;
+}
+
 let gateway: TestGateway;
 let clock: ManualClock;
 test.before(async () => {
@@ -58,8 +70,8 @@ test.serial('team A (weight 1) and team B (weight 3) both saturating: served tok
   const failures: string[] = [];
   const a = { on: false, tokens: 0 };
   const b = { on: false, tokens: 0 };
-  const loops = [...clients(gateway, keys.a, CLIENTS, a, stop.signal, failures), ...clients(gateway, keys.b, CLIENTS, b, stop.signal, failures)];
-  await run(t, clock, gateway, credentialId, 2 * CLIENTS, 60); // a minute to reach the steady state
+  const loops = await staggered(t, gateway, credentialId, [[keys.a, a], [keys.b, b]], stop.signal, failures);
+  await run(t, clock, gateway, credentialId, 2 * CLIENTS, 60 - 2 * CLIENTS); // a minute to reach the steady state
   a.on = b.on = true;
   await run(t, clock, gateway, credentialId, 2 * CLIENTS, MINUTE); // the minute measured
   a.on = b.on = false;
@@ -83,8 +95,8 @@ test.serial('team A idle: team B gets the whole quota; when A comes back it gets
   const failures: string[] = [];
   const a = { on: false, tokens: 0 };
   const b = { on: false, tokens: 0 };
-  const loops = clients(gateway, keys.b, CLIENTS, b, stop.signal, failures);
-  await run(t, clock, gateway, credentialId, CLIENTS, 60);
+  const loops = await staggered(t, gateway, credentialId, [[keys.b, b]], stop.signal, failures);
+  await run(t, clock, gateway, credentialId, CLIENTS, 60 - CLIENTS);
   b.on = true;
   await run(t, clock, gateway, credentialId, CLIENTS, MINUTE);
   b.on = false;
