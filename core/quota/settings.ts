@@ -79,3 +79,6 @@ export function requestPriority(header: string | undefined, keyPriority: Priorit
   }
   return asked === 'batch' ? 'batch' : own;
 }
+
+/** Whether an error code is a provider quota's refusal (429 `quota_wait_exceeded`, `quota_queue_full`): the gateway's, not the target's. */
+export const isQuotaRefusal = (code: string | null | undefined): boolean => code === 'quota_wait_exceeded' || code === 'quota_queue_full';

@@ -53,6 +53,11 @@ test.serial('a route target with a quota: the second request in the minute is re
   t.deepEqual(entry.teams.map((team: { team: string; requests: number }) => [team.team, team.requests]), [['organization', 1]]);
 });
 
+test.serial("refusals by a target's quota do not count against its circuit breaker", async (t) => {
+  // The minute of the first test is still full: every request is refused by the quota, never 503 no_healthy_target.
+  for (let index = 0; index < 8; index++) t.is((await chat('limited')).json.error.code, 'quota_wait_exceeded', `request ${index}`);
+});
+
 test.serial('a fallback route moves on to its next target when the first one has no room in its quota', async (t) => {
   t.is((await chat('spill')).status, 200);
   const before = backup.requests.length;
