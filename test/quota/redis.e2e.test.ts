@@ -89,3 +89,15 @@ test.serial('two instances on Redis sharing one quota stay within it, and share 
   t.true(Math.abs(light - 0.25) <= 0.025, `the light team got ${(light * 100).toFixed(1)} % (expected 25 % ± 10 %)`);
   t.true(served.light + served.heavy >= 0.9 * TPM, `the quota was used (${served.light + served.heavy} of ${TPM})`);
 });
+
+test.serial('two instances on Redis: 200 concurrent requests against 50 per minute (no waiting), exactly 50 reach the provider', async (t) => {
+  if (!available) return t.pass('Redis unreachable: skipped (see the printed reason)');
+  const provider = await startTpmFake(clock, 1_000_000);
+  const { keys } = await quotaSetup(t, a, provider.fake.baseUrl, { requests_per_minute: 50, max_wait_ms: 0 }, { burst: 1 }, 'burst');
+  const answers = await Promise.all(Array.from({ length: 200 }, (_, index) => quotaChat(index % 2 ? a : b, keys.burst)));
+  const statuses = answers.map((answer) => answer.status);
+  await provider.fake.close();
+  t.is(statuses.filter((status) => status === 200).length, 50);
+  t.is(statuses.filter((status) => status === 429).length, 150);
+  t.is(provider.fake.requests.length, 50, 'the provider got exactly its quota');
+});
