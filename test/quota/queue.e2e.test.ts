@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import test from 'ava';
 import { type Fake, type RecordedRequest, startFake } from '../fakes/openai-fake.js';
-import { startGateway, type TestGateway } from '../harness.js';
+import { ACCOUNT_KEY, startGateway, type TestGateway } from '../harness.js';
 import { admin, fixedUsageHandler } from '../vault/vault-harness.js';
 import { advance, ManualClock, quotaChat, quotaSetup, queueDepth, untilDepth } from './quota-harness.js';
 
@@ -35,6 +35,11 @@ test.serial('a queued request past max_wait_ms gets 429 quota_wait_exceeded with
   const retryAfter = Number(refused.headers.get('retry-after'));
   t.true(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 61, `Retry-After: ${refused.headers.get('retry-after')}`);
   t.is(await queueDepth(gateway, credentialId), 0);
+  const metrics = await (await fetch(`${gateway.url}/metrics`, { headers: { 'x-gateway-api-key': ACCOUNT_KEY } })).text();
+  t.true(metrics.includes(`gateway_quota_refusals_total{quota="cred:${credentialId}",reason="wait_exceeded"} 1`), 'the refusal is counted');
+  t.true(metrics.includes(`gateway_quota_wait_seconds_count{quota="cred:${credentialId}",outcome="timeout"} 1`), 'and its wait');
+  t.true(metrics.includes(`gateway_quota_wait_seconds_sum{quota="cred:${credentialId}",outcome="timeout"} 2`), 'of 2 simulated seconds');
+  t.true(metrics.includes(`gateway_quota_queue_depth{quota="cred:${credentialId}"} 0`));
 });
 
 test.serial('interactive requests leave the queue before batch ones (a batch key, or x-gateway-priority: batch), first come first served within a class', async (t) => {
