@@ -182,6 +182,11 @@ export interface GatewayConfig {
   development?: boolean;
   /** The vault and virtual keys (state is shared through Redis when `REDIS_URL` is set). */
   vault?: VaultSettings;
+  /**
+   * Providers' quotas shared between teams (docs/limits.md): `maxQueue` requests at most wait for one
+   * quota on one instance (default 1000); more get 429 `quota_queue_full`.
+   */
+  quota?: { maxQueue?: number };
   /** Prices for cost budgets and logged costs: these win over the shipped price catalogue (docs/virtual-keys.md#prices). */
   pricing?: PricingOptions;
   /**
@@ -400,6 +405,7 @@ export interface ResolvedConfig {
   /** `REDIS_URL`: shared state for several instances; the embedded SQLite file when unset. */
   readonly redisUrl?: string;
   readonly vault: Required<Omit<VaultSettings, 'endUserHeader'>> & Pick<VaultSettings, 'endUserHeader'>;
+  readonly quota: { readonly maxQueue: number };
   readonly pricing: PricingOptions;
   readonly logs: {
     bodies: BodyLogging;
@@ -619,6 +625,7 @@ export function resolveConfig(config: GatewayConfig, environment: NodeJS.Process
       outputTokenEstimate: positiveInteger(config.vault?.outputTokenEstimate ?? 1024, 'vault.outputTokenEstimate'),
       endUserHeader: endUserHeaderOf(environment.GATEWAY_END_USER_HEADER ?? config.vault?.endUserHeader),
     },
+    quota: { maxQueue: positiveInteger(config.quota?.maxQueue ?? 1000, 'quota.maxQueue') },
     pricing: config.pricing ?? {},
     logs: resolveLogs(config.logs, environment),
     responses: resolveResponses(config.responses, environment),

@@ -6,6 +6,7 @@ import { type HeldLines, loggerWithHeldLines } from './logs/pino-sink.js';
 import type { RoutingStateStore } from './routing/state.js';
 import type { RouteSource, TargetCredentials } from './routing/sources.js';
 import type { Clock } from './spec/manifest.js';
+import type { QuotaClock } from './quota/scheduler.js';
 import type { ClaimsMapper } from './identity/jwt.js';
 import type { SignInHandler } from './identity/oidc.js';
 
@@ -37,6 +38,11 @@ export interface GatewayOptions {
   routing?: RoutingOptions;
   /** Who a single sign-on or a JWT is on this gateway (docs/sso.md); absent: both are refused. */
   identity?: IdentityOptions;
+  /**
+   * For tests only: the providers' quotas' clock (a simulated one drives a minute of traffic in no
+   * time), window (default 60 000 ms) and idle time (default 5000 ms). Not a configuration setting.
+   */
+  quota?: { readonly clock?: QuotaClock; readonly windowMs?: number; readonly idleMs?: number };
 }
 
 /** What the user directory hands the identity providers: the decisions, never the verification. */

@@ -61,6 +61,8 @@ export const ERROR_CODES: Readonly<Record<string, Readonly<Record<string, ErrorC
     rate_limit_exceeded: { status: [429], when: "A requests-per-minute or per-day limit of a level that applies (`error.budget.level`) is reached; wait for `Retry-After`." },
     tokens_per_minute_exceeded: { status: [429], when: "A tokens-per-minute limit of a level that applies is reached (or this request's estimate alone exceeds it: lower `max_tokens`); wait for `Retry-After`." },
     too_many_concurrent_requests: { status: [429], when: "A level that applies has `max_concurrent` requests in flight; retry once one ends (`Retry-After: 1`)." },
+    quota_wait_exceeded: { status: [429], when: "A provider's `quota` (on the stored credential or route target) had no room within the team's share for `max_wait_ms` (default 5000); wait for `Retry-After` (docs/limits.md)." },
+    quota_queue_full: { status: [429], when: "As many requests as `quota.maxQueue` (default 1000) already wait for this provider quota on this instance; wait for `Retry-After`." },
     too_many_tails: { status: [429], when: 'Too many live log tails are open on this instance; close one.' },
     overloaded: { status: [503], type: 'overloaded_error', when: "The gateway holds as much request and answer data in memory as it is configured to (`GATEWAY_MEMORY_BUDGET_MB`); retry after `Retry-After`." },
   },

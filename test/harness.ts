@@ -26,7 +26,7 @@ export interface TestGateway {
 }
 
 /** Starts a gateway on a free loopback port with its log captured in memory. */
-export async function startGateway(config: Partial<GatewayConfig> = {}, environment: NodeJS.ProcessEnv = {}, options: Pick<GatewayOptions, 'routing' | 'clock' | 'identity'> = {}): Promise<TestGateway> {
+export async function startGateway(config: Partial<GatewayConfig> = {}, environment: NodeJS.ProcessEnv = {}, options: Pick<GatewayOptions, 'routing' | 'clock' | 'identity' | 'quota'> = {}): Promise<TestGateway> {
   const raw: string[] = [];
   const lines: Array<Record<string, any>> = [];
   const gateway = createGateway(

@@ -26,6 +26,8 @@ import type { OwnershipLookups } from './ownership.js';
 import { mountModelCatalogueApi } from './models-catalogue.js';
 import { ModelCatalogue } from '../api/model-catalogue.js';
 import { virtualKeyAdminRouter } from './virtual-keys.js';
+import { mountQuotaAdmin } from './quotas.js';
+import { QuotaGate } from '../quota/gate.js';
 
 /** Who may call the gateway's admin routes: the account key, wrong keys counted per address, the guard in front of every admin route. */
 export class AdminAccess {
@@ -64,7 +66,7 @@ export function registerAdmin(container: Container): void {
   });
 }
 
-/** Mounts the admin API on the app's router: plugins, policies, logs, prices, the model catalogue, the organization, SCIM, the cache, the audit trail and the metrics. */
+/** Mounts the admin API on the app's router: plugins, policies, logs, prices, the model catalogue, the organization, SCIM, the cache, the providers' quotas, the audit trail and the metrics. */
 export function mountAdmin(router: Router, container: Container): void {
   const { config, clock } = container.resolve(GatewaySettings);
   const { guard } = container.resolve(AdminAccess);
@@ -104,6 +106,7 @@ export function mountAdmin(router: Router, container: Container): void {
   });
   mountScim(router, { guard, organization });
   mountCacheAdmin(router, { guard, cache: container.resolve(ResponseCache) });
+  mountQuotaAdmin(router, { guard, service: vault, gate: container.resolve(QuotaGate) });
   mountAuditOf(router, container);
   mountPricesApi(router, { guard, prices: vault.prices, provider: (id) => registry.provider(id) });
   mountModelCatalogueApi(router, { guard, catalogue: container.resolve(ModelCatalogue), providers: () => registry.providerIds().map((id) => registry.provider(id)!) });

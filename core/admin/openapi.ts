@@ -11,6 +11,7 @@ import { teamAdminPaths, teamAdminSchemas } from './openapi-teams.js';
 import { routingAdminPaths, routingAdminSchemas } from './openapi-routing.js';
 import { logsOpenApiPaths, logsOpenApiSchemas } from './logs-openapi.js';
 import { usageAdminPaths, usageAdminSchemas } from './openapi-usage.js';
+import { quotaAdminPaths, quotaAdminSchemas } from './openapi-quota.js';
 
 const error = { $ref: '#/components/responses/Error' };
 const idParameter = { name: 'id', in: 'path', required: true, schema: { type: 'string' } };
@@ -59,6 +60,12 @@ export const adminOpenApi = {
         summary: 'One credential and the virtual keys using it (no secret)',
         parameters: [idParameter],
         responses: { 200: { description: 'The credential', ...json(ref('CredentialWithUsers')) }, 401: error, 403: error, 404: error },
+      },
+      patch: {
+        summary: "Set or remove the credential's provider quota (docs/limits.md); the secret changes by rotation only",
+        parameters: [idParameter],
+        requestBody: { required: true, ...json(ref('CredentialPatch')) },
+        responses: { 200: { description: 'Changed', ...json(ref('CredentialWithUsers')) }, 400: error, 401: error, 403: error, 404: error },
       },
       delete: {
         summary: 'Delete a credential no virtual key uses',
@@ -147,6 +154,7 @@ export const adminOpenApi = {
     ...routingAdminPaths,
     ...mcpAdminPaths,
     ...teamAdminPaths,
+    ...quotaAdminPaths,
     '/admin/cache': {
       delete: {
         summary: 'Empty the response cache: a shared namespace, one key’s own namespace, or all of it (semantic indexes included)',
@@ -233,6 +241,7 @@ export const adminOpenApi = {
       ...routingAdminSchemas,
       ...mcpAdminSchemas,
       ...teamAdminSchemas,
+      ...quotaAdminSchemas,
       ...logsOpenApiSchemas,
       ...auditOpenApiSchemas,
       ...limitsOpenApiSchemas,
@@ -272,6 +281,7 @@ export const adminOpenApi = {
           provider: { type: 'string', description: 'Registered provider id (informative)' },
           api_key: { type: 'string', writeOnly: true },
           fields: { type: 'object', additionalProperties: { type: 'string' }, writeOnly: true },
+          quota: ref('ProviderQuota'),
         },
       },
       Credential: {
@@ -285,6 +295,7 @@ export const adminOpenApi = {
           owner_key_id: { type: 'string', description: 'Set when created from a virtual key’s provider_key' },
           created_at: { type: 'string', format: 'date-time' },
           rotated_at: { type: 'string', format: 'date-time', description: 'When the secret was last replaced' },
+          quota: ref('ProviderQuota'),
         },
       },
       CredentialWithUsers: {
@@ -366,6 +377,7 @@ export const adminOpenApi = {
           limits: ref('Limits'),
           expires_at: { type: 'string', format: 'date-time' },
           log_bodies: { type: 'boolean', default: true, description: 'False keeps this key’s request and response bodies out of the request log (the global switch still wins when off)' },
+          priority: { enum: ['interactive', 'batch'], default: 'interactive', description: 'Its requests’ class in a provider quota’s queue: interactive ones leave it first (a request may lower itself with x-gateway-priority: batch)' },
         },
       },
       VirtualKeyPatch: {
@@ -385,6 +397,7 @@ export const adminOpenApi = {
           limits: { oneOf: [ref('Limits'), { type: 'null' }] },
           expires_at: { type: ['string', 'null'], format: 'date-time' },
           log_bodies: { type: 'boolean' },
+          priority: { enum: ['interactive', 'batch', null] },
         },
       },
       VirtualKey: {
@@ -402,6 +415,7 @@ export const adminOpenApi = {
           limits: ref('Limits'),
           expires_at: { type: 'string', format: 'date-time' },
           log_bodies: { type: 'boolean', description: 'Whether the request log stores this key’s bodies (true unless set false)' },
+          priority: { enum: ['interactive', 'batch'], description: 'Absent: interactive' },
           created_at: { type: 'string', format: 'date-time' },
           updated_at: { type: 'string', format: 'date-time' },
           key_hint: { type: 'string', description: 'Masked: prefix and last 4 characters' },

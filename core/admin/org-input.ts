@@ -2,7 +2,8 @@ import { invalid, requireObject, requireString } from '../api/validate.js';
 import { errors } from '../errors.js';
 import type { Access } from '../org/access.js';
 import { isPermission, ORG_RANK, type OrgRole, type Permission, TEAM_RANK, type TeamRole } from '../org/permissions.js';
-import type { TokenRecord, UserRecord } from '../org/records.js';
+import type { TeamRecord, TokenRecord, UserRecord } from '../org/records.js';
+import { parseQuotaWeight } from '../quota/settings.js';
 import { TakenError } from '../org/store.js';
 import { requireRecordName } from './virtual-keys-input.js';
 
@@ -114,3 +115,12 @@ export function changesOf(before: object, after: object, fields: readonly string
   }
   return changes;
 }
+
+/** A team's `quota_weight` on create or PATCH (null on a PATCH: back to the default, 1). */
+export function checkQuotaWeight(raw: Record<string, unknown>, creating: boolean): void {
+  if (raw.quota_weight === undefined || (raw.quota_weight === null && !creating)) return;
+  parseQuotaWeight(raw.quota_weight);
+}
+
+/** A team as the admin API shows it: `quota_weight` always present (default 1). */
+export const publicTeam = <Team extends TeamRecord>(team: Team): Team & { readonly quota_weight: number } => ({ ...team, quota_weight: team.quota_weight ?? 1 });

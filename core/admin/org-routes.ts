@@ -10,7 +10,7 @@ import type { Organization } from '../org/organization.js';
 import { GRANTABLE_EXTRAS, isPermission, ORG_RANK, ORG_ROLES, type OrgRole, type Permission, TEAM_ROLES, type TeamRole } from '../org/permissions.js';
 import { DEFAULT_TEAM, type ServiceAccountRecord, type TeamRecord } from '../org/records.js';
 import { accessOf, type AdminGuard, noteAudit } from './guard.js';
-import { checkOrgGrant, checkTeamGrant, changesOf, emailOf, highestOrgRank, metadataOf, onlyFields, publicToken, publicUser, refused, rethrowConflict, stringList, tokenInput } from './org-input.js';
+import { checkOrgGrant, checkQuotaWeight, checkTeamGrant, changesOf, emailOf, highestOrgRank, metadataOf, onlyFields, publicTeam, publicToken, publicUser, refused, rethrowConflict, stringList, tokenInput } from './org-input.js';
 import { jsonBody, requestJson } from './json-body.js';
 import { requireRecordName } from './virtual-keys-input.js';
 
@@ -58,8 +58,9 @@ export function mountOrganizationAdmin(router: Router, dependencies: Organizatio
   };
 
   const teamInput = (raw: Record<string, unknown>, creating: boolean) => {
-    onlyFields(raw, ['name', 'description', 'metadata', 'allowed_providers', 'allowed_models', 'allowed_routes', 'allowed_credentials', 'guardrail_policy', 'limits', 'mcp']);
+    onlyFields(raw, ['name', 'description', 'metadata', 'allowed_providers', 'allowed_models', 'allowed_routes', 'allowed_credentials', 'guardrail_policy', 'limits', 'mcp', 'quota_weight']);
     if (raw.limits !== undefined && raw.limits !== null) parseTeamLimits(raw.limits);
+    checkQuotaWeight(raw, creating);
     if (creating || raw.name !== undefined) requireRecordName(raw.name);
     if (raw.description !== undefined && raw.description !== null) requireString(raw.description, 'description', { max: 2048 });
     metadataOf(raw.metadata);
@@ -83,7 +84,7 @@ export function mountOrganizationAdmin(router: Router, dependencies: Organizatio
   const withMembers = async (team: TeamRecord) => {
     const users = await store.users();
     return {
-      ...team,
+      ...publicTeam(team),
       members: users.filter((user) => user.teams[team.id] !== undefined).map((user) => ({ user_id: user.id, email: user.email, role: user.teams[team.id], status: user.status })),
     };
   };
@@ -175,7 +176,7 @@ function mountTeams(router: Router, parts: Parts): void {
   router.get('/admin/teams', guard.require('teams.read'), ready, async (koa) => {
     const access = accessOf(koa);
     const teams = (await store.teams()).filter((team) => access.holds('teams.read', team.id));
-    koa.body = { object: 'list', data: teams };
+    koa.body = { object: 'list', data: teams.map(publicTeam) };
   });
 
   router.get('/admin/teams/:id', guard.require('teams.read'), ready, async (koa) => {

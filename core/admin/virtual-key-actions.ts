@@ -7,7 +7,7 @@ import { fromNanos, periodsOf, toNanos } from '../vault/limits.js';
 import { type CredentialRecord, publicCredential, publicVirtualKey, type VirtualKeyRecord } from '../vault/records.js';
 import type { VaultService } from '../vault/service.js';
 import { DuplicateNameError, hashKeyValue, VIRTUAL_KEY_PREFIX, type VirtualKeyInput, type VirtualKeyPatch } from '../vault/virtual-keys.js';
-import { checkVirtualKeyShape, parseCredentialBody, parseCredentialRotation } from './virtual-keys-input.js';
+import { checkVirtualKeyShape, parseCredentialBody, parseCredentialPatch, parseCredentialRotation } from './virtual-keys-input.js';
 import { Access } from '../org/access.js';
 import { type OwnershipLookups, ownershipOf, usableBy, visible } from './ownership.js';
 
@@ -119,6 +119,15 @@ export class VirtualKeyActions {
     const rotated = await this.service.credentials.replaceSecret(id, secret);
     if (!rotated) throw notFound('credential', id);
     return this.withUsers(rotated);
+  }
+
+  /** Sets or removes a credential's provider `quota` (docs/limits.md). */
+  async updateCredential(id: string, body: Record<string, unknown>, access: Access = Access.owner) {
+    await this.credential(id, access, 'credentials.write');
+    const { quota } = parseCredentialPatch(body);
+    const updated = await this.service.credentials.setQuota(id, quota);
+    if (!updated) throw notFound('credential', id);
+    return this.withUsers(updated);
   }
 
   /**

@@ -2,6 +2,7 @@ import { invalid, optionalBoolean, optionalEnum, optionalNumber, requireObject, 
 import { parseKeyLimits } from './limits-input.js';
 import type { CredentialSecret } from '../vault/records.js';
 import { parseMcpGrant } from './mcp-servers.js';
+import { parsePriority, parseQuota, type ProviderQuota } from '../quota/settings.js';
 
 /**
  * Validation of the admin API's credential and virtual-key bodies. Every failure is a 400 naming
@@ -47,11 +48,23 @@ export function parseCredentialSecret(body: Record<string, unknown>, required: b
   return { ...(apiKey !== undefined ? { api_key: apiKey as string } : {}), ...(fields !== undefined ? { fields: fields as Record<string, string> } : {}) };
 }
 
-export function parseCredentialBody(body: Record<string, unknown>): { name: string; provider?: string; secret: CredentialSecret } {
-  onlyFields(body, ['name', 'provider', 'api_key', 'fields', 'team_id']);
+export function parseCredentialBody(body: Record<string, unknown>): { name: string; provider?: string; secret: CredentialSecret; quota?: ProviderQuota } {
+  onlyFields(body, ['name', 'provider', 'api_key', 'fields', 'team_id', 'quota']);
   const name = requireRecordName(body.name);
   if (body.provider !== undefined) requireString(body.provider, 'provider', { nonEmpty: true, max: 64 });
-  return { name, ...(body.provider !== undefined ? { provider: body.provider as string } : {}), secret: parseCredentialSecret(body, true)! };
+  return {
+    name,
+    ...(body.provider !== undefined ? { provider: body.provider as string } : {}),
+    ...(body.quota !== undefined ? { quota: parseQuota(body.quota) } : {}),
+    secret: parseCredentialSecret(body, true)!,
+  };
+}
+
+/** The body of a credential PATCH: its `quota` (null removes it); the secret changes by rotation only. */
+export function parseCredentialPatch(body: Record<string, unknown>): { quota: ProviderQuota | null } {
+  onlyFields(body, ['quota']);
+  if (body.quota === undefined) throw invalid('give quota (or null to remove it); a secret is changed by POST /admin/credentials/{id}/rotate.', { param: 'quota' });
+  return { quota: body.quota === null ? null : parseQuota(body.quota) };
 }
 
 /** The body of a credential rotation: the new secret only (`api_key`, `fields` or both). */
@@ -104,6 +117,7 @@ export const VIRTUAL_KEY_FIELDS = [
   'team_id',
   'user_id',
   'service_account_id',
+  'priority',
 ] as const;
 
 export function checkVirtualKeyShape(body: Record<string, unknown>, creating: boolean): void {
@@ -128,5 +142,6 @@ export function checkVirtualKeyShape(body: Record<string, unknown>, creating: bo
     body.expires_at = parseExpiry(body.expires_at);
   }
   optionalBoolean(body.log_bodies, 'log_bodies');
+  if (body.priority !== undefined && !(body.priority === null && !creating)) parsePriority(body.priority);
   if (!creating && Object.keys(body).length === 0) throw invalid('give at least one field to change.', { param: 'body' });
 }

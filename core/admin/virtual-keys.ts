@@ -42,6 +42,12 @@ export function virtualKeyAdminRouter(dependencies: VirtualKeyActionDependencies
   router.get('/credentials/:id', guard.require('credentials.read'), async (koa) => {
     koa.body = await actions.getCredential(koa.params.id, accessOf(koa));
   });
+  router.patch('/credentials/:id', guard.require('credentials.write'), body, async (koa) => {
+    const before = await actions.getCredential(koa.params.id, accessOf(koa));
+    const after = await actions.updateCredential(koa.params.id, requestJson(koa), accessOf(koa));
+    noteAudit(koa, { changes: { quota: { before: before.quota, after: after.quota } } });
+    koa.body = after;
+  });
   router.post('/credentials/:id/rotate', guard.require('credentials.write'), body, async (koa) => {
     koa.body = await actions.rotateCredential(koa.params.id, requestJson(koa), accessOf(koa));
   });

@@ -27,6 +27,7 @@ const REQUEST_HEADERS: Record<string, Schema> = {
   'x-gateway-trace-id': { description: 'Your trace id; generated when absent; echoed in the response.', schema: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,128}$' } },
   'x-gateway-metadata': { description: 'A JSON object of at most 64 string values (keys ≤ 128, values ≤ 512 characters), carried into the log entry.', schema: string },
   'x-gateway-strict-api-compliance': { description: '`true` (default): responses carry only fields of the OpenAI schema. `false`: provider extras pass, and `thinking` is accepted.', schema: { enum: ['true', 'false'] } },
+  'x-gateway-priority': { description: "This request's class in a provider quota's queue (docs/limits.md): `batch` lowers it (interactive requests leave the queue first); `interactive` keeps the key's class. Anything else is 400.", schema: { enum: ['interactive', 'batch'] } },
   'x-gateway-request-timeout': { description: 'Upstream deadline of this request in ms, from sending until the answer is complete.', schema: { type: 'string', pattern: '^\\d+$', description: '1 to 3600000' } },
   'x-gateway-config': {
     description:

@@ -1,6 +1,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import { SqliteState } from '../store/sqlite-state.js';
 import type { InvalidationEvent, Settlement } from '../store/state.js';
+import type { QuotaAcquire, QuotaRelease } from '../store/quota-state.js';
 import type { CliIo } from '../cli-io.js';
 import { BootError } from '../errors.js';
 import { Channel } from './channel.js';
@@ -47,6 +48,8 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
       minuteCount: (key: string, now: number) => state.minuteCount(key, now),
       windowUsage: (tokensKey: string, concurrentKey: string, now: number) => state.windowUsage(tokensKey, concurrentKey, now),
       publish: (event: InvalidationEvent) => broadcast(event),
+      quotaAcquire: (acquire: QuotaAcquire) => state.quota.acquire(acquire),
+      quotaSnapshot: (key: string, now: number, windowMs: number) => state.quota.snapshot(key, now, windowMs),
     }),
   };
 
@@ -59,6 +62,7 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
     const channel = new Channel((message) => worker.send(message), handlers);
     worker.on('message', (message) => channel.receive(message));
     if (state) channel.on<Settlement>('settle', (settlement) => void state.settle(settlement));
+    if (state) channel.on<QuotaRelease>('quotaRelease', (release) => void state.quota.release(release));
     channels.set(worker, channel);
     worker.once('listening', () => restartDelay.delete(id));
     worker.once('exit', (code, signal) => {

@@ -2,6 +2,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { join } from 'node:path';
 import Keyv from 'keyv';
 import { SqliteKeyvStore } from '../store/sqlite-keyv.js';
+import type { QuotaAcquire, QuotaGrant, QuotaRelease, QuotaSnapshot, QuotaStore } from '../store/quota-state.js';
 import type { Admission, AdmissionResult, InvalidationEvent, Settlement, SharedState } from '../store/state.js';
 import type { Channel } from './channel.js';
 
@@ -15,6 +16,12 @@ import type { Channel } from './channel.js';
 export class WorkerState implements SharedState {
   readonly kind = 'embedded' as const;
   readonly records: Keyv;
+  /** Quota windows are the primary's, like the limit counters; a release is one way. */
+  readonly quota: QuotaStore = {
+    acquire: (acquire: QuotaAcquire): Promise<QuotaGrant> => this.primary.request('quotaAcquire', acquire),
+    release: async (release: QuotaRelease): Promise<void> => this.primary.emit('quotaRelease', release),
+    snapshot: (key: string, now: number, windowMs: number): Promise<QuotaSnapshot> => this.primary.request('quotaSnapshot', key, now, windowMs),
+  };
   private readonly database: DatabaseSync;
   private readonly handlers: Array<(event: InvalidationEvent) => void> = [];
 

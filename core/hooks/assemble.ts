@@ -13,14 +13,18 @@ import { PluginRegistry } from '../registry.js';
 import { Routing } from '../routing/assemble.js';
 import { Telemetry } from '../telemetry/assemble.js';
 import { VaultService } from '../vault/service.js';
+import { QuotaGate } from '../quota/gate.js';
+import { registerQuota } from '../quota/assemble.js';
 import { authHook } from './auth.js';
 import { forwardHook } from './forward.js';
 import { guardrailHook } from './guardrail.js';
 import { logHook } from './log.js';
 import { transformHook } from './transform.js';
 
-/** Registers the pipeline: the built-in stage hooks with the parts each subsystem hands them, then the config's hooks. */
+/** Registers the pipeline (and the providers' quotas its forward stage waits on): the built-in stage hooks with the parts each subsystem hands them, then the config's hooks. */
 export function registerPipeline(container: Container): void {
+  // The providers' quotas exist for the forward stage alone.
+  registerQuota(container);
   provide(container, Pipeline, (c) => {
     const { config, logger } = c.resolve(GatewaySettings);
     const vault = c.resolve(VaultService);
@@ -29,6 +33,7 @@ export function registerPipeline(container: Container): void {
     const routing = c.resolve(Routing);
     const logging = c.resolve(RequestLogging);
     const operations = protocols.byName;
+    const quota = c.resolve(QuotaGate);
     return new Pipeline(
       // The runner orders hooks by stage and by their own before/after, not by position here;
       // the config's hooks, unless they say otherwise, follow the built-in ones of their stage.
@@ -56,8 +61,10 @@ export function registerPipeline(container: Container): void {
           maxAnswerBytes: config.upstream.maxAnswerBytes,
           traceHeaders: c.resolve(Telemetry).tracer.traceHeaders,
           routing: routing.executor,
+          quota,
         }),
         vault.hooks.settle,
+        quota.settleHook(),
         logHook({ sinks: [...logging.sinks], bodies: config.logs.bodies }),
         ...config.hooks,
       ],

@@ -3,7 +3,7 @@ import type { MemoryBudget } from '../http/memory-budget.js';
 import type { UpstreamClient } from '../http/upstream.js';
 import type { OperationHandler } from '../api/operation.js';
 import { attemptView } from '../routing/attempt.js';
-import type { ForwardSlice, GatewayContext } from '../pipeline/context.js';
+import type { AuthSlice, ForwardSlice, GatewayContext, RequestSlice } from '../pipeline/context.js';
 import type { Attempt, AttemptTarget, RoutedSlice, RoutingSlice } from '../routing/slices.js';
 import type { Hook } from '../pipeline/hook.js';
 import { abortableSleep, executeRoute, type ExecutorDependencies } from '../routing/executor.js';
@@ -14,6 +14,7 @@ import { routeHeaders } from '../routing/resolve.js';
 import { checkFirstEvent } from '../routing/first-event.js';
 import { requestFacts } from '../routing/facts.js';
 import { MemoryRoutingState } from '../routing/state.js';
+import type { QuotaGate } from '../quota/gate.js';
 
 /** Largest per-request time-out a caller may ask for with `x-gateway-request-timeout` (1 hour). */
 const MAX_TIMEOUT_MS = 3_600_000;
@@ -45,6 +46,8 @@ interface ForwardDependencies {
   routing?: Partial<ExecutorDependencies>;
   /** The operations, whose mapping a routed request's attempts are built with (the transform stage's {@link buildUpstreamRequest}). */
   operations: ReadonlyMap<string, OperationHandler>;
+  /** Providers' quotas shared between teams: each attempt on a credential or target with a `quota` waits for its lease. */
+  quota?: QuotaGate;
 }
 
 /** Sends one upstream request (with the trace headers) and records its answer for the forward slice. */
@@ -60,6 +63,41 @@ async function sendUpstream(dependencies: ForwardDependencies, context: GatewayC
     memory: dependencies.memoryBudget.lease(),
     maxAnswerBytes: dependencies.maxAnswerBytes,
   };
+}
+
+/** What one attempt sends: the auth it is sent with, the request as the target sees it, the upstream request; a routed attempt's target. */
+interface SentAttempt {
+  readonly auth: AuthSlice;
+  readonly request: RequestSlice;
+  readonly upstreamRequest: UpstreamRequest;
+  readonly target?: ResolvedTarget;
+}
+
+/**
+ * Sends one attempt (`check`: a stream's first-event check) after taking its lease on the
+ * provider's quota, if one applies: the lease's slot is freed when the answer's body closes, at
+ * once when no answer came.
+ */
+async function sendAttempt(
+  dependencies: ForwardDependencies,
+  context: GatewayContext,
+  attempt: SentAttempt,
+  timeoutMs: number | undefined,
+  check?: (forward: ForwardSlice) => Promise<ForwardSlice>,
+): Promise<ForwardSlice> {
+  const gate = dependencies.quota;
+  const waiting = gate?.enter(context, attempt.auth, attempt.request, attempt.target && { key: attempt.target.key, quota: attempt.target.target.quota });
+  const lease = waiting === undefined ? undefined : await waiting;
+  let forward: ForwardSlice;
+  try {
+    forward = await sendUpstream(dependencies, context, attempt.upstreamRequest, attempt.auth.target.customHost, timeoutMs);
+    if (check) forward = await check(forward);
+  } catch (error) {
+    gate?.failed(lease);
+    throw error;
+  }
+  gate?.answered(context, lease, forward);
+  return forward;
 }
 
 /**
@@ -81,8 +119,9 @@ export function forwardHook(dependencies: ForwardDependencies): Hook {
     ...(dependencies.routing?.retry ? { retry: dependencies.routing.retry } : {}),
   };
 
-  const send = (context: GatewayContext, request: UpstreamRequest, guarded: boolean, timeoutMs: number | undefined): Promise<ForwardSlice> =>
-    sendUpstream(dependencies, context, request, guarded, timeoutMs);
+  const gate = dependencies.quota;
+  const send = (context: GatewayContext, attempt: SentAttempt, timeoutMs: number | undefined, check?: (forward: ForwardSlice) => Promise<ForwardSlice>) =>
+    sendAttempt(dependencies, context, attempt, timeoutMs, check);
 
   /** Runs a routed request's plan: each attempt is a value built here (see {@link attemptTarget}, {@link mapAttempt}), kept on the `routed` slice. */
   const route = async (context: GatewayContext, routing: RoutingSlice, handler: OperationHandler, timeoutMs: number | undefined): Promise<void> => {
@@ -99,9 +138,10 @@ export function forwardHook(dependencies: ForwardDependencies): Hook {
       routed.tried = tried;
       const attempt = mapAttempt(tried, handler);
       routed.attempt = attempt;
-      let forward = await send(context, attempt.upstreamRequest, attempt.auth.target.customHost, attemptTimeoutMs);
       // A stream's first event decides too: an error there falls back like an error status.
-      if (attempt.request.streaming && forward.status === 200 && isEventStream(forward)) forward = await checkFirstEvent(forward, context.signal);
+      const forward = await send(context, { ...attempt, target }, attemptTimeoutMs, (answer) =>
+        attempt.request.streaming && answer.status === 200 && isEventStream(answer) ? checkFirstEvent(answer, context.signal) : Promise.resolve(answer),
+      );
       attemptStarts.set(forward, startedAt);
       return forward;
     };
@@ -147,7 +187,8 @@ export function forwardHook(dependencies: ForwardDependencies): Hook {
       const handler = routing && dependencies.operations.get(context.operation);
       if (!auth || (!context.transform && !handler)) throw new Error('forward stage reached without a transform and auth slice');
       const timeoutMs = requestTimeout(context);
-      if (routing === undefined || handler === undefined) context.forward = await send(context, context.transform!.upstreamRequest, auth.target.customHost, timeoutMs);
+      gate?.checkHeader(context);
+      if (routing === undefined || handler === undefined) context.forward = await send(context, { auth, request: context.request, upstreamRequest: context.transform!.upstreamRequest }, timeoutMs);
       else await route(context, routing, handler, timeoutMs);
       await next();
     },

@@ -38,6 +38,8 @@ export interface TeamRecord {
   readonly limits?: Pick<VirtualKeyLimits, Exclude<keyof VirtualKeyLimits, 'allowed_users' | 'allowed_models'>>;
   /** MCP servers and tools every key of the team may use, besides the key's own grant (docs/mcp.md). */
   readonly mcp?: McpGrant;
+  /** Its weight when providers' quotas are shared between teams (absent: 1; docs/limits.md). */
+  readonly quota_weight?: number;
   readonly created_at: string;
   readonly updated_at: string;
 }

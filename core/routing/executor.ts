@@ -9,6 +9,7 @@ import { redactSecrets } from '../redact.js';
 import { ATTEMPT_MESSAGE_MAX, type AttemptRecord, type ResolvedRoute, type ResolvedTarget, type SkippedTarget } from './plan.js';
 import type { Route } from './route.js';
 import { DEFAULT_RETRY, type RetrySettings, type RoutingStateStore } from './state.js';
+import { isQuotaRefusal } from '../quota/settings.js';
 
 /** Statuses retried on the same target unless the route says otherwise. */
 export const DEFAULT_RETRY_STATUSES: readonly number[] = [429, 500, 502, 503, 504];
@@ -275,7 +276,8 @@ async function runTarget(target: ResolvedTarget, route: Route, run: RouteRun, de
       if (error instanceof GatewayError && error.status === 499) throw error;
       if (!(error instanceof GatewayError)) throw error;
       if (error.status === 400) throw error;
-      dependencies.state.failure(target.key);
+      // A provider quota's refusal is the gateway's own: the target is not failing.
+      if (!isQuotaRefusal(error.body.code)) dependencies.state.failure(target.key);
       run.attempts.push({
         target: target.name,
         provider: auth.provider.id,

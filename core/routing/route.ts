@@ -1,6 +1,7 @@
 import { errors, type GatewayError } from '../errors.js';
 import { isRecord } from '../spec/is-record.js';
 import { regexProblem } from './safe-regex.js';
+import { parseQuota, type ProviderQuota } from '../quota/settings.js';
 
 /**
  * A route: how one request is spread over targets (providers with credentials), with retries,
@@ -113,6 +114,8 @@ export interface Target {
   readonly headers?: Readonly<Record<string, string>>;
   readonly request_timeout?: number;
   readonly on_status_codes?: readonly number[];
+  /** The provider account's own limits for this target (docs/limits.md): wins over its credential's `quota`. */
+  readonly quota?: ProviderQuota;
   /** A nested route in place of a provider. */
   readonly route?: Route;
 }
@@ -128,7 +131,7 @@ const STRATEGY_FIELDS: Record<(typeof STRATEGIES)[number], readonly string[]> = 
   loadbalance: ['mode', 'policy'],
   conditional: ['mode', 'conditions', 'default'],
 };
-const TARGET_FIELDS = new Set(['name', 'provider', 'credential', 'virtual_key', 'virtual_key_hint', 'custom_host', 'weight', 'override_params', 'headers', 'request_timeout', 'on_status_codes', 'route']);
+const TARGET_FIELDS = new Set(['name', 'provider', 'credential', 'virtual_key', 'virtual_key_hint', 'custom_host', 'weight', 'override_params', 'headers', 'request_timeout', 'on_status_codes', 'quota', 'route']);
 const ROUTE_FIELDS = new Set(['strategy', 'targets', 'retry', 'request_timeout', 'deadline', 'on_status_codes', 'passthrough_idempotent', 'cache']);
 const CACHE_FIELDS = new Set(['mode', 'max_age', 'namespace', 'threshold', 'embedding']);
 const EMBEDDING_FIELDS = new Set(['model', 'provider', 'credential', 'virtual_key', 'virtual_key_hint', 'custom_host', 'headers', 'request_timeout']);
@@ -338,8 +341,19 @@ function parseTarget(given: unknown, param: string, depth: number, counter: { ta
     ...(value.headers !== undefined ? { headers: value.headers as Record<string, string> } : {}),
     ...optionalMs(value, 'request_timeout', param),
     ...(value.on_status_codes !== undefined ? { on_status_codes: statusCodes(value.on_status_codes, `${param}.on_status_codes`) } : {}),
+    ...(value.quota !== undefined ? { quota: targetQuota(value.quota, value.provider, `${param}.quota`) } : {}),
     ...route,
   };
+}
+
+/** A target's `quota`, on a provider target only (a virtual key's target takes its credential's). */
+function targetQuota(value: unknown, provider: unknown, param: string): ProviderQuota {
+  if (provider === undefined) throw invalidRoute("goes with provider (a virtual key's target uses its credential's quota).", { param });
+  try {
+    return parseQuota(value, param);
+  } catch (error) {
+    throw invalidRoute((error as GatewayError).body.message.replace(/^Invalid '[^']*': /, ''), { param: (error as GatewayError).body.param ?? param });
+  }
 }
 
 function parseRetry(value: unknown, param: string): RetryPolicy {

@@ -1,5 +1,7 @@
 import KeyvRedis, { createClient, type RedisClientType } from '@keyv/redis';
 import Keyv from 'keyv';
+import { RedisQuotaStore } from './quota-redis.js';
+import type { QuotaStore } from './quota-state.js';
 import { type Admission, type AdmissionResult, CONCURRENCY_LEASE_MS, type InvalidationEvent, type LevelCounts, type RefusalReason, type Settlement, type SharedState } from './state.js';
 
 const REASONS: readonly RefusalReason[] = ['requests_per_minute', 'requests_per_day', 'tokens_per_minute', 'max_concurrent', 'budget'];
@@ -190,6 +192,7 @@ export interface RedisChannel {
 export class RedisState implements SharedState {
   readonly kind = 'redis' as const;
   readonly records: Keyv;
+  readonly quota: QuotaStore;
   private readonly handlers: Array<(event: InvalidationEvent) => void> = [];
 
   private constructor(
@@ -199,6 +202,7 @@ export class RedisState implements SharedState {
   ) {
     // Keyv hands its namespace to the adapter, which stores keys as `<prefix>::<key>`.
     this.records = new Keyv({ store: new KeyvRedis(client), namespace: prefix, useKeyPrefix: false });
+    this.quota = new RedisQuotaStore(client, (name) => this.key(name));
   }
 
   static async connect(url: string, prefix: string): Promise<RedisState> {

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import Keyv from 'keyv';
 import { SqliteKeyvStore } from './sqlite-keyv.js';
+import { MemoryQuotaStore } from './quota-state.js';
 import { type Admission, type AdmissionResult, CONCURRENCY_LEASE_MS, type InvalidationEvent, type LevelCounts, type RefusalReason, type Settlement, type SharedState } from './state.js';
 
 /** How often limit counters and window entries changed in memory are written to the file. */
@@ -65,6 +66,8 @@ function tokensWait(window: TokenWindow, tokens: number, limit: number, now: num
 export class SqliteState implements SharedState {
   readonly kind = 'embedded' as const;
   readonly records: Keyv;
+  /** Quota windows live in memory only: a restart forgets at most a minute of them. */
+  readonly quota = new MemoryQuotaStore();
   private readonly database: DatabaseSync;
   private readonly bus = new EventEmitter();
   private readonly sql: ReturnType<typeof prepare>;

@@ -1,4 +1,5 @@
 import type Keyv from 'keyv';
+import type { QuotaStore } from './quota-state.js';
 
 /**
  * Shared state for the vault and virtual keys: records in keyv, plus the few operations keyv cannot
@@ -37,6 +38,8 @@ export interface SharedState {
   /** Registers the handler for every instance's events. */
   subscribe(handler: (event: InvalidationEvent) => void): void;
   close(): Promise<void>;
+  /** Providers' quotas shared fairly between teams (core/store/quota-state.ts): counted once for every instance and worker. */
+  readonly quota: QuotaStore;
 }
 
 export interface InvalidationEvent {

@@ -4,6 +4,7 @@ import type { ProviderCredentials } from '../spec/provider.js';
 import type { CredentialRecord, CredentialSecret } from './records.js';
 import { errors } from '../errors.js';
 import { type Vault, VaultKeyMissingError } from './vault.js';
+import type { ProviderQuota } from '../quota/settings.js';
 
 const SET = 'credentials';
 const recordKey = (id: string) => `cred:${id}`;
@@ -15,6 +16,8 @@ const recordKey = (id: string) => `cred:${id}`;
  */
 export class Credentials {
   private readonly cache = new Map<string, { credentials: ProviderCredentials; until: number }>();
+  /** The stored credential each opened value came from, with its quota: the forward stage asks by the value it sends with. */
+  private readonly quotas = new WeakMap<ProviderCredentials, { readonly key: string; readonly quota: ProviderQuota }>();
 
   constructor(
     private readonly state: SharedState,
@@ -33,7 +36,24 @@ export class Credentials {
     this.cache.delete(id);
   }
 
-  async create(input: { name: string; provider?: string; secret: CredentialSecret; ownerKeyId?: string; team_id?: string | null }): Promise<CredentialRecord> {
+  /** The quota of the stored credential `credentials` was opened from (see {@link open}), if it has one. */
+  quotaOf(credentials: ProviderCredentials): { readonly key: string; readonly quota: ProviderQuota } | undefined {
+    return this.quotas.get(credentials);
+  }
+
+  /** Sets or (null) removes a credential's quota; every instance reads it again from its next request. */
+  async setQuota(id: string, quota: ProviderQuota | null): Promise<CredentialRecord | undefined> {
+    const current = await this.get(id);
+    if (!current) return undefined;
+    const { quota: _old, ...rest } = current;
+    const record: CredentialRecord = quota === null ? rest : { ...rest, quota };
+    await this.state.records.set(recordKey(id), record);
+    this.cache.delete(id);
+    await this.state.publish({ kind: 'credential', id });
+    return record;
+  }
+
+  async create(input: { name: string; provider?: string; secret: CredentialSecret; ownerKeyId?: string; team_id?: string | null; quota?: ProviderQuota }): Promise<CredentialRecord> {
     const id = `cred_${randomUUID().replaceAll('-', '')}`;
     const kid = await this.currentKeyId();
     const record: CredentialRecord = {
@@ -44,6 +64,7 @@ export class Credentials {
       field_names: Object.keys(input.secret.fields ?? {}).sort(),
       ...(input.ownerKeyId ? { owner_key_id: input.ownerKeyId } : {}),
       ...(input.team_id !== undefined ? { team_id: input.team_id } : {}),
+      ...(input.quota !== undefined ? { quota: input.quota } : {}),
       created_at: new Date().toISOString(),
       sealed: await sealing(this.vault.seal(id, JSON.stringify(input.secret), kid)),
     };
@@ -115,6 +136,7 @@ export class Credentials {
       ...(secret.api_key !== undefined ? { apiKey: secret.api_key } : {}),
       ...(secret.fields ? { fields: secret.fields } : {}),
     };
+    if (record.quota !== undefined) this.quotas.set(credentials, { key: `cred:${id}`, quota: record.quota });
     if (this.cacheTtlMs > 0) this.cache.set(id, { credentials, until: now + this.cacheTtlMs });
     return credentials;
   }

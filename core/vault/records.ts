@@ -1,5 +1,6 @@
 import { DEFAULT_TEAM, type McpGrant } from '../org/records.js';
 import type { SealedSecret } from './crypto.js';
+import type { PriorityClass, ProviderQuota } from '../quota/settings.js';
 
 import type { VirtualKeyLimits } from '../org/limits.js';
 
@@ -42,6 +43,8 @@ export interface VirtualKeyRecord {
   readonly user_id?: string;
   /** The service account the key belongs to, within its team. */
   readonly service_account_id?: string;
+  /** Its requests' class in a provider quota's queue (absent: `interactive`; docs/virtual-keys.md). */
+  readonly priority?: PriorityClass;
   readonly created_at: string;
   readonly updated_at: string;
   readonly key_hash: string;
@@ -65,6 +68,8 @@ export interface CredentialRecord {
   readonly rotated_at?: string;
   /** The team that owns it (absent: the `default` team, for credentials stored before teams; null: the organization, shared). */
   readonly team_id?: string | null;
+  /** The provider account's own limits, shared fairly between teams (docs/limits.md). */
+  readonly quota?: ProviderQuota;
   readonly sealed: SealedSecret;
 }
 

@@ -47,7 +47,7 @@ export class DuplicateNameError extends Error {
 /** What a caller sets on a key: the stored record's own fields (`log_bodies` defaults to true). */
 export type VirtualKeyInput = Pick<
   VirtualKeyRecord,
-  'name' | 'provider' | 'credential_id' | 'route' | 'allowed_routes' | 'custom_host' | 'guardrail_policy' | 'mcp' | 'limits' | 'expires_at' | 'log_bodies' | 'team_id' | 'user_id' | 'service_account_id'
+  'name' | 'provider' | 'credential_id' | 'route' | 'allowed_routes' | 'custom_host' | 'guardrail_policy' | 'mcp' | 'limits' | 'expires_at' | 'log_bodies' | 'team_id' | 'user_id' | 'service_account_id' | 'priority'
 >;
 
 /** Fields a PATCH may change; `null` removes an optional one. */

@@ -19,7 +19,7 @@ import ts from 'typescript';
  * - subsystems: `guardrails`, `routing`, `vault`, `cache`, `logs`, `org`, `audit` (the audit trail; it
  *   uses the log's PostgreSQL schema, importing `logs` one way), `cluster` (the state
  *   shared between processes, above `store`, which loads it), and `mcp` (the MCP gateway, above
- *   the vault and the logs it uses).
+ *   the vault and the logs it uses), `quota` (providers' quotas shared between teams).
  * - observers: `metrics` and `telemetry`, which read the pipeline's attempts, log entries and the
  *   cache's counters, and which only the composition modules import.
  * - toolkits, api, hooks, surfaces (`admin`, `dashboard`), then app (`app.ts`, `container.ts`,
@@ -31,7 +31,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['http', 'store'],
   ['pipeline'],
   ['identity'],
-  ['guardrails', 'routing', 'vault', 'cache', 'logs', 'cluster', 'org', 'audit', 'mcp'],
+  ['guardrails', 'routing', 'vault', 'cache', 'logs', 'cluster', 'org', 'audit', 'mcp', 'quota'],
   ['metrics', 'telemetry'],
   ['toolkit barrels'],
   ['api'],

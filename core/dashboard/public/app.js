@@ -8,6 +8,7 @@ import { renderLogDetail } from './detail.js';
 import { renderLogs } from './logs.js';
 import { renderMembers, renderTeams, renderUsers } from './org.js';
 import { renderPolicies } from './policies.js';
+import { renderQuotas } from './quotas.js';
 import { renderRouteDetail, renderRoutes } from './routes.js';
 import { currentMe, forgetMe, hasNoAccess, holdsAnywhere, loadMe, renderSwitcher, whoLabel } from './session.js';
 import { renderUsage } from './usage.js';
@@ -31,6 +32,7 @@ const routes = {
   usage: (_rest, query) => renderUsage(view, query),
   keys: () => renderKeys(view),
   credentials: () => renderCredentials(view),
+  quotas: () => renderQuotas(view),
   catalog: () => renderCatalog(view),
   routes: (rest) => (rest[0] ? renderRouteDetail(view, rest[0]) : renderRoutes(view)),
   policies: (_rest, query) => renderPolicies(view, query),
