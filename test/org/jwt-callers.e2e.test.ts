@@ -77,3 +77,25 @@ test.serial('a claims rule maps a token to a team and its route; a token nothing
   t.is(unmapped.status, 401);
   t.is(unmapped.json.error.code, 'jwt_not_mapped');
 });
+
+test.serial("a JWT caller is limited at its service account's level and its team's (claims rules: the team's)", async (t) => {
+  const accounts = (await admin(gateway, 'GET', '/admin/service-accounts')).json.data as Array<{ id: string; jwt_subject?: string; team_id: string }>;
+  const account = accounts.find((candidate) => candidate.jwt_subject === 'ci-pipeline')!;
+  t.is((await admin(gateway, 'PATCH', `/admin/service-accounts/${account.id}`, { limits: { requests_per_minute: 2 } })).status, 200);
+  // Records on the request path are kept a second.
+  await new Promise((resolve) => setTimeout(resolve, 1100));
+  const token = await mint(key, { iss: issuer.url, aud: AUDIENCE, sub: 'ci-pipeline' });
+  const statuses = [];
+  for (let index = 0; index < 3; index++) statuses.push((await chat(token)).status);
+  t.deepEqual(statuses, [200, 200, 429]);
+  const refused = await chat(token);
+  t.like(refused.json.error, { code: 'rate_limit_exceeded', budget: { level: 'user', level_id: account.id, limit: 'requests_per_minute' } });
+
+  t.is((await admin(gateway, 'PATCH', `/admin/teams/${account.team_id}`, { limits: { max_concurrent: 0 } })).status, 200);
+  await new Promise((resolve) => setTimeout(resolve, 1100));
+  const ruled = await chat(await mint(key, { iss: issuer.url, aud: AUDIENCE, sub: 'build-43', repository: 'acme/search' }));
+  t.is(ruled.status, 429, 'a claims rule\'s caller is charged to its team');
+  t.like(ruled.json.error.budget, { level: 'team', level_id: account.team_id, limit: 'max_concurrent' });
+  await admin(gateway, 'PATCH', `/admin/teams/${account.team_id}`, { limits: null });
+  await admin(gateway, 'PATCH', `/admin/service-accounts/${account.id}`, { limits: null });
+});

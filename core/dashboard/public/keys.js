@@ -3,7 +3,7 @@ import { field, format, h, notify, replace, select } from './dom.js';
 import { holdsAnywhere, holdsIn, inSelectedTeam, may, pluginsFor, showOnce, teamCell, teamField, teamIdOf, teamName, teamOf } from './session.js';
 
 /** Exactly the periods `limits.budget_period` accepts; `total` is the API's default. */
-const BUDGET_PERIODS = [['total', 'In total'], ['day', 'Per UTC day'], ['month', 'Per UTC month']];
+const BUDGET_PERIODS = [['total', 'In total'], ['day', 'Per UTC day'], ['week', 'Per UTC week (from Monday)'], ['month', 'Per UTC month']];
 
 const csv = (text) => text.split(',').map((item) => item.trim()).filter(Boolean);
 const numberOrUndefined = (text) => (text === '' ? undefined : Number(text));
