@@ -13,6 +13,8 @@ interface Context {
   fake: Fake;
   browser: BrowserSession & { consoleErrors: string[] };
   teamId: string;
+  userId: string;
+  accountId: string;
 }
 
 const test = anyTest as TestFn<Context>;
@@ -37,7 +39,7 @@ test.before(async (t) => {
   t.context.browser = browser;
   const fake = await startFake(fixedUsageHandler(0));
   const gateway = await startGateway();
-  t.context = { gateway, fake, browser, teamId: '' };
+  t.context = { gateway, fake, browser, teamId: '', userId: '', accountId: '' };
   // The organization's limit first: a level counts the requests admitted while it has limits.
   t.is((await admin(gateway, 'PATCH', '/admin/organization', { limits: { requests_per_day: 10_000 } })).status, 200);
   const team = await admin(gateway, 'POST', '/admin/teams', { name: 'search', limits: TEAM_LIMITS });
@@ -47,10 +49,23 @@ test.before(async (t) => {
   const key = await admin(gateway, 'POST', '/admin/virtual-keys', { name: 'search-key', provider: 'openai', credential_id: credential.json.id, team_id: team.json.id, custom_host: fake.baseUrl });
   t.is(key.status, 201, key.text);
   for (let index = 0; index < REQUESTS; index++) t.is((await chatWithKey(gateway, key.json.key)).status, 200);
+  // A user and a service account of the default team with limits of their own, one request each.
+  const user = await admin(gateway, 'POST', '/admin/users', { email: 'dana@example.com', limits: { requests_per_day: 100 } });
+  t.is(user.status, 201, user.text);
+  const account = await admin(gateway, 'POST', '/admin/service-accounts', { name: 'ci-bot', team_id: 'default', role: 'member', limits: { tokens_per_minute: 5000 } });
+  t.is(account.status, 201, account.text);
+  for (const owner of [{ user_id: user.json.id }, { service_account_id: account.json.id }]) {
+    const owned = await admin(gateway, 'POST', '/admin/virtual-keys', { name: `key-of-${Object.values(owner)[0]}`, provider: 'openai', credential_id: credential.json.id, team_id: 'default', custom_host: fake.baseUrl, ...owner });
+    t.is(owned.status, 201, owned.text);
+    t.is((await chatWithKey(gateway, owned.json.key)).status, 200);
+  }
   t.context.teamId = team.json.id;
+  t.context.userId = user.json.id;
+  t.context.accountId = account.json.id;
   // Settled (no reservation left) and logged, so the page reads final numbers.
   await until(() => admin(gateway, 'GET', `/admin/teams/${team.json.id}`), (answer) => answer.json.limits_usage.budget.reserved_usd === 0 && answer.json.limits_usage.budget.spent_usd > 0, 'the settlement');
   await until(() => admin(gateway, 'GET', '/admin/usage?range=day&group_by=team'), (answer) => answer.json.totals.some((row: { group: string; requests: number }) => row.group === team.json.id && row.requests === REQUESTS), 'the log');
+  await until(() => admin(gateway, 'GET', '/admin/usage?range=day&group_by=user_id'), (answer) => answer.json.totals.filter((row: { group: string }) => row.group === user.json.id || row.group === account.json.id).length === 2, 'the owners\' log');
 });
 
 test.after.always(async (t) => {
@@ -71,7 +86,7 @@ it("a team's limits panel shows what is used of each limit, with bars and resets
   // The organization's panel on the Teams page: every key's requests of the day.
   const organization = page.getByRole('region', { name: 'Organization limits' });
   const orgDay = organization.locator('tr[data-limit="requests_per_day"]');
-  t.is(await orgDay.locator('td.used').innerText(), `${REQUESTS} of 10,000`);
+  t.is(await orgDay.locator('td.used').innerText(), `${REQUESTS + 2} of 10,000`);
   t.regex(await orgDay.locator('td.resets').innerText(), /^resets /);
 
   await row.getByRole('link', { name: 'Limits of search' }).click();
@@ -107,6 +122,14 @@ it("usage split by team names the team; an alert names its level and the team", 
   await row.waitFor();
   t.is(await row.locator('th').innerText(), 'search');
   t.is(await row.locator('td.requests').innerText(), String(REQUESTS));
+
+  // By gateway user or service account: the user's email, the account's name.
+  await page.getByLabel('Split by').selectOption('user_id');
+  await page.getByRole('button', { name: 'Show' }).click();
+  const userRow = page.locator(`table.totals tbody tr[data-group="${t.context.userId}"]`);
+  await userRow.waitFor();
+  t.is(await userRow.locator('th').innerText(), 'dana@example.com');
+  t.is(await page.locator(`table.totals tbody tr[data-group="${t.context.accountId}"] th`).innerText(), 'ci-bot (service account)');
 
   // The team's soft budget was passed: the alert says it is the team's.
   await until(() => admin(gateway, 'GET', '/admin/alerts'), (answer) => answer.json.data.some((alert: { level: string }) => alert.level === 'team'), 'the soft budget alert');
@@ -157,4 +180,24 @@ it("the team's limits form shows the API's error on its field, then saves a new 
   t.is((await admin(gateway, 'GET', `/admin/teams/${teamId}`)).json.limits.budget_period, 'week');
   // The refused save's 400, which Chromium logs as a failed resource, and nothing else.
   t.deepEqual(t.context.browser.consoleErrors, ['Failed to load resource: the server responded with a status of 400 (Bad Request)']);
+});
+
+it("a user's and a service account's pages show their own limits", async (t) => {
+  const { page } = t.context.browser;
+  await page.getByRole('link', { name: 'Users', exact: true }).click();
+  const row = page.locator('table.users tr[data-email="dana@example.com"]');
+  t.is(await row.locator('td.user-limits').innerText(), '100 req/day');
+  await row.getByRole('link', { name: 'dana@example.com' }).click();
+  const panel = page.getByRole('region', { name: 'Limits of dana@example.com' });
+  await panel.waitFor();
+  t.is(await panel.locator('tr[data-limit="requests_per_day"] td.used').innerText(), '1 of 100');
+
+  await page.getByRole('link', { name: 'Service accounts', exact: true }).click();
+  await page.getByRole('link', { name: 'Limits of ci-bot' }).click();
+  const accountPanel = page.getByRole('region', { name: 'Limits of ci-bot' });
+  await accountPanel.waitFor();
+  t.is(await accountPanel.locator('tr[data-limit="tokens_per_minute"] td.used').innerText(), `${FIXED_USAGE.total_tokens} of 5,000`);
+  t.is(await accountPanel.locator('tr').count(), 2, 'a header and the one limit set');
+  // The refused save of the test before is the only console error.
+  t.is(t.context.browser.consoleErrors.length, 1);
 });
