@@ -263,7 +263,7 @@ function totalsTable(totals, groupTitle, metadataKey) {
       'table',
       { class: 'totals' },
       h('caption', { text: 'Totals for the period' }),
-      h('thead', {}, h('tr', {}, [metadataKey ? `Tag: ${metadataKey}` : groupTitle === 'Everything' ? 'Group' : groupTitle, ...columns].map((name) => h('th', { scope: 'col', text: name })))),
+      h('thead', {}, h('tr', {}, [metadataKey ? `Metadata: ${metadataKey}` : groupTitle === 'Everything' ? 'Group' : groupTitle, ...columns].map((name) => h('th', { scope: 'col', text: name })))),
       h(
         'tbody',
         {},
