@@ -81,7 +81,7 @@ it("a team's limits panel shows what is used of each limit, with bars and resets
   await signIn(page, gateway.url);
   await page.getByRole('link', { name: 'Teams', exact: true }).click();
   const row = page.locator('table.teams tr[data-team-name="search"]');
-  t.is(await row.locator('td.team-limits').innerText(), '$1.00 /day · soft $0.00003 · 50 req/min · 1,000 req/day · 100,000 tokens/min · 5 at once');
+  t.is(await row.locator('td.team-limits').innerText(), '$1.00/day · soft $0.00003 · 50 req/min · 1,000 req/day · 100,000 tokens/min · 5 at once');
 
   // The organization's panel on the Teams page: every key's requests of the day.
   const organization = page.getByRole('region', { name: 'Organization limits' });

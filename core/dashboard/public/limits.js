@@ -68,7 +68,7 @@ export function limitsPanel(title, usage, { id = 'limits', subject } = {}) {
 export function limitsSummary(limits) {
   if (!limits) return 'none';
   const parts = [];
-  if (limits.budget_usd !== undefined) parts.push(`${format.usd(limits.budget_usd)} ${limits.budget_period && limits.budget_period !== 'total' ? `/${limits.budget_period}` : 'total'}`);
+  if (limits.budget_usd !== undefined) parts.push(`${format.usd(limits.budget_usd)}${limits.budget_period && limits.budget_period !== 'total' ? `/${limits.budget_period}` : ' total'}`);
   if (limits.soft_budget_usd !== undefined) parts.push(`soft ${format.usd(limits.soft_budget_usd)}`);
   if (limits.requests_per_minute !== undefined) parts.push(`${format.count(limits.requests_per_minute)} req/min`);
   if (limits.requests_per_day !== undefined) parts.push(`${format.count(limits.requests_per_day)} req/day`);
