@@ -1,4 +1,4 @@
-import { invalid, optionalBoolean, optionalEnum, optionalNumber, requireObject, requireString } from '../api/validate.js';
+import { invalid, optionalBoolean, requireObject, requireString } from '../api/validate.js';
 import { parseKeyLimits } from './limits-input.js';
 import type { CredentialSecret } from '../vault/records.js';
 import { parseMcpGrant } from './mcp-servers.js';
@@ -20,13 +20,6 @@ export function requireRecordName(value: unknown, param = 'name'): string {
   const name = requireString(value, param, { nonEmpty: true, max: 128 });
   if (name.trim() !== name) throw invalid('must not start or end with spaces.', { param });
   return name;
-}
-
-function stringList(value: unknown, param: string): string[] {
-  if (!Array.isArray(value)) throw invalid('expected an array of strings.', { param });
-  if (value.length > 1000) throw invalid('at most 1000 entries.', { param });
-  value.forEach((entry, index) => requireString(entry, `${param}[${index}]`, { nonEmpty: true, max: 256 }));
-  return value as string[];
 }
 
 export function parseCredentialSecret(body: Record<string, unknown>, required: boolean): CredentialSecret | undefined {

@@ -171,7 +171,6 @@ export class BudgetAlerts {
 
   /** Claims and records (and posts) each threshold `spent` reaches that this instance has not raised yet. */
   private async raise(budget: ChargedBudget, period: { readonly id: string; readonly resetsAt: number | null }, spent: number): Promise<void> {
-    const state = this.options.state();
     const already = this.alreadyRaised(budget, period);
     const fresh = ALERT_THRESHOLDS.filter((threshold) => reaches(spent, budget.budgetNanos!, threshold) && threshold > already);
     if (fresh.length === 0) return;

@@ -82,10 +82,6 @@ export interface LimitsDependencies {
 const requestField = (context: GatewayContext, field: string): unknown =>
   context.request.body !== null && typeof context.request.body === 'object' ? (context.request.body as Record<string, unknown>)[field] : undefined;
 
-function seconds(ms: number): number {
-  return Math.max(1, Math.ceil(ms / 1000));
-}
-
 /**
  * 403 unless the request's model and user are among the key's allowed ones (when it restricts them).
  * The models list is let through: it uses no model and acts for no user, and it lists only the

@@ -2,7 +2,8 @@
 // personal access tokens. Token values are shown once, with a copy button, and never again.
 import { api } from './api.js';
 import { field, format, h, notify, replace, select } from './dom.js';
-import { currentMe, failed, holdsAnywhere, holdsIn, inSelectedTeam, showOnce, teamCell, teamField, teamIdOf } from './session.js';
+import { limitsPanel, limitsSummary } from './limits.js';
+import { currentMe, failed, holdsAnywhere, holdsIn, inSelectedTeam, showOnce, teamCell, teamField, teamIdOf, teamName, teamOf } from './session.js';
 
 const TEAM_ROLES = [['member', 'Member'], ['viewer', 'Viewer'], ['team_admin', 'Team admin']];
 const TOKEN_WARNING = 'This is the only time the token is shown. Store it now (a secret manager, a CI secret); it cannot be read back.';
@@ -24,6 +25,7 @@ export async function renderServiceAccounts(view) {
       h('td', { text: account.role }),
       h('td', { text: account.jwt_subject ?? '—' }),
       h('td', { text: format.time(account.created_at) }),
+      h('td', { class: 'account-limits' }, h('a', { href: `#/service-accounts/${encodeURIComponent(account.id)}`, 'aria-label': `Limits of ${account.name}`, text: limitsSummary(account.limits) })),
     ];
     if (anyWritable) {
       const actions = h('td', { class: 'row-actions' });
@@ -46,10 +48,24 @@ export async function renderServiceAccounts(view) {
   });
   const table = accounts.length === 0
     ? h('p', { class: 'muted', text: 'No service accounts.' })
-    : h('div', { class: 'table-wrap' }, h('table', { class: 'service-accounts' }, header(['Name', 'Id', 'Team', 'Role', 'JWT subject', 'Created', ...(anyWritable ? ['Actions'] : [])]), h('tbody', {}, rows)));
+    : h('div', { class: 'table-wrap' }, h('table', { class: 'service-accounts' }, header(['Name', 'Id', 'Team', 'Role', 'JWT subject', 'Created', 'Limits', ...(anyWritable ? ['Actions'] : [])]), h('tbody', {}, rows)));
   replace(view, h('h1', { text: 'Service accounts' }),
     h('p', { class: 'muted', text: 'Non-human callers of a team (CI, backends): they own keys and hold admin tokens.' }),
     once, table, holdsAnywhere('service_accounts.write') ? createAccountForm(reload) : null);
+}
+
+/** One service account (`#/service-accounts/<id>`): its team and role, and what it has used of its limits. */
+export async function renderServiceAccount(view, id) {
+  const account = await api.get(`/admin/service-accounts/${encodeURIComponent(id)}`);
+  replace(view, h('p', {}, h('a', { href: '#/service-accounts', text: '← Service accounts' })),
+    h('h1', { text: `Service account ${account.name}` }),
+    h('dl', { class: 'user-detail' },
+      h('dt', { text: 'Id' }), h('dd', {}, h('code', { text: account.id })),
+      h('dt', { text: 'Team' }), h('dd', { text: teamName(teamOf(account)) }),
+      h('dt', { text: 'Role' }), h('dd', { text: account.role }),
+      h('dt', { text: 'JWT subject' }), h('dd', { text: account.jwt_subject ?? '—' })),
+    limitsPanel(`Limits of ${account.name}`, account.limits_usage, { id: 'account-limits', subject: account.id }),
+    h('p', { class: 'muted', text: 'Set with PATCH /admin/service-accounts/{id} { "limits": … }: they count every key the account owns and JWT callers mapped to it.' }));
 }
 
 function createAccountForm(reload) {

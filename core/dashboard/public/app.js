@@ -1,12 +1,12 @@
 import { currentSession, signIn, signOut, ssoProviders } from './api.js';
 import { renderAudit } from './audit.js';
 import { field, h, notify, replace } from './dom.js';
-import { renderServiceAccounts, renderTokens } from './accounts.js';
+import { renderServiceAccount, renderServiceAccounts, renderTokens } from './accounts.js';
 import { renderCatalog } from './catalog.js';
 import { renderCredentials, renderKeys } from './keys.js';
 import { renderLogDetail } from './detail.js';
 import { renderLogs } from './logs.js';
-import { renderMembers, renderTeams, renderUsers } from './org.js';
+import { renderMembers, renderTeams, renderUser, renderUsers } from './org.js';
 import { renderPolicies } from './policies.js';
 import { renderQuotas } from './quotas.js';
 import { renderRouteDetail, renderRoutes } from './routes.js';
@@ -38,8 +38,8 @@ const routes = {
   policies: (_rest, query) => renderPolicies(view, query),
   teams: () => renderTeams(view),
   members: (rest) => renderMembers(view, rest),
-  users: () => renderUsers(view),
-  'service-accounts': () => renderServiceAccounts(view),
+  users: (rest) => (rest[0] ? renderUser(view, rest[0]) : renderUsers(view)),
+  'service-accounts': (rest) => (rest[0] ? renderServiceAccount(view, rest[0]) : renderServiceAccounts(view)),
   tokens: () => renderTokens(view),
   audit: (_rest, query) => renderAudit(view, query),
 };

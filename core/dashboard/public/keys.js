@@ -1,9 +1,7 @@
 import { api } from './api.js';
 import { field, format, h, notify, replace, select } from './dom.js';
+import { alertSubject, alertText, BUDGET_PERIODS } from './limits.js';
 import { holdsAnywhere, holdsIn, inSelectedTeam, may, pluginsFor, showOnce, teamCell, teamField, teamIdOf, teamName, teamOf } from './session.js';
-
-/** Exactly the periods `limits.budget_period` accepts; `total` is the API's default. */
-const BUDGET_PERIODS = [['total', 'In total'], ['day', 'Per UTC day'], ['week', 'Per UTC week (from Monday)'], ['month', 'Per UTC month']];
 
 const csv = (text) => text.split(',').map((item) => item.trim()).filter(Boolean);
 const numberOrUndefined = (text) => (text === '' ? undefined : Number(text));
@@ -121,16 +119,16 @@ export async function renderKeys(view) {
   replace(view, h('h1', { text: 'Virtual keys' }), alertsPanel(alerts), once, table, editor, may('keys.write') ? createForm(credentials, policies, plugins, reload, routes) : null);
 }
 
-const PERIOD_LABELS = { total: 'in total', day: 'per UTC day', month: 'per UTC month' };
+const PERIOD_LABELS = { total: 'in total', day: 'per UTC day', week: 'per UTC week', month: 'per UTC month' };
 
-/** The budget alerts of the keys' current periods (`GET /admin/alerts`), newest first; nothing when there are none. */
+/** The budget alerts of the current periods at every level (`GET /admin/alerts`), newest first, each naming its level; nothing when there are none. */
 function alertsPanel(alerts) {
   if (alerts.length === 0) return null;
   return h('section', { class: 'alerts', 'aria-labelledby': 'alerts-title' },
     h('h2', { id: 'alerts-title', text: `Budget alerts (${alerts.length})` }),
-    h('ul', {}, alerts.map((alert) => h('li', { class: `alert alert-${alert.threshold}`, data: { keyId: alert.key_id, threshold: alert.threshold } },
-      h('strong', { text: alert.key_name }),
-      ` ${alert.threshold === 100 ? 'spent its whole budget' : `reached ${alert.threshold} % of its budget`}: ${format.usd(alert.spent_usd)} of ${format.usd(alert.budget_usd)} ${PERIOD_LABELS[alert.period] ?? alert.period}`,
+    h('ul', {}, alerts.map((alert) => h('li', { class: `alert alert-${alert.threshold}`, data: { keyId: alert.key_id, level: alert.level ?? 'key', threshold: alert.threshold, type: alert.type } },
+      alertSubject(alert),
+      ` ${alertText(alert)}: ${format.usd(alert.spent_usd)} of ${format.usd(alert.budget_usd)} ${PERIOD_LABELS[alert.period] ?? alert.period}`,
       alert.resets_at ? ` · resets ${format.time(alert.resets_at)}` : ' · does not reset',
       h('small', { class: 'muted', text: ` (seen ${format.time(alert.at)})` })))));
 }

@@ -2,6 +2,7 @@
 // not allow are not shown (the server refuses them regardless).
 import { api } from './api.js';
 import { field, format, h, notify, replace, select } from './dom.js';
+import { limitsForm, limitsPanel, limitsSummary } from './limits.js';
 import { failed, holdsEverywhere, holdsIn, loadMe, myUserId, roleIn, selectedTeam, showOnce, teamList, teamName } from './session.js';
 
 const TEAM_ROLES = [['team_admin', 'Team admin'], ['member', 'Member'], ['viewer', 'Viewer']];
@@ -25,7 +26,7 @@ export async function renderTeams(view) {
     await renderTeams(view);
   };
   const table = h('div', { class: 'table-wrap' }, h('table', { class: 'teams' },
-    header(['Name', 'Id', 'Description', 'Providers', 'Models', 'Routes', 'Credentials', 'Policy', 'Members', ...(writable ? ['Actions'] : [])]),
+    header(['Name', 'Id', 'Description', 'Providers', 'Models', 'Routes', 'Credentials', 'Policy', 'Limits', 'Members', ...(writable ? ['Actions'] : [])]),
     h('tbody', {}, teams.map((team) => {
       const cells = [
         h('th', { scope: 'row', text: team.name }),
@@ -36,6 +37,7 @@ export async function renderTeams(view) {
         h('td', { text: listText(team.allowed_routes) }),
         h('td', { text: listText(team.allowed_credentials) }),
         h('td', { text: team.guardrail_policy ?? '—' }),
+        h('td', { class: 'team-limits' }, h('a', { href: `#/members/${encodeURIComponent(team.id)}`, 'aria-label': `Limits of ${team.name}`, text: limitsSummary(team.limits) })),
         h('td', {}, h('a', { href: `#/members/${encodeURIComponent(team.id)}`, 'aria-label': `Members of ${team.name}`, text: 'Members' })),
       ];
       if (writable) {
@@ -56,8 +58,51 @@ export async function renderTeams(view) {
   const create = h('div', { id: 'team-create' });
   if (writable) teamForm(create, { policies, reload });
   replace(view, h('h1', { text: 'Teams' }),
-    h('p', { class: 'muted', text: 'A team owns keys, credentials and routes; its lists limit what its keys may use (empty allows everything).' }),
-    teams.length ? table : h('p', { class: 'muted', text: 'No teams you can see.' }), editor, create);
+    h('p', { class: 'muted', text: 'A team owns keys, credentials and routes; its lists limit what its keys may use (empty allows everything). A team\'s limits are on its page (Limits, Members).' }),
+    teams.length ? table : h('p', { class: 'muted', text: 'No teams you can see.' }), editor, await organizationLimits(() => renderTeams(view)), create);
+}
+
+/**
+ * The organization's limits (the level above every team) for organization-wide readers, and the
+ * form to set them for callers holding `organization.write`.
+ */
+async function organizationLimits(reload) {
+  if (!holdsEverywhere('teams.read')) return null;
+  const organization = await api.get('/admin/organization').catch(() => null);
+  if (!organization) return null;
+  const form = holdsEverywhere('organization.write')
+    ? limitsForm({
+        title: "Set the organization's limits",
+        id: 'organization-limits-form',
+        limits: organization.limits,
+        save: async (limits) => {
+          await api.patch('/admin/organization', { limits });
+          await reload();
+          notify("Saved the organization's limits.");
+        },
+      })
+    : null;
+  return h('div', { class: 'organization-limits' },
+    limitsPanel('Organization limits', organization.limits_usage, { id: 'organization-limits', subject: 'organization' }),
+    h('p', { class: 'muted', text: 'Every virtual key and JWT caller counts here (the account key is never limited).' }),
+    form);
+}
+
+/** A team's limits: what is used of each, and the form for callers holding `teams.write` (rules the form does not show are kept). */
+function teamLimits(team, reload) {
+  const form = holdsIn('teams.write', team.id)
+    ? limitsForm({
+        title: `Set the limits of ${team.name}`,
+        id: 'team-limits-form',
+        limits: team.limits,
+        save: async (limits) => {
+          await api.patch(`/admin/teams/${encodeURIComponent(team.id)}`, { limits });
+          await reload();
+          notify(`Saved the limits of ${team.name}.`);
+        },
+      })
+    : null;
+  return [limitsPanel(`Limits of ${team.name}`, team.limits_usage, { id: 'team-limits', subject: team.id }), form];
 }
 
 /** The create form, or the edit form of `team` (its allowed lists and default policy). */
@@ -187,6 +232,7 @@ export async function renderMembers(view, rest) {
   }
   replace(view, h('h1', { text: `Members of ${team.name}` }),
     teamList().length > 1 ? h('div', { class: 'inline members-team' }, field('Team', picker)) : null,
+    teamLimits(team, reload), h('h2', { text: 'Members' }),
     once, table, invite);
 }
 
@@ -217,12 +263,13 @@ export async function renderUsers(view) {
     const self = user.id === myUserId();
     const protectedOwner = user.role === 'owner' && !holdsEverywhere('owners.manage');
     const cells = [
-      h('th', { scope: 'row', text: user.email }),
+      h('th', { scope: 'row' }, h('a', { href: `#/users/${encodeURIComponent(user.id)}`, text: user.email })),
       h('td', { text: user.name ?? '' }),
       h('td', { class: 'user-status', text: user.status }),
       h('td', { class: 'user-role', text: orgRoleLabel(user.role) }),
       h('td', { text: user.teams.map((entry) => `${teamName(entry.team_id)} (${roleLabel(entry.role)})`).join(', ') || '—' }),
       h('td', { text: user.last_sign_in_at ? format.time(user.last_sign_in_at) : 'never' }),
+      h('td', { class: 'user-limits', text: limitsSummary(user.limits) }),
     ];
     if (writable) {
       const actions = h('td', { class: 'row-actions' });
@@ -284,6 +331,20 @@ export async function renderUsers(view) {
     });
   }
   replace(view, h('h1', { text: 'Users' }), once,
-    h('div', { class: 'table-wrap' }, h('table', { class: 'users' }, header(['Email', 'Name', 'Status', 'Organization role', 'Teams', 'Last sign-in', ...(writable ? ['Actions'] : [])]), h('tbody', {}, rows))),
+    h('div', { class: 'table-wrap' }, h('table', { class: 'users' }, header(['Email', 'Name', 'Status', 'Organization role', 'Teams', 'Last sign-in', 'Limits', ...(writable ? ['Actions'] : [])]), h('tbody', {}, rows))),
     invite);
+}
+
+/** One user (`#/users/<id>`): who they are, their teams and what they have used of their limits (every key they own, in whichever team). */
+export async function renderUser(view, id) {
+  const user = await api.get(`/admin/users/${encodeURIComponent(id)}`);
+  replace(view, h('p', {}, h('a', { href: '#/users', text: '← Users' })),
+    h('h1', { text: user.email }),
+    h('dl', { class: 'user-detail' },
+      h('dt', { text: 'Name' }), h('dd', { text: user.name ?? '—' }),
+      h('dt', { text: 'Status' }), h('dd', { text: user.status }),
+      h('dt', { text: 'Organization role' }), h('dd', { text: orgRoleLabel(user.role) }),
+      h('dt', { text: 'Teams' }), h('dd', { text: user.teams.map((entry) => `${teamName(entry.team_id)} (${roleLabel(entry.role)})`).join(', ') || '—' })),
+    limitsPanel(`Limits of ${user.email}`, user.limits_usage, { id: 'user-limits', subject: user.id }),
+    h('p', { class: 'muted', text: 'Set with PATCH /admin/users/{id} { "limits": … }: they count every key the user owns, in whichever team.' }));
 }

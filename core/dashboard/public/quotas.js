@@ -1,5 +1,6 @@
 import { api } from './api.js';
 import { h, replace } from './dom.js';
+import { teamName } from './session.js';
 
 const limitsOf = (quota) =>
   [
@@ -15,7 +16,7 @@ const teamsTable = (teams) =>
     : h('table', { class: 'quota-teams' },
         h('thead', {}, h('tr', {}, ['Team', 'Weight', 'Active', 'Requests', 'Tokens', 'In flight'].map((name) => h('th', { scope: 'col', text: name })))),
         h('tbody', {}, teams.map((team) => h('tr', {},
-          h('th', { scope: 'row' }, h('code', { text: team.team })),
+          h('th', { scope: 'row', title: team.team, data: { team: team.team } }, teamName(team.team)),
           h('td', { text: String(team.weight) }),
           h('td', { text: team.active ? 'yes' : 'idle' }),
           h('td', { text: String(team.requests) }),

@@ -1,9 +1,10 @@
 import { api } from './api.js';
 import { lineChart, legend, pointTime } from './chart.js';
 import { field, format, h, replace, select } from './dom.js';
+import { holdsAnywhere, teamList } from './session.js';
 
 const RANGES = [['hour', 'Last hour', 3600e3], ['day', 'Last day', 86400e3], ['week', 'Last week', 7 * 86400e3], ['custom', 'Custom…', 0]];
-const GROUPS = [['none', 'Everything'], ['provider', 'Provider'], ['model', 'Model'], ['key', 'Key'], ['user', 'End user'], ['metadata', 'Metadata key']];
+const GROUPS = [['none', 'Everything'], ['team', 'Team'], ['user_id', 'User or service account'], ['key', 'Key'], ['user', 'End user'], ['metadata', 'Tag (metadata key)'], ['provider', 'Provider'], ['model', 'Model']];
 const METRICS = [
   ['requests', 'Requests', format.count],
   ['errors', 'Errors', format.count],
@@ -28,6 +29,21 @@ const hitRate = (hits = 0, misses = 0) => (hits + misses > 0 ? hits / (hits + mi
 
 /** What a group is called: a key's name (its id when it has none), "Account key", or the value itself. */
 const groupLabel = (line) => line.label ?? (line.group === 'account' ? 'Account key' : line.group);
+
+/**
+ * Names for the groups the API answers by id: teams (the session's list), users' emails and service
+ * accounts' names when the caller may read them (a group without a name keeps its id).
+ */
+async function ownerNames(groupBy) {
+  if (groupBy === 'team') return new Map([['organization', 'Organization (shared keys)'], ...teamList().map((team) => [team.id, team.name])]);
+  if (groupBy !== 'user_id') return new Map();
+  const list = (permission, path) => (holdsAnywhere(permission) ? api.get(path).then((answer) => answer.data, () => []) : Promise.resolve([]));
+  const [users, accounts] = await Promise.all([list('users.read', '/admin/users'), list('service_accounts.read', '/admin/service-accounts')]);
+  return new Map([['(none)', 'No owner'], ...users.map((user) => [user.id, user.email]), ...accounts.map((account) => [account.id, `${account.name} (service account)`])]);
+}
+
+/** The API's rows with the names `ownerNames` found as their labels. */
+const named = (rows, names) => rows.map((row) => (row.label === undefined && names.has(row.group) ? { ...row, label: names.get(row.group) } : row));
 
 /** The response cache over the period: hit rate and what the hits saved (`usage.cache`). */
 function cacheSummary(cache) {
@@ -118,8 +134,8 @@ export async function renderUsage(view, query) {
   replace(view, h('h1', { text: 'Usage' }), form, body);
 
   const period = state.from ? { from: new Date(state.from).toISOString(), to: new Date(state.to).toISOString() } : { range: state.range[0] };
-  const [usage, summary] = await Promise.all([api.get('/admin/usage', { ...period, group_by: state.groupBy }), api.get('/admin/usage/summary', period)]);
-  const series = (usage?.series ?? []).map((line) => ({ group: line.group ?? 'all', label: groupLabel(line), points: (line.points ?? []).map((point) => ({ ...point, time: pointTime(point.t) })) }));
+  const [usage, summary, names] = await Promise.all([api.get('/admin/usage', { ...period, group_by: state.groupBy }), api.get('/admin/usage/summary', period), ownerNames(state.groupBy)]);
+  const series = named(usage?.series ?? [], names).map((line) => ({ group: line.group ?? 'all', label: groupLabel(line), points: (line.points ?? []).map((point) => ({ ...point, time: pointTime(point.t) })) }));
   const bucketMs = (usage?.bucket_seconds ?? 60) * 1000;
   const start = Date.parse(usage.from);
   const end = Date.parse(usage.to);
@@ -152,7 +168,7 @@ export async function renderUsage(view, query) {
         }),
       ),
     ),
-    totalsTable(usage?.totals ?? [], GROUPS.find(([id]) => id === state.group)?.[1] ?? 'Group', state.metadataKey),
+    totalsTable(named(usage?.totals ?? [], names), GROUPS.find(([id]) => id === state.group)?.[1] ?? 'Group', state.metadataKey),
   );
 }
 
