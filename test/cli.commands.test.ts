@@ -110,7 +110,7 @@ test('keys: human output by default, JSON with --json, errors name the flags', a
   const unknownProvider = await gatewayCommand(['keys', 'create', '--name', 'bad', '--provider', 'nope', '--stdin'], environment, 'sk-x');
   t.is(unknownProvider.code, 1);
   t.regex(unknownProvider.stderr, /unknown provider "nope".*\(--provider\)/);
-  const badPeriod = await gatewayCommand(['keys', 'create', '--name', 'bad', '--provider', 'openai', '--budget-usd', '5', '--budget-period', 'week', '--stdin'], environment, 'sk-x');
+  const badPeriod = await gatewayCommand(['keys', 'create', '--name', 'bad', '--provider', 'openai', '--budget-usd', '5', '--budget-period', 'fortnight', '--stdin'], environment, 'sk-x');
   t.is(badPeriod.code, 1);
   t.regex(badPeriod.stderr, /\(--budget-period\)/);
   t.false(badPeriod.stderr.includes('limits.budget_period'));

@@ -27,7 +27,7 @@ async function storedKey(t: import('ava').ExecutionContext, provider: string, ap
 /** Sends a pass-through GET with a trace id in the query; returns the answer and what the fake received. */
 async function send(headers: Record<string, string>, target = gateway) {
   const trace = traceId('forward');
-  const response = await fetch(`${target.url}/v1/files?trace=${trace}`, { headers });
+  const response = await fetch(`${target.url}/v1/vector_stores?trace=${trace}`, { headers });
   const body = await response.text();
   const received = fake.requests.find((request) => request.url.includes(`trace=${trace}`));
   return { status: response.status, body: body ? JSON.parse(body) : undefined, received };

@@ -1,6 +1,6 @@
 import test, { type ExecutionContext } from 'ava';
 import OpenAI, { toFile } from 'openai';
-import { type AnthropicBatchesFake, startAnthropicBatchesFake } from '../../plugins/providers/anthropic/anthropic-batches-fake.js';
+import { type AnthropicBatchesFake, startAnthropicBatchesFake } from './anthropic-batches-fake.js';
 import { startFake } from '../fakes/openai-fake.js';
 import { ACCOUNT_KEY, gatewayClient, PROVIDER_KEY, SECRETS, startGateway, type TestGateway } from '../harness.js';
 import { admin, createKey } from '../vault/vault-harness.js';

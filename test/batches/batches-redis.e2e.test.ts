@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import test from 'ava';
 import type OpenAI from 'openai';
 import { toFile } from 'openai';
-import { type AnthropicBatchesFake, startAnthropicBatchesFake } from '../../plugins/providers/anthropic/anthropic-batches-fake.js';
+import { type AnthropicBatchesFake, startAnthropicBatchesFake } from './anthropic-batches-fake.js';
 import { gatewayClient, PROVIDER_KEY, startGateway, type TestGateway } from '../harness.js';
 import { clearRedisPrefix, REDIS_URL, redisAvailable } from '../vault/vault-harness.js';
 import { anthropic } from '../../plugins/providers/anthropic/index.js';

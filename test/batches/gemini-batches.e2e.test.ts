@@ -1,7 +1,7 @@
 import test, { type ExecutionContext } from 'ava';
 import type OpenAI from 'openai';
 import { toFile } from 'openai';
-import { type GeminiBatchesFake, startGeminiBatchesFake } from '../../plugins/providers/gemini/gemini-batches-fake.js';
+import { type GeminiBatchesFake, startGeminiBatchesFake } from './gemini-batches-fake.js';
 import { gatewayClient, PROVIDER_KEY, startGateway, type TestGateway } from '../harness.js';
 import { gemini } from '../../plugins/providers/gemini/index.js';
 

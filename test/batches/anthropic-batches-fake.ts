@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { type Fake, type RecordedRequest, startFake } from '../../../test/fakes/openai-fake.js';
+import { type Fake, type RecordedRequest, startFake } from '../fakes/openai-fake.js';
 
 /**
  * A loopback fake of Anthropic's Message Batches API, following its documented lifecycle: a batch

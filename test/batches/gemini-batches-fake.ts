@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { type Fake, type RecordedRequest, startFake } from '../../../test/fakes/openai-fake.js';
+import { type Fake, type RecordedRequest, startFake } from '../fakes/openai-fake.js';
 
 /**
  * A loopback fake of the Gemini API's batch mode with inlined requests, following its documented
