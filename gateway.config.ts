@@ -41,6 +41,7 @@ import { volcengineArk } from './plugins/providers/volcengine-ark/index.js';
 import { azureOpenAI } from './plugins/providers/azure-openai/index.js';
 import { bedrock } from './plugins/providers/bedrock/index.js';
 import { cohere } from './plugins/providers/cohere/index.js';
+import { cloudflareWorkersAI } from './plugins/providers/cloudflare-workers-ai/index.js';
 import { builtinGuardrails, pii } from './plugins/guardrails/index.js';
 import { openai } from './plugins/providers/openai/index.js';
 import { vertexAI } from './plugins/providers/vertex-ai/index.js';
@@ -59,6 +60,8 @@ export default defineConfig({
     azureOpenAI(),
     bedrock(),
     cohere(),
+    // Native plugins added with issue 38.
+    cloudflareWorkersAI(),
     // The OpenAI-compatible family: each a manifest on plugins/providers/openai-compatible.
     groq(),
     together(),
