@@ -27,6 +27,7 @@ import { voyage } from './plugins/providers/voyage/index.js';
 import { xai } from './plugins/providers/xai/index.js';
 import { nscale } from './plugins/providers/nscale/index.js';
 import { featherless } from './plugins/providers/featherless/index.js';
+import { huggingface } from './plugins/providers/huggingface/index.js';
 import { siliconflow } from './plugins/providers/siliconflow/index.js';
 import { scaleway } from './plugins/providers/scaleway/index.js';
 import { ovhcloud } from './plugins/providers/ovhcloud/index.js';
@@ -101,6 +102,7 @@ export default defineConfig({
     minimax(),
     baseten(),
     volcengineArk(),
+    huggingface(),
   ],
   // Listed at GET /admin/plugins (with their params schemas) whether or not a policy uses them.
   guardrails: [...builtinGuardrails],
