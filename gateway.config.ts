@@ -43,6 +43,7 @@ import { azureOpenAI } from './plugins/providers/azure-openai/index.js';
 import { bedrock } from './plugins/providers/bedrock/index.js';
 import { cohere } from './plugins/providers/cohere/index.js';
 import { cloudflareWorkersAI } from './plugins/providers/cloudflare-workers-ai/index.js';
+import { watsonx } from './plugins/providers/watsonx/index.js';
 import { builtinGuardrails, pii } from './plugins/guardrails/index.js';
 import { openai } from './plugins/providers/openai/index.js';
 import { vertexAI } from './plugins/providers/vertex-ai/index.js';
@@ -63,6 +64,7 @@ export default defineConfig({
     cohere(),
     // Native plugins added with issue 38.
     cloudflareWorkersAI(),
+    watsonx(),
     // The OpenAI-compatible family: each a manifest on plugins/providers/openai-compatible.
     groq(),
     together(),

@@ -60,6 +60,7 @@ const UNPRICED: Record<string, string> = {
   'github-models': 'openai/gpt-4.1-mini',
   'volcengine-ark': 'doubao-seed-1-6-250615',
   huggingface: 'meta-llama/Llama-3.1-8B-Instruct:cerebras',
+  watsonx: 'ibm/granite-3-3-8b-instruct',
 };
 
 const unusedDependencies = {} as PluginDependencies;

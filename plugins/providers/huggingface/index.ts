@@ -8,7 +8,6 @@ export const huggingfaceManifest: CompatibleProviderManifest = {
   baseUrl: 'https://router.huggingface.co/v1',
   operations: ['chat'],
   auth: { kind: 'bearer' },
-  foreignNames: { litellm: ['huggingface'] },
 };
 
 /** Hugging Face Inference Providers router (OpenAI-compatible chat). */
