@@ -28,6 +28,7 @@ import { xai } from './plugins/providers/xai/index.js';
 import { nscale } from './plugins/providers/nscale/index.js';
 import { featherless } from './plugins/providers/featherless/index.js';
 import { huggingface } from './plugins/providers/huggingface/index.js';
+import { ai21 } from './plugins/providers/ai21/index.js';
 import { siliconflow } from './plugins/providers/siliconflow/index.js';
 import { scaleway } from './plugins/providers/scaleway/index.js';
 import { ovhcloud } from './plugins/providers/ovhcloud/index.js';
@@ -105,6 +106,7 @@ export default defineConfig({
     baseten(),
     volcengineArk(),
     huggingface(),
+    ai21(),
   ],
   // Listed at GET /admin/plugins (with their params schemas) whether or not a policy uses them.
   guardrails: [...builtinGuardrails],

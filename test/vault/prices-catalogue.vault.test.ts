@@ -61,6 +61,7 @@ const UNPRICED: Record<string, string> = {
   'volcengine-ark': 'doubao-seed-1-6-250615',
   huggingface: 'meta-llama/Llama-3.1-8B-Instruct:cerebras',
   watsonx: 'ibm/granite-3-3-8b-instruct',
+  ai21: 'jamba-mini',
 };
 
 const unusedDependencies = {} as PluginDependencies;
