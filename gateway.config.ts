@@ -45,6 +45,7 @@ import { bedrock } from './plugins/providers/bedrock/index.js';
 import { cohere } from './plugins/providers/cohere/index.js';
 import { cloudflareWorkersAI } from './plugins/providers/cloudflare-workers-ai/index.js';
 import { watsonx } from './plugins/providers/watsonx/index.js';
+import { elevenlabs } from './plugins/providers/elevenlabs/index.js';
 import { builtinGuardrails, pii } from './plugins/guardrails/index.js';
 import { openai } from './plugins/providers/openai/index.js';
 import { vertexAI } from './plugins/providers/vertex-ai/index.js';
@@ -66,6 +67,7 @@ export default defineConfig({
     // Native plugins added with issue 38.
     cloudflareWorkersAI(),
     watsonx(),
+    elevenlabs(),
     // The OpenAI-compatible family: each a manifest on plugins/providers/openai-compatible.
     groq(),
     together(),

@@ -62,6 +62,7 @@ const UNPRICED: Record<string, string> = {
   huggingface: 'meta-llama/Llama-3.1-8B-Instruct:cerebras',
   watsonx: 'ibm/granite-3-3-8b-instruct',
   ai21: 'jamba-mini',
+  elevenlabs: 'eleven_multilingual_v2',
 };
 
 const unusedDependencies = {} as PluginDependencies;
