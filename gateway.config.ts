@@ -46,6 +46,7 @@ import { cohere } from './plugins/providers/cohere/index.js';
 import { cloudflareWorkersAI } from './plugins/providers/cloudflare-workers-ai/index.js';
 import { watsonx } from './plugins/providers/watsonx/index.js';
 import { elevenlabs } from './plugins/providers/elevenlabs/index.js';
+import { deepgram } from './plugins/providers/deepgram/index.js';
 import { builtinGuardrails, pii } from './plugins/guardrails/index.js';
 import { openai } from './plugins/providers/openai/index.js';
 import { vertexAI } from './plugins/providers/vertex-ai/index.js';
@@ -68,6 +69,7 @@ export default defineConfig({
     cloudflareWorkersAI(),
     watsonx(),
     elevenlabs(),
+    deepgram(),
     // The OpenAI-compatible family: each a manifest on plugins/providers/openai-compatible.
     groq(),
     together(),

@@ -63,6 +63,7 @@ const UNPRICED: Record<string, string> = {
   watsonx: 'ibm/granite-3-3-8b-instruct',
   ai21: 'jamba-mini',
   elevenlabs: 'eleven_multilingual_v2',
+  deepgram: 'nova-3',
 };
 
 const unusedDependencies = {} as PluginDependencies;
