@@ -47,6 +47,7 @@ import { cloudflareWorkersAI } from './plugins/providers/cloudflare-workers-ai/i
 import { watsonx } from './plugins/providers/watsonx/index.js';
 import { elevenlabs } from './plugins/providers/elevenlabs/index.js';
 import { deepgram } from './plugins/providers/deepgram/index.js';
+import { databricks } from './plugins/providers/databricks/index.js';
 import { builtinGuardrails, pii } from './plugins/guardrails/index.js';
 import { openai } from './plugins/providers/openai/index.js';
 import { vertexAI } from './plugins/providers/vertex-ai/index.js';
@@ -70,6 +71,7 @@ export default defineConfig({
     watsonx(),
     elevenlabs(),
     deepgram(),
+    databricks(),
     // The OpenAI-compatible family: each a manifest on plugins/providers/openai-compatible.
     groq(),
     together(),

@@ -64,6 +64,7 @@ const UNPRICED: Record<string, string> = {
   ai21: 'jamba-mini',
   elevenlabs: 'eleven_multilingual_v2',
   deepgram: 'nova-3',
+  databricks: 'databricks-meta-llama-3-3-70b-instruct',
 };
 
 const unusedDependencies = {} as PluginDependencies;
