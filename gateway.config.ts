@@ -48,6 +48,7 @@ import { watsonx } from './plugins/providers/watsonx/index.js';
 import { elevenlabs } from './plugins/providers/elevenlabs/index.js';
 import { deepgram } from './plugins/providers/deepgram/index.js';
 import { databricks } from './plugins/providers/databricks/index.js';
+import { snowflakeCortex } from './plugins/providers/snowflake-cortex/index.js';
 import { builtinGuardrails, pii } from './plugins/guardrails/index.js';
 import { openai } from './plugins/providers/openai/index.js';
 import { vertexAI } from './plugins/providers/vertex-ai/index.js';
@@ -72,6 +73,7 @@ export default defineConfig({
     elevenlabs(),
     deepgram(),
     databricks(),
+    snowflakeCortex(),
     // The OpenAI-compatible family: each a manifest on plugins/providers/openai-compatible.
     groq(),
     together(),

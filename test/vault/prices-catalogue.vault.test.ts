@@ -65,6 +65,7 @@ const UNPRICED: Record<string, string> = {
   elevenlabs: 'eleven_multilingual_v2',
   deepgram: 'nova-3',
   databricks: 'databricks-meta-llama-3-3-70b-instruct',
+  'snowflake-cortex': 'claude-sonnet-4-5',
 };
 
 const unusedDependencies = {} as PluginDependencies;
