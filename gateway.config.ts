@@ -29,6 +29,7 @@ import { nscale } from './plugins/providers/nscale/index.js';
 import { featherless } from './plugins/providers/featherless/index.js';
 import { huggingface } from './plugins/providers/huggingface/index.js';
 import { ai21 } from './plugins/providers/ai21/index.js';
+import { friendli } from './plugins/providers/friendli/index.js';
 import { siliconflow } from './plugins/providers/siliconflow/index.js';
 import { scaleway } from './plugins/providers/scaleway/index.js';
 import { ovhcloud } from './plugins/providers/ovhcloud/index.js';
@@ -115,6 +116,7 @@ export default defineConfig({
     volcengineArk(),
     huggingface(),
     ai21(),
+    friendli(),
   ],
   // Listed at GET /admin/plugins (with their params schemas) whether or not a policy uses them.
   guardrails: [...builtinGuardrails],

@@ -66,6 +66,7 @@ const UNPRICED: Record<string, string> = {
   deepgram: 'nova-3',
   databricks: 'databricks-meta-llama-3-3-70b-instruct',
   'snowflake-cortex': 'claude-sonnet-4-5',
+  friendli: 'meta-llama-3.1-8b-instruct',
 };
 
 const unusedDependencies = {} as PluginDependencies;
