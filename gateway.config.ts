@@ -27,6 +27,9 @@ import { voyage } from './plugins/providers/voyage/index.js';
 import { xai } from './plugins/providers/xai/index.js';
 import { nscale } from './plugins/providers/nscale/index.js';
 import { featherless } from './plugins/providers/featherless/index.js';
+import { huggingface } from './plugins/providers/huggingface/index.js';
+import { ai21 } from './plugins/providers/ai21/index.js';
+import { friendli } from './plugins/providers/friendli/index.js';
 import { siliconflow } from './plugins/providers/siliconflow/index.js';
 import { scaleway } from './plugins/providers/scaleway/index.js';
 import { ovhcloud } from './plugins/providers/ovhcloud/index.js';
@@ -41,6 +44,12 @@ import { volcengineArk } from './plugins/providers/volcengine-ark/index.js';
 import { azureOpenAI } from './plugins/providers/azure-openai/index.js';
 import { bedrock } from './plugins/providers/bedrock/index.js';
 import { cohere } from './plugins/providers/cohere/index.js';
+import { cloudflareWorkersAI } from './plugins/providers/cloudflare-workers-ai/index.js';
+import { watsonx } from './plugins/providers/watsonx/index.js';
+import { elevenlabs } from './plugins/providers/elevenlabs/index.js';
+import { deepgram } from './plugins/providers/deepgram/index.js';
+import { databricks } from './plugins/providers/databricks/index.js';
+import { snowflakeCortex } from './plugins/providers/snowflake-cortex/index.js';
 import { builtinGuardrails, pii } from './plugins/guardrails/index.js';
 import { openai } from './plugins/providers/openai/index.js';
 import { vertexAI } from './plugins/providers/vertex-ai/index.js';
@@ -59,6 +68,13 @@ export default defineConfig({
     azureOpenAI(),
     bedrock(),
     cohere(),
+    // Native plugins added with issue 38.
+    cloudflareWorkersAI(),
+    watsonx(),
+    elevenlabs(),
+    deepgram(),
+    databricks(),
+    snowflakeCortex(),
     // The OpenAI-compatible family: each a manifest on plugins/providers/openai-compatible.
     groq(),
     together(),
@@ -98,6 +114,9 @@ export default defineConfig({
     minimax(),
     baseten(),
     volcengineArk(),
+    huggingface(),
+    ai21(),
+    friendli(),
   ],
   // Listed at GET /admin/plugins (with their params schemas) whether or not a policy uses them.
   guardrails: [...builtinGuardrails],

@@ -27,7 +27,8 @@ export function validateSpeechRequest(body: Record<string, unknown>): SpeechRequ
 }
 
 /** `model` and `voice` against the spec's lists plus those the provider declares. */
-export function checkSpeechModelAndVoice(request: SpeechRequest, extra: { models?: readonly string[]; voices?: readonly string[] }): void {
+export function checkSpeechModelAndVoice(request: SpeechRequest, extra: { models?: readonly string[]; voices?: readonly string[] | '*' }): void {
   optionalEnum(request.model, 'model', [...SPEECH_MODELS, ...(extra.models ?? [])]);
-  optionalEnum(request.voice, 'voice', [...SPEECH_VOICES, ...(extra.voices ?? [])]);
+  // '*': the provider's voices are account-specific ids; it judges them itself.
+  if (extra.voices !== '*') optionalEnum(request.voice, 'voice', [...SPEECH_VOICES, ...(extra.voices ?? [])]);
 }

@@ -301,3 +301,18 @@ export function encodeMultipart(form: MultipartForm, options: { omit?: readonly 
     headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': String(length) },
   };
 }
+
+/**
+ * One spooled file as a raw request body (for a provider that takes the audio or image bytes as the
+ * whole body instead of a form): streamed from disk lazily, byte for byte, with its exact length
+ * and the type the client declared.
+ */
+export function fileBody(file: FormFile): { body: Readable; headers: Record<string, string> } {
+  async function* generate(): AsyncGenerator<Buffer> {
+    for await (const chunk of createReadStream(file.path)) yield chunk as Buffer;
+  }
+  return {
+    body: Readable.from(generate(), { objectMode: false }),
+    headers: { 'content-type': file.contentType.replace(/[\r\n]/g, '') || 'application/octet-stream', 'content-length': String(file.size) },
+  };
+}

@@ -204,8 +204,11 @@ export interface SpeechAdapter {
   toUpstream(request: SpeechRequest, target: ProviderTarget, original?: Uint8Array): UpstreamRequest;
   /** Speech models of this provider accepted besides `tts-1` and `tts-1-hd`. */
   readonly models?: readonly string[];
-  /** Voices of this provider accepted besides the six the spec names. */
-  readonly voices?: readonly string[];
+  /**
+   * Voices of this provider accepted besides the six the spec names, or `'*'` when its voices are
+   * ids of the account's own (cloned, designed) voices that no list can name: the provider judges them.
+   */
+  readonly voices?: readonly string[] | '*';
 }
 
 /**

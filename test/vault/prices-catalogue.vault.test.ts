@@ -15,6 +15,7 @@ const PRICED: Record<string, { model: string; headers?: Record<string, string> }
   bedrock: { model: 'us.anthropic.claude-sonnet-4-5-20250929-v1:0' },
   cerebras: { model: 'llama-3.3-70b' },
   cohere: { model: 'command-a-03-2025' },
+  'cloudflare-workers-ai': { model: '@cf/meta/llama-3.1-8b-instruct-fp8' },
   deepseek: { model: 'deepseek-chat' },
   fireworks: { model: 'accounts/fireworks/models/llama-v3p1-8b-instruct' },
   gemini: { model: 'models/gemini-2.5-flash' },
@@ -58,6 +59,14 @@ const UNPRICED: Record<string, string> = {
   portkey: 'gpt-4o-mini',
   'github-models': 'openai/gpt-4.1-mini',
   'volcengine-ark': 'doubao-seed-1-6-250615',
+  huggingface: 'meta-llama/Llama-3.1-8B-Instruct:cerebras',
+  watsonx: 'ibm/granite-3-3-8b-instruct',
+  ai21: 'jamba-mini',
+  elevenlabs: 'eleven_multilingual_v2',
+  deepgram: 'nova-3',
+  databricks: 'databricks-meta-llama-3-3-70b-instruct',
+  'snowflake-cortex': 'claude-sonnet-4-5',
+  friendli: 'meta-llama-3.1-8b-instruct',
 };
 
 const unusedDependencies = {} as PluginDependencies;

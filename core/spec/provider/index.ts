@@ -23,8 +23,8 @@ export { toolInput } from '../tool-input.js';
 
 /** Errors: the one catalogue (`errors.invalidRequest(message, { param, code })` refuses a request) and the status-to-type table. */
 export { ERROR_TYPE_BY_STATUS, errors, errorTypeForStatus, GatewayError } from '../../errors.js';
-/** Multipart: re-encodes a spooled form upstream, files byte for byte. */
-export { encodeMultipart } from '../../http/multipart.js';
+/** Multipart: re-encodes a spooled form upstream, files byte for byte; one file as a raw body. */
+export { encodeMultipart, fileBody } from '../../http/multipart.js';
 /** Server-sent events: the decoder, one event's framing, the end marker. */
 export { SSE_DONE, SseDecoder, sseData } from '../../http/sse.js';
 
