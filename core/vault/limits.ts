@@ -112,11 +112,12 @@ function checkAccess(record: VirtualKeyRecord, context: GatewayContext): void {
 export const PASSTHROUGH_RESERVATION_USD = 0.01;
 
 /**
- * The limits of virtual keys, as two hooks. `admit` (auth stage, after the key is resolved) checks
- * model, user, request volume and budget, and reserves the request's expected cost in one atomic
- * step shared by every instance; `settle` (log stage, before the log entry is built, so after a
- * stream has ended) replaces the reservation by the actual cost and sets `context.log.costUsd`. Both
- * run for every operation, pass-through included.
+ * The limits at every level (docs/limits.md#levels), as two hooks and a charge. `admit` (auth stage,
+ * after the caller is resolved) checks the key's access, then admits the request at every level that
+ * applies (key, end user, tag, user, team, organization) and reserves its expected cost and tokens
+ * in one atomic step shared by every instance; `settle` (log stage, before the log entry is built,
+ * so after a stream has ended) replaces the reservations by the actual cost and tokens and sets
+ * `context.log.costUsd`. Both run for every operation, pass-through included.
  */
 export function limitHooks(dependencies: LimitsDependencies): { admit: Hook; settle: Hook; charge: UsageCharge } {
   const reservations = new WeakMap<GatewayContext, Reservation>();
@@ -127,8 +128,8 @@ export function limitHooks(dependencies: LimitsDependencies): { admit: Hook; set
 
 /**
  * Charges part of a request's usage as it arrives (a Realtime session's `response.done` events),
- * for an admitted request of a virtual key with a budget: its cost goes to the spent counters at
- * once and is remembered, so that `settle` charges only the rest. Resolves true when the key's
+ * for an admitted request with a budget at some level: its cost goes to every level's spent
+ * counters at once and is remembered, so that `settle` charges only the rest. Resolves true when a
  * budget is spent after this charge (the caller may then end the request). Never throws.
  */
 export type UsageCharge = (context: GatewayContext, usage: Usage, model: string | undefined) => Promise<boolean>;
