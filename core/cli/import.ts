@@ -131,6 +131,30 @@ function report(plan: ImportPlan, imported: Imported, io: CliIo, json: boolean):
   io.stdout.write(`${lines.join('\n')}\n`);
 }
 
+/** What one source format of `llm-gateway import <format>` needs: how its file is read into a plan. */
+interface ImportFormat {
+  /** How errors name what the file should have been. */
+  readonly describes: string;
+  /** Whether `--name <route>` applies (a format whose file holds one route). */
+  readonly named: boolean;
+  plan(text: string, context: { file: string; name?: string; config: ReturnType<typeof resolveConfig>; environment: NodeJS.ProcessEnv }): Promise<ImportPlan> | ImportPlan;
+}
+
+/** The other gateways' configuration formats the command reads, by the name the command takes. */
+const FORMATS: Readonly<Record<string, ImportFormat>> = {
+  portkey: {
+    describes: 'Portkey config (JSON)',
+    named: true,
+    plan: (text, { file, name, config }) =>
+      portkeyPlan(JSON.parse(text), name ?? basename(file, extname(file)), new Set(config.providers.map((provider) => provider.manifest.id))),
+  },
+  litellm: {
+    describes: 'LiteLLM config (YAML)',
+    named: false,
+    plan: async (text, { config, environment }) => litellmPlan((await import('yaml')).parse(text), litellmProviders(config.providers), environment),
+  },
+};
+
 /**
  * `llm-gateway import portkey <file.json> [--name <route>]` and `llm-gateway import litellm
  * <config.yaml>`: translate another gateway's configuration, store it where the running gateway
@@ -144,19 +168,17 @@ export async function runImportCli(argv: readonly string[], gatewayConfig: Gatew
   const name = nameAt >= 0 ? args[nameAt + 1] : undefined;
   const positional = args.filter((_, index) => nameAt < 0 || (index !== nameAt && index !== nameAt + 1));
   const [kind, file] = positional;
-  if ((kind !== 'portkey' && kind !== 'litellm') || file === undefined || positional.length > 2 || (nameAt >= 0 && (name === undefined || kind !== 'portkey'))) {
+  const format = kind !== undefined && Object.hasOwn(FORMATS, kind) ? FORMATS[kind] : undefined;
+  if (format === undefined || file === undefined || positional.length > 2 || (nameAt >= 0 && (name === undefined || !format.named))) {
     io.stderr.write(`${COMMAND_HELP.import}\n`);
     return 2;
   }
   const config = resolveConfig(gatewayConfig, io.environment);
-  const providers = new Set(config.providers.map((provider) => provider.manifest.id));
   let plan: ImportPlan;
   try {
-    const text = readFileSync(file, 'utf8');
-    if (kind === 'portkey') plan = portkeyPlan(JSON.parse(text), name ?? basename(file, extname(file)), providers);
-    else plan = litellmPlan((await import('yaml')).parse(text), litellmProviders(config.providers), io.environment);
+    plan = await format.plan(readFileSync(file, 'utf8'), { file, ...(name !== undefined ? { name } : {}), config, environment: io.environment });
   } catch (error) {
-    io.stderr.write(`error: ${file} could not be read as a ${kind === 'portkey' ? 'Portkey config (JSON)' : 'LiteLLM config (YAML)'}: ${parseProblem(error)}\n`);
+    io.stderr.write(`error: ${file} could not be read as a ${format.describes}: ${parseProblem(error)}\n`);
     return 1;
   }
   const imported = await store(plan, config, io);

@@ -95,7 +95,7 @@ async function judge(
 
 /**
  * Judges a tool call's arguments (input): every string in them. A masking guardrail's placeholders
- * (`pii` with `action: 'mask'`) go to the tool instead of the values, and `restorer` puts the values
+ * (a transform verdict with a restorer) go to the tool instead of the values, and `restorer` puts the values
  * back in the tool's result.
  */
 export async function judgeArguments(

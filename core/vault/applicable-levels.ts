@@ -1,6 +1,6 @@
 import type { GatewayContext } from '../pipeline/context.js';
 import type { ServiceAccountRecord, TeamRecord, UserRecord } from '../org/records.js';
-import { counterPart, type Level, limitsSomething } from './levels.js';
+import { counterPart, type Level, limitsSomething, subjectBase } from './levels.js';
 import type { LevelLimits, VirtualKeyLimits, VirtualKeyRecord } from './records.js';
 
 type Lookup<Value> = (id: string) => Value | undefined | Promise<Value | undefined>;
@@ -66,24 +66,24 @@ function ownLevel(record: object, build: () => Level | undefined): readonly Leve
 /** A team's own level (when it limits something) and its rules' levels. */
 function teamLevels(team: TeamRecord | undefined, context: GatewayContext, endUser: string | undefined): readonly Level[] {
   if (team?.limits === undefined) return [];
-  const own = ownLevel(team, () => (limitsSomething(team.limits!) ? { level: 'team', id: team.id, label: `Team ${team.name}`, name: team.name, limits: team.limits!, base: `usage:team:${team.id}` } : undefined));
+  const own = ownLevel(team, () => (limitsSomething(team.limits!) ? { level: 'team', id: team.id, label: `Team ${team.name}`, name: team.name, limits: team.limits!, base: subjectBase('team', team.id) } : undefined));
   if (team.limits.end_users === undefined && team.limits.tags === undefined) return own;
-  return [...ruleLevels(team.limits, { base: `usage:team:${team.id}`, of: `team ${team.name}` }, context, endUser), ...own];
+  return [...ruleLevels(team.limits, { base: subjectBase('team', team.id), of: `team ${team.name}` }, context, endUser), ...own];
 }
 
 async function organizationLevel(principals: Principals): Promise<readonly Level[]> {
   const limits = await principals.organization?.();
-  return limits === undefined ? [] : ownLevel(limits, () => (limitsSomething(limits) ? { level: 'organization', id: 'organization', label: 'The organization', limits, base: 'usage:org' } : undefined));
+  return limits === undefined ? [] : ownLevel(limits, () => (limitsSomething(limits) ? { level: 'organization', id: 'organization', label: 'The organization', limits, base: subjectBase('organization', 'organization') } : undefined));
 }
 
 const userLevel = (user: UserRecord | undefined): readonly Level[] =>
-  user?.limits === undefined ? [] : ownLevel(user, () => (limitsSomething(user.limits!) ? { level: 'user', id: user.id, label: `User ${user.email}`, name: user.email, limits: user.limits!, base: `usage:user:${user.id}` } : undefined));
+  user?.limits === undefined ? [] : ownLevel(user, () => (limitsSomething(user.limits!) ? { level: 'user', id: user.id, label: `User ${user.email}`, name: user.email, limits: user.limits!, base: subjectBase('user', user.id) } : undefined));
 
 const accountLevel = (account: ServiceAccountRecord | undefined): readonly Level[] =>
   account?.limits === undefined
     ? []
     : ownLevel(account, () =>
-        limitsSomething(account.limits!) ? { level: 'user', id: account.id, label: `Service account ${account.name}`, name: account.name, limits: account.limits!, base: `usage:sa:${account.id}` } : undefined,
+        limitsSomething(account.limits!) ? { level: 'user', id: account.id, label: `Service account ${account.name}`, name: account.name, limits: account.limits!, base: subjectBase('user', account.id, true) } : undefined,
       );
 
 /**

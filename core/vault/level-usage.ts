@@ -1,5 +1,5 @@
 import type { SharedState } from '../store/state.js';
-import { calendarAt, type Level, type LevelName, levelAdmission, periodCounter, periodEnd } from './levels.js';
+import { calendarAt, type Level, type LevelName, levelAdmission, periodCounter, periodEnd, subjectBase } from './levels.js';
 import type { LevelLimits } from './records.js';
 
 const fromNanos = (nanos: number): number => nanos / 1_000_000_000;
@@ -34,6 +34,5 @@ export async function levelUsage(state: SharedState, level: Level, now = Date.no
 
 /** The level of a team, user, service account or the organization by its record's limits (the same counters admission uses). */
 export function subjectLevel(level: Exclude<LevelName, 'key' | 'end_user' | 'tag'>, id: string, limits: LevelLimits, serviceAccount = false): Level {
-  const base = level === 'organization' ? 'usage:org' : level === 'team' ? `usage:team:${id}` : serviceAccount ? `usage:sa:${id}` : `usage:user:${id}`;
-  return { level, id, label: id, limits, base };
+  return { level, id, label: id, limits, base: subjectBase(level, id, serviceAccount) };
 }

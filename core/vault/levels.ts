@@ -24,6 +24,11 @@ export interface Level {
 
 const DAY_MS = 86_400_000;
 
+/** Where the counters of a team, user, service account or the organization live (admission and the admin API's `limits_usage` alike). */
+export function subjectBase(level: 'organization' | 'team' | 'user', id: string, serviceAccount = false): string {
+  return level === 'organization' ? 'usage:org' : level === 'team' ? `usage:team:${id}` : serviceAccount ? `usage:sa:${id}` : `usage:user:${id}`;
+}
+
 /** The UTC periods of `now`, their ids and ends; computed once a day per process. */
 interface Calendar {
   readonly dayStart: number;
