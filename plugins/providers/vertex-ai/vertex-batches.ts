@@ -44,10 +44,11 @@ interface GcsLocation {
   readonly prefix: string;
 }
 
-function parseGcsUri(uri: string, param: string): GcsLocation {
+/** A location: the configured one (a plain prefix), or a job's output directory (`prediction-<model>-<time>`, colons included: any name without `..` parts, percent-encoded when read). */
+function parseGcsUri(uri: string, param: string, jobs = false): GcsLocation {
   const match = /^gs:\/\/([^/]+)\/?(.*)$/.exec(uri.trim());
   const prefix = match?.[2].replace(/\/+$/, '') ?? '';
-  if (!match || !BUCKET.test(match[1]) || !PREFIX.test(prefix) || prefix.split('/').includes('..')) {
+  if (!match || !BUCKET.test(match[1]) || !(jobs ? /^[^\s?#\\]*$/ : PREFIX).test(prefix) || prefix.split('/').includes('..')) {
     throw errors.invalidRequest(`Invalid '${param}': a Cloud Storage location such as "gs://my-bucket/batches".`, { param, code: 'invalid_value' });
   }
   return { bucket: match[1], prefix };
@@ -146,7 +147,7 @@ export function vertexBatches(options: { gcsUri?: string } = {}): BatchAdapter {
     results(batch, target) {
       if (!batch.handle?.output) return undefined;
       // The job's output directory, read on Cloud Storage's own host (never a host the job names).
-      const output = parseGcsUri(batch.handle.output, 'outputInfo.gcsOutputDirectory');
+      const output = parseGcsUri(batch.handle.output, 'outputInfo.gcsOutputDirectory', true);
       return { method: 'GET', url: `${storageOrigin(target)}/storage/v1/b/${output.bucket}/o/${encodeURIComponent(objectOf(output, PREDICTIONS))}?alt=media`, headers: {} };
     },
     lineResults(body): BatchLineResult[] {
