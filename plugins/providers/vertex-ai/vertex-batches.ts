@@ -31,7 +31,7 @@ const ENDED = new Set(['JOB_STATE_SUCCEEDED', 'JOB_STATE_PARTIALLY_SUCCEEDED', '
 /** Cloud Storage bucket names, and a prefix of characters that need no thought. */
 const BUCKET = /^[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]$/;
 const PREFIX = /^[A-Za-z0-9._/-]*$/;
-const JOB_NAME = /^projects\/[^/]+\/locations\/[^/]+\/batchPredictionJobs\/[^/]+$/;
+const JOB_NAME = /^projects\/[\w-]+\/locations\/[\w-]+\/batchPredictionJobs\/[\w-]+$/;
 /** The request label that carries a line's id through the job (its output lines echo the request). */
 const LINE_LABEL = 'llm_gateway_line';
 /** The file a Gemini batch prediction writes in its output directory. */
