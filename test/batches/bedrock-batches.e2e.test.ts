@@ -1,8 +1,8 @@
 import test, { type ExecutionContext } from 'ava';
-import type OpenAI from 'openai';
-import { toFile } from 'openai';
+import OpenAI, { toFile } from 'openai';
 import { type BedrockBatchesFake, startBedrockBatchesFake } from './bedrock-batches-fake.js';
 import { gatewayClient, SECRETS, startGateway, type TestGateway } from '../harness.js';
+import { admin, createKey } from '../vault/vault-harness.js';
 import { bedrock } from '../../plugins/providers/bedrock/index.js';
 import type { LogEntry } from '../../core/logs/entry.js';
 
@@ -138,4 +138,25 @@ test('without a storage location, a role or a secret key the batch is refused be
   const apiKey = await t.throwsAsync(create({ 'x-gateway-cloud-c-batch-s3-uri': 's3://acme-batches/p', 'x-gateway-cloud-c-secret-access-key': '' }));
   t.like((apiKey as { error?: unknown }).error, { code: 'unsupported_signing' });
   t.is(fake.requests.length, 0);
+});
+
+test('a virtual key whose stored credential names the S3 location, the role and the secret: the caller sends none of them', async (t) => {
+  const fake = await startBedrockBatchesFake({ accessKeyId: ACCESS_KEY_ID, secretAccessKey: SECRET }, REGION);
+  t.teardown(() => fake.close());
+  const credential = await admin(gateway, 'POST', '/admin/credentials', {
+    name: 'bedrock-batches',
+    provider: 'bedrock',
+    api_key: ACCESS_KEY_ID,
+    fields: { 'x-gateway-cloud-c-secret-access-key': SECRET, 'x-gateway-cloud-c-region': REGION, 'x-gateway-cloud-c-batch-s3-uri': 's3://vault-bucket/team-a', 'x-gateway-cloud-c-batch-role-arn': ROLE },
+  });
+  t.is(credential.status, 201, credential.text);
+  const { key } = await createKey(t, gateway, { name: 'bedrock-batches-key', provider: 'bedrock', credential_id: credential.json.id, custom_host: fake.origin });
+  const client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: 'unused', defaultHeaders: { 'x-gateway-api-key': key }, maxRetries: 0 });
+  const file = await upload(client, [line('a', 'x')]);
+  const batch = await client.batches.create({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+  t.is(batch.status, 'validating');
+  t.like(fake.only().body, { roleArn: ROLE, inputDataConfig: { s3InputDataConfig: { s3Uri: `s3://vault-bucket/team-a/${batch.id}/input.jsonl` } } });
+  t.true(fake.objects.has(`vault-bucket/team-a/${batch.id}/input.jsonl`));
+  t.deepEqual(fake.problems, []);
+  t.false(gateway.rawLog().includes(SECRET));
 });
