@@ -289,6 +289,8 @@ export class BatchService {
 
   /** Writes the batch's one log entry in its current state (each write replaces the last: `replaces`). */
   private log(auth: AuthSlice, batch: StoredBatch, outcome: Parameters<typeof batchLogEntry>[2]): void {
+    // A batch made before its entry had an id of its own is logged once, when it ends.
+    if (batch.logId === undefined && !TERMINAL.has(batch.status)) return;
     const entry = batchLogEntry(batch, auth.caller, outcome, Date.now());
     for (const sink of this.dependencies.sinks()) sink.write(entry);
   }
