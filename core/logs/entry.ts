@@ -22,6 +22,8 @@ export interface LogEntry {
    * first, as a replayed spill may). Absent: written once, a second write of the id is ignored.
    */
   readonly replaces?: true;
+  /** An intermediate state of a `replaces` entry (a batch not ended yet): sinks that count requests (metrics) skip it, and count the final one. */
+  readonly progress?: true;
   readonly time: string;
   readonly traceId: string;
   readonly method: string;

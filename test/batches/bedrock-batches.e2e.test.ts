@@ -78,9 +78,14 @@ test('batch inference over S3: input staged, job created, Submitted → Validati
 
   await gateway.waitForEntries(gateway.entries().length);
   const entries = entriesOf(batch.id);
+  // Its intermediate states are marked `progress` (metrics count the batch once, at its end).
   t.deepEqual(
-    entries.map((entry) => [entry.id, entry.metadata['batch.status']]),
-    ['validating', 'in_progress', 'completed'].map((status) => [entries[0].id, status]),
+    entries.map((entry) => [entry.id, entry.metadata['batch.status'], entry.progress]),
+    [
+      [entries[0].id, 'validating', true],
+      [entries[0].id, 'in_progress', true],
+      [entries[0].id, 'completed', undefined],
+    ],
   );
   // 300 × $0.5 + 40 × $2 per million: Bedrock's declared 50% batch discount.
   t.like(entries.at(-1), { provider: 'bedrock', model: MODEL, costUsd: 0.00023, usage: { promptTokens: 300, completionTokens: 40 }, metadata: { 'batch.succeeded': '1', 'batch.errored': '1' } });

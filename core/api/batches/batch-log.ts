@@ -4,6 +4,9 @@ import type { Caller } from '../../spec/key-resolver.js';
 import type { BatchOutcome } from './batch-lines.js';
 import type { StoredBatch } from './batch-store.js';
 
+/** The statuses a batch ends in: its entry's last write. */
+const ENDED = new Set(['completed', 'failed', 'expired', 'cancelled']);
+
 /** Token usage summed over the lines that ran. */
 function summedUsage(outcome: BatchOutcome | undefined): LogEntry['usage'] | undefined {
   if (!outcome || outcome.ran.length === 0) return undefined;
@@ -38,6 +41,7 @@ export function batchLogEntry(batch: StoredBatch, caller: Caller, outcome: Batch
     // A batch made before its entry had an id of its own is logged once, when it ends.
     id: batch.logId ?? timeOrderedId(endedAt),
     ...(batch.logId !== undefined ? { replaces: true as const } : {}),
+    ...(batch.logId !== undefined && !ENDED.has(batch.status) ? { progress: true as const } : {}),
     time: new Date(batch.created_at * 1000).toISOString(),
     traceId: batch.id,
     method: 'POST',
