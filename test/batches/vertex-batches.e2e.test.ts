@@ -84,7 +84,7 @@ test('batch prediction over Cloud Storage: input uploaded, job created, PENDING 
   for (const secret of SECRETS) t.false(gateway.rawLog().includes(secret));
 });
 
-test('a failed job with its reason, a cancelled one with what ran; no location is a 400; Claude is not batched here', async (t) => {
+test('a failed job with its reason, a cancelled one with what ran, an expired one; no location is a 400; Claude is not batched here', async (t) => {
   const { fake, client } = await setup(t);
   const file = await upload(client, [line('a', 'x'), line('b', 'y')]);
   const create = () => client.batches.create({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
@@ -106,6 +106,15 @@ test('a failed job with its reason, a cancelled one with what ran; no location i
   t.like((await jsonLines(client, cancelled.error_file_id!))[0], { custom_id: 'b', error: { code: 'batch_cancelled' } });
   await gateway.waitForEntries(gateway.entries().length);
   t.like(entriesOf(cancelling.id).at(-1), { costUsd: 0.00007, metadata: { 'batch.status': 'cancelled' } });
+
+  const expiring = await create();
+  fake.move([...fake.jobs.keys()][2], 'JOB_STATE_EXPIRED');
+  const expired = await client.batches.retrieve(expiring.id);
+  t.is(expired.status, 'expired');
+  t.deepEqual(
+    (await jsonLines(client, expired.error_file_id!)).map((entry) => entry.error.code),
+    ['batch_expired', 'batch_expired'],
+  );
 
   const requests = fake.requests.length;
   const noLocation = await t.throwsAsync(client.batches.create({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' }, { headers: { 'x-gateway-cloud-b-batch-gcs-uri': '' } }));
