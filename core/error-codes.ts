@@ -134,6 +134,7 @@ export const ERROR_CODES: Readonly<Record<string, Readonly<Record<string, ErrorC
     batch_provider_mismatch: { status: [400], when: 'The file or batch belongs to another provider than the request names; send it with the provider it was made for.' },
     invalid_batch: { status: [400], when: 'A batch request the gateway cannot take for a translated provider: no `input_file_id`, an endpoint the provider does not batch, a `completion_window` other than `24h`, bad `metadata`, a form without its `file`, a bad list `limit`.' },
     invalid_file_purpose: { status: [400], when: 'A file for a translated provider was uploaded with another purpose than `batch`.' },
+    batch_storage_missing: { status: [400], when: 'A Bedrock or Vertex AI batch names no storage location for its job: the S3 location and IAM role (`x-gateway-cloud-c-batch-s3-uri`, `x-gateway-cloud-c-batch-role-arn`), or the Cloud Storage location (`x-gateway-cloud-b-batch-gcs-uri`), as headers, credential fields or plugin params; docs/batches.md.' },
     batch_not_cancellable: { status: [400], when: 'The batch has already ended (completed, failed, expired or cancelled).' },
     batch_failed: { status: [200], type: 'batch_line_error', when: "Not an answer's error: `errors.data[0].code` of a batch the provider failed as a whole (its reason in the message)." },
     batch_expired: { status: [200], type: 'batch_line_error', when: "Not an answer's error: a line of a batch's error file (`error.code`) that the provider did not run before the batch expired." },

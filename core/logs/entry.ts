@@ -16,6 +16,14 @@ import { servedRequest, servingAuth } from '../routing/attempt.js';
 export interface LogEntry {
   /** Unique id of the entry (the admin API's `id`). */
   readonly id: string;
+  /**
+   * The entry is a later state of one already written under its id (a batch's, as it progresses):
+   * the stores replace the stored row, unless it holds a longer `durationMs` (a later state written
+   * first, as a replayed spill may). Absent: written once, a second write of the id is ignored.
+   */
+  readonly replaces?: true;
+  /** An intermediate state of a `replaces` entry (a batch not ended yet): sinks that count requests (metrics) skip it, and count the final one. */
+  readonly progress?: true;
   readonly time: string;
   readonly traceId: string;
   readonly method: string;

@@ -203,6 +203,7 @@ export class PostgresLogStore implements LogStore {
   private readonly pool: pg.Pool;
   readonly schema: string;
   private insertSql = '';
+  private replaceSql = '';
   private readonly maxAgeMs: number;
   readonly searchable: boolean;
 
@@ -244,12 +245,27 @@ export class PostgresLogStore implements LogStore {
         SELECT input.id, input.time_ms, input.request_body, input.response_body FROM input JOIN inserted USING (id)
         WHERE input.request_body IS NOT NULL OR input.response_body IS NOT NULL
       ON CONFLICT (id) DO NOTHING`;
+    // A later state of a row (`replaces`): every column but the id, unless the stored row is a later one still.
+    const updates = COLUMNS.filter((column) => column !== 'id').map((column) => `${column} = excluded.${column}`).join(', ');
+    this.replaceSql = `INSERT INTO ${this.schema}.logs (${COLUMNS.join(', ')})
+      SELECT ${COLUMNS.join(', ')} FROM json_to_recordset($1::json) AS r(${definition})
+      ON CONFLICT (id) DO UPDATE SET ${updates} WHERE excluded.latency_ms >= logs.latency_ms`;
   }
 
   async insert(records: readonly LogRecord[]): Promise<void> {
     if (records.length === 0) return;
     const rows = records.map((record) => ({ ...record, time_ms: timeMsOf(record), status_class: statusClassOf(record.status) }));
-    await this.pool.query(this.insertSql, [JSON.stringify(rows)]);
+    const replacing = rows.filter((row) => row.replaces);
+    if (replacing.length === rows.length) return this.replace(replacing);
+    await this.pool.query(this.insertSql, [JSON.stringify(replacing.length === 0 ? rows : rows.filter((row) => !row.replaces))]);
+    if (replacing.length > 0) await this.replace(replacing);
+  }
+
+  /** Rows that are later states of stored ones (a batch's entry), written in order: a batch rarely holds two states of one row. */
+  private async replace(rows: ReadonlyArray<LogRecord & { time_ms: number }>): Promise<void> {
+    // One state per id in a statement (PostgreSQL refuses to update a row twice in one command): the last, the latest.
+    const latest = new Map(rows.map((row) => [row.id, row]));
+    await this.pool.query(this.replaceSql, [JSON.stringify([...latest.values()])]);
   }
 
   async list(query: LogQuery): Promise<LogPage> {

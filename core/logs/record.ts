@@ -45,6 +45,8 @@ export interface LogRecord {
   routing?: { route?: LogEntry['route']; attempts: NonNullable<LogEntry['attempts']>; skipped?: NonNullable<LogEntry['skipped']>; routing_ms?: number };
   /** Request fields a protocol translation left out because the provider cannot use them (absent when none). */
   dropped_fields?: string[];
+  /** A later state of the row of this id (see `LogEntry.replaces`); not a column. */
+  replaces?: true;
   /** Redacted and size-capped; null when body logging was off or the body was not captured. */
   request_body: string | null;
   response_body: string | null;
@@ -276,6 +278,7 @@ export function recordFromText(entry: LogEntry, bodies: TextBodies | undefined, 
       : null,
   };
   if (entry.droppedFields?.length) record.dropped_fields = [...entry.droppedFields];
+  if (entry.replaces) record.replaces = true;
   if (entry.attempts) {
     record.routing = {
       ...(entry.route ? { route: entry.route } : {}),

@@ -42,6 +42,8 @@ export class SqliteLogStore implements LogStore {
   private insertLog?: StatementSync;
   private insertBody?: StatementSync;
   private insertMetadata?: StatementSync;
+  private replaceLog?: StatementSync;
+  private deleteMetadata?: StatementSync;
   /** The body search index's indexer, when search is on and the store is open. */
   private indexer?: SearchIndexer;
   /** The retention pass in progress ({@link SqliteLogStore.prune}). */
@@ -82,6 +84,11 @@ export class SqliteLogStore implements LogStore {
     this.insertLog = this.db.prepare(`INSERT OR IGNORE INTO logs (${COLUMNS.join(', ')}) VALUES (${placeholders})`);
     this.insertBody = this.db.prepare('INSERT OR IGNORE INTO log_bodies (id, time_ms, request_body, response_body) VALUES (?, ?, ?, ?)');
     this.insertMetadata = this.db.prepare('INSERT INTO log_metadata (log_id, key, value, time_ms) VALUES (?, ?, ?, ?)');
+    // A later state of a row (`replaces`): every column but the id, unless the stored row is a later one still.
+    const updates = COLUMNS.filter((column) => column !== 'id').map((column) => `${column} = excluded.${column}`).join(', ');
+    this.replaceLog = this.db.prepare(`INSERT INTO logs (${COLUMNS.join(', ')}) VALUES (${placeholders}) ON CONFLICT (id) DO UPDATE SET ${updates} WHERE excluded.latency_ms >= logs.latency_ms`);
+    // By its time first: the metadata's time index finds the row's pairs (a row's time never changes).
+    this.deleteMetadata = this.db.prepare('DELETE FROM log_metadata WHERE time_ms = ? AND log_id = ?');
     if (this.search) {
       this.indexer = new SearchIndexer(this.db, this.onWarning);
       // Bodies an earlier run stored and did not index yet.
@@ -104,8 +111,9 @@ export class SqliteLogStore implements LogStore {
           return typeof value === 'boolean' ? (value ? 1 : 0) : (value as SQLInputValue);
         });
         values.push(timeMs, statusClassOf(record.status), JSON.stringify(record.metadata), JSON.stringify(record.guardrails), record.routing ? JSON.stringify(record.routing) : null, record.dropped_fields ? JSON.stringify(record.dropped_fields) : null);
-        const inserted = this.insertLog!.run(...values);
-        if (Number(inserted.changes) === 0) continue; // already stored (a replayed batch)
+        const inserted = (record.replaces ? this.replaceLog! : this.insertLog!).run(...values);
+        if (Number(inserted.changes) === 0) continue; // already stored (a replayed batch), or a later state of it
+        if (record.replaces) this.deleteMetadata!.run(timeMs, record.id);
         if (record.request_body !== null || record.response_body !== null) {
           const body = this.insertBody!.run(record.id, timeMs, record.request_body, record.response_body);
           if (indexer && Number(body.changes) > 0 && indexer.unindexed++ === unindexedBefore) indexer.keepBehind(Number(body.lastInsertRowid));

@@ -190,6 +190,11 @@ export interface LogStore {
   readonly searchable: boolean;
   /** Creates or migrates the schema. */
   init(): Promise<void>;
+  /**
+   * Writes the records; a record whose id is stored already is ignored (a replayed batch), except
+   * one marked `replaces`, which replaces the stored row and its metadata unless that row has a
+   * longer `latency_ms` (a later state of the same entry: a translated batch's, as it progresses).
+   */
   insert(records: readonly LogRecord[]): Promise<void>;
   /**
    * Optional: stores entries whose records are still to be built (`recordFromText`: redaction,

@@ -49,3 +49,13 @@ test('origin label values of the pool gauge are capped: thousands of custom-host
   t.true(series.length <= (MAX_ORIGIN_LABELS + 1) * 3, `${series.length} series`);
   t.regex(text, /gateway_upstream_connections\{origin="other",state="connected"\} 1900\b/);
 });
+
+test("a batch's entry is counted once, at its end: its intermediate states (`progress`) are not requests", async (t) => {
+  const metrics = new GatewayMetrics({});
+  const batch = { ...entry('batch-model'), operation: 'batch' as const, replaces: true as const };
+  metrics.sink.write({ ...batch, progress: true });
+  metrics.sink.write({ ...batch, progress: true });
+  metrics.sink.write(batch);
+  const text = await metrics.render();
+  t.regex(text, /^gateway_requests_total\{[^}]*model="batch-model"[^}]*\} 1$/m);
+});

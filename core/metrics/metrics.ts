@@ -246,6 +246,8 @@ export class GatewayMetrics {
   /** Feeds the request metrics from each log entry. */
   readonly sink: LogSink = {
     write: (entry: LogEntry) => {
+      // A batch's entry is written at each state: counted once, when it ends.
+      if (entry.progress) return;
       if (entry.operation === 'mcp') return this.countMcp(entry);
       // Requests that did not pass auth name any provider and model they like: keep those out of
       // the label values, or anyone could grow the registry without a key.

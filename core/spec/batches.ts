@@ -58,14 +58,24 @@ export interface BatchAdapter {
   readonly mixedModels: boolean;
   /** Most lines in one batch. */
   readonly maxLines: number;
-  /** Creates the batch from its mapped lines; the answer is read by {@link state}. */
-  create(lines: readonly BatchUpstreamLine[], target: ProviderTarget): UpstreamRequest;
+  /**
+   * For a provider whose batch jobs read their input from cloud storage (Bedrock's S3, Vertex AI's
+   * Cloud Storage): the request that writes the mapped lines there, sent before {@link create}.
+   * `name` is the gateway's batch id, unique, which both may use to name the objects and the job.
+   */
+  stage?(lines: readonly BatchUpstreamLine[], target: ProviderTarget, name: string): UpstreamRequest;
+  /** Creates the batch from its mapped lines (`name` as for {@link stage}); the answer is read by {@link state}. */
+  create(lines: readonly BatchUpstreamLine[], target: ProviderTarget, name: string): UpstreamRequest;
   /** Reads the provider's batch from an answer of {@link create}, {@link retrieve} or {@link cancel}. */
   state(body: unknown): ProviderBatchState;
   retrieve(batch: ProviderBatchState, target: ProviderTarget): UpstreamRequest;
   cancel(batch: ProviderBatchState, target: ProviderTarget): UpstreamRequest;
-  /** The request for an ended batch's results (never a URL the provider named: the credential goes only to the target's host). */
-  results(batch: ProviderBatchState, target: ProviderTarget): UpstreamRequest;
+  /**
+   * The request for an ended batch's results (never a host the provider named: the credential goes
+   * only to the provider's own hosts); undefined when the provider wrote none (nothing ran). A
+   * batch that did not complete whose results answer 404 has none either.
+   */
+  results(batch: ProviderBatchState, target: ProviderTarget): UpstreamRequest | undefined;
   /** Every line's outcome from the results' bytes (any order). */
   lineResults(body: Uint8Array, batch: ProviderBatchState): BatchLineResult[];
 }

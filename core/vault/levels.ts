@@ -142,17 +142,25 @@ function buildAdmission(level: Level, now: number): LevelAdmission {
  * counter, when it has a budget or a soft one), its token estimate corrected, its request in flight ended.
  */
 function buildSettlement(level: Level, admission: LevelAdmission, reserved: boolean, now: number): LevelSettlement {
-  const { limits, base } = level;
-  const periods: BudgetPeriod[] = level.countsRequests ? ['total', 'day', 'week', 'month'] : tracksSpend(limits) ? [limits.budget_period ?? 'total'] : [];
   return {
     ...(reserved && admission.budgetNanos !== undefined ? { reservedKey: admission.reservedKey } : {}),
-    spent: periods.map((period) => {
-      const ttlMs = periodTtl(period, now);
-      return ttlMs === undefined ? { key: periodCounter(base, 'spent', period, now) } : { key: periodCounter(base, 'spent', period, now), ttlMs };
-    }),
+    spent: spentCounters(level, now),
     ...(admission.tokensPerMinute !== undefined ? { tokensWindowKey: admission.tokensWindowKey } : {}),
     ...(admission.maxConcurrent !== undefined ? { concurrentKey: admission.concurrentKey } : {}),
   };
+}
+
+/**
+ * The counters a level's cost is added to at `now`, each with its lifetime: a key's total, day, week
+ * and month (the usage API reads them); another level's budget period, when it has a budget or a soft one.
+ */
+export function spentCounters(level: Pick<Level, 'limits' | 'base' | 'countsRequests'>, now: number): LevelSettlement['spent'] {
+  const { limits, base } = level;
+  const periods: BudgetPeriod[] = level.countsRequests ? ['total', 'day', 'week', 'month'] : tracksSpend(limits) ? [limits.budget_period ?? 'total'] : [];
+  return periods.map((period) => {
+    const ttlMs = periodTtl(period, now);
+    return ttlMs === undefined ? { key: periodCounter(base, 'spent', period, now) } : { key: periodCounter(base, 'spent', period, now), ttlMs };
+  });
 }
 
 /** Whether a level limits anything an admission checks (a level without limits is left out, except a key's). */

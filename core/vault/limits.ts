@@ -119,11 +119,24 @@ export const PASSTHROUGH_RESERVATION_USD = 0.01;
  * so after a stream has ended) replaces the reservations by the actual cost and tokens and sets
  * `context.log.costUsd`. Both run for every operation, pass-through included.
  */
-export function limitHooks(dependencies: LimitsDependencies): { admit: Hook; settle: Hook; charge: UsageCharge } {
+export function limitHooks(dependencies: LimitsDependencies): LimitHooks {
   const reservations = new WeakMap<GatewayContext, Reservation>();
   const observed = new WeakMap<GatewayContext, ObservedUsage>();
   const charged = new WeakMap<GatewayContext, number>();
-  return { admit: admitHook(dependencies, reservations, observed), settle: settleHook(dependencies, reservations, observed, charged), charge: usageCharge(dependencies, reservations, charged) };
+  return {
+    admit: admitHook(dependencies, reservations, observed),
+    settle: settleHook(dependencies, reservations, observed, charged),
+    charge: usageCharge(dependencies, reservations, charged),
+    levels: (context) => callerLevels(dependencies, context),
+  };
+}
+
+export interface LimitHooks {
+  readonly admit: Hook;
+  readonly settle: Hook;
+  readonly charge: UsageCharge;
+  /** The levels a request of this caller is admitted and charged at (undefined: none binds it); a batch reserves and settles at them (core/api/batches). */
+  readonly levels: (context: GatewayContext) => Promise<Level[] | undefined>;
 }
 
 /**
@@ -326,7 +339,7 @@ async function settleLevels(dependencies: LimitsDependencies, reservation: Reser
 }
 
 /** What the budget alerts are told of a charged level. */
-function chargedBudget(level: Level, spentKey: string, now: number): ChargedBudget {
+export function chargedBudget(level: Level, spentKey: string, now: number): ChargedBudget {
   const { limits } = level;
   return {
     level: level.level,

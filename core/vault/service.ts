@@ -5,12 +5,11 @@ import { BudgetRefusals } from './budget-refusals.js';
 import type { RouteSource, TargetCredentials } from '../routing/sources.js';
 import { RouteStore } from '../routing/store.js';
 import type { ControlPlaneHttp } from '../spec/manifest.js';
-import type { Hook } from '../pipeline/hook.js';
 import { openSharedState } from '../cluster/shared-state.js';
 import type { SharedState } from '../store/state.js';
 import { Credentials } from './credentials.js';
 import type { SealedSecret } from './crypto.js';
-import { limitHooks, type UsageCharge } from './limits.js';
+import { type LimitHooks, limitHooks } from './limits.js';
 import { PriceTable, type PricingOptions } from './pricing.js';
 import type { TeamLookup } from './team-access.js';
 import { targetCredentials, type VirtualKeyResolver, virtualKeyResolver } from './resolver.js';
@@ -60,7 +59,7 @@ const CURRENT_MASTER_KEY = 'vault:master-key';
 export class VaultService {
   readonly prices: PriceTable;
   readonly resolver: VirtualKeyResolver;
-  readonly hooks: { admit: Hook; settle: Hook; charge: UsageCharge };
+  readonly hooks: LimitHooks;
   /** Stored routes and model aliases (by id or name), for the auth stage; usable once started. */
   readonly routes: RouteSource;
   /** Stored credentials and virtual keys a route's targets name, for the route executor. */

@@ -28,7 +28,8 @@ async function setup(t: ExecutionContext): Promise<{ fake: AnthropicBatchesFake;
 
 const upload = async (client: OpenAI, lines: string[]) => client.files.create({ file: await toFile(Buffer.from(`${lines.join('\n')}\n`), 'requests.jsonl'), purpose: 'batch' });
 const jsonLines = async (client: OpenAI, fileId: string) => (await (await client.files.content(fileId)).text()).trim().split('\n').map((text) => JSON.parse(text));
-const batchEntry = (batchId: string): LogEntry | undefined => gateway.entries().find((entry) => entry.operation === 'batch' && entry.traceId === batchId);
+/** The batch's log entry in its latest state (each state is written again under the entry's one id). */
+const batchEntry = (batchId: string): LogEntry | undefined => gateway.entries().findLast((entry) => entry.operation === 'batch' && entry.traceId === batchId);
 
 test('a batch that partly fails: lines mapped like chat, the documented lifecycle, OpenAI output and error files, charged once at the batch price', async (t) => {
   const { fake, client } = await setup(t);
@@ -80,18 +81,27 @@ test('a batch that partly fails: lines mapped like chat, the documented lifecycl
   t.is(resultReads(), 1);
   await gateway.waitForEntries(gateway.entries().length);
   const entries = gateway.entries().filter((entry) => entry.operation === 'batch' && entry.traceId === batch.id);
-  t.is(entries.length, 1);
+  // One entry, written at creation and again when the batch ended (its latest state), never after.
+  t.deepEqual(
+    entries.map((entry) => [entry.id, entry.replaces, entry.metadata['batch.status']]),
+    [
+      [entries[0].id, true, 'in_progress'],
+      [entries[0].id, true, 'completed'],
+    ],
+  );
   // 100 × $1 + 20 × $5 per million (half of $2 and $10).
-  t.like(entries[0], { provider: 'anthropic', model: 'claude-test', status: 200, costUsd: 0.0002, usage: { promptTokens: 100, completionTokens: 20, totalTokens: 120 } });
-  t.like(entries[0].metadata, { 'batch.status': 'completed', 'batch.lines': '3', 'batch.succeeded': '1', 'batch.errored': '1', 'batch.expired': '1', job: 'nightly' });
+  t.like(entries[1], { provider: 'anthropic', model: 'claude-test', status: 200, costUsd: 0.0002, usage: { promptTokens: 100, completionTokens: 20, totalTokens: 120 } });
+  t.like(entries[1].metadata, { 'batch.status': 'completed', 'batch.lines': '3', 'batch.succeeded': '1', 'batch.errored': '1', 'batch.expired': '1', job: 'nightly' });
   // The entry reaches the durable request log (the admin API's explorer) like any request's.
   const deadline = Date.now() + 5000;
   let stored = (await admin(gateway, 'GET', `/admin/logs?trace_id=${batch.id}`)).json;
-  while (stored.data.length === 0 && Date.now() < deadline) {
+  while (stored.data[0]?.metadata['batch.status'] !== 'completed' && Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 20));
     stored = (await admin(gateway, 'GET', `/admin/logs?trace_id=${batch.id}`)).json;
   }
-  t.like(stored.data[0], { operation: 'batch', provider: 'anthropic', status: 200 });
+  // The stored row was replaced by the batch's later state: one row, the latest.
+  t.is(stored.data.length, 1);
+  t.like(stored.data[0], { id: entries[0].id, operation: 'batch', provider: 'anthropic', status: 200, cost_usd: 0.0002, metadata: { 'batch.status': 'completed', 'batch.succeeded': '1' } });
   const listed = await client.batches.list();
   t.true(listed.data.some((item) => item.id === batch.id));
   for (const secret of SECRETS) t.false(gateway.rawLog().includes(secret));

@@ -49,7 +49,7 @@ test('batch mode: pending → running → succeeded with one failed line; lines 
   await gateway.waitForEntries(gateway.entries().length);
   // 200 × $0.5 + 50 × $2 per million: Gemini's declared 50% batch discount.
   t.like(
-    gateway.entries().find((entry) => entry.operation === 'batch' && entry.traceId === batch.id),
+    gateway.entries().findLast((entry) => entry.operation === 'batch' && entry.traceId === batch.id),
     { provider: 'gemini', costUsd: 0.0002, metadata: { 'batch.succeeded': '1', 'batch.errored': '1' } },
   );
 });
@@ -104,7 +104,7 @@ test('a batch the provider fails as a whole: failed, its reason in errors, every
   t.like(failed.errors!.data![0], { code: 'batch_failed', message: 'The batch input was refused.' });
   t.like((await jsonLines(client, failed.error_file_id!))[0], { custom_id: 'a', error: { code: 'batch_line_missing' } });
   t.like(
-    gateway.entries().find((entry) => entry.operation === 'batch' && entry.traceId === batch.id),
+    gateway.entries().findLast((entry) => entry.operation === 'batch' && entry.traceId === batch.id),
     { status: 400, outcome: 'error', error: { code: 'batch_failed' } },
   );
 });

@@ -93,6 +93,23 @@ for (const [name, make, available] of factories) {
     t.is(await store.get('no-such-id'), undefined);
   });
 
+  withStore('a row written with `replaces` takes its later states (a batch as it progresses), never an earlier one; a plain write of its id is ignored', async (t, store) => {
+    const first = makeRecord({ time: at(0), operation: 'batch', latency_ms: 0, metadata: { 'batch.status': 'validating', job: 'nightly' }, replaces: true });
+    await store.insert([first]);
+    const later = { ...first, latency_ms: 5000, cost_usd: 0.25, prompt_tokens: 10, metadata: { 'batch.status': 'completed', job: 'nightly' } };
+    // Two states in one write, then an earlier one replayed after them (a spill), then a plain write of the id.
+    await store.insert([{ ...first, latency_ms: 1000, metadata: { 'batch.status': 'in_progress' } }, later]);
+    await store.insert([{ ...first, latency_ms: 2000, metadata: { 'batch.status': 'in_progress' } }]);
+    await store.insert([makeRecord({ id: first.id, time: at(0), status: 500 })]);
+    const { replaces: _replaces, ...stored } = later;
+    t.deepEqual(await store.get(first.id), stored);
+    t.is((await store.list({ limit: 10 })).data.length, 1);
+    // The metadata index follows the row: the old status is gone, the new one found.
+    t.deepEqual((await store.list({ limit: 10, metadataKey: 'batch.status', metadataValue: 'completed' })).data.map((row) => row.id), [first.id]);
+    t.is((await store.list({ limit: 10, metadataKey: 'batch.status', metadataValue: 'validating' })).data.length, 0);
+    t.is((await store.list({ limit: 10, metadataKey: 'job' })).data.length, 1);
+  });
+
   withStore("a routed request's route and attempts come back as inserted", async (t, store) => {
     const record = makeRecord({
       time: at(0),

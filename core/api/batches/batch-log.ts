@@ -4,6 +4,9 @@ import type { Caller } from '../../spec/key-resolver.js';
 import type { BatchOutcome } from './batch-lines.js';
 import type { StoredBatch } from './batch-store.js';
 
+/** The statuses a batch ends in: its entry's last write. */
+const ENDED = new Set(['completed', 'failed', 'expired', 'cancelled']);
+
 /** Token usage summed over the lines that ran. */
 function summedUsage(outcome: BatchOutcome | undefined): LogEntry['usage'] | undefined {
   if (!outcome || outcome.ran.length === 0) return undefined;
@@ -21,10 +24,12 @@ function summedUsage(outcome: BatchOutcome | undefined): LogEntry['usage'] | und
 }
 
 /**
- * The one log entry of a translated batch (`operation: "batch"`), written when the batch ends: its
- * provider, models, caller, tokens and cost summed over the lines that ran, the time from creation to
- * its end, and a summary of its lines in metadata (`batch.id`, `batch.status`, `batch.lines`,
- * `batch.succeeded`, `batch.errored`, `batch.expired`, `batch.cancelled`). The trace id is the batch id.
+ * The one log entry of a translated batch (`operation: "batch"`), written when the batch is created
+ * and again, under the same id (`replaces`), at each change of its state and when it ends: its
+ * provider, models, caller, status (`batch.status`), and once it has ended the tokens and cost summed
+ * over the lines that ran, the time from creation to its end, and a summary of its lines in metadata
+ * (`batch.id`, `batch.status`, `batch.lines`, `batch.succeeded`, `batch.errored`, `batch.expired`,
+ * `batch.cancelled`). The trace id is the batch id.
  */
 export function batchLogEntry(batch: StoredBatch, caller: Caller, outcome: BatchOutcome | undefined, endedAt: number): LogEntry {
   const models = [...new Set(batch.lines.map((line) => line.model))];
@@ -33,7 +38,10 @@ export function batchLogEntry(batch: StoredBatch, caller: Caller, outcome: Batch
   const usage = summedUsage(outcome);
   const summary = outcome?.summary;
   return {
-    id: timeOrderedId(endedAt),
+    // A batch made before its entry had an id of its own is logged once, when it ends.
+    id: batch.logId ?? timeOrderedId(endedAt),
+    ...(batch.logId !== undefined ? { replaces: true as const } : {}),
+    ...(batch.logId !== undefined && !ENDED.has(batch.status) ? { progress: true as const } : {}),
     time: new Date(batch.created_at * 1000).toISOString(),
     traceId: batch.id,
     method: 'POST',

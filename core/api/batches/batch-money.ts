@@ -1,34 +1,65 @@
 import { errors } from '../../errors.js';
+import type { GatewayContext } from '../../pipeline/context.js';
 import type { ProviderPlugin } from '../../spec/provider.js';
 import type { ChatRequest, Usage } from '../../spec/unified.js';
 import type { SharedState } from '../../store/state.js';
+import type { ChargedBudget } from '../../vault/alerts.js';
 import { expectedOutputTokens, promptTokensBound } from '../../vault/estimate.js';
-import { fromNanos, periodsOf, toNanos } from '../../vault/limits.js';
+import { calendarAt, type Level, levelAdmission, type LevelName, periodCounter, spentCounters, tracksSpend } from '../../vault/levels.js';
+import { levelRefusal } from '../../vault/level-refusals.js';
+import { chargedBudget, toNanos } from '../../vault/limits.js';
 import { costOf, type ModelPrice, type PriceTable, roundUsd, tokenCounts } from '../../vault/pricing.js';
-import type { VirtualKeyRecord } from '../../vault/records.js';
-
-const DAY_MS = 86_400_000;
+import type { LevelLimits } from '../../vault/records.js';
 
 /**
- * What a batch costs: its lines at the provider's batch price, reserved against the key's budget
- * when the batch is created and charged once when it ends (docs/batches.md). The reservation and
- * the charge use the shared state's one admission and one settle, on the same counters as the key's
- * other requests (`core/vault/limits.ts`), so a batch and single calls share one budget.
+ * What a batch costs: its lines at the provider's batch price, reserved when the batch is created
+ * and charged once when it ends, at every level its creating request is admitted at (the key, its
+ * end-user and tag rules, its user or service account, its team, the organization: the levels of
+ * `core/vault/applicable-levels.ts`), with the shared state's one admission and one settle on the
+ * same counters as single calls (`core/vault/limits.ts`), so a batch and single calls share each budget.
  */
 export interface BatchMoneyDependencies {
   readonly state: () => SharedState;
   readonly prices: PriceTable;
-  /** A virtual key's record (its limits); undefined for another caller. */
-  readonly record: (keyId: string) => Promise<VirtualKeyRecord | undefined>;
+  /** The levels of the creating request's caller (undefined: none binds it, as the account key). */
+  readonly levels: (context: GatewayContext) => Promise<readonly Level[] | undefined>;
   /** Output tokens assumed for a line without `max_tokens` (the vault's `outputTokenEstimate`). */
   readonly outputTokenEstimate: number;
+  /** Told after the batch is charged at a level with a budget or a soft budget (the budget alerts). */
+  readonly onCharged?: (budget: ChargedBudget, spentNanos: number | undefined) => void;
+}
+
+/** One level a batch was admitted at, as the batch keeps it until it ends (it may end on another instance, another day). */
+export interface BatchLevel {
+  readonly level: LevelName;
+  readonly id: string;
+  readonly name?: string;
+  readonly base: string;
+  readonly limits: Pick<LevelLimits, 'budget_usd' | 'soft_budget_usd' | 'budget_period'>;
+  readonly countsRequests?: true;
+  /** The counter the reservation was made on; absent at a level without a budget. */
+  readonly reservedKey?: string;
 }
 
 /** The reservation a batch holds: released and replaced by its cost when it ends. */
 export interface BatchReservation {
+  readonly requestId: string;
+  /** What each level with a budget reserved (nano-USD). */
+  readonly nanos: number;
+  readonly levels: readonly BatchLevel[];
+}
+
+/** A reservation as batches created before levels kept it: the key's alone. */
+interface KeyReservation {
   readonly key: string;
   readonly nanos: number;
   readonly keyId: string;
+}
+
+/** A stored reservation, in today's form. */
+export function batchReservation(stored: BatchReservation | KeyReservation | undefined): BatchReservation | undefined {
+  if (stored === undefined || 'levels' in stored) return stored;
+  return { requestId: stored.keyId, nanos: stored.nanos, levels: [{ level: 'key', id: stored.keyId, base: `usage:${stored.keyId}`, limits: {}, countsRequests: true, reservedKey: stored.key }] };
 }
 
 /**
@@ -49,12 +80,13 @@ export function batchPrice(prices: PriceTable, provider: ProviderPlugin, model: 
 }
 
 /** The batch's expected cost (USD): each line's prompt bound and `max_tokens` (or the estimate) at the batch price. */
-function estimateUsd(requests: readonly ChatRequest[], price: (model: string) => ModelPrice | undefined, outputTokenEstimate: number): number {
+function estimateUsd(requests: readonly ChatRequest[], price: (model: string) => ModelPrice | undefined, outputTokenEstimate: number, budgeted: Level): number {
   let total = 0;
   requests.forEach((request, line) => {
     const linePrice = price(request.model);
     if (linePrice === undefined) {
-      throw errors.permission(`The model "${request.model}" (line ${line + 1}) has no price, and this key has a budget. Give it one with \`pricing.models\` in the gateway's configuration.`, {
+      const whose = budgeted.level === 'key' ? 'this key has a budget' : `a budget applies (${budgeted.label})`;
+      throw errors.permission(`The model "${request.model}" (line ${line + 1}) has no price, and ${whose}. Give it one with \`pricing.models\` in the gateway's configuration.`, {
         param: 'input_file_id',
         code: 'model_not_priced',
       });
@@ -65,55 +97,59 @@ function estimateUsd(requests: readonly ChatRequest[], price: (model: string) =>
 }
 
 /**
- * Reserves the batch's expected cost against the key's budget (403 `budget_exceeded` when it does
- * not fit); undefined for a caller without a budget. The batch is not counted as a request against
- * the key's per-minute and per-day limits (its counters are the batch's own).
+ * A level's admission for a batch: its budget (spent and reserved in the budget's period), and
+ * none of its request, token or concurrency limits, whose counters are the batch's own: a batch is
+ * not a request against them (its HTTP calls are, as pass-through requests).
+ */
+function batchAdmission(level: Level, now: number) {
+  const own = levelAdmission(level, now);
+  return {
+    minuteWindowKey: `${level.base}:batches:minute`,
+    spentKey: own.spentKey,
+    reservedKey: own.reservedKey,
+    tokensWindowKey: `${level.base}:batches:tokens`,
+    concurrentKey: `${level.base}:batches:inflight`,
+    ...(own.budgetNanos !== undefined ? { budgetNanos: own.budgetNanos } : {}),
+    ...(own.periodTtlMs !== undefined ? { periodTtlMs: own.periodTtlMs } : {}),
+  };
+}
+
+/**
+ * Reserves the batch's expected cost at every level with a budget, in one step (403
+ * `budget_exceeded` naming the level that cannot hold it, before anything is created); undefined
+ * for a caller no level binds.
  */
 export async function reserveBatch(
   dependencies: BatchMoneyDependencies,
-  keyId: string | undefined,
+  levels: readonly Level[] | undefined,
   requests: readonly ChatRequest[],
   price: (model: string) => ModelPrice | undefined,
   batchId: string,
 ): Promise<BatchReservation | undefined> {
-  if (keyId === undefined) return undefined;
-  const limits = (await dependencies.record(keyId))?.limits;
-  if (limits?.budget_usd === undefined) return undefined;
-  const reservationNanos = toNanos(estimateUsd(requests, price, dependencies.outputTokenEstimate));
+  if (levels === undefined || levels.length === 0) return undefined;
+  const budgeted = levels.find((level) => level.limits.budget_usd !== undefined);
+  const reservationNanos = budgeted === undefined ? 0 : toNanos(estimateUsd(requests, price, dependencies.outputTokenEstimate, budgeted));
   const now = Date.now();
-  const periods = periodsOf(keyId, now);
-  const period = limits.budget_period ?? 'total';
-  const budgetNanos = toNanos(limits.budget_usd);
-  const periodTtlMs =
-    period === 'day' ? periods.msUntilDayEnds + DAY_MS : period === 'week' ? periods.msUntilWeekEnds + DAY_MS : period === 'month' ? periods.msUntilMonthEnds + DAY_MS : undefined;
-  const result = await dependencies.state().admit({
-    now,
+  const admissions = levels.map((level) => batchAdmission(level, now));
+  const result = await dependencies.state().admit({ now, requestId: batchId, levels: admissions, reservationNanos, tokens: 0, msUntilDayEnds: calendarAt(now).ends.day - now });
+  if (!result.admitted) throw levelRefusal(result, levels[result.level]!, { reservationNanos, now, tokens: 0 });
+  return {
     requestId: batchId,
-    levels: [
-      {
-        minuteWindowKey: `usage:${keyId}:batches:minute`,
-        dayCounterKey: `usage:${keyId}:batches:day`,
-        totalCounterKey: `usage:${keyId}:batches:total`,
-        spentKey: periods.spent[period],
-        reservedKey: periods.reserved[period],
-        tokensWindowKey: `usage:${keyId}:batches:tokens`,
-        concurrentKey: `usage:${keyId}:batches:inflight`,
-        budgetNanos,
-        ...(periodTtlMs !== undefined ? { periodTtlMs } : {}),
+    nanos: result.reservedNanos,
+    levels: levels.map((level, index) => ({
+      level: level.level,
+      id: level.id,
+      ...(level.name !== undefined ? { name: level.name } : {}),
+      base: level.base,
+      limits: {
+        ...(level.limits.budget_usd !== undefined ? { budget_usd: level.limits.budget_usd } : {}),
+        ...(level.limits.soft_budget_usd !== undefined ? { soft_budget_usd: level.limits.soft_budget_usd } : {}),
+        ...(level.limits.budget_period !== undefined ? { budget_period: level.limits.budget_period } : {}),
       },
-    ],
-    reservationNanos,
-    tokens: 0,
-    msUntilDayEnds: periods.msUntilDayEnds,
-  });
-  if (!result.admitted) {
-    const spent = result.reason === 'budget' ? `$${fromNanos(result.spentNanos)} spent and $${fromNanos(result.reservedNanos)} reserved` : 'the limit reached';
-    throw errors.permission(`This key's budget of $${limits.budget_usd} cannot hold this batch, estimated at up to $${fromNanos(reservationNanos)} (${spent}).`, {
-      param: 'input_file_id',
-      code: 'budget_exceeded',
-    });
-  }
-  return { key: periods.reserved[period], nanos: result.reservedNanos, keyId };
+      ...(level.countsRequests ? { countsRequests: true as const } : {}),
+      ...(admissions[index]!.budgetNanos !== undefined ? { reservedKey: admissions[index]!.reservedKey } : {}),
+    })),
+  };
 }
 
 /** The cost (USD) of the lines that ran, each priced at its model's batch price. */
@@ -126,26 +162,24 @@ export function batchCostUsd(lines: ReadonlyArray<{ model: string; usage?: Usage
   return roundUsd(total);
 }
 
-/** Replaces the reservation by the cost, once (the caller holds the batch's end claim). */
+/**
+ * Replaces the reservation by the cost at every level, once (the caller holds the batch's end
+ * claim), and tells the budget alerts of each level with a budget or a soft budget.
+ */
 export async function settleBatch(dependencies: BatchMoneyDependencies, reservation: BatchReservation | undefined, costUsd: number): Promise<void> {
   if (reservation === undefined) return;
   const now = Date.now();
-  const periods = periodsOf(reservation.keyId, now);
-  await dependencies.state().settle({
-    requestId: reservation.keyId,
+  const actualNanos = toNanos(costUsd);
+  const levels = reservation.levels.map((level) => ({ ...(level.reservedKey !== undefined && reservation.nanos > 0 ? { reservedKey: level.reservedKey } : {}), spent: spentCounters(level, now) }));
+  const alerted = dependencies.onCharged !== undefined && actualNanos > 0 ? reservation.levels.filter((level) => tracksSpend(level.limits)) : [];
+  const report = alerted.map((level) => periodCounter(level.base, 'spent', level.limits.budget_period ?? 'total', now));
+  const spent = await dependencies.state().settle({
+    requestId: reservation.requestId,
     reservationNanos: reservation.nanos,
-    actualNanos: toNanos(costUsd),
+    actualNanos,
     estimatedTokens: 0,
-    levels: [
-      {
-        reservedKey: reservation.key,
-        spent: [
-          { key: periods.spent.total },
-          { key: periods.spent.day, ttlMs: periods.msUntilDayEnds + DAY_MS },
-          { key: periods.spent.week, ttlMs: periods.msUntilWeekEnds + DAY_MS },
-          { key: periods.spent.month, ttlMs: periods.msUntilMonthEnds + DAY_MS },
-        ],
-      },
-    ],
+    levels,
+    ...(report.length > 0 ? { report } : {}),
   });
+  alerted.forEach((level, index) => dependencies.onCharged!(chargedBudget({ ...level, label: level.id }, report[index]!, now), spent?.[index]));
 }

@@ -110,7 +110,7 @@ async function batches(context: GatewayContext, auth: AuthSlice, id: string | un
   const owner = ownerOf(auth.caller);
   const method = context.incoming.method;
   const { service } = options;
-  if (id === undefined && method === 'POST') return ok(renderBatch(await service.create(auth, owner, await readJson(context.request.stream), context.signal)));
+  if (id === undefined && method === 'POST') return ok(renderBatch(await service.create(context, auth, owner, await readJson(context.request.stream))));
   if (id === undefined && method === 'GET') {
     const all = (await options.store.batches(owner)).filter((batch) => batch.provider === auth.provider.id).sort((a, b) => b.created_at - a.created_at || (a.id < b.id ? 1 : -1));
     const listed = page(all, context.incoming.search, 20);

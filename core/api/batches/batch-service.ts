@@ -1,14 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { errors } from '../../errors.js';
+import { errors, GatewayError } from '../../errors.js';
+import { timeOrderedId } from '../../ids.js';
 import type { UpstreamClient } from '../../http/upstream.js';
 import type { LogSink } from '../../logs/entry.js';
-import type { AuthSlice } from '../../pipeline/context.js';
-import type { BatchAdapter, ProviderBatchState } from '../../spec/batches.js';
+import type { AuthSlice, GatewayContext } from '../../pipeline/context.js';
+import type { BatchAdapter, BatchLineResult, ProviderBatchState } from '../../spec/batches.js';
 import { isRecord } from '../../spec/is-record.js';
 import type { ChatRequest } from '../../spec/unified.js';
 import { type BatchInputError, batchOutcome, mapBatchLines, parseBatchInput } from './batch-lines.js';
 import { batchLogEntry } from './batch-log.js';
-import { batchCostUsd, type BatchMoneyDependencies, batchPrice, reserveBatch, settleBatch } from './batch-money.js';
+import { batchCostUsd, type BatchMoneyDependencies, batchPrice, batchReservation, reserveBatch, settleBatch } from './batch-money.js';
 import { type BatchStore, newBatchId, newFileId, type StoredBatch } from './batch-store.js';
 import { readUpstream, sendBatchRequest, upstreamJson } from './batch-upstream.js';
 
@@ -105,7 +106,8 @@ export class BatchService {
     return (model) => batchPrice(this.dependencies.prices, auth.provider, model, auth.target.headers);
   }
 
-  async create(auth: AuthSlice, owner: string, body: Record<string, unknown>, signal: AbortSignal): Promise<StoredBatch> {
+  async create(context: GatewayContext, auth: AuthSlice, owner: string, body: Record<string, unknown>): Promise<StoredBatch> {
+    const signal = context.signal;
     const adapter = this.adapter(auth);
     const { store } = this.dependencies;
     if (typeof body.input_file_id !== 'string') throw invalidBatch('input_file_id is required.', 'input_file_id');
@@ -134,14 +136,17 @@ export class BatchService {
       expires_at: created + WINDOW_SECONDS,
       request_counts: { total: input.requests.length, completed: 0, failed: 0 },
       lines: input.requests.map((request, index) => ({ customId: input.customIds[index], model: request.model })),
+      logId: timeOrderedId(created * 1000),
     };
     const mapped = input.errors.length === 0 ? mapBatchLines(input.requests, auth.provider, auth.target) : { lines: [], errors: input.errors };
     if (mapped.errors.length > 0) return this.fail(auth, batch, mapped.errors);
-    const keyId = auth.caller.type === 'virtual-key' ? auth.caller.id : undefined;
-    const reservation = await reserveBatch(this.dependencies, keyId, input.requests, this.price(auth), batch.id);
+    const reservation = await reserveBatch(this.dependencies, await this.dependencies.levels(context), input.requests, this.price(auth), batch.id);
     let state: ProviderBatchState;
     try {
-      const answer = await sendBatchRequest(this.dependencies.upstream, auth, adapter.create(mapped.lines, auth.target), { signal, maxBytes: this.dependencies.maxAnswerBytes });
+      const options = { signal, maxBytes: this.dependencies.maxAnswerBytes };
+      // A provider whose jobs read cloud storage gets the input written there first.
+      if (adapter.stage) await sendBatchRequest(this.dependencies.upstream, auth, adapter.stage(mapped.lines, auth.target, batch.id), options);
+      const answer = await sendBatchRequest(this.dependencies.upstream, auth, adapter.create(mapped.lines, auth.target, batch.id), options);
       state = readUpstream(auth.provider.id, () => adapter.state(upstreamJson(answer, auth.provider.id)));
     } catch (error) {
       // Nothing was created upstream: the reservation is released.
@@ -151,7 +156,9 @@ export class BatchService {
     const started: StoredBatch = { ...batch, ...(reservation ? { reservation } : {}) };
     applyState(started, state);
     await store.putBatch(started);
-    return state.ended ? this.end(auth, started, signal) : started;
+    if (state.ended) return this.end(auth, started, signal);
+    this.log(auth, started, undefined);
+    return started;
   }
 
   /** A batch whose input was refused (`validating` → `failed`), with its problems by line; nothing was sent or reserved. */
@@ -170,10 +177,13 @@ export class BatchService {
     if (TERMINAL.has(batch.status) || !batch.upstream) return batch;
     if (!batch.upstream.ended) {
       const adapter = this.adapter(auth);
+      const before = batch.status;
       const answer = await sendBatchRequest(this.dependencies.upstream, auth, adapter.retrieve(batch.upstream, auth.target), { signal, maxBytes: this.dependencies.maxAnswerBytes });
       applyState(batch, readUpstream(auth.provider.id, () => adapter.state(upstreamJson(answer, auth.provider.id))));
       if (!batch.upstream.ended) {
         await this.dependencies.store.putBatch(batch);
+        // The batch's log entry follows its state.
+        if (batch.status !== before) this.log(auth, batch, undefined);
         return batch;
       }
     }
@@ -197,6 +207,7 @@ export class BatchService {
     batch.cancelling_at ??= seconds();
     if (!batch.upstream.ended) {
       await this.dependencies.store.putBatch(batch);
+      this.log(auth, batch, undefined);
       return batch;
     }
     return this.end(auth, batch, signal);
@@ -218,8 +229,7 @@ export class BatchService {
     try {
       const adapter = this.adapter(auth);
       const state = batch.upstream!;
-      const answer = await sendBatchRequest(this.dependencies.upstream, auth, adapter.results(state, auth.target), { signal, maxBytes: this.dependencies.maxAnswerBytes });
-      const results = readUpstream(auth.provider.id, () => adapter.lineResults(answer, state));
+      const results = await this.results(auth, adapter, state, signal);
       const content = await store.content(batch.owner, batch.input_file_id);
       const parsed = content === undefined ? undefined : parseBatchInput(content, batch.endpoint, auth.provider, adapter);
       // The input file deleted meanwhile: each line's model is all the mapping back has.
@@ -241,13 +251,30 @@ export class BatchService {
       ended.error_file_id = await this.resultFile(batch, 'error', outcome.errors);
       await store.putBatch(ended);
       // Stored as ended first, so that a failure now can never charge the batch twice.
-      await settleBatch(this.dependencies, batch.reservation, ended.costUsd!).catch(() => {});
+      await settleBatch(this.dependencies, batchReservation(batch.reservation), ended.costUsd!).catch(() => {});
       this.log(auth, ended, outcome);
       return ended;
     } catch (error) {
       await store.releaseEnd(batch.id, claimant).catch(() => {});
       throw error;
     }
+  }
+
+  /**
+   * An ended batch's line results: none when the provider wrote none (the adapter names no
+   * request), or when a batch that did not complete has no results file (404: nothing ran).
+   */
+  private async results(auth: AuthSlice, adapter: BatchAdapter, state: ProviderBatchState, signal: AbortSignal): Promise<BatchLineResult[]> {
+    const request = adapter.results(state, auth.target);
+    if (request === undefined) return [];
+    let answer: Buffer;
+    try {
+      answer = await sendBatchRequest(this.dependencies.upstream, auth, request, { signal, maxBytes: this.dependencies.maxAnswerBytes });
+    } catch (error) {
+      if (error instanceof GatewayError && error.status === 404 && state.status !== 'completed') return [];
+      throw error;
+    }
+    return readUpstream(auth.provider.id, () => adapter.lineResults(answer, state));
   }
 
   /** Stores one result file (`batch_output`), owned like the batch; undefined when it has no line. */
@@ -260,7 +287,10 @@ export class BatchService {
     return id;
   }
 
+  /** Writes the batch's one log entry in its current state (each write replaces the last: `replaces`). */
   private log(auth: AuthSlice, batch: StoredBatch, outcome: Parameters<typeof batchLogEntry>[2]): void {
+    // A batch made before its entry had an id of its own is logged once, when it ends.
+    if (batch.logId === undefined && !TERMINAL.has(batch.status)) return;
     const entry = batchLogEntry(batch, auth.caller, outcome, Date.now());
     for (const sink of this.dependencies.sinks()) sink.write(entry);
   }

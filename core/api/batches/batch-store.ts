@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { BatchStatus, ProviderBatchState } from '../../spec/batches.js';
 import type { SharedState } from '../../store/state.js';
+import type { BatchReservation } from './batch-money.js';
 
 /**
  * The files and batches the gateway keeps for translated providers, in the shared state (SQLite
@@ -55,8 +56,13 @@ export interface StoredBatch {
   upstream?: ProviderBatchState;
   /** The caller's custom ids and models, by line index (the provider's ids are `r<index>`). */
   readonly lines: readonly BatchLineRecord[];
-  /** The budget reservation made at creation (nano-USD) and its counter; absent for a caller without a budget. */
-  readonly reservation?: { readonly key: string; readonly nanos: number; readonly keyId: string };
+  /**
+   * The reservation made at creation at every level of the caller (`BatchReservation`; a batch
+   * made before levels holds its key's alone: `{key, nanos, keyId}`); absent for a caller no level binds.
+   */
+  readonly reservation?: BatchReservation | { readonly key: string; readonly nanos: number; readonly keyId: string };
+  /** The id of the batch's one log entry, written at creation and replaced as the batch progresses. */
+  readonly logId?: string;
   /** Cost charged when the batch ended (USD). */
   costUsd?: number;
 }

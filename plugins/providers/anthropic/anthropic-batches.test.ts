@@ -8,7 +8,7 @@ const target = { baseUrl: 'https://api.anthropic.com/v1', customHost: false, hea
 
 test('create wraps each line\'s mapped chat body as params, under the line id', (t) => {
   const upstream = { method: 'POST' as const, url: 'https://api.anthropic.com/v1/messages', headers: {}, body: JSON.stringify({ model: 'claude-x', max_tokens: 5, messages: [] }) };
-  const request = anthropicBatches.create([{ customId: 'r0', request: { model: 'claude-x', messages: [] }, upstream }], target);
+  const request = anthropicBatches.create([{ customId: 'r0', request: { model: 'claude-x', messages: [] }, upstream }], target, 'batch_gw_test');
   t.is(request.url, 'https://api.anthropic.com/v1/messages/batches');
   t.deepEqual(JSON.parse(String(request.body)), { requests: [{ custom_id: 'r0', params: { model: 'claude-x', max_tokens: 5, messages: [] } }] });
 });
@@ -24,7 +24,7 @@ test('processing_status in OpenAI\'s terms', (t) => {
 
 test('results: the documented path on the target host (not results_url), each line by kind, errors with the status of their type', (t) => {
   const state = anthropicBatches.state(JSON.parse(fixture('batch-ended.json')));
-  t.is(anthropicBatches.results(state, { ...target, baseUrl: 'http://127.0.0.1:9/v1' }).url, 'http://127.0.0.1:9/v1/messages/batches/msgbatch_013Zva2CMHLNnXjNJJKqJ2EF/results');
+  t.is(anthropicBatches.results(state, { ...target, baseUrl: 'http://127.0.0.1:9/v1' })!.url, 'http://127.0.0.1:9/v1/messages/batches/msgbatch_013Zva2CMHLNnXjNJJKqJ2EF/results');
   const results = anthropicBatches.lineResults(Buffer.from(fixture('batch-results.jsonl')), state);
   t.deepEqual(
     results.map((result) => [result.customId, result.kind]),

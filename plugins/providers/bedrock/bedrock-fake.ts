@@ -28,6 +28,8 @@ export function checkSigV4(
   request: { readonly method: string; readonly url: string; readonly headers: Readonly<Record<string, string | string[] | undefined>>; readonly body: Buffer },
   credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string },
   region: string,
+  /** The service the request is for: `bedrock`, or `s3` for a batch's objects. */
+  expectedService = 'bedrock',
 ): string[] {
   const problems: string[] = [];
   const authorization = String(request.headers.authorization ?? '');
@@ -36,7 +38,7 @@ export function checkSigV4(
   const [, keyId, day, signedRegion, service, signedHeaders] = match;
   if (keyId !== credentials.accessKeyId) problems.push(`access key id ${keyId}`);
   if (signedRegion !== region) problems.push(`region ${signedRegion}`);
-  if (service !== 'bedrock') problems.push(`service ${service}`);
+  if (service !== expectedService) problems.push(`service ${service}`);
   const amzDate = String(request.headers['x-amz-date'] ?? '');
   if (!amzDate.startsWith(day)) problems.push('x-amz-date does not match the credential scope');
   if (credentials.sessionToken && request.headers['x-amz-security-token'] !== credentials.sessionToken) problems.push('session token missing');
@@ -49,7 +51,7 @@ export function checkSigV4(
   const expected = signRequest(
     { method: request.method, url: `http://${String(request.headers.host)}${request.url}`, headers: extra, body: request.body },
     credentials,
-    { region, service: 'bedrock' },
+    { region, service: expectedService },
     date,
   );
   if (expected.headers.authorization !== authorization) problems.push('signature does not match the request received');

@@ -1,5 +1,6 @@
 import { errors, type ProviderRegistration, type UpstreamRequest } from '../../../core/spec/index.js';
 import { signRequest } from '../../shared/aws-sigv4/sigv4.js';
+import { BEDROCK_BATCH_HEADERS, bedrockBatches } from './bedrock-batches.js';
 import { bedrockChat } from './bedrock-chat.js';
 import { BEDROCK_CONTENT_PARTS } from './bedrock-document.js';
 import { bedrockEmbed } from './bedrock-embed.js';
@@ -10,7 +11,13 @@ import { bedrockRerank } from './bedrock-rerank.js';
 export interface BedrockParams {
   /** Region when the request names none in `x-gateway-cloud-c-region` (default `us-east-1`). */
   defaultRegion?: string;
+  /** Where batch jobs read and write when the request names none (`s3://bucket/prefix`; docs/batches.md). */
+  batchS3Uri?: string;
+  /** The IAM service role batch jobs run as when the request names none. */
+  batchRoleArn?: string;
 }
+
+export { BEDROCK_BATCH_HEADERS };
 
 export const BEDROCK_HEADERS = {
   secretAccessKey: 'x-gateway-cloud-c-secret-access-key',
@@ -52,11 +59,15 @@ export function bedrock(params: BedrockParams = {}): ProviderRegistration {
       kind: 'provider',
       specificationVersion: 'v1',
       version: '1.0.0',
-      description: 'Amazon Bedrock: Converse / ConverseStream chat (SigV4 or Bedrock API key), the Messages API natively for Claude (InvokeModel), Titan and Cohere embeddings, Amazon and Cohere rerank models (Agents runtime Rerank).',
+      description: 'Amazon Bedrock: Converse / ConverseStream chat (SigV4 or Bedrock API key), the Messages API natively for Claude (InvokeModel), Titan and Cohere embeddings, Amazon and Cohere rerank models (Agents runtime Rerank), OpenAI batches as batch inference jobs over the caller S3 location.',
       params: {
         type: 'object',
         additionalProperties: false,
-        properties: { defaultRegion: { type: 'string', pattern: REGION.source } },
+        properties: {
+          defaultRegion: { type: 'string', pattern: REGION.source },
+          batchS3Uri: { type: 'string', pattern: '^s3://' },
+          batchRoleArn: { type: 'string', pattern: '^arn:' },
+        },
       },
     },
     params,
@@ -66,7 +77,13 @@ export function bedrock(params: BedrockParams = {}): ProviderRegistration {
       return {
         id: 'bedrock',
         name: 'Amazon Bedrock',
-        operations: { chat: bedrockChat, embed: bedrockEmbed, messages: bedrockMessages, rerank: bedrockRerank((headers) => regionOf(headers, defaultRegion)) },
+        operations: {
+          chat: bedrockChat,
+          embed: bedrockEmbed,
+          messages: bedrockMessages,
+          rerank: bedrockRerank((headers) => regionOf(headers, defaultRegion)),
+          batches: bedrockBatches({ region: (headers) => regionOf(headers, defaultRegion), ...(params.batchS3Uri ? { s3Uri: params.batchS3Uri } : {}), ...(params.batchRoleArn ? { roleArn: params.batchRoleArn } : {}) }),
+        },
         // No developer role upstream: the core sends developer messages as system. Converse reads the thinking budget.
         capabilities: { developerRole: () => false, contentParts: () => BEDROCK_CONTENT_PARTS, chatExtensions: () => ['thinking'] },
         baseUrl: (headers) => `https://bedrock-runtime.${regionOf(headers, defaultRegion)}.amazonaws.com`,
@@ -78,10 +95,17 @@ export function bedrock(params: BedrockParams = {}): ProviderRegistration {
           const secretAccessKey = target.headers[BEDROCK_HEADERS.secretAccessKey];
           if (!secretAccessKey) return { authorization: `Bearer ${accessKeyId}` };
           const contentType = request.headers['content-type'];
+          // A batch's S3 object requests carry their payload hash, which S3 requires signed (bedrock-batches.ts).
+          const payloadHash = request.headers['x-amz-content-sha256'];
           const signed = signRequest(
-            { method: request.method, url: request.url, headers: contentType ? { 'content-type': contentType } : {}, body: bodyBytes(request) },
+            {
+              method: request.method,
+              url: request.url,
+              headers: { ...(contentType ? { 'content-type': contentType } : {}), ...(payloadHash ? { 'x-amz-content-sha256': payloadHash } : {}) },
+              body: bodyBytes(request),
+            },
             { accessKeyId, secretAccessKey, sessionToken: target.headers[BEDROCK_HEADERS.sessionToken] || undefined },
-            { region: regionOf(target.headers, defaultRegion), service: 'bedrock' },
+            { region: regionOf(target.headers, defaultRegion), service: payloadHash ? 's3' : 'bedrock' },
           );
           return signed.headers;
         },
@@ -90,7 +114,8 @@ export function bedrock(params: BedrockParams = {}): ProviderRegistration {
         mapError: mapBedrockError,
         // The catalogue knows Bedrock's model ids, cross-region prefixes (`us.`, `eu.`, `global.`) included.
         modelCatalogue: { catalogProvider: 'amazon-bedrock' },
-        pricing: { catalogProvider: 'aws' },
+        // Batch inference is billed at 50% of the on-demand price (Bedrock's pricing page).
+        pricing: { catalogProvider: 'aws', batchDiscount: 0.5 },
       };
     },
   };

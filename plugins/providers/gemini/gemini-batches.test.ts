@@ -10,7 +10,7 @@ const target = { baseUrl: 'https://generativelanguage.googleapis.com/v1beta', cu
 test('create: the chat mapping of each line as an inlined request, at the model\'s batchGenerateContent', (t) => {
   const request = { model: 'gemini-2.5-flash', messages: [{ role: 'user' as const, content: 'Hi' }] };
   const upstream = geminiChat.toUpstream(request, target);
-  const created = geminiBatches.create([{ customId: 'r0', request, upstream }], target);
+  const created = geminiBatches.create([{ customId: 'r0', request, upstream }], target, 'batch_gw_test');
   t.is(created.url, 'https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:batchGenerateContent');
   const body = JSON.parse(String(created.body));
   t.deepEqual(body.batch.inputConfig.requests.requests, [{ request: JSON.parse(String(upstream.body)), metadata: { key: 'r0' } }]);
