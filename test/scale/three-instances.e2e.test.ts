@@ -17,7 +17,6 @@ import {
   NGINX,
   type Nginx,
   PROXY_ERROR_BODY,
-  PROXY_ERROR_HEADER,
   readSpill,
   type Relay,
   removeTemporaryDirectories,
@@ -171,101 +170,128 @@ async function setUp(redisUrl: string, label: string): Promise<Setup> {
   return { openaiFake, claudeFake, nginx, relay, instances, victimEnvironment, schema, runId: `three-${label}-${process.pid}-${randomBytes(3).toString('hex')}` };
 }
 
+/** Through nginx: two credentials, a stored route of two targets (OpenAI-shaped, Anthropic), a virtual key with a budget that may take it. */
+async function provision(setup: Setup): Promise<{ id: string; key: string; route: string }> {
+  const { nginx, runId, openaiFake, claudeFake } = setup;
+  const credential = async (name: string, provider: string) => (await admin(nginx, 'POST', '/admin/credentials', { name: `${runId}-${name}`, provider, api_key: `sk-${name}-secret-0123456789` })).id as string;
+  const openaiCredential = await credential('openai', 'openai');
+  const claudeCredential = await credential('claude', 'anthropic');
+  const route = `${runId}-route`;
+  await admin(nginx, 'POST', '/admin/routes', {
+    name: route,
+    route: {
+      strategy: { mode: 'loadbalance' },
+      targets: [
+        { name: 'openai', provider: 'openai', credential: openaiCredential, custom_host: openaiFake.baseUrl, override_params: { model: 'gpt-4o-mini' } },
+        { name: 'claude', provider: 'anthropic', credential: claudeCredential, custom_host: claudeFake.baseUrl, override_params: { model: 'claude-3-5-haiku-latest' } },
+      ],
+    },
+  });
+  const key = await admin(nginx, 'POST', '/admin/virtual-keys', {
+    name: `${runId}-key`,
+    provider: 'openai',
+    credential_id: openaiCredential,
+    custom_host: openaiFake.baseUrl,
+    limits: { budget_usd: 100, budget_period: 'total' },
+    allowed_routes: [route],
+  });
+  return { id: key.id, key: key.key, route };
+}
+
+/** The official SDKs through nginx (their answers are accounted like the load's). */
+async function sdkRequests(t: ExecutionContext, setup: Setup, key: string): Promise<Result[]> {
+  const { nginx, runId } = setup;
+  const headers = (index: number) => ({ 'x-gateway-api-key': key, 'x-gateway-trace-id': `${runId}-${index}` });
+  const served = (index: number, kind: Kind, response: Response): Result => ({
+    index,
+    kind,
+    trace: `${runId}-${index}`,
+    sentIn: PHASE.before,
+    endedIn: PHASE.before,
+    outcome: 'ok',
+    status: response.status,
+    upstream: response.headers.get(UPSTREAM_HEADER)!.split(', ').at(-1)!,
+    ...(response.headers.get('x-gateway-cache') ? { cache: response.headers.get('x-gateway-cache')! } : {}),
+  });
+  const openaiClient = new OpenAI({ baseURL: `${nginx.url}/v1`, apiKey: 'unused', maxRetries: 0, timeout: 60_000 });
+  const chat = await openaiClient.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: `sdk ${runId}` }], max_tokens: 32 }, { headers: headers(0) }).withResponse();
+  t.truthy(chat.data.choices[0].message.content);
+  const anthropicClient = new Anthropic({ baseURL: nginx.url, apiKey: 'unused', maxRetries: 0, timeout: 60_000 });
+  const message = await anthropicClient.messages.create({ model: 'gpt-4o-mini', max_tokens: 32, messages: [{ role: 'user', content: `sdk messages ${runId}` }] }, { headers: headers(1) }).withResponse();
+  t.is(message.data.type, 'message');
+  return [served(0, 'chat', chat.response), served(1, 'messages', message.response)];
+}
+
+interface Run {
+  readonly results: Result[];
+  /** What the victim's spill file held right after the SIGKILL. */
+  readonly spillAtKill: ReturnType<typeof readSpill>;
+  /** The victim as restarted. */
+  readonly victim: Instance;
+  readonly reachedLimit: boolean;
+}
+
+/**
+ * The mixed load through nginx, CONCURRENCY at a time, while a controller walks the victim (the
+ * third instance) through its phases: its PostgreSQL link cut, SIGKILL, restart on the same port
+ * and data dir. Each step waits for answers (counts), never for a time.
+ */
+async function driveLoad(setup: Setup, key: { key: string; route: string }, first: Result[]): Promise<Run> {
+  const { nginx, relay, instances, runId } = setup;
+  let victim = instances[2];
+  const victimAddress = `127.0.0.1:${victim.port}`;
+  const results: Result[] = [...first];
+  let phase: number = PHASE.before;
+  let next = first.length;
+  let answered = first.length;
+  let stop = false;
+  const worker = async () => {
+    while (!stop && next < MAX_REQUESTS) {
+      const index = next++;
+      const kind = KINDS[index % KINDS.length];
+      const sentIn = phase;
+      const outcome = await sendOne(nginx.url, { kind, index, trace: `${runId}-${index}`, key: key.key, route: key.route, runId });
+      results.push({ ...outcome, index, kind, trace: `${runId}-${index}`, sentIn, endedIn: phase });
+      answered++;
+    }
+  };
+  let spillAtKill: ReturnType<typeof readSpill> = { segments: 0, traces: [], unreadable: 0 };
+  const controller = async () => {
+    await waitFor('the first answers', () => answered >= CUT_AFTER);
+    // The victim loses PostgreSQL: its entries go to its spill file.
+    relay.cut();
+    phase = PHASE.cut;
+    const cutAt = answered;
+    await waitFor('entries in the victim spill file', () => answered - cutAt >= KILL_AFTER && readSpill(victim.dataDir).traces.length >= 5);
+    phase = PHASE.killing;
+    await killInstance(victim);
+    phase = PHASE.dead;
+    const killedAt = answered;
+    spillAtKill = readSpill(victim.dataDir);
+    await waitFor('answers from the two others', () => answered - killedAt >= RESTART_AFTER);
+    relay.restore();
+    victim = await startInstance('c-restarted', victim.port, victim.dataDir, setup.victimEnvironment);
+    instances[2] = victim;
+    phase = PHASE.restarted;
+    const servedAgain = () => results.filter((result) => result.sentIn === PHASE.restarted && result.outcome === 'ok' && result.upstream === victimAddress).length;
+    await waitFor('answers from the restarted victim', () => servedAgain() >= SERVED_AFTER_RESTART || next >= MAX_REQUESTS);
+  };
+  const control = controller().finally(() => {
+    stop = true;
+  });
+  await Promise.all([...Array.from({ length: CONCURRENCY }, worker), control]);
+  return { results, spillAtKill, victim, reachedLimit: next >= MAX_REQUESTS };
+}
+
 async function scenario(t: ExecutionContext, redisUrl: string, label: string): Promise<void> {
   t.timeout(15 * 60_000);
   const setup = await setUp(redisUrl, label);
   const { nginx, relay, instances, openaiFake, claudeFake, schema, runId } = setup;
-  const [, , firstVictim] = instances;
-  let victim = firstVictim;
+  const victimAddress = `127.0.0.1:${instances[2].port}`;
   try {
-    // A virtual key with a budget, and a stored route of two targets (OpenAI-shaped, Anthropic) it may take.
-    const credential = async (name: string, provider: string) => (await admin(nginx, 'POST', '/admin/credentials', { name: `${runId}-${name}`, provider, api_key: `sk-${name}-secret-0123456789` })).id as string;
-    const openaiCredential = await credential('openai', 'openai');
-    const claudeCredential = await credential('claude', 'anthropic');
-    await admin(nginx, 'POST', '/admin/routes', {
-      name: `${runId}-route`,
-      route: {
-        strategy: { mode: 'loadbalance' },
-        targets: [
-          { name: 'openai', provider: 'openai', credential: openaiCredential, custom_host: openaiFake.baseUrl, override_params: { model: 'gpt-4o-mini' } },
-          { name: 'claude', provider: 'anthropic', credential: claudeCredential, custom_host: claudeFake.baseUrl, override_params: { model: 'claude-3-5-haiku-latest' } },
-        ],
-      },
-    });
-    const key = await admin(nginx, 'POST', '/admin/virtual-keys', {
-      name: `${runId}-key`,
-      provider: 'openai',
-      credential_id: openaiCredential,
-      custom_host: openaiFake.baseUrl,
-      limits: { budget_usd: 100, budget_period: 'total' },
-      allowed_routes: [`${runId}-route`],
-    });
-    const route = `${runId}-route`;
-
-    const results: Result[] = [];
-    let phase: number = PHASE.before;
-    let next = 0;
-    let answered = 0;
-    let stop = false;
-
-    // The official SDKs through nginx first (their answers count like the load's).
-    const sdkHeaders = (index: number) => ({ 'x-gateway-api-key': key.key, 'x-gateway-trace-id': `${runId}-${index}` });
-    const openaiClient = new OpenAI({ baseURL: `${nginx.url}/v1`, apiKey: 'unused', maxRetries: 0, timeout: 60_000 });
-    const chat = await openaiClient.chat.completions
-      .create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: `sdk ${runId}` }], max_tokens: 32 }, { headers: sdkHeaders(next) })
-      .withResponse();
-    t.truthy(chat.data.choices[0].message.content);
-    results.push({ index: next, kind: 'chat', trace: `${runId}-${next}`, sentIn: phase, endedIn: phase, outcome: 'ok', status: 200, upstream: chat.response.headers.get(UPSTREAM_HEADER)!.split(', ').at(-1)!, cache: chat.response.headers.get('x-gateway-cache') ?? undefined });
-    next++;
-    const anthropicClient = new Anthropic({ baseURL: nginx.url, apiKey: 'unused', maxRetries: 0, timeout: 60_000 });
-    const message = await anthropicClient.messages
-      .create({ model: 'gpt-4o-mini', max_tokens: 32, messages: [{ role: 'user', content: `sdk messages ${runId}` }] }, { headers: sdkHeaders(next) })
-      .withResponse();
-    t.is(message.data.type, 'message');
-    results.push({ index: next, kind: 'messages', trace: `${runId}-${next}`, sentIn: phase, endedIn: phase, outcome: 'ok', status: 200, upstream: message.response.headers.get(UPSTREAM_HEADER)!.split(', ').at(-1)!, cache: message.response.headers.get('x-gateway-cache') ?? undefined });
-    next++;
-    answered = 2;
-
-    const worker = async () => {
-      while (!stop && next < MAX_REQUESTS) {
-        const index = next++;
-        const kind = KINDS[index % KINDS.length];
-        const sentIn = phase;
-        const outcome = await sendOne(nginx.url, { kind, index, trace: `${runId}-${index}`, key: key.key, route, runId });
-        results.push({ ...outcome, index, kind, trace: `${runId}-${index}`, sentIn, endedIn: phase });
-        answered++;
-      }
-    };
-    const victimAddress = `127.0.0.1:${victim.port}`;
-    let cutAt = 0;
-    let killedAt = 0;
-    let spillAtKill = { segments: 0, traces: [] as string[], unreadable: 0 };
-    const controller = async () => {
-      await waitFor('the first answers', () => answered >= CUT_AFTER);
-      // The victim loses PostgreSQL: its entries go to its spill file.
-      relay.cut();
-      phase = PHASE.cut;
-      cutAt = answered;
-      await waitFor('entries in the victim spill file', () => answered - cutAt >= KILL_AFTER && readSpill(victim.dataDir).traces.length >= 5);
-      phase = PHASE.killing;
-      await killInstance(victim);
-      phase = PHASE.dead;
-      killedAt = answered;
-      spillAtKill = readSpill(victim.dataDir);
-      await waitFor('answers from the two others', () => answered - killedAt >= RESTART_AFTER);
-      relay.restore();
-      victim = await startInstance('c-restarted', victim.port, victim.dataDir, setup.victimEnvironment);
-      instances[2] = victim;
-      phase = PHASE.restarted;
-      await waitFor('answers from the restarted victim', () => results.filter((result) => result.sentIn === PHASE.restarted && result.outcome === 'ok' && result.upstream === victimAddress).length >= SERVED_AFTER_RESTART || next >= MAX_REQUESTS);
-      stop = true;
-    };
-    const control = controller().catch((error) => {
-      stop = true;
-      throw error;
-    });
-    await Promise.all([...Array.from({ length: CONCURRENCY }, worker), control]);
-    t.true(next < MAX_REQUESTS, `the restarted victim served ${SERVED_AFTER_RESTART} requests within ${MAX_REQUESTS}`);
+    const key = await provision(setup);
+    const { results, spillAtKill, victim, reachedLimit } = await driveLoad(setup, key, await sdkRequests(t, setup, key.key));
+    t.false(reachedLimit, `the restarted victim served ${SERVED_AFTER_RESTART} requests within ${MAX_REQUESTS}`);
 
     // Every instance has written what it logged; the restarted victim has replayed its spill file.
     await waitFor('the victim to replay its spill file', () => readSpill(victim.dataDir).segments === 0);
