@@ -47,7 +47,8 @@ function requestOf(request: Request): { path: string; headers: Record<string, st
     headers['anthropic-version'] = '2023-06-01';
     return { path: '/v1/messages', headers, body: { model: 'gpt-4o-mini', max_tokens: 32, stream, messages: [{ role: 'user', content: `message ${trace}` }] } };
   }
-  const content = kind.startsWith('cached') ? `${runId}: the same question, number ${index % CACHED_PROMPTS}` : `question ${trace}`;
+  // The kinds take turns (index % KINDS.length), so the prompt number is taken from the turn.
+  const content = kind.startsWith('cached') ? `${runId}: the same question, number ${Math.floor(index / KINDS.length) % CACHED_PROMPTS}` : `question ${trace}`;
   return { path: '/v1/chat/completions', headers, body: { model: 'gpt-4o-mini', max_tokens: 32, stream, messages: [{ role: 'user', content }] } };
 }
 
@@ -73,6 +74,9 @@ function errorShaped(text: string): unknown {
     return undefined;
   }
 }
+
+/** What a request of this kind is billed as: a cached kind's miss is a plain chat (or chat stream) call. */
+export const billedAs = (kind: Kind): Kind => (kind === 'cached' ? 'chat' : kind === 'cached-stream' ? 'stream' : kind);
 
 export async function sendOne(baseUrl: string, request: Request): Promise<Outcome> {
   const { path, headers, body } = requestOf(request);
