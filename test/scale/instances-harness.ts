@@ -17,17 +17,28 @@ export const NGINX = '/usr/sbin/nginx';
 const MAIN = fileURLToPath(new URL('../../core/main.js', import.meta.url));
 const CONFIG = fileURLToPath(new URL('./gateway.config.js', import.meta.url));
 
-const children = new Set<ChildProcess>();
+/** Each running child and the signal that ends it when the test process exits first. */
+const children = new Map<ChildProcess, NodeJS.Signals>();
 const cleanups: Array<() => void> = [];
 process.once('exit', () => {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  for (const [child, signal] of children) if (child.exitCode === null && child.signalCode === null) child.kill(signal);
   for (const cleanup of cleanups) cleanup();
 });
 
-function track(child: ChildProcess): ChildProcess {
-  children.add(child);
+/** `lastResort`: SIGKILL for a gateway; SIGTERM for nginx, whose master then stops its worker (killed, it would leave it behind). */
+function track(child: ChildProcess, lastResort: NodeJS.Signals = 'SIGKILL'): ChildProcess {
+  children.set(child, lastResort);
   child.once('exit', () => children.delete(child));
   return child;
+}
+
+/** The pids of a process's children (nginx's workers), from /proc. */
+function childPids(pid: number | undefined): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
 }
 
 /** Resolves once the child has exited (at once when it already has). */
@@ -45,6 +56,13 @@ export async function stopChild(child: ChildProcess, signal: NodeJS.Signals = 'S
   await Promise.race([done, new Promise((resolve) => (timer = setTimeout(resolve, graceMs)))]);
   clearTimeout(timer);
   if (child.exitCode === null && child.signalCode === null) {
+    for (const pid of childPids(child.pid)) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // gone already
+      }
+    }
     child.kill('SIGKILL');
     await done;
   }
@@ -52,7 +70,7 @@ export async function stopChild(child: ChildProcess, signal: NodeJS.Signals = 'S
 
 /** Every process this module started and still running: SIGTERM, then SIGKILL. */
 export async function stopAll(): Promise<void> {
-  await Promise.all([...children].map((child) => stopChild(child)));
+  await Promise.all([...children.keys()].map((child) => stopChild(child)));
 }
 
 /** A temporary directory removed by `removeTemporaryDirectories` or at the test process's exit. */
@@ -240,7 +258,7 @@ export async function startNginx(upstreams: readonly number[]): Promise<Nginx> {
   writeFileSync(conf, nginxConfig(prefix, port, upstreams));
   const checked = spawnSync(NGINX, ['-t', '-q', '-c', conf, '-p', prefix, '-g', 'daemon off;'], { encoding: 'utf8' });
   if (checked.status !== 0) throw new Error(`nginx -t refused the configuration:\n${checked.stderr}`);
-  const child = track(spawn(NGINX, ['-c', conf, '-p', prefix, '-g', 'daemon off;'], { stdio: ['ignore', 'ignore', 'pipe'] }));
+  const child = track(spawn(NGINX, ['-c', conf, '-p', prefix, '-g', 'daemon off;'], { stdio: ['ignore', 'ignore', 'pipe'] }), 'SIGTERM');
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const errorLog = () => {
