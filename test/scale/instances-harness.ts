@@ -92,6 +92,32 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
+function listenable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+/**
+ * A free port below the kernel's ephemeral range, for an instance that must come back on the same
+ * port after a SIGKILL: while it is dead, no outgoing connection (nginx opens one per request) and
+ * no `listen(0)` of another test can be handed that port.
+ */
+export async function stablePort(): Promise<number> {
+  let low = 32_768;
+  try {
+    low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]) || low;
+  } catch {
+    // not Linux: the default range's start
+  }
+  for (;;) {
+    const port = 10_000 + Math.floor(Math.random() * Math.max(1, low - 10_000));
+    if (await listenable(port)) return port;
+  }
+}
+
 async function waitUntil(what: string, check: () => Promise<boolean>, child: ChildProcess, output: () => string, limitMs: number): Promise<void> {
   const deadline = Date.now() + limitMs;
   for (;;) {

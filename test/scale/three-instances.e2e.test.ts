@@ -12,7 +12,6 @@ import { DATABASE_URL, dropSchemas, postgresReachable, uniqueSchema } from '../l
 import { startRedisCluster } from '../redis-cluster-harness.js';
 import { clearRedisPrefix, REDIS_URL, redisAvailable } from '../vault/vault-harness.js';
 import {
-  freePort,
   type Instance,
   killInstance,
   metricsOf,
@@ -26,6 +25,7 @@ import {
   startInstance,
   startNginx,
   startRelay,
+  stablePort,
   stopAll,
   temporaryDirectory,
   UPSTREAM_HEADER,
@@ -165,7 +165,7 @@ async function setUp(redisUrl: string, label: string): Promise<Setup> {
   const relayed = new URL(DATABASE_URL);
   relayed.port = String(relay.port);
   const victimEnvironment = { ...shared, DATABASE_URL: relayed.toString() };
-  const ports = [await freePort(), await freePort(), await freePort()];
+  const ports = [await stablePort(), await stablePort(), await stablePort()];
   const instances: Instance[] = [];
   // The first alone: it creates the log schema (the others would wait on its advisory lock anyway).
   instances.push(await startInstance('a', ports[0], temporaryDirectory('scale-a'), shared));
