@@ -38,13 +38,12 @@ const stateBadge = (target) => h('span', { class: `breaker breaker-${target.stat
 function healthCell(target) {
   const check = target.health_check;
   if (!check) return h('td', { class: 'health', text: '—' });
+  // The last answer's status, or why nothing answered (upstream_timeout, …).
   const last = check.last_probe_at
     ? [check.last_status ?? check.last_error, format.ms(check.last_latency_ms), format.time(check.last_probe_at)].filter(Boolean).join(' · ')
     : 'not probed yet';
   const streak = check.consecutive_failures > 0 ? ` · ${format.count(check.consecutive_failures)} failed in a row` : '';
-  return h('td', { class: 'health', data: { health: check.status } },
-    h('span', { class: `probe probe-${check.status}`, text: check.status }), ` ${last}${streak}`,
-    check.last_error && check.last_status !== check.last_error ? h('small', { class: 'probe-error', text: ` (${check.last_error})` }) : null);
+  return h('td', { class: 'health', data: { health: check.status } }, h('span', { class: `probe probe-${check.status}`, text: check.status }), ` ${last}${streak}`);
 }
 
 /** One row per target (nested ones indented by their path) with its breaker as this instance sees it and its health check. */
