@@ -50,7 +50,7 @@ test('defaults: one pod, probes on /ready and /health, non-root and read-only wi
   t.like(container.securityContext, { readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } });
   t.deepEqual(container.volumeMounts.map((mount: { mountPath: string }) => mount.mountPath), ['/data', '/tmp']);
   t.true(pod.volumes.every((volume: Record<string, unknown>) => volume.emptyDir !== undefined));
-  t.like(envOf(deployment).find((variable) => variable.name === 'GATEWAY_DATA_DIR'), { value: '/data' });
+  t.like(envOf(deployment).find((variable) => variable.name === 'GATEWAY_DATA_DIR'), { value: '/data/gateway' });
   t.is(pod.topologySpreadConstraints.length, 2);
 });
 
