@@ -157,6 +157,7 @@ export class HealthChecker {
       const sharing = this.dependencies.sharing?.();
       // The lease outlives a missed beat: a holder that stopped is replaced after two intervals.
       if (sharing && !(await sharing.lease(probe.key, this.instance, 2 * check.interval_ms + timeoutMs).catch(() => true))) return;
+      if (this.stopped) return;
       const started = performance.now();
       let status: number | undefined;
       let failure: string | undefined;
@@ -167,7 +168,8 @@ export class HealthChecker {
         const code = (error as { code?: unknown }).code;
         failure = error instanceof GatewayError ? (error.body.code ?? `status_${error.status}`) : typeof code === 'string' && /^[a-z_]{1,40}$/.test(code) ? code : 'probe_failed';
       }
-      if (this.probes.get(probe.key) !== probe) return; // the route changed meanwhile
+      // The route changed meanwhile, or the gateway is closing (its upstream client with it).
+      if (this.stopped || this.probes.get(probe.key) !== probe) return;
       probe.health = this.judge(probe, status, failure, performance.now() - started);
       await sharing?.publish(probe.key, probe.health).catch(() => {});
     } finally {
