@@ -19,6 +19,7 @@ let b: TestGateway;
 const prefix = `test-health-${process.pid}-${randomBytes(4).toString('hex')}`;
 const masterKey = randomBytes(32).toString('hex');
 let available = false;
+let startedAt = 0;
 
 const down = (_request: RecordedRequest, response: ServerResponse) => {
   response.writeHead(503, { 'content-type': 'application/json' }).end('{"error":{"message":"down","type":"server_error","code":null}}');
@@ -45,6 +46,7 @@ test.before(async () => {
   if (!available) return;
   flaky = await startFake(openAIHandler);
   backup = await startFake(openAIHandler);
+  startedAt = Date.now();
   a = await startGateway(config(), environment());
   b = await startGateway(config(), environment());
 });
@@ -98,11 +100,14 @@ test.serial('probes open the shared breaker before any user request fails, traff
   if (!available) return t.pass('Redis unreachable: skipped (see the printed reason)');
   t.true(await eventually(async () => (await flakyOn(a)).health_check?.status === 'healthy' && (await flakyOn(b)).health_check?.status === 'healthy'), 'both instances show the probe result');
   const probe = flaky.requests.find((request) => request.method === 'GET');
+
   t.is(probe?.url, '/v1/models', 'the probe is the models list');
   t.like(await flakyOn(b), { state: 'closed', health_check: { last_status: 200 } });
 
   flaky.handle(down);
+  const wentDown = Date.now();
   t.true(await eventually(async () => (await flakyOn(a)).state === 'open' && (await flakyOn(b)).state === 'open'), 'the breaker opened on both instances');
+  t.log(`open on both instances ${Date.now() - wentDown} ms after the target went down (interval 1 s, unhealthy_threshold 2)`);
   t.is(userRequests(flaky), 0, 'no user request was sent to the failing target: the probes alone opened its breaker');
   const shown = await flakyOn(b);
   t.like(shown, { health_check: { status: 'unhealthy', last_status: 503, last_error: 'status_503' } });
@@ -113,10 +118,14 @@ test.serial('probes open the shared breaker before any user request fails, traff
   t.is(userRequests(backup), 2);
 
   flaky.handle(openAIHandler);
+  const cameBack = Date.now();
   t.true(await eventually(async () => (await flakyOn(a)).state === 'closed' && (await flakyOn(b)).state === 'closed'), 'the probes closed the breaker on both instances');
+  t.log(`closed on both ${Date.now() - cameBack} ms after it came back (healthy_threshold 2)`);
   t.is((await flakyOn(a)).health_check?.status, 'healthy');
   t.like(await chat(b), { status: 200, target: 'flaky', attempts: '1' });
   t.is(userRequests(flaky), 1);
+  const probes = flaky.requests.filter((request) => request.method === 'GET').length;
+  t.log(`${probes} probes reached the target in ${Date.now() - startedAt} ms from two instances probing every 1 s (one lease holder)`);
 });
 
 test.serial('the probe lease: one holder at a time, extended by its holder, taken over once it expires', async (t) => {
