@@ -14,7 +14,7 @@ import { mountProtocols, Protocols, registerProtocols } from './api/protocols/as
 import { AuditTrail, registerAudit } from './audit/assemble.js';
 import { registerCache } from './cache/assemble.js';
 import { ResponseCache } from './cache/response-cache.js';
-import { ClusterMembership, registerCluster } from './cluster/assemble.js';
+import { registerCluster } from './cluster/assemble.js';
 import { type Container, type GatewayOptions, GatewaySettings } from './container.js';
 import { mountDashboardOf } from './dashboard/assemble.js';
 import { errors, toGatewayError } from './errors.js';
@@ -35,10 +35,10 @@ import { Pipeline } from './pipeline/runner.js';
 import { registerPlugins } from './plugins.js';
 import { AccountKey } from './identity/account-key.js';
 import { PluginRegistry } from './registry.js';
-import { registerRouting, Routing, warnUnmatchablePatterns } from './routing/assemble.js';
+import { registerRouting, Routing } from './routing/assemble.js';
 import type { RouteSource } from './routing/sources.js';
 import { registerTelemetry, Telemetry } from './telemetry/assemble.js';
-import { registerVault } from './vault/assemble.js';
+import { mountProbes, Readiness, registerVault } from './vault/assemble.js';
 import { registerOrganization } from './org/assemble.js';
 import { VaultService } from './vault/service.js';
 
@@ -121,8 +121,7 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
     flushLogs: () => logs.queue.flush(),
     async listen(port = config.port, host = config.host) {
       await vault.start();
-      await routing.shared;
-      if (servers.length === 0) warnUnmatchablePatterns(vault.parts.routes, logger).catch(() => {});
+      await routing.ready();
       // The embedded cache opens on first use; a shared one connects now, so the first request does not wait for it.
       if (config.redisUrl) await cache.start();
       await Promise.all([protocols.start(), container.resolve(McpGateway).start()]);
@@ -139,6 +138,7 @@ export function createGateway(gatewayConfig: GatewayConfig, options: GatewayOpti
       return { url: `http://${shownHost}:${address.port}`, server };
     },
     async close(graceMs = 0) {
+      container.resolve(Readiness).drain();
       container.resolve(McpGateway).endpoint.closeStreams();
       await Promise.all(servers.map((server) => closeGatewayServer(server, graceMs)));
       await container.resolve(UpstreamClient).close();
@@ -176,8 +176,7 @@ function buildApp(container: Container): { app: Koa; operationRoutes: ReadonlyMa
   const router = new Router();
   // A person who opens the gateway's address in a browser lands on the dashboard.
   router.get('/', (koa) => koa.redirect('/dashboard'));
-  const { health } = container.resolve(ClusterMembership);
-  router.get('/health', (koa) => void (koa.body = health));
+  mountProbes(router, container);
   router.get('/openapi.json', async (koa) => void (koa.body = (await import('./openapi.js')).gatewayOpenApi));
   mountAdmin(router, container);
   mountDashboardOf(router, container);

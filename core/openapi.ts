@@ -23,6 +23,18 @@ function adminPaths(): Record<string, unknown> {
 
 const publicPaths = {
   '/health': { get: { operationId: 'health', summary: 'Liveness (no key)', security: [], responses: { 200: { description: 'Up', ...json({ type: 'object', properties: { status: { const: 'ok' } } }) } } } },
+  '/ready': {
+    get: {
+      operationId: 'ready',
+      summary: 'Readiness (no key): the state store answers and the gateway is not draining',
+      description: "Kubernetes' readiness probe (deploy/helm/llm-gateway). 200 once the vault is open and its state store (Redis with REDIS_URL, else the data dir's SQLite) answers a read within 2 s; 503 while starting, when the store does not answer, and from the moment the gateway drains (SIGTERM). The request log's store is not read: its queue spills to disk while PostgreSQL is away.",
+      security: [],
+      responses: {
+        200: { description: 'Ready', ...json({ type: 'object', properties: { status: { const: 'ready' }, store: { enum: ['embedded', 'redis'] } } }) },
+        503: { description: 'Not ready', ...json({ type: 'object', properties: { status: { enum: ['starting', 'draining', 'store_unavailable'] }, store: { enum: ['embedded', 'redis', null] } } }) },
+      },
+    },
+  },
   '/openapi.json': { get: { operationId: 'openApi', summary: 'This document (no key)', security: [], responses: { 200: { description: 'The OpenAPI document', ...json({ type: 'object' }) } } } },
 };
 

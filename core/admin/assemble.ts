@@ -131,6 +131,6 @@ export function virtualKeyAdmin(container: Container): Router {
     customHosts: container.resolve(CustomHostGuard),
     providerIds: () => registry.providerIds(),
     policyExists: (name) => policies.has(name),
-    routing: { state: container.resolve(Routing).executor.state, routes: config.routes, models: config.models },
+    routing: { state: container.resolve(Routing).executor.state, routes: config.routes, models: config.models, health: () => container.resolve(Routing).health.snapshot() },
   });
 }

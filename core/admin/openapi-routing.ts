@@ -69,6 +69,25 @@ const targetState = {
     retry_at: { ...maybeDateTime, description: 'While open: when a probe is let through' },
     in_flight: { type: 'integer', minimum: 0 },
     latency_ms: { type: ['number', 'null'], description: 'Moving average of the latency to response headers' },
+    health_check: {
+      description: "The target's active health check (its route's health_check) and its last probe; null when it has none. With Redis, one instance probes each target and every instance shows its results",
+      oneOf: [
+        { type: 'null' },
+        {
+          type: 'object',
+          properties: {
+            status: { enum: ['unknown', 'healthy', 'unhealthy'], description: 'unhealthy from unhealthy_threshold failed probes in a row (the breaker is held open) until healthy_threshold passed ones (it is closed)' },
+            interval_ms: { type: 'integer', minimum: 1000 },
+            last_probe_at: maybeDateTime,
+            last_status: { type: ['integer', 'null'], description: 'The last upstream status; null when nothing answered' },
+            last_latency_ms: { type: ['number', 'null'] },
+            last_error: { type: ['string', 'null'], description: 'status_<n>, or the gateway code of a probe with no answer (upstream_timeout, …)' },
+            consecutive_failures: { type: 'integer', minimum: 0 },
+            consecutive_successes: { type: 'integer', minimum: 0 },
+          },
+        },
+      ],
+    },
   },
 };
 

@@ -5,6 +5,7 @@ import { errors } from '../errors.js';
 import { stateScope, targetPaths, targetStateKey } from '../routing/resolve.js';
 import { invalidRoute, parseRoute, type Route } from '../routing/route.js';
 import type { RoutingStateStore } from '../routing/state.js';
+import type { TargetHealth } from '../routing/health.js';
 import { DuplicateRouteNameError, type RouteStore } from '../routing/store.js';
 import type { VaultService } from '../vault/service.js';
 import type { AdminGuard } from './guard.js';
@@ -25,6 +26,8 @@ export interface RouteActionDependencies {
     readonly state: RoutingStateStore;
     readonly routes: ReadonlyMap<string, Route>;
     readonly models: ReadonlyMap<string, Route>;
+    /** The health checks' last results by breaker key (with Redis, every instance's). */
+    readonly health?: () => Promise<ReadonlyMap<string, TargetHealth>>;
   };
   /** Teams, for the owner of new routes; absent (the CLI): the team named, else `default`. */
   readonly ownership?: OwnershipLookups;
@@ -46,14 +49,43 @@ export interface TargetStateListing {
   readonly retry_at: string | null;
   readonly in_flight: number;
   readonly latency_ms: number | null;
+  /** The target's active health check and its last result; null when the target has none. */
+  readonly health_check: HealthCheckListing | null;
+}
+
+/** A target's health check as the admin API shows it. */
+export interface HealthCheckListing {
+  readonly status: 'unknown' | 'healthy' | 'unhealthy';
+  readonly interval_ms: number;
+  readonly last_probe_at: string | null;
+  readonly last_status: number | null;
+  readonly last_latency_ms: number | null;
+  readonly last_error: string | null;
+  readonly consecutive_failures: number;
+  readonly consecutive_successes: number;
+}
+
+function healthListing(target: Route['targets'][number], health: TargetHealth | undefined): HealthCheckListing | null {
+  if (target.health_check === undefined || target.route !== undefined) return null;
+  return {
+    status: health?.status ?? 'unknown',
+    interval_ms: target.health_check.interval_ms,
+    last_probe_at: isoOrNull(health?.lastProbeAt),
+    last_status: health?.lastStatus ?? null,
+    last_latency_ms: health?.lastLatencyMs ?? null,
+    last_error: health?.lastError ?? null,
+    consecutive_failures: health?.consecutiveFailures ?? 0,
+    consecutive_successes: health?.consecutiveSuccesses ?? 0,
+  };
 }
 
 const isoOrNull = (epochMs: number | undefined) => (epochMs === undefined ? null : new Date(epochMs).toISOString());
 
 /** Every target of a route with its breaker under `scope` (see `stateScope`); a nested route's own entry has no breaker of its own. */
-function targetStates(route: Route, scope: string, state: RoutingStateStore | undefined): TargetStateListing[] {
+function targetStates(route: Route, scope: string, state: RoutingStateStore | undefined, health?: ReadonlyMap<string, TargetHealth>): TargetStateListing[] {
   return targetPaths(route).map(({ path, target, name }) => {
     const snapshot = target.route ? undefined : state?.inspect(targetStateKey(scope, path));
+    const probed = health?.get(targetStateKey(scope, path));
     return {
       path,
       name,
@@ -68,6 +100,7 @@ function targetStates(route: Route, scope: string, state: RoutingStateStore | un
       retry_at: isoOrNull(snapshot?.retryAt),
       in_flight: snapshot?.inFlight ?? 0,
       latency_ms: snapshot?.latencyMs === undefined ? null : Math.round(snapshot.latencyMs * 10) / 10,
+      health_check: healthListing(target, probed),
     };
   });
 }
@@ -149,14 +182,15 @@ export class RouteActions {
   async state(id: string, access: Access = Access.owner) {
     const current = await this.get(id, access);
     const routeState = this.dependencies.routing?.state;
+    const health = await this.dependencies.routing?.health?.();
     const aliases = (await this.store.listAliases()).filter((alias) => alias.route_id === id);
     return {
       object: 'route_state',
       id: current.id,
       ...(current.name !== undefined ? { name: current.name } : {}),
       version: current.version,
-      targets: targetStates(current.route, current.id, routeState),
-      aliases: aliases.map((alias) => ({ alias: alias.alias, targets: targetStates(current.route, stateScope({ name: alias.alias, source: 'alias' })!, routeState) })),
+      targets: targetStates(current.route, current.id, routeState, health),
+      aliases: aliases.map((alias) => ({ alias: alias.alias, targets: targetStates(current.route, stateScope({ name: alias.alias, source: 'alias' })!, routeState, health) })),
     };
   }
 
@@ -167,12 +201,13 @@ export class RouteActions {
   async configRoutes() {
     const routing = this.dependencies.routing;
     if (!routing) return [];
+    const health = await routing.health?.();
     const listed = (kind: 'route' | 'model', entries: ReadonlyMap<string, Route>) =>
       [...entries].map(async ([name, route]) => ({
         kind,
         name,
         route: await shownRoute(route, this.keys),
-        targets: targetStates(route, stateScope({ name, source: kind === 'model' ? 'alias' : 'header' })!, routing.state),
+        targets: targetStates(route, stateScope({ name, source: kind === 'model' ? 'alias' : 'header' })!, routing.state, health),
       }));
     return Promise.all([...listed('route', routing.routes), ...listed('model', routing.models)]);
   }

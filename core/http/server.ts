@@ -98,7 +98,15 @@ export function createGatewayServer(listener: RequestListener<typeof IncomingMes
   return server;
 }
 
-/** Stops accepting, closes idle keep-alive sockets, lets requests in flight (streams included) finish for up to `graceMs`, then cuts what is left. */
+/** How often a draining server closes the keep-alive sockets whose requests have finished. */
+const DRAIN_SWEEP_MS = 100;
+
+/**
+ * Stops accepting, closes idle keep-alive sockets, lets requests in flight (streams included) finish
+ * for up to `graceMs`, then cuts what is left. A socket whose request finishes during the drain is
+ * closed within {@link DRAIN_SWEEP_MS} (Node would keep it until its keep-alive time-out), so the
+ * drain ends with the last request, not with the grace period.
+ */
 export function closeGatewayServer(server: Server, graceMs: number): Promise<void> {
   return new Promise<void>((resolve) => {
     const timer = setTimeout(() => {
@@ -106,8 +114,10 @@ export function closeGatewayServer(server: Server, graceMs: number): Promise<voi
       // Upgraded connections (Realtime sessions) are no longer the server's to close.
       upgradeListeners.get(server)?.closeAll();
     }, graceMs);
+    const sweep = setInterval(() => server.closeIdleConnections(), DRAIN_SWEEP_MS);
     server.close(() => {
       clearTimeout(timer);
+      clearInterval(sweep);
       resolve();
     });
     server.closeIdleConnections();

@@ -56,6 +56,9 @@ const valid: Record<string, unknown> = {
       }),
     ],
   },
+  'a target with every health check field': {
+    targets: [p({ override_params: { model: 'm' }, health_check: { interval_ms: 5000, timeout_ms: 2000, request: 'chat', model: 'm', unhealthy_threshold: 2, healthy_threshold: 1 } }), { virtual_key: 'vk-1', health_check: { interval_ms: 1000 } }],
+  },
   'a target with a provider quota': { targets: [p({ quota: { tokens_per_minute: 1000, requests_per_minute: 10, max_concurrent: 2, max_wait_ms: 0 } })] },
   'loadbalance, weights 0 and 1000000': { strategy: { mode: 'loadbalance' }, targets: [p({ weight: 0 }), p({ weight: 1_000_000 })] },
   'loadbalance least_busy': { strategy: { mode: 'loadbalance', policy: 'least_busy' }, targets: [p(), p()] },
@@ -134,6 +137,12 @@ const invalid: Record<string, unknown> = {
   'cache embedding credential without provider': { cache: { mode: 'semantic', embedding: { virtual_key: 'vk-1', credential: 'cred_1', model: 'e' } }, targets: [p()] },
   'a nested target with both route and targets': { targets: [{ route: { targets: [p()] }, targets: [p()] }] },
   'a quota with no limit': { targets: [p({ quota: { max_wait_ms: 100 } })] },
+  'a health check without its interval': { targets: [p({ health_check: { timeout_ms: 100 } })] },
+  'a health check more often than every second': { targets: [p({ health_check: { interval_ms: 999 } })] },
+  'a health check with an unknown field': { targets: [p({ health_check: { interval_ms: 1000, path: '/up' } })] },
+  'a health check with an unknown request': { targets: [p({ health_check: { interval_ms: 1000, request: 'embeddings' } })] },
+  'a health check with a threshold of 0': { targets: [p({ health_check: { interval_ms: 1000, unhealthy_threshold: 0 } })] },
+  'a health check on a nested route': { targets: [{ route: { targets: [p()] }, health_check: { interval_ms: 1000 } }] },
   'a quota with an unknown field': { targets: [p({ quota: { tpm: 100 } })] },
   'a quota of 0 tokens per minute': { targets: [p({ quota: { tokens_per_minute: 0 } })] },
   'a quota waiting over 10 minutes': { targets: [p({ quota: { requests_per_minute: 1, max_wait_ms: 600_001 } })] },
@@ -147,6 +156,7 @@ const invalid: Record<string, unknown> = {
 // in the schema's description and docs/routing.md).
 const onlyParseRouteRefuses: Record<string, unknown> = {
   'nested 5 deep': nest(5),
+  'a chat health check with no model anywhere': { targets: [p({ health_check: { interval_ms: 1000, request: 'chat' } })] },
   '33 targets in all over two levels': { targets: [{ route: { targets: Array.from({ length: 17 }, () => p()) } }, ...Array.from({ length: 15 }, () => p())] },
   'two targets with one name': { targets: [p({ name: 'a' }), p({ name: 'a' })] },
   'then naming no target': { strategy: { mode: 'conditional', conditions: [{ query: { model: 'm' }, then: 'nope' }] }, targets: [p({ name: 'a' })] },
@@ -189,7 +199,7 @@ test('parseRoute drops virtual_key_hint: what the admin API shows beside a key i
 });
 
 test('the schema describes what it cannot check', (t) => {
-  t.regex(String(routeSchema.description), /4 deep.*32 targets in all.*same name.*`then` or `default`.*\$regex/s);
+  t.regex(String(routeSchema.description), /4 deep.*32 targets in all.*same name.*`then` or `default`.*\$regex.*chat `health_check` with no model/s);
 });
 
 test('GET /admin/routes/schema serves the schema without a key, and the admin OpenAPI document uses it for route bodies', async (t) => {

@@ -116,9 +116,29 @@ export interface Target {
   readonly on_status_codes?: readonly number[];
   /** The provider account's own limits for this target (docs/limits.md): wins over its credential's `quota`. */
   readonly quota?: ProviderQuota;
+  /** Active health checks of this target (docs/routing.md): probes that open and close its breaker. */
+  readonly health_check?: HealthCheck;
   /** A nested route in place of a provider. */
   readonly route?: Route;
 }
+
+/**
+ * A target's active health check: every `interval_ms` the gateway sends it a cheap request
+ * (`models`: its models list; `chat`: a 1-token chat with `model`, else the target's
+ * `override_params.model`); `unhealthy_threshold` failures in a row open the target's breaker,
+ * `healthy_threshold` successes in a row close it.
+ */
+export interface HealthCheck {
+  readonly interval_ms: number;
+  readonly timeout_ms?: number;
+  readonly request?: 'models' | 'chat';
+  readonly model?: string;
+  readonly unhealthy_threshold?: number;
+  readonly healthy_threshold?: number;
+}
+
+/** Defaults and bounds of a health check's fields. */
+export const HEALTH_CHECK = { minIntervalMs: 1_000, maxIntervalMs: 3_600_000, timeoutMs: 5_000, maxTimeoutMs: 60_000, unhealthyThreshold: 3, healthyThreshold: 2, maxThreshold: 100 } as const;
 
 /** Nesting depth and total targets a route may have. */
 export const ROUTE_LIMITS = { maxDepth: 4, maxTargets: 32 } as const;
@@ -131,7 +151,7 @@ const STRATEGY_FIELDS: Record<(typeof STRATEGIES)[number], readonly string[]> = 
   loadbalance: ['mode', 'policy'],
   conditional: ['mode', 'conditions', 'default'],
 };
-const TARGET_FIELDS = new Set(['name', 'provider', 'credential', 'virtual_key', 'virtual_key_hint', 'custom_host', 'weight', 'override_params', 'headers', 'request_timeout', 'on_status_codes', 'quota', 'route']);
+const TARGET_FIELDS = new Set(['name', 'provider', 'credential', 'virtual_key', 'virtual_key_hint', 'custom_host', 'weight', 'override_params', 'headers', 'request_timeout', 'on_status_codes', 'quota', 'health_check', 'route']);
 const ROUTE_FIELDS = new Set(['strategy', 'targets', 'retry', 'request_timeout', 'deadline', 'on_status_codes', 'passthrough_idempotent', 'cache']);
 const CACHE_FIELDS = new Set(['mode', 'max_age', 'namespace', 'threshold', 'embedding']);
 const EMBEDDING_FIELDS = new Set(['model', 'provider', 'credential', 'virtual_key', 'virtual_key_hint', 'custom_host', 'headers', 'request_timeout']);
@@ -342,7 +362,36 @@ function parseTarget(given: unknown, param: string, depth: number, counter: { ta
     ...optionalMs(value, 'request_timeout', param),
     ...(value.on_status_codes !== undefined ? { on_status_codes: statusCodes(value.on_status_codes, `${param}.on_status_codes`) } : {}),
     ...(value.quota !== undefined ? { quota: targetQuota(value.quota, value.provider, `${param}.quota`) } : {}),
+    ...(value.health_check !== undefined ? { health_check: parseHealthCheck(value.health_check, value, `${param}.health_check`) } : {}),
     ...route,
+  };
+}
+
+const HEALTH_CHECK_FIELDS = ['interval_ms', 'timeout_ms', 'request', 'model', 'unhealthy_threshold', 'healthy_threshold'];
+
+/** A target's `health_check`, on a provider or virtual-key target (a nested route's targets carry their own). */
+function parseHealthCheck(value: unknown, target: Record<string, unknown>, param: string): HealthCheck {
+  if (target.route !== undefined) throw invalidRoute("goes with provider or virtual_key (give the nested route's targets their own).", { param });
+  if (!isRecord(value)) throw invalidRoute('expected an object such as { "interval_ms": 10000 }.', { param });
+  for (const key of Object.keys(value)) if (!HEALTH_CHECK_FIELDS.includes(key)) throw invalidRoute(`is not a health check field; expected one of ${HEALTH_CHECK_FIELDS.join(', ')}.`, { param: `${param}.${key}` });
+  const integer = (field: string, min: number, max: number): Record<string, number> => {
+    const entry = value[field];
+    if (entry === undefined) return {};
+    if (!Number.isInteger(entry) || (entry as number) < min || (entry as number) > max) throw invalidRoute(`expected an integer from ${min} to ${max}.`, { param: `${param}.${field}` });
+    return { [field]: entry as number };
+  };
+  if (value.interval_ms === undefined) throw invalidRoute('a health check needs its interval_ms.', { param: `${param}.interval_ms` });
+  if (value.request !== undefined && value.request !== 'models' && value.request !== 'chat') throw invalidRoute('expected models or chat.', { param: `${param}.request` });
+  if (value.model !== undefined && (typeof value.model !== 'string' || value.model.length === 0 || value.model.length > 256)) throw invalidRoute('expected a non-empty string of at most 256 characters.', { param: `${param}.model` });
+  const overrideModel = isRecord(target.override_params) ? target.override_params.model : undefined;
+  if (value.request === 'chat' && value.model === undefined && typeof overrideModel !== 'string') throw invalidRoute("a chat probe needs a model: give health_check.model or the target's override_params.model.", { param: `${param}.model` });
+  return {
+    ...(integer('interval_ms', HEALTH_CHECK.minIntervalMs, HEALTH_CHECK.maxIntervalMs) as { interval_ms: number }),
+    ...integer('timeout_ms', 1, HEALTH_CHECK.maxTimeoutMs),
+    ...(value.request !== undefined ? { request: value.request } : {}),
+    ...(value.model !== undefined ? { model: value.model as string } : {}),
+    ...integer('unhealthy_threshold', 1, HEALTH_CHECK.maxThreshold),
+    ...integer('healthy_threshold', 1, HEALTH_CHECK.maxThreshold),
   };
 }
 

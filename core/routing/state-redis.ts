@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { RedisChannel, RedisState } from '../store/redis-state.js';
 import type { SharedState } from '../store/state.js';
+import type { ProbeSharing, TargetHealth } from './health.js';
 import {
   type BreakerSettings,
   type BreakerState,
@@ -18,6 +19,8 @@ import {
 const BATCH_MS = 10;
 /** The channel and hash under the Redis prefix: `<prefix>:routing:breakers`. */
 const CHANNEL = 'routing:breakers';
+/** The hash of health-check results (and the prefix of their leases): `<prefix>:routing:probes`. */
+const PROBES = 'routing:probes';
 
 /** One message: the sender and its transitions, each `[target, 'open' | 'closed', openedAt]`. */
 interface BreakerMessage {
@@ -37,6 +40,7 @@ export class SharedRoutingState implements RoutingStateStore {
   private readonly instance = randomUUID();
   private readonly pending = new Map<string, BreakerTransition>();
   private channel?: RedisChannel;
+  private probes?: RedisChannel;
   private timer?: NodeJS.Timeout;
   private closed = false;
 
@@ -53,7 +57,29 @@ export class SharedRoutingState implements RoutingStateStore {
       if (Number.isFinite(openedAt)) this.local.apply({ target, state: 'open', openedAt });
     }
     this.channel = channel;
+    this.probes = await (state as RedisState).openChannel(PROBES, () => {});
     if (this.pending.size > 0) this.schedule();
+  }
+
+  /** Health checks' leases and results in Redis, once attached: one instance probes each target, every instance shows the results. */
+  probeSharing(): ProbeSharing | undefined {
+    const probes = this.probes;
+    if (probes === undefined) return undefined;
+    return {
+      lease: (key, owner, ttlMs) => probes.lease(key, owner, ttlMs),
+      publish: (key, health) => probes.set({ [key]: JSON.stringify(health) }),
+      all: async () => {
+        const results: Record<string, TargetHealth> = {};
+        for (const [key, text] of Object.entries(await probes.all())) {
+          try {
+            results[key] = JSON.parse(text) as TargetHealth;
+          } catch {
+            // A field another version wrote: skipped.
+          }
+        }
+        return results;
+      },
+    };
   }
 
   /** Stops sending (the connections are the vault's, closed with it). */
@@ -105,6 +131,14 @@ export class SharedRoutingState implements RoutingStateStore {
 
   takeRetry(target: string): boolean {
     return this.local.takeRetry(target);
+  }
+
+  trip(target: string): void {
+    this.local.trip(target);
+  }
+
+  reset(target: string): void {
+    this.local.reset(target);
   }
 
   private share(transition: BreakerTransition): void {

@@ -87,6 +87,10 @@ export interface RoutingStateStore {
   countRequest(target: string): void;
   /** Whether the target's retry budget allows one more retry now; when it does, the retry is counted. */
   takeRetry(target: string): boolean;
+  /** Opens the target's breaker now (its cooldown starts again): failed health checks. */
+  trip(target: string): void;
+  /** Closes the target's breaker if it is not closed: passed health checks. */
+  reset(target: string): void;
 }
 
 /** One target's breaker and load, as `GET /admin/routes/:id/state` shows them. */
@@ -256,6 +260,25 @@ export class MemoryRoutingState implements RoutingStateStore {
       breaker.probing = false;
       this.onTransition?.({ target, state: 'open', openedAt: breaker.openedAt });
     }
+  }
+
+  trip(target: string): void {
+    const breaker = this.breaker(target);
+    breaker.state = 'open';
+    breaker.openedAt = this.now();
+    breaker.probing = false;
+    this.onTransition?.({ target, state: 'open', openedAt: breaker.openedAt });
+  }
+
+  reset(target: string): void {
+    const breaker = this.breakerMap.get(target);
+    if (breaker === undefined || breaker.state === 'closed') return;
+    breaker.state = 'closed';
+    breaker.consecutive = 0;
+    breaker.probing = false;
+    breaker.requests = 0;
+    breaker.failed = 0;
+    this.onTransition?.({ target, state: 'closed', openedAt: breaker.openedAt });
   }
 
   begin(target: string): () => void {

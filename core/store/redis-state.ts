@@ -170,6 +170,11 @@ return out
 `;
 
 /** Sets a claim only when absent; releases only the owner's claim. */
+/** Sets the lease for ARGV[1] when it is free, extends it when ARGV[1] holds it; 1 when ARGV[1] holds it after. */
+const LEASE = `local holder = redis.call('GET', KEYS[1])
+if holder == false then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 1 end
+if holder == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) return 1 end
+return 0`;
 const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 
 /** A pub/sub channel and a hash under the state's prefix, on its connections, for other shared state (routing breakers). */
@@ -182,6 +187,11 @@ export interface RedisChannel {
   remove(fields: readonly string[]): Promise<void>;
   /** Every field of the hash. */
   all(): Promise<Record<string, string>>;
+  /**
+   * Takes (or, for its holder, extends) the lease `<prefix>:<name>:lease:<field>` for `ttlMs`:
+   * true when `owner` holds it now. One key, so it works on a cluster as on one server.
+   */
+  lease(field: string, owner: string, ttlMs: number): Promise<boolean>;
 }
 
 /**
@@ -378,6 +388,7 @@ export class RedisState implements SharedState {
         if (fields.length > 0) await client.hDel(key, [...fields]);
       },
       all: () => client.hGetAll(key),
+      lease: async (field, owner, ttlMs) => Number(await client.eval(LEASE, { keys: [`${key}:lease:${field}`], arguments: [owner, String(Math.max(1, Math.round(ttlMs)))] })) === 1,
     };
   }
 

@@ -3,7 +3,13 @@ import { ControlPlane } from '../http/assemble.js';
 import { VaultService } from './service.js';
 import { Organization } from '../org/organization.js';
 
-/** Registers the vault: credentials, virtual keys, their limits and alerts (its worker starts with `vault.start()`). */
+import { Readiness } from './readiness.js';
+import { ClusterMembership } from '../cluster/assemble.js';
+import type { Router } from '../http/router.js';
+
+export { Readiness };
+
+/** Registers the vault: credentials, virtual keys, their limits and alerts (its worker starts with `vault.start()`), and readiness. */
 export function registerVault(container: Container): void {
   provide(container, VaultService, (c) => {
     const { config, options, logger } = c.resolve(GatewaySettings);
@@ -33,5 +39,17 @@ export function registerVault(container: Container): void {
         logger,
       },
     });
+  });
+  provide(container, Readiness, (c) => new Readiness(c.resolve(VaultService)));
+}
+
+/** Mounts the probes: liveness (`GET /health`, reads nothing) and readiness (`GET /ready`: the vault's state store answers, the gateway is not draining). */
+export function mountProbes(router: Router, container: Container): void {
+  const { health } = container.resolve(ClusterMembership);
+  router.get('/health', (koa) => void (koa.body = health));
+  router.get('/ready', async (koa) => {
+    const answer = await container.resolve(Readiness).check();
+    koa.status = answer.status;
+    koa.body = answer.body;
   });
 }

@@ -8,7 +8,7 @@ import test from 'ava';
 // the past and are not checked).
 
 const ROOT = process.cwd();
-const SOURCE_FOLDERS = ['core', 'plugins', 'config', 'test', 'bench', 'examples', 'scripts', '.ci'];
+const SOURCE_FOLDERS = ['core', 'plugins', 'config', 'test', 'bench', 'examples', 'scripts', '.ci', 'deploy'];
 const SOURCE_FILE = /\.(?:ts|mjs|js|json|html|css|sh|yaml)$|^Dockerfile$|^run$/;
 const PATH_ROOTS = /^(?:core|plugins|config|test|bench|examples|scripts|docs|\.ci)\//;
 

@@ -34,11 +34,23 @@ const STATE_TEXT = { closed: 'closed', open: 'open', half_open: 'half-open' };
 /** A breaker's state as a badge: closed, open (no attempts until the probe) or half-open (the next attempt probes). */
 const stateBadge = (target) => h('span', { class: `breaker breaker-${target.state}`, text: target.kind === 'route' ? 'nested' : target.tried ? STATE_TEXT[target.state] : 'closed (untried)' });
 
-/** One row per target (nested ones indented by their path) with its breaker as this instance sees it. */
+/** A target's active health check: its status as a badge, then the last probe (status or error, latency, when). */
+function healthCell(target) {
+  const check = target.health_check;
+  if (!check) return h('td', { class: 'health', text: '—' });
+  // The last answer's status, or why nothing answered (upstream_timeout, …).
+  const last = check.last_probe_at
+    ? [check.last_status ?? check.last_error, format.ms(check.last_latency_ms), format.time(check.last_probe_at)].filter(Boolean).join(' · ')
+    : 'not probed yet';
+  const streak = check.consecutive_failures > 0 ? ` · ${format.count(check.consecutive_failures)} failed in a row` : '';
+  return h('td', { class: 'health', data: { health: check.status } }, h('span', { class: `probe probe-${check.status}`, text: check.status }), ` ${last}${streak}`);
+}
+
+/** One row per target (nested ones indented by their path) with its breaker as this instance sees it and its health check. */
 function breakerTable(targets, caption) {
   return h('div', { class: 'table-wrap' }, h('table', { class: 'breakers' },
     caption ? h('caption', { text: caption }) : null,
-    h('thead', {}, h('tr', {}, ['Target', 'Path', 'State', 'Failures in a row', 'Window (failed / tried)', 'Opened', 'Probe from', 'In flight', 'Latency'].map((name) => h('th', { scope: 'col', text: name })))),
+    h('thead', {}, h('tr', {}, ['Target', 'Path', 'State', 'Failures in a row', 'Window (failed / tried)', 'Opened', 'Probe from', 'In flight', 'Latency', 'Health check'].map((name) => h('th', { scope: 'col', text: name })))),
     h('tbody', {}, targets.map((target) => h('tr', { data: { path: target.path, state: target.state } },
       h('th', { scope: 'row', text: target.name }),
       h('td', {}, h('code', { text: target.path })),
@@ -48,7 +60,8 @@ function breakerTable(targets, caption) {
       h('td', { text: target.opened_at ? format.time(target.opened_at) : '—' }),
       h('td', { text: target.retry_at ? format.time(target.retry_at) : '—' }),
       h('td', { class: 'number', text: format.count(target.in_flight) }),
-      h('td', { class: 'number', text: format.ms(target.latency_ms) }))))));
+      h('td', { class: 'number', text: format.ms(target.latency_ms) }),
+      healthCell(target))))));
 }
 
 /** Every leaf of a JSON value as `path → value` (`targets[1].override_params.model`). */
@@ -166,7 +179,8 @@ function configTable(configured) {
       h('th', { scope: 'row' }, h('code', { text: entry.name })),
       h('td', { text: entry.kind === 'model' ? 'model alias' : 'route' }),
       h('td', { text: strategyText(entry.route) }),
-      h('td', {}, h('ul', { class: 'targets' }, entry.targets.map((target) => h('li', { data: { path: target.path } }, `${target.name} `, stateBadge(target))))))))));
+      h('td', {}, h('ul', { class: 'targets' }, entry.targets.map((target) => h('li', { data: { path: target.path } }, `${target.name} `, stateBadge(target),
+        target.health_check ? h('span', { class: `probe probe-${target.health_check.status}`, data: { health: target.health_check.status }, text: `health ${target.health_check.status}` }) : null)))))))));
 }
 
 /** The JSON editor, folded under the form: for what the form has no control for (a cache, conditions, nested routes). */
