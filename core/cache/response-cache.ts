@@ -41,7 +41,7 @@ export interface ResponseCacheOptions {
 const TIMED_OUT = Symbol('timed out');
 
 /** `work`, or a rejection once `ms` have passed (the work itself goes on and is ignored). */
-function within<T>(work: Promise<T>, ms: number): Promise<T> {
+export function within<T>(work: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(TIMED_OUT), ms);

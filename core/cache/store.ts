@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import Keyv from 'keyv';
 import type { Usage } from '../spec/unified.js';
+import { type Leases, MemoryLeases, SqliteLeases } from './leases.js';
 import { SqliteLruStore } from './sqlite-lru-store.js';
 
 /** One stored answer: what a hit serves, and what it needs to say what it saved. */
@@ -55,6 +56,8 @@ export interface CacheStore {
   /** Entries by key; values are entries' JSON text, read back parsed. */
   readonly entries: Keyv<CacheEntry>;
   readonly vectors: VectorLog;
+  /** Leases on keys, for one upstream call per set of identical concurrent misses (`single-flight.ts`). */
+  readonly leases: Leases;
   /** Deletes every entry of a namespace (its keys start with `<namespace>/`); returns how many. */
   deleteNamespace(namespace: string): Promise<number>;
   /** Deletes every entry; returns how many. */
@@ -76,6 +79,7 @@ export class SqliteCacheStore implements CacheStore {
   readonly kind = 'embedded' as const;
   readonly entries: Keyv<CacheEntry>;
   readonly vectors: VectorLog;
+  readonly leases: Leases;
   private readonly database: DatabaseSync;
   private readonly lru: SqliteLruStore;
 
@@ -88,6 +92,8 @@ export class SqliteCacheStore implements CacheStore {
     this.lru = new SqliteLruStore(this.database, options);
     this.entries = new Keyv<CacheEntry>({ store: this.lru, useKeyPrefix: false, throwOnErrors: true, ...RAW_JSON } as never);
     this.vectors = new SqliteVectorLog(this.database);
+    // Workers sharing the file lease through it; a lone process keeps its leases in memory (no write per miss).
+    this.leases = options.writeThrough ? new SqliteLeases(this.database) : new MemoryLeases();
   }
 
   /** Bytes of the entries kept. */
