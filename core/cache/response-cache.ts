@@ -65,7 +65,11 @@ export class ResponseCache {
 
   /** The store, opened on first use (or by `start`). */
   store(): Promise<CacheStore> {
-    this.opened ??= this.options.open();
+    // A store that failed to open is tried again by the next request, not given up on for good.
+    this.opened ??= this.options.open().catch((error: unknown) => {
+      this.opened = undefined;
+      throw error;
+    });
     return this.opened;
   }
 

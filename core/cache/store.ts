@@ -86,9 +86,10 @@ export class SqliteCacheStore implements CacheStore {
   constructor(dataDir: string, options: { maxBytes: number; onEvict?: (count: number) => void; writeThrough?: boolean }) {
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     const file = join(dataDir, 'cache.sqlite');
-    this.database = new DatabaseSync(file);
+    // The busy timeout first: workers opening the file together wait for each other's switch to WAL.
+    this.database = new DatabaseSync(file, { timeout: 1000 });
     chmodSync(file, 0o600); // answers may hold what callers sent: readable by the gateway's user only
-    this.database.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 1000;');
+    this.database.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;');
     this.lru = new SqliteLruStore(this.database, options);
     this.entries = new Keyv<CacheEntry>({ store: this.lru, useKeyPrefix: false, throwOnErrors: true, ...RAW_JSON } as never);
     this.vectors = new SqliteVectorLog(this.database);
