@@ -32,6 +32,16 @@ function headersOf(text) {
   return Object.keys(headers).length ? headers : undefined;
 }
 
+/** A tool glob (`*` any run, `?` one character) as a whole-name test, as the gateway matches `allowed_tools`. */
+const globMatch = (glob, name) => new RegExp(`^${glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`).test(name);
+
+/** What the gateway does with a listed tool: served, held back since it changed, or outside `allowed_tools`. */
+function toolState(server, name) {
+  if (server.allowed_tools && !server.allowed_tools.some((glob) => globMatch(glob, name))) return 'not in allowed tools';
+  if (server.held_tools.some((held) => held.name === name)) return server.on_tool_change === 'serve-approved' ? 'changed: served as approved' : 'changed: withheld';
+  return 'served';
+}
+
 const statusBadge = (server) => h('span', { class: `mcp-status mcp-status-${server.status}`, text: server.status });
 const changeCount = (server) => server.held_tools.length + (server.added_tools?.length ?? 0) + (server.removed_tools?.length ?? 0);
 
@@ -202,11 +212,12 @@ export async function renderMcpServer(view, id) {
   const tools = server.tools.length === 0
     ? h('p', { class: 'muted', text: server.status === 'ok' ? 'The server lists no tools.' : 'No tools: the server could not be reached.' })
     : h('div', { class: 'table-wrap' }, h('table', { class: 'mcp-tools' },
-      h('thead', {}, h('tr', {}, ['Tool', 'Name on /mcp', 'Description'].map((name) => h('th', { scope: 'col', text: name })))),
+      h('thead', {}, h('tr', {}, ['Tool', 'Name on /mcp', 'State', 'Description (as listed now)'].map((name) => h('th', { scope: 'col', text: name })))),
       h('tbody', {}, server.tools.map((tool) => h('tr', { data: { tool: tool.name } },
         h('th', { scope: 'row' }, h('code', { text: tool.name })),
         h('td', {}, h('code', { text: `${server.name}__${tool.name}` })),
-        h('td', { text: tool.description ?? '' }))))));
+        h('td', { class: 'tool-state', text: toolState(server, tool.name) }),
+        h('td', { class: 'tool-description', text: tool.description ?? '' }))))));
   const remove = h('button', {
     type: 'button',
     class: 'danger',
