@@ -70,6 +70,7 @@ class RedisLeases implements Leases {
   // Releases are heard through pub/sub: polling only notices a lease expiring (its holder died).
   readonly pollMs = 250;
   private subscriber?: Promise<RedisClientType>;
+  private readonly listeners = new Set<(key: string) => void>();
   private readonly channel: string;
 
   constructor(
@@ -100,14 +101,24 @@ class RedisLeases implements Leases {
   }
 
   subscribe(listener: (key: string) => void): Promise<void> {
+    this.listeners.add(listener);
     this.subscriber ??= (async () => {
       const subscriber = this.client.duplicate() as RedisClientType;
       subscriber.on('error', () => {});
       await subscriber.connect();
-      await subscriber.subscribe(this.channel, (message) => listener(message));
+      await subscriber.subscribe(this.channel, (message) => {
+        for (const heard of this.listeners) heard(message);
+      });
       return subscriber;
     })();
-    return this.subscriber.then(() => undefined);
+    // A subscription that failed is tried again by the next wait.
+    return this.subscriber.then(
+      () => undefined,
+      (error: unknown) => {
+        this.subscriber = undefined;
+        throw error;
+      },
+    );
   }
 
   async close(): Promise<void> {
