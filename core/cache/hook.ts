@@ -197,7 +197,15 @@ async function throughCache(dependencies: CacheHookDependencies, context: Gatewa
       const answered = await dependencies.flights!.wait(slot.key, slot.maxAgeMs);
       if (answered) return serve(dependencies, context, cacheable, answered, 'HIT', slot);
     }
-    if (flight?.role === 'leader') return lead(dependencies, context, next, cacheable, slot, flight);
+    if (flight?.role === 'leader') {
+      // A leader that stored and released between this request's lookup and its claim: its answer is here now.
+      const late = await cache.get(slot.key, slot.maxAgeMs);
+      if (late) {
+        void flight.release();
+        return serve(dependencies, context, cacheable, late, 'HIT', slot);
+      }
+      return lead(dependencies, context, next, cacheable, slot, flight);
+    }
   } else if (semantic) {
     // A refreshed answer replaces the stored one and is indexed for later semantic lookups.
     slot.probe = await probeOf(dependencies, context, cacheable, settings, identity, slot);

@@ -8,6 +8,8 @@ import { echoUpstream } from './cache-harness.js';
 // Single flight across instances (issue 39): two gateways sharing Redis take one lease per key
 // (SET NX PX), so 100 identical concurrent misses spread over both make one upstream call; the
 // instance that did not lead hears the release through pub/sub and serves the stored answer.
+// cache.timeoutMs is raised: on a loaded machine a lease command past the default 250 ms makes a
+// plain miss (as documented), which is not what these tests are about.
 const HOLD_MS = 400;
 let fake: Fake;
 let a: TestGateway;
@@ -21,8 +23,8 @@ test.before(async () => {
   const echo = echoUpstream();
   fake = await startFake((request, response) => void setTimeout(() => echo.handler(request, response), HOLD_MS));
   const environment = { REDIS_URL, GATEWAY_REDIS_PREFIX: prefix, GATEWAY_MASTER_KEY: randomBytes(32).toString('hex') };
-  a = await startGateway({ cache: { default: { mode: 'simple', max_age: 600 } } }, environment);
-  b = await startGateway({ cache: { default: { mode: 'simple', max_age: 600 } } }, environment);
+  a = await startGateway({ cache: { default: { mode: 'simple', max_age: 600 }, timeoutMs: 5000 } }, environment);
+  b = await startGateway({ cache: { default: { mode: 'simple', max_age: 600 }, timeoutMs: 5000 } }, environment);
 });
 
 test.after.always(async () => {
