@@ -2,7 +2,8 @@
 // waiting follower gets the leader's answer, for each place leases live:
 // - memory (one process), cache.sqlite (the workers of GATEWAY_WORKERS), Redis (instances; skipped
 //   when no Redis answers on REDIS_URL or 127.0.0.1:6379);
-// - "lease per miss": a miss's claim and release (the two store round trips it adds), median µs;
+// - "lease per miss": what a miss adds: its claim, its second look at the key and its release (three
+//   store calls), median µs;
 // - "follower served": from the leader's release to a waiting follower's answer, read through a
 //   second connection to the store (another worker or instance: woken by polling on cache.sqlite,
 //   by pub/sub on Redis), median ms.
@@ -34,8 +35,11 @@ async function measure(label: string, leaderCache: ResponseCache, followerCache:
   const perMiss: number[] = [];
   for (let index = 0; index < MISSES; index++) {
     const startedAt = performance.now();
-    const flight = await leader.claim(`bench/${run}/miss-${index}`);
+    const key = `bench/${run}/miss-${index}`;
+    const flight = await leader.claim(key);
     if (flight?.role !== 'leader') throw new Error(`${label}: the lease was not taken`);
+    // The leader's second look at the key, as the hook makes it after its claim.
+    if ((await leaderCache.get(key, 60_000)) !== undefined) throw new Error(`${label}: a fresh key was found`);
     await flight.release();
     perMiss.push((performance.now() - startedAt) * 1000);
   }

@@ -57,8 +57,11 @@ export class RedisCacheStore implements CacheStore {
   }
 }
 
-/** Deletes (or extends) a lease only for its holder's token. */
-const RELEASE = `if redis.call('get', KEYS[1]) == ARGV[1] then redis.call('del', KEYS[1]); redis.call('publish', KEYS[2], ARGV[2]); end return 0`;
+/**
+ * Deletes (or extends) a lease only for its holder's token. The release's channel is an argument,
+ * not a key: a script's keys are its lease alone (one hash slot, as Redis Cluster needs).
+ */
+const RELEASE = `if redis.call('get', KEYS[1]) == ARGV[1] then redis.call('del', KEYS[1]); redis.call('publish', ARGV[3], ARGV[2]); end return 0`;
 const RENEW = `if redis.call('get', KEYS[1]) == ARGV[1] then redis.call('pexpire', KEYS[1], ARGV[2]); end return 0`;
 
 /**
@@ -93,7 +96,7 @@ class RedisLeases implements Leases {
   }
 
   async release(key: string, token: string): Promise<void> {
-    await this.client.eval(RELEASE, { keys: [this.key(key), this.channel], arguments: [token, key] });
+    await this.client.eval(RELEASE, { keys: [this.key(key)], arguments: [token, key, this.channel] });
   }
 
   async held(key: string): Promise<boolean> {
