@@ -299,6 +299,13 @@ export interface CacheConfig {
   semanticMaxChars?: number;
   /** Longest a store read or write may hold a request (default 250 ms); past it the request goes on uncached. */
   timeoutMs?: number;
+  /**
+   * Longest an identical miss waits for the one upstream call already under way for its key (default
+   * 30 000 ms), then asks upstream itself; 0 turns single flight off (every miss asks upstream).
+   */
+  singleFlightWaitMs?: number;
+  /** A single-flight lease's time to live (default 10 000 ms, renewed by its holder): how soon a dead holder's key is freed. */
+  singleFlightLeaseMs?: number;
 }
 
 /**
@@ -365,6 +372,8 @@ export interface ResolvedConfig {
     readonly semanticMaxEntries: number;
     readonly semanticMaxChars: number;
     readonly timeoutMs: number;
+    readonly singleFlightWaitMs: number;
+    readonly singleFlightLeaseMs: number;
   };
   readonly providers: ProviderRegistration[];
   readonly guardrails: Array<GuardrailRegistration | GuardrailFactory>;
@@ -690,6 +699,8 @@ function resolveCache(cache: CacheConfig, environment: NodeJS.ProcessEnv): Resol
     semanticMaxEntries: Math.max(1, positiveInteger(cache.semanticMaxEntries ?? 10_000, 'cache.semanticMaxEntries')),
     semanticMaxChars: Math.max(1, positiveInteger(cache.semanticMaxChars ?? DEFAULT_SEMANTIC_MAX_CHARS, 'cache.semanticMaxChars')),
     timeoutMs: Math.max(1, positiveInteger(cache.timeoutMs ?? 250, 'cache.timeoutMs')),
+    singleFlightWaitMs: positiveInteger(cache.singleFlightWaitMs ?? 30_000, 'cache.singleFlightWaitMs'),
+    singleFlightLeaseMs: Math.max(100, positiveInteger(cache.singleFlightLeaseMs ?? 10_000, 'cache.singleFlightLeaseMs')),
   };
 }
 

@@ -96,6 +96,7 @@ export function parseServerSettings(body: Record<string, unknown>): McpServerSet
 function shown(record: McpServerRecord, catalogue: McpToolCatalogue | undefined, approvals: Readonly<Record<string, ApprovedTool>> = {}) {
   const { headers, ...rest } = record;
   const { held } = servedTools({ record, approvals, ...(catalogue ? { catalogue } : {}) });
+  const listed = new Set((catalogue?.tools ?? []).map((tool) => tool.name));
   return {
     object: 'mcp_server',
     ...rest,
@@ -105,6 +106,9 @@ function shown(record: McpServerRecord, catalogue: McpToolCatalogue | undefined,
     tools: (catalogue?.tools ?? []).map((tool) => ({ name: tool.name, ...(tool.description !== undefined ? { description: tool.description } : {}) })),
     tools_listed_at: catalogue?.listed_at ?? null,
     held_tools: held,
+    // The rest of the diff since the approvals (only where the list was read: an unreachable server lists nothing).
+    added_tools: catalogue?.status === 'ok' ? [...listed].filter((name) => approvals[name] === undefined) : [],
+    removed_tools: catalogue?.status === 'ok' ? Object.keys(approvals).filter((name) => !listed.has(name)) : [],
   };
 }
 
@@ -115,6 +119,13 @@ export interface McpServerAdminDependencies {
   readonly service: VaultService;
   readonly checkUrl: (url: string) => Promise<string>;
   readonly policyExists: (name: string) => boolean;
+}
+
+/** A PUT's headers whose value is `[hidden]` (as answers show them) keep their stored value: a form can send them back unchanged. */
+function keepHiddenHeaders(settings: McpServerSettings, current: McpServerRecord): McpServerSettings {
+  if (settings.headers === undefined) return settings;
+  const headers = Object.fromEntries(Object.entries(settings.headers).map(([name, value]) => [name, value === '[hidden]' && current.headers?.[name] !== undefined ? current.headers[name] : value]));
+  return { ...settings, headers };
 }
 
 const notFound = (id: string) => errors.notFound(`No MCP server with id "${id.slice(0, 100)}".`, { code: 'mcp_server_not_found' });
@@ -160,8 +171,9 @@ export class McpServerActions {
   }
 
   async replace(id: string, body: Record<string, unknown>) {
-    if (!(await this.dependencies.mcp.store.get(id))) throw notFound(id);
-    const settings = await this.checked(body);
+    const current = await this.dependencies.mcp.store.get(id);
+    if (!current) throw notFound(id);
+    const settings = keepHiddenHeaders(await this.checked(body), current);
     const catalogue = await this.dependencies.mcp.catalogue.probe(settings);
     try {
       const replaced = await this.dependencies.mcp.store.replace(id, settings, catalogue);

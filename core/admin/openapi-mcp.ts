@@ -86,7 +86,7 @@ export const mcpAdminSchemas = {
     type: 'object',
     additionalProperties: false,
     required: ['name', 'transport', 'url'],
-    properties: { ...settings, headers: { type: 'object', additionalProperties: { type: 'string' }, description: 'Extra headers sent upstream; their values are never shown back (secrets belong in `credential`)' } },
+    properties: { ...settings, headers: { type: 'object', additionalProperties: { type: 'string' }, description: 'Extra headers sent upstream; their values are never shown back (secrets belong in `credential`). On a PUT, a value of `[hidden]` keeps the stored value of that header.' } },
   },
   McpServer: {
     type: 'object',
@@ -101,6 +101,8 @@ export const mcpAdminSchemas = {
       tools: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, description: { type: 'string' } } } },
       tools_listed_at: { type: ['string', 'null'], format: 'date-time' },
       held_tools: { type: 'array', description: 'Tools changed since they were approved (shown as a diff in the dashboard)', items: { type: 'object', properties: { name: { type: 'string' }, approved: toolDefinition, current: toolDefinition } } },
+      added_tools: { type: 'array', items: { type: 'string' }, description: 'Tools the server lists that were never approved (added since the registration or the last approval); served, and approvable so that a later change is held' },
+      removed_tools: { type: 'array', items: { type: 'string' }, description: 'Approved tools the server no longer lists' },
       created_at: { type: 'string', format: 'date-time' },
       updated_at: { type: 'string', format: 'date-time' },
     },

@@ -16,6 +16,7 @@ import { VaultService } from '../vault/service.js';
 import { createEmbedder } from './embedder.js';
 import { cacheHook } from './hook.js';
 import { ResponseCache } from './response-cache.js';
+import { SingleFlight } from './single-flight.js';
 import { openCacheStore } from './store.js';
 
 /** Registers the response cache: embedded (SQLite, opened on first use), or shared through Redis with `REDIS_URL`. */
@@ -57,8 +58,11 @@ export function cachingHook(container: Container, operations: ReadonlyMap<string
     forwardCookies: config.forwardCookies,
     isGatewayKey: gatewayKeyTest(container.resolve(AdminAccess).accountKey, keyResolversOf(container)),
   });
+  const cache = container.resolve(ResponseCache);
+  const { singleFlightWaitMs: waitMs, singleFlightLeaseMs: leaseMs, timeoutMs } = config.cache;
   return cacheHook({
-    cache: container.resolve(ResponseCache),
+    cache,
+    flights: new SingleFlight(cache, { waitMs, leaseMs, timeoutMs, logger }),
     operations,
     fallback: config.cache.default,
     semanticMaxChars: config.cache.semanticMaxChars,

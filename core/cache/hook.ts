@@ -13,6 +13,8 @@ import type { Embedder } from './embedder.js';
 import { digest, namespaceOf, upstreamIdentity } from './key.js';
 import { nearMissGuard } from './near-miss.js';
 import type { Found, Probe, ResponseCache } from './response-cache.js';
+import type { Flight, SingleFlight } from './single-flight.js';
+import { tapStream } from '../pipeline/response.js';
 import { servedRequest, servingAuth } from '../routing/attempt.js';
 
 /** `max_age` when a cache setting gives none: an hour. */
@@ -63,6 +65,8 @@ export interface CacheHookDependencies {
   readonly semanticMaxChars: number;
   /** What `usage` cost at the provider and model (USD), or undefined when unpriced. */
   readonly price: (provider: string, model: string | undefined, usage: Usage, headers: Readonly<Record<string, string | undefined>>) => number | undefined;
+  /** One upstream call for identical concurrent misses; absent: every miss asks upstream. */
+  readonly flights?: SingleFlight;
 }
 
 /** One request's place in the cache: its key, namespace and lifetime, and its semantic probe once made. */
@@ -187,15 +191,55 @@ async function throughCache(dependencies: CacheHookDependencies, context: Gatewa
     const near = slot.probe && (await cache.nearest(slot.probe, settings.threshold ?? DEFAULT_THRESHOLD, slot.maxAgeMs));
     if (near) return serve(dependencies, context, cacheable, near, 'SEMANTIC-HIT', slot);
     if (control === 'only-if-cached') throw cacheMiss(context, slot.embedding);
+    const flight = await dependencies.flights?.claim(slot.key);
+    if (flight?.role === 'follower') {
+      // Another request is asking upstream for this very answer: served from it once stored, as a hit.
+      const answered = await dependencies.flights!.wait(slot.key, slot.maxAgeMs);
+      if (answered) return serve(dependencies, context, cacheable, answered, 'HIT', slot);
+    }
+    if (flight?.role === 'leader') {
+      // A leader that stored and released between this request's lookup and its claim: its answer is here now.
+      const late = await cache.get(slot.key, slot.maxAgeMs);
+      if (late) {
+        void flight.release();
+        return serve(dependencies, context, cacheable, late, 'HIT', slot);
+      }
+      return lead(dependencies, context, next, cacheable, slot, flight);
+    }
   } else if (semantic) {
     // A refreshed answer replaces the stored one and is indexed for later semantic lookups.
     slot.probe = await probeOf(dependencies, context, cacheable, settings, identity, slot);
   }
-  const recorder = new AnswerStore(context, cacheable, slot, dependencies);
-  context.cache = { status: control === 'refresh' ? 'REFRESH' : 'MISS', recorder, ...(slot.embedding ? { embedding: slot.embedding } : {}) };
+  return miss(dependencies, context, next, cacheable, slot, control === 'refresh' ? 'REFRESH' : 'MISS');
+}
+
+/** Asks upstream (the rest of the pipeline) and stores a whole answer; a stream is stored by the stream relay. */
+async function miss(dependencies: CacheHookDependencies, context: GatewayContext, next: Next, cacheable: CacheableOperation, slot: Slot, status: 'MISS' | 'REFRESH', settled?: () => void): Promise<void> {
+  const recorder = new AnswerStore(context, cacheable, slot, dependencies, settled);
+  context.cache = { status, recorder, ...(slot.embedding ? { embedding: slot.embedding } : {}) };
   await tagged(context, next);
   const body = context.response?.body;
   if (recorder.whole !== undefined && context.response?.status === 200 && body && !('stream' in body)) await recorder.save(recorder.whole);
+}
+
+/**
+ * The miss that holds its key's lease: its lease is released once its answer is stored (or found
+ * not storable), when its stream closes, or when it fails — whichever comes first — so that the
+ * requests waiting for it are served or go upstream themselves at once.
+ */
+async function lead(dependencies: CacheHookDependencies, context: GatewayContext, next: Next, cacheable: CacheableOperation, slot: Slot, leader: Extract<Flight, { role: 'leader' }>): Promise<void> {
+  const release = () => void leader.release();
+  let streamed = false;
+  tapStream(context, (stream) => {
+    streamed = true;
+    stream.once('close', release);
+    return stream;
+  });
+  try {
+    await miss(dependencies, context, next, cacheable, slot, 'MISS', release);
+  } finally {
+    if (!streamed) release();
+  }
 }
 
 /** Runs the rest of the pipeline, then tells the client what the cache did (`x-gateway-cache`), on the answer or on the error. */
@@ -225,6 +269,8 @@ class AnswerStore implements AnswerRecorder {
     private readonly cacheable: CacheableOperation,
     private readonly slot: Slot,
     private readonly dependencies: Pick<CacheHookDependencies, 'cache' | 'clock' | 'logger'>,
+    /** Called once the answer is stored or found not storable (the single-flight leader releases its lease). */
+    private readonly settled?: () => void,
   ) {}
 
   answer(answer: unknown): void {
@@ -244,6 +290,14 @@ class AnswerStore implements AnswerRecorder {
   async save(answer: unknown): Promise<void> {
     if (this.saved) return;
     this.saved = true;
+    try {
+      await this.store(answer);
+    } finally {
+      this.settled?.();
+    }
+  }
+
+  private async store(answer: unknown): Promise<void> {
     const { context, cacheable, slot } = this;
     const denied = context.guardrail?.verdicts.some((record) => record.side === 'output' && record.verdict.action === 'deny');
     if (denied || !cacheable.storable(answer)) return;

@@ -1,5 +1,6 @@
 import KeyvRedis, { createClient, type RedisClientType } from '@keyv/redis';
 import Keyv from 'keyv';
+import type { Leases } from './leases.js';
 import { type CacheEntry, type CacheStore, floats, RAW_JSON, type VectorLog, type VectorRecord } from './store.js';
 
 /** `*`, `?`, `[`, `]` and `\` matched literally in a SCAN pattern. */
@@ -16,6 +17,7 @@ export class RedisCacheStore implements CacheStore {
   readonly kind = 'redis' as const;
   readonly entries: Keyv<CacheEntry>;
   readonly vectors: VectorLog;
+  readonly leases: RedisLeases;
 
   private constructor(
     private readonly client: RedisClientType,
@@ -23,6 +25,7 @@ export class RedisCacheStore implements CacheStore {
   ) {
     this.entries = new Keyv<CacheEntry>({ store: new KeyvRedis(client, { throwOnErrors: true }), namespace: `${prefix}:cache`, useKeyPrefix: false, throwOnErrors: true, ...RAW_JSON } as never);
     this.vectors = new RedisVectorLog(client, `${prefix}:cache-vectors:`);
+    this.leases = new RedisLeases(client, prefix);
   }
 
   static async connect(url: string, prefix: string): Promise<RedisCacheStore> {
@@ -49,7 +52,81 @@ export class RedisCacheStore implements CacheStore {
   }
 
   async close(): Promise<void> {
+    await this.leases.close();
     await this.client.close().catch(() => {});
+  }
+}
+
+/**
+ * Deletes (or extends) a lease only for its holder's token. The release's channel is an argument,
+ * not a key: a script's keys are its lease alone (one hash slot, as Redis Cluster needs).
+ */
+const RELEASE = `if redis.call('get', KEYS[1]) == ARGV[1] then redis.call('del', KEYS[1]); redis.call('publish', ARGV[3], ARGV[2]); end return 0`;
+const RENEW = `if redis.call('get', KEYS[1]) == ARGV[1] then redis.call('pexpire', KEYS[1], ARGV[2]); end return 0`;
+
+/**
+ * Leases as `<prefix>:cache-lease:<key>` (SET NX PX, the holder's token as value); a release is
+ * published on `<prefix>:cache-released` (the key as message), which each instance hears on one
+ * subscriber connection, opened when it first waits.
+ */
+class RedisLeases implements Leases {
+  // Releases are heard through pub/sub: polling only notices a lease expiring (its holder died).
+  readonly pollMs = 250;
+  private subscriber?: Promise<RedisClientType>;
+  private readonly listeners = new Set<(key: string) => void>();
+  private readonly channel: string;
+
+  constructor(
+    private readonly client: RedisClientType,
+    private readonly prefix: string,
+  ) {
+    this.channel = `${prefix}:cache-released`;
+  }
+
+  private key(key: string): string {
+    return `${this.prefix}:cache-lease:${key}`;
+  }
+
+  async acquire(key: string, token: string, ttlMs: number): Promise<boolean> {
+    return (await this.client.set(this.key(key), token, { condition: 'NX', expiration: { type: 'PX', value: ttlMs } })) === 'OK';
+  }
+
+  async renew(key: string, token: string, ttlMs: number): Promise<void> {
+    await this.client.eval(RENEW, { keys: [this.key(key)], arguments: [token, String(ttlMs)] });
+  }
+
+  async release(key: string, token: string): Promise<void> {
+    await this.client.eval(RELEASE, { keys: [this.key(key)], arguments: [token, key, this.channel] });
+  }
+
+  async held(key: string): Promise<boolean> {
+    return (await this.client.exists(this.key(key))) > 0;
+  }
+
+  subscribe(listener: (key: string) => void): Promise<void> {
+    this.listeners.add(listener);
+    this.subscriber ??= (async () => {
+      const subscriber = this.client.duplicate() as RedisClientType;
+      subscriber.on('error', () => {});
+      await subscriber.connect();
+      await subscriber.subscribe(this.channel, (message) => {
+        for (const heard of this.listeners) heard(message);
+      });
+      return subscriber;
+    })();
+    // A subscription that failed is tried again by the next wait.
+    return this.subscriber.then(
+      () => undefined,
+      (error: unknown) => {
+        this.subscriber = undefined;
+        throw error;
+      },
+    );
+  }
+
+  async close(): Promise<void> {
+    const subscriber = await this.subscriber?.catch(() => undefined);
+    await subscriber?.close().catch(() => {});
   }
 }
 

@@ -13,6 +13,7 @@ function brokenStore(mode: 'hang' | 'fail'): CacheStore {
     kind: 'redis',
     entries: new Keyv<CacheEntry>({ store: adapter as never, throwOnErrors: true }),
     vectors,
+    leases: { pollMs: 1, acquire: answer, renew: answer, release: answer, held: answer },
     deleteNamespace: answer,
     clear: answer,
     close: async () => {},

@@ -41,7 +41,7 @@ export interface ResponseCacheOptions {
 const TIMED_OUT = Symbol('timed out');
 
 /** `work`, or a rejection once `ms` have passed (the work itself goes on and is ignored). */
-function within<T>(work: Promise<T>, ms: number): Promise<T> {
+export function within<T>(work: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(TIMED_OUT), ms);
@@ -65,7 +65,11 @@ export class ResponseCache {
 
   /** The store, opened on first use (or by `start`). */
   store(): Promise<CacheStore> {
-    this.opened ??= this.options.open();
+    // A store that failed to open is tried again by the next request, not given up on for good.
+    this.opened ??= this.options.open().catch((error: unknown) => {
+      this.opened = undefined;
+      throw error;
+    });
     return this.opened;
   }
 

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import Keyv from 'keyv';
 import type { Usage } from '../spec/unified.js';
+import { type Leases, MemoryLeases, SqliteLeases } from './leases.js';
 import { SqliteLruStore } from './sqlite-lru-store.js';
 
 /** One stored answer: what a hit serves, and what it needs to say what it saved. */
@@ -55,6 +56,8 @@ export interface CacheStore {
   /** Entries by key; values are entries' JSON text, read back parsed. */
   readonly entries: Keyv<CacheEntry>;
   readonly vectors: VectorLog;
+  /** Leases on keys, for one upstream call per set of identical concurrent misses (`single-flight.ts`). */
+  readonly leases: Leases;
   /** Deletes every entry of a namespace (its keys start with `<namespace>/`); returns how many. */
   deleteNamespace(namespace: string): Promise<number>;
   /** Deletes every entry; returns how many. */
@@ -76,18 +79,22 @@ export class SqliteCacheStore implements CacheStore {
   readonly kind = 'embedded' as const;
   readonly entries: Keyv<CacheEntry>;
   readonly vectors: VectorLog;
+  readonly leases: Leases;
   private readonly database: DatabaseSync;
   private readonly lru: SqliteLruStore;
 
   constructor(dataDir: string, options: { maxBytes: number; onEvict?: (count: number) => void; writeThrough?: boolean }) {
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     const file = join(dataDir, 'cache.sqlite');
-    this.database = new DatabaseSync(file);
+    // The busy timeout first: workers opening the file together wait for each other's switch to WAL.
+    this.database = new DatabaseSync(file, { timeout: 1000 });
     chmodSync(file, 0o600); // answers may hold what callers sent: readable by the gateway's user only
-    this.database.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 1000;');
+    this.database.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;');
     this.lru = new SqliteLruStore(this.database, options);
     this.entries = new Keyv<CacheEntry>({ store: this.lru, useKeyPrefix: false, throwOnErrors: true, ...RAW_JSON } as never);
     this.vectors = new SqliteVectorLog(this.database);
+    // Workers sharing the file lease through it; a lone process keeps its leases in memory (no write per miss).
+    this.leases = options.writeThrough ? new SqliteLeases(this.database) : new MemoryLeases();
   }
 
   /** Bytes of the entries kept. */

@@ -35,6 +35,7 @@ export function registerMcp(container: Container): void {
       policy: (name) => c.resolve(PolicyRegistry).get(name),
       ...(config.defaultPolicy !== undefined ? { defaultPolicy: config.defaultPolicy } : {}),
       team: (id) => c.resolve(Organization).teams.get(id),
+      teamChanged: (id) => c.resolve(Organization).teams.forget(id),
     });
   });
 }

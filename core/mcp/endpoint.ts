@@ -16,6 +16,8 @@ import type { ProgressUpdate } from './upstream.js';
 export interface McpCaller {
   readonly keyId: string;
   readonly keyName: string;
+  /** The key's team, whose grant adds to the key's own. */
+  readonly teamId?: string;
   /** Undefined: the key has no `mcp` grant (403 `mcp_not_granted` at initialize; nothing usable after). */
   readonly principal?: McpPrincipal;
   readonly logBodies: boolean;
@@ -149,15 +151,16 @@ export class McpEndpoint {
   constructor(private readonly options: McpEndpointOptions) {}
 
   /** This instance's open notification streams (`GET /mcp`), with the key each belongs to. */
-  private readonly streams = new Set<{ keyId: string; response: ServerResponse }>();
+  private readonly streams = new Set<{ keyId: string; teamId?: string; response: ServerResponse }>();
 
   /**
    * Tells the clients listening on this instance that lists may have changed: every stream on a
-   * server change (`keyId` undefined), the key's streams on a change of its grant.
+   * server change (no `affected`), the key's streams on a change of its grant, the team's keys'
+   * streams on a change of the team's.
    */
-  listsChanged(keyId?: string): void {
+  listsChanged(affected?: { readonly keyId: string } | { readonly teamId: string }): void {
     for (const stream of this.streams) {
-      if (keyId !== undefined && stream.keyId !== keyId) continue;
+      if (affected !== undefined && ('keyId' in affected ? stream.keyId !== affected.keyId : stream.teamId !== affected.teamId)) continue;
       for (const method of ['notifications/tools/list_changed', 'notifications/resources/list_changed', 'notifications/prompts/list_changed']) {
         stream.response.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', method })}\n\n`);
       }
@@ -180,7 +183,7 @@ export class McpEndpoint {
     }
     response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'x-gateway-trace-id': base.traceId });
     response.flushHeaders();
-    const stream = { keyId: caller.keyId, response };
+    const stream = { keyId: caller.keyId, ...(caller.teamId !== undefined ? { teamId: caller.teamId } : {}), response };
     this.streams.add(stream);
     response.once('close', () => this.streams.delete(stream));
     this.options.record({ ...base, finishedAt: Date.now(), caller, sessionId: session.id, method: 'stream', status: 200, secrets: [key] });

@@ -51,6 +51,8 @@ export interface McpGatewayOptions {
   readonly defaultPolicy?: string;
   /** A team by id (read at most a second ago): its `mcp` grant adds to its keys' own. */
   readonly team?: (id: string) => { readonly mcp?: McpGrant } | undefined | Promise<{ readonly mcp?: McpGrant } | undefined>;
+  /** Forgets what `team` read for a team whose grant changed (announced by the shared state). */
+  readonly teamChanged?: (id: string) => void;
 }
 
 /**
@@ -126,7 +128,12 @@ export class McpGateway {
       if (event.kind === 'mcp-cancel') this.endpoint.cancel(event.id);
       // A server or its tools changed anywhere, or a key's grant: the clients listening here re-list.
       else if (event.kind === 'mcp-server') this.endpoint.listsChanged();
-      else if (event.kind === 'virtual-key') this.endpoint.listsChanged(event.id);
+      else if (event.kind === 'virtual-key') this.endpoint.listsChanged({ keyId: event.id });
+      else if (event.kind === 'team') {
+        // Read the team's grant again before its clients re-list, not up to a second later.
+        this.options.teamChanged?.(event.id);
+        this.endpoint.listsChanged({ teamId: event.id });
+      }
     });
     await this.catalogue.start();
   }
@@ -220,6 +227,6 @@ export class McpGateway {
     const teamId = teamIdOf(record);
     const team = teamId === undefined || this.options.team === undefined ? undefined : await this.options.team(teamId);
     const principal = principalOf(record, team);
-    return { keyId: record.id, keyName: record.name, ...(principal ? { principal } : {}), logBodies: record.log_bodies !== false, ...(record.guardrail_policy ? { policy: record.guardrail_policy } : {}), ...(record.limits ? { limits: record.limits } : {}) };
+    return { keyId: record.id, keyName: record.name, ...(teamId !== undefined ? { teamId } : {}), ...(principal ? { principal } : {}), logBodies: record.log_bodies !== false, ...(record.guardrail_policy ? { policy: record.guardrail_policy } : {}), ...(record.limits ? { limits: record.limits } : {}) };
   }
 }

@@ -108,6 +108,8 @@ export class OrganizationStore {
     }
     const next = patched(current, patch);
     await this.state().records.set(teamKey(id), next);
+    // Its keys' open MCP sessions, on every instance, are told to list their tools again.
+    if ('mcp' in patch) await this.state().publish({ kind: 'team', id });
     return next;
   }
 
@@ -117,6 +119,7 @@ export class OrganizationStore {
     await this.state().records.delete(teamKey(id));
     await this.state().removeFromSet(TEAMS, id);
     await this.state().release(teamNameClaim(current.name), id);
+    if (current.mcp !== undefined) await this.state().publish({ kind: 'team', id });
     return current;
   }
 

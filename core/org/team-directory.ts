@@ -16,6 +16,11 @@ export class SecondCache<Value> {
     private readonly now: () => number = Date.now,
   ) {}
 
+  /** Drops what was read for `id`: the next `get` reads it again (a change announced by the shared state). */
+  forget(id: string): void {
+    this.cache.delete(id);
+  }
+
   /** The value (synchronously when it was read within the last second). */
   get(id: string): Value | Promise<Value> {
     const now = this.now();

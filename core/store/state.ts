@@ -43,8 +43,8 @@ export interface SharedState {
 }
 
 export interface InvalidationEvent {
-  /** `route` and `model-alias`: a stored route or an alias changed (see core/routing/store.ts); `mcp-server`: an upstream MCP server or its tools (core/mcp/server-store.ts); `mcp-cancel`: a client cancelled an MCP request (`<session>:<request id>`), which whichever instance runs it stops. */
-  readonly kind: 'virtual-key' | 'credential' | 'route' | 'model-alias' | 'mcp-server' | 'mcp-cancel';
+  /** `route` and `model-alias`: a stored route or an alias changed (see core/routing/store.ts); `mcp-server`: an upstream MCP server or its tools (core/mcp/server-store.ts); `mcp-cancel`: a client cancelled an MCP request (`<session>:<request id>`), which whichever instance runs it stops; `team`: a team's MCP grant changed or the team was deleted (core/org/store.ts), so its keys' open MCP sessions re-list. */
+  readonly kind: 'virtual-key' | 'credential' | 'route' | 'model-alias' | 'mcp-server' | 'mcp-cancel' | 'team';
   readonly id: string;
 }
 

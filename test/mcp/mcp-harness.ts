@@ -60,6 +60,8 @@ export function memoryServerCommand(memoryFile: string): { command: string; args
 export interface FakeTool {
   readonly name: string;
   readonly description?: string;
+  /** Default `{ type: 'object' }`. */
+  readonly inputSchema?: Record<string, unknown>;
 }
 
 /**
@@ -132,7 +134,7 @@ export class FakeMcpServer {
       return;
     }
     if (message.method === 'tools/list') {
-      json({ jsonrpc: '2.0', id: message.id, result: { tools: this.tools.map((tool) => ({ name: tool.name, description: tool.description ?? `the ${tool.name} tool`, inputSchema: { type: 'object' } })) } });
+      json({ jsonrpc: '2.0', id: message.id, result: { tools: this.tools.map((tool) => ({ name: tool.name, description: tool.description ?? `the ${tool.name} tool`, inputSchema: tool.inputSchema ?? { type: 'object' } })) } });
       return;
     }
     if (message.method !== 'tools/call') {

@@ -6,6 +6,7 @@ import { renderCatalog } from './catalog.js';
 import { renderCredentials, renderKeys } from './keys.js';
 import { renderLogDetail } from './detail.js';
 import { renderLogs } from './logs.js';
+import { renderMcpServer, renderMcpServers } from './mcp.js';
 import { renderMembers, renderTeams, renderUser, renderUsers } from './org.js';
 import { renderPolicies } from './policies.js';
 import { renderQuotas } from './quotas.js';
@@ -36,6 +37,7 @@ const routes = {
   catalog: () => renderCatalog(view),
   routes: (rest) => (rest[0] ? renderRouteDetail(view, rest[0]) : renderRoutes(view)),
   policies: (_rest, query) => renderPolicies(view, query),
+  'mcp-servers': (rest) => (rest[0] ? renderMcpServer(view, rest[0]) : renderMcpServers(view)),
   teams: () => renderTeams(view),
   members: (rest) => renderMembers(view, rest),
   users: (rest) => (rest[0] ? renderUser(view, rest[0]) : renderUsers(view)),

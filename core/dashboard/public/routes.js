@@ -78,7 +78,7 @@ function flatten(value, path = '', into = new Map()) {
 }
 
 /** What changed from one version to the next: each path added, removed or changed, with its values. */
-function versionDiff(before, after) {
+export function versionDiff(before, after) {
   const old = flatten(before);
   const next = flatten(after);
   const changes = [];
@@ -90,7 +90,7 @@ function versionDiff(before, after) {
   return changes;
 }
 
-const diffList = (changes) => (changes.length === 0
+export const diffList = (changes) => (changes.length === 0
   ? h('p', { class: 'muted', text: 'No change to the route (the name may have changed).' })
   : h('ul', { class: 'diff' }, changes.map((change) => h('li', { class: `diff-${change.kind}`, data: { path: change.path } },
     h('span', { class: 'diff-kind', text: change.kind }), ' ', h('code', { text: change.path }), ': ', h('span', { text: change.text })))));
