@@ -67,6 +67,11 @@ const UNPRICED: Record<string, string> = {
   databricks: 'databricks-meta-llama-3-3-70b-instruct',
   'snowflake-cortex': 'claude-sonnet-4-5',
   friendli: 'meta-llama-3.1-8b-instruct',
+  upstage: 'solar-pro2',
+  writer: 'palmyra-x5',
+  inception: 'mercury-2',
+  parasail: 'parasail-llama-33-70b-fp8',
+  mixedbread: 'mixedbread-ai/mxbai-embed-large-v1',
 };
 
 const unusedDependencies = {} as PluginDependencies;

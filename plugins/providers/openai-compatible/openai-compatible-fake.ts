@@ -193,10 +193,12 @@ export function compatibleFake(manifest: CompatibleProviderManifest, options: Co
   /** A Jina-style rerank answer (results in the documents' order), or the refusal of a field the provider names otherwise. */
   const renderRerank = (scenario: RerankScenario, body: FakeBody): RenderedAnswer => {
     for (const field of Object.keys(manifest.rerank?.renamedFields ?? {})) if (field in body) return refuse(`Extra inputs are not permitted: ${field}`);
-    const documents = body.documents;
-    if (!Array.isArray(documents) || !documents.every((document) => typeof document === 'string')) return refuse('documents must be a list of strings');
+    const documentsField = manifest.rerank?.renamedFields?.documents ?? 'documents';
+    const documents = body[documentsField];
+    if (!Array.isArray(documents) || !documents.every((document) => typeof document === 'string')) return refuse(`${documentsField} must be a list of strings`);
     if (documents.length !== scenario.scores.length) return refuse(`expected ${scenario.scores.length} documents, got ${documents.length}`);
-    const results = scenario.scores.map((relevance_score, index) => ({ index, relevance_score, document: { text: documents[index] } }));
+    const scoreField = manifest.rerank?.scoreField ?? 'relevance_score';
+    const results = scenario.scores.map((score, index) => ({ index, [scoreField]: score, document: { text: documents[index] } }));
     const answer = { id: 'rerank-fake', model: body.model, [manifest.rerank?.resultsField ?? 'results']: results, usage: { total_tokens: scenario.tokens } };
     return { status: 200, headers: JSON_TYPE, chunks: [JSON.stringify(answer)] };
   };
