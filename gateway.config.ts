@@ -35,6 +35,8 @@ import { writer } from './plugins/providers/writer/index.js';
 import { inception } from './plugins/providers/inception/index.js';
 import { parasail } from './plugins/providers/parasail/index.js';
 import { mixedbread } from './plugins/providers/mixedbread/index.js';
+import { azureAIFoundry } from './plugins/providers/azure-ai-foundry/index.js';
+import { cloudflareAIGateway } from './plugins/providers/cloudflare-ai-gateway/index.js';
 import { siliconflow } from './plugins/providers/siliconflow/index.js';
 import { scaleway } from './plugins/providers/scaleway/index.js';
 import { ovhcloud } from './plugins/providers/ovhcloud/index.js';
@@ -127,6 +129,8 @@ export default defineConfig({
     inception(),
     parasail(),
     mixedbread(),
+    azureAIFoundry(),
+    cloudflareAIGateway(),
   ],
   // Listed at GET /admin/plugins (with their params schemas) whether or not a policy uses them.
   guardrails: [...builtinGuardrails],
