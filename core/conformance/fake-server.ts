@@ -1,10 +1,10 @@
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { ProviderFakeRenderer, ReceivedRequest, RenderedAnswer, RerankScenario, Scenario, SpeechScenario, TranscriptionScenario } from '../spec/conformance.js';
+import type { ImageScenario, ProviderFakeRenderer, ReceivedRequest, RenderedAnswer, RerankScenario, Scenario, SpeechScenario, TranscriptionScenario } from '../spec/conformance.js';
 
 /** Any scenario the kit sets: the chat-family ones and each other operation's. */
-export type AnyScenario = Scenario | RerankScenario | SpeechScenario | TranscriptionScenario;
+export type AnyScenario = Scenario | RerankScenario | ImageScenario | SpeechScenario | TranscriptionScenario;
 
 /** A loopback HTTP server that answers every request with the current scenario, through the subject's renderer. */
 export interface ScenarioServer {
@@ -27,6 +27,10 @@ function renderAnswer(renderer: ProviderFakeRenderer, scenario: AnyScenario, req
   if (scenario.kind === 'rerank') {
     if (operation !== 'rerank' || !renderer.renderRerank) throw new Error(`a rerank scenario for a ${operation} request`);
     return renderer.renderRerank(scenario, request);
+  }
+  if (scenario.kind === 'image') {
+    if (operation !== 'image' || !renderer.renderImage) throw new Error(`an image scenario for a ${operation} request`);
+    return renderer.renderImage(scenario, request);
   }
   if (scenario.kind === 'speech') {
     if (operation !== 'speech' || !renderer.renderSpeech) throw new Error(`a speech scenario for a ${operation} request`);

@@ -56,6 +56,12 @@ export interface TranscriptionScenario {
   readonly seconds: number;
 }
 
+/** An image generation answer for {@link ProviderFakeRenderer.renderImage}: the one image the provider made. */
+export interface ImageScenario {
+  readonly kind: 'image';
+  readonly png: Uint8Array;
+}
+
 /** A request as the fake provider received it. */
 export interface ReceivedRequest {
   readonly method: string;
@@ -75,10 +81,12 @@ export interface RenderedAnswer {
 
 export interface ProviderFakeRenderer {
   /** Which operation a received request is, and whether it asks for a stream. */
-  classify(request: ReceivedRequest): { operation: 'chat' | 'embed' | 'rerank' | 'speech' | 'transcription' | 'other'; stream: boolean };
+  classify(request: ReceivedRequest): { operation: 'chat' | 'embed' | 'rerank' | 'image' | 'speech' | 'transcription' | 'other'; stream: boolean };
   render(scenario: Scenario, request: ReceivedRequest, stream: boolean): RenderedAnswer;
   /** A rerank answer in the provider's format (a request `classify` called `rerank`); absent when the plugin has no rerank. */
   renderRerank?(scenario: RerankScenario, request: ReceivedRequest): RenderedAnswer;
+  /** An image generation answer in the provider's format (a request `classify` called `image`); absent when the plugin has none. */
+  renderImage?(scenario: ImageScenario, request: ReceivedRequest): RenderedAnswer;
   /** A speech answer in the provider's format (a request `classify` called `speech`); absent when the plugin has no speech. */
   renderSpeech?(scenario: SpeechScenario, request: ReceivedRequest): RenderedAnswer;
   /** A transcription answer in the provider's format (a request `classify` called `transcription`); absent when the plugin has none. */
@@ -123,6 +131,8 @@ export interface ConformanceSubject {
    * the kit expects it in the unified answer's `usage` (default `tokens`).
    */
   readonly rerankUsage?: 'tokens' | 'search_units' | 'none';
+  /** Image model the kit sends, when the plugin declares image generation (default `dall-e-3`). */
+  readonly imageModel?: string;
   /** Speech model and voice the kit sends, when the plugin declares speech (default `tts-1` and `alloy`). */
   readonly speechModel?: string;
   readonly speechVoice?: string;

@@ -74,6 +74,7 @@ const UNPRICED: Record<string, string> = {
   parasail: 'parasail-llama-33-70b-fp8',
   mixedbread: 'mixedbread-ai/mxbai-embed-large-v1',
   'cloudflare-ai-gateway': 'openai/gpt-4o-mini',
+  'stability-ai': 'stable-image-core',
 };
 
 const unusedDependencies = {} as PluginDependencies;

@@ -6,6 +6,7 @@ import {
   type RenderedAnswer,
   type RerankScenario,
   type Scenario,
+  type ImageScenario,
   type SpeechScenario,
   type TranscriptionScenario,
 } from '../../../core/spec/index.js';
@@ -43,6 +44,14 @@ const openAIError = (status: number, message: string, param: string | null = nul
   headers: JSON_TYPE,
   chunks: [JSON.stringify({ error: { message, type: 'invalid_request_error', param, code: null } })],
 });
+
+/** OpenAI's `POST /images/generations`, faked: a JSON body with a prompt; the image as `b64_json` when asked, else refused (no URLs here). */
+export function renderOpenAIImage(scenario: ImageScenario, request: ReceivedRequest): RenderedAnswer {
+  const body = parse(request);
+  if (typeof body.prompt !== 'string' || body.prompt === '') return openAIError(400, 'prompt is required', 'prompt');
+  if (body.response_format !== 'b64_json') return openAIError(400, 'the fake answers only response_format b64_json', 'response_format');
+  return { status: 200, headers: JSON_TYPE, chunks: [JSON.stringify({ created: 1_700_000_000, data: [{ b64_json: Buffer.from(scenario.png).toString('base64') }] })] };
+}
 
 /** OpenAI's `POST /audio/speech`, faked: a JSON body with model, input and voice; the audio answered in two writes. */
 export function renderOpenAISpeech(scenario: SpeechScenario, request: ReceivedRequest): RenderedAnswer {
@@ -209,6 +218,7 @@ export function compatibleFake(manifest: CompatibleProviderManifest, options: Co
       if (path.endsWith(chatPath)) return { operation: 'chat', stream: request.method === 'POST' && parse(request).stream === true };
       if (path.endsWith(embedPath)) return { operation: 'embed', stream: false };
       if (manifest.operations.includes('rerank') && path.endsWith(rerankPath)) return { operation: 'rerank', stream: false };
+      if (path.endsWith('/images/generations')) return { operation: 'image', stream: false };
       if (path.endsWith('/audio/speech')) return { operation: 'speech', stream: false };
       if (path.endsWith('/audio/transcriptions')) return { operation: 'transcription', stream: false };
       return { operation: 'other', stream: false };
@@ -233,7 +243,8 @@ export function compatibleFake(manifest: CompatibleProviderManifest, options: Co
     },
 
     renderRerank: manifest.operations.includes('rerank') ? (scenario, request) => renderRerank(scenario, parse(request)) : undefined,
-    // OpenAI's audio endpoints: only a plugin declaring them is sent these scenarios.
+    // OpenAI's image and audio endpoints: only a plugin declaring them is sent these scenarios.
+    renderImage: renderOpenAIImage,
     renderSpeech: renderOpenAISpeech,
     renderTranscription: renderOpenAITranscription,
 
