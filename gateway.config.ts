@@ -38,6 +38,7 @@ import { mixedbread } from './plugins/providers/mixedbread/index.js';
 import { azureAIFoundry } from './plugins/providers/azure-ai-foundry/index.js';
 import { cloudflareAIGateway } from './plugins/providers/cloudflare-ai-gateway/index.js';
 import { stabilityAI } from './plugins/providers/stability-ai/index.js';
+import { sagemaker } from './plugins/providers/sagemaker/index.js';
 import { siliconflow } from './plugins/providers/siliconflow/index.js';
 import { scaleway } from './plugins/providers/scaleway/index.js';
 import { ovhcloud } from './plugins/providers/ovhcloud/index.js';
@@ -133,6 +134,7 @@ export default defineConfig({
     azureAIFoundry(),
     cloudflareAIGateway(),
     stabilityAI(),
+    sagemaker(),
   ],
   // Listed at GET /admin/plugins (with their params schemas) whether or not a policy uses them.
   guardrails: [...builtinGuardrails],

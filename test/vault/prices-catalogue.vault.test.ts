@@ -75,6 +75,7 @@ const UNPRICED: Record<string, string> = {
   mixedbread: 'mixedbread-ai/mxbai-embed-large-v1',
   'cloudflare-ai-gateway': 'openai/gpt-4o-mini',
   'stability-ai': 'stable-image-core',
+  sagemaker: 'my-llama-endpoint',
 };
 
 const unusedDependencies = {} as PluginDependencies;
