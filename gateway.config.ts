@@ -39,6 +39,7 @@ import { azureAIFoundry } from './plugins/providers/azure-ai-foundry/index.js';
 import { cloudflareAIGateway } from './plugins/providers/cloudflare-ai-gateway/index.js';
 import { stabilityAI } from './plugins/providers/stability-ai/index.js';
 import { sagemaker } from './plugins/providers/sagemaker/index.js';
+import { replicate } from './plugins/providers/replicate/index.js';
 import { siliconflow } from './plugins/providers/siliconflow/index.js';
 import { scaleway } from './plugins/providers/scaleway/index.js';
 import { ovhcloud } from './plugins/providers/ovhcloud/index.js';
@@ -135,6 +136,7 @@ export default defineConfig({
     cloudflareAIGateway(),
     stabilityAI(),
     sagemaker(),
+    replicate(),
   ],
   // Listed at GET /admin/plugins (with their params schemas) whether or not a policy uses them.
   guardrails: [...builtinGuardrails],

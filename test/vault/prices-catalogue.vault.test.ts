@@ -76,6 +76,7 @@ const UNPRICED: Record<string, string> = {
   'cloudflare-ai-gateway': 'openai/gpt-4o-mini',
   'stability-ai': 'stable-image-core',
   sagemaker: 'my-llama-endpoint',
+  replicate: 'meta/meta-llama-3-8b-instruct',
 };
 
 const unusedDependencies = {} as PluginDependencies;
