@@ -177,3 +177,22 @@ export const dropsTranscriptionFile: ConformanceSubject = compatibleSubject(
   manifest('broken-transcription-file'),
   { model: 'broken-model' },
 );
+
+/** Bug: image generation is declared but the answer's image is re-encoded as a URL-safe string (not the provider's bytes). */
+export const mangledImage: ConformanceSubject = compatibleSubject(
+  broken('broken-image-bytes', (plugin) => ({
+    ...plugin,
+    operations: {
+      ...plugin.operations,
+      imageGenerate: {
+        toUpstream: (request, target) => ({ method: 'POST', url: `${target.baseUrl}/images/generations`, headers: { 'content-type': 'application/json' }, body: JSON.stringify(request) }),
+        fromUpstream: (body) => {
+          const answer = body as { created: number; data: Array<{ b64_json?: string }> };
+          return { ...answer, data: answer.data.map((image) => ({ b64_json: Buffer.from(image.b64_json ?? '', 'base64').toString('base64url') })) };
+        },
+      },
+    },
+  })),
+  manifest('broken-image-bytes'),
+  { model: 'broken-model' },
+);
