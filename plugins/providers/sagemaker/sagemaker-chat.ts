@@ -71,7 +71,8 @@ export const sageMakerChat: ChatAdapter = {
   validate: (request) => checkChatRequest(request, SAGEMAKER_CHAT_QUIRKS, 'sagemaker'),
   toUpstream(request, target) {
     const { model: _model, ...body } = adaptChatRequest(request, SAGEMAKER_CHAT_QUIRKS) ?? request;
-    const headers: Record<string, string> = { 'content-type': 'application/json', accept: request.stream ? 'application/jsonlines' : 'application/json' };
+    // InvokeEndpoint takes the container's Accept as `Accept`; the stream API names it otherwise and needs none.
+    const headers: Record<string, string> = request.stream ? { 'content-type': 'application/json' } : { 'content-type': 'application/json', accept: 'application/json' };
     const component = target.headers[INFERENCE_COMPONENT_HEADER];
     if (component !== undefined) {
       if (!INFERENCE_COMPONENT.test(component)) throw errors.invalidRequest(`"${INFERENCE_COMPONENT_HEADER}" must be an inference component name.`, { param: INFERENCE_COMPONENT_HEADER, code: 'invalid_header' });

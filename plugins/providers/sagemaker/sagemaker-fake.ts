@@ -40,7 +40,7 @@ const ENDPOINT_PATH = /\/endpoints\/([^/]+)\/(invocations|invocations-response-s
 const failure = (status: number, message: string, retryAfter?: string): RenderedAnswer => ({
   status,
   headers: { ...JSON_TYPE, 'x-amzn-errortype': `${ERROR_TYPE[status] ?? 'InternalFailure'}:http://internal.amazon.com/coral/com.amazon.sagemaker/`, ...(retryAfter === undefined ? {} : { 'retry-after': retryAfter }) },
-  chunks: [JSON.stringify({ message })],
+  chunks: [JSON.stringify({ Message: message })],
 });
 
 /** The received body as the container sees it, with the model name TGI reports (SageMaker sends no model). */
@@ -55,7 +55,7 @@ function asContainer(request: ReceivedRequest): ReceivedRequest | RenderedAnswer
  * SageMaker Runtime in front of a TGI container with its Messages API, faked: SigV4 (service
  * `sagemaker`), the endpoint in the path, `/invocations` answering the container's JSON and
  * `/invocations-response-stream` its SSE bytes cut into eventstream `PayloadPart`s; errors as
- * `{message}` with `x-amzn-errortype`.
+ * `{Message}` with `x-amzn-errortype`.
  */
 export function sageMakerFake(): ProviderFakeRenderer {
   const inner = compatibleFake(wire);
