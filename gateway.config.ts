@@ -30,6 +30,16 @@ import { featherless } from './plugins/providers/featherless/index.js';
 import { huggingface } from './plugins/providers/huggingface/index.js';
 import { ai21 } from './plugins/providers/ai21/index.js';
 import { friendli } from './plugins/providers/friendli/index.js';
+import { upstage } from './plugins/providers/upstage/index.js';
+import { writer } from './plugins/providers/writer/index.js';
+import { inception } from './plugins/providers/inception/index.js';
+import { parasail } from './plugins/providers/parasail/index.js';
+import { mixedbread } from './plugins/providers/mixedbread/index.js';
+import { azureAIFoundry } from './plugins/providers/azure-ai-foundry/index.js';
+import { cloudflareAIGateway } from './plugins/providers/cloudflare-ai-gateway/index.js';
+import { stabilityAI } from './plugins/providers/stability-ai/index.js';
+import { sagemaker } from './plugins/providers/sagemaker/index.js';
+import { replicate } from './plugins/providers/replicate/index.js';
 import { siliconflow } from './plugins/providers/siliconflow/index.js';
 import { scaleway } from './plugins/providers/scaleway/index.js';
 import { ovhcloud } from './plugins/providers/ovhcloud/index.js';
@@ -117,6 +127,16 @@ export default defineConfig({
     huggingface(),
     ai21(),
     friendli(),
+    upstage(),
+    writer(),
+    inception(),
+    parasail(),
+    mixedbread(),
+    azureAIFoundry(),
+    cloudflareAIGateway(),
+    stabilityAI(),
+    sagemaker(),
+    replicate(),
   ],
   // Listed at GET /admin/plugins (with their params schemas) whether or not a policy uses them.
   guardrails: [...builtinGuardrails],

@@ -1,6 +1,8 @@
 import OpenAI from 'openai';
 import { type Check, type CheckContext, CheckFailure, CheckSkipped, expect, routedAs } from './check.js';
 import { KIT_ACCOUNT_KEY } from './gateway.js';
+import { audioChecks } from './audio-checks.js';
+import { imageChecks } from './image-checks.js';
 import { rerankChecks } from './rerank-checks.js';
 import type { ReceivedRequest, Scenario } from '../spec/conformance.js';
 
@@ -399,4 +401,6 @@ export const CHECKS: readonly Check[] = [
   earlyEnd,
   authHeaders,
   ...rerankChecks,
+  ...imageChecks,
+  ...audioChecks,
 ];

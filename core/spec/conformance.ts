@@ -37,6 +37,31 @@ export interface RerankScenario {
   readonly searchUnits: number;
 }
 
+/**
+ * A text-to-speech answer for {@link ProviderFakeRenderer.renderSpeech}: the audio bytes the provider
+ * sends back (the core relays them to the client unchanged).
+ */
+export interface SpeechScenario {
+  readonly kind: 'speech';
+  readonly audio: Uint8Array;
+}
+
+/**
+ * A transcription answer for {@link ProviderFakeRenderer.renderTranscription}: the transcript's text
+ * and the audio's duration in seconds, written in the provider's own answer format.
+ */
+export interface TranscriptionScenario {
+  readonly kind: 'transcription';
+  readonly text: string;
+  readonly seconds: number;
+}
+
+/** An image generation answer for {@link ProviderFakeRenderer.renderImage}: the one image the provider made. */
+export interface ImageScenario {
+  readonly kind: 'image';
+  readonly png: Uint8Array;
+}
+
 /** A request as the fake provider received it. */
 export interface ReceivedRequest {
   readonly method: string;
@@ -56,10 +81,16 @@ export interface RenderedAnswer {
 
 export interface ProviderFakeRenderer {
   /** Which operation a received request is, and whether it asks for a stream. */
-  classify(request: ReceivedRequest): { operation: 'chat' | 'embed' | 'rerank' | 'other'; stream: boolean };
+  classify(request: ReceivedRequest): { operation: 'chat' | 'embed' | 'rerank' | 'image' | 'speech' | 'transcription' | 'other'; stream: boolean };
   render(scenario: Scenario, request: ReceivedRequest, stream: boolean): RenderedAnswer;
   /** A rerank answer in the provider's format (a request `classify` called `rerank`); absent when the plugin has no rerank. */
   renderRerank?(scenario: RerankScenario, request: ReceivedRequest): RenderedAnswer;
+  /** An image generation answer in the provider's format (a request `classify` called `image`); absent when the plugin has none. */
+  renderImage?(scenario: ImageScenario, request: ReceivedRequest): RenderedAnswer;
+  /** A speech answer in the provider's format (a request `classify` called `speech`); absent when the plugin has no speech. */
+  renderSpeech?(scenario: SpeechScenario, request: ReceivedRequest): RenderedAnswer;
+  /** A transcription answer in the provider's format (a request `classify` called `transcription`); absent when the plugin has none. */
+  renderTranscription?(scenario: TranscriptionScenario, request: ReceivedRequest): RenderedAnswer;
   /** Problems with how the request carries `credential` compared with the provider's documentation (empty when right). */
   checkAuth(request: ReceivedRequest, credential: string): string[];
   /** The chat roles the provider received, in order, in unified names (`system`, `developer`, `user`, `assistant`, `tool`). */
@@ -100,4 +131,11 @@ export interface ConformanceSubject {
    * the kit expects it in the unified answer's `usage` (default `tokens`).
    */
   readonly rerankUsage?: 'tokens' | 'search_units' | 'none';
+  /** Image model the kit sends, when the plugin declares image generation (default `dall-e-3`). */
+  readonly imageModel?: string;
+  /** Speech model and voice the kit sends, when the plugin declares speech (default `tts-1` and `alloy`). */
+  readonly speechModel?: string;
+  readonly speechVoice?: string;
+  /** Transcription model the kit sends, when the plugin declares transcription (default `whisper-1`). */
+  readonly transcriptionModel?: string;
 }

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { dropsStreamUsage, dropsToolTurns, lengthAsStop, losesToolFragments, maps429To500 } from './broken/broken-plugins.js';
+import { dropsSpeechVoice, mangledImage, dropsStreamUsage, dropsToolTurns, dropsTranscriptionFile, lengthAsStop, losesToolFragments, maps429To500 } from './broken/broken-plugins.js';
 import { type ConformanceSubject, formatReport, runConformance } from '../../core/conformance/index.js';
 
 /** The kit must fail each broken plugin, naming the check that caught its bug, and pass the rest. */
@@ -9,6 +9,9 @@ const cases: Array<[label: string, subject: ConformanceSubject, failing: string,
   ['loses tool-call argument fragments', losesToolFragments(), 'tools.stream', /assembled arguments/],
   ['reports a length cut as a stop', lengthAsStop, 'chat.length', /finish_reason "stop", expected "length"/],
   ['drops tool-role messages on a provider without tools', dropsToolTurns, 'tools.result', /roles \["user","assistant"\], expected/],
+  ['changes the bytes of a generated image', mangledImage, 'images', /is not the provider's image/],
+  ['leaves the voice out of a speech request', dropsSpeechVoice, 'speech', /voice is required/],
+  ['loses the uploaded audio of a transcription', dropsTranscriptionFile, 'transcription', /file is required/],
 ];
 
 for (const [label, subject, failing, detail] of cases) {

@@ -29,5 +29,10 @@ for (const subject of subjects) {
     // Rerank runs on every plugin: answered where declared, refused (nothing sent) where not.
     const rerankRow = declared.rerank ? 'rerank' : 'rerank.unsupported';
     t.true(passed.includes(rerankRow), `${id}: ${rerankRow} did not pass`);
+    // So do image generation, speech and transcription.
+    for (const [operation, name] of [['imageGenerate', 'images'], ['speech', 'speech'], ['transcription', 'transcription']] as const) {
+      const row = declared[operation] ? name : `${name}.unsupported`;
+      t.true(passed.includes(row), `${id}: ${row} did not pass`);
+    }
   });
 }

@@ -11,6 +11,7 @@ const NOT_PROVIDERS = new Set(['google-shared', 'openai-compatible']);
 /** A current model of every shipped provider the catalogue prices, with the headers a request would carry. */
 const PRICED: Record<string, { model: string; headers?: Record<string, string> }> = {
   anthropic: { model: 'claude-sonnet-4-5-20250929' },
+  'azure-ai-foundry': { model: 'phi-4' },
   'azure-openai': { model: 'prod-chat-deployment', headers: { 'x-gateway-cloud-a-model-name': 'gpt-4o-mini' } },
   bedrock: { model: 'us.anthropic.claude-sonnet-4-5-20250929-v1:0' },
   cerebras: { model: 'llama-3.3-70b' },
@@ -67,6 +68,15 @@ const UNPRICED: Record<string, string> = {
   databricks: 'databricks-meta-llama-3-3-70b-instruct',
   'snowflake-cortex': 'claude-sonnet-4-5',
   friendli: 'meta-llama-3.1-8b-instruct',
+  upstage: 'solar-pro2',
+  writer: 'palmyra-x5',
+  inception: 'mercury-2',
+  parasail: 'parasail-llama-33-70b-fp8',
+  mixedbread: 'mixedbread-ai/mxbai-embed-large-v1',
+  'cloudflare-ai-gateway': 'openai/gpt-4o-mini',
+  'stability-ai': 'stable-image-core',
+  sagemaker: 'my-llama-endpoint',
+  replicate: 'meta/meta-llama-3-8b-instruct',
 };
 
 const unusedDependencies = {} as PluginDependencies;

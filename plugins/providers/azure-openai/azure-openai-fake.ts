@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type ProviderFakeRenderer, type ReceivedRequest, type RenderedAnswer, requestJson, type Scenario, splitText } from '../../../core/spec/index.js';
+import { renderOpenAIImage, renderOpenAISpeech, renderOpenAITranscription } from '../openai-compatible/openai-compatible-fake.js';
 
 const fixtures = join(process.cwd(), 'plugins/providers/azure-openai/__fixtures__');
 
@@ -90,9 +91,16 @@ export const azureOpenAIFake: ProviderFakeRenderer = {
     const path = request.url.split('?')[0];
     if (path.endsWith('/chat/completions')) return { operation: 'chat', stream: requestJson(request).stream === true };
     if (path.endsWith('/embeddings')) return { operation: 'embed', stream: false };
+    if (path.endsWith('/images/generations')) return { operation: 'image', stream: false };
+    if (path.endsWith('/audio/speech')) return { operation: 'speech', stream: false };
+    if (path.endsWith('/audio/transcriptions')) return { operation: 'transcription', stream: false };
     return { operation: 'other', stream: false };
   },
   render,
+  // A deployment's image and audio endpoints take OpenAI's bodies and answer OpenAI's shapes.
+  renderImage: renderOpenAIImage,
+  renderSpeech: renderOpenAISpeech,
+  renderTranscription: renderOpenAITranscription,
   checkAuth(request, credential) {
     const problems: string[] = [];
     if (request.headers['api-key'] !== credential) problems.push('the api-key header does not carry the credential');

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type ProviderFakeRenderer, type ReceivedRequest, type RenderedAnswer, type RerankScenario, requestJson, type Scenario, splitText } from '../../../core/spec/index.js';
-import { signRequest } from '../../shared/aws-sigv4/sigv4.js';
+import { verifySigV4 } from '../../shared/aws-sigv4/verify.js';
 import { encodeEvent, encodeException } from './bedrock-eventstream.js';
 
 const fixtures = join(process.cwd(), 'plugins/providers/bedrock/__fixtures__');
@@ -19,44 +19,14 @@ export function bedrockStreamFrames(name: string): Buffer[] {
     });
 }
 
-/**
- * Recomputes the SigV4 signature of a request the fake received, from what went over the wire
- * (method, path, host, content-type, x-amz-date, body) and the secret the test gave the gateway.
- * Returns the problems found (empty when the signature is right).
- */
-export function checkSigV4(
-  request: { readonly method: string; readonly url: string; readonly headers: Readonly<Record<string, string | string[] | undefined>>; readonly body: Buffer },
-  credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string },
+/** SigV4 as Bedrock checks it (service `bedrock`, or `s3` for a batch's objects). */
+export const checkSigV4 = (
+  request: Parameters<typeof verifySigV4>[0],
+  credentials: Parameters<typeof verifySigV4>[1],
   region: string,
   /** The service the request is for: `bedrock`, or `s3` for a batch's objects. */
   expectedService = 'bedrock',
-): string[] {
-  const problems: string[] = [];
-  const authorization = String(request.headers.authorization ?? '');
-  const match = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, SignedHeaders=([^,]+), Signature=([0-9a-f]{64})$/.exec(authorization);
-  if (!match) return [`authorization is not a SigV4 header: ${authorization.slice(0, 40)}`];
-  const [, keyId, day, signedRegion, service, signedHeaders] = match;
-  if (keyId !== credentials.accessKeyId) problems.push(`access key id ${keyId}`);
-  if (signedRegion !== region) problems.push(`region ${signedRegion}`);
-  if (service !== expectedService) problems.push(`service ${service}`);
-  const amzDate = String(request.headers['x-amz-date'] ?? '');
-  if (!amzDate.startsWith(day)) problems.push('x-amz-date does not match the credential scope');
-  if (credentials.sessionToken && request.headers['x-amz-security-token'] !== credentials.sessionToken) problems.push('session token missing');
-  const date = new Date(`${amzDate.slice(0, 4)}-${amzDate.slice(4, 6)}-${amzDate.slice(6, 8)}T${amzDate.slice(9, 11)}:${amzDate.slice(11, 13)}:${amzDate.slice(13, 15)}Z`);
-  const extra: Record<string, string> = {};
-  for (const name of signedHeaders.split(';')) {
-    if (name === 'host' || name === 'x-amz-date' || name === 'x-amz-security-token') continue;
-    extra[name] = String(request.headers[name] ?? '');
-  }
-  const expected = signRequest(
-    { method: request.method, url: `http://${String(request.headers.host)}${request.url}`, headers: extra, body: request.body },
-    credentials,
-    { region, service: expectedService },
-    date,
-  );
-  if (expected.headers.authorization !== authorization) problems.push('signature does not match the request received');
-  return problems;
-}
+): string[] => verifySigV4(request, credentials, { region, service: expectedService });
 
 /** The cloud credentials the conformance subject sends, which the fake checks the signature with. */
 export const FAKE_SECRET_ACCESS_KEY = 'conformance/Secret+Access/Key0000000000';

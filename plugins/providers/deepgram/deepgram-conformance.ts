@@ -3,13 +3,13 @@ import { deepgramFake } from './deepgram-fake.js';
 import { deepgram } from './index.js';
 
 /**
- * Deepgram under the conformance kit. The kit's checks are chat, embeddings and rerank ones, so for
- * this transcription-only plugin they report skips (and rerank refused); transcription is proven by
- * deepgram.e2e.test.ts against the same fake.
+ * Deepgram under the conformance kit: its transcription check runs against the fake; the chat, embeddings and
+ * rerank checks report skips (rerank and the other audio operation refused, nothing sent).
  */
 export const deepgramConformance: ConformanceSubject = {
   registration: deepgram(),
   fake: deepgramFake,
+  transcriptionModel: 'nova-3',
   model: 'nova-3',
 };
 

@@ -39,7 +39,14 @@ function refusal(request: ReceivedRequest): RenderedAnswer | undefined {
  * writes), and errors as `{"detail": {status, message}}` or FastAPI's validation list.
  */
 export const elevenLabsFake: ProviderFakeRenderer = {
-  classify: () => ({ operation: 'other', stream: false }),
+  classify: (request) => ({ operation: /\/text-to-speech\/[^/?]+(\?|$)/.test(request.url) ? 'speech' : 'other', stream: false }),
+  renderSpeech(scenario, request) {
+    const refused = refusal(request);
+    if (refused) return refused;
+    const format = new URLSearchParams(request.url.split('?')[1] ?? '').get('output_format') ?? 'mp3_44100_128';
+    const audio = Buffer.from(scenario.audio);
+    return { status: 200, headers: { 'content-type': CONTENT_TYPE[format.split('_')[0]] ?? 'application/octet-stream' }, chunks: [audio.subarray(0, 5), audio.subarray(5)] };
+  },
   render(scenario: Scenario, request: ReceivedRequest): RenderedAnswer {
     if (scenario.kind === 'error') return failure(scenario.status, scenario.status === 429 ? 'too_many_concurrent_requests' : 'error', scenario.message, scenario.retryAfter);
     const refused = refusal(request);

@@ -53,6 +53,8 @@ export interface RerankQuirks {
   readonly renamedFields?: Readonly<Record<string, string>>;
   /** The answer's field holding the results (default `results`; Voyage: `data`). */
   readonly resultsField?: string;
+  /** A result's field holding its score (default `relevance_score`; Mixedbread: `score`). */
+  readonly scoreField?: string;
 }
 
 export type CompatibleOperation = 'chat' | 'embed' | 'rerank';

@@ -4,8 +4,8 @@ import type { RerankQuirks } from './compatible-manifest.js';
 interface RerankAnswer {
   id?: string;
   model?: string;
-  results?: RerankResult[];
-  data?: RerankResult[];
+  results?: Array<RerankResult & Record<string, unknown>>;
+  data?: Array<RerankResult & Record<string, unknown>>;
   usage?: { prompt_tokens?: unknown; total_tokens?: unknown };
 }
 
@@ -18,6 +18,7 @@ export function compatibleRerankAdapter(options: { provider: string; path?: stri
   const quirks = options.quirks ?? {};
   const path = options.path ?? '/rerank';
   const resultsField = quirks.resultsField ?? 'results';
+  const scoreField = quirks.scoreField ?? 'relevance_score';
   return {
     toUpstream(request, target) {
       const { return_documents: _returnDocuments, ...rest } = request;
@@ -43,7 +44,7 @@ export function compatibleRerankAdapter(options: { provider: string; path?: stri
       return {
         ...rest,
         model: answer.model ?? request.model,
-        results: results.map(({ index, relevance_score }) => ({ index, relevance_score })),
+        results: results.map((result) => ({ index: result.index, relevance_score: result[scoreField] as number })),
         ...(prompt !== undefined ? { usage: { prompt_tokens: prompt, total_tokens: total ?? prompt } } : {}),
       };
     },

@@ -1,4 +1,15 @@
-import type { ConformanceSubject, ProviderFakeRenderer, ReceivedRequest, RenderedAnswer, RerankScenario, Scenario } from '../../../core/spec/index.js';
+import {
+  type ConformanceSubject,
+  multipartParts,
+  type ProviderFakeRenderer,
+  type ReceivedRequest,
+  type RenderedAnswer,
+  type RerankScenario,
+  type Scenario,
+  type ImageScenario,
+  type SpeechScenario,
+  type TranscriptionScenario,
+} from '../../../core/spec/index.js';
 import type { CompatibleProviderManifest } from './compatible-manifest.js';
 import type { ProviderRegistration } from '../../../core/spec/index.js';
 
@@ -27,6 +38,45 @@ interface FakeBody {
   [field: string]: unknown;
 }
 const parse = (request: ReceivedRequest): FakeBody => (request.body.length ? (JSON.parse(request.body.toString('utf8')) as FakeBody) : {});
+
+const openAIError = (status: number, message: string, param: string | null = null): RenderedAnswer => ({
+  status,
+  headers: JSON_TYPE,
+  chunks: [JSON.stringify({ error: { message, type: 'invalid_request_error', param, code: null } })],
+});
+
+/** OpenAI's `POST /images/generations`, faked: a JSON body with a prompt; the image as `b64_json` when asked, else refused (no URLs here). */
+export function renderOpenAIImage(scenario: ImageScenario, request: ReceivedRequest): RenderedAnswer {
+  const body = parse(request);
+  if (typeof body.prompt !== 'string' || body.prompt === '') return openAIError(400, 'prompt is required', 'prompt');
+  if (body.response_format !== 'b64_json') return openAIError(400, 'the fake answers only response_format b64_json', 'response_format');
+  return { status: 200, headers: JSON_TYPE, chunks: [JSON.stringify({ created: 1_700_000_000, data: [{ b64_json: Buffer.from(scenario.png).toString('base64') }] })] };
+}
+
+/** OpenAI's `POST /audio/speech`, faked: a JSON body with model, input and voice; the audio answered in two writes. */
+export function renderOpenAISpeech(scenario: SpeechScenario, request: ReceivedRequest): RenderedAnswer {
+  const body = parse(request);
+  for (const field of ['model', 'input', 'voice']) if (typeof body[field] !== 'string' || body[field] === '') return openAIError(400, `${field} is required`, field);
+  const audio = Buffer.from(scenario.audio);
+  return { status: 200, headers: { 'content-type': 'audio/mpeg' }, chunks: [audio.subarray(0, 3), audio.subarray(3)] };
+}
+
+/**
+ * OpenAI's `POST /audio/transcriptions`, faked: a multipart form with a `file` and a `model`; the
+ * transcript as the form's `response_format` asks (json by default, with whisper's duration usage).
+ */
+export function renderOpenAITranscription(scenario: TranscriptionScenario, request: ReceivedRequest): RenderedAnswer {
+  const parts = multipartParts(request);
+  const field = (name: string) => parts.find((part) => part.name === name && part.filename === undefined)?.bytes.toString('utf8');
+  const file = parts.find((part) => part.name === 'file' && part.filename !== undefined);
+  if (!file || file.bytes.length === 0) return openAIError(400, 'file is required', 'file');
+  if (!field('model')) return openAIError(400, 'model is required', 'model');
+  const format = field('response_format') ?? 'json';
+  if (format === 'text') return { status: 200, headers: { 'content-type': 'text/plain; charset=utf-8' }, chunks: [`${scenario.text}\n`] };
+  if (format !== 'json' && format !== 'verbose_json') return openAIError(400, `response_format ${format} is not faked`, 'response_format');
+  const answer = { text: scenario.text, usage: { type: 'duration', seconds: scenario.seconds } };
+  return { status: 200, headers: JSON_TYPE, chunks: [JSON.stringify(format === 'json' ? answer : { task: 'transcribe', language: 'english', duration: scenario.seconds, ...answer, segments: [] })] };
+}
 
 /** Splits text into pieces of at most `size` characters (at least two pieces for any text of two or more). */
 export function pieces(text: string, size = 4): string[] {
@@ -152,10 +202,12 @@ export function compatibleFake(manifest: CompatibleProviderManifest, options: Co
   /** A Jina-style rerank answer (results in the documents' order), or the refusal of a field the provider names otherwise. */
   const renderRerank = (scenario: RerankScenario, body: FakeBody): RenderedAnswer => {
     for (const field of Object.keys(manifest.rerank?.renamedFields ?? {})) if (field in body) return refuse(`Extra inputs are not permitted: ${field}`);
-    const documents = body.documents;
-    if (!Array.isArray(documents) || !documents.every((document) => typeof document === 'string')) return refuse('documents must be a list of strings');
+    const documentsField = manifest.rerank?.renamedFields?.documents ?? 'documents';
+    const documents = body[documentsField];
+    if (!Array.isArray(documents) || !documents.every((document) => typeof document === 'string')) return refuse(`${documentsField} must be a list of strings`);
     if (documents.length !== scenario.scores.length) return refuse(`expected ${scenario.scores.length} documents, got ${documents.length}`);
-    const results = scenario.scores.map((relevance_score, index) => ({ index, relevance_score, document: { text: documents[index] } }));
+    const scoreField = manifest.rerank?.scoreField ?? 'relevance_score';
+    const results = scenario.scores.map((score, index) => ({ index, [scoreField]: score, document: { text: documents[index] } }));
     const answer = { id: 'rerank-fake', model: body.model, [manifest.rerank?.resultsField ?? 'results']: results, usage: { total_tokens: scenario.tokens } };
     return { status: 200, headers: JSON_TYPE, chunks: [JSON.stringify(answer)] };
   };
@@ -163,10 +215,12 @@ export function compatibleFake(manifest: CompatibleProviderManifest, options: Co
   return {
     classify(request) {
       const path = request.url.split('?')[0];
-      const body = request.method === 'POST' ? parse(request) : {};
-      if (path.endsWith(chatPath)) return { operation: 'chat', stream: body.stream === true };
+      if (path.endsWith(chatPath)) return { operation: 'chat', stream: request.method === 'POST' && parse(request).stream === true };
       if (path.endsWith(embedPath)) return { operation: 'embed', stream: false };
       if (manifest.operations.includes('rerank') && path.endsWith(rerankPath)) return { operation: 'rerank', stream: false };
+      if (path.endsWith('/images/generations')) return { operation: 'image', stream: false };
+      if (path.endsWith('/audio/speech')) return { operation: 'speech', stream: false };
+      if (path.endsWith('/audio/transcriptions')) return { operation: 'transcription', stream: false };
       return { operation: 'other', stream: false };
     },
 
@@ -189,6 +243,10 @@ export function compatibleFake(manifest: CompatibleProviderManifest, options: Co
     },
 
     renderRerank: manifest.operations.includes('rerank') ? (scenario, request) => renderRerank(scenario, parse(request)) : undefined,
+    // OpenAI's image and audio endpoints: only a plugin declaring them is sent these scenarios.
+    renderImage: renderOpenAIImage,
+    renderSpeech: renderOpenAISpeech,
+    renderTranscription: renderOpenAITranscription,
 
     checkAuth(request, credential) {
       const problems: string[] = [];

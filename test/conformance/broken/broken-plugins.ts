@@ -1,4 +1,4 @@
-import type { ChatCompletionChunk, ChatStreamMapper, ProviderPlugin, ProviderRegistration } from '../../../core/spec/index.js';
+import { type ChatCompletionChunk, type ChatStreamMapper, encodeMultipart, type ProviderPlugin, type ProviderRegistration } from '../../../core/spec/index.js';
 import { compatibleSubject } from '../../../plugins/providers/openai-compatible/openai-compatible-fake.js';
 import { type CompatibleProviderManifest, defineCompatibleProvider } from '../../../plugins/providers/openai-compatible/index.js';
 import type { ConformanceSubject } from '../../../core/conformance/index.js';
@@ -139,3 +139,60 @@ export const dropsToolTurns: ConformanceSubject = (() => {
   });
   return compatibleSubject(factory, toolLess, { model: 'broken-model' });
 })();
+
+/** Bug: speech is declared but the voice is left out of the upstream body (the provider refuses it). */
+export const dropsSpeechVoice: ConformanceSubject = compatibleSubject(
+  broken('broken-speech-voice', (plugin) => ({
+    ...plugin,
+    operations: {
+      ...plugin.operations,
+      speech: {
+        toUpstream: ({ voice: _voice, ...request }, target) => ({
+          method: 'POST',
+          url: `${target.baseUrl}/audio/speech`,
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(request),
+        }),
+      },
+    },
+  })),
+  manifest('broken-speech-voice'),
+  { model: 'broken-model' },
+);
+
+/** Bug: transcription is declared but the uploaded audio is left out of the form sent upstream. */
+export const dropsTranscriptionFile: ConformanceSubject = compatibleSubject(
+  broken('broken-transcription-file', (plugin) => ({
+    ...plugin,
+    operations: {
+      ...plugin.operations,
+      transcription: {
+        toUpstream(form, target) {
+          const { body, headers } = encodeMultipart({ ...form, files: [] });
+          return { method: 'POST', url: `${target.baseUrl}/audio/transcriptions`, headers, body };
+        },
+      },
+    },
+  })),
+  manifest('broken-transcription-file'),
+  { model: 'broken-model' },
+);
+
+/** Bug: image generation is declared but the answer's image is re-encoded as a URL-safe string (not the provider's bytes). */
+export const mangledImage: ConformanceSubject = compatibleSubject(
+  broken('broken-image-bytes', (plugin) => ({
+    ...plugin,
+    operations: {
+      ...plugin.operations,
+      imageGenerate: {
+        toUpstream: (request, target) => ({ method: 'POST', url: `${target.baseUrl}/images/generations`, headers: { 'content-type': 'application/json' }, body: JSON.stringify(request) }),
+        fromUpstream: (body) => {
+          const answer = body as { created: number; data: Array<{ b64_json?: string }> };
+          return { ...answer, data: answer.data.map((image) => ({ b64_json: Buffer.from(image.b64_json ?? '', 'base64').toString('base64url') })) };
+        },
+      },
+    },
+  })),
+  manifest('broken-image-bytes'),
+  { model: 'broken-model' },
+);
