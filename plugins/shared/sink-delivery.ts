@@ -53,3 +53,26 @@ export async function postBody(http: ControlPlaneHttp, sink: string, url: string
   if (response.status < 200 || response.status > 299) throw new SinkError(sink, `answered HTTP ${response.status}`, response.status);
   return response;
 }
+
+/**
+ * Splits serialised items into groups of at most `maxCount` items whose bytes (plus `overhead`
+ * per item) stay under `maxBytes` (an intake's payload cap); an item larger than the cap alone
+ * makes a group of its own.
+ */
+export function groupsUnder(items: readonly string[], maxBytes: number, maxCount: number, overhead = 1): string[][] {
+  const groups: string[][] = [];
+  let group: string[] = [];
+  let bytes = 0;
+  for (const item of items) {
+    const size = Buffer.byteLength(item) + overhead;
+    if (group.length > 0 && (bytes + size > maxBytes || group.length >= maxCount)) {
+      groups.push(group);
+      group = [];
+      bytes = 0;
+    }
+    group.push(item);
+    bytes += size;
+  }
+  if (group.length > 0) groups.push(group);
+  return groups;
+}

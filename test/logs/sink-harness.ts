@@ -81,6 +81,8 @@ export interface SinkGateway {
   readonly url: string;
   /** Entry ids in the order the log stage wrote them to the sinks. */
   readonly written: string[];
+  /** What pino wrote other than the request lines (warnings, errors), for secret scans. */
+  readonly otherLines: string[];
   close(): Promise<void>;
 }
 
@@ -88,11 +90,12 @@ export interface SinkGateway {
 export async function sinkGateway(sink: LogSinkRegistration, logs: Record<string, unknown> = {}): Promise<SinkGateway> {
   const dataDir = mkdtempSync(join(tmpdir(), 'gateway-sink-'));
   const written: string[] = [];
+  const otherLines: string[] = [];
   const gateway = createGateway(
     { providers: [openai()], logs: { sinks: [sink], ...logs } },
     {
       environment: { GATEWAY_API_KEY: ACCOUNT_KEY, GATEWAY_DATA_DIR: dataDir, LOG_LEVEL: 'warn' },
-      logDestination: { write: () => {} },
+      logDestination: { write: (text: string) => void (text.includes('"msg":"request"') || otherLines.push(text)) },
       sinks: [{ write: (entry) => void written.push(entry.id) }],
     },
   );
@@ -101,6 +104,7 @@ export async function sinkGateway(sink: LogSinkRegistration, logs: Record<string
     gateway,
     url,
     written,
+    otherLines,
     async close() {
       await gateway.close();
       rmSync(dataDir, { recursive: true, force: true });
@@ -159,4 +163,32 @@ export function firstOccurrences(ids: readonly string[]): { order: string[]; rep
     order.push(id);
   }
   return { order, repeats: ids.length - order.length };
+}
+
+/** A loopback HTTP fake of an intake: `handle` answers each request with its whole body read (gunzipped when it says gzip, unless `gunzip` is false). */
+export async function intakeFake(
+  handle: (request: { method: string; url: string; headers: Record<string, string | string[] | undefined>; body: Buffer }) => { status: number; body?: unknown; headers?: Record<string, string> },
+  gunzip = true,
+): Promise<{ url: string; close(): void }> {
+  const { gunzipSync } = await import('node:zlib');
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      let body = Buffer.concat(chunks);
+      if (gunzip && request.headers['content-encoding'] === 'gzip') body = gunzipSync(body);
+      const answer = handle({ method: request.method ?? '', url: request.url ?? '', headers: request.headers, body });
+      const text = answer.body === undefined ? '' : typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body);
+      response.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers }).end(text);
+    });
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close() {
+      server.closeAllConnections();
+      server.close();
+    },
+  };
 }

@@ -1,0 +1,59 @@
+import test from 'ava';
+import { drive, fastProvider, firstOccurrences, sinkCounters, sinkGateway, waitFor } from '../../../test/logs/sink-harness.js';
+import { datadogFake } from './datadog-fake.js';
+import { datadog } from './index.js';
+
+const API_KEY = 'dd-secret-api-key-0123456789abcdef';
+
+test('Datadog logs: every request once, gzip, in order, through an intake outage spilled and replayed; the key never logged', async (t) => {
+  t.timeout(120_000);
+  const fake = await datadogFake(API_KEY);
+  const provider = await fastProvider();
+  const gateway = await sinkGateway(datadog({ url: fake.url, apiKey: API_KEY, tags: 'env:test', service: 'gw', retryMs: 50 }));
+  try {
+    await drive(gateway.url, provider.url, 300, 8, {
+      100: () => void (fake.failing = true),
+      200: () => void (fake.failing = false),
+    });
+    t.true(await waitFor(async () => new Set(fake.logs.map((log) => log.gateway.id)).size >= 300, 30_000));
+    const { order, repeats } = firstOccurrences(fake.logs.map((log) => log.gateway.id as string));
+    t.deepEqual(order, gateway.written);
+    t.is(repeats, 0, 'a refused request stored nothing, so nothing came twice');
+    t.true(fake.requests.every((request) => request.gzip && request.count <= 1000));
+    const log = fake.logs[0];
+    t.is(log.service, 'gw');
+    t.is(log.ddsource, 'llm-gateway');
+    t.is(log.ddtags, 'env:test');
+    t.is(log.status, 'info');
+    t.is(log.http.status_code, 200);
+    t.is(log.message, 'POST /v1/chat/completions 200 fast');
+    t.is(log.gateway.prompt_tokens, 1);
+    t.is(log.gateway.request_body, null, 'no bodies unless asked');
+    const counters = sinkCounters(await gateway.gateway.metrics.render(), 'datadog');
+    t.true(counters.spilled > 0);
+    t.is(counters.replayed, counters.spilled);
+    t.is(counters.dropped, 0);
+    t.true(gateway.otherLines.some((line) => line.includes('(datadog) failed; entries spill')), 'the outage is logged');
+    t.false(gateway.otherLines.join('').includes(API_KEY));
+  } finally {
+    await gateway.close();
+    provider.close();
+    fake.close();
+  }
+});
+
+test('Datadog logs: a batch over the intake caps is split (1000 logs, 5 MB)', async (t) => {
+  const fake = await datadogFake(API_KEY);
+  const provider = await fastProvider();
+  const gateway = await sinkGateway(datadog({ url: fake.url, apiKey: API_KEY, batchSize: 2500, bodies: true }));
+  try {
+    await drive(gateway.url, provider.url, 1200, 16, {});
+    t.true(await waitFor(async () => fake.logs.length >= 1200, 30_000));
+    t.true(fake.requests.every((request) => request.count <= 1000));
+    t.truthy(fake.logs[0].gateway.request_body, 'bodies when asked');
+  } finally {
+    await gateway.close();
+    provider.close();
+    fake.close();
+  }
+});

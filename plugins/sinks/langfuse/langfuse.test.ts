@@ -1,0 +1,40 @@
+import test from 'ava';
+import { drive, fastProvider, sinkCounters, sinkGateway, waitFor } from '../../../test/logs/sink-harness.js';
+import { langfuseFake } from './langfuse-fake.js';
+import { langfuse } from './index.js';
+
+const PUBLIC_KEY = 'pk-lf-test';
+const SECRET_KEY = 'sk-lf-secret-0123456789abcdef';
+
+test('Langfuse: a trace and a generation per request with input, output, usage; a redelivery is deduplicated by event id', async (t) => {
+  t.timeout(60_000);
+  const fake = await langfuseFake(PUBLIC_KEY, SECRET_KEY);
+  const provider = await fastProvider();
+  const gateway = await sinkGateway(langfuse({ baseUrl: fake.url, publicKey: PUBLIC_KEY, secretKey: SECRET_KEY, environment: 'test', retryMs: 50 }));
+  try {
+    await drive(gateway.url, provider.url, 60, 4, { 20: () => void (fake.failing = true), 40: () => void (fake.failing = false) });
+    t.true(await waitFor(async () => fake.generations.size >= 60, 30_000));
+    t.is(fake.generations.size, 60);
+    t.deepEqual([...fake.generations.keys()].sort(), [...gateway.written].sort());
+    const generation = fake.generations.get(gateway.written[0])!;
+    t.is(generation.model, 'fast');
+    t.is(generation.name, 'chat');
+    t.is(generation.level, 'DEFAULT');
+    t.is(generation.environment, 'test');
+    t.deepEqual(generation.usageDetails, { input: 1, output: 1, total: 2 });
+    t.deepEqual(generation.input.messages, [{ role: 'user', content: 'hi' }], 'bodies by default: the request as input');
+    t.is(generation.output.choices[0].message.content, 'ok');
+    const trace = fake.traces.get(generation.traceId)!;
+    t.truthy(trace);
+    t.is(trace.name, 'POST /v1/chat/completions');
+    t.true(fake.received >= 120);
+    const counters = sinkCounters(await gateway.gateway.metrics.render(), 'langfuse');
+    t.true(counters.spilled > 0);
+    t.is(counters.dropped, 0);
+    t.false(gateway.otherLines.join('').includes(SECRET_KEY));
+  } finally {
+    await gateway.close();
+    provider.close();
+    fake.close();
+  }
+});
