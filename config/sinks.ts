@@ -21,7 +21,7 @@ function whole(value: unknown, fallback: number, at: string, minimum = 1): numbe
 }
 
 /**
- * Checks `logs.sinks`: each a sink plugin's registration (`nats({ ... })`), named uniquely
+ * Checks `logs.sinks`: each a sink plugin's registration (`plugin({ ... })`), named uniquely
  * (`name`, default the plugin id: it names the spill directory and the metrics' `sink` label).
  */
 export function resolveSinks(sinks: unknown): ResolvedLogSink[] {
@@ -30,7 +30,7 @@ export function resolveSinks(sinks: unknown): ResolvedLogSink[] {
   const names = new Set<string>();
   return sinks.map((registration: LogSinkRegistration, index) => {
     const at = `logs.sinks[${index}]`;
-    if (registration?.manifest?.kind !== 'log-sink' || typeof registration.create !== 'function') throw new BootError('INVALID_CONFIG', `${at} is not a log sink plugin (call its factory: nats({ ... }))`);
+    if (registration?.manifest?.kind !== 'log-sink' || typeof registration.create !== 'function') throw new BootError('INVALID_CONFIG', `${at} is not a log sink plugin (call the plugin's factory: plugin({ ... }))`);
     const options = registration.options ?? {};
     const name = options.name ?? registration.manifest.id;
     if (typeof name !== 'string' || !SINK_NAME.test(name)) throw new BootError('INVALID_CONFIG', `${at}.name must be lower-case letters, digits, - or _`);

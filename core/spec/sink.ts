@@ -14,7 +14,7 @@ import type { PluginDependencies } from './manifest.js';
 export interface SinkRecord {
   /**
    * The entry's id (UUIDv7, time-ordered): unique per logged request and the same on every
-   * redelivery, so it is the idempotency key (`Nats-Msg-Id`, an AMQP `messageId`, an event id).
+   * redelivery, so it is the idempotency key (a message id header or property, an event id).
    */
   readonly id: string;
   /** ISO 8601. */
@@ -53,7 +53,7 @@ export interface SinkRecord {
 
 /** What a sink plugin says about itself (listed in errors and metrics by its instance `name`). */
 export interface LogSinkManifest {
-  /** Lower-case, `[a-z0-9-]`: the plugin (`nats`, `otlp-logs`, ...). */
+  /** Lower-case, `[a-z0-9-]`: the plugin's id. */
   readonly id: string;
   readonly kind: 'log-sink';
   readonly version: string;
@@ -108,7 +108,7 @@ export interface LogSinkRegistration<Params = unknown> {
   create(dependencies: PluginDependencies): LogSinkTarget;
 }
 
-/** A sink plugin's factory: `nats({ servers, subject, ... })`, the queue options beside the params. */
+/** A sink plugin's factory: `sink({ ...params, ...queue options })`. */
 export type LogSinkFactory<Params> = (params: Params & LogSinkQueueOptions) => LogSinkRegistration<Params>;
 
 const QUEUE_OPTION_NAMES = ['name', 'bodies', 'batchSize', 'queueCapacity', 'retryMs', 'timeoutMs', 'spillMaxBytes'] as const;

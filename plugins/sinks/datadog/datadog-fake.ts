@@ -1,4 +1,4 @@
-import { intakeFake } from '../../../test/logs/sink-harness.js';
+import { intakeFake } from '../../shared/intake-fake.js';
 
 // A loopback fake of Datadog's logs HTTP intake v2 as its API reference describes it:
 // `POST /api/v2/logs`, the key in `DD-API-KEY` (403 otherwise), a JSON array (or one object),

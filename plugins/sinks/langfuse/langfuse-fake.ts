@@ -1,4 +1,4 @@
-import { intakeFake } from '../../../test/logs/sink-harness.js';
+import { intakeFake } from '../../shared/intake-fake.js';
 
 // A loopback fake of Langfuse's ingestion API as its reference describes it: `POST
 // /api/public/ingestion`, Basic auth with the project's public and secret keys (401 otherwise),

@@ -37,7 +37,8 @@ export const nats = defineLogSink<NatsSinkParams>(
       type: 'object',
       required: ['servers', 'subject'],
       properties: {
-        servers: { anyOf: [{ type: 'string', minLength: 1 }, { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 } }] },
+        // Credentials go in token, user and pass (or credential), never in a server's address.
+        servers: { anyOf: [{ type: 'string', pattern: '^[^@]+$' }, { type: 'array', minItems: 1, items: { type: 'string', pattern: '^[^@]+$' } }] },
         subject: { type: 'string', minLength: 1 },
         token: { type: 'string', minLength: 1, writeOnly: true },
         user: { type: 'string', minLength: 1 },

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { drive, fastProvider, sinkGateway, waitFor } from '../../../test/logs/sink-harness.js';
-import { otlpFake } from './otlp-fake.js';
+import { otlpFake } from './otlp-logs-fake.js';
 import { otlpLogs } from './index.js';
 
 const attribute = (record: Record<string, any>, key: string) => record.attributes.find((item: { key: string }) => item.key === key)?.value;

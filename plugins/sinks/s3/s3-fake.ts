@@ -1,4 +1,4 @@
-import { intakeFake } from '../../../test/logs/sink-harness.js';
+import { intakeFake } from '../../shared/intake-fake.js';
 
 // A loopback fake of S3's PutObject with path-style addressing: `PUT /<bucket>/<key>`, signed with
 // Signature Version 4 (`Authorization: AWS4-HMAC-SHA256 Credential=<access key id>/<date>/<region>/s3/aws4_request, ...`;

@@ -1,4 +1,4 @@
-import { intakeFake } from '../../../test/logs/sink-harness.js';
+import { intakeFake } from '../../shared/intake-fake.js';
 
 // A loopback fake of an OpenTelemetry collector's OTLP/HTTP logs receiver with the JSON encoding:
 // `POST /v1/logs`, `Content-Type: application/json`, an `ExportLogsServiceRequest`; answers 200 with
