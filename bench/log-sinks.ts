@@ -6,6 +6,9 @@
  * sink's client together; the NATS server's own CPU is another process's) and the difference.
  *
  *   npm run bench:log-sinks            (BENCH_REQUESTS per round, default 5000; BENCH_ROUNDS, default 4)
+ *
+ * BENCH_SINK=noop measures the queue alone: a sink whose delivery does nothing (the records are
+ * still built), so the difference to the NATS figure is the client library's share.
  */
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
@@ -18,7 +21,7 @@ import { jetstreamManager, StorageType } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { pino } from 'pino';
 import { Pool } from 'undici';
-import type { LogSinkRegistration } from '../core/spec/index.js';
+import { defineLogSink, type LogSinkRegistration } from '../core/spec/index.js';
 import { createGateway } from '../core/app.js';
 import { openai } from '../plugins/providers/openai/index.js';
 import { nats } from '../plugins/sinks/nats/index.js';
@@ -61,7 +64,9 @@ async function start(sinks: LogSinkRegistration[]) {
 }
 
 const plain = await start([]);
-const withSink = await start([nats({ servers: '127.0.0.1:4222', subject })]);
+const noop = defineLogSink<object>({ id: 'noop', version: '1.0.0', description: 'Delivers nowhere.' }, () => ({ deliver: async () => {} }));
+const kind = process.env.BENCH_SINK === 'noop' ? 'no-op' : 'NATS';
+const withSink = await start([kind === 'no-op' ? noop({}) : nats({ servers: '127.0.0.1:4222', subject })]);
 const body = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'Say hello in a friendly way, please.' }] });
 
 async function round(client: Pool): Promise<number> {
@@ -96,7 +101,7 @@ for (let index = 0; index < ROUNDS; index++) {
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const stored = (await manager.streams.info(stream)).state.messages;
 process.stdout.write(
-  `${ROUNDS} alternating rounds of ${PER_ROUND} requests: no sink ${median(results.plain).toFixed(0)} µs/request, one NATS sink ${median(results.sink).toFixed(0)} µs/request ` +
+  `${ROUNDS} alternating rounds of ${PER_ROUND} requests: no sink ${median(results.plain).toFixed(0)} µs/request, one ${kind} sink ${median(results.sink).toFixed(0)} µs/request ` +
     `(+${(median(results.sink) - median(results.plain)).toFixed(0)} µs, process CPU), rounds ${JSON.stringify(results, (_, value) => (typeof value === 'number' ? Math.round(value) : value))}; ${stored} entries in the stream\n`,
 );
 for (const side of [plain, withSink]) {
