@@ -138,6 +138,9 @@ export default defineConfig({
     sagemaker(),
     replicate(),
   ],
+  // Request logs also go to external sinks listed here (docs/logs.md#sinks), e.g.
+  // logs: { sinks: [nats({ servers: 'nats:4222', subject: 'gateway.logs', token: process.env.NATS_TOKEN })] },
+  // with `import { nats } from './plugins/sinks/nats/index.js';`. None by default.
   // Listed at GET /admin/plugins (with their params schemas) whether or not a policy uses them.
   guardrails: [...builtinGuardrails],
   policies: {

@@ -9,15 +9,15 @@ export const SCAFFOLDING = ['**/*.test.ts', '**/__fixtures__/**'];
 
 /**
  * Plugin code reaches the core only through the toolkit, `core/spec` (its index) or the toolkit of
- * its audience (`core/spec/provider/index.js`, `core/spec/guardrail/index.js`), and shares code
+ * its audience (`core/spec/provider/index.js`, `core/spec/guardrail/index.js`, `core/spec/sink/index.js`), and shares code
  * through `plugins/shared`: anything else of the project (other core modules, `test/`, `config/`)
  * is refused. Import specifiers are relative, so the patterns match them from any depth.
  */
 export const PLUGIN_IMPORTS = {
   patterns: [
     {
-      regex: '^(?:\\.\\./)+(?:core/(?!spec/(?:provider/|guardrail/)?index\\.js$)|test/|config/|bench/|examples/)',
-      message: 'Plugin code imports only core/spec (its index, the plugin toolkit) and plugins/shared. The toolkits by audience, core/spec/provider/index.js and core/spec/guardrail/index.js, are the same toolkit.',
+      regex: '^(?:\\.\\./)+(?:core/(?!spec/(?:provider/|guardrail/|sink/)?index\\.js$)|test/|config/|bench/|examples/)',
+      message: 'Plugin code imports only core/spec (its index, the plugin toolkit) and plugins/shared. The toolkits by audience, core/spec/provider/index.js, core/spec/guardrail/index.js and core/spec/sink/index.js, are the same toolkit.',
     },
   ],
 };

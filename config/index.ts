@@ -18,10 +18,13 @@ import {
   type RetrySettings,
   type GroupRule,
   type JwtRule,
+  type LogSinkRegistration,
 } from '../core/spec/index.js';
 import { type AuthConfig, type ResolvedAuth, resolveAuth } from './auth.js';
+import { type ResolvedLogSink, resolveSinks } from './sinks.js';
 
 export * from './auth.js';
+export type { ResolvedLogSink } from './sinks.js';
 
 /** Which custom hosts (`x-gateway-custom-host`) a caller may name. */
 export interface CustomHostPolicy {
@@ -74,6 +77,12 @@ export interface LogsConfig {
    * cores are all busy, and holds more entries in memory meanwhile (docs/logs.md).
    */
   writerNice?: number;
+  /**
+   * External sinks every entry goes to besides the store (docs/logs.md#sinks): sink plugins from
+   * `plugins/sinks/` (`nats({ ... })`, `rabbitmq({ ... })`, `otlpLogs({ ... })`, ...), each with a
+   * durable queue of its own (batches, retries, a spill directory replayed in order).
+   */
+  sinks?: LogSinkRegistration[];
 }
 
 /** The Responses API's settings: built-in tools and the stored responses' retention (docs/protocols.md). */
@@ -432,6 +441,8 @@ export interface ResolvedConfig {
     search: boolean;
     /** The SQLite log writer thread's nice value (`GATEWAY_LOG_WRITER_NICE`). */
     writerNice: number;
+    /** External sinks, each with its delivery settings. */
+    sinks: readonly ResolvedLogSink[];
   };
   readonly metricsPublic: boolean;
   readonly responses: { readonly builtInTools: 'drop' | 'refuse'; readonly retentionMaxAgeMs: number };
@@ -552,6 +563,7 @@ function resolveLogs(logs: LogsConfig = {}, environment: NodeJS.ProcessEnv): Res
     postgresSchema: schema,
     search: booleanOf(environment.GATEWAY_LOG_SEARCH, 'GATEWAY_LOG_SEARCH') ?? logs.search ?? true,
     writerNice: niceOf(environment.GATEWAY_LOG_WRITER_NICE ?? logs.writerNice ?? 0),
+    sinks: resolveSinks(logs.sinks),
   };
 }
 

@@ -53,9 +53,12 @@ test('the published package holds the runtime, the conformance kit and every exp
     t.true(files.includes(path), `${path} is published`);
   }
   for (const [name, target] of Object.entries(packageJson.exports)) {
-    // A pattern export (`./providers/*`) is checked with every shipped provider folder.
-    const providers = [...new Set(files.map((path) => /^dist\/plugins\/providers\/([^/]+)\/index\.js$/.exec(path)?.[1]).filter((id) => id !== undefined))];
-    const paths = (typeof target === 'string' ? [target] : [target.types, target.default]).flatMap((path) => (path.includes('*') ? providers.map((id) => path.replace('*', id)) : [path]));
+    // A pattern export (`./providers/*`, `./sinks/*`) is checked with every shipped plugin folder of its kind.
+    const folders = (path: string) => {
+      const kind = /^\.\/dist\/plugins\/([^/]+)\/\*\//.exec(path)?.[1];
+      return [...new Set(files.map((file) => new RegExp(`^dist/plugins/${kind}/([^/]+)/index\\.js$`).exec(file)?.[1]).filter((id) => id !== undefined))];
+    };
+    const paths = (typeof target === 'string' ? [target] : [target.types, target.default]).flatMap((path) => (path.includes('*') ? folders(path).map((id) => path.replace('*', id)) : [path]));
     for (const path of paths) t.true(files.includes(path.replace(/^\.\//, '')), `export ${name}: ${path}`);
   }
   t.true(files.includes('bin/llm-gateway.js'), 'the command is published');

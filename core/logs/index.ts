@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { ResolvedConfig } from '../../config/index.js';
 import { PostgresLogStore } from './postgres-store.js';
 import { LogQueue, type LogQueueObserver } from './queue.js';
+import type { SinkQueue } from './sink-queue.js';
 import { SpillFile } from './spill.js';
 import { SqliteWorkerStore } from './sqlite-worker-store.js';
 import type { LogStore } from './store.js';
@@ -19,7 +20,9 @@ const safeUrl = (url: string) => url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@
 export interface RequestLog {
   readonly store: LogStore;
   readonly queue: LogQueue;
-  /** Stores what is queued (up to `graceMs`), spills the rest, closes the store. */
+  /** The external sinks' queues (`logs.sinks`). */
+  readonly sinks: readonly SinkQueue[];
+  /** Stores what is queued (up to `graceMs`), spills the rest, closes the store and the sinks. */
   close(graceMs?: number): Promise<void>;
 }
 
@@ -29,7 +32,7 @@ const LINGER_MS = 20;
 /** How often retention runs besides start-up. */
 const PRUNE_INTERVAL_MS = 60_000;
 
-export function createRequestLog(config: ResolvedConfig, logger: Logger, observer: LogQueueObserver = {}): RequestLog {
+export function createRequestLog(config: ResolvedConfig, logger: Logger, observer: LogQueueObserver = {}, sinks: readonly SinkQueue[] = []): RequestLog {
   const logs = config.logs;
   const store: LogStore = logs.databaseUrl
     ? new PostgresLogStore({ connectionString: logs.databaseUrl, schema: logs.postgresSchema, maxAgeMs: logs.retentionMaxAgeMs, search: logs.search })
@@ -78,9 +81,10 @@ export function createRequestLog(config: ResolvedConfig, logger: Logger, observe
   return {
     store,
     queue,
+    sinks,
     async close(graceMs) {
       clearInterval(pruning);
-      await queue.close(graceMs);
+      await Promise.all([queue.close(graceMs), ...sinks.map((sink) => sink.close(graceMs))]);
     },
   };
 }
