@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { dropLegacyWhenEmpty, moveLegacyBatch, nextLegacyDays } from './postgres-partitions.js';
+import { dropLegacyWhenEmpty, MOVE_BATCH, moveLegacyBatch, nextLegacyDays } from './postgres-partitions.js';
 
 /** How long the move waits before trying again after a failure, or while another instance moves. */
 const RETRY_MS = 1000;
@@ -22,6 +22,7 @@ export class LegacyMove {
     private readonly schema: string,
     private readonly ensureDays: (days: number[]) => Promise<void>,
     private readonly done: () => void,
+    private readonly batch = MOVE_BATCH,
   ) {
     this.running = this.run();
   }
@@ -55,10 +56,10 @@ export class LegacyMove {
       const locked = await client.query('SELECT pg_try_advisory_lock(hashtext($1)) AS ok', [lock]);
       if (!locked.rows[0].ok) return false;
       while (!this.stopping) {
-        const days = await nextLegacyDays(client, this.schema);
+        const days = await nextLegacyDays(client, this.schema, this.batch);
         if (days.length === 0) return (await gone()) || (await dropLegacyWhenEmpty(client, this.schema));
         await this.ensureDays(days);
-        await moveLegacyBatch(client, this.schema);
+        await moveLegacyBatch(client, this.schema, this.batch);
       }
       return false;
     } finally {

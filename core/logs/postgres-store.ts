@@ -111,6 +111,8 @@ export interface PostgresLogStoreOptions {
   search?: boolean;
   /** Day partitions made ahead of today, at start and at every retention pass (default 3). */
   partitionDaysAhead?: number;
+  /** Rows per step when moving a log from before partitioning (default 5,000). */
+  moveBatch?: number;
 }
 
 /** Where a list query's search reads the bodies from, filled in with the current source. */
@@ -179,7 +181,12 @@ export class PostgresLogStore implements LogStore {
       this.legacy = (await relationKind(client, this.schema, 'logs_legacy')) !== undefined;
     });
     this.days = await attachedDays(this.pool, this.schema);
-    if (this.legacy) this.move = new LegacyMove(() => this.connectMover(), this.schema, (days) => this.ensureDays(days), () => (this.legacy = false));
+    if (this.legacy) this.move = new LegacyMove(() => this.connectMover(), this.schema, (days) => this.ensureDays(days), () => (this.legacy = false), this.options.moveBatch);
+  }
+
+  /** Resolves once the rows of a log from before partitioning are all in the partitioned tables (at once when there were none). */
+  async legacyMoved(): Promise<void> {
+    await this.move?.finished;
   }
 
   /** A connection of its own for the legacy move, which holds a session lock while it runs. */
