@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { requireDependency } from '../require.js';
 import { attachedDays, createDays, DAY_MS, dayOf, dropDaysBefore, partitionName } from './postgres-partitions.js';
 import { LegacyMove } from './postgres-legacy-move.js';
+import { metadataCondition, searchByDay } from './postgres-search.js';
 import { bodyDocument, COLUMNS, MIGRATIONS, relationKind, typeOf } from './postgres-schema.js';
 import type { LogRecord } from './record.js';
 import { SCALAR_FIELDS } from './record.js';
@@ -276,18 +277,24 @@ export class PostgresLogStore implements LogStore {
   async list(query: LogQuery): Promise<LogPage> {
     if (query.search !== undefined && !this.searchable) throw new Error('Body search is off for this log store (logs.search).');
     const bounded = this.horizon === undefined ? query : { ...query, from: Math.max(query.from ?? this.horizon, this.horizon) };
-    const { where, params } = listWhere(
-      bounded,
-      (index) => `$${index}`,
-      (key, value, param) => (value === undefined ? `metadata ? ${param(key)}` : `metadata @> ${param(JSON.stringify({ [key]: value }))}::jsonb`),
-      undefined,
-      (terms, id, param) => `${id} IN (SELECT id FROM ${BODIES} WHERE ${bodyDocument(this.schema)} @@ plainto_tsquery('simple'::regconfig, ${param(terms.join(' '))}))`,
-    );
-    const result = await this.query(
-      () => `SELECT ${COLUMNS.join(', ')} FROM ${this.logsSource()} ${where.replace(BODIES, this.bodiesSource())} ORDER BY time_ms DESC, id DESC LIMIT ${query.limit + 1}`,
-      params,
-    );
-    const rows = result.rows as Row[];
+    let rows: Row[];
+    if (bounded.search !== undefined && !this.legacy) {
+      this.days = await attachedDays(this.pool, this.schema);
+      rows = await searchByDay(this.pool, this.schema, { ...bounded, search: bounded.search }, [...this.days].sort((a, b) => b - a));
+    } else {
+      const { where, params } = listWhere(
+        bounded,
+        (index) => `$${index}`,
+        metadataCondition,
+        undefined,
+        (terms, id, param) => `${id} IN (SELECT id FROM ${BODIES} WHERE ${bodyDocument(this.schema)} @@ plainto_tsquery('simple'::regconfig, ${param(terms.join(' '))}))`,
+      );
+      const result = await this.query(
+        () => `SELECT ${COLUMNS.join(', ')} FROM ${this.logsSource()} ${where.replace(BODIES, this.bodiesSource())} ORDER BY time_ms DESC, id DESC LIMIT ${query.limit + 1}`,
+        params,
+      );
+      rows = result.rows as Row[];
+    }
     const more = rows.length > query.limit;
     const page = rows.slice(0, query.limit);
     const last = page.at(-1);

@@ -2,6 +2,7 @@ import test from 'ava';
 import pg from 'pg';
 import { DAY_MS, dayOf, partitionName } from '../../core/logs/postgres-partitions.js';
 import { MIGRATIONS } from '../../core/logs/postgres-schema.js';
+import { searchByDay } from '../../core/logs/postgres-search.js';
 import { PostgresLogStore, type PostgresLogStoreOptions } from '../../core/logs/postgres-store.js';
 import { DATABASE_URL, dropSchemas, makeRecord, postgresReachable, uniqueSchema } from './fixtures.js';
 
@@ -256,5 +257,56 @@ run('a move stopped half way resumes at the next start, and two instances starti
     t.deepEqual([Number(distinct.n), Number(distinct.d)], [legacyRows, legacyRows]);
   } finally {
     await Promise.all([second.close(), third.close()]);
+  }
+});
+
+run('a search walks the days newest first, and both ways of reading a day (bodies first, rows first) give the same pages', async (t) => {
+  const { schema, store } = await fresh('search', { partitionDaysAhead: 0 });
+  const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 2 });
+  try {
+    // Three days; in each, 40 rows with the word, some also with a rarer one, a few errors.
+    const records = [0, 1, 2].flatMap((day) =>
+      Array.from({ length: 60 }, (_, index) =>
+        makeRecord({
+          time: new Date(DAY + day * DAY_MS + index * 60_000).toISOString(),
+          request_body: index % 3 === 0 ? 'nothing to find' : `otter ${index % 7 === 0 ? 'heron' : ''}`,
+          status: index % 5 === 0 ? 502 : 200,
+        }),
+      ),
+    );
+    await store.insert(records);
+    const newestFirst = (filter: (record: (typeof records)[number]) => boolean) => records.filter(filter).map((record) => record.id).reverse();
+    const days = [DAY + 2 * DAY_MS, DAY + DAY_MS, DAY, dayOf(Date.now())].sort((a, b) => b - a);
+    const pages = async (query: Omit<Parameters<typeof searchByDay>[2], 'cursor'>, cap: number) => {
+      const ids: string[] = [];
+      let cursor: { timeMs: number; id: string } | undefined;
+      for (;;) {
+        const rows = await searchByDay(pool, schema, { ...query, ...(cursor ? { cursor } : {}) }, days, cap);
+        const page = rows.slice(0, query.limit);
+        ids.push(...page.map((row) => String(row.id)));
+        if (rows.length <= query.limit) return ids;
+        const last = page.at(-1)!;
+        cursor = { timeMs: Number(last.time_ms), id: String(last.id) };
+      }
+    };
+    const cases: Array<[Omit<Parameters<typeof searchByDay>[2], 'cursor'>, (record: (typeof records)[number]) => boolean]> = [
+      [{ limit: 25, search: 'otter' }, (record) => record.request_body!.includes('otter')],
+      [{ limit: 7, search: 'otter heron' }, (record) => record.request_body!.includes('heron')],
+      [{ limit: 4, search: 'otter', errors: true }, (record) => record.request_body!.includes('otter') && record.status === 502],
+      [{ limit: 9, search: 'otter', from: DAY + 30 * 60_000, to: DAY + DAY_MS + 30 * 60_000 }, (record) => record.request_body!.includes('otter') && Date.parse(record.time) >= DAY + 30 * 60_000 && Date.parse(record.time) < DAY + DAY_MS + 30 * 60_000],
+    ];
+    for (const [query, filter] of cases) {
+      const expected = newestFirst(filter);
+      t.true(expected.length > 0);
+      // A cap of 5 makes every day a "common word" day; a large one reads every day's bodies first.
+      t.deepEqual(await pages(query, 5), expected, `rows first: ${JSON.stringify(query)}`);
+      t.deepEqual(await pages(query, 100_000), expected, `bodies first: ${JSON.stringify(query)}`);
+    }
+    // Through the store (its own cap), pages end to end.
+    const first = await store.list({ limit: 50, search: 'otter' });
+    t.deepEqual(first.data.map((row) => row.id), newestFirst((record) => record.request_body!.includes('otter')).slice(0, 50));
+  } finally {
+    await pool.end();
+    await store.close();
   }
 });
