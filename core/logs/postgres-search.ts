@@ -4,7 +4,7 @@ import { bodyDocument, COLUMNS } from './postgres-schema.js';
 import { listWhere, type LogQuery, searchTerms } from './store.js';
 
 /** Matches in a day up to which a search reads the bodies first; past it, the day's rows newest first. */
-export const BODIES_FIRST_CAP = 5000;
+export const BODIES_FIRST_CAP = 2000;
 
 type Row = Record<string, unknown>;
 
