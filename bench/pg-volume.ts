@@ -214,7 +214,7 @@ async function main(): Promise<void> {
     if (KEEP) out(`kept: schema ${SCHEMA} (BENCH_PG_REUSE=${SCHEMA} measures it again; drop it after)`);
     else await probe.query(`DROP SCHEMA IF EXISTS ${SCHEMA} CASCADE`);
     await probe.end();
-    out(`disk after dropping the schema: ${execSync('df -h / | tail -1').toString().trim()}`);
+    out(`disk ${KEEP ? "now" : "after dropping the schema"}: ${execSync('df -h / | tail -1').toString().trim()}`);
   }
 }
 
