@@ -1,5 +1,9 @@
 import type pg from 'pg';
 import { requireDependency } from '../require.js';
+import { attachedDays, createDays, DAY_MS, dayOf, dropDaysBefore, partitionName } from './postgres-partitions.js';
+import { LegacyMove } from './postgres-legacy-move.js';
+import { metadataCondition, searchByDay } from './postgres-search.js';
+import { bodyDocument, COLUMNS, MIGRATIONS, relationKind, typeOf } from './postgres-schema.js';
 import type { LogRecord } from './record.js';
 import { SCALAR_FIELDS } from './record.js';
 import {
@@ -46,90 +50,6 @@ const cellOf = (row: Row, group: string, bucket: number, label: unknown): UsageC
   savedUsd: Number(row.saved),
   ...(label === null || label === undefined ? {} : { label: String(label) }),
 });
-
-const TYPES: Record<string, string> = {
-  status: 'integer',
-  prompt_tokens: 'integer',
-  completion_tokens: 'integer',
-  cached_tokens: 'integer',
-  reasoning_tokens: 'integer',
-  total_tokens: 'integer',
-  streaming: 'boolean',
-  latency_ms: 'double precision',
-  gateway_ms: 'double precision',
-  upstream_ms: 'double precision',
-  ttft_ms: 'double precision',
-  cost_usd: 'double precision',
-  cache_saved_usd: 'double precision',
-  time_ms: 'bigint',
-  status_class: 'smallint',
-  metadata: 'jsonb',
-  guardrails: 'jsonb',
-  routing: 'jsonb',
-  dropped_fields: 'jsonb',
-};
-const NOT_NULL = new Set(['id', 'time_ms', 'trace_id', 'operation', 'method', 'path', 'status', 'status_class', 'outcome', 'streaming', 'latency_ms', 'gateway_ms', 'metadata', 'guardrails']);
-const COLUMNS = [...SCALAR_FIELDS, 'time_ms', 'status_class', 'metadata', 'guardrails', 'routing', 'dropped_fields'];
-/** Columns later migrations add (the first one creates the others). */
-const ADDED_LATER = new Set(['routing', 'cache_status', 'cache_saved_usd', 'dropped_fields', 'end_user']);
-const typeOf = (column: string) => TYPES[column] ?? 'text';
-
-/**
- * The searched document of a row of `log_bodies`: the text of both bodies (`log_search_vector`,
- * made by migration 7: the string values of a JSON body, not its keys or numbers; a body that is not
- * valid JSON, such as one the size cap cut, as text), parsed with the `simple` text search
- * configuration (lower-cased words, no stemming or stop words: ids, model names and error codes
- * are found as typed). Queries must use this exact expression for the GIN index to serve them.
- */
-const bodyDocument = (schema: string) =>
-  `(coalesce(${schema}.log_search_vector(request_body), ''::tsvector) || coalesce(${schema}.log_search_vector(response_body), ''::tsvector))`;
-
-const searchCondition = (schema: string) => (terms: string[], id: string, param: (value: unknown) => string) =>
-  `${id} IN (SELECT id FROM ${schema}.log_bodies WHERE ${bodyDocument(schema)} @@ plainto_tsquery('simple'::regconfig, ${param(terms.join(' '))}))`;
-
-/**
- * Migration 7: a body's text search vector. `jsonb_to_tsvector` over the string values only: about
- * half the work of the whole JSON text for a chat request and answer (keys, numbers and syntax are
- * most of a small body's words). Any error (a body that is not JSON, or JSON that jsonb refuses)
- * falls back to the whole text, so no body can fail an insert. The exception block is a
- * subtransaction, which a parallel worker cannot start: the function is PARALLEL UNSAFE (a search
- * whose plan filtered bodies with it in parallel workers failed).
- */
-const SEARCH_VECTOR = `CREATE OR REPLACE FUNCTION log_search_vector(body text) RETURNS tsvector
-  LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL UNSAFE AS $$
-BEGIN
-  RETURN jsonb_to_tsvector('simple'::regconfig, body::jsonb, '["string"]');
-EXCEPTION WHEN OTHERS THEN
-  RETURN to_tsvector('simple'::regconfig, body);
-END $$`;
-
-/** Schema migrations, in order; each runs once, in a transaction, under an advisory lock. */
-const MIGRATIONS: ReadonlyArray<string> = [
-  `CREATE TABLE logs (${COLUMNS.filter((column) => !ADDED_LATER.has(column)).map((column) => `${column} ${typeOf(column)}${NOT_NULL.has(column) ? ' NOT NULL' : ''}${column === 'id' ? ' PRIMARY KEY' : ''}`).join(', ')});
-   CREATE INDEX logs_time ON logs (time_ms DESC, id DESC);
-   CREATE INDEX logs_trace ON logs (trace_id);
-   CREATE INDEX logs_model ON logs (model, time_ms DESC, id DESC);
-   CREATE INDEX logs_provider ON logs (provider, time_ms DESC, id DESC);
-   CREATE INDEX logs_key ON logs (key_id, time_ms DESC, id DESC);
-   CREATE INDEX logs_status ON logs (status_class, time_ms DESC, id DESC);
-   CREATE INDEX logs_metadata ON logs USING GIN (metadata);
-   CREATE TABLE log_bodies (id text PRIMARY KEY, time_ms bigint NOT NULL, request_body text, response_body text);
-   CREATE INDEX log_bodies_time ON log_bodies (time_ms);`,
-  // Routed requests: their route and upstream attempts (null on the plain path).
-  'ALTER TABLE logs ADD COLUMN routing jsonb',
-  // What the response cache did and saved (null when it did not apply).
-  'ALTER TABLE logs ADD COLUMN cache_status text, ADD COLUMN cache_saved_usd double precision',
-  // The request fields a protocol translation dropped (null when none).
-  'ALTER TABLE logs ADD COLUMN dropped_fields jsonb',
-  // The end user the request named (its `user` field).
-  'ALTER TABLE logs ADD COLUMN end_user text',
-  // The failed requests (a partial index, so "all errors" does not scan the successes). The body
-  // search index is made or dropped after the migrations, as `search` says.
-  'CREATE INDEX IF NOT EXISTS logs_errors ON logs (time_ms DESC, id DESC) WHERE status >= 400 OR error_type IS NOT NULL',
-  // The search index over the bodies' string values (bodyDocument): the one over the whole text
-  // is dropped, and made again below when search is on.
-  `${SEARCH_VECTOR}; DROP INDEX IF EXISTS log_bodies_search`,
-];
 
 /**
  * Runs `work` in one transaction holding the log schema's advisory lock, once the schema exists.
@@ -182,7 +102,7 @@ export interface PostgresLogStoreOptions {
   maxConnections?: number;
   /** How long opening a connection may take before the batch fails and spills (default 5,000 ms). */
   connectTimeoutMs?: number;
-  /** Rows older than this are deleted by {@link PostgresLogStore.prune} (0 = keep forever). */
+  /** Rows older than this leave every answer at {@link PostgresLogStore.prune}, and their day partitions are dropped once the whole day is older (0 = keep forever). */
   maxAgeMs?: number;
   /**
    * Index the bodies for search (default true): a GIN expression index (the tsvector is not stored
@@ -190,26 +110,46 @@ export interface PostgresLogStoreOptions {
    * schema should say the same.
    */
   search?: boolean;
+  /** Day partitions made ahead of today, at start and at every retention pass (default 3). */
+  partitionDaysAhead?: number;
+  /** Rows per step when moving a log from before partitioning (default 5,000). */
+  moveBatch?: number;
 }
+
+/** Where a list query's search reads the bodies from, filled in with the current source. */
+const BODIES = '/* bodies */';
+
+/** An error PostgreSQL raises for a row whose day has no partition. */
+const NO_PARTITION = '23514';
 
 /**
  * The shared log store: PostgreSQL through `pg` (pure JavaScript). Every instance of the gateway
  * writes to the same tables; the schema is created and migrated on start under an advisory lock,
  * so instances starting together do not race. A batch is one statement (`json_to_recordset`), so it
- * is atomic and costs one round trip; `ON CONFLICT DO NOTHING` makes replays idempotent.
+ * is atomic and costs one round trip; `ON CONFLICT DO NOTHING` makes replays idempotent. The tables
+ * are partitioned by day (postgres-partitions.ts): partitions are made ahead and for any day a batch
+ * needs, and retention drops whole days. A log from before partitioning is moved in the background
+ * ({@link LegacyMove}) while every read covers both tables.
  */
 export class PostgresLogStore implements LogStore {
   readonly kind = 'postgres';
   private readonly pool: pg.Pool;
   readonly schema: string;
-  private insertSql = '';
-  private replaceSql = '';
   private readonly maxAgeMs: number;
   readonly searchable: boolean;
+  private readonly daysAhead: number;
+  /** Days whose partitions are known to be attached. */
+  private days = new Set<number>();
+  /** Whether the pre-partitioning tables (`logs_legacy`, `log_bodies_legacy`) are still being moved. */
+  private legacy = false;
+  /** Rows before this (epoch ms) are past retention: hidden from every answer until their day is dropped. */
+  private horizon?: number;
+  private move?: LegacyMove;
 
-  constructor(options: PostgresLogStoreOptions) {
+  constructor(private readonly options: PostgresLogStoreOptions) {
     this.maxAgeMs = options.maxAgeMs ?? 0;
     this.searchable = options.search ?? true;
+    this.daysAhead = options.partitionDaysAhead ?? 3;
     this.schema = options.schema ?? 'public';
     if (!/^[a-z_][a-z0-9_]{0,62}$/.test(this.schema)) throw new Error(`invalid log schema name "${this.schema}"`);
     this.pool = new (loadPg().Pool)({
@@ -232,56 +172,145 @@ export class PostgresLogStore implements LogStore {
       const from = Number(current.rows[0]?.version ?? 0);
       for (let index = from; index < MIGRATIONS.length; index++) {
         await client.query(`SET LOCAL search_path = ${this.schema}`);
-        await client.query(MIGRATIONS[index]);
+        const migration = MIGRATIONS[index];
+        await (typeof migration === 'string' ? client.query(migration) : migration(client, this.schema));
         await client.query(`INSERT INTO ${this.schema}.log_schema_version (version) VALUES ($1)`, [index + 1]);
       }
       await client.query(`SET LOCAL search_path = ${this.schema}`);
       await client.query(this.searchable ? `CREATE INDEX IF NOT EXISTS log_bodies_search ON log_bodies USING GIN (${bodyDocument(this.schema)})` : 'DROP INDEX IF EXISTS log_bodies_search');
+      await createDays(client, this.schema, this.aheadDays());
+      this.legacy = (await relationKind(client, this.schema, 'logs_legacy')) !== undefined;
     });
+    this.days = await attachedDays(this.pool, this.schema);
+    if (this.legacy) this.move = new LegacyMove(() => this.connectMover(), this.schema, (days) => this.ensureDays(days), () => (this.legacy = false), this.options.moveBatch);
+  }
+
+  /** Resolves once the rows of a log from before partitioning are all in the partitioned tables (at once when there were none). */
+  async legacyMoved(): Promise<void> {
+    await this.move?.finished;
+  }
+
+  /** A connection of its own for the legacy move, which holds a session lock while it runs. */
+  private async connectMover(): Promise<pg.Client> {
+    const client = new (loadPg().Client)({ connectionString: this.options.connectionString, connectionTimeoutMillis: this.options.connectTimeoutMs ?? 5000, statement_timeout: 30_000 });
+    client.on('error', () => {});
+    await client.connect();
+    return client;
+  }
+
+  /** Today and the days ahead, by the clock. */
+  private aheadDays(): number[] {
+    const today = dayOf(Date.now());
+    return Array.from({ length: this.daysAhead + 1 }, (_, index) => today + index * DAY_MS);
+  }
+
+  /** Makes the partitions of these days unless known to exist (another instance may have made them). */
+  private async ensureDays(days: Iterable<number>): Promise<void> {
+    const missing = [...days].filter((day) => Number.isFinite(day) && !this.days.has(day));
+    if (missing.length === 0) return;
+    await inSchemaTransaction(this.pool, this.schema, (client) => createDays(client, this.schema, missing));
+    this.days = await attachedDays(this.pool, this.schema);
+  }
+
+  /** `logs` as reads see it: with the legacy rows not moved yet, during the move. */
+  private logsSource(): string {
+    const columns = COLUMNS.join(', ');
+    return this.legacy ? `(SELECT ${columns} FROM ${this.schema}.logs UNION ALL SELECT ${columns} FROM ${this.schema}.logs_legacy) AS logs` : `${this.schema}.logs`;
+  }
+
+  /** `log_bodies` as reads see it. */
+  private bodiesSource(): string {
+    const columns = 'id, time_ms, request_body, response_body';
+    return this.legacy ? `(SELECT ${columns} FROM ${this.schema}.log_bodies UNION ALL SELECT ${columns} FROM ${this.schema}.log_bodies_legacy) AS log_bodies` : `${this.schema}.log_bodies`;
+  }
+
+  /** ` AND time_ms >= <horizon>` once retention has run (a number this store computed). */
+  private visible(column = 'time_ms'): string {
+    return this.horizon === undefined ? '' : ` AND ${column} >= ${this.horizon}`;
+  }
+
+  /**
+   * Runs a query built from the current sources. When it fails during the move because another
+   * instance finished it (the legacy tables are gone), it is built again without them and retried.
+   */
+  private async query(build: () => string, params?: unknown[]): Promise<pg.QueryResult> {
+    try {
+      return await this.pool.query(build(), params);
+    } catch (error) {
+      if (!this.legacy) throw error;
+      const found = await this.pool.query('SELECT to_regclass($1) AS legacy', [`${this.schema}.logs_legacy`]);
+      if (found.rows[0].legacy !== null) throw error;
+      this.legacy = false;
+      return this.pool.query(build(), params);
+    }
+  }
+
+  private insertSql(): string {
     const definition = [...COLUMNS.map((column) => `${column} ${typeOf(column)}`), 'request_body text', 'response_body text'].join(', ');
-    this.insertSql = `WITH input AS (SELECT * FROM json_to_recordset($1::json) AS r(${definition})),
-      inserted AS (INSERT INTO ${this.schema}.logs (${COLUMNS.join(', ')}) SELECT ${COLUMNS.join(', ')} FROM input ON CONFLICT (id) DO NOTHING RETURNING id)
+    // During the move, a row replayed after the migration started may still be in the legacy table.
+    const moved = this.legacy ? ` WHERE NOT EXISTS (SELECT 1 FROM ${this.schema}.logs_legacy AS l WHERE l.id = input.id)` : '';
+    return `WITH input AS (SELECT * FROM json_to_recordset($1::json) AS r(${definition})),
+      inserted AS (INSERT INTO ${this.schema}.logs (${COLUMNS.join(', ')}) SELECT ${COLUMNS.join(', ')} FROM input${moved} ON CONFLICT (id, time_ms) DO NOTHING RETURNING id)
       INSERT INTO ${this.schema}.log_bodies (id, time_ms, request_body, response_body)
         SELECT input.id, input.time_ms, input.request_body, input.response_body FROM input JOIN inserted USING (id)
         WHERE input.request_body IS NOT NULL OR input.response_body IS NOT NULL
-      ON CONFLICT (id) DO NOTHING`;
-    // A later state of a row (`replaces`): every column but the id, unless the stored row is a later one still.
-    const updates = COLUMNS.filter((column) => column !== 'id').map((column) => `${column} = excluded.${column}`).join(', ');
-    this.replaceSql = `INSERT INTO ${this.schema}.logs (${COLUMNS.join(', ')})
+      ON CONFLICT (id, time_ms) DO NOTHING`;
+  }
+
+  /** A later state of a row (`replaces`, a batch's entry: same id and time): every column but the key, unless the stored row is a later one still. */
+  private replaceSql(): string {
+    const definition = COLUMNS.map((column) => `${column} ${typeOf(column)}`).join(', ');
+    const updates = COLUMNS.filter((column) => column !== 'id' && column !== 'time_ms').map((column) => `${column} = excluded.${column}`).join(', ');
+    return `INSERT INTO ${this.schema}.logs (${COLUMNS.join(', ')})
       SELECT ${COLUMNS.join(', ')} FROM json_to_recordset($1::json) AS r(${definition})
-      ON CONFLICT (id) DO UPDATE SET ${updates} WHERE excluded.latency_ms >= logs.latency_ms`;
+      ON CONFLICT (id, time_ms) DO UPDATE SET ${updates} WHERE excluded.latency_ms >= logs.latency_ms`;
   }
 
   async insert(records: readonly LogRecord[]): Promise<void> {
     if (records.length === 0) return;
     const rows = records.map((record) => ({ ...record, time_ms: timeMsOf(record), status_class: statusClassOf(record.status) }));
+    const days = new Set(rows.map((row) => dayOf(row.time_ms)));
+    await this.ensureDays(days);
     const replacing = rows.filter((row) => row.replaces);
-    if (replacing.length === rows.length) return this.replace(replacing);
-    await this.pool.query(this.insertSql, [JSON.stringify(replacing.length === 0 ? rows : rows.filter((row) => !row.replaces))]);
-    if (replacing.length > 0) await this.replace(replacing);
+    const inserting = replacing.length === 0 ? rows : rows.filter((row) => !row.replaces);
+    try {
+      await this.write(inserting, replacing);
+    } catch (error) {
+      // A day another instance's retention dropped since this one learned it: made again.
+      if ((error as { code?: string }).code !== NO_PARTITION) throw error;
+      this.days = await attachedDays(this.pool, this.schema);
+      await this.ensureDays(days);
+      await this.write(inserting, replacing);
+    }
   }
 
-  /** Rows that are later states of stored ones (a batch's entry), written in order: a batch rarely holds two states of one row. */
-  private async replace(rows: ReadonlyArray<LogRecord & { time_ms: number }>): Promise<void> {
-    // One state per id in a statement (PostgreSQL refuses to update a row twice in one command): the last, the latest.
-    const latest = new Map(rows.map((row) => [row.id, row]));
-    await this.pool.query(this.replaceSql, [JSON.stringify([...latest.values()])]);
+  /** New rows in one statement; later states of stored ones (a batch's entry) in another, one state per id (PostgreSQL refuses to update a row twice in one command): the last, the latest. */
+  private async write(inserting: readonly LogRecord[], replacing: readonly LogRecord[]): Promise<void> {
+    if (inserting.length > 0) await this.query(() => this.insertSql(), [JSON.stringify(inserting)]);
+    if (replacing.length > 0) await this.query(() => this.replaceSql(), [JSON.stringify([...new Map(replacing.map((row) => [row.id, row])).values()])]);
   }
 
   async list(query: LogQuery): Promise<LogPage> {
     if (query.search !== undefined && !this.searchable) throw new Error('Body search is off for this log store (logs.search).');
-    const { where, params } = listWhere(
-      query,
-      (index) => `$${index}`,
-      (key, value, param) => (value === undefined ? `metadata ? ${param(key)}` : `metadata @> ${param(JSON.stringify({ [key]: value }))}::jsonb`),
-      undefined,
-      searchCondition(this.schema),
-    );
-    const result = await this.pool.query(
-      `SELECT ${COLUMNS.join(', ')} FROM ${this.schema}.logs ${where} ORDER BY time_ms DESC, id DESC LIMIT ${query.limit + 1}`,
-      params,
-    );
-    const rows = result.rows as Row[];
+    const bounded = this.horizon === undefined ? query : { ...query, from: Math.max(query.from ?? this.horizon, this.horizon) };
+    let rows: Row[];
+    if (bounded.search !== undefined && !this.legacy) {
+      this.days = await attachedDays(this.pool, this.schema);
+      rows = await searchByDay(this.pool, this.schema, { ...bounded, search: bounded.search }, [...this.days].sort((a, b) => b - a));
+    } else {
+      const { where, params } = listWhere(
+        bounded,
+        (index) => `$${index}`,
+        metadataCondition,
+        undefined,
+        (terms, id, param) => `${id} IN (SELECT id FROM ${BODIES} WHERE ${bodyDocument(this.schema)} @@ plainto_tsquery('simple'::regconfig, ${param(terms.join(' '))}))`,
+      );
+      const result = await this.query(
+        () => `SELECT ${COLUMNS.join(', ')} FROM ${this.logsSource()} ${where.replace(BODIES, this.bodiesSource())} ORDER BY time_ms DESC, id DESC LIMIT ${query.limit + 1}`,
+        params,
+      );
+      rows = result.rows as Row[];
+    }
     const more = rows.length > query.limit;
     const page = rows.slice(0, query.limit);
     const last = page.at(-1);
@@ -289,9 +318,9 @@ export class PostgresLogStore implements LogStore {
   }
 
   async get(id: string): Promise<LogRecord | undefined> {
-    const result = await this.pool.query(
-      `SELECT ${COLUMNS.map((column) => `logs.${column}`).join(', ')}, log_bodies.request_body, log_bodies.response_body
-       FROM ${this.schema}.logs LEFT JOIN ${this.schema}.log_bodies USING (id) WHERE logs.id = $1`,
+    const result = await this.query(
+      () => `SELECT ${COLUMNS.map((column) => `logs.${column}`).join(', ')}, log_bodies.request_body, log_bodies.response_body
+       FROM ${this.logsSource()} LEFT JOIN ${this.bodiesSource()} ON log_bodies.id = logs.id AND log_bodies.time_ms = logs.time_ms WHERE logs.id = $1${this.visible('logs.time_ms')}`,
       [id],
     );
     return result.rows[0] ? fromRow(result.rows[0] as Row) : undefined;
@@ -299,7 +328,7 @@ export class PostgresLogStore implements LogStore {
 
   async bodies(ids: readonly string[]): Promise<LogBodiesRow[]> {
     if (ids.length === 0) return [];
-    const result = await this.pool.query(`SELECT id, request_body, response_body FROM ${this.schema}.log_bodies WHERE id = ANY($1::text[])`, [ids]);
+    const result = await this.query(() => `SELECT id, request_body, response_body FROM ${this.bodiesSource()} WHERE id = ANY($1::text[])${this.visible()}`, [ids]);
     return result.rows as LogBodiesRow[];
   }
 
@@ -314,9 +343,9 @@ export class PostgresLogStore implements LogStore {
       parameters.push([...query.keys]);
       keys = ` AND key_id = ANY($${parameters.length}::text[])`;
     }
-    const result = await this.pool.query(
-      `SELECT ${group} AS grp, ${query.groupBy === 'key' ? 'max(key_name)' : 'NULL'} AS label, (time_ms - $1::bigint) / $3::bigint AS bucket, ${AGGREGATES}
-       FROM ${this.schema}.logs WHERE time_ms >= $1::bigint AND time_ms < $2::bigint${keys} GROUP BY 1, 3`,
+    const result = await this.query(
+      () => `SELECT ${group} AS grp, ${query.groupBy === 'key' ? 'max(key_name)' : 'NULL'} AS label, (time_ms - $1::bigint) / $3::bigint AS bucket, ${AGGREGATES}
+       FROM ${this.logsSource()} WHERE time_ms >= $1::bigint AND time_ms < $2::bigint${keys}${this.visible()} GROUP BY 1, 3`,
       parameters,
     );
     return (result.rows as Row[]).map((row) => cellOf(row, String(row.grp), query.from + Number(row.bucket) * query.bucketMs, row.label));
@@ -332,18 +361,18 @@ export class PostgresLogStore implements LogStore {
 
   async verdicts(query: VerdictQuery): Promise<VerdictCounts> {
     const [verdicts, requests] = await Promise.all([
-      this.pool.query(
-        `SELECT v->>'policy' AS policy, v->>'guardrail' AS guardrail, v->>'side' AS side, v->>'action' AS action, count(*) AS n
-         FROM ${this.schema}.logs, jsonb_array_elements(guardrails) AS v
-         WHERE time_ms >= $1::bigint AND time_ms < $2::bigint AND guardrails <> '[]'::jsonb AND v ? 'policy'
+      this.query(
+        () => `SELECT v->>'policy' AS policy, v->>'guardrail' AS guardrail, v->>'side' AS side, v->>'action' AS action, count(*) AS n
+         FROM ${this.logsSource()}, jsonb_array_elements(guardrails) AS v
+         WHERE time_ms >= $1::bigint AND time_ms < $2::bigint AND guardrails <> '[]'::jsonb AND v ? 'policy'${this.visible()}
          GROUP BY 1, 2, 3, 4 ORDER BY 1, 3, 2, 4`,
         [query.from, query.to],
       ),
-      this.pool.query(
-        `SELECT guardrails->0->>'policy' AS policy, count(*) AS n,
+      this.query(
+        () => `SELECT guardrails->0->>'policy' AS policy, count(*) AS n,
            count(*) FILTER (WHERE guardrails @> '[{"action":"deny"}]') AS denied, count(*) FILTER (WHERE guardrails @> '[{"action":"transform"}]') AS transformed
-         FROM ${this.schema}.logs
-         WHERE time_ms >= $1::bigint AND time_ms < $2::bigint AND guardrails <> '[]'::jsonb AND guardrails->0 ? 'policy'
+         FROM ${this.logsSource()}
+         WHERE time_ms >= $1::bigint AND time_ms < $2::bigint AND guardrails <> '[]'::jsonb AND guardrails->0 ? 'policy'${this.visible()}
          GROUP BY 1 ORDER BY 1`,
         [query.from, query.to],
       ),
@@ -355,33 +384,50 @@ export class PostgresLogStore implements LogStore {
   }
 
   async count(): Promise<number> {
-    const result = await this.pool.query(`SELECT count(*) AS n FROM ${this.schema}.logs`);
+    const result = await this.query(() => `SELECT count(*) AS n FROM ${this.logsSource()} WHERE true${this.visible()}`);
     return Number(result.rows[0].n);
   }
 
   /**
-   * Deletes rows older than the age limit, a few thousand at a time so that no statement holds
-   * locks for long. Size limits of a shared database are the operator's (partitioning, quotas).
+   * Retention, without deleting rows one by one: rows older than the age limit leave every answer
+   * at once (reads are bounded by the horizon), and each day partition is dropped whole once the
+   * entire day is older than the limit. Also makes the partitions ahead. Returns the rows that left
+   * the answers: exact in the day that straddles the limit, as PostgreSQL's statistics estimate them
+   * for the days dropped.
    */
   async prune(now = Date.now()): Promise<number> {
+    await this.ensureDays(this.aheadDays());
     if (this.maxAgeMs <= 0) return 0;
-    const before = now - this.maxAgeMs;
-    let deleted = 0;
-    for (;;) {
-      const result = await this.pool.query(
-        `WITH gone AS (DELETE FROM ${this.schema}.logs WHERE id IN (SELECT id FROM ${this.schema}.logs WHERE time_ms < $1 LIMIT 5000) RETURNING id),
-           bodies AS (DELETE FROM ${this.schema}.log_bodies WHERE id IN (SELECT id FROM gone))
-         SELECT count(*) AS n FROM gone`,
-        [before],
-      );
-      const count = Number(result.rows[0].n);
-      deleted += count;
-      if (count < 5000) break;
+    const horizon = Math.max(now - this.maxAgeMs, this.horizon ?? -Infinity);
+    const from = Math.max(dayOf(horizon), this.horizon ?? -Infinity);
+    const hidden = await this.query(() => `SELECT count(*) AS n FROM ${this.logsSource()} WHERE time_ms >= $1 AND time_ms < $2`, [from, horizon]);
+    this.horizon = horizon;
+    return Number(hidden.rows[0].n) + (await this.dropDays(horizon));
+  }
+
+  /** Drops the day partitions before `before`, unless another instance is doing so; returns their estimated rows. */
+  private async dropDays(before: number): Promise<number> {
+    const client = await this.pool.connect();
+    const lock = `gateway-logs-retention:${this.schema}`;
+    try {
+      const locked = await client.query('SELECT pg_try_advisory_lock(hashtext($1)) AS ok', [lock]);
+      if (!locked.rows[0].ok) return 0;
+      try {
+        const names = [...this.days].filter((day) => day + DAY_MS <= before).map((day) => partitionName('logs', day));
+        const estimate = await client.query('SELECT coalesce(sum(greatest(reltuples, 0)), 0) AS n FROM pg_class WHERE relnamespace = $1::regnamespace AND relname = ANY($2)', [this.schema, names]);
+        const dropped = await dropDaysBefore(client, this.schema, before);
+        if (dropped.length > 0) this.days = await attachedDays(client, this.schema);
+        return Math.round(Number(estimate.rows[0].n));
+      } finally {
+        await client.query('SELECT pg_advisory_unlock(hashtext($1))', [lock]);
+      }
+    } finally {
+      client.release();
     }
-    return deleted;
   }
 
   async close(): Promise<void> {
+    await this.move?.stop();
     await this.pool.end();
   }
 }
