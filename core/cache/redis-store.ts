@@ -1,5 +1,6 @@
-import KeyvRedis, { createClient, type RedisClientType } from '@keyv/redis';
+import KeyvRedis, { type RedisClientType } from '@keyv/redis';
 import Keyv from 'keyv';
+import { connectRedis, type RedisConnection } from '../store/redis-connect.js';
 import { type CacheEntry, type CacheStore, floats, RAW_JSON, type VectorLog, type VectorRecord } from './store.js';
 
 /** `*`, `?`, `[`, `]` and `\` matched literally in a SCAN pattern. */
@@ -10,7 +11,8 @@ const globLiteral = (text: string): string => text.replace(/[*?[\]\\]/g, '\\$&')
  * their TTL as Redis expiry (Redis's `maxmemory` policy caps the size); each namespace's semantic
  * index is a Redis stream `<prefix>:cache-vectors:<namespace>`, trimmed to its bound by XADD.
  * Commands fail at once while the connection is down (no offline queue), so the cache is skipped
- * rather than requests held.
+ * rather than requests held. Every key is used alone, so on a Redis Cluster entries and streams
+ * spread over the nodes by their own keys; clearing scans every primary.
  */
 export class RedisCacheStore implements CacheStore {
   readonly kind = 'redis' as const;
@@ -18,18 +20,15 @@ export class RedisCacheStore implements CacheStore {
   readonly vectors: VectorLog;
 
   private constructor(
-    private readonly client: RedisClientType,
+    private readonly connection: RedisConnection,
     private readonly prefix: string,
   ) {
-    this.entries = new Keyv<CacheEntry>({ store: new KeyvRedis(client, { throwOnErrors: true }), namespace: `${prefix}:cache`, useKeyPrefix: false, throwOnErrors: true, ...RAW_JSON } as never);
-    this.vectors = new RedisVectorLog(client, `${prefix}:cache-vectors:`);
+    this.entries = new Keyv<CacheEntry>({ store: new KeyvRedis(connection.keyvClient as RedisClientType, { throwOnErrors: true }), namespace: `${prefix}:cache`, useKeyPrefix: false, throwOnErrors: true, ...RAW_JSON } as never);
+    this.vectors = new RedisVectorLog(connection, `${prefix}:cache-vectors:`);
   }
 
   static async connect(url: string, prefix: string): Promise<RedisCacheStore> {
-    const client = createClient({ url, disableOfflineQueue: true }) as RedisClientType;
-    client.on('error', () => {}); // reconnects by itself; failed commands surface to their caller
-    await client.connect();
-    return new RedisCacheStore(client, prefix);
+    return new RedisCacheStore(await connectRedis(url, { offlineQueue: false }), prefix);
   }
 
   deleteNamespace(namespace: string): Promise<number> {
@@ -42,22 +41,24 @@ export class RedisCacheStore implements CacheStore {
 
   private async unlinkMatching(pattern: string): Promise<number> {
     let deleted = 0;
-    for await (const keys of this.client.scanIterator({ MATCH: pattern, COUNT: 1000 })) {
-      if (keys.length > 0) deleted += await this.client.unlink(keys);
-    }
+    for await (const keys of this.connection.scan(pattern)) deleted += await this.connection.unlink(keys);
     return deleted;
   }
 
   async close(): Promise<void> {
-    await this.client.close().catch(() => {});
+    await this.connection.close().catch(() => {});
   }
 }
 
 class RedisVectorLog implements VectorLog {
+  private readonly client: RedisClientType;
+
   constructor(
-    private readonly client: RedisClientType,
+    private readonly connection: RedisConnection,
     private readonly keyPrefix: string,
-  ) {}
+  ) {
+    this.client = connection.commands;
+  }
 
   async append(namespace: string, record: Omit<VectorRecord, 'id'>, maxEntries: number): Promise<void> {
     const { partition, ref, guard, vector } = record;
@@ -81,8 +82,6 @@ class RedisVectorLog implements VectorLog {
       await this.client.unlink(this.keyPrefix + namespace);
       return;
     }
-    for await (const keys of this.client.scanIterator({ MATCH: `${globLiteral(this.keyPrefix)}*`, COUNT: 1000 })) {
-      if (keys.length > 0) await this.client.unlink(keys);
-    }
+    for await (const keys of this.connection.scan(`${globLiteral(this.keyPrefix)}*`)) await this.connection.unlink(keys);
   }
 }
