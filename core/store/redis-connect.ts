@@ -1,4 +1,5 @@
 import { createClient, createCluster, createSentinel, type RedisClientType } from '@keyv/redis';
+import { errors } from '../errors.js';
 
 /** A host and port of a node or sentinel. */
 export interface RedisNode {
@@ -234,4 +235,46 @@ async function connectSentinel(target: Extract<RedisTarget, { mode: 'sentinel' }
       await sentinel.close().catch(() => sentinel.destroy());
     },
   };
+}
+
+/** node-redis's errors for a command that could not reach its node (or lost it before the reply). */
+const CONNECTION_ERRORS = new Set(['ClientOfflineError', 'ClientClosedError', 'SocketClosedUnexpectedlyError', 'ConnectionTimeoutError', 'SocketTimeoutError', 'ReconnectStrategyError', 'RootNodesUnavailableError', 'DisconnectsClientError', 'TimeoutError']);
+/** Replies of a node that cannot serve the key now: a cluster without a primary for a slot, a replica not yet promoted, a primary still loading. */
+const UNAVAILABLE_REPLY = /^(CLUSTERDOWN|TRYAGAIN|MASTERDOWN|LOADING|READONLY|NOREPLICAS)\b/;
+
+/** True for an error that says Redis (or the node of a key) cannot answer now, rather than that the command is wrong. */
+export function isUnavailable(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  if (UNAVAILABLE_REPLY.test(error.message)) return true;
+  const code = (error as { code?: unknown }).code;
+  return CONNECTION_ERRORS.has(error.constructor.name) || (typeof code === 'string' && /^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH)$/.test(code));
+}
+
+/**
+ * `commands` whose failures for want of a node (see {@link isUnavailable}) become the gateway's 503
+ * `state_unavailable` with `Retry-After: 1`, so that a request during a failover fails cleanly;
+ * any other failure is passed on as it is.
+ */
+export function failingCleanly(commands: RedisClientType): RedisClientType {
+  const wrapped = new Map<PropertyKey, unknown>();
+  return new Proxy(commands, {
+    get(target, property) {
+      const value = Reflect.get(target, property, target) as unknown;
+      if (typeof value !== 'function') return value;
+      let wrapper = wrapped.get(property);
+      if (wrapper === undefined) {
+        wrapper = (...args: unknown[]) => {
+          const result = (value as (...args: unknown[]) => unknown).apply(target, args);
+          return result instanceof Promise ? result.catch(unavailable) : result;
+        };
+        wrapped.set(property, wrapper);
+      }
+      return wrapper;
+    },
+  });
+}
+
+function unavailable(error: unknown): never {
+  if (!isUnavailable(error)) throw error;
+  throw errors.unavailable('The gateway\'s shared state is failing over or unreachable; the request was not served. Retry shortly.', { code: 'state_unavailable', headers: { 'retry-after': '1' } });
 }

@@ -1,7 +1,7 @@
 import KeyvRedis, { type RedisClientType } from '@keyv/redis';
 import Keyv from 'keyv';
 import { RedisQuotaStore } from './quota-redis.js';
-import { connectRedis, type RedisConnection } from './redis-connect.js';
+import { connectRedis, failingCleanly, type RedisConnection } from './redis-connect.js';
 import type { QuotaStore } from './quota-state.js';
 import { type Admission, type AdmissionResult, CONCURRENCY_LEASE_MS, type InvalidationEvent, type LevelCounts, type RefusalReason, type Settlement, type SharedState } from './state.js';
 
@@ -204,10 +204,12 @@ export class RedisState implements SharedState {
     private readonly connection: RedisConnection,
     private readonly prefix: string,
   ) {
-    this.client = connection.commands;
+    this.client = failingCleanly(connection.commands);
     this.counterPrefix = connection.mode === 'cluster' ? `${prefix}:{${prefix}:counters}:` : `${prefix}:`;
-    // Keyv hands its namespace to the adapter, which stores keys as `<prefix>::<key>`.
-    this.records = new Keyv({ store: new KeyvRedis(connection.keyvClient as RedisClientType), namespace: prefix, useKeyPrefix: false });
+    // Keyv hands its namespace to the adapter, which stores keys as `<prefix>::<key>`. A record
+    // that cannot be read fails the request (503 during a failover) rather than reading as absent.
+    const store = new KeyvRedis(failingCleanly(connection.keyvClient as RedisClientType), { throwOnErrors: true });
+    this.records = new Keyv({ store, namespace: prefix, useKeyPrefix: false, throwOnErrors: true } as never);
     this.quota = new RedisQuotaStore(this.client, (name) => this.key(name));
   }
 

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import test from 'ava';
 import { RedisCacheStore } from '../../core/cache/redis-store.js';
+import { GatewayError } from '../../core/errors.js';
 import { connectRedis } from '../../core/store/redis-connect.js';
 import { RedisState } from '../../core/store/redis-state.js';
 import type { InvalidationEvent, SharedState } from '../../core/store/state.js';
@@ -105,11 +106,13 @@ test.serial('cluster: the primary of the counters killed: admissions fail cleanl
   const base = admission({ budgetNanos: 1_000_000, reservationNanos: 10, requestsPerDay: 10_000 });
   let admitted = 0;
   let failed = 0;
+  const failures = new Set<string>();
   const admitOne = async () => {
     try {
       if ((await state.admit({ ...base, requestId: randomBytes(6).toString('hex') })).admitted) admitted++;
-    } catch {
+    } catch (error) {
       failed++;
+      failures.add(error instanceof GatewayError ? `${error.status} ${error.body.code}` : String(error));
     }
   };
   for (let index = 0; index < 20; index++) await admitOne();
@@ -131,12 +134,14 @@ test.serial('cluster: the primary of the counters killed: admissions fail cleanl
         admitted++;
         break;
       }
-    } catch {
+    } catch (error) {
       failed++;
+      failures.add(error instanceof GatewayError ? `${error.status} ${error.body.code}` : String(error));
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }
   t.true(failed > 0, `some admissions failed during the failover (${failed} of ${during})`);
+  t.deepEqual([...failures], ['503 state_unavailable'], 'each failed cleanly, with the documented error');
   // Every admission that answered "admitted" is counted once on the new primary: the day counter
   // and the reservations agree with the count (a replica may lose writes acknowledged in the last
   // instant before the kill; with no other traffic there is none to lose here, and none is doubled).
