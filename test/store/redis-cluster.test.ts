@@ -1,4 +1,9 @@
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import test from 'ava';
 import { RedisCacheStore } from '../../core/cache/redis-store.js';
 import { GatewayError } from '../../core/errors.js';
@@ -188,4 +193,24 @@ test('REDIS_URL: a plain comma-separated list of nodes is a cluster too', async 
   } finally {
     await connection.close();
   }
+});
+
+test.serial('doctor: a cluster and a Sentinel set-up answer PING through the gateway\'s client; no password is printed', async (t) => {
+  const doctor = async (url: string) => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'doctor-cluster-'));
+    const child = spawn(process.execPath, ['bin/llm-gateway.js', 'doctor', '--json'], {
+      env: { PATH: process.env.PATH ?? '', GATEWAY_DATA_DIR: dataDir, REDIS_URL: url, GATEWAY_REDIS_PREFIX: `${prefix}-doctor` },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    await once(child, 'close');
+    rmSync(dataDir, { recursive: true, force: true });
+    return stdout;
+  };
+  const onCluster = JSON.parse(await doctor(cluster.url)) as { checks: Array<{ name: string; status: string; detail: string }> };
+  t.like(onCluster.checks.find((check) => check.name === 'redis'), { status: 'ok', detail: `the Redis cluster at ${cluster.nodes.map((node) => `127.0.0.1:${node.port}`).join(',')} answers PING` });
+  const behindSentinel = await doctor(sentinel.url);
+  t.regex(behindSentinel, /"the Redis sentinel at [^"]+\/gateway answers PING"/);
+  t.false(behindSentinel.includes(PASSWORD));
 });
