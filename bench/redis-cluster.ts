@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { createGateway } from '../core/app.js';
 import { openai } from '../plugins/providers/openai/index.js';
 import { startRedisCluster } from '../test/redis-cluster-harness.js';
-import { type RedisProcess, startRedis, stopAll } from '../test/redis-processes.js';
+import { cli, type RedisProcess, startRedis, stopAll } from '../test/redis-processes.js';
 import { median } from './stats.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
@@ -118,12 +118,20 @@ async function main(): Promise<void> {
     await subject('one Redis server', `redis://127.0.0.1:${single.port}`, [single.child.pid!]),
     await subject('Redis Cluster (3 primaries + 3 replicas)', cluster.url, cluster.nodes.map((node) => node.child.pid!)),
   ];
+  // Every admission counter is in one slot (docs/deployment.md): its primary carries admission.
+  const countersPrimary = await cluster.primaryOf(`{bench-rc-${process.pid}:counters}`);
+  const evalStats = async () => {
+    const line = (await cli(countersPrimary.port, ['INFO', 'commandstats'])).split('\n').find((text) => text.startsWith('cmdstat_eval:')) ?? '';
+    return { calls: Number(/calls=(\d+)/.exec(line)?.[1] ?? 0), usec: Number(/usec=(\d+)/.exec(line)?.[1] ?? 0) };
+  };
   try {
     const lines: string[] = [];
     let worst = Number.NEGATIVE_INFINITY;
     for (const variant of ['plain', 'limited'] as const) {
       for (const target of subjects) for (let index = 0; index < 1000; index++) await post(target.url, target.keys[variant]);
       const figures = subjects.map(() => ({ thread: [] as number[], process: [] as number[], wall: [] as number[], redisTicks: 0, requests: 0 }));
+      let primaryTicks = 0;
+      const evalsBefore = await evalStats();
       for (let round = 0; round < ROUNDS; round++) {
         // Alternate the order so drift (GC, JIT, the log store, the host) falls on both sides.
         const order = round % 2 === 0 ? [0, 1] : [1, 0];
@@ -131,6 +139,7 @@ async function main(): Promise<void> {
           const target = subjects[index]!;
           const figure = figures[index]!;
           const redisBefore = ticksOf(target.redisPids);
+          const primaryBefore = ticksOf([countersPrimary.child.pid!]);
           const threadBefore = process.threadCpuUsage();
           const processBefore = process.cpuUsage();
           const started = performance.now();
@@ -142,6 +151,7 @@ async function main(): Promise<void> {
           figure.process.push((all.user + all.system) / REQUESTS);
           figure.wall.push((wall * 1000) / REQUESTS);
           figure.redisTicks += ticksOf(target.redisPids) - redisBefore;
+          if (index === 1) primaryTicks += ticksOf([countersPrimary.child.pid!]) - primaryBefore;
           figure.requests += REQUESTS;
         }
       }
@@ -160,6 +170,12 @@ async function main(): Promise<void> {
         );
       }
       lines.push(`    cluster − one server: ${(many!.thread - one!.thread).toFixed(1)} µs main-thread CPU per request (${extra >= 0 ? '+' : ''}${extra.toFixed(1)} %)`);
+      const evals = await evalStats();
+      const requests = figures[1]!.requests;
+      const primaryUs = (primaryTicks * 10_000) / requests;
+      lines.push(
+        `    the counters' primary: ${primaryUs.toFixed(1)} µs CPU per request (${((evals.calls - evalsBefore.calls) / requests).toFixed(2)} EVAL per request, ${((evals.usec - evalsBefore.usec) / Math.max(1, evals.calls - evalsBefore.calls)).toFixed(1)} µs each inside Redis): one core of that shard admits at most ~${Math.round(1e6 / primaryUs).toLocaleString('en')} requests/s`,
+      );
     }
     process.stdout.write(`Redis Cluster vs one Redis server, the virtual-key chat path: CPU per request (median of ${ROUNDS} alternating rounds of ${REQUESTS}; Redis CPU summed over the rounds, 10 ms ticks)\n`);
     process.stdout.write(`${lines.join('\n')}\n`);
