@@ -8,6 +8,7 @@ import test from 'ava';
 import { RedisCacheStore } from '../../core/cache/redis-store.js';
 import { GatewayError } from '../../core/errors.js';
 import { connectRedis } from '../../core/store/redis-connect.js';
+import { MemoryQuotaStore, type QuotaStore } from '../../core/store/quota-state.js';
 import { RedisState } from '../../core/store/redis-state.js';
 import type { InvalidationEvent, SharedState } from '../../core/store/state.js';
 import { type RedisCluster, startRedisCluster } from '../redis-cluster-harness.js';
@@ -84,21 +85,37 @@ test.serial('cluster: an event published through one node reaches a subscriber o
   t.deepEqual(await channel.all(), { b: '2' });
 });
 
-test.serial('cluster: the response cache clears its entries on every primary', async (t) => {
-  const cache = await RedisCacheStore.connect(cluster.url, prefix);
-  try {
-    // Entries are stored as the JSON text they are (core/cache/store.ts RAW_JSON).
-    const entry = (index: number) => JSON.stringify({ storedAt: index, provider: 'p', answer: index }) as never;
-    for (let index = 0; index < 40; index++) await cache.entries.set(`ns-a/${index}`, entry(index));
-    for (let index = 0; index < 10; index++) await cache.entries.set(`ns-b/${index}`, entry(index));
-    await cache.vectors.append('ns-a', { partition: 'p', ref: 'r', guard: 'g', vector: new Float32Array([1, 2]) }, 100);
-    t.is((await cache.vectors.since('ns-a', undefined)).length, 1);
-    t.is(await cache.deleteNamespace('ns-b'), 10);
-    t.like(await cache.entries.get('ns-a/3'), { answer: 3 });
-    t.is(await cache.clear(), 40);
-    t.is(await cache.entries.get('ns-a/3'), undefined);
-  } finally {
-    await cache.close();
+for (const [name, url] of [
+  ['cluster', () => cluster.url],
+  ['sentinel', () => sentinel.url],
+] as const) {
+  test.serial(`${name}: the response cache stores, reads and clears its entries (on every primary)`, async (t) => {
+    const cache = await RedisCacheStore.connect(url(), prefix);
+    try {
+      // Entries are stored as the JSON text they are (core/cache/store.ts RAW_JSON).
+      const entry = (index: number) => JSON.stringify({ storedAt: index, provider: 'p', answer: index }) as never;
+      for (let index = 0; index < 40; index++) await cache.entries.set(`ns-a/${index}`, entry(index));
+      for (let index = 0; index < 10; index++) await cache.entries.set(`ns-b/${index}`, entry(index));
+      await cache.vectors.append('ns-a', { partition: 'p', ref: 'r', guard: 'g', vector: new Float32Array([1, 2]) }, 100);
+      t.is((await cache.vectors.since('ns-a', undefined)).length, 1);
+      t.is(await cache.deleteNamespace('ns-b'), 10);
+      t.like(await cache.entries.get('ns-a/3'), { answer: 3 });
+      t.is(await cache.clear(), 40);
+      t.is(await cache.entries.get('ns-a/3'), undefined);
+    } finally {
+      await cache.close();
+    }
+  });
+}
+
+test.serial('cluster: providers\' quotas decide as the in-memory store does', async (t) => {
+  const state = await connected(cluster.url);
+  const memory = new MemoryQuotaStore();
+  const start = 1_800_000_000_000;
+  const ask = (store: QuotaStore, team: string, now: number) => store.acquire({ key: `quota-${prefix}`, windowMs: 60_000, idleMs: 5000, team, weight: 1, now, tokensPerMinute: 1000, tokens: 100 });
+  for (let index = 0; index < 14; index++) {
+    const team = index % 3 === 0 ? 'a' : 'b';
+    t.deepEqual(await ask(state.quota, team, start + index), await ask(memory, team, start + index), `request ${index}`);
   }
 });
 
