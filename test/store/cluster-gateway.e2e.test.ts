@@ -3,16 +3,19 @@ import test, { type ExecutionContext } from 'ava';
 import { type Fake, startFake } from '../fakes/openai-fake.js';
 import { startGateway, type TestGateway } from '../harness.js';
 import { type RedisCluster, startRedisCluster } from '../redis-cluster-harness.js';
+import { registerLevelCases } from '../vault/level-cases.js';
 import { registerLimitCases } from '../vault/limit-cases.js';
 import { fixedUsageHandler } from '../vault/vault-harness.js';
 import { budgetedKey, checkKilledUnderLoad, COST_NANOS, loadWhile, settled } from './failover-load.js';
 
-// Two gateway instances on a real Redis Cluster: the limit cases of two instances on one Redis
-// (budgets and rates exact under concurrent requests across both), then the primary holding the
+// Two gateway instances on a real Redis Cluster: the limit and level cases of two instances on one
+// Redis (budgets and rates exact under concurrent requests across both, every level of a request
+// admitted atomically: key, team, user, organization, end user, tag), then the primary holding the
 // counters failed over in the middle of a load, planned (CLUSTER FAILOVER) and by a kill.
 
 let cluster: RedisCluster;
 let fake: Fake;
+let slow: Fake;
 let a: TestGateway;
 let b: TestGateway;
 const prefix = `test-cluster-gw-${process.pid}-${randomBytes(4).toString('hex')}`;
@@ -23,6 +26,7 @@ const COUNTERS = `{${prefix}:counters}`;
 test.before(async () => {
   cluster = await startRedisCluster();
   fake = await startFake(fixedUsageHandler(5));
+  slow = await startFake(fixedUsageHandler(1500));
   const environment = () => ({ REDIS_URL: cluster.url, GATEWAY_REDIS_PREFIX: prefix, GATEWAY_MASTER_KEY: masterKey });
   a = await startGateway({}, environment());
   b = await startGateway({}, environment());
@@ -32,12 +36,14 @@ test.after.always(async () => {
   await a?.close();
   await b?.close();
   await fake?.close();
+  await slow?.close();
   await cluster?.stop();
 });
 
 const serial = (title: string, implementation: (t: ExecutionContext) => void | Promise<void>) => test.serial(title, implementation);
 
 registerLimitCases(serial, () => ({ a, b, upstream: fake.baseUrl }), 'two instances on Redis Cluster');
+registerLevelCases(serial, () => ({ a, b, upstream: fake.baseUrl, slowUpstream: slow.baseUrl }), 'two instances on Redis Cluster');
 
 serial('a planned failover of the counters\' primary (CLUSTER FAILOVER) under load: every request succeeds, spend exact', async (t) => {
   const { id, key } = await budgetedKey(t, a, `planned-${prefix}`, fake.baseUrl);
