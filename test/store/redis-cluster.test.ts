@@ -172,6 +172,33 @@ test.serial('cluster: the primary of the counters killed: admissions fail cleanl
   t.is(reserved, admitted * 10);
   await settleOne(state, base, { reservationNanos: 10, actualNanos: 7 });
   t.deepEqual(await state.read([base.spentKey]), [7]);
+  await cluster.restart(killed);
+});
+
+test.serial('cluster: the node carrying a subscription killed: the subscriber moves to a live node and hears events again', async (t) => {
+  const [publisher, subscriber] = [await connected(cluster.url), await connected(cluster.url)];
+  const heard: string[] = [];
+  subscriber.subscribe((event) => heard.push(event.id));
+  await publisher.publish({ kind: 'route', id: 'before' });
+  for (let attempt = 0; attempt < 50 && !heard.includes('before'); attempt++) await new Promise((resolve) => setTimeout(resolve, 20));
+  t.true(heard.includes('before'));
+  // The subscriber's own connection (node-redis keeps one pub/sub connection, to one primary).
+  const client = (subscriber as unknown as { connection: { keyvClient: { pubSubNode?: { address: string } } } }).connection.keyvClient;
+  const port = Number(client.pubSubNode!.address.split(':').pop());
+  let key = '';
+  for (let index = 0; key === ''; index++) if ((await cluster.primaryOf(`probe-${index}`)).port === port) key = `probe-${index}`;
+  const { killed } = await cluster.killPrimaryOf(key);
+  t.is(killed.port, port);
+  let id = '';
+  for (let attempt = 0; attempt < 100; attempt++) {
+    id = `after-${attempt}`;
+    await publisher.publish({ kind: 'route', id }).catch(() => {});
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    if (heard.some((seen) => seen.startsWith('after-'))) break;
+  }
+  t.true(heard.some((seen) => seen.startsWith('after-')), 'an event published after the failover is heard');
+  t.not(Number(client.pubSubNode?.address.split(':').pop()), port);
+  await cluster.restart(killed);
 });
 
 test.serial('sentinel: the primary killed: the state follows the promoted replica, pub/sub included', async (t) => {
