@@ -218,6 +218,11 @@ async function connectSentinel(target: Extract<RedisTarget, { mode: 'sentinel' }
     sentinelClientOptions: { ...(target.sentinelPassword !== undefined ? { password: target.sentinelPassword } : {}), socket },
     // Several connections to the primary, so that one slow script does not queue every request behind it.
     masterPoolSize: 4,
+    // node-redis sends a command again on the new primary when the connection it was written to
+    // dropped; an admission or a charge the old primary had run (and replicated) would then count
+    // twice. None is retried: it fails (503 state_unavailable). Commands not yet sent still wait
+    // for the new primary.
+    maxCommandRediscovers: 0,
   });
   sentinel.on('error', () => {});
   await sentinel.connect();
