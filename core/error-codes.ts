@@ -165,6 +165,11 @@ export const ERROR_CODES: Readonly<Record<string, Readonly<Record<string, ErrorC
     internal_error: { status: [500], type: 'api_error', when: 'An unexpected failure; the log line has the details (never the client).' },
     credential_tampered: { status: [500], type: 'api_error', when: 'A stored credential failed its integrity check (altered, or sealed under another master key) and was not used; restore `gateway.sqlite` and `master.key` from the same backup (docs/operations.md).' },
     master_key_unavailable: { status: [500], type: 'api_error', when: 'Storing a secret needs the master key a rotation made current, and this instance does not hold it: give every instance the same `GATEWAY_MASTER_KEY` (or `master.key`), then restart it.' },
+    state_unavailable: {
+      status: [503],
+      type: 'service_unavailable_error',
+      when: 'The shared state (Redis) could not answer: the node holding what the request needs is failing over or unreachable. The request was not served and is not charged; retry after `Retry-After` (docs/deployment.md, "During a failover").',
+    },
     guardrail_policy_missing: { status: [500], type: 'api_error', when: "The key's guardrail policy was removed from the configuration; the request is refused rather than served unguarded." },
   },
 };

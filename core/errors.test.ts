@@ -20,6 +20,7 @@ test('the catalogue keeps each error its status and type (the table gives 4xx an
     upstreamTimeout: [504, 'timeout_error'],
     cacheMiss: [504, 'cache_miss_error'],
     overloaded: [503, 'overloaded_error'],
+    unavailable: [503, 'service_unavailable_error'],
     routeNotAllowed: [403, 'permission_error'],
     gatewayKeyNotForwardable: [400, 'invalid_request_error'],
   });

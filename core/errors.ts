@@ -85,6 +85,8 @@ export const errors = {
   cacheMiss: make(504, 'cache_miss_error'),
   /** The gateway is out of a shared resource (memory budget); comes with Retry-After. */
   overloaded: make(503, 'overloaded_error'),
+  /** Something the gateway depends on (the shared state during a failover) cannot answer now; comes with Retry-After. */
+  unavailable: make(503, 'service_unavailable_error'),
   /**
    * 403 `route_not_allowed`: a virtual key named (in `x-gateway-config`) a route that is neither
    * its own nor granted to it (`allowed_routes`), or that does not exist (the two are not told

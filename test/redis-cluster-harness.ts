@@ -1,7 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cli, kill, type RedisProcess, startRedis, stopAll, waitFor } from './redis-processes.js';
+import { cli, kill, type RedisProcess, restart, startRedis, stopAll, waitFor } from './redis-processes.js';
 
 /** One node of the test cluster. */
 export interface RedisClusterNode extends RedisProcess {
@@ -25,6 +25,8 @@ export interface RedisCluster {
   killPrimaryOf(key: string): Promise<{ killed: RedisClusterNode; promoted: RedisClusterNode }>;
   /** `CLUSTER FAILOVER` on the replica of `key`'s primary (a planned switch, no write lost); waits until it is primary. */
   failoverPrimaryOf(key: string): Promise<{ demoted: RedisClusterNode; promoted: RedisClusterNode }>;
+  /** Starts a killed node again (same port, same nodes file): it rejoins as a replica of the primary that replaced it; waits until it is in sync and every node says ok. */
+  restart(node: RedisClusterNode): Promise<void>;
 }
 
 /** `--cluster-node-timeout`: how long a silent primary takes to be judged failed (the failover takes about twice this). */
@@ -112,6 +114,11 @@ function cluster(nodes: RedisClusterNode[], dir: string, url: string): RedisClus
       await waitFor(async () => (await cli(replica.port, ['ROLE'])).startsWith('master'), `replica ${replica.port} promoted`);
       await settled(slot, replica);
       return { killed, promoted: replica };
+    },
+    async restart(node) {
+      await restart(node);
+      await waitFor(async () => (await cli(node.port, ['INFO', 'replication'])).includes('master_link_status:up'), `node ${node.port} in sync as a replica`);
+      await waitFor(async () => (await Promise.all(nodes.filter(alive).map((other) => clusterOk(other)))).every(Boolean), 'cluster_state:ok on every node');
     },
     async failoverPrimaryOf(key) {
       const slot = await slotOf(key);

@@ -11,6 +11,9 @@ const run = promisify(execFile);
 export interface RedisProcess {
   readonly port: number;
   readonly dir: string;
+  /** Its configuration file (a restart reads it again; a cluster node keeps its identity in its nodes file). */
+  readonly file: string;
+  readonly sentinel: boolean;
   child: ChildProcess;
   /** Everything it printed (its log), for a failing test's message. */
   output(): string;
@@ -52,15 +55,26 @@ export async function startRedis(dir: string, name: string, lines: (port: number
     const port = await freePort(options.bus);
     const file = join(dir, `${name}.conf`);
     writeFileSync(file, [`port ${port}`, 'bind 127.0.0.1', `dir ${dir}`, 'save ""', 'appendonly no', ...lines(port)].join('\n') + '\n');
-    const child = spawn('redis-server', options.sentinel ? [file, '--sentinel'] : [file], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const node: RedisProcess = { port, dir, child, output: () => output };
+    const node = launch({ port, dir, file, sentinel: options.sentinel === true });
     if (await answers(node, options.password)) return node;
-    child.kill('SIGKILL');
-    if (attempt === 4) throw new Error(`redis-server ${name} did not start: ${output}`);
+    node.child.kill('SIGKILL');
+    if (attempt === 4) throw new Error(`redis-server ${name} did not start: ${node.output()}`);
   }
+}
+
+function launch(place: Pick<RedisProcess, 'port' | 'dir' | 'file' | 'sentinel'>): RedisProcess {
+  const child = spawn('redis-server', place.sentinel ? [place.file, '--sentinel'] : [place.file], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  return { ...place, child, output: () => output };
+}
+
+/** Starts a killed process again on its port with its configuration file; waits until it answers PING. */
+export async function restart(node: RedisProcess, password?: string): Promise<void> {
+  const again = launch(node);
+  node.child = again.child;
+  if (!(await answers(again, password))) throw new Error(`redis-server on ${node.port} did not start again: ${again.output()}`);
 }
 
 async function answers(node: RedisProcess, password?: string): Promise<boolean> {

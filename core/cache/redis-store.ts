@@ -1,5 +1,6 @@
-import KeyvRedis, { createClient, type RedisClientType } from '@keyv/redis';
+import KeyvRedis, { type RedisClientType } from '@keyv/redis';
 import Keyv from 'keyv';
+import { connectRedis, type RedisConnection } from '../store/redis-connect.js';
 import type { Leases } from './leases.js';
 import { type CacheEntry, type CacheStore, floats, RAW_JSON, type VectorLog, type VectorRecord } from './store.js';
 
@@ -11,7 +12,8 @@ const globLiteral = (text: string): string => text.replace(/[*?[\]\\]/g, '\\$&')
  * their TTL as Redis expiry (Redis's `maxmemory` policy caps the size); each namespace's semantic
  * index is a Redis stream `<prefix>:cache-vectors:<namespace>`, trimmed to its bound by XADD.
  * Commands fail at once while the connection is down (no offline queue), so the cache is skipped
- * rather than requests held.
+ * rather than requests held. Every key is used alone, so on a Redis Cluster entries and streams
+ * spread over the nodes by their own keys; clearing scans every primary.
  */
 export class RedisCacheStore implements CacheStore {
   readonly kind = 'redis' as const;
@@ -20,19 +22,16 @@ export class RedisCacheStore implements CacheStore {
   readonly leases: RedisLeases;
 
   private constructor(
-    private readonly client: RedisClientType,
+    private readonly connection: RedisConnection,
     private readonly prefix: string,
   ) {
-    this.entries = new Keyv<CacheEntry>({ store: new KeyvRedis(client, { throwOnErrors: true }), namespace: `${prefix}:cache`, useKeyPrefix: false, throwOnErrors: true, ...RAW_JSON } as never);
-    this.vectors = new RedisVectorLog(client, `${prefix}:cache-vectors:`);
-    this.leases = new RedisLeases(client, prefix);
+    this.entries = new Keyv<CacheEntry>({ store: new KeyvRedis(connection.keyvClient as RedisClientType, { throwOnErrors: true }), namespace: `${prefix}:cache`, useKeyPrefix: false, throwOnErrors: true, ...RAW_JSON } as never);
+    this.vectors = new RedisVectorLog(connection, `${prefix}:cache-vectors:`);
+    this.leases = new RedisLeases(connection, prefix);
   }
 
   static async connect(url: string, prefix: string): Promise<RedisCacheStore> {
-    const client = createClient({ url, disableOfflineQueue: true }) as RedisClientType;
-    client.on('error', () => {}); // reconnects by itself; failed commands surface to their caller
-    await client.connect();
-    return new RedisCacheStore(client, prefix);
+    return new RedisCacheStore(await connectRedis(url, { offlineQueue: false }), prefix);
   }
 
   deleteNamespace(namespace: string): Promise<number> {
@@ -45,15 +44,12 @@ export class RedisCacheStore implements CacheStore {
 
   private async unlinkMatching(pattern: string): Promise<number> {
     let deleted = 0;
-    for await (const keys of this.client.scanIterator({ MATCH: pattern, COUNT: 1000 })) {
-      if (keys.length > 0) deleted += await this.client.unlink(keys);
-    }
+    for await (const keys of this.connection.scan(pattern)) deleted += await this.connection.unlink(keys);
     return deleted;
   }
 
   async close(): Promise<void> {
-    await this.leases.close();
-    await this.client.close().catch(() => {});
+    await this.connection.close().catch(() => {});
   }
 }
 
@@ -72,15 +68,17 @@ const RENEW = `if redis.call('get', KEYS[1]) == ARGV[1] then redis.call('pexpire
 class RedisLeases implements Leases {
   // Releases are heard through pub/sub: polling only notices a lease expiring (its holder died).
   readonly pollMs = 250;
-  private subscriber?: Promise<RedisClientType>;
+  private subscribed?: Promise<void>;
   private readonly listeners = new Set<(key: string) => void>();
   private readonly channel: string;
+  private readonly client: RedisClientType;
 
   constructor(
-    private readonly client: RedisClientType,
+    private readonly connection: RedisConnection,
     private readonly prefix: string,
   ) {
     this.channel = `${prefix}:cache-released`;
+    this.client = connection.commands;
   }
 
   private key(key: string): string {
@@ -103,38 +101,28 @@ class RedisLeases implements Leases {
     return (await this.client.exists(this.key(key))) > 0;
   }
 
+  /** Subscribes on the connection's subscriber (a cluster's or Sentinel's too), once; a subscription that failed is tried again by the next wait. */
   subscribe(listener: (key: string) => void): Promise<void> {
     this.listeners.add(listener);
-    this.subscriber ??= (async () => {
-      const subscriber = this.client.duplicate() as RedisClientType;
-      subscriber.on('error', () => {});
-      await subscriber.connect();
-      await subscriber.subscribe(this.channel, (message) => {
-        for (const heard of this.listeners) heard(message);
-      });
-      return subscriber;
-    })();
-    // A subscription that failed is tried again by the next wait.
-    return this.subscriber.then(
-      () => undefined,
-      (error: unknown) => {
-        this.subscriber = undefined;
-        throw error;
-      },
-    );
-  }
-
-  async close(): Promise<void> {
-    const subscriber = await this.subscriber?.catch(() => undefined);
-    await subscriber?.close().catch(() => {});
+    this.subscribed ??= this.connection.subscribe(this.channel, (message) => {
+      for (const heard of this.listeners) heard(message);
+    });
+    return this.subscribed.catch((error: unknown) => {
+      this.subscribed = undefined;
+      throw error;
+    });
   }
 }
 
 class RedisVectorLog implements VectorLog {
+  private readonly client: RedisClientType;
+
   constructor(
-    private readonly client: RedisClientType,
+    private readonly connection: RedisConnection,
     private readonly keyPrefix: string,
-  ) {}
+  ) {
+    this.client = connection.commands;
+  }
 
   async append(namespace: string, record: Omit<VectorRecord, 'id'>, maxEntries: number): Promise<void> {
     const { partition, ref, guard, vector } = record;
@@ -158,8 +146,6 @@ class RedisVectorLog implements VectorLog {
       await this.client.unlink(this.keyPrefix + namespace);
       return;
     }
-    for await (const keys of this.client.scanIterator({ MATCH: `${globLiteral(this.keyPrefix)}*`, COUNT: 1000 })) {
-      if (keys.length > 0) await this.client.unlink(keys);
-    }
+    for await (const keys of this.connection.scan(`${globLiteral(this.keyPrefix)}*`)) await this.connection.unlink(keys);
   }
 }

@@ -81,8 +81,38 @@ async function pingRedis(redisUrl: string): Promise<string> {
   }
 }
 
+/** A cluster or Sentinel set-up answers PING through the gateway's own client (it finds the nodes, or the primary). */
+async function checkRedisSet(redisUrl: string, mode: 'cluster' | 'sentinel', where: string): Promise<DoctorCheck> {
+  const { connectRedis } = await import('../store/redis-connect.js');
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const connecting = connectRedis(redisUrl);
+    const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${REACH_TIMEOUT_MS} ms`)), REACH_TIMEOUT_MS)));
+    const connection = await Promise.race([connecting, timeout]);
+    try {
+      const reply = await Promise.race([connection.commands.ping(), timeout]);
+      return { name: 'redis', status: reply === 'PONG' ? 'ok' : 'fail', detail: `the Redis ${mode} at ${where} ${reply === 'PONG' ? 'answers PING' : `answered ${String(reply).slice(0, 80)}`}` };
+    } finally {
+      await connection.close();
+    }
+  } catch (error) {
+    return { name: 'redis', status: 'fail', detail: `the Redis ${mode} at ${where} is not reachable: ${(error as Error).message}` };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 async function checkRedis(redisUrl: string | undefined): Promise<DoctorCheck> {
   if (!redisUrl) return { name: 'redis', status: 'skip', detail: 'REDIS_URL is not set: the embedded SQLite store is used' };
+  const { parseRedisUrl } = await import('../store/redis-connect.js');
+  let target: ReturnType<typeof parseRedisUrl>;
+  try {
+    target = parseRedisUrl(redisUrl);
+  } catch (error) {
+    return { name: 'redis', status: 'fail', detail: (error as Error).message };
+  }
+  if (target.mode === 'cluster') return checkRedisSet(redisUrl, 'cluster', target.nodes.map((node) => `${node.host}:${node.port}`).join(','));
+  if (target.mode === 'sentinel') return checkRedisSet(redisUrl, 'sentinel', `${target.sentinels.map((node) => `${node.host}:${node.port}`).join(',')}/${target.masterName}`);
   let url: URL;
   try {
     url = new URL(redisUrl);

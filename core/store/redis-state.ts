@@ -1,6 +1,7 @@
-import KeyvRedis, { createClient, type RedisClientType } from '@keyv/redis';
+import KeyvRedis, { type RedisClientType } from '@keyv/redis';
 import Keyv from 'keyv';
 import { RedisQuotaStore } from './quota-redis.js';
+import { connectRedis, failingCleanly, type RedisConnection } from './redis-connect.js';
 import type { QuotaStore } from './quota-state.js';
 import { type Admission, type AdmissionResult, CONCURRENCY_LEASE_MS, type InvalidationEvent, type LevelCounts, type RefusalReason, type Settlement, type SharedState } from './state.js';
 
@@ -197,33 +198,40 @@ export interface RedisChannel {
 /**
  * The shared store: records through @keyv/redis, limits through Lua scripts on the same
  * connection, invalidation through pub/sub on a second one. Every key starts with `prefix`, so
- * several deployments (or test runs) can share one Redis.
+ * several deployments (or test runs) can share one Redis. On a Redis Cluster the counters that one
+ * admission or settlement touches (every level's) carry one hash tag, `{<prefix>:counters}`, so
+ * that each script runs on one node, atomically (docs/deployment.md: key families and tags).
  */
 export class RedisState implements SharedState {
   readonly kind = 'redis' as const;
   readonly records: Keyv;
   readonly quota: QuotaStore;
   private readonly handlers: Array<(event: InvalidationEvent) => void> = [];
+  private readonly client: RedisClientType;
+  private readonly counterPrefix: string;
 
   private constructor(
-    private readonly client: RedisClientType,
-    private readonly subscriber: RedisClientType,
+    private readonly connection: RedisConnection,
     private readonly prefix: string,
   ) {
-    // Keyv hands its namespace to the adapter, which stores keys as `<prefix>::<key>`.
-    this.records = new Keyv({ store: new KeyvRedis(client), namespace: prefix, useKeyPrefix: false });
-    this.quota = new RedisQuotaStore(client, (name) => this.key(name));
+    this.client = failingCleanly(connection.commands);
+    this.counterPrefix = connection.mode === 'cluster' ? `${prefix}:{${prefix}:counters}:` : `${prefix}:`;
+    // Keyv hands its namespace to the adapter, which stores keys as `<prefix>::<key>`. A record
+    // that cannot be read fails the request (503 during a failover) rather than reading as absent.
+    const store = new KeyvRedis(failingCleanly(connection.keyvClient as RedisClientType), { throwOnErrors: true });
+    this.records = new Keyv({ store, namespace: prefix, useKeyPrefix: false, throwOnErrors: true } as never);
+    this.quota = new RedisQuotaStore(this.client, (name) => this.key(name));
   }
 
+  /** Connects to `url` (one server, a cluster or Sentinel: core/store/redis-connect.ts). */
   static async connect(url: string, prefix: string): Promise<RedisState> {
-    const client = createClient({ url }) as RedisClientType;
-    client.on('error', () => {}); // reconnects by itself; failed commands surface to their caller
-    await client.connect();
-    const subscriber = client.duplicate() as RedisClientType;
-    subscriber.on('error', () => {});
-    await subscriber.connect();
-    const state = new RedisState(client, subscriber, prefix);
-    await subscriber.subscribe(state.channel, (message) => {
+    const connection = await connectRedis(url);
+    if (connection.mode === 'cluster' && /[{}]/.test(prefix)) {
+      await connection.close();
+      throw new Error(`GATEWAY_REDIS_PREFIX "${prefix}" has a brace: on a Redis Cluster braces are hash tags, which would put every key on one node`);
+    }
+    const state = new RedisState(connection, prefix);
+    await connection.subscribe(state.channel, (message) => {
       let event: InvalidationEvent;
       try {
         event = JSON.parse(message) as InvalidationEvent;
@@ -241,6 +249,11 @@ export class RedisState implements SharedState {
 
   private key(name: string): string {
     return `${this.prefix}:${name}`;
+  }
+
+  /** A counter's key: in one hash slot with every other counter on a cluster. */
+  private counter(name: string): string {
+    return this.counterPrefix + name;
   }
 
   async claim(name: string, owner: string): Promise<boolean> {
@@ -279,14 +292,14 @@ export class RedisState implements SharedState {
     ];
     for (const level of admission.levels) {
       keys.push(
-        this.key(level.minuteWindowKey),
-        this.key(level.dayCounterKey ?? level.minuteWindowKey),
-        this.key(level.totalCounterKey ?? level.minuteWindowKey),
-        this.key(level.spentKey),
-        this.key(level.reservedKey),
-        this.key(level.tokensWindowKey),
-        this.key(`${level.tokensWindowKey}:sum`),
-        this.key(level.concurrentKey),
+        this.counter(level.minuteWindowKey),
+        this.counter(level.dayCounterKey ?? level.minuteWindowKey),
+        this.counter(level.totalCounterKey ?? level.minuteWindowKey),
+        this.counter(level.spentKey),
+        this.counter(level.reservedKey),
+        this.counter(level.tokensWindowKey),
+        this.counter(`${level.tokensWindowKey}:sum`),
+        this.counter(level.concurrentKey),
       );
       args.push(
         String(level.requestsPerMinute ?? -1),
@@ -325,14 +338,14 @@ export class RedisState implements SharedState {
     for (const level of settlement.levels) {
       const placeholder = level.spent[0]?.key ?? level.reservedKey ?? level.tokensWindowKey ?? level.concurrentKey ?? 'none';
       keys.push(
-        this.key(level.reservedKey ?? placeholder),
-        this.key(level.tokensWindowKey ?? placeholder),
-        this.key(level.tokensWindowKey === undefined ? placeholder : `${level.tokensWindowKey}:sum`),
-        this.key(level.concurrentKey ?? placeholder),
+        this.counter(level.reservedKey ?? placeholder),
+        this.counter(level.tokensWindowKey ?? placeholder),
+        this.counter(level.tokensWindowKey === undefined ? placeholder : `${level.tokensWindowKey}:sum`),
+        this.counter(level.concurrentKey ?? placeholder),
       );
       args.push(level.reservedKey === undefined ? '0' : '1', level.tokensWindowKey === undefined ? '0' : '1', level.concurrentKey === undefined ? '0' : '1', String(level.spent.length));
       for (const counter of level.spent) {
-        keys.push(this.key(counter.key));
+        keys.push(this.counter(counter.key));
         indexOf.set(counter.key, keys.length);
         args.push(String(counter.ttlMs ?? 0));
       }
@@ -345,18 +358,18 @@ export class RedisState implements SharedState {
 
   async read(counterKeys: readonly string[]): Promise<number[]> {
     if (counterKeys.length === 0) return [];
-    const values = await this.client.mGet(counterKeys.map((key) => this.key(key)));
+    const values = await this.client.mGet(counterKeys.map((key) => this.counter(key)));
     return values.map((value) => Number(value ?? 0));
   }
 
   async minuteCount(key: string, now: number): Promise<number> {
-    return Number(await this.client.zCount(this.key(key), now - 60_000 + 1, '+inf'));
+    return Number(await this.client.zCount(this.counter(key), now - 60_000 + 1, '+inf'));
   }
 
   async windowUsage(tokensKey: string, concurrentKey: string, now: number): Promise<{ tokens: number; inFlight: number }> {
     const [members, inFlight] = await Promise.all([
-      this.client.zRangeByScore(this.key(tokensKey), now - 60_000 + 1, '+inf'),
-      this.client.zCount(this.key(concurrentKey), now + 1, '+inf'),
+      this.client.zRangeByScore(this.counter(tokensKey), now - 60_000 + 1, '+inf'),
+      this.client.zCount(this.counter(concurrentKey), now + 1, '+inf'),
     ]);
     const tokens = members.reduce((sum, member) => sum + Number(member.slice(member.lastIndexOf('|') + 1)), 0);
     return { tokens, inFlight: Number(inFlight) };
@@ -375,7 +388,7 @@ export class RedisState implements SharedState {
   /** Opens `<prefix>:<name>` as a channel (its messages go to `onMessage`) and as a hash, on this state's two connections. */
   async openChannel(name: string, onMessage: (message: string) => void): Promise<RedisChannel> {
     const key = this.key(name);
-    await this.subscriber.subscribe(key, onMessage);
+    await this.connection.subscribe(key, onMessage);
     const client = this.client;
     return {
       publish: async (message) => {
@@ -393,6 +406,6 @@ export class RedisState implements SharedState {
   }
 
   async close(): Promise<void> {
-    await Promise.allSettled([this.subscriber.close(), this.client.close()]);
+    await this.connection.close();
   }
 }
