@@ -228,7 +228,7 @@ it('the sections are reachable with the keyboard, in reading order', async (t) =
   await page.locator('a.skip').focus();
   const focused: string[] = ['Skip to content'];
   // The sections, the organization's pages (the account key has no personal tokens), the team switcher, sign-out.
-  const order = ['Skip to content', 'Logs', 'Usage', 'Virtual keys', 'Credentials', 'Quotas', 'Routes', 'Policies', 'Plugins', 'Teams', 'Members', 'Users', 'Service accounts', 'Audit', 'team switcher', 'Sign out'];
+  const order = ['Skip to content', 'Logs', 'Usage', 'Virtual keys', 'Credentials', 'Quotas', 'Routes', 'Policies', 'MCP servers', 'Plugins', 'Teams', 'Members', 'Users', 'Service accounts', 'Audit', 'team switcher', 'Sign out'];
   for (let index = 1; index < order.length; index++) {
     await page.keyboard.press('Tab');
     focused.push(await page.evaluate(() => {
@@ -242,7 +242,7 @@ it('the sections are reachable with the keyboard, in reading order', async (t) =
   await page.keyboard.press('Tab');
   t.regex(await page.evaluate(() => (globalThis as any).document.activeElement?.textContent ?? ''), /Last 24 hours/, 'then the time range');
   // Back to "Usage" and open it with Enter.
-  for (let index = 0; index < 15; index++) await page.keyboard.press('Shift+Tab');
+  for (let index = 0; index < 16; index++) await page.keyboard.press('Shift+Tab');
   await page.keyboard.press('Enter');
   await hashIncludes(page, '#/usage');
   await page.getByRole('heading', { name: 'Usage' }).waitFor();

@@ -60,11 +60,12 @@ function chat(upstream: RawUpstream, trace: string, signal: AbortSignal, stream 
 }
 
 test('a client that leaves before the upstream headers is logged as 499 at info level', async (t) => {
-  const { upstream, closed } = await upstreamWith(() => {});
+  const { upstream, reached, closed } = await upstreamWith(() => {});
   const trace = traceId('abort-before-headers');
   const controller = new AbortController();
   const answer = chat(upstream, trace, controller.signal);
-  await sleep(150);
+  // The request is upstream (on a loaded host a fixed wait could end before it left the client).
+  await reached;
   controller.abort();
   await t.throwsAsync(answer);
   await assertClientClosed(t, trace, closed);
