@@ -143,6 +143,8 @@ export interface TransformSlice {
   streamError?: ErrorBody;
   /** Fields of the client's request the mapping left out because the provider cannot take them (a protocol translation's). */
   readonly dropped?: readonly string[];
+  /** The auth the request was built with when a credential exchange gave it a token (the forward stage renews it after a 401). */
+  readonly exchangedAuth?: AuthSlice;
 }
 
 /** Counts an operation is measured by besides tokens. */
