@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import { errors, GatewayError } from '../errors.js';
+import { assertStableUrl } from '../http/request-path.js';
 import type { MemoryBudget } from '../http/memory-budget.js';
 import type { UpstreamClient } from '../http/upstream.js';
 import type { OperationHandler } from '../api/operation.js';
@@ -54,18 +55,27 @@ interface ForwardDependencies {
   exchanges?: CredentialExchanges;
 }
 
-/** Sends one upstream request (with the trace headers) and records its answer for the forward slice. */
-async function sendUpstream(dependencies: ForwardDependencies, context: GatewayContext, request: UpstreamRequest, guarded: boolean, timeoutMs: number | undefined): Promise<ForwardSlice> {
+/**
+ * Sends one upstream request (with the trace headers) and records its answer for the forward slice;
+ * its `follow` sends a second request of the attempt (with `auth`'s credentials) the same way.
+ */
+async function sendUpstream(dependencies: ForwardDependencies, context: GatewayContext, request: UpstreamRequest, auth: AuthSlice, timeoutMs: number | undefined): Promise<ForwardSlice> {
   const extra = dependencies.traceHeaders?.(context);
   const upstreamRequest = extra && Object.keys(extra).length > 0 ? { ...request, headers: { ...request.headers, ...extra } } : request;
   const sentAt = performance.now();
-  const answer = await dependencies.upstream.send(upstreamRequest, { signal: context.signal, guarded, timeoutMs });
+  const answer = await dependencies.upstream.send(upstreamRequest, { signal: context.signal, guarded: auth.target.customHost, timeoutMs });
   return {
     ...answer,
     sentAt,
     headersAt: performance.now(),
     memory: dependencies.memoryBudget.lease(),
     maxAnswerBytes: dependencies.maxAnswerBytes,
+    follow: (second) => {
+      assertStableUrl(second.url);
+      const signed = { ...second, headers: { ...second.headers } };
+      Object.assign(signed.headers, auth.provider.auth(signed, auth.target));
+      return sendUpstream(dependencies, context, signed, auth, timeoutMs);
+    },
   };
 }
 
@@ -94,7 +104,7 @@ async function sendAttempt(
   const lease = waiting === undefined ? undefined : await waiting;
   let forward: ForwardSlice;
   try {
-    forward = await sendUpstream(dependencies, context, attempt.upstreamRequest, attempt.auth.target.customHost, timeoutMs);
+    forward = await sendUpstream(dependencies, context, attempt.upstreamRequest, attempt.auth, timeoutMs);
     if (check) forward = await check(forward);
   } catch (error) {
     gate?.failed(lease);

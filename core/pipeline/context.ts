@@ -177,6 +177,11 @@ export interface ForwardSlice {
   readonly memory: MemoryLease;
   /** Most bytes of this answer the gateway reads whole (`upstream.maxAnswerBytes`); more is a 502. */
   readonly maxAnswerBytes: number;
+  /**
+   * Sends a second request of the same attempt (the stream a first answer names: a stream adapter's
+   * `follow`), with the attempt's `auth()`, egress policy, time-out, trace headers and the client's abort.
+   */
+  readonly follow?: (request: UpstreamRequest) => Promise<ForwardSlice>;
 }
 
 /**

@@ -167,6 +167,15 @@ export interface StreamingAdapter<Request, Response, Chunk> extends OperationAda
     /** Framing of the upstream stream; server-sent events when absent. */
     createDecoder?(): StreamDecoder;
     createMapper(request: Request, target: ProviderTarget): StreamMapper<Chunk>;
+    /**
+     * For a provider whose streamed request answers JSON naming where the stream is (a job created
+     * with streaming asked for): the request that opens the stream, from that first answer. The
+     * core sends it with `auth()`, the attempt's egress policy, time-out and abort, and reads it
+     * with the decoder and mapper above. Throws when the answer names no stream (a `GatewayError`
+     * as it is, anything else a 502 `upstream_invalid_response`); an error status of the second
+     * answer is mapped by `mapError`.
+     */
+    follow?(firstAnswer: unknown, request: Request, target: ProviderTarget): UpstreamRequest;
   };
 }
 

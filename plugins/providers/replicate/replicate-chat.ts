@@ -13,7 +13,9 @@ import {
   nowSeconds,
   requireSingleChoice,
   stopList,
+  type ProviderTarget,
   type StreamStep,
+  type UpstreamRequest,
 } from '../../../core/spec/index.js';
 
 /** `owner/name` (an official model: `/models/{owner}/{name}/predictions`) or `owner/name:version` (`/predictions` with the version). */
@@ -80,7 +82,7 @@ interface Prediction {
   error?: unknown;
   created_at?: string;
   metrics?: { input_token_count?: number; output_token_count?: number };
-  urls?: { get?: string };
+  urls?: { get?: string; stream?: string };
 }
 
 /** The prediction's text: language models answer a list of tokens (joined), some a string. */
@@ -161,9 +163,33 @@ export function createReplicateStreamMapper(request: ChatRequest, clock?: Clock)
 }
 
 /**
- * Chat on a Replicate language model: a prediction created with `Prefer: wait`, so the answer is the
- * finished prediction; a streamed request is served from it too (the core renders a whole answer as
- * a stream). The SSE mapper reads `urls.stream` when an answer arrives as a stream.
+ * The request that opens a prediction's stream (`urls.stream`, server-sent events). The URL comes
+ * from an upstream's answer and gets the API token, so it is followed only to Replicate's own hosts
+ * over https, or to the origin the prediction was created at (a custom host, a proxy).
+ */
+export function streamRequest(body: unknown, target: ProviderTarget): UpstreamRequest {
+  if (!isRecord(body)) throw new TypeError('Replicate answer is not a prediction');
+  const prediction = body as Prediction;
+  if (prediction.status === 'failed' || prediction.status === 'canceled') fromPrediction(body, { model: '', messages: [] });
+  const url = prediction.urls?.stream;
+  if (typeof url !== 'string') throw errors.badGateway('The Replicate prediction names no stream (urls.stream): the model does not stream its output.', { code: 'upstream_invalid_response' });
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new TypeError('Replicate stream URL is not a URL');
+  }
+  const replicateHost = parsed.protocol === 'https:' && (parsed.hostname === 'replicate.com' || parsed.hostname.endsWith('.replicate.com') || parsed.hostname.endsWith('.replicate.delivery'));
+  if (!replicateHost && parsed.origin !== new URL(target.baseUrl).origin) {
+    throw errors.badGateway(`The Replicate prediction's stream is on another host (${parsed.host}) than Replicate's or the prediction's; the gateway does not follow it.`, { code: 'upstream_invalid_response' });
+  }
+  return { method: 'GET', url: parsed.href, headers: { accept: 'text/event-stream', 'cache-control': 'no-store' } };
+}
+
+/**
+ * Chat on a Replicate language model: a plain request creates the prediction with `Prefer: wait`,
+ * so the answer is the finished prediction. A streamed one creates it with `stream: true` and
+ * follows its `urls.stream` (a second request the core sends), whose `output` events are the tokens.
  */
 export function replicateChat(clock?: Clock): ChatAdapter {
   return {
@@ -174,10 +200,15 @@ export function replicateChat(clock?: Clock): ChatAdapter {
     },
     toUpstream(request, target) {
       const { path, version } = predictionPath(request.model);
-      const body = { ...(version ? { version } : {}), input: toReplicateInput(request) };
-      return { method: 'POST', url: `${target.baseUrl}${path}`, headers: { 'content-type': 'application/json', prefer: 'wait' }, body: JSON.stringify(body) };
+      const stream = request.stream === true;
+      const body = { ...(version ? { version } : {}), input: toReplicateInput(request), ...(stream ? { stream: true } : {}) };
+      const headers: Record<string, string> = stream ? { 'content-type': 'application/json' } : { 'content-type': 'application/json', prefer: 'wait' };
+      return { method: 'POST', url: `${target.baseUrl}${path}`, headers, body: JSON.stringify(body) };
     },
     fromUpstream: (body, request) => fromPrediction(body, request, clock),
-    stream: { createMapper: (request) => createReplicateStreamMapper(request, clock) },
+    stream: {
+      createMapper: (request) => createReplicateStreamMapper(request, clock),
+      follow: (body, _request, target) => streamRequest(body, target),
+    },
   };
 }
