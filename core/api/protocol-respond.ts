@@ -88,7 +88,8 @@ export async function respondWithProtocol<Sent, Mapped, Upstream, Chunk extends 
   const { adapter, sent, target } = answer;
   // A stream the first answer names is opened by a second request (the adapter's `follow`).
   const follow = adapter.stream?.follow;
-  const streamed = context.request.streaming && follow && answeredWithJson(forward) ? await followStream(context, provider, forward, (first) => follow(first, sent, target)) : forward;
+  const followed = context.request.streaming && follow && answeredWithJson(forward) ? await followStream(context, provider, forward, (first) => follow(first, sent, target)) : undefined;
+  const streamed = followed && 'forward' in followed ? followed.forward : forward;
   if (context.request.streaming && adapter.stream && !answeredWithJson(streamed)) {
     const stream = adapter.stream;
     const body = relayStream<Chunk>({
@@ -102,7 +103,7 @@ export async function respondWithProtocol<Sent, Mapped, Upstream, Chunk extends 
     } as StreamRelayOptions<Chunk>);
     return { status: 200, headers: { ...SSE_HEADERS, ...answer.headers }, body: { stream: body } };
   }
-  const parsed = await readUpstreamJson(streamed, provider.id, context.signal);
+  const parsed = followed && 'parsed' in followed ? followed.parsed : await readUpstreamJson(streamed, provider.id, context.signal);
   forward.endedAt = performance.now();
   const mapped = mapAnswer(provider.id, () => adapter.fromUpstream(parsed.value, sent, target, streamed.headers));
   return renderAnswer(context, await answer.whole(mapped), answer.render, answer.headers, parsed);

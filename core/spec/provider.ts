@@ -173,9 +173,10 @@ export interface StreamingAdapter<Request, Response, Chunk> extends OperationAda
      * core sends it with `auth()`, the attempt's egress policy, time-out and abort, and reads it
      * with the decoder and mapper above. Throws when the answer names no stream (a `GatewayError`
      * as it is, anything else a 502 `upstream_invalid_response`); an error status of the second
-     * answer is mapped by `mapError`.
+     * answer is mapped by `mapError`. Undefined: the first answer is the whole answer (mapped by
+     * `fromUpstream` and sent as a stream), for a request the provider answers without a stream.
      */
-    follow?(firstAnswer: unknown, request: Request, target: ProviderTarget): UpstreamRequest;
+    follow?(firstAnswer: unknown, request: Request, target: ProviderTarget): UpstreamRequest | undefined;
   };
 }
 

@@ -123,16 +123,20 @@ export function fromPrediction(body: unknown, request: ChatRequest, clock?: Cloc
 /**
  * Replicate's prediction stream (`urls.stream`, server-sent events): `output` events carry text,
  * `done` ends it (`{"reason": "canceled" | "error"}` when it did not finish), `error` reports a
- * failure. It carries no token counts.
+ * failure. It carries no token counts; each `output` event is one token, so as many as the request's
+ * token limit end the answer with `length`.
  */
 export function createReplicateStreamMapper(request: ChatRequest, clock?: Clock) {
   const id = completionId();
   const created = nowSeconds(clock);
   let opened = false;
+  let outputs = 0;
+  const limit = [request.max_completion_tokens, request.max_tokens].find((value): value is number => typeof value === 'number');
   const chunk = (choice: ChatChunkChoice): ChatCompletionChunk => ({ id, object: 'chat.completion.chunk', created, model: request.model, choices: [choice], usage: null });
   return {
     map(event: { event?: string; data: string }): StreamStep {
       if (event.event === 'output') {
+        outputs += 1;
         const delta = opened ? { content: event.data } : { role: 'assistant' as const, content: event.data };
         opened = true;
         return { chunks: [chunk({ index: 0, delta, logprobs: null, finish_reason: null })] };
@@ -155,7 +159,9 @@ export function createReplicateStreamMapper(request: ChatRequest, clock?: Clock)
           reason = undefined;
         }
         if (reason === 'canceled' || reason === 'error') return { error: { message: `The Replicate prediction ended: ${reason}.`, type: 'upstream_error', param: null, code: 'upstream_generation_failed' } };
-        return { chunks: [chunk({ index: 0, delta: {}, logprobs: null, finish_reason: 'stop' })], done: true };
+        // One `output` event per token: as many as the limit means the limit cut the answer.
+        const cut = limit !== undefined && outputs >= limit;
+        return { chunks: [chunk({ index: 0, delta: {}, logprobs: null, finish_reason: cut ? 'length' : 'stop' })], done: true };
       }
       return {};
     },
@@ -187,6 +193,13 @@ export function streamRequest(body: unknown, target: ProviderTarget): UpstreamRe
 }
 
 /**
+ * Whether a streamed request follows the prediction's token stream. Not when the client asks for the
+ * usage (`stream_options.include_usage`): the stream carries no token counts, so that request waits
+ * for the finished prediction (its `metrics`) and the gateway renders it as a stream.
+ */
+const followsStream = (request: ChatRequest): boolean => request.stream === true && request.stream_options?.include_usage !== true;
+
+/**
  * Chat on a Replicate language model: a plain request creates the prediction with `Prefer: wait`,
  * so the answer is the finished prediction. A streamed one creates it with `stream: true` and
  * follows its `urls.stream` (a second request the core sends), whose `output` events are the tokens.
@@ -200,7 +213,7 @@ export function replicateChat(clock?: Clock): ChatAdapter {
     },
     toUpstream(request, target) {
       const { path, version } = predictionPath(request.model);
-      const stream = request.stream === true;
+      const stream = followsStream(request);
       const body = { ...(version ? { version } : {}), input: toReplicateInput(request), ...(stream ? { stream: true } : {}) };
       const headers: Record<string, string> = stream ? { 'content-type': 'application/json' } : { 'content-type': 'application/json', prefer: 'wait' };
       return { method: 'POST', url: `${target.baseUrl}${path}`, headers, body: JSON.stringify(body) };
@@ -208,7 +221,7 @@ export function replicateChat(clock?: Clock): ChatAdapter {
     fromUpstream: (body, request) => fromPrediction(body, request, clock),
     stream: {
       createMapper: (request) => createReplicateStreamMapper(request, clock),
-      follow: (body, _request, target) => streamRequest(body, target),
+      follow: (body, request, target) => (followsStream(request) ? streamRequest(body, target) : undefined),
     },
   };
 }

@@ -75,14 +75,17 @@ function renderStream(scenario: Scenario): RenderedAnswer {
     const detail = scenario.kind === 'error' ? scenario.message : `the fake cannot stream a ${scenario.kind} scenario`;
     return { status: 200, headers, chunks: [sse('error', JSON.stringify({ detail }), 0)] };
   }
-  const output = splitText(scenario.text).map((piece, index) => sse('output', piece, index));
+  // One `output` event per token.
+  const output = splitText(scenario.text, scenario.kind === 'text' ? scenario.usage.completionTokens : 3).map((piece, index) => sse('output', piece, index));
   return { status: 200, headers, chunks: scenario.kind === 'truncated' ? output : [...output, sse('done', '{}', output.length)] };
 }
 
 /**
  * Replicate's predictions API, faked: a prediction created with `Prefer: wait` answers finished
  * (`status: "succeeded"`, the output as a list of tokens, token counts in `metrics`); without the
- * header it answers `starting`, as Replicate does. Errors are problem documents.
+ * header it answers `starting`, as Replicate does. One created with `stream: true` answers
+ * `starting` with `urls.stream` on the fake's own origin, where a GET with `Accept:
+ * text/event-stream` gets the tokens as `output` events, then `done`. Errors are problem documents.
  */
 export const replicateFake: ProviderFakeRenderer = {
   classify: (request) => {

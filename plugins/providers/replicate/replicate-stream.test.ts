@@ -154,3 +154,25 @@ test('a stream URL on a foreign host is not followed (it would get the API token
   t.is(none.status, 502);
   t.like((t.throws(() => streamRequest({ status: 'failed', error: 'boom' }, target), { instanceOf: GatewayError }) as GatewayError).body, { code: 'upstream_generation_failed' });
 });
+
+test('a stream asked with its usage waits for the prediction (the token stream has no counts); each output event is a token', async (t) => {
+  const fake = await startRenderedFake(replicateFake);
+  fake.answer({ kind: 'text', text: 'Counted.', finishReason: 'stop', usage: { promptTokens: 5, completionTokens: 3 } });
+  const gateway = await gatewayFor(t, fake);
+  const client = gatewayClient(gateway.url, { 'x-gateway-provider': 'replicate', 'x-gateway-custom-host': fake.baseUrl }, TOKEN);
+  let usage: unknown;
+  let text = '';
+  for await (const chunk of await client.chat.completions.create({ model: MODEL, messages, stream: true, stream_options: { include_usage: true } })) {
+    text += chunk.choices[0]?.delta?.content ?? '';
+    usage = chunk.usage ?? usage;
+  }
+  t.is(text, 'Counted.');
+  t.like(usage, { prompt_tokens: 5, completion_tokens: 3 });
+  t.is(fake.requests.length, 1);
+  t.is(fake.requests[0].headers.prefer, 'wait');
+  // Followed, with a limit of three tokens: three output events end with length.
+  let finish: string | null = null;
+  for await (const chunk of await client.chat.completions.create({ model: MODEL, messages, stream: true, max_tokens: 3 })) finish = chunk.choices[0]?.finish_reason ?? finish;
+  t.is(finish, 'length');
+  t.is(fake.requests.length, 3);
+});
