@@ -21,7 +21,7 @@ interface Setup {
   iamStatus: number;
   /** How long IAM's tokens last, in seconds. */
   lifetime: number;
-  chat(credential?: string): Promise<Response>;
+  chat(credential?: string, headers?: Record<string, string>): Promise<Response>;
   /** The gateway's log, for secret scans. */
   rawLog(): string;
   close(): Promise<void>;
@@ -75,10 +75,10 @@ async function setup(): Promise<Setup> {
     set lifetime(value) {
       state.lifetime = value;
     },
-    chat: (credential = API_KEY) =>
+    chat: (credential = API_KEY, headers = { 'x-gateway-provider': 'watsonx', 'x-gateway-custom-host': upstream.origin }) =>
       fetch(`${gateway.url}/v1/chat/completions`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-gateway-api-key': ACCOUNT_KEY, 'x-gateway-provider': 'watsonx', 'x-gateway-custom-host': upstream.origin, authorization: `Bearer ${credential}` },
+        headers: { 'content-type': 'application/json', 'x-gateway-api-key': ACCOUNT_KEY, authorization: `Bearer ${credential}`, ...headers },
         body: JSON.stringify({ model: 'ibm/granite-3-3-8b-instruct', messages: [{ role: 'user', content: 'Translate "Hello" in Italian' }] }),
       }),
     rawLog: gateway.rawLog,
@@ -174,4 +174,26 @@ test('a refused exchange is a 401 and a failed one a 502, neither naming the API
   t.is(s.iam.requests.length, before);
   t.is(s.watsonx.requests.at(-1)!.headers.authorization, `Bearer ${token}`);
   t.false(s.rawLog().includes(API_KEY));
+});
+
+test('a routed attempt exchanges the same way: one exchange for concurrent requests, renewed after a 401', async (t) => {
+  const s = await setup();
+  t.teardown(() => s.close());
+  const route = JSON.stringify({ strategy: { mode: 'fallback' }, targets: [{ name: 'ibm', provider: 'watsonx', custom_host: s.watsonx.origin }] });
+  const routed = { 'x-gateway-config': route };
+  const answers = await Promise.all(Array.from({ length: 5 }, () => s.chat(API_KEY, routed)));
+  t.deepEqual(
+    answers.map((answer) => answer.status),
+    [200, 200, 200, 200, 200],
+  );
+  t.is(s.iam.requests.length, 1);
+  s.valid.clear();
+  const renewed = await s.chat(API_KEY, routed);
+  t.is(renewed.status, 200);
+  t.is(renewed.headers.get('x-gateway-route-target'), 'ibm');
+  // The renewal is part of the one attempt.
+  t.is(renewed.headers.get('x-gateway-attempts'), '1');
+  t.is(s.iam.requests.length, 2);
+  t.is(s.watsonx.requests.length, 7);
+  t.not(bearer(s.watsonx, 6), bearer(s.watsonx, 5));
 });
