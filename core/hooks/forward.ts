@@ -174,7 +174,7 @@ export function forwardHook(dependencies: ForwardDependencies): Hook {
         routed.tried = attemptTarget(context, target, auth);
         return (routed.attempt = mapAttempt(routed.tried, handler));
       };
-      const attempt = map(dependencies.exchanges ? await dependencies.exchanges.apply(target.auth!) : target.auth!);
+      const attempt = map(dependencies.exchanges && target.auth!.provider.credentialExchange ? await dependencies.exchanges.apply(target.auth!) : target.auth!);
       // A stream's first event decides too: an error there falls back like an error status.
       const check = (answer: ForwardSlice) => (attempt.request.streaming && answer.status === 200 && isEventStream(answer) ? checkFirstEvent(answer, context.signal) : Promise.resolve(answer));
       const first = await send(context, { ...attempt, target }, attemptTimeoutMs, check);

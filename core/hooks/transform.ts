@@ -75,7 +75,7 @@ export function transformHook(dependencies: { operations: ReadonlyMap<string, Op
       const routing = context.routing;
       if (routing === undefined) {
         // A credential the provider exchanges first gets its token here (the routed path: per attempt, in the forward stage).
-        const auth = dependencies.exchanges ? await dependencies.exchanges.apply(context.auth) : context.auth;
+        const auth = dependencies.exchanges && context.auth.provider.credentialExchange ? await dependencies.exchanges.apply(context.auth) : context.auth;
         const mapping = buildUpstreamRequest(context, handler, auth);
         context.transform = auth === context.auth ? mapping : { ...mapping, exchangedAuth: auth };
         await next();
