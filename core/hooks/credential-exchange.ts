@@ -54,11 +54,11 @@ export class CredentialExchanges {
 
   private source(auth: AuthSlice, exchange: CredentialExchange): OAuthTokenSource {
     const request = exchange.toUpstream(auth.target);
-    const key = requestKey(auth.provider.id, request);
+    const guarded = auth.target.customHost;
+    const key = requestKey(auth.provider.id, request, guarded);
     let source = this.sources.get(key);
     if (source === undefined) {
       if (this.sources.size >= MAX_CREDENTIALS) this.sources.delete(this.sources.keys().next().value!);
-      const guarded = auth.target.customHost;
       source = new OAuthTokenSource(() => this.exchange(auth.provider, exchange, request, guarded), this.now);
       this.sources.set(key, source);
     }
@@ -98,9 +98,9 @@ export class CredentialExchanges {
   }
 }
 
-/** A hash of the provider and its token request (which holds the credential): the key a credential's token is kept under. */
-function requestKey(providerId: string, request: UpstreamRequest): string {
-  const hash = createHash('sha256').update(providerId).update('\0').update(request.method).update('\0').update(request.url);
+/** A hash of the provider, its token request (which holds the credential) and the egress policy it is sent with: the key a credential's token is kept under. */
+function requestKey(providerId: string, request: UpstreamRequest, guarded: boolean): string {
+  const hash = createHash('sha256').update(providerId).update(guarded ? '\0guarded\0' : '\0').update(request.method).update('\0').update(request.url);
   for (const name of Object.keys(request.headers).sort()) hash.update('\0').update(name).update('=').update(request.headers[name]);
   hash.update('\0');
   if (typeof request.body === 'string' || request.body instanceof Uint8Array) hash.update(request.body);
