@@ -4,6 +4,7 @@ import type { ProviderPlugin, ProviderTarget, StreamingAdapter, StreamMapper } f
 import { restoredAnswer } from '../guardrails/output/index.js';
 import { jsonBody } from './json-response.js';
 import { mapAnswer, readUpstreamJson } from './operation.js';
+import { followStream } from './stream-follow.js';
 import { relayStream, type RelayedChunk, type StreamObserver, type StreamRelayOptions } from './stream-relay.js';
 
 /** The headers of every SSE answer. Frozen: a response copies them (`{ ...SSE_HEADERS }`), since later stages add headers to the copy. */
@@ -85,11 +86,15 @@ export async function respondWithProtocol<Sent, Mapped, Upstream, Chunk extends 
   const transform = context.transform;
   if (!transform) throw new Error(`${context.operation} response without a transform slice`);
   const { adapter, sent, target } = answer;
-  if (context.request.streaming && adapter.stream && !answeredWithJson(forward)) {
+  // A stream the first answer names is opened by a second request (the adapter's `follow`).
+  const follow = adapter.stream?.follow;
+  const followed = context.request.streaming && follow && answeredWithJson(forward) ? await followStream(context, provider, forward, (first) => follow(first, sent, target)) : undefined;
+  const streamed = followed && 'forward' in followed ? followed.forward : forward;
+  if (context.request.streaming && adapter.stream && !answeredWithJson(streamed)) {
     const stream = adapter.stream;
     const body = relayStream<Chunk>({
-      upstream: forward.body,
-      origin: new URL(transform.upstreamRequest.url).origin,
+      upstream: streamed.body,
+      origin: streamed === forward ? new URL(transform.upstreamRequest.url).origin : streamed.origin,
       decoder: stream.createDecoder?.() ?? new SseDecoder(),
       signal: context.signal,
       provider: provider.id,
@@ -98,9 +103,9 @@ export async function respondWithProtocol<Sent, Mapped, Upstream, Chunk extends 
     } as StreamRelayOptions<Chunk>);
     return { status: 200, headers: { ...SSE_HEADERS, ...answer.headers }, body: { stream: body } };
   }
-  const parsed = await readUpstreamJson(forward, provider.id, context.signal);
+  const parsed = followed && 'parsed' in followed ? followed.parsed : await readUpstreamJson(streamed, provider.id, context.signal);
   forward.endedAt = performance.now();
-  const mapped = mapAnswer(provider.id, () => adapter.fromUpstream(parsed.value, sent, target, forward.headers));
+  const mapped = mapAnswer(provider.id, () => adapter.fromUpstream(parsed.value, sent, target, streamed.headers));
   return renderAnswer(context, await answer.whole(mapped), answer.render, answer.headers, parsed);
 }
 

@@ -20,6 +20,7 @@ import { forwardHook } from './forward.js';
 import { guardrailHook } from './guardrail.js';
 import { logHook } from './log.js';
 import { transformHook } from './transform.js';
+import { CredentialExchanges } from './credential-exchange.js';
 
 /** Registers the pipeline (and the providers' quotas its forward stage waits on): the built-in stage hooks with the parts each subsystem hands them, then the config's hooks. */
 export function registerPipeline(container: Container): void {
@@ -34,6 +35,8 @@ export function registerPipeline(container: Container): void {
     const logging = c.resolve(RequestLogging);
     const operations = protocols.byName;
     const quota = c.resolve(QuotaGate);
+    const { clock } = c.resolve(GatewaySettings);
+    const exchanges = new CredentialExchanges(c.resolve(UpstreamClient), () => clock.now());
     return new Pipeline(
       // The runner orders hooks by stage and by their own before/after, not by position here;
       // the config's hooks, unless they say otherwise, follow the built-in ones of their stage.
@@ -53,9 +56,10 @@ export function registerPipeline(container: Container): void {
         guardrailHook({ policies: c.resolve(PolicyRegistry), defaultPolicy: config.defaultPolicy, operations }),
         cachingHook(c, operations),
         protocols.hook,
-        transformHook({ operations }),
+        transformHook({ operations, exchanges }),
         forwardHook({
           operations,
+          exchanges,
           upstream: c.resolve(UpstreamClient),
           memoryBudget: c.resolve(MemoryBudget),
           maxAnswerBytes: config.upstream.maxAnswerBytes,

@@ -1,4 +1,6 @@
+import { Readable } from 'node:stream';
 import { errors, GatewayError } from '../errors.js';
+import { assertStableUrl } from '../http/request-path.js';
 import type { MemoryBudget } from '../http/memory-budget.js';
 import type { UpstreamClient } from '../http/upstream.js';
 import type { OperationHandler } from '../api/operation.js';
@@ -15,6 +17,7 @@ import { checkFirstEvent } from '../routing/first-event.js';
 import { requestFacts } from '../routing/facts.js';
 import { MemoryRoutingState } from '../routing/state.js';
 import type { QuotaGate } from '../quota/gate.js';
+import type { CredentialExchanges } from './credential-exchange.js';
 
 /** Largest per-request time-out a caller may ask for with `x-gateway-request-timeout` (1 hour). */
 const MAX_TIMEOUT_MS = 3_600_000;
@@ -48,20 +51,31 @@ interface ForwardDependencies {
   operations: ReadonlyMap<string, OperationHandler>;
   /** Providers' quotas shared between teams: each attempt on a credential or target with a `quota` waits for its lease. */
   quota?: QuotaGate;
+  /** Tokens of credentials the providers exchange first: a routed attempt's is asked for here, and a token refused with 401 is renewed. */
+  exchanges?: CredentialExchanges;
 }
 
-/** Sends one upstream request (with the trace headers) and records its answer for the forward slice. */
-async function sendUpstream(dependencies: ForwardDependencies, context: GatewayContext, request: UpstreamRequest, guarded: boolean, timeoutMs: number | undefined): Promise<ForwardSlice> {
+/**
+ * Sends one upstream request (with the trace headers) and records its answer for the forward slice;
+ * its `follow` sends a second request of the attempt (with `auth`'s credentials) the same way.
+ */
+async function sendUpstream(dependencies: ForwardDependencies, context: GatewayContext, request: UpstreamRequest, auth: AuthSlice, timeoutMs: number | undefined): Promise<ForwardSlice> {
   const extra = dependencies.traceHeaders?.(context);
   const upstreamRequest = extra && Object.keys(extra).length > 0 ? { ...request, headers: { ...request.headers, ...extra } } : request;
   const sentAt = performance.now();
-  const answer = await dependencies.upstream.send(upstreamRequest, { signal: context.signal, guarded, timeoutMs });
+  const answer = await dependencies.upstream.send(upstreamRequest, { signal: context.signal, guarded: auth.target.customHost, timeoutMs });
   return {
     ...answer,
     sentAt,
     headersAt: performance.now(),
     memory: dependencies.memoryBudget.lease(),
     maxAnswerBytes: dependencies.maxAnswerBytes,
+    follow: (second) => {
+      assertStableUrl(second.url);
+      const signed = { ...second, headers: { ...second.headers } };
+      Object.assign(signed.headers, auth.provider.auth(signed, auth.target));
+      return sendUpstream(dependencies, context, signed, auth, timeoutMs);
+    },
   };
 }
 
@@ -90,7 +104,7 @@ async function sendAttempt(
   const lease = waiting === undefined ? undefined : await waiting;
   let forward: ForwardSlice;
   try {
-    forward = await sendUpstream(dependencies, context, attempt.upstreamRequest, attempt.auth.target.customHost, timeoutMs);
+    forward = await sendUpstream(dependencies, context, attempt.upstreamRequest, attempt.auth, timeoutMs);
     if (check) forward = await check(forward);
   } catch (error) {
     gate?.failed(lease);
@@ -98,6 +112,25 @@ async function sendAttempt(
   }
   gate?.answered(context, lease, forward);
   return forward;
+}
+
+/**
+ * After an upstream 401 on a token a credential exchange gave: the token is forgotten, a new one
+ * asked for, and the attempt rebuilt with it (`rebuild`) and sent once more (`again`). A request
+ * whose body is a stream cannot be sent twice: its 401 stands.
+ */
+async function renewOn401(
+  exchanges: CredentialExchanges | undefined,
+  forward: ForwardSlice,
+  attempt: SentAttempt,
+  rebuild: (auth: AuthSlice) => SentAttempt,
+  again: (attempt: SentAttempt) => Promise<ForwardSlice>,
+): Promise<ForwardSlice> {
+  if (forward.status !== 401 || exchanges === undefined || attempt.auth.target.credentials.exchangedToken === undefined || attempt.upstreamRequest.body instanceof Readable) return forward;
+  forward.body.destroy();
+  forward.memory.release();
+  const renewed = await exchanges.renew(attempt.auth);
+  return renewed === undefined ? forward : again(rebuild(renewed));
 }
 
 /**
@@ -131,17 +164,21 @@ export function forwardHook(dependencies: ForwardDependencies): Hook {
     let firstAttemptAt: number | undefined;
     const attemptStarts = new Map<ForwardSlice, number>();
     const skipped: SkippedTarget[] = [];
+    // The auth of each target whose credential was exchanged (its token), for mapping its answer again.
+    const exchanged = new Map<ResolvedTarget, AuthSlice>();
     const send_ = async (target: ResolvedTarget, attemptTimeoutMs: number | undefined): Promise<ForwardSlice> => {
       const startedAt = performance.now();
       firstAttemptAt ??= startedAt;
-      const tried = attemptTarget(context, target);
-      routed.tried = tried;
-      const attempt = mapAttempt(tried, handler);
-      routed.attempt = attempt;
+      const map = (auth: AuthSlice): Attempt => {
+        if (auth !== target.auth) exchanged.set(target, auth);
+        routed.tried = attemptTarget(context, target, auth);
+        return (routed.attempt = mapAttempt(routed.tried, handler));
+      };
+      const attempt = map(dependencies.exchanges && target.auth!.provider.credentialExchange ? await dependencies.exchanges.apply(target.auth!) : target.auth!);
       // A stream's first event decides too: an error there falls back like an error status.
-      const forward = await send(context, { ...attempt, target }, attemptTimeoutMs, (answer) =>
-        attempt.request.streaming && answer.status === 200 && isEventStream(answer) ? checkFirstEvent(answer, context.signal) : Promise.resolve(answer),
-      );
+      const check = (answer: ForwardSlice) => (attempt.request.streaming && answer.status === 200 && isEventStream(answer) ? checkFirstEvent(answer, context.signal) : Promise.resolve(answer));
+      const first = await send(context, { ...attempt, target }, attemptTimeoutMs, check);
+      const forward = await renewOn401(dependencies.exchanges, first, attempt, (auth) => ({ ...map(auth), target }), (again) => send(context, again, attemptTimeoutMs, check));
       attemptStarts.set(forward, startedAt);
       return forward;
     };
@@ -163,7 +200,7 @@ export function forwardHook(dependencies: ForwardDependencies): Hook {
       if (firstAttemptAt !== undefined) routed.routingMs = Math.max(0, (attemptStarts.get(answer.forward) ?? answer.forward.sentAt) - firstAttemptAt);
       // The answer's target mapped last (what per-request state an operation keeps was built for it), else mapped again.
       if (routed.attempt?.target !== answer.target) {
-        routed.tried = attemptTarget(context, answer.target);
+        routed.tried = attemptTarget(context, answer.target, exchanged.get(answer.target));
         routed.attempt = mapAttempt(routed.tried, handler);
       }
       routed.tried = routed.attempt;
@@ -178,6 +215,18 @@ export function forwardHook(dependencies: ForwardDependencies): Hook {
     }
   };
 
+  /** Sends a request that is not routed: the transform stage's upstream request, rebuilt with a renewed token after a 401 on an exchanged one. */
+  const sendPlain = async (context: GatewayContext, auth: AuthSlice, timeoutMs: number | undefined): Promise<ForwardSlice> => {
+    const transform = context.transform!;
+    const attempt: SentAttempt = { auth: transform.exchangedAuth ?? auth, request: context.request, upstreamRequest: transform.upstreamRequest };
+    const rebuild = (renewed: AuthSlice): SentAttempt => {
+      const mapping = buildUpstreamRequest(context, dependencies.operations.get(context.operation)!, renewed);
+      context.transform = { ...mapping, exchangedAuth: renewed };
+      return { auth: renewed, request: context.request, upstreamRequest: mapping.upstreamRequest };
+    };
+    return renewOn401(dependencies.exchanges, await send(context, attempt, timeoutMs), attempt, rebuild, (again) => send(context, again, timeoutMs));
+  };
+
   return {
     name: 'gateway-forward',
     stage: 'forward',
@@ -188,7 +237,7 @@ export function forwardHook(dependencies: ForwardDependencies): Hook {
       if (!auth || (!context.transform && !handler)) throw new Error('forward stage reached without a transform and auth slice');
       const timeoutMs = requestTimeout(context);
       gate?.checkHeader(context);
-      if (routing === undefined || handler === undefined) context.forward = await send(context, { auth, request: context.request, upstreamRequest: context.transform!.upstreamRequest }, timeoutMs);
+      if (routing === undefined || handler === undefined) context.forward = await sendPlain(context, auth, timeoutMs);
       else await route(context, routing, handler, timeoutMs);
       await next();
     },
@@ -196,8 +245,7 @@ export function forwardHook(dependencies: ForwardDependencies): Hook {
 }
 
 /** One attempt's target as a value: the target's auth, the request with its `override_params`, the view of the context the operation maps with. */
-function attemptTarget(context: GatewayContext, target: ResolvedTarget): AttemptTarget {
-  const auth = target.auth!;
+function attemptTarget(context: GatewayContext, target: ResolvedTarget, auth: AuthSlice = target.auth!): AttemptTarget {
   const request = withOverrides(context.request, target.target.override_params);
   return { target, auth, request, view: attemptView(context, auth, request) };
 }

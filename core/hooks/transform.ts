@@ -8,6 +8,7 @@ import type { AuthSlice, GatewayContext, RequestSlice } from '../pipeline/contex
 import type { UpstreamRequest } from '../spec/provider.js';
 import { routeHeaders } from '../routing/resolve.js';
 import { isRecord } from '../spec/is-record.js';
+import type { CredentialExchanges } from './credential-exchange.js';
 
 /** Upstream error bodies are read up to this size for mapping; the rest is not read. */
 const ERROR_BODY_LIMIT = 1024 * 1024;
@@ -18,6 +19,8 @@ const KEPT_ERROR_HEADERS = ['retry-after', 'retry-after-ms', 'x-request-id'];
 export interface UpstreamMapping {
   readonly upstreamRequest: UpstreamRequest;
   readonly dropped?: readonly string[];
+  /** The auth it was built with, when a credential exchange gave it a token. */
+  readonly exchangedAuth?: AuthSlice;
 }
 
 /**
@@ -55,7 +58,7 @@ export function withOverrides(request: RequestSlice, overrides: Readonly<Record<
  * after `next()` this stage records the mapping of the attempt that answered (or was tried last)
  * as its slice, and the answer is mapped by that attempt's provider, given the attempt's view.
  */
-export function transformHook(dependencies: { operations: ReadonlyMap<string, OperationHandler> }): Hook {
+export function transformHook(dependencies: { operations: ReadonlyMap<string, OperationHandler>; exchanges?: CredentialExchanges }): Hook {
   return {
     name: 'gateway-transform',
     stage: 'transform',
@@ -71,7 +74,10 @@ export function transformHook(dependencies: { operations: ReadonlyMap<string, Op
       }
       const routing = context.routing;
       if (routing === undefined) {
-        context.transform = buildUpstreamRequest(context, handler, context.auth);
+        // A credential the provider exchanges first gets its token here (the routed path: per attempt, in the forward stage).
+        const auth = dependencies.exchanges && context.auth.provider.credentialExchange ? await dependencies.exchanges.apply(context.auth) : context.auth;
+        const mapping = buildUpstreamRequest(context, handler, auth);
+        context.transform = auth === context.auth ? mapping : { ...mapping, exchangedAuth: auth };
         await next();
       } else {
         try {

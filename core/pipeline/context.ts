@@ -143,6 +143,8 @@ export interface TransformSlice {
   streamError?: ErrorBody;
   /** Fields of the client's request the mapping left out because the provider cannot take them (a protocol translation's). */
   readonly dropped?: readonly string[];
+  /** The auth the request was built with when a credential exchange gave it a token (the forward stage renews it after a 401). */
+  readonly exchangedAuth?: AuthSlice;
 }
 
 /** Counts an operation is measured by besides tokens. */
@@ -175,6 +177,11 @@ export interface ForwardSlice {
   readonly memory: MemoryLease;
   /** Most bytes of this answer the gateway reads whole (`upstream.maxAnswerBytes`); more is a 502. */
   readonly maxAnswerBytes: number;
+  /**
+   * Sends a second request of the same attempt (the stream a first answer names: a stream adapter's
+   * `follow`), with the attempt's `auth()`, egress policy, time-out, trace headers and the client's abort.
+   */
+  readonly follow?: (request: UpstreamRequest) => Promise<ForwardSlice>;
 }
 
 /**

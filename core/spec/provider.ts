@@ -22,6 +22,7 @@ import type { GeminiRequest, GeminiResponse, GeminiTokenCount } from './gemini.j
 import type { MessagesCountRequest, MessagesRequest, MessagesResponse, MessagesStreamEvent, MessagesTokenCount } from './messages.js';
 import type { ResponseEvent, ResponseObject, ResponsesRequest } from './responses.js';
 import type { BatchAdapter } from './batches.js';
+import type { CredentialExchange } from './credential-exchange.js';
 
 /**
  * The provider-plugin contract. A provider is a folder under `plugins/providers/<id>/` whose
@@ -62,6 +63,8 @@ export interface ProviderCredentials {
    * `target.headers`, so a virtual key replaces the cloud headers a caller would otherwise send.
    */
   readonly fields?: Readonly<Record<string, string>>;
+  /** The token the provider's {@link CredentialExchange} gave for this credential, set by the core before `auth()`. */
+  readonly exchangedToken?: string;
 }
 
 /** Where and how one request is sent: resolved by the auth stage before the provider maps anything. */
@@ -164,6 +167,16 @@ export interface StreamingAdapter<Request, Response, Chunk> extends OperationAda
     /** Framing of the upstream stream; server-sent events when absent. */
     createDecoder?(): StreamDecoder;
     createMapper(request: Request, target: ProviderTarget): StreamMapper<Chunk>;
+    /**
+     * For a provider whose streamed request answers JSON naming where the stream is (a job created
+     * with streaming asked for): the request that opens the stream, from that first answer. The
+     * core sends it with `auth()`, the attempt's egress policy, time-out and abort, and reads it
+     * with the decoder and mapper above. Throws when the answer names no stream (a `GatewayError`
+     * as it is, anything else a 502 `upstream_invalid_response`); an error status of the second
+     * answer is mapped by `mapError`. Undefined: the first answer is the whole answer (mapped by
+     * `fromUpstream` and sent as a stream), for a request the provider answers without a stream.
+     */
+    follow?(firstAnswer: unknown, request: Request, target: ProviderTarget): UpstreamRequest | undefined;
   };
 }
 
@@ -360,6 +373,8 @@ export interface ProviderPlugin {
    * upstream request (so a plugin may sign method, URL and body).
    */
   auth(request: UpstreamRequest, target: ProviderTarget): Record<string, string>;
+  /** A credential exchanged for a token before use (see {@link CredentialExchange}); absent: none is. */
+  readonly credentialExchange?: CredentialExchange;
   /**
    * The request headers this provider reads as credentials (lower-case): every header `auth()` may
    * set to carry or sign a credential, and any other the provider accepts one in. An entry ending in

@@ -6,6 +6,8 @@
 export * from '../provider.js';
 /** Batches translated for a provider's own batch API (`operations.batches`). */
 export * from '../batches.js';
+/** A credential exchanged for a token before use (`credentialExchange`). */
+export * from '../credential-exchange.js';
 /** The plugin manifest and the dependencies `create` receives (logger, clock). */
 export * from '../manifest.js';
 /** The unified (OpenAI-shaped) API an adapter maps from and to, and the other protocols' shapes. */

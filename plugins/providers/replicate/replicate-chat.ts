@@ -13,7 +13,9 @@ import {
   nowSeconds,
   requireSingleChoice,
   stopList,
+  type ProviderTarget,
   type StreamStep,
+  type UpstreamRequest,
 } from '../../../core/spec/index.js';
 
 /** `owner/name` (an official model: `/models/{owner}/{name}/predictions`) or `owner/name:version` (`/predictions` with the version). */
@@ -80,7 +82,7 @@ interface Prediction {
   error?: unknown;
   created_at?: string;
   metrics?: { input_token_count?: number; output_token_count?: number };
-  urls?: { get?: string };
+  urls?: { get?: string; stream?: string };
 }
 
 /** The prediction's text: language models answer a list of tokens (joined), some a string. */
@@ -121,16 +123,20 @@ export function fromPrediction(body: unknown, request: ChatRequest, clock?: Cloc
 /**
  * Replicate's prediction stream (`urls.stream`, server-sent events): `output` events carry text,
  * `done` ends it (`{"reason": "canceled" | "error"}` when it did not finish), `error` reports a
- * failure. It carries no token counts.
+ * failure. It carries no token counts; each `output` event is one token, so as many as the request's
+ * token limit end the answer with `length`.
  */
 export function createReplicateStreamMapper(request: ChatRequest, clock?: Clock) {
   const id = completionId();
   const created = nowSeconds(clock);
   let opened = false;
+  let outputs = 0;
+  const limit = [request.max_completion_tokens, request.max_tokens].find((value): value is number => typeof value === 'number');
   const chunk = (choice: ChatChunkChoice): ChatCompletionChunk => ({ id, object: 'chat.completion.chunk', created, model: request.model, choices: [choice], usage: null });
   return {
     map(event: { event?: string; data: string }): StreamStep {
       if (event.event === 'output') {
+        outputs += 1;
         const delta = opened ? { content: event.data } : { role: 'assistant' as const, content: event.data };
         opened = true;
         return { chunks: [chunk({ index: 0, delta, logprobs: null, finish_reason: null })] };
@@ -153,7 +159,9 @@ export function createReplicateStreamMapper(request: ChatRequest, clock?: Clock)
           reason = undefined;
         }
         if (reason === 'canceled' || reason === 'error') return { error: { message: `The Replicate prediction ended: ${reason}.`, type: 'upstream_error', param: null, code: 'upstream_generation_failed' } };
-        return { chunks: [chunk({ index: 0, delta: {}, logprobs: null, finish_reason: 'stop' })], done: true };
+        // One `output` event per token: as many as the limit means the limit cut the answer.
+        const cut = limit !== undefined && outputs >= limit;
+        return { chunks: [chunk({ index: 0, delta: {}, logprobs: null, finish_reason: cut ? 'length' : 'stop' })], done: true };
       }
       return {};
     },
@@ -161,9 +169,40 @@ export function createReplicateStreamMapper(request: ChatRequest, clock?: Clock)
 }
 
 /**
- * Chat on a Replicate language model: a prediction created with `Prefer: wait`, so the answer is the
- * finished prediction; a streamed request is served from it too (the core renders a whole answer as
- * a stream). The SSE mapper reads `urls.stream` when an answer arrives as a stream.
+ * The request that opens a prediction's stream (`urls.stream`, server-sent events). The URL comes
+ * from an upstream's answer and gets the API token, so it is followed only to Replicate's own hosts
+ * over https, or to the origin the prediction was created at (a custom host, a proxy).
+ */
+export function streamRequest(body: unknown, target: ProviderTarget): UpstreamRequest {
+  if (!isRecord(body)) throw new TypeError('Replicate answer is not a prediction');
+  const prediction = body as Prediction;
+  if (prediction.status === 'failed' || prediction.status === 'canceled') fromPrediction(body, { model: '', messages: [] });
+  const url = prediction.urls?.stream;
+  if (typeof url !== 'string') throw errors.badGateway('The Replicate prediction names no stream (urls.stream): the model does not stream its output.', { code: 'upstream_invalid_response' });
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new TypeError('Replicate stream URL is not a URL');
+  }
+  const replicateHost = parsed.protocol === 'https:' && (parsed.hostname === 'replicate.com' || parsed.hostname.endsWith('.replicate.com') || parsed.hostname.endsWith('.replicate.delivery'));
+  if (!replicateHost && parsed.origin !== new URL(target.baseUrl).origin) {
+    throw errors.badGateway(`The Replicate prediction's stream is on another host (${parsed.host}) than Replicate's or the prediction's; the gateway does not follow it.`, { code: 'upstream_invalid_response' });
+  }
+  return { method: 'GET', url: parsed.href, headers: { accept: 'text/event-stream', 'cache-control': 'no-store' } };
+}
+
+/**
+ * Whether a streamed request follows the prediction's token stream. Not when the client asks for the
+ * usage (`stream_options.include_usage`): the stream carries no token counts, so that request waits
+ * for the finished prediction (its `metrics`) and the gateway renders it as a stream.
+ */
+const followsStream = (request: ChatRequest): boolean => request.stream === true && request.stream_options?.include_usage !== true;
+
+/**
+ * Chat on a Replicate language model: a plain request creates the prediction with `Prefer: wait`,
+ * so the answer is the finished prediction. A streamed one creates it with `stream: true` and
+ * follows its `urls.stream` (a second request the core sends), whose `output` events are the tokens.
  */
 export function replicateChat(clock?: Clock): ChatAdapter {
   return {
@@ -174,10 +213,15 @@ export function replicateChat(clock?: Clock): ChatAdapter {
     },
     toUpstream(request, target) {
       const { path, version } = predictionPath(request.model);
-      const body = { ...(version ? { version } : {}), input: toReplicateInput(request) };
-      return { method: 'POST', url: `${target.baseUrl}${path}`, headers: { 'content-type': 'application/json', prefer: 'wait' }, body: JSON.stringify(body) };
+      const stream = followsStream(request);
+      const body = { ...(version ? { version } : {}), input: toReplicateInput(request), ...(stream ? { stream: true } : {}) };
+      const headers: Record<string, string> = stream ? { 'content-type': 'application/json' } : { 'content-type': 'application/json', prefer: 'wait' };
+      return { method: 'POST', url: `${target.baseUrl}${path}`, headers, body: JSON.stringify(body) };
     },
     fromUpstream: (body, request) => fromPrediction(body, request, clock),
-    stream: { createMapper: (request) => createReplicateStreamMapper(request, clock) },
+    stream: {
+      createMapper: (request) => createReplicateStreamMapper(request, clock),
+      follow: (body, request, target) => (followsStream(request) ? streamRequest(body, target) : undefined),
+    },
   };
 }

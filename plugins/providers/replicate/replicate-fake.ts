@@ -9,6 +9,8 @@ export const replicateFixture = (name: string): string => readFileSync(join(fixt
 const JSON_TYPE = { 'content-type': 'application/json' };
 const TITLE: Record<number, string> = { 400: 'Bad request', 401: 'Unauthenticated', 403: 'Forbidden', 404: 'Not found', 422: 'Input validation failed', 429: 'Request was throttled', 500: 'Internal server error', 503: 'Service unavailable' };
 const PATH = /^\/v1\/(?:models\/[^/]+\/[^/]+\/predictions|predictions)$/;
+/** Where the fake serves a prediction's stream (`urls.stream`), on its own origin. */
+const STREAM_PATH = /^\/v1\/files\/fake-stream-[a-z0-9]+$/;
 
 const problem = (status: number, detail: string, retryAfter?: string, extra: Record<string, unknown> = {}): RenderedAnswer => ({
   status,
@@ -29,7 +31,11 @@ function prediction(request: ReceivedRequest, fields: Record<string, unknown>): 
     error: null,
     created_at: '2026-11-29T00:40:00.000Z',
     data_removed: false,
-    urls: { cancel: `https://api.replicate.com/v1/predictions/${id}/cancel`, get: `https://api.replicate.com/v1/predictions/${id}`, stream: `https://stream.replicate.com/v1/files/fake-${id}` },
+    urls: {
+      cancel: `https://api.replicate.com/v1/predictions/${id}/cancel`,
+      get: `https://api.replicate.com/v1/predictions/${id}`,
+      ...(body.stream === true ? { stream: `http://${request.headers.host ?? '127.0.0.1'}/v1/files/fake-stream-${id}` } : {}),
+    },
     ...fields,
   });
 }
@@ -55,17 +61,46 @@ function turns(prompt: string): string[] {
   return prompt.trimEnd().endsWith('Assistant:') ? labels.slice(0, -1) : labels;
 }
 
+/** One server-sent event: a text with newlines takes one `data:` line per line. */
+const sse = (event: string, data: string, id: number): string => `event: ${event}\nid: ${id}\n${data.split('\n').map((line) => `data: ${line}`).join('\n')}\n\n`;
+
+/**
+ * A prediction's stream: an `output` event per token, then `done`; a truncated scenario stops
+ * before `done`; an error scenario (or one the models cannot answer) is an `error` event, as
+ * Replicate reports a prediction that fails once its stream is open.
+ */
+function renderStream(scenario: Scenario): RenderedAnswer {
+  const headers = { 'content-type': 'text/event-stream', 'cache-control': 'no-store' };
+  if (scenario.kind !== 'text' && scenario.kind !== 'truncated') {
+    const detail = scenario.kind === 'error' ? scenario.message : `the fake cannot stream a ${scenario.kind} scenario`;
+    return { status: 200, headers, chunks: [sse('error', JSON.stringify({ detail }), 0)] };
+  }
+  // One `output` event per token.
+  const output = splitText(scenario.text, scenario.kind === 'text' ? scenario.usage.completionTokens : 3).map((piece, index) => sse('output', piece, index));
+  return { status: 200, headers, chunks: scenario.kind === 'truncated' ? output : [...output, sse('done', '{}', output.length)] };
+}
+
 /**
  * Replicate's predictions API, faked: a prediction created with `Prefer: wait` answers finished
  * (`status: "succeeded"`, the output as a list of tokens, token counts in `metrics`); without the
- * header it answers `starting`, as Replicate does. Errors are problem documents.
+ * header it answers `starting`, as Replicate does. One created with `stream: true` answers
+ * `starting` with `urls.stream` on the fake's own origin, where a GET with `Accept:
+ * text/event-stream` gets the tokens as `output` events, then `done`. Errors are problem documents.
  */
 export const replicateFake: ProviderFakeRenderer = {
-  classify: (request) => ({ operation: PATH.test(request.url.split('?')[0]) ? 'chat' : 'other', stream: false }),
+  classify: (request) => {
+    const path = request.url.split('?')[0];
+    if (request.method === 'GET' && STREAM_PATH.test(path)) return { operation: 'chat', stream: true };
+    return { operation: PATH.test(path) ? 'chat' : 'other', stream: false };
+  },
   render(scenario: Scenario, request: ReceivedRequest): RenderedAnswer {
+    if (request.method === 'GET' && STREAM_PATH.test(request.url.split('?')[0])) {
+      return request.headers.accept === 'text/event-stream' ? renderStream(scenario) : problem(406, 'the stream is served as text/event-stream');
+    }
     if (scenario.kind === 'error') return problem(scenario.status, scenario.message, scenario.retryAfter);
     const refused = refusal(request);
     if (refused) return refused;
+    if (requestJson(request).stream === true) return { status: 201, headers: JSON_TYPE, chunks: [prediction(request, { status: 'starting', output: null, metrics: {} })] };
     if (request.headers.prefer !== 'wait' || scenario.kind === 'truncated') {
       // Not waited for (or not finished in time): the prediction is still running.
       return { status: 201, headers: JSON_TYPE, chunks: [prediction(request, { status: 'starting', output: null, metrics: {} })] };

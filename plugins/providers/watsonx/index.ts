@@ -2,6 +2,7 @@ import { errors, type ProviderRegistration } from '../../../core/spec/index.js';
 import { watsonxChat } from './watsonx-chat.js';
 import { mapWatsonxError } from './watsonx-error.js';
 import { watsonxBaseUrl, type WatsonxDefaults } from './watsonx-target.js';
+import { IAM_TOKEN_URL, iamExchange } from './watsonx-iam.js';
 
 export { WATSONX_HEADERS } from './watsonx-target.js';
 
@@ -14,12 +15,18 @@ export interface WatsonxParams {
   spaceId?: string;
   /** The `version` date sent on every call (default `2024-05-01`); `x-gateway-watsonx-version` overrides it per request. */
   version?: string;
+  /** The IAM token endpoint an API key is exchanged at (default IBM Cloud's `https://iam.cloud.ibm.com/identity/token`). */
+  iamUrl?: string;
 }
 
 /** The API version date sent when neither the request nor the params name one. */
 export const WATSONX_DEFAULT_VERSION = '2024-05-01';
 
-/** IBM watsonx.ai: chat (plain, streamed, tools) in a project or deployment space, an IAM access token as Bearer. */
+/**
+ * IBM watsonx.ai: chat (plain, streamed, tools) in a project or deployment space. The Bearer
+ * credential is an IBM Cloud API key, exchanged at IAM for an access token (kept and renewed by
+ * the core), or an IAM access token (a JWT), sent as it is.
+ */
 export function watsonx(params: WatsonxParams = {}): ProviderRegistration {
   return {
     manifest: {
@@ -36,6 +43,7 @@ export function watsonx(params: WatsonxParams = {}): ProviderRegistration {
           projectId: { type: 'string', pattern: '^[A-Za-z0-9-]{1,64}$' },
           spaceId: { type: 'string', pattern: '^[A-Za-z0-9-]{1,64}$' },
           version: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$' },
+          iamUrl: { type: 'string', pattern: '^https?://[^\\s]+$' },
         },
       },
     },
@@ -52,10 +60,11 @@ export function watsonx(params: WatsonxParams = {}): ProviderRegistration {
         baseUrl: (headers) => watsonxBaseUrl(headers, defaults),
         auth(_request, target) {
           if (!target.credentials.apiKey) {
-            throw errors.authentication('watsonx.ai needs "Authorization: Bearer <IBM Cloud IAM access token>".', { code: 'missing_provider_credentials' });
+            throw errors.authentication('watsonx.ai needs "Authorization: Bearer <IBM Cloud API key or IAM access token>".', { code: 'missing_provider_credentials' });
           }
-          return { authorization: `Bearer ${target.credentials.apiKey}` };
+          return { authorization: `Bearer ${target.credentials.exchangedToken ?? target.credentials.apiKey}` };
         },
+        credentialExchange: iamExchange(params.iamUrl ?? IAM_TOKEN_URL, dependencies.clock),
         authHeaders: ['authorization'],
         mapError: mapWatsonxError,
       };

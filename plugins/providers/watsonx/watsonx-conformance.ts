@@ -10,6 +10,8 @@ export const watsonxConformance: ConformanceSubject = {
   headers: { 'x-gateway-watsonx-project-id': FAKE_PROJECT },
   supportsN: false,
   developerRole: false,
+  // An IAM access token (a JWT's shape) goes upstream as it is; an API key would be exchanged at IAM first.
+  credential: 'eyJhbGciOiJSUzI1NiJ9.eyJpYW1faWQiOiJmYWtlIn0.ZmFrZS1zaWduYXR1cmU',
 };
 
 export default watsonxConformance;
