@@ -1,10 +1,10 @@
+import { upstreamError } from '../errors.js';
 import { SseDecoder } from '../http/sse.js';
 import type { ForwardSlice, GatewayContext, GatewayResponse, TransformSlice } from '../pipeline/context.js';
-import type { ProviderPlugin, ProviderTarget, StreamingAdapter, StreamMapper } from '../spec/provider.js';
+import type { ProviderPlugin, ProviderTarget, StreamingAdapter, StreamMapper, UpstreamRequest } from '../spec/provider.js';
 import { restoredAnswer } from '../guardrails/output/index.js';
 import { jsonBody } from './json-response.js';
-import { mapAnswer, readUpstreamJson } from './operation.js';
-import { followStream } from './stream-follow.js';
+import { mapAnswer, readErrorBody, readUpstreamJson } from './operation.js';
 import { relayStream, type RelayedChunk, type StreamObserver, type StreamRelayOptions } from './stream-relay.js';
 
 /** The headers of every SSE answer. Frozen: a response copies them (`{ ...SSE_HEADERS }`), since later stages add headers to the copy. */
@@ -69,6 +69,34 @@ export interface ProtocolAnswer<Sent, Mapped, Upstream, Chunk extends RelayedChu
 }
 
 const answeredWithJson = (forward: ForwardSlice): boolean => String(forward.headers['content-type'] ?? '').startsWith('application/json');
+
+/** Upstream error bodies of a followed stream are read up to this size for mapping. */
+const ERROR_BODY_LIMIT = 1024 * 1024;
+
+/**
+ * Opens the stream a first answer names (a stream adapter's `follow`): the first answer's JSON is
+ * read, `follow` builds the second request from it, and the forward stage's `follow` sends it with
+ * the attempt's credentials, egress policy, time-out and abort. An error status of the second
+ * answer is mapped by the provider's `mapError`, as for any upstream error. When `follow` names no
+ * request, the first answer is the whole answer: its parsed JSON is given back.
+ */
+async function followStream(
+  context: GatewayContext,
+  provider: ProviderPlugin,
+  forward: ForwardSlice,
+  follow: (firstAnswer: unknown) => UpstreamRequest | undefined,
+): Promise<{ readonly forward: ForwardSlice } | { readonly parsed: Awaited<ReturnType<typeof readUpstreamJson>> }> {
+  if (forward.follow === undefined) throw new Error('a followed stream without the forward stage’s follow');
+  const first = await readUpstreamJson(forward, provider.id, context.signal);
+  const request = mapAnswer(provider.id, () => follow(first.value));
+  if (request === undefined) return { parsed: first };
+  const second = await forward.follow(request);
+  if (second.status >= 400) {
+    const body = await readErrorBody(second, context.signal, ERROR_BODY_LIMIT);
+    throw upstreamError(second.status, provider.mapError({ status: second.status, headers: second.headers, body }), provider.id);
+  }
+  return { forward: second };
+}
 
 /**
  * The one response path of the operations that may stream: a streamed upstream answer is relayed

@@ -219,11 +219,12 @@ export function forwardHook(dependencies: ForwardDependencies): Hook {
   const sendPlain = async (context: GatewayContext, auth: AuthSlice, timeoutMs: number | undefined): Promise<ForwardSlice> => {
     const transform = context.transform!;
     const attempt: SentAttempt = { auth: transform.exchangedAuth ?? auth, request: context.request, upstreamRequest: transform.upstreamRequest };
-    const rebuild = (renewed: AuthSlice): SentAttempt => {
-      const mapping = buildUpstreamRequest(context, dependencies.operations.get(context.operation)!, renewed);
-      context.transform = { ...mapping, exchangedAuth: renewed };
-      return { auth: renewed, request: context.request, upstreamRequest: mapping.upstreamRequest };
-    };
+    // The renewed request differs only in its credentials: the transform slice (the transform stage's) keeps the first mapping.
+    const rebuild = (renewed: AuthSlice): SentAttempt => ({
+      auth: renewed,
+      request: context.request,
+      upstreamRequest: buildUpstreamRequest(context, dependencies.operations.get(context.operation)!, renewed).upstreamRequest,
+    });
     return renewOn401(dependencies.exchanges, await send(context, attempt, timeoutMs), attempt, rebuild, (again) => send(context, again, timeoutMs));
   };
 
