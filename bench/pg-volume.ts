@@ -8,7 +8,12 @@
  * The rows are made in SQL (`generate_series`), one day at a time, into a plain table carrying the
  * day's CHECK constraint, vacuumed and analyzed (as autovacuum would after a load), then attached
  * as the day's partition: attaching builds the day's indexes from the parent's (sorted builds, much
- * faster than inserting into indexed tables) and skips the constraint scan. Rows look like
+ * faster than inserting into indexed tables) and skips the constraint scan. Days are made newest
+ * first, BENCH_PG_FILL_STREAMS (default 1) at a time; BENCH_PG_UNLOGGED=1 makes them UNLOGGED (no WAL
+ * for the fill: nothing measured writes to them, and today's partition, where the insert rate is
+ * measured, is the store's own, logged); BENCH_PG_PACKED=1 builds their b-tree indexes before the
+ * attach (which adopts them) with fillfactor 100, ~10% smaller. The fill also stops before the
+ * disk's free space could fall under BENCH_PG_MIN_FREE_GB (default 30). Rows look like
  * bench/log-rows.ts': 20 models, 4 providers, 50 keys (30% account key), ~7% errors, a time-ordered
  * UUID id; one in BENCH_PG_BODY_EVERY (default 5) has small chat bodies whose words come from the
  * same Zipf-ranked 5 000-word vocabulary. A size budget (BENCH_PG_MAX_GB, default 22) stops the fill
