@@ -8,7 +8,12 @@
  * The rows are made in SQL (`generate_series`), one day at a time, into a plain table carrying the
  * day's CHECK constraint, vacuumed and analyzed (as autovacuum would after a load), then attached
  * as the day's partition: attaching builds the day's indexes from the parent's (sorted builds, much
- * faster than inserting into indexed tables) and skips the constraint scan. Rows look like
+ * faster than inserting into indexed tables) and skips the constraint scan. Days are made newest
+ * first, BENCH_PG_FILL_STREAMS (default 1) at a time; BENCH_PG_UNLOGGED=1 makes them UNLOGGED (no WAL
+ * for the fill: nothing measured writes to them, and today's partition, where the insert rate is
+ * measured, is the store's own, logged); BENCH_PG_PACKED=1 builds their b-tree indexes before the
+ * attach (which adopts them) with fillfactor 100, ~10% smaller. The fill also stops before the
+ * disk's free space could fall under BENCH_PG_MIN_FREE_GB (default 30). Rows look like
  * bench/log-rows.ts': 20 models, 4 providers, 50 keys (30% account key), ~7% errors, a time-ordered
  * UUID id; one in BENCH_PG_BODY_EVERY (default 5) has small chat bodies whose words come from the
  * same Zipf-ranked 5 000-word vocabulary. A size budget (BENCH_PG_MAX_GB, default 22) stops the fill
@@ -21,8 +26,9 @@
  * BENCH_PG_EXPLAIN=1 prints each query's plan. The schema is dropped at the end.
  */
 import { execSync } from 'node:child_process';
+import { statfsSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
-import type pg from 'pg';
+import pg from 'pg';
 import { DAY_MS, dayOf, partitionName } from '../core/logs/postgres-partitions.js';
 import { PostgresLogStore } from '../core/logs/postgres-store.js';
 import { makeRows, random, WORDS } from './log-rows.js';
@@ -44,6 +50,14 @@ const REUSE = process.env.BENCH_PG_REUSE;
 const KEEP = process.env.BENCH_PG_KEEP === '1';
 const SCHEMA = REUSE ?? `gw_bench_pgvol_${process.pid}`;
 const BATCH = 500;
+/** Days filled at once, each on its own connection (the machine's cores share the work). */
+const STREAMS = Number(process.env.BENCH_PG_FILL_STREAMS ?? 1);
+/** BENCH_PG_UNLOGGED=1: the filled days are UNLOGGED tables (no WAL written for the fill; nothing measured writes to them). */
+const UNLOGGED = process.env.BENCH_PG_UNLOGGED === '1';
+/** BENCH_PG_PACKED=1: the filled days' b-tree indexes are built before the attach with fillfactor 100 (full pages, as a day that no longer takes rows could be). */
+const PACKED = process.env.BENCH_PG_PACKED === '1';
+/** The fill stops before the disk's free space could fall under this many GB. */
+const MIN_FREE_BYTES = Number(process.env.BENCH_PG_MIN_FREE_GB ?? 30) * 1024 ** 3;
 
 const out = (line: string) => process.stdout.write(`${line}\n`);
 
@@ -73,15 +87,46 @@ async function sizeOf(probe: pg.Client): Promise<number> {
   return Number(found.rows[0].bytes);
 }
 
+/** The free bytes of the disk that holds the database (the bench runs on the same machine). */
+const freeBytes = () => {
+  const stats = statfsSync('/');
+  return stats.bavail * stats.bsize;
+};
+
+/**
+ * The parent's indexes, as statements for one day's table (BENCH_PG_PACKED): built before the
+ * attach, which then adopts them instead of building its own. `{table}` stands for the day's table.
+ */
+async function packedIndexes(probe: pg.Client, parent: string): Promise<string[]> {
+  const found = await probe.query(
+    `SELECT pg_get_indexdef(i.indexrelid) AS definition, i.indisprimary AS primary, a.amname AS method FROM pg_index i
+     JOIN pg_class c ON c.oid = i.indrelid JOIN pg_namespace n ON n.oid = c.relnamespace JOIN pg_class x ON x.oid = i.indexrelid JOIN pg_am a ON a.oid = x.relam
+     WHERE n.nspname = $1 AND c.relname = $2`,
+    [SCHEMA, parent],
+  );
+  return (found.rows as Array<{ definition: string; primary: boolean; method: string }>).map(({ definition, primary, method }) => {
+    if (primary) return `ALTER TABLE ${SCHEMA}.{table} ADD PRIMARY KEY (id, time_ms) WITH (fillfactor = 100)`;
+    const [head, tail] = definition.split(` ON ONLY ${SCHEMA}.${parent} `);
+    const where = tail.indexOf(' WHERE ');
+    const columns = where < 0 ? tail : tail.slice(0, where);
+    const options = method === 'btree' ? ' WITH (fillfactor = 100)' : '';
+    return `${head.replace(/INDEX (\S+)$/, 'INDEX {table}_$1')} ON ${SCHEMA}.{table} ${columns}${options}${where < 0 ? '' : tail.slice(where)}`;
+  });
+}
+
 /** Makes one day's partitions, filled, vacuumed, analyzed and attached. Returns the rows made. */
-async function fillDay(probe: pg.Client, day: number, rows: number, first: number): Promise<number> {
+async function fillDay(probe: pg.Client, day: number, rows: number, first: number, indexes: Record<string, string[]>): Promise<number> {
   const bounds = `CHECK (time_ms >= ${day} AND time_ms < ${day + DAY_MS})`;
   const logs = partitionName('logs', day);
   const bodies = partitionName('log_bodies', day);
-  await probe.query(`CREATE TABLE ${SCHEMA}.${logs} (LIKE ${SCHEMA}.logs INCLUDING DEFAULTS, CONSTRAINT bounds ${bounds})`);
-  await probe.query(`CREATE TABLE ${SCHEMA}.${bodies} (LIKE ${SCHEMA}.log_bodies INCLUDING DEFAULTS, CONSTRAINT bounds ${bounds})`);
+  const kind = UNLOGGED ? 'UNLOGGED TABLE' : 'TABLE';
+  await probe.query(`CREATE ${kind} ${SCHEMA}.${logs} (LIKE ${SCHEMA}.logs INCLUDING DEFAULTS, CONSTRAINT bounds ${bounds})`);
+  await probe.query(`CREATE ${kind} ${SCHEMA}.${bodies} (LIKE ${SCHEMA}.log_bodies INCLUDING DEFAULTS, CONSTRAINT bounds ${bounds})`);
   await probe.query(FILL_LOGS(logs), [day, rows, first]);
   await probe.query(FILL_BODIES(logs, bodies), [WORDS, BODY_EVERY]);
+  for (const [parent, table] of [['logs', logs], ['log_bodies', bodies]]) {
+    for (const statement of indexes[parent] ?? []) await probe.query(statement.replaceAll('{table}', table));
+  }
   await probe.query(`VACUUM (ANALYZE) ${SCHEMA}.${logs}, ${SCHEMA}.${bodies}`);
   for (const [parent, table] of [['logs', logs], ['log_bodies', bodies]]) {
     await probe.query(`ALTER TABLE ${SCHEMA}.${parent} ATTACH PARTITION ${SCHEMA}.${table} FOR VALUES FROM (${day}) TO (${day + DAY_MS})`);
@@ -142,22 +187,45 @@ async function main(): Promise<void> {
     const perDay = Math.ceil(ROWS / DAYS);
     let made = 0;
     let filled = 0;
+    let planned = 0;
+    let stopped = REUSE !== undefined;
     const fillStarted = performance.now();
-    for (let index = DAYS; index >= 1 && made < ROWS && REUSE === undefined; index--) {
-      const dayStarted = performance.now();
-      made += await fillDay(probe, today - index * DAY_MS, Math.min(perDay, ROWS - made), made);
-      filled++;
-      const bytes = await sizeOf(probe);
-      out(`  day ${filled}/${DAYS}: ${made} rows, ${(bytes / 1024 ** 3).toFixed(2)} GB, ${((performance.now() - dayStarted) / 1000).toFixed(1)} s`);
-      if (bytes + bytes / filled > MAX_BYTES) {
-        out(`  stopped: another day would pass the ${(MAX_BYTES / 1024 ** 3).toFixed(0)} GB budget`);
-        break;
+    const indexes: Record<string, string[]> = PACKED ? { logs: await packedIndexes(probe, 'logs'), log_bodies: await packedIndexes(probe, 'log_bodies') } : {};
+    // Each stream takes the next day (newest first, so a fill a budget stops still has yesterday) until the rows are made or a budget stops the fill.
+    const stream = async (client: pg.Client) => {
+      while (!stopped && planned < DAYS && planned * perDay < ROWS) {
+        const index = planned + 1;
+        const rows = Math.min(perDay, ROWS - planned * perDay);
+        const first = planned * perDay;
+        planned++;
+        const dayStarted = performance.now();
+        await fillDay(client, today - index * DAY_MS, rows, first, indexes);
+        made += rows;
+        filled++;
+        const bytes = await sizeOf(client);
+        const free = freeBytes();
+        out(`  day ${filled}/${DAYS}: ${made} rows, ${(bytes / 1024 ** 3).toFixed(2)} GB, ${((performance.now() - dayStarted) / 1000).toFixed(1)} s, disk free ${(free / 1024 ** 3).toFixed(1)} GB`);
+        if (stopped) continue;
+        // The days under way in the other streams grow the log too: one more day each must fit.
+        const ahead = (bytes / filled) * STREAMS;
+        if (bytes + ahead > MAX_BYTES || free - ahead < MIN_FREE_BYTES) {
+          stopped = true;
+          out(`  stopped: another day would pass the ${(MAX_BYTES / 1024 ** 3).toFixed(0)} GB budget or leave under ${(MIN_FREE_BYTES / 1024 ** 3).toFixed(0)} GB free`);
+        } else if (MAX_MINUTES > 0 && performance.now() - fillStarted > MAX_MINUTES * 60_000) {
+          stopped = true;
+          out(`  stopped: the fill passed its ${MAX_MINUTES} minutes (BENCH_PG_MAX_MINUTES)`);
+        }
       }
-      if (MAX_MINUTES > 0 && performance.now() - fillStarted > MAX_MINUTES * 60_000) {
-        out(`  stopped: the fill passed its ${MAX_MINUTES} minutes (BENCH_PG_MAX_MINUTES)`);
-        break;
-      }
+    };
+    const clients = [probe];
+    for (let index = 1; index < STREAMS; index++) {
+      const client = new pg.Client({ connectionString: DATABASE_URL });
+      await client.connect();
+      await client.query("SET maintenance_work_mem = '512MB'");
+      clients.push(client);
     }
+    await Promise.all(clients.map((client) => stream(client)));
+    for (const client of clients.slice(1)) await client.end();
     const fillSeconds = (performance.now() - fillStarted) / 1000;
     const bytes = await sizeOf(probe);
     const bodies = Number((await probe.query(`SELECT sum(reltuples) AS n FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relkind = 'r' AND c.relname LIKE 'log_bodies_p%'`, [SCHEMA])).rows[0].n);

@@ -22,8 +22,9 @@ export const metadataCondition = (key: string, value: string | undefined, param:
  * partitioned tables do not give it (no statistics of the parents, and a semi-join over ids it
  * cannot judge: a rare word took seconds on a million rows). So the store asks the index first, in
  * each day: up to {@link BODIES_FIRST_CAP} matching bodies are read (a bitmap scan, stopped at the
- * cap), and if that was all of them, their rows are fetched by primary key with the other filters;
- * otherwise the word is common in that day, and its rows are read newest first. `days` are the
+ * cap), and if that was all of them, their rows are fetched by primary key with the other filters
+ * (in a MATERIALIZED CTE, so the page's ORDER BY and LIMIT cannot turn the fetch into a walk of the
+ * day's time index); otherwise the word is common in that day, and its rows are read newest first. `days` are the
  * attached days, newest first; the query's bounds (horizon, cursor) are already in `query`; `cap`
  * is there for tests.
  */
@@ -47,7 +48,15 @@ export async function searchByDay(pool: pg.Pool, schema: string, query: LogQuery
       if (found.rows.length === 0) continue;
       const { where, params, param } = listWhere(filters, placeholder, metadataCondition);
       const pairs = `(id, time_ms) IN (SELECT * FROM unnest(${param(found.rows.map((row) => row.id))}::text[], ${param(found.rows.map((row) => row.time_ms))}::bigint[]))`;
-      dayRows = await pool.query(`SELECT ${COLUMNS.join(', ')} FROM ${schema}.logs ${where ? `${where} AND` : 'WHERE'} ${pairs} ORDER BY time_ms DESC, id DESC LIMIT ${inDay.limit}`, params);
+      // The matches' rows first, then the page: with the ORDER BY and LIMIT in one query the planner
+      // read the day's time index newest first and semi-joined it with the matches (730 000 rows
+      // read for 126 matches of a rare word in a day of 1.67 M: 250 ms); fenced, it probes the
+      // primary key once per match (~1 ms).
+      dayRows = await pool.query(
+        `WITH hits AS MATERIALIZED (SELECT ${COLUMNS.join(', ')} FROM ${schema}.logs ${where ? `${where} AND` : 'WHERE'} ${pairs})
+         SELECT * FROM hits ORDER BY time_ms DESC, id DESC LIMIT ${inDay.limit}`,
+        params,
+      );
     } else {
       const { where, params, param } = listWhere(filters, placeholder, metadataCondition);
       const inBodies = `id IN (SELECT id FROM ${schema}.log_bodies WHERE time_ms >= ${param(inDay.from)} AND time_ms < ${param(inDay.to)} AND ${matches}${param(words)}))`;
