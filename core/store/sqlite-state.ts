@@ -5,7 +5,7 @@ import { DatabaseSync } from 'node:sqlite';
 import Keyv from 'keyv';
 import { SqliteKeyvStore } from './sqlite-keyv.js';
 import { MemoryQuotaStore } from './quota-state.js';
-import { type Admission, type AdmissionResult, CONCURRENCY_LEASE_MS, type InvalidationEvent, type LevelCounts, type RefusalReason, type Settlement, type SharedState } from './state.js';
+import { type Admission, type AdmissionResult, CONCURRENCY_LEASE_MS, type InvalidationEvent, RESERVATION_LEASE_MS, type LevelCounts, type RefusalReason, type Settlement, type SharedState } from './state.js';
 
 /** How often limit counters and window entries changed in memory are written to the file. */
 export const COUNTER_FLUSH_MS = 100;
@@ -75,6 +75,10 @@ export class SqliteState implements SharedState {
   private readonly windows = new Map<string, Window>();
   private readonly tokenWindows = new Map<string, TokenWindow>();
   private readonly concurrent = new Map<string, Map<string, number>>();
+  /** Per reserved counter, its reservations' leases: member `<request id>|<nanos>` → end of its lease (read from the file the first time). */
+  private readonly leases = new Map<string, Map<string, number>>();
+  /** Lease members changed since the last flush, per reserved counter: the end of the lease, or null once gone. */
+  private dirtyLeases = new Map<string, Map<string, number | null>>();
   /** Counter keys changed since the last flush. */
   private readonly dirtyCounters = new Set<string>();
   /**
@@ -140,6 +144,7 @@ export class SqliteState implements SharedState {
         if (flying.size >= level.maxConcurrent) return refused(index, 'max_concurrent', 1000, flying.size);
       }
       if (level.budgetNanos !== undefined) {
+        this.reclaim(level.reservedKey, now);
         const spent = this.counter(level.spentKey, now);
         const reserved = this.counter(level.reservedKey, now);
         const room = level.budgetNanos - spent - reserved;
@@ -176,7 +181,10 @@ export class SqliteState implements SharedState {
         tokensResetMs = window.entries[window.head]!.at + MINUTE_MS - now;
       }
       if (level.maxConcurrent !== undefined) this.inFlight(level.concurrentKey, now).set(admission.requestId, now + (admission.leaseMs ?? CONCURRENCY_LEASE_MS));
-      if (level.budgetNanos !== undefined && reservation > 0) this.increment(level.reservedKey, reservation, level.periodTtlMs === undefined ? null : now + level.periodTtlMs);
+      if (level.budgetNanos !== undefined && reservation > 0) {
+        this.increment(level.reservedKey, reservation, level.periodTtlMs === undefined ? null : now + level.periodTtlMs);
+        this.setLease(level.reservedKey, `${admission.requestId}|${reservation}`, now + (admission.reservationLeaseMs ?? RESERVATION_LEASE_MS));
+      }
       counts.push({ minuteCount, minuteResetMs, tokensInWindow, tokensResetMs });
     }
     return { admitted: true, reservedNanos: reservation, levels: counts };
@@ -185,7 +193,11 @@ export class SqliteState implements SharedState {
   async settle(settlement: Settlement): Promise<number[] | undefined> {
     const now = Date.now();
     for (const level of settlement.levels) {
-      if (level.reservedKey !== undefined && settlement.reservationNanos !== 0) this.increment(level.reservedKey, -settlement.reservationNanos, null);
+      const { reservedKey } = level;
+      // Released once: only while its lease holds it (a reclaimed one was released by an admission).
+      if (reservedKey !== undefined && settlement.reservationNanos !== 0 && (settlement.unleased || this.setLease(reservedKey, `${settlement.requestId}|${settlement.reservationNanos}`, null))) {
+        this.decrement(reservedKey, settlement.reservationNanos, now);
+      }
       for (const { key, ttlMs } of level.spent) this.increment(key, settlement.actualNanos, ttlMs === undefined ? null : now + ttlMs);
       if (level.tokensWindowKey !== undefined && settlement.actualTokens !== undefined) {
         const window = this.tokenWindows.has(level.tokensWindowKey) ? this.tokenWindow(level.tokensWindowKey, now) : undefined;
@@ -235,16 +247,26 @@ export class SqliteState implements SharedState {
   /** Writes what changed in memory since the last flush to the file, in one transaction. */
   flush(): void {
     this.flushTimer = undefined;
-    if (this.dirtyCounters.size === 0 && this.pendingSeconds.size === 0) return;
+    if (this.dirtyCounters.size === 0 && this.pendingSeconds.size === 0 && this.dirtyLeases.size === 0) return;
     const now = Date.now();
     const windows = this.pendingSeconds;
     const counters = [...this.dirtyCounters];
+    const leases = this.dirtyLeases;
     try {
       this.transaction(() => {
         for (const key of counters) {
           const counter = this.counters.get(key);
           if (counter) this.sql.saveCounter.run(key, counter.value, counter.expires);
         }
+        // A lease row lives as long as its counter (a finished period's go with it).
+        for (const [key, members] of leases) {
+          const expires = this.counters.get(key)?.expires ?? null;
+          for (const [member, until] of members) {
+            if (until === null) this.sql.removeLease.run(key, member);
+            else this.sql.saveLease.run(key, member, until, expires);
+          }
+        }
+        this.sql.dropLeases.run(now);
         for (const [key, seconds] of windows) {
           for (const [second, count] of seconds) this.sql.addToWindow.run(key, second, count);
           this.sql.trimWindow.run(key, Math.floor((now - MINUTE_MS) / 1000));
@@ -257,9 +279,13 @@ export class SqliteState implements SharedState {
     }
     this.pendingSeconds = new Map();
     this.dirtyCounters.clear();
+    this.dirtyLeases = new Map();
     // Counters past their lifetime are in the file (or never need to be); drop them from memory.
     for (const [key, counter] of this.counters) {
-      if (counter.expires !== null && counter.expires <= now) this.counters.delete(key);
+      if (counter.expires !== null && counter.expires <= now) {
+        this.counters.delete(key);
+        this.leases.delete(key);
+      }
     }
   }
 
@@ -297,6 +323,48 @@ export class SqliteState implements SharedState {
     }
     this.dirtyCounters.add(key);
     this.scheduleFlush();
+  }
+
+  /** Subtracts up to `amount` from the counter `key` (never below 0; an expired or empty one is left alone). */
+  private decrement(key: string, amount: number, now: number): void {
+    const release = Math.min(amount, this.counter(key, now));
+    if (release > 0) this.increment(key, -release, null);
+  }
+
+  /** The reservations' leases of the counter `key`, read from the file the first time. */
+  private leasesOf(key: string): Map<string, number> {
+    let members = this.leases.get(key);
+    if (members === undefined) {
+      const rows = this.sql.leases.all(key) as Array<{ member: string; until: number }>;
+      members = new Map(rows.map((row) => [row.member, Number(row.until)]));
+      this.leases.set(key, members);
+    }
+    return members;
+  }
+
+  /** Adds (or with `until` null removes) a lease member; true when it was there or is added. */
+  private setLease(key: string, member: string, until: number | null): boolean {
+    const members = this.leasesOf(key);
+    const had = until === null ? members.delete(member) : (members.set(member, until), true);
+    if (!had) return false;
+    let dirty = this.dirtyLeases.get(key);
+    if (dirty === undefined) this.dirtyLeases.set(key, (dirty = new Map()));
+    dirty.set(member, until);
+    this.scheduleFlush();
+    return true;
+  }
+
+  /** Releases the reservations of `key` whose lease ended by `now` (their requests were never settled: a crashed instance). */
+  private reclaim(key: string, now: number): void {
+    const members = this.leasesOf(key);
+    if (members.size === 0) return;
+    let gone = 0;
+    for (const [member, until] of members) {
+      if (until > now) continue;
+      this.setLease(key, member, null);
+      gone += Number(member.slice(member.lastIndexOf('|') + 1));
+    }
+    if (gone > 0) this.decrement(key, gone, now);
   }
 
   /**
@@ -367,6 +435,7 @@ function prepare(database: DatabaseSync) {
     CREATE TABLE IF NOT EXISTS counters (key TEXT PRIMARY KEY, value INTEGER NOT NULL, expires INTEGER);
     DROP TABLE IF EXISTS windows;
     CREATE TABLE IF NOT EXISTS window_seconds (key TEXT NOT NULL, second INTEGER NOT NULL, count INTEGER NOT NULL, PRIMARY KEY (key, second));
+    CREATE TABLE IF NOT EXISTS reservation_leases (key TEXT NOT NULL, member TEXT NOT NULL, until INTEGER NOT NULL, expires INTEGER, PRIMARY KEY (key, member));
   `);
   return {
     claim: database.prepare('INSERT INTO claims (name, owner) VALUES (?, ?) ON CONFLICT(name) DO NOTHING'),
@@ -379,6 +448,10 @@ function prepare(database: DatabaseSync) {
     saveCounter: database.prepare('INSERT OR REPLACE INTO counters (key, value, expires) VALUES (?, ?, ?)'),
     trimWindow: database.prepare('DELETE FROM window_seconds WHERE key = ? AND second < ?'),
     windowSeconds: database.prepare('SELECT second, count FROM window_seconds WHERE key = ? AND second >= ? ORDER BY second'),
+    leases: database.prepare('SELECT member, until FROM reservation_leases WHERE key = ?'),
+    saveLease: database.prepare('INSERT OR REPLACE INTO reservation_leases (key, member, until, expires) VALUES (?, ?, ?, ?)'),
+    removeLease: database.prepare('DELETE FROM reservation_leases WHERE key = ? AND member = ?'),
+    dropLeases: database.prepare('DELETE FROM reservation_leases WHERE expires IS NOT NULL AND expires <= ?'),
     addToWindow: database.prepare('INSERT INTO window_seconds (key, second, count) VALUES (?, ?, ?) ON CONFLICT (key, second) DO UPDATE SET count = count + excluded.count'),
   };
 }

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import test from 'ava';
 import { RedisState } from '../../core/store/redis-state.js';
 import { COUNTER_FLUSH_MS, SqliteState } from '../../core/store/sqlite-state.js';
-import type { InvalidationEvent, SharedState } from '../../core/store/state.js';
+import { type InvalidationEvent, RESERVATION_LEASE_MS, type SharedState } from '../../core/store/state.js';
 import { admission, settleOne, stateContract } from '../store/state-contract.js';
 import { clearRedisPrefix, REDIS_URL, redisAvailable } from './vault-harness.js';
 
@@ -42,7 +42,7 @@ test.serial('embedded SQLite: counters and the per-minute window are written to 
   const first = new SqliteState(directory);
   const base = admission({ requestsPerMinute: 2, requestsPerDay: 10, budgetNanos: 1000, reservationNanos: 100 });
   t.true((await first.admit({ ...base, requestId: 'r1' })).admitted);
-  await settleOne(first, base, { reservationNanos: 100, actualNanos: 30 });
+  await settleOne(first, base, { requestId: 'r1', reservationNanos: 100, actualNanos: 30 });
   t.true((await first.admit({ ...base, requestId: 'r2' })).admitted);
   const expected = [2, 2, 30, 100];
   const keys = [base.dayCounterKey, base.totalCounterKey, base.spentKey, base.reservedKey];
@@ -58,4 +58,7 @@ test.serial('embedded SQLite: counters and the per-minute window are written to 
   opened.push(reopened);
   t.deepEqual(await reopened.read(keys), expected, 'counters survive a restart');
   t.like(await reopened.admit({ ...base, requestId: 'r3' }), { admitted: false, reason: 'requests_per_minute', count: 2 }, 'so does the window');
+  // r2 was never settled (its process "crashed"): its lease, kept in the file, releases it.
+  t.like(await reopened.admit({ ...base, now: Date.now() + RESERVATION_LEASE_MS + 1, reservationNanos: 0, requestId: 'r4' }), { admitted: true });
+  t.deepEqual(await reopened.read([base.reservedKey]), [0], "r2's reservation released after its lease, across the restart");
 });
