@@ -31,6 +31,16 @@ interface TokenWindow {
   byRequest: Map<string, TokenEntry>;
 }
 
+/** The reservations' leases of one reserved counter: member `<request id>|<nanos>` → end of its lease. */
+interface Leases {
+  readonly members: Map<string, number>;
+  /** No lease ends before this (a lower bound: the member that set it may have gone since), so an admission scans only when one may have ended. */
+  next: number;
+}
+
+/** How often lease rows of finished periods are deleted from the file. */
+const LEASE_SWEEP_MS = 60_000;
+
 interface TokenEntry {
   readonly at: number;
   readonly request: string;
@@ -75,10 +85,11 @@ export class SqliteState implements SharedState {
   private readonly windows = new Map<string, Window>();
   private readonly tokenWindows = new Map<string, TokenWindow>();
   private readonly concurrent = new Map<string, Map<string, number>>();
-  /** Per reserved counter, its reservations' leases: member `<request id>|<nanos>` → end of its lease (read from the file the first time). */
-  private readonly leases = new Map<string, Map<string, number>>();
-  /** Lease members changed since the last flush, per reserved counter: the end of the lease, or null once gone. */
+  /** Per reserved counter, its reservations' leases (read from the file the first time). */
+  private readonly leases = new Map<string, Leases>();
+  /** Lease members changed since the last flush, per reserved counter: the end of the lease, or null once gone from the file. */
   private dirtyLeases = new Map<string, Map<string, number | null>>();
+  private lastLeaseSweep = 0;
   /** Counter keys changed since the last flush. */
   private readonly dirtyCounters = new Set<string>();
   /**
@@ -266,7 +277,10 @@ export class SqliteState implements SharedState {
             else this.sql.saveLease.run(key, member, until, expires);
           }
         }
-        this.sql.dropLeases.run(now);
+        if (now - this.lastLeaseSweep >= LEASE_SWEEP_MS) {
+          this.sql.dropLeases.run(now);
+          this.lastLeaseSweep = now;
+        }
         for (const [key, seconds] of windows) {
           for (const [second, count] of seconds) this.sql.addToWindow.run(key, second, count);
           this.sql.trimWindow.run(key, Math.floor((now - MINUTE_MS) / 1000));
@@ -332,38 +346,50 @@ export class SqliteState implements SharedState {
   }
 
   /** The reservations' leases of the counter `key`, read from the file the first time. */
-  private leasesOf(key: string): Map<string, number> {
-    let members = this.leases.get(key);
-    if (members === undefined) {
+  private leasesOf(key: string): Leases {
+    let leases = this.leases.get(key);
+    if (leases === undefined) {
       const rows = this.sql.leases.all(key) as Array<{ member: string; until: number }>;
-      members = new Map(rows.map((row) => [row.member, Number(row.until)]));
-      this.leases.set(key, members);
+      const members = new Map(rows.map((row) => [row.member, Number(row.until)]));
+      leases = { members, next: rows.reduce((earliest, row) => Math.min(earliest, Number(row.until)), Infinity) };
+      this.leases.set(key, leases);
     }
-    return members;
+    return leases;
   }
 
   /** Adds (or with `until` null removes) a lease member; true when it was there or is added. */
   private setLease(key: string, member: string, until: number | null): boolean {
-    const members = this.leasesOf(key);
-    const had = until === null ? members.delete(member) : (members.set(member, until), true);
-    if (!had) return false;
+    const leases = this.leasesOf(key);
+    if (until === null) {
+      if (!leases.members.delete(member)) return false;
+    } else {
+      leases.members.set(member, until);
+      leases.next = Math.min(leases.next, until);
+    }
     let dirty = this.dirtyLeases.get(key);
     if (dirty === undefined) this.dirtyLeases.set(key, (dirty = new Map()));
-    dirty.set(member, until);
+    // A member added and gone within one flush interval (most requests) never reaches the file.
+    if (until === null && typeof dirty.get(member) === 'number') dirty.delete(member);
+    else dirty.set(member, until);
     this.scheduleFlush();
     return true;
   }
 
   /** Releases the reservations of `key` whose lease ended by `now` (their requests were never settled: a crashed instance). */
   private reclaim(key: string, now: number): void {
-    const members = this.leasesOf(key);
-    if (members.size === 0) return;
+    const leases = this.leasesOf(key);
+    if (leases.next > now) return;
     let gone = 0;
-    for (const [member, until] of members) {
-      if (until > now) continue;
+    let next = Infinity;
+    for (const [member, until] of leases.members) {
+      if (until > now) {
+        next = Math.min(next, until);
+        continue;
+      }
       this.setLease(key, member, null);
       gone += Number(member.slice(member.lastIndexOf('|') + 1));
     }
+    leases.next = next;
     if (gone > 0) this.decrement(key, gone, now);
   }
 
