@@ -34,6 +34,8 @@ interface TokenWindow {
 /** The reservations' leases of one reserved counter: member `<request id>|<nanos>` → end of its lease. */
 interface Leases {
   readonly members: Map<string, number>;
+  /** The members written to the file: those that outlive the process (batches'). */
+  readonly persisted: Set<string>;
   /** No lease ends before this (a lower bound: the member that set it may have gone since), so an admission scans only when one may have ended. */
   next: number;
 }
@@ -194,7 +196,7 @@ export class SqliteState implements SharedState {
       if (level.maxConcurrent !== undefined) this.inFlight(level.concurrentKey, now).set(admission.requestId, now + (admission.leaseMs ?? CONCURRENCY_LEASE_MS));
       if (level.budgetNanos !== undefined && reservation > 0) {
         this.increment(level.reservedKey, reservation, level.periodTtlMs === undefined ? null : now + level.periodTtlMs);
-        this.setLease(level.reservedKey, `${admission.requestId}|${reservation}`, now + (admission.reservationLeaseMs ?? RESERVATION_LEASE_MS));
+        this.setLease(level.reservedKey, `${admission.requestId}|${reservation}`, now + (admission.reservationLeaseMs ?? RESERVATION_LEASE_MS), admission.reservationPersists === true);
       }
       counts.push({ minuteCount, minuteResetMs, tokensInWindow, tokensResetMs });
     }
@@ -345,26 +347,42 @@ export class SqliteState implements SharedState {
     if (release > 0) this.increment(key, -release, null);
   }
 
-  /** The reservations' leases of the counter `key`, read from the file the first time. */
+  /**
+   * The reservations' leases of the counter `key`. The first time in this process (always before the
+   * counter changes here: admissions and settlements come through here first), the leases are read
+   * from the file, and the counter is set to what they hold: the other reservations it counted
+   * belonged to requests in flight in a process that has ended (a crash, a restart), which no one
+   * will settle.
+   */
   private leasesOf(key: string): Leases {
     let leases = this.leases.get(key);
     if (leases === undefined) {
       const rows = this.sql.leases.all(key) as Array<{ member: string; until: number }>;
       const members = new Map(rows.map((row) => [row.member, Number(row.until)]));
-      leases = { members, next: rows.reduce((earliest, row) => Math.min(earliest, Number(row.until)), Infinity) };
+      leases = { members, persisted: new Set(members.keys()), next: rows.reduce((earliest, row) => Math.min(earliest, Number(row.until)), Infinity) };
       this.leases.set(key, leases);
+      const held = rows.reduce((sum, row) => sum + Number(row.member.slice(row.member.lastIndexOf('|') + 1)), 0);
+      const counter = this.stored(key);
+      if (counter.value !== held && !(counter.expires !== null && counter.expires <= Date.now())) {
+        counter.value = held;
+        this.dirtyCounters.add(key);
+        this.scheduleFlush();
+      }
     }
     return leases;
   }
 
-  /** Adds (or with `until` null removes) a lease member; true when it was there or is added. */
-  private setLease(key: string, member: string, until: number | null): boolean {
+  /** Adds (or with `until` null removes) a lease member, written to the file when it `persists`; true when it was there or is added. */
+  private setLease(key: string, member: string, until: number | null, persists = false): boolean {
     const leases = this.leasesOf(key);
     if (until === null) {
       if (!leases.members.delete(member)) return false;
+      if (!leases.persisted.delete(member)) return true;
     } else {
       leases.members.set(member, until);
       leases.next = Math.min(leases.next, until);
+      if (!persists) return true;
+      leases.persisted.add(member);
     }
     let dirty = this.dirtyLeases.get(key);
     if (dirty === undefined) this.dirtyLeases.set(key, (dirty = new Map()));

@@ -104,6 +104,12 @@ export interface Admission {
    * {@link RESERVATION_LEASE_MS}. A settle after it ended charges the cost but releases nothing.
    */
   readonly reservationLeaseMs?: number;
+  /**
+   * The reservation outlives the process that made it (a batch's, settled by whichever instance sees
+   * it end). The embedded store writes only these leases to its file: after a restart, every other
+   * reservation belonged to a request that died with the process, and is released at once.
+   */
+  readonly reservationPersists?: boolean;
 }
 
 /** A request still counts as in flight this long after its admission if nothing settles it (a crashed instance). */

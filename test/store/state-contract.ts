@@ -30,7 +30,7 @@ export function admission(overrides: One = {}): Admission & Required<Pick<LevelA
 }
 /** The flattened admission with its `levels` rebuilt from its level fields (so a spread override changes the level too). */
 function withLevels<T extends Omit<Admission, 'levels'> & LevelAdmission>(flat: T): T & Admission {
-  const { now: _now, requestId: _id, reservationNanos: _r, reservationIsCeiling: _c, tokens: _t, msUntilDayEnds: _d, leaseMs: _l, reservationLeaseMs: _rl, levels: _levels, ...level } = flat as T & { levels?: unknown };
+  const { now: _now, requestId: _id, reservationNanos: _r, reservationIsCeiling: _c, tokens: _t, msUntilDayEnds: _d, leaseMs: _l, reservationLeaseMs: _rl, reservationPersists: _rp, levels: _levels, ...level } = flat as T & { levels?: unknown };
   return { ...flat, levels: [level as LevelAdmission] };
 }
 /** Settles a one-level admission's request. */

@@ -136,7 +136,7 @@ export async function reserveBatch(
   // The batch's own lease: its whole completion window, and a day more for its end to be seen.
   const result = await dependencies
     .state()
-    .admit({ now, requestId: batchId, levels: admissions, reservationNanos, reservationLeaseMs: BATCH_RESERVATION_LEASE_MS, tokens: 0, msUntilDayEnds: calendarAt(now).ends.day - now });
+    .admit({ now, requestId: batchId, levels: admissions, reservationNanos, reservationLeaseMs: BATCH_RESERVATION_LEASE_MS, reservationPersists: true, tokens: 0, msUntilDayEnds: calendarAt(now).ends.day - now });
   if (!result.admitted) throw levelRefusal(result, levels[result.level]!, { reservationNanos, now, tokens: 0 });
   return {
     requestId: batchId,
