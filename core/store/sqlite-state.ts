@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import Keyv from 'keyv';
 import { SqliteKeyvStore } from './sqlite-keyv.js';
+import { SqliteLeases } from './sqlite-leases.js';
 import { MemoryQuotaStore } from './quota-state.js';
 import { type Admission, type AdmissionResult, CONCURRENCY_LEASE_MS, type InvalidationEvent, RESERVATION_LEASE_MS, type LevelCounts, type RefusalReason, type Settlement, type SharedState } from './state.js';
 
@@ -30,18 +31,6 @@ interface TokenWindow {
   sum: number;
   byRequest: Map<string, TokenEntry>;
 }
-
-/** The reservations' leases of one reserved counter: member `<request id>|<nanos>` → end of its lease. */
-interface Leases {
-  readonly members: Map<string, number>;
-  /** The members written to the file: those that outlive the process (batches'). */
-  readonly persisted: Set<string>;
-  /** No lease ends before this (a lower bound: the member that set it may have gone since), so an admission scans only when one may have ended. */
-  next: number;
-}
-
-/** How often lease rows of finished periods are deleted from the file. */
-const LEASE_SWEEP_MS = 60_000;
 
 interface TokenEntry {
   readonly at: number;
@@ -87,11 +76,8 @@ export class SqliteState implements SharedState {
   private readonly windows = new Map<string, Window>();
   private readonly tokenWindows = new Map<string, TokenWindow>();
   private readonly concurrent = new Map<string, Map<string, number>>();
-  /** Per reserved counter, its reservations' leases (read from the file the first time). */
-  private readonly leases = new Map<string, Leases>();
-  /** Lease members changed since the last flush, per reserved counter: the end of the lease, or null once gone from the file. */
-  private dirtyLeases = new Map<string, Map<string, number | null>>();
-  private lastLeaseSweep = 0;
+  /** Per reserved counter, its reservations' leases. */
+  private readonly leases: SqliteLeases;
   /** Counter keys changed since the last flush. */
   private readonly dirtyCounters = new Set<string>();
   /**
@@ -109,6 +95,7 @@ export class SqliteState implements SharedState {
     this.database.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;');
     this.records = new Keyv({ store: new SqliteKeyvStore(this.database), useKeyPrefix: false });
     this.sql = prepare(this.database);
+    this.leases = new SqliteLeases(this.database, (key, held) => this.leasesLoaded(key, held), () => this.scheduleFlush());
     this.bus.setMaxListeners(0);
   }
 
@@ -157,7 +144,8 @@ export class SqliteState implements SharedState {
         if (flying.size >= level.maxConcurrent) return refused(index, 'max_concurrent', 1000, flying.size);
       }
       if (level.budgetNanos !== undefined) {
-        this.reclaim(level.reservedKey, now);
+        const gone = this.leases.expire(level.reservedKey, now);
+        if (gone > 0) this.decrement(level.reservedKey, gone, now);
         const spent = this.counter(level.spentKey, now);
         const reserved = this.counter(level.reservedKey, now);
         const room = level.budgetNanos - spent - reserved;
@@ -166,6 +154,8 @@ export class SqliteState implements SharedState {
       }
     }
     const counts: LevelCounts[] = [];
+    const leaseMember = `${admission.requestId}|${reservation}`;
+    const leaseEnd = now + (admission.reservationLeaseMs ?? RESERVATION_LEASE_MS);
     for (const level of levels) {
       let minuteCount = 0;
       let minuteResetMs = 0;
@@ -196,7 +186,7 @@ export class SqliteState implements SharedState {
       if (level.maxConcurrent !== undefined) this.inFlight(level.concurrentKey, now).set(admission.requestId, now + (admission.leaseMs ?? CONCURRENCY_LEASE_MS));
       if (level.budgetNanos !== undefined && reservation > 0) {
         this.increment(level.reservedKey, reservation, level.periodTtlMs === undefined ? null : now + level.periodTtlMs);
-        this.setLease(level.reservedKey, `${admission.requestId}|${reservation}`, now + (admission.reservationLeaseMs ?? RESERVATION_LEASE_MS), admission.reservationPersists === true);
+        this.leases.set(level.reservedKey, leaseMember, leaseEnd, admission.reservationPersists === true);
       }
       counts.push({ minuteCount, minuteResetMs, tokensInWindow, tokensResetMs });
     }
@@ -208,7 +198,7 @@ export class SqliteState implements SharedState {
     for (const level of settlement.levels) {
       const { reservedKey } = level;
       // Released once: only while its lease holds it (a reclaimed one was released by an admission).
-      if (reservedKey !== undefined && settlement.reservationNanos !== 0 && (settlement.unleased || this.setLease(reservedKey, `${settlement.requestId}|${settlement.reservationNanos}`, null))) {
+      if (reservedKey !== undefined && settlement.reservationNanos !== 0 && (settlement.unleased || this.leases.set(reservedKey, `${settlement.requestId}|${settlement.reservationNanos}`, null))) {
         this.decrement(reservedKey, settlement.reservationNanos, now);
       }
       for (const { key, ttlMs } of level.spent) this.increment(key, settlement.actualNanos, ttlMs === undefined ? null : now + ttlMs);
@@ -260,11 +250,10 @@ export class SqliteState implements SharedState {
   /** Writes what changed in memory since the last flush to the file, in one transaction. */
   flush(): void {
     this.flushTimer = undefined;
-    if (this.dirtyCounters.size === 0 && this.pendingSeconds.size === 0 && this.dirtyLeases.size === 0) return;
+    if (this.dirtyCounters.size === 0 && this.pendingSeconds.size === 0 && !this.leases.pending) return;
     const now = Date.now();
     const windows = this.pendingSeconds;
     const counters = [...this.dirtyCounters];
-    const leases = this.dirtyLeases;
     try {
       this.transaction(() => {
         for (const key of counters) {
@@ -272,17 +261,7 @@ export class SqliteState implements SharedState {
           if (counter) this.sql.saveCounter.run(key, counter.value, counter.expires);
         }
         // A lease row lives as long as its counter (a finished period's go with it).
-        for (const [key, members] of leases) {
-          const expires = this.counters.get(key)?.expires ?? null;
-          for (const [member, until] of members) {
-            if (until === null) this.sql.removeLease.run(key, member);
-            else this.sql.saveLease.run(key, member, until, expires);
-          }
-        }
-        if (now - this.lastLeaseSweep >= LEASE_SWEEP_MS) {
-          this.sql.dropLeases.run(now);
-          this.lastLeaseSweep = now;
-        }
+        this.leases.write(now, (key) => this.counters.get(key)?.expires ?? null);
         for (const [key, seconds] of windows) {
           for (const [second, count] of seconds) this.sql.addToWindow.run(key, second, count);
           this.sql.trimWindow.run(key, Math.floor((now - MINUTE_MS) / 1000));
@@ -295,12 +274,12 @@ export class SqliteState implements SharedState {
     }
     this.pendingSeconds = new Map();
     this.dirtyCounters.clear();
-    this.dirtyLeases = new Map();
+    this.leases.written();
     // Counters past their lifetime are in the file (or never need to be); drop them from memory.
     for (const [key, counter] of this.counters) {
       if (counter.expires !== null && counter.expires <= now) {
         this.counters.delete(key);
-        this.leases.delete(key);
+        this.leases.forget(key);
       }
     }
   }
@@ -348,67 +327,18 @@ export class SqliteState implements SharedState {
   }
 
   /**
-   * The reservations' leases of the counter `key`. The first time in this process (always before the
-   * counter changes here: admissions and settlements come through here first), the leases are read
-   * from the file, and the counter is set to what they hold: the other reservations it counted
+   * The leases of the reserved counter `key` were read from the file for the first time in this
+   * process (always before the counter changes here: admissions and settlements read them first).
+   * The counter is set to what the persisted ones (batches') hold: the other reservations it counted
    * belonged to requests in flight in a process that has ended (a crash, a restart), which no one
    * will settle.
    */
-  private leasesOf(key: string): Leases {
-    let leases = this.leases.get(key);
-    if (leases === undefined) {
-      const rows = this.sql.leases.all(key) as Array<{ member: string; until: number }>;
-      const members = new Map(rows.map((row) => [row.member, Number(row.until)]));
-      leases = { members, persisted: new Set(members.keys()), next: rows.reduce((earliest, row) => Math.min(earliest, Number(row.until)), Infinity) };
-      this.leases.set(key, leases);
-      const held = rows.reduce((sum, row) => sum + Number(row.member.slice(row.member.lastIndexOf('|') + 1)), 0);
-      const counter = this.stored(key);
-      if (counter.value !== held && !(counter.expires !== null && counter.expires <= Date.now())) {
-        counter.value = held;
-        this.dirtyCounters.add(key);
-        this.scheduleFlush();
-      }
-    }
-    return leases;
-  }
-
-  /** Adds (or with `until` null removes) a lease member, written to the file when it `persists`; true when it was there or is added. */
-  private setLease(key: string, member: string, until: number | null, persists = false): boolean {
-    const leases = this.leasesOf(key);
-    if (until === null) {
-      if (!leases.members.delete(member)) return false;
-      if (!leases.persisted.delete(member)) return true;
-    } else {
-      leases.members.set(member, until);
-      leases.next = Math.min(leases.next, until);
-      if (!persists) return true;
-      leases.persisted.add(member);
-    }
-    let dirty = this.dirtyLeases.get(key);
-    if (dirty === undefined) this.dirtyLeases.set(key, (dirty = new Map()));
-    // A member added and gone within one flush interval (most requests) never reaches the file.
-    if (until === null && typeof dirty.get(member) === 'number') dirty.delete(member);
-    else dirty.set(member, until);
+  private leasesLoaded(key: string, held: number): void {
+    const counter = this.stored(key);
+    if (counter.value === held || (counter.expires !== null && counter.expires <= Date.now())) return;
+    counter.value = held;
+    this.dirtyCounters.add(key);
     this.scheduleFlush();
-    return true;
-  }
-
-  /** Releases the reservations of `key` whose lease ended by `now` (their requests were never settled: a crashed instance). */
-  private reclaim(key: string, now: number): void {
-    const leases = this.leasesOf(key);
-    if (leases.next > now) return;
-    let gone = 0;
-    let next = Infinity;
-    for (const [member, until] of leases.members) {
-      if (until > now) {
-        next = Math.min(next, until);
-        continue;
-      }
-      this.setLease(key, member, null);
-      gone += Number(member.slice(member.lastIndexOf('|') + 1));
-    }
-    leases.next = next;
-    if (gone > 0) this.decrement(key, gone, now);
   }
 
   /**
@@ -479,7 +409,6 @@ function prepare(database: DatabaseSync) {
     CREATE TABLE IF NOT EXISTS counters (key TEXT PRIMARY KEY, value INTEGER NOT NULL, expires INTEGER);
     DROP TABLE IF EXISTS windows;
     CREATE TABLE IF NOT EXISTS window_seconds (key TEXT NOT NULL, second INTEGER NOT NULL, count INTEGER NOT NULL, PRIMARY KEY (key, second));
-    CREATE TABLE IF NOT EXISTS reservation_leases (key TEXT NOT NULL, member TEXT NOT NULL, until INTEGER NOT NULL, expires INTEGER, PRIMARY KEY (key, member));
   `);
   return {
     claim: database.prepare('INSERT INTO claims (name, owner) VALUES (?, ?) ON CONFLICT(name) DO NOTHING'),
@@ -492,10 +421,6 @@ function prepare(database: DatabaseSync) {
     saveCounter: database.prepare('INSERT OR REPLACE INTO counters (key, value, expires) VALUES (?, ?, ?)'),
     trimWindow: database.prepare('DELETE FROM window_seconds WHERE key = ? AND second < ?'),
     windowSeconds: database.prepare('SELECT second, count FROM window_seconds WHERE key = ? AND second >= ? ORDER BY second'),
-    leases: database.prepare('SELECT member, until FROM reservation_leases WHERE key = ?'),
-    saveLease: database.prepare('INSERT OR REPLACE INTO reservation_leases (key, member, until, expires) VALUES (?, ?, ?, ?)'),
-    removeLease: database.prepare('DELETE FROM reservation_leases WHERE key = ? AND member = ?'),
-    dropLeases: database.prepare('DELETE FROM reservation_leases WHERE expires IS NOT NULL AND expires <= ?'),
     addToWindow: database.prepare('INSERT INTO window_seconds (key, second, count) VALUES (?, ?, ?) ON CONFLICT (key, second) DO UPDATE SET count = count + excluded.count'),
   };
 }
