@@ -162,9 +162,8 @@ local values = {}
 for i = 1, n do
   local spentCount = tonumber(ARGV[a + 4])
   if ARGV[a + 1] == '1' and reservation ~= 0 and (unleased or redis.call('ZREM', KEYS[k + 5], id .. '|' .. reservation) == 1) then
-    local held = tonumber(redis.call('GET', KEYS[k + 1]) or '0')
-    local release = math.min(reservation, held)
-    if release > 0 then redis.call('DECRBY', KEYS[k + 1], release) end
+    -- Below 0 only when the counter held less (its period ended): it reads as 0 without the key.
+    if redis.call('DECRBY', KEYS[k + 1], reservation) < 0 then redis.call('DEL', KEYS[k + 1]) end
   end
   if ARGV[a + 2] == '1' and tokens >= 0 then
     local old = id .. '|' .. estimate
