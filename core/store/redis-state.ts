@@ -17,10 +17,12 @@ const ADMIT_ARGS_PER_LEVEL = 8;
  * counters, spent, reserved, token window (members `<request id>|<tokens>`), its running sum, requests
  * in flight (members scored by their lease's end), the reservations' leases (members `<request
  * id>|<nanos>` scored by their lease's end: the expired ones are released from `reserved` before the
- * budget is checked); ARGV: requests per minute and day, tokens per minute, concurrency, budget (-1:
- * none), the reservation's lifetime, and whether the day and total counters are kept. Returns {0, reserved, then per level: minute count, ms until its oldest request
- * leaves, tokens in the window, ms until its oldest tokens leave}, or {reason 1-5, level index, retry
- * after ms, count, spent, reserved} (1 rpm, 2 rpd, 3 tpm, 4 concurrency, 5 budget).
+ * budget is checked); ARGV (after the request's nine: now, id, reservation, ceiling, tokens, ms until
+ * the day ends, concurrency lease, level count, reservation lease): requests per minute and day,
+ * tokens per minute, concurrency, budget (-1: none), the reservation's lifetime, and whether the day
+ * and total counters are kept. Returns {0, reserved, then per level: minute count, ms until its
+ * oldest request leaves, tokens in the window, ms until its oldest tokens leave}, or {reason 1-5,
+ * level index, retry after ms, count, spent, reserved} (1 rpm, 2 rpd, 3 tpm, 4 concurrency, 5 budget).
  */
 const ADMIT = `
 local now = tonumber(ARGV[1])
