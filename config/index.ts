@@ -353,6 +353,12 @@ export interface VaultSettings {
   /** Output tokens reserved for a request that sets no `max_tokens` (default 1024). */
   outputTokenEstimate?: number;
   /**
+   * How long a request's budget reservation stays counted when nothing settles it (its instance
+   * died): then the next admission releases it (docs/limits.md#reservations-and-their-lease).
+   * Default twice `upstream.timeoutMs` (20 minutes by default); env `GATEWAY_RESERVATION_LEASE_MS`.
+   */
+  reservationLeaseMs?: number;
+  /**
    * A request header naming the end user when the body names none (no `user`, no Messages
    * `metadata.user_id`): the end-user level of limits (docs/limits.md#levels). Env `GATEWAY_END_USER_HEADER`.
    */
@@ -644,6 +650,13 @@ export function resolveConfig(config: GatewayConfig, environment: NodeJS.Process
       credentialCacheMs: positiveInteger(config.vault?.credentialCacheMs ?? 60_000, 'vault.credentialCacheMs'),
       redisPrefix: environment.GATEWAY_REDIS_PREFIX ?? config.vault?.redisPrefix ?? 'gateway',
       outputTokenEstimate: positiveInteger(config.vault?.outputTokenEstimate ?? 1024, 'vault.outputTokenEstimate'),
+      reservationLeaseMs: Math.max(
+        1,
+        positiveInteger(
+          environment.GATEWAY_RESERVATION_LEASE_MS || (config.vault?.reservationLeaseMs ?? 2 * positiveInteger(config.upstream?.timeoutMs ?? 600_000, 'upstream.timeoutMs')),
+          'vault.reservationLeaseMs (GATEWAY_RESERVATION_LEASE_MS)',
+        ),
+      ),
       endUserHeader: endUserHeaderOf(environment.GATEWAY_END_USER_HEADER ?? config.vault?.endUserHeader),
     },
     quota: { maxQueue: positiveInteger(config.quota?.maxQueue ?? 1000, 'quota.maxQueue') },

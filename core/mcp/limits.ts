@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { SharedState } from '../store/state.js';
 import { periodsOf, toNanos } from '../vault/limits.js';
 import type { VirtualKeyLimits } from '../vault/records.js';
@@ -6,6 +7,8 @@ import { RPC } from './sdk.js';
 
 const DAY_MS = 86_400_000;
 let sequence = 0;
+/** Request ids are lease members in every instance's shared counters: a pid alone repeats across containers. */
+const PROCESS_ID = randomUUID();
 
 /** What admitting one tool call needs: the key, its limits, the server's tool limit and cost. */
 export interface ToolAdmission {
@@ -33,7 +36,7 @@ export async function admitToolCall(state: SharedState, admission: ToolAdmission
   const budgetPeriod = admission.limits?.budget_period ?? 'total';
   const toolBase = `mcpusage:${admission.keyId}:${admission.server}:${admission.tool}`;
   const reservationNanos = toNanos(admission.costUsd ?? 0);
-  const requestId = `${process.pid}:${++sequence}`;
+  const requestId = `${PROCESS_ID}:${++sequence}`;
   const ttlOf = (period: typeof budgetPeriod): number | undefined =>
     period === 'day' ? periods.msUntilDayEnds + DAY_MS : period === 'week' ? periods.msUntilWeekEnds + DAY_MS : period === 'month' ? periods.msUntilMonthEnds + DAY_MS : undefined;
   // Two levels in one step: the key's calls to this tool, and the key's budget.

@@ -3,23 +3,26 @@ import Keyv from 'keyv';
 import { RedisQuotaStore } from './quota-redis.js';
 import { connectRedis, failingCleanly, type RedisConnection } from './redis-connect.js';
 import type { QuotaStore } from './quota-state.js';
-import { type Admission, type AdmissionResult, CONCURRENCY_LEASE_MS, type InvalidationEvent, type LevelCounts, type RefusalReason, type Settlement, type SharedState } from './state.js';
+import { type Admission, type AdmissionResult, CONCURRENCY_LEASE_MS, type InvalidationEvent, RESERVATION_LEASE_MS, type LevelCounts, type RefusalReason, type Settlement, type SharedState } from './state.js';
 
 const REASONS: readonly RefusalReason[] = ['requests_per_minute', 'requests_per_day', 'tokens_per_minute', 'max_concurrent', 'budget'];
 
 /** Keys and arguments each level adds to {@link ADMIT}. */
-const ADMIT_KEYS_PER_LEVEL = 8;
+const ADMIT_KEYS_PER_LEVEL = 9;
 const ADMIT_ARGS_PER_LEVEL = 8;
 
 /**
  * Checks every limit of every level of one request, then (only when all admit it) counts it at each,
  * atomically: one Lua script, one round trip. Per level, KEYS: minute window, day and total request
  * counters, spent, reserved, token window (members `<request id>|<tokens>`), its running sum, requests
- * in flight (members scored by their lease's end); ARGV: requests per minute and day, tokens per
- * minute, concurrency, budget (-1: none), the reservation's lifetime, and whether the day and total
- * counters are kept. Returns {0, reserved, then per level: minute count, ms until its oldest request
- * leaves, tokens in the window, ms until its oldest tokens leave}, or {reason 1-5, level index, retry
- * after ms, count, spent, reserved} (1 rpm, 2 rpd, 3 tpm, 4 concurrency, 5 budget).
+ * in flight (members scored by their lease's end), the reservations' leases (members `<request
+ * id>|<nanos>` scored by their lease's end: the expired ones are released from `reserved` before the
+ * budget is checked); ARGV (after the request's nine: now, id, reservation, ceiling, tokens, ms until
+ * the day ends, concurrency lease, level count, reservation lease): requests per minute and day,
+ * tokens per minute, concurrency, budget (-1: none), the reservation's lifetime, and whether the day
+ * and total counters are kept. Returns {0, reserved, then per level: minute count, ms until its
+ * oldest request leaves, tokens in the window, ms until its oldest tokens leave}, or {reason 1-5,
+ * level index, retry after ms, count, spent, reserved} (1 rpm, 2 rpd, 3 tpm, 4 concurrency, 5 budget).
  */
 const ADMIT = `
 local now = tonumber(ARGV[1])
@@ -30,10 +33,11 @@ local tokens = tonumber(ARGV[5])
 local untilDayEnds = tonumber(ARGV[6])
 local lease = tonumber(ARGV[7])
 local n = tonumber(ARGV[8])
+local reservationLease = tonumber(ARGV[9])
 local function tokensOf(member) return tonumber(string.match(member, '|(%d+)$')) end
 local counts = {}
 for i = 0, n - 1 do
-  local k, a = i * ${ADMIT_KEYS_PER_LEVEL}, 8 + i * ${ADMIT_ARGS_PER_LEVEL}
+  local k, a = i * ${ADMIT_KEYS_PER_LEVEL}, 9 + i * ${ADMIT_ARGS_PER_LEVEL}
   local rpm, rpd, tpm = tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3])
   local concurrency, budget = tonumber(ARGV[a + 4]), tonumber(ARGV[a + 5])
   local minute, used = 0, 0
@@ -82,6 +86,14 @@ for i = 0, n - 1 do
   if budget >= 0 then
     local spent = tonumber(redis.call('GET', KEYS[k + 4]) or '0')
     local reserved = tonumber(redis.call('GET', KEYS[k + 5]) or '0')
+    local expired = redis.call('ZRANGEBYSCORE', KEYS[k + 9], '-inf', now)
+    if #expired > 0 then
+      local gone = 0
+      for _, member in ipairs(expired) do gone = gone + tokensOf(member) end
+      redis.call('ZREMRANGEBYSCORE', KEYS[k + 9], '-inf', now)
+      gone = math.min(gone, math.max(reserved, 0))
+      if gone > 0 then reserved = redis.call('DECRBY', KEYS[k + 5], gone) end
+    end
     local room = budget - spent - reserved
     if ceiling then reservation = math.min(reservation, math.max(room, 0)) end
     if reservation > room or room <= 0 then return {5, i, 0, 0, spent, reserved} end
@@ -90,7 +102,7 @@ for i = 0, n - 1 do
 end
 local out = {0, reservation}
 for i = 0, n - 1 do
-  local k, a = i * ${ADMIT_KEYS_PER_LEVEL}, 8 + i * ${ADMIT_ARGS_PER_LEVEL}
+  local k, a = i * ${ADMIT_KEYS_PER_LEVEL}, 9 + i * ${ADMIT_ARGS_PER_LEVEL}
   local minute, used = counts[i + 1][1], counts[i + 1][2]
   local minuteReset, tokensReset = 0, 0
   if tonumber(ARGV[a + 1]) >= 0 then
@@ -120,7 +132,11 @@ for i = 0, n - 1 do
   end
   if tonumber(ARGV[a + 5]) >= 0 and reservation > 0 then
     redis.call('INCRBY', KEYS[k + 5], reservation)
-    if tonumber(ARGV[a + 6]) > 0 then redis.call('PEXPIRE', KEYS[k + 5], ARGV[a + 6]) end
+    redis.call('ZADD', KEYS[k + 9], now + reservationLease, id .. '|' .. reservation)
+    if tonumber(ARGV[a + 6]) > 0 then
+      redis.call('PEXPIRE', KEYS[k + 5], ARGV[a + 6])
+      redis.call('PEXPIRE', KEYS[k + 9], ARGV[a + 6])
+    end
   end
   out[#out + 1] = minute
   out[#out + 1] = minuteReset
@@ -131,21 +147,26 @@ return out
 `;
 
 /**
- * Settles every level atomically: releases the reservation, adds the actual cost to each spent
- * counter, replaces the request's token estimate by its actual tokens (while it is still in the
- * window) and ends its request in flight. Per level, KEYS: reserved, token window, its sum, in
- * flight, then its spent counters; ARGV: whether each of the first three is kept, the number of spent
+ * Settles every level atomically: releases the reservation (only if its lease member is still there,
+ * or ARGV[7] says it has none; never below 0), adds the actual cost to each spent counter, replaces
+ * the request's token estimate by its actual tokens (while it is still in the window) and ends its
+ * request in flight. Per level, KEYS: reserved, token window, its sum, in flight, the reservations'
+ * leases, then its spent counters; ARGV: whether each of the first three is kept, the number of spent
  * counters and their lifetimes. The ARGV after the last level are indexes (into KEYS) of the spent
  * counters whose values are returned.
  */
 const SETTLE = `
 local reservation, actual, id = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
 local estimate, tokens, n = ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6])
-local k, a = 0, 6
+local unleased = ARGV[7] == '1'
+local k, a = 0, 7
 local values = {}
 for i = 1, n do
   local spentCount = tonumber(ARGV[a + 4])
-  if ARGV[a + 1] == '1' and reservation ~= 0 then redis.call('DECRBY', KEYS[k + 1], reservation) end
+  if ARGV[a + 1] == '1' and reservation ~= 0 and (unleased or redis.call('ZREM', KEYS[k + 5], id .. '|' .. reservation) == 1) then
+    -- Below 0 only when the counter held less (its period ended): it reads as 0 without the key.
+    if redis.call('DECRBY', KEYS[k + 1], reservation) < 0 then redis.call('DEL', KEYS[k + 1]) end
+  end
   if ARGV[a + 2] == '1' and tokens >= 0 then
     local old = id .. '|' .. estimate
     local score = redis.call('ZSCORE', KEYS[k + 2], old)
@@ -157,12 +178,12 @@ for i = 1, n do
   end
   if ARGV[a + 3] == '1' then redis.call('ZREM', KEYS[k + 4], id) end
   for j = 1, spentCount do
-    local index = k + 4 + j
+    local index = k + 5 + j
     values[index] = redis.call('INCRBY', KEYS[index], actual)
     local ttl = tonumber(ARGV[a + 4 + j])
     if ttl > 0 then redis.call('PEXPIRE', KEYS[index], ttl) end
   end
-  k = k + 4 + spentCount
+  k = k + 5 + spentCount
   a = a + 4 + spentCount
 end
 local out = {}
@@ -289,6 +310,7 @@ export class RedisState implements SharedState {
       String(admission.msUntilDayEnds),
       String(admission.leaseMs ?? CONCURRENCY_LEASE_MS),
       String(admission.levels.length),
+      String(admission.reservationLeaseMs ?? RESERVATION_LEASE_MS),
     ];
     for (const level of admission.levels) {
       keys.push(
@@ -300,6 +322,7 @@ export class RedisState implements SharedState {
         this.counter(level.tokensWindowKey),
         this.counter(`${level.tokensWindowKey}:sum`),
         this.counter(level.concurrentKey),
+        this.counter(`${level.reservedKey}:leases`),
       );
       args.push(
         String(level.requestsPerMinute ?? -1),
@@ -333,6 +356,7 @@ export class RedisState implements SharedState {
       String(settlement.estimatedTokens),
       String(settlement.actualTokens ?? -1),
       String(settlement.levels.length),
+      settlement.unleased ? '1' : '0',
     ];
     const indexOf = new Map<string, number>();
     for (const level of settlement.levels) {
@@ -342,6 +366,7 @@ export class RedisState implements SharedState {
         this.counter(level.tokensWindowKey ?? placeholder),
         this.counter(level.tokensWindowKey === undefined ? placeholder : `${level.tokensWindowKey}:sum`),
         this.counter(level.concurrentKey ?? placeholder),
+        this.counter(level.reservedKey === undefined ? placeholder : `${level.reservedKey}:leases`),
       );
       args.push(level.reservedKey === undefined ? '0' : '1', level.tokensWindowKey === undefined ? '0' : '1', level.concurrentKey === undefined ? '0' : '1', String(level.spent.length));
       for (const counter of level.spent) {

@@ -4,8 +4,9 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import Keyv from 'keyv';
 import { SqliteKeyvStore } from './sqlite-keyv.js';
+import { SqliteLeases } from './sqlite-leases.js';
 import { MemoryQuotaStore } from './quota-state.js';
-import { type Admission, type AdmissionResult, CONCURRENCY_LEASE_MS, type InvalidationEvent, type LevelCounts, type RefusalReason, type Settlement, type SharedState } from './state.js';
+import { type Admission, type AdmissionResult, CONCURRENCY_LEASE_MS, type InvalidationEvent, RESERVATION_LEASE_MS, type LevelCounts, type RefusalReason, type Settlement, type SharedState } from './state.js';
 
 /** How often limit counters and window entries changed in memory are written to the file. */
 export const COUNTER_FLUSH_MS = 100;
@@ -75,6 +76,8 @@ export class SqliteState implements SharedState {
   private readonly windows = new Map<string, Window>();
   private readonly tokenWindows = new Map<string, TokenWindow>();
   private readonly concurrent = new Map<string, Map<string, number>>();
+  /** Per reserved counter, its reservations' leases. */
+  private readonly leases: SqliteLeases;
   /** Counter keys changed since the last flush. */
   private readonly dirtyCounters = new Set<string>();
   /**
@@ -92,6 +95,7 @@ export class SqliteState implements SharedState {
     this.database.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;');
     this.records = new Keyv({ store: new SqliteKeyvStore(this.database), useKeyPrefix: false });
     this.sql = prepare(this.database);
+    this.leases = new SqliteLeases(this.database, (key, held) => this.leasesLoaded(key, held), () => this.scheduleFlush());
     this.bus.setMaxListeners(0);
   }
 
@@ -140,6 +144,8 @@ export class SqliteState implements SharedState {
         if (flying.size >= level.maxConcurrent) return refused(index, 'max_concurrent', 1000, flying.size);
       }
       if (level.budgetNanos !== undefined) {
+        const gone = this.leases.expire(level.reservedKey, now);
+        if (gone > 0) this.decrement(level.reservedKey, gone, now);
         const spent = this.counter(level.spentKey, now);
         const reserved = this.counter(level.reservedKey, now);
         const room = level.budgetNanos - spent - reserved;
@@ -148,6 +154,8 @@ export class SqliteState implements SharedState {
       }
     }
     const counts: LevelCounts[] = [];
+    const leaseMember = `${admission.requestId}|${reservation}`;
+    const leaseEnd = now + (admission.reservationLeaseMs ?? RESERVATION_LEASE_MS);
     for (const level of levels) {
       let minuteCount = 0;
       let minuteResetMs = 0;
@@ -176,7 +184,10 @@ export class SqliteState implements SharedState {
         tokensResetMs = window.entries[window.head]!.at + MINUTE_MS - now;
       }
       if (level.maxConcurrent !== undefined) this.inFlight(level.concurrentKey, now).set(admission.requestId, now + (admission.leaseMs ?? CONCURRENCY_LEASE_MS));
-      if (level.budgetNanos !== undefined && reservation > 0) this.increment(level.reservedKey, reservation, level.periodTtlMs === undefined ? null : now + level.periodTtlMs);
+      if (level.budgetNanos !== undefined && reservation > 0) {
+        this.increment(level.reservedKey, reservation, level.periodTtlMs === undefined ? null : now + level.periodTtlMs);
+        this.leases.set(level.reservedKey, leaseMember, leaseEnd, admission.reservationPersists === true);
+      }
       counts.push({ minuteCount, minuteResetMs, tokensInWindow, tokensResetMs });
     }
     return { admitted: true, reservedNanos: reservation, levels: counts };
@@ -185,7 +196,11 @@ export class SqliteState implements SharedState {
   async settle(settlement: Settlement): Promise<number[] | undefined> {
     const now = Date.now();
     for (const level of settlement.levels) {
-      if (level.reservedKey !== undefined && settlement.reservationNanos !== 0) this.increment(level.reservedKey, -settlement.reservationNanos, null);
+      const { reservedKey } = level;
+      // Released once: only while its lease holds it (a reclaimed one was released by an admission).
+      if (reservedKey !== undefined && settlement.reservationNanos !== 0 && (settlement.unleased || this.leases.set(reservedKey, `${settlement.requestId}|${settlement.reservationNanos}`, null))) {
+        this.decrement(reservedKey, settlement.reservationNanos, now);
+      }
       for (const { key, ttlMs } of level.spent) this.increment(key, settlement.actualNanos, ttlMs === undefined ? null : now + ttlMs);
       if (level.tokensWindowKey !== undefined && settlement.actualTokens !== undefined) {
         const window = this.tokenWindows.has(level.tokensWindowKey) ? this.tokenWindow(level.tokensWindowKey, now) : undefined;
@@ -235,7 +250,7 @@ export class SqliteState implements SharedState {
   /** Writes what changed in memory since the last flush to the file, in one transaction. */
   flush(): void {
     this.flushTimer = undefined;
-    if (this.dirtyCounters.size === 0 && this.pendingSeconds.size === 0) return;
+    if (this.dirtyCounters.size === 0 && this.pendingSeconds.size === 0 && !this.leases.pending) return;
     const now = Date.now();
     const windows = this.pendingSeconds;
     const counters = [...this.dirtyCounters];
@@ -245,6 +260,8 @@ export class SqliteState implements SharedState {
           const counter = this.counters.get(key);
           if (counter) this.sql.saveCounter.run(key, counter.value, counter.expires);
         }
+        // A lease row lives as long as its counter (a finished period's go with it).
+        this.leases.write(now, (key) => this.counters.get(key)?.expires ?? null);
         for (const [key, seconds] of windows) {
           for (const [second, count] of seconds) this.sql.addToWindow.run(key, second, count);
           this.sql.trimWindow.run(key, Math.floor((now - MINUTE_MS) / 1000));
@@ -257,9 +274,13 @@ export class SqliteState implements SharedState {
     }
     this.pendingSeconds = new Map();
     this.dirtyCounters.clear();
+    this.leases.written();
     // Counters past their lifetime are in the file (or never need to be); drop them from memory.
     for (const [key, counter] of this.counters) {
-      if (counter.expires !== null && counter.expires <= now) this.counters.delete(key);
+      if (counter.expires !== null && counter.expires <= now) {
+        this.counters.delete(key);
+        this.leases.forget(key);
+      }
     }
   }
 
@@ -295,6 +316,27 @@ export class SqliteState implements SharedState {
       counter.value += delta;
       counter.expires = expires ?? counter.expires;
     }
+    this.dirtyCounters.add(key);
+    this.scheduleFlush();
+  }
+
+  /** Subtracts up to `amount` from the counter `key` (never below 0; an expired or empty one is left alone). */
+  private decrement(key: string, amount: number, now: number): void {
+    const release = Math.min(amount, this.counter(key, now));
+    if (release > 0) this.increment(key, -release, null);
+  }
+
+  /**
+   * The leases of the reserved counter `key` were read from the file for the first time in this
+   * process (always before the counter changes here: admissions and settlements read them first).
+   * The counter is set to what the persisted ones (batches') hold: the other reservations it counted
+   * belonged to requests in flight in a process that has ended (a crash, a restart), which no one
+   * will settle.
+   */
+  private leasesLoaded(key: string, held: number): void {
+    const counter = this.stored(key);
+    if (counter.value === held || (counter.expires !== null && counter.expires <= Date.now())) return;
+    counter.value = held;
     this.dirtyCounters.add(key);
     this.scheduleFlush();
   }

@@ -59,7 +59,12 @@ export interface LevelAdmission {
   /** Requests of the current UTC day and in total; absent: not counted (a level of its own only counts what it limits). */
   readonly dayCounterKey?: string;
   readonly totalCounterKey?: string;
-  /** Spent and reserved in the budget's period (only used when `budgetNanos` is set). */
+  /**
+   * Spent and reserved in the budget's period (only used when `budgetNanos` is set). Each reservation
+   * is also recorded, until its request settles, as a member `<request id>|<nanos>` of the lease set
+   * `<reservedKey>:leases` scored by its lease's end: an admission first releases the expired ones
+   * (a crashed instance's), so they cannot stay counted for good.
+   */
   readonly spentKey: string;
   readonly reservedKey: string;
   /** Sliding 60-second window of tokens (only kept when `tokensPerMinute` is set). */
@@ -94,10 +99,32 @@ export interface Admission {
   readonly msUntilDayEnds: number;
   /** How long a request counts as in flight when it is never settled (a crashed instance); default {@link CONCURRENCY_LEASE_MS}. */
   readonly leaseMs?: number;
+  /**
+   * How long the reservation stays counted when it is never settled (a crashed instance); default
+   * {@link RESERVATION_LEASE_MS}. A settle after it ended charges the cost but releases nothing.
+   */
+  readonly reservationLeaseMs?: number;
+  /**
+   * The reservation outlives the process that made it (a batch's, settled by whichever instance sees
+   * it end). The embedded store writes only these leases to its file: after a restart, every other
+   * reservation belonged to a request that died with the process, and is released at once.
+   */
+  readonly reservationPersists?: boolean;
 }
 
 /** A request still counts as in flight this long after its admission if nothing settles it (a crashed instance). */
 export const CONCURRENCY_LEASE_MS = 600_000;
+
+/**
+ * A request's reservation stays counted this long after its admission if nothing settles it (a
+ * crashed instance): twice the default `upstream.timeoutMs` (one attempt's deadline, streams
+ * included), so that a request with a retry or a fallback still settles within it
+ * (`vault.reservationLeaseMs` changes it).
+ */
+export const RESERVATION_LEASE_MS = 1_200_000;
+
+/** A batch's reservation lease: its 24-hour completion window and a day more for an instance to notice its end. */
+export const BATCH_RESERVATION_LEASE_MS = 48 * 3_600_000;
 
 /** What one level looked like after admitting the request (for the `x-ratelimit-*` headers). */
 export interface LevelCounts {
@@ -148,4 +175,10 @@ export interface Settlement {
   readonly levels: readonly LevelSettlement[];
   /** Spent counters whose values after this settle are wanted back (what the budget alerts compare). */
   readonly report?: readonly string[];
+  /**
+   * The reservation has no lease member (a batch stored before reservations had leases): released
+   * without one. Otherwise it is released only if its member `<request id>|<reservationNanos>` is
+   * still in the lease set (not reclaimed after its lease ended), so it is never released twice.
+   */
+  readonly unleased?: boolean;
 }

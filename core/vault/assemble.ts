@@ -22,6 +22,7 @@ export function registerVault(container: Container): void {
       credentialCacheMs: config.vault.credentialCacheMs,
       pricing: config.pricing,
       outputTokenEstimate: config.vault.outputTokenEstimate,
+      reservationLeaseMs: config.vault.reservationLeaseMs,
       // Resolved on first use: the organization keeps its records in this vault's state.
       teams: (id) => c.resolve(Organization).teams.get(id),
       principals: {

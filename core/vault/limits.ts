@@ -66,6 +66,8 @@ export interface LimitsDependencies {
   readonly record: (id: string) => Promise<VirtualKeyRecord | undefined>;
   /** Output tokens reserved when a request gives no `max_tokens` (default 1024). */
   readonly outputTokenEstimate: number;
+  /** How long a reservation counts when its request is never settled (`vault.reservationLeaseMs`; default the state's). */
+  readonly reservationLeaseMs?: number;
   /** A team key's team, whose allowed models and providers bound the key's requests. */
   readonly teams?: TeamLookup;
   /** The users, service accounts and organization whose limits apply besides the key's (core/org). */
@@ -241,6 +243,7 @@ function admitHook(dependencies: LimitsDependencies, reservations: WeakMap<Gatew
         levels: admissions,
         reservationNanos,
         reservationIsCeiling: passthrough,
+        ...(dependencies.reservationLeaseMs !== undefined ? { reservationLeaseMs: dependencies.reservationLeaseMs } : {}),
         tokens,
         msUntilDayEnds: calendarAt(now).ends.day - now,
       });

@@ -33,6 +33,8 @@ export interface VaultServiceOptions {
   readonly pricing?: PricingOptions;
   /** Output tokens reserved when a request gives no `max_tokens`. */
   readonly outputTokenEstimate: number;
+  /** How long a request's budget reservation counts if nothing settles it (`vault.reservationLeaseMs`; default the state's). */
+  readonly reservationLeaseMs?: number;
   /** Budget alerts: the webhook they are posted to (none: shown by the dashboard only), with the control-plane HTTP client. */
   readonly alerts?: { readonly webhook?: AlertWebhook; readonly http?: ControlPlaneHttp; readonly logger?: AlertLogger; readonly retryDelaysMs?: readonly number[] };
 }
@@ -94,6 +96,7 @@ export class VaultService {
       prices: this.prices,
       record: async (id) => this.parts.keys.cached(id) ?? this.parts.keys.get(id),
       outputTokenEstimate: options.outputTokenEstimate,
+      ...(options.reservationLeaseMs !== undefined ? { reservationLeaseMs: options.reservationLeaseMs } : {}),
       ...(options.teams ? { teams: options.teams } : {}),
       ...(options.principals ? { principals: options.principals } : {}),
     });

@@ -50,6 +50,12 @@ const RESTART_AFTER = 80;
 const SERVED_AFTER_RESTART = 15;
 /** A load that never gets there fails rather than runs on. */
 const MAX_REQUESTS = 6000;
+/**
+ * The instances' reservation lease (GATEWAY_RESERVATION_LEASE_MS): the reservations of the requests
+ * the SIGKILL cut are released by the first admission after it (docs/limits.md). Far longer than
+ * any request of the load takes; a request that outlived it would be charged, never released twice.
+ */
+const LEASE_MS = 10_000;
 
 const nginxPresent = existsSync(NGINX);
 const redis = await redisAvailable();
@@ -161,6 +167,7 @@ async function setUp(redisUrl: string, label: string): Promise<Setup> {
     GATEWAY_REDIS_PREFIX: prefix,
     DATABASE_URL,
     GATEWAY_LOG_PG_SCHEMA: schema,
+    GATEWAY_RESERVATION_LEASE_MS: String(LEASE_MS),
   };
   const relayed = new URL(DATABASE_URL);
   relayed.port = String(relay.port);
@@ -233,6 +240,8 @@ interface Run {
   /** The victim as restarted. */
   readonly victim: Instance;
   readonly reachedLimit: boolean;
+  /** When the victim had died (every reservation it held was made before). */
+  readonly killedAt: number;
 }
 
 /**
@@ -260,6 +269,7 @@ async function driveLoad(setup: Setup, key: { key: string; route: string }, firs
     }
   };
   let spillAtKill: ReturnType<typeof readSpill> = { segments: 0, traces: [], unreadable: 0 };
+  let killedTime = 0;
   const controller = async () => {
     await waitFor('the first answers', () => answered >= CUT_AFTER);
     // The victim loses PostgreSQL: its entries go to its spill file.
@@ -269,6 +279,7 @@ async function driveLoad(setup: Setup, key: { key: string; route: string }, firs
     await waitFor('entries in the victim spill file', () => answered - cutAt >= KILL_AFTER && readSpill(victim.dataDir).traces.length >= 5);
     phase = PHASE.killing;
     await killInstance(victim);
+    killedTime = Date.now();
     phase = PHASE.dead;
     const killedAt = answered;
     spillAtKill = readSpill(victim.dataDir);
@@ -284,7 +295,7 @@ async function driveLoad(setup: Setup, key: { key: string; route: string }, firs
     stop = true;
   });
   await Promise.all([...Array.from({ length: CONCURRENCY }, worker), control]);
-  return { results, spillAtKill, victim, reachedLimit: next >= MAX_REQUESTS };
+  return { results, spillAtKill, victim, reachedLimit: next >= MAX_REQUESTS, killedAt: killedTime };
 }
 
 async function scenario(t: ExecutionContext, redisUrl: string, label: string): Promise<void> {
@@ -294,7 +305,7 @@ async function scenario(t: ExecutionContext, redisUrl: string, label: string): P
   const victimAddress = `127.0.0.1:${instances[2].port}`;
   try {
     const key = await provision(setup);
-    const { results, spillAtKill, victim, reachedLimit } = await driveLoad(setup, key, await sdkRequests(t, setup, key.key));
+    const { results, spillAtKill, victim, reachedLimit, killedAt } = await driveLoad(setup, key, await sdkRequests(t, setup, key.key));
     t.false(reachedLimit, `the restarted victim served ${SERVED_AFTER_RESTART} requests within ${MAX_REQUESTS}`);
 
     // Every instance has written what it logged; the restarted victim has replayed its spill file.
@@ -311,6 +322,15 @@ async function scenario(t: ExecutionContext, redisUrl: string, label: string): P
     const rows = await storedRows(schema, runId);
     const usage = await admin(nginx, 'GET', `/admin/virtual-keys/${key.id}/usage`);
     analyse(t, { results, rows, usage, spillAtKill, victimAddress, victimMetrics, instances });
+
+    // 4. The reservations of the requests the SIGKILL cut: once their lease has ended, the next
+    //    admission releases them, and nothing is left reserved when that request is settled.
+    await waitFor('the reservation lease to end', () => Date.now() > killedAt + LEASE_MS + 100);
+    const after = await sendOne(nginx.url, { kind: 'chat', index: results.length, trace: `lease-${runId}`, key: key.key, route: key.route, runId: `lease-${runId}` });
+    t.is(after.outcome, 'ok');
+    let reserved = usage.reserved_usd;
+    await waitFor('no reservation left', async () => (reserved = (await admin(nginx, 'GET', `/admin/virtual-keys/${key.id}/usage`)).reserved_usd) === 0, 60_000).catch(() => {});
+    t.is(reserved, 0, 'the killed instance’s reservations were released after their lease');
   } catch (error) {
     t.log(`nginx error log:\n${nginx.errorLog().slice(-4000)}`);
     for (const instance of instances) t.log(`instance ${instance.name} output:\n${instance.output().slice(-4000)}`);

@@ -30,7 +30,7 @@ export function admission(overrides: One = {}): Admission & Required<Pick<LevelA
 }
 /** The flattened admission with its `levels` rebuilt from its level fields (so a spread override changes the level too). */
 function withLevels<T extends Omit<Admission, 'levels'> & LevelAdmission>(flat: T): T & Admission {
-  const { now: _now, requestId: _id, reservationNanos: _r, reservationIsCeiling: _c, tokens: _t, msUntilDayEnds: _d, leaseMs: _l, levels: _levels, ...level } = flat as T & { levels?: unknown };
+  const { now: _now, requestId: _id, reservationNanos: _r, reservationIsCeiling: _c, tokens: _t, msUntilDayEnds: _d, leaseMs: _l, reservationLeaseMs: _rl, reservationPersists: _rp, levels: _levels, ...level } = flat as T & { levels?: unknown };
   return { ...flat, levels: [level as LevelAdmission] };
 }
 /** Settles a one-level admission's request. */
@@ -96,10 +96,12 @@ export function stateContract(name: string, open: () => Promise<SharedState | un
     t.true((await state.admit(base)).admitted);
     t.true((await state.admit({ ...base, requestId: 'b' })).admitted);
     t.like(await state.admit({ ...base, requestId: 'c' }), { admitted: false, reason: 'budget', spentNanos: 0, reservedNanos: 80 });
-    await settleOne(state, base, { reservationNanos: 40, actualNanos: 10 });
+    await settleOne(state, base, { requestId: base.requestId, reservationNanos: 40, actualNanos: 10 });
     t.deepEqual(await state.read([base.spentKey, base.reservedKey]), [10, 40]);
     t.true((await state.admit({ ...base, requestId: 'd' })).admitted, '10 + 40 + 40 fits 100');
-    await settleOne(state, base, { reservationNanos: 80, actualNanos: 90 });
+    await settleOne(state, base, { requestId: 'b', reservationNanos: 40, actualNanos: 45 });
+    await settleOne(state, base, { requestId: 'd', reservationNanos: 40, actualNanos: 45 });
+    t.deepEqual(await state.read([base.spentKey, base.reservedKey]), [100, 0]);
     t.like(await state.admit({ ...base, reservationNanos: 0, requestId: 'e' }), { admitted: false, reason: 'budget', level: 0 }, 'an exhausted budget refuses even a request that reserves nothing');
   });
 
@@ -162,6 +164,51 @@ export function stateContract(name: string, open: () => Promise<SharedState | un
     t.true((await state.admit({ ...leased, requestId: 'l1' })).admitted);
     t.like(await state.admit({ ...leased, requestId: 'l2' }), { admitted: false, reason: 'max_concurrent' });
     t.true((await state.admit({ ...leased, now: Date.now() + 100, requestId: 'l3' })).admitted, 'a request never settled (a crashed instance) stops counting when its lease ends');
+  });
+
+  withStore('a reservation never settled (a crashed instance) is released after its lease, and the budget admits again', async (t, state) => {
+    const base = admission({ budgetNanos: 100, reservationNanos: 60, reservationLeaseMs: 1000 });
+    const now = Date.now();
+    t.true((await state.admit({ ...base, now, requestId: 'lost' })).admitted);
+    t.like(await state.admit({ ...base, now: now + 999, requestId: 'early' }), { admitted: false, reason: 'budget', reservedNanos: 60 }, 'held until its lease ends');
+    t.deepEqual(await state.read([base.reservedKey]), [60]);
+    t.like(await state.admit({ ...base, now: now + 1000, requestId: 'after' }), { admitted: true, reservedNanos: 60 }, 'the lost reservation is released first');
+    t.deepEqual(await state.read([base.reservedKey]), [60], "only the new request's reservation counts");
+    // Several levels, one of them without a budget: each budget's lost reservations go.
+    const team = admission({ budgetNanos: 200, reservationLeaseMs: 1000 });
+    const both = (requestId: string, at: number, reservationNanos: number): Admission => ({ ...base, now: at, requestId, reservationNanos, levels: [base.levels[0]!, admission().levels[0]!, team.levels[0]!] });
+    t.like(await state.admit(both('two-levels', now + 5000, 40)), { admitted: true }, '60 (after) released, 40 reserved at both budgets');
+    t.deepEqual(await state.read([base.reservedKey, team.reservedKey]), [40, 40]);
+    t.like(await state.admit(both('big', now + 6001, 100)), { admitted: true }, 'both 40s released at their own lease end');
+    t.deepEqual(await state.read([base.reservedKey, team.reservedKey]), [100, 100]);
+  });
+
+  withStore('a settle after its reservation was reclaimed adds the cost but releases nothing (never below 0)', async (t, state) => {
+    const base = admission({ budgetNanos: 1000, reservationNanos: 300, reservationLeaseMs: 1000 });
+    const now = Date.now();
+    t.true((await state.admit({ ...base, now, requestId: 'slow' })).admitted);
+    t.true((await state.admit({ ...base, now: now + 1500, requestId: 'next' })).admitted, "reclaims slow's 300");
+    t.deepEqual(await state.read([base.reservedKey]), [300]);
+    await settleOne(state, base, { requestId: 'slow', reservationNanos: 300, actualNanos: 250 });
+    t.deepEqual(await state.read([base.spentKey, base.reservedKey]), [250, 300], "the late settle charges its cost; next's reservation stays");
+    await settleOne(state, base, { requestId: 'next', reservationNanos: 300, actualNanos: 10 });
+    await settleOne(state, base, { requestId: 'next', reservationNanos: 300, actualNanos: 0 });
+    t.deepEqual(await state.read([base.spentKey, base.reservedKey]), [260, 0], 'a second settle of the same request releases nothing more');
+    t.true((await state.admit({ ...base, now: now + 3000, reservationNanos: 740, requestId: 'rest' })).admitted, 'the budget admits up to what is left: 1000 - 260');
+  });
+
+  withStore('a settle before the lease ends releases the reservation exactly once', async (t, state) => {
+    const base = admission({ budgetNanos: 100, reservationNanos: 50, reservationLeaseMs: 1000 });
+    const now = Date.now();
+    t.true((await state.admit({ ...base, now, requestId: 'a' })).admitted);
+    t.true((await state.admit({ ...base, now, requestId: 'b' })).admitted);
+    await settleOne(state, base, { requestId: 'a', reservationNanos: 50, actualNanos: 20 });
+    t.deepEqual(await state.read([base.spentKey, base.reservedKey]), [20, 50]);
+    // After a's lease: only b's (never settled) is reclaimed; a's is not released a second time.
+    t.like(await state.admit({ ...base, now: now + 1000, reservationNanos: 80, requestId: 'c' }), { admitted: true, reservedNanos: 80 });
+    t.deepEqual(await state.read([base.spentKey, base.reservedKey]), [20, 80]);
+    await settleOne(state, base, { requestId: 'c', reservationNanos: 80, actualNanos: 0 });
+    t.deepEqual(await state.read([base.reservedKey]), [0]);
   });
 }
 

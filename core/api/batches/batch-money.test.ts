@@ -17,6 +17,7 @@ test("a batch made before levels (its key's reservation alone) settles on its ke
   await settleBatch(dependencies, reservation, 0.000002);
   const now = Date.now();
   t.like(settles[0], { reservationNanos: 5000, actualNanos: 2000, levels: [{ reservedKey: 'usage:vk_1:reserved:total' }] });
+  t.is(settles[0].unleased, true, 'reserved before leases: released without a lease member');
   t.deepEqual(
     settles[0].levels[0].spent.map((counter) => counter.key),
     (['total', 'day', 'week', 'month'] as const).map((period) => periodCounter('usage:vk_1', 'spent', period, now)),
@@ -30,6 +31,7 @@ test("each level settles its own counters: a team's budget period, the key's fou
     {
       requestId: 'batch_gw_1',
       nanos: 9000,
+      leased: true,
       levels: [
         { level: 'key', id: 'vk_2', base: 'usage:vk_2', limits: {}, countsRequests: true },
         { level: 'team', id: 't1', base: 'usage:team:t1', limits: { budget_usd: 1, budget_period: 'month' }, reservedKey: 'usage:team:t1:reserved:month:x' },
@@ -47,4 +49,5 @@ test("each level settles its own counters: a team's budget period, the key's fou
     [periodCounter('usage:team:t1', 'spent', 'month', Date.now())],
   );
   t.deepEqual(organization, { spent: [] });
+  t.is(settles[0].unleased, undefined, 'a leased reservation is released only while its lease member is there');
 });

@@ -2,7 +2,7 @@ import { errors } from '../../errors.js';
 import type { GatewayContext } from '../../pipeline/context.js';
 import type { ProviderPlugin } from '../../spec/provider.js';
 import type { ChatRequest, Usage } from '../../spec/unified.js';
-import type { SharedState } from '../../store/state.js';
+import { BATCH_RESERVATION_LEASE_MS, type SharedState } from '../../store/state.js';
 import type { ChargedBudget } from '../../vault/alerts.js';
 import { expectedOutputTokens, promptTokensBound } from '../../vault/estimate.js';
 import { calendarAt, type Level, levelAdmission, type LevelName, periodCounter, spentCounters, tracksSpend } from '../../vault/levels.js';
@@ -47,6 +47,8 @@ export interface BatchReservation {
   /** What each level with a budget reserved (nano-USD). */
   readonly nanos: number;
   readonly levels: readonly BatchLevel[];
+  /** The reservation has a lease ({@link BATCH_RESERVATION_LEASE_MS}); absent on batches stored before leases, released without one. */
+  readonly leased?: true;
 }
 
 /** A reservation as batches created before levels kept it: the key's alone. */
@@ -131,11 +133,15 @@ export async function reserveBatch(
   const reservationNanos = budgeted === undefined ? 0 : toNanos(estimateUsd(requests, price, dependencies.outputTokenEstimate, budgeted));
   const now = Date.now();
   const admissions = levels.map((level) => batchAdmission(level, now));
-  const result = await dependencies.state().admit({ now, requestId: batchId, levels: admissions, reservationNanos, tokens: 0, msUntilDayEnds: calendarAt(now).ends.day - now });
+  // The batch's own lease: its whole completion window, and a day more for its end to be seen.
+  const result = await dependencies
+    .state()
+    .admit({ now, requestId: batchId, levels: admissions, reservationNanos, reservationLeaseMs: BATCH_RESERVATION_LEASE_MS, reservationPersists: true, tokens: 0, msUntilDayEnds: calendarAt(now).ends.day - now });
   if (!result.admitted) throw levelRefusal(result, levels[result.level]!, { reservationNanos, now, tokens: 0 });
   return {
     requestId: batchId,
     nanos: result.reservedNanos,
+    leased: true,
     levels: levels.map((level, index) => ({
       level: level.level,
       id: level.id,
@@ -180,6 +186,7 @@ export async function settleBatch(dependencies: BatchMoneyDependencies, reservat
     estimatedTokens: 0,
     levels,
     ...(report.length > 0 ? { report } : {}),
+    ...(reservation.leased ? {} : { unleased: true }),
   });
   alerted.forEach((level, index) => dependencies.onCharged!(chargedBudget({ ...level, label: level.id }, report[index]!, now), spent?.[index]));
 }
