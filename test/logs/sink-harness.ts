@@ -24,11 +24,11 @@ const COMPLETION = JSON.stringify({
   usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
 });
 
-/** A provider answering every request at once (the shared fake records every request, which 20 000 would pile up). */
-export async function fastProvider(): Promise<{ url: string; close(): void }> {
+/** A provider answering every request at once with `completion` (the shared fake records every request, which 20 000 would pile up). */
+export async function fastProvider(completion = COMPLETION): Promise<{ url: string; close(): void }> {
   const server: Server = createServer((request, response) => {
     request.resume();
-    request.on('end', () => response.writeHead(200, { 'content-type': 'application/json' }).end(COMPLETION));
+    request.on('end', () => response.writeHead(200, { 'content-type': 'application/json' }).end(completion));
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
