@@ -155,7 +155,8 @@ export abstract class DurableQueue<Totals extends SpillTotals, Observer extends 
       this.up = true;
       this.schedule(true);
     }, this.options.retryMs);
-    this.retryTimer.unref();
+    // Only a pending `flush` keeps the process alive for the retry (it waits through the outage).
+    if (this.idleWaiters.length === 0 || this.closed) this.retryTimer.unref();
   }
 
   /** Sends the oldest spilled segment through `send` and counts it; throws (keeping it) when `send` fails. */
@@ -206,6 +207,7 @@ export abstract class DurableQueue<Totals extends SpillTotals, Observer extends 
     if (this.isSettled()) return Promise.resolve();
     return new Promise((resolve) => {
       this.idleWaiters.push(resolve);
+      if (!this.closed) this.retryTimer?.ref();
       this.schedule(true);
     });
   }
