@@ -7,34 +7,18 @@
  * GATEWAY_LOG_SEARCH=false runs it without the body search index (the time to store the backlog
  * after the last answer is printed too).
  */
-import { once } from 'node:events';
-import { createServer } from 'node:http';
 import { mkdtempSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { Pool } from 'undici';
 import { createGateway } from '../core/app.js';
 import { openai } from '../plugins/providers/openai/index.js';
+import { sendChats, startChatMock } from './log-bench.js';
 
 const TOTAL = Number(process.env.BENCH_REQUESTS ?? 20_000);
-const COMPLETION = JSON.stringify({
-  id: 'c1',
-  object: 'chat.completion',
-  created: 1,
-  model: 'm',
-  choices: [{ index: 0, message: { role: 'assistant', content: 'Hello there, how can I help?' }, finish_reason: 'stop' }],
-  usage: { prompt_tokens: 10, completion_tokens: 8, total_tokens: 18 },
-});
-
-const mock = createServer((request, response) => {
-  request.resume();
-  request.on('end', () => response.writeHead(200, { 'content-type': 'application/json' }).end(COMPLETION));
-});
-mock.listen(0, '127.0.0.1');
-await once(mock, 'listening');
-const mockUrl = `http://127.0.0.1:${(mock.address() as AddressInfo).port}/v1`;
+const mock = await startChatMock();
+const mockUrl = mock.url;
 const gateway = createGateway(
   { providers: [openai()] },
   {
@@ -44,25 +28,10 @@ const gateway = createGateway(
 );
 const { url } = await gateway.listen(0, '127.0.0.1');
 const client = new Pool(url, { connections: 50 });
-const body = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'Say hello in a friendly way, please.' }] });
-let next = 0;
 const statuses: Record<number, number> = {};
 const started = performance.now();
 const cpu = process.cpuUsage();
-await Promise.all(
-  Array.from({ length: 50 }, async () => {
-    while (next++ < TOTAL) {
-      const answer = await client.request({
-        path: '/v1/chat/completions',
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-gateway-api-key': 'gw-bench-key-0123456789abcdef', 'x-gateway-provider': 'openai', 'x-gateway-custom-host': mockUrl, authorization: 'Bearer sk-bench' },
-        body,
-      });
-      statuses[answer.statusCode] = (statuses[answer.statusCode] ?? 0) + 1;
-      await answer.body.dump();
-    }
-  }),
-);
+await sendChats(client, { key: 'gw-bench-key-0123456789abcdef', mockUrl }, TOTAL, (status) => (statuses[status] = (statuses[status] ?? 0) + 1));
 const seconds = (performance.now() - started) / 1000;
 const used = process.cpuUsage(cpu);
 const flushStarted = performance.now();

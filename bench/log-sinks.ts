@@ -11,10 +11,7 @@
  * still built), so the difference to the NATS figure is the client library's share.
  */
 import { randomBytes } from 'node:crypto';
-import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { jetstreamManager, StorageType } from '@nats-io/jetstream';
@@ -25,26 +22,13 @@ import { defineLogSink, type LogSinkRegistration } from '../core/spec/index.js';
 import { createGateway } from '../core/app.js';
 import { openai } from '../plugins/providers/openai/index.js';
 import { nats } from '../plugins/sinks/nats/index.js';
+import { sendChats, startChatMock } from './log-bench.js';
 
 const PER_ROUND = Number(process.env.BENCH_REQUESTS ?? 5000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 const KEY = 'gw-bench-key-0123456789abcdef';
-const COMPLETION = JSON.stringify({
-  id: 'c1',
-  object: 'chat.completion',
-  created: 1,
-  model: 'm',
-  choices: [{ index: 0, message: { role: 'assistant', content: 'Hello there, how can I help?' }, finish_reason: 'stop' }],
-  usage: { prompt_tokens: 10, completion_tokens: 8, total_tokens: 18 },
-});
-
-const mock = createServer((request, response) => {
-  request.resume();
-  request.on('end', () => response.writeHead(200, { 'content-type': 'application/json' }).end(COMPLETION));
-});
-mock.listen(0, '127.0.0.1');
-await once(mock, 'listening');
-const mockUrl = `http://127.0.0.1:${(mock.address() as AddressInfo).port}/v1`;
+const mock = await startChatMock();
+const mockUrl = mock.url;
 
 const suffix = randomBytes(6).toString('hex');
 const stream = `BENCH_SINK_${suffix}`;
@@ -67,24 +51,10 @@ const plain = await start([]);
 const noop = defineLogSink<object>({ id: 'noop', version: '1.0.0', description: 'Delivers nowhere.' }, () => ({ deliver: async () => {} }));
 const kind = process.env.BENCH_SINK === 'noop' ? 'no-op' : 'NATS';
 const withSink = await start([kind === 'no-op' ? noop({}) : nats({ servers: '127.0.0.1:4222', subject })]);
-const body = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'Say hello in a friendly way, please.' }] });
 
 async function round(client: Pool): Promise<number> {
-  let next = 0;
   const cpu = process.cpuUsage();
-  await Promise.all(
-    Array.from({ length: 50 }, async () => {
-      while (next++ < PER_ROUND) {
-        const answer = await client.request({
-          path: '/v1/chat/completions',
-          method: 'POST',
-          headers: { 'content-type': 'application/json', 'x-gateway-api-key': KEY, 'x-gateway-provider': 'openai', 'x-gateway-custom-host': mockUrl, authorization: 'Bearer sk-bench' },
-          body,
-        });
-        await answer.body.dump();
-      }
-    }),
-  );
+  await sendChats(client, { key: KEY, mockUrl }, PER_ROUND);
   // The rounds' log work (the store's writer, the sink's deliveries) is counted in the round that made it.
   await new Promise((resolve) => setTimeout(resolve, 300));
   const used = process.cpuUsage(cpu);

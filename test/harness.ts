@@ -111,3 +111,13 @@ export async function loggedOnce(gateway: TestGateway, traceId: string, timeoutM
 let traceCounter = 0;
 /** A unique trace id for one test request. */
 export const traceId = (label: string): string => `${label}-${process.pid}-${++traceCounter}`;
+
+/** Polls `check` (every `everyMs`, up to `timeoutMs`) until it holds; false when it never did. */
+export async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 20_000, everyMs = 100): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return true;
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+  }
+  return false;
+}

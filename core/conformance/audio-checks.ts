@@ -1,9 +1,7 @@
 import { toFile } from 'openai';
-import { type Check, type CheckContext, CheckSkipped, expect, routedAs } from './check.js';
-import { KIT_ACCOUNT_KEY } from './gateway.js';
-import type { ReceivedRequest, SpeechScenario, TranscriptionScenario } from '../spec/conformance.js';
-
-const show = (value: unknown) => JSON.stringify(value);
+import { type Check, CheckSkipped, expect, routedAs } from './check.js';
+import { expectOneCleanRequest, expectRefused, nextTrace, show } from './expectations.js';
+import type { SpeechScenario, TranscriptionScenario } from '../spec/conformance.js';
 
 /** A short mono 16-bit PCM WAV file (8 kHz, 0.1 s of a ramp): real audio bytes, the same every run. */
 function conformanceWav(): Buffer {
@@ -30,31 +28,6 @@ const WAV = conformanceWav();
 /** Bytes that stand for the provider's audio: an MPEG frame header, then a pattern no gateway would write. */
 const SPEECH: SpeechScenario = { kind: 'speech', audio: Buffer.concat([Buffer.from([0xff, 0xf3, 0x44, 0xc4]), Buffer.from('conformance-speech-audio-'.repeat(8))]) };
 const TRANSCRIPT: TranscriptionScenario = { kind: 'transcription', text: 'The conformance kit speaks clearly.', seconds: 0.1 };
-
-let traces = 0;
-const nextTrace = (operation: string) => `conformance-${operation}-${process.pid}-${++traces}`;
-
-/** What every audio request must show upstream: one request, the provider's credential, no gateway header or key. */
-function expectOneCleanRequest(context: CheckContext, requests: ReceivedRequest[], what: string): ReceivedRequest {
-  expect(requests.length === 1, `the provider received ${requests.length} requests for ${what}`);
-  const problems = context.subject.fake.checkAuth(requests[0], context.credential);
-  expect(problems.length === 0, `the ${what} request's credential: ${problems.join('; ')}`);
-  const leaked = Object.entries(requests[0].headers).filter(([name, value]) => name.startsWith('x-gateway-') || value?.includes(KIT_ACCOUNT_KEY));
-  expect(leaked.length === 0, `gateway headers reached the provider: ${leaked.map(([name]) => name).join(', ')}`);
-  return requests[0];
-}
-
-/** A request the plugin does not declare: 400 `unsupported_operation` naming the provider, nothing sent. */
-async function expectRefused(context: CheckContext, path: string, init: RequestInit): Promise<void> {
-  const before = context.server.received.length;
-  const response = await fetch(`${context.gateway.url}${path}`, { ...init, method: 'POST', headers: { ...context.rawHeaders, ...(init.headers as Record<string, string>) } });
-  const body = (await response.json().catch(() => ({}))) as { error?: { code?: string; message?: string } };
-  expect(response.status === 400, `HTTP ${response.status}, expected 400`);
-  expect(body.error?.code === 'unsupported_operation', `code ${show(body.error?.code)}, expected "unsupported_operation"`);
-  expect(String(body.error?.message).includes(`"${context.plugin.id}"`), `the message ${show(body.error?.message)} does not name the provider`);
-  const sent = context.server.received.length - before;
-  expect(sent === 0, `the provider received ${sent} requests`);
-}
 
 const speech: Check = {
   name: 'speech',

@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { type Fake, type RecordedRequest, startFake } from '../fakes/openai-fake.js';
+import { batchFake, sendJson as json } from './batch-fake.js';
 
 /**
  * A loopback fake of Anthropic's Message Batches API, following its documented lifecycle: a batch
@@ -30,11 +31,6 @@ export interface AnthropicBatchesFake extends Fake {
   /** The only batch created so far (throws when there is not exactly one). */
   only(): FakeBatch;
 }
-
-const json = (response: ServerResponse, status: number, value: unknown) => {
-  const text = JSON.stringify(value);
-  response.writeHead(status, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)) }).end(text);
-};
 
 function countsOf(batch: FakeBatch) {
   const counts = { processing: 0, succeeded: 0, errored: 0, canceled: 0, expired: 0 };
@@ -115,22 +111,14 @@ export async function startAnthropicBatchesFake(apiKey: string): Promise<Anthrop
     return json(response, 404, { type: 'error', error: { type: 'not_found_error', message: 'Not found' } });
   };
   fake.handle(handler);
-  return {
-    ...fake,
-    requests: fake.requests,
-    close: () => fake.close(),
-    handle: (next) => fake.handle(next),
+  return batchFake(fake, batches, 'batch', {
     batches,
-    end(id, outcomes) {
+    end(id: string, outcomes: Readonly<Record<string, LineOutcome>>) {
       const batch = batches.get(id)!;
       const filled: Record<string, LineOutcome> = {};
       for (const request of batch.requests) filled[request.custom_id] = outcomes[request.custom_id] ?? { type: batch.cancelInitiatedAt ? 'canceled' : 'expired' };
       batch.outcomes = filled;
       batch.status = 'ended';
     },
-    only() {
-      if (batches.size !== 1) throw new Error(`expected one batch, found ${batches.size}`);
-      return [...batches.values()][0];
-    },
-  };
+  });
 }

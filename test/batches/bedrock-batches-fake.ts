@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { checkSigV4 } from '../../plugins/providers/bedrock/bedrock-fake.js';
 import { type Fake, type RecordedRequest, startFake } from '../fakes/openai-fake.js';
+import { batchFake, outcomeLines, parseJsonl, sendJson, sendObject } from './batch-fake.js';
 
 /**
  * A loopback fake of Bedrock batch inference and the S3 objects it reads and writes, following the
@@ -39,10 +40,7 @@ export interface BedrockBatchesFake extends Fake {
 
 const ACCOUNT = '123456789012';
 
-const json = (response: ServerResponse, status: number, value: unknown, errorType?: string) => {
-  const text = JSON.stringify(value);
-  response.writeHead(status, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)), ...(errorType ? { 'x-amzn-errortype': errorType } : {}) }).end(text);
-};
+const json = (response: ServerResponse, status: number, value: unknown, errorType?: string) => sendJson(response, status, value, errorType ? { 'x-amzn-errortype': errorType } : {});
 
 const s3Key = (uri: string): string => uri.replace(/^s3:\/\//, '');
 
@@ -78,7 +76,7 @@ export async function startBedrockBatchesFake(credentials: { accessKeyId: string
         const input = objects.get(s3Key(body.inputDataConfig.s3InputDataConfig.s3Uri));
         if (!input) return json(response, 400, { message: 'The input S3 object does not exist.' }, 'ValidationException');
         const arn = `arn:aws:bedrock:${region}:${ACCOUNT}:model-invocation-job/fakejob${++created}`;
-        const records = input.toString('utf8').trim().split('\n').map((line) => JSON.parse(line));
+        const records = parseJsonl(input);
         jobs.set(arn, { arn, body, status: 'Submitted', records, stopRequested: false, ran: 0, failed: 0 });
         return json(response, 200, { jobArn: arn });
       }
@@ -107,33 +105,21 @@ export async function startBedrockBatchesFake(credentials: { accessKeyId: string
       response.writeHead(404, { 'content-type': 'application/xml' }).end('<?xml version="1.0" encoding="UTF-8"?><Error><Code>NoSuchKey</Code><Message>The specified key does not exist.</Message></Error>');
       return;
     }
-    response.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(object.length) }).end(object);
+    sendObject(response, object);
   };
   fake.handle(handler);
-  return {
-    ...fake,
-    requests: fake.requests,
-    close: () => fake.close(),
-    handle: (next) => fake.handle(next),
+  return batchFake(fake, jobs, 'job', {
     jobs,
     objects,
     problems,
-    only() {
-      if (jobs.size !== 1) throw new Error(`expected one job, found ${jobs.size}`);
-      return [...jobs.values()][0];
-    },
-    move(arn, status, outcomes) {
+    move(arn: string, status: string, outcomes?: ReadonlyArray<BedrockRecordOutcome | undefined>) {
       const job = jobs.get(arn)!;
       job.status = status;
       if (!outcomes) return;
-      const lines: string[] = [];
-      job.records.forEach((record, index) => {
-        const outcome = outcomes[index];
-        if (outcome === undefined) return;
+      const lines = outcomeLines(job.records, outcomes, (record, outcome) => {
         if ('error' in outcome) {
           job.failed++;
-          lines.push(JSON.stringify({ recordId: record.recordId, modelInput: record.modelInput, error: { errorCode: outcome.error.code, errorMessage: outcome.error.message } }));
-          return;
+          return { recordId: record.recordId, modelInput: record.modelInput, error: { errorCode: outcome.error.code, errorMessage: outcome.error.message } };
         }
         job.ran++;
         const modelOutput = {
@@ -142,11 +128,11 @@ export async function startBedrockBatchesFake(credentials: { accessKeyId: string
           usage: { inputTokens: outcome.usage.input, outputTokens: outcome.usage.output, totalTokens: outcome.usage.input + outcome.usage.output },
           metrics: { latencyMs: 120 },
         };
-        lines.push(JSON.stringify({ recordId: record.recordId, modelInput: record.modelInput, modelOutput }));
+        return { recordId: record.recordId, modelInput: record.modelInput, modelOutput };
       });
       const output = s3Key(job.body.outputDataConfig.s3OutputDataConfig.s3Uri).replace(/\/$/, '');
       const inputName = job.body.inputDataConfig.s3InputDataConfig.s3Uri.split('/').pop();
       objects.set(`${output}/${arn.split('/').pop()}/${inputName}.out`, Buffer.from(`${lines.join('\n')}\n`));
     },
-  };
+  });
 }

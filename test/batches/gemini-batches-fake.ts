@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { type Fake, type RecordedRequest, startFake } from '../fakes/openai-fake.js';
+import { batchFake, sendJson as json } from './batch-fake.js';
 
 /**
  * A loopback fake of the Gemini API's batch mode with inlined requests, following its documented
@@ -26,11 +27,6 @@ export interface GeminiBatchesFake extends Fake {
   /** Moves a batch to a state; for `BATCH_STATE_SUCCEEDED`, each request's outcome in input order. */
   move(name: string, state: string, outcomes?: readonly GeminiLineOutcome[]): void;
 }
-
-const json = (response: ServerResponse, status: number, value: unknown) => {
-  const text = JSON.stringify(value);
-  response.writeHead(status, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)) }).end(text);
-};
 
 function operationOf(batch: FakeGeminiBatch) {
   const ended = ['BATCH_STATE_SUCCEEDED', 'BATCH_STATE_FAILED', 'BATCH_STATE_CANCELLED', 'BATCH_STATE_EXPIRED'].includes(batch.state);
@@ -91,20 +87,12 @@ export async function startGeminiBatchesFake(apiKey: string): Promise<GeminiBatc
     return json(response, 404, { error: { code: 404, message: 'Not found', status: 'NOT_FOUND' } });
   };
   fake.handle(handler);
-  return {
-    ...fake,
-    requests: fake.requests,
-    close: () => fake.close(),
-    handle: (next) => fake.handle(next),
+  return batchFake(fake, batches, 'batch', {
     batches,
-    only() {
-      if (batches.size !== 1) throw new Error(`expected one batch, found ${batches.size}`);
-      return [...batches.values()][0];
-    },
-    move(name, state, outcomes) {
+    move(name: string, state: string, outcomes?: readonly GeminiLineOutcome[]) {
       const batch = batches.get(name)!;
       batch.state = state;
       if (outcomes) batch.outcomes = outcomes;
     },
-  };
+  });
 }

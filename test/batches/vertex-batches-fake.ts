@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { type Fake, type RecordedRequest, startFake } from '../fakes/openai-fake.js';
+import { batchFake, outcomeLines, parseJsonl, sendJson as json, sendObject } from './batch-fake.js';
 
 /**
  * A loopback fake of Vertex AI batch prediction and the Cloud Storage objects it reads and writes,
@@ -32,10 +33,6 @@ export interface VertexBatchesFake extends Fake {
   move(name: string, state: string, outcomes?: ReadonlyArray<VertexLineOutcome | undefined>): void;
 }
 
-const json = (response: ServerResponse, status: number, value: unknown) => {
-  const text = JSON.stringify(value);
-  response.writeHead(status, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)) }).end(text);
-};
 const notFound = (response: ServerResponse) => json(response, 404, { error: { code: 404, message: 'Not found.', status: 'NOT_FOUND' } });
 const gcsPath = (uri: string): string => uri.replace(/^gs:\/\//, '');
 
@@ -69,7 +66,7 @@ export async function startVertexBatchesFake(token: string): Promise<VertexBatch
     if (request.method === 'GET' && download && url.searchParams.get('alt') === 'media') {
       const object = objects.get(`${download[1]}/${decodeURIComponent(download[2])}`);
       if (!object) return notFound(response);
-      response.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(object.length) }).end(object);
+      sendObject(response, object);
       return;
     }
     const create = /^\/v1\/(projects\/[^/]+\/locations\/[^/]+)\/batchPredictionJobs$/.exec(url.pathname);
@@ -81,7 +78,7 @@ export async function startVertexBatchesFake(token: string): Promise<VertexBatch
         name: `${create[1]}/batchPredictionJobs/${1000 + ++created}`,
         body,
         state: 'JOB_STATE_PENDING',
-        requests: input.toString('utf8').trim().split('\n').map((line) => JSON.parse(line).request),
+        requests: parseJsonl(input).map((line) => line.request),
         cancelRequested: false,
         succeeded: 0,
         failed: 0,
@@ -101,29 +98,17 @@ export async function startVertexBatchesFake(token: string): Promise<VertexBatch
     return notFound(response);
   };
   fake.handle(handler);
-  return {
-    ...fake,
-    requests: fake.requests,
-    close: () => fake.close(),
-    handle: (next) => fake.handle(next),
+  return batchFake(fake, jobs, 'job', {
     jobs,
     objects,
-    only() {
-      if (jobs.size !== 1) throw new Error(`expected one job, found ${jobs.size}`);
-      return [...jobs.values()][0];
-    },
-    move(name, state, outcomes) {
+    move(name: string, state: string, outcomes?: ReadonlyArray<VertexLineOutcome | undefined>) {
       const job = jobs.get(name)!;
       job.state = state;
       if (!outcomes) return;
-      const lines: string[] = [];
-      job.requests.forEach((request, index) => {
-        const outcome = outcomes[index];
-        if (outcome === undefined) return;
+      const lines = outcomeLines(job.requests, outcomes, (request, outcome) => {
         if ('status' in outcome) {
           job.failed++;
-          lines.push(JSON.stringify({ status: outcome.status, processed_time: '2026-11-29T00:05:00Z', request }));
-          return;
+          return { status: outcome.status, processed_time: '2026-11-29T00:05:00Z', request };
         }
         job.succeeded++;
         const response = {
@@ -131,10 +116,10 @@ export async function startVertexBatchesFake(token: string): Promise<VertexBatch
           usageMetadata: { promptTokenCount: outcome.usage.prompt, candidatesTokenCount: outcome.usage.output, totalTokenCount: outcome.usage.prompt + outcome.usage.output },
           modelVersion: job.body.model.split('/').pop(),
         };
-        lines.push(JSON.stringify({ status: '', processed_time: '2026-11-29T00:05:00Z', request, response }));
+        return { status: '', processed_time: '2026-11-29T00:05:00Z', request, response };
       });
       job.output = `${job.body.outputConfig.gcsDestination.outputUriPrefix}/prediction-model-2026-11-29T00:00:00.000000Z`;
       objects.set(`${gcsPath(job.output)}/predictions.jsonl`, Buffer.from(`${lines.reverse().join('\n')}\n`));
     },
-  };
+  });
 }

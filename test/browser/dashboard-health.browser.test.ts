@@ -1,6 +1,6 @@
 import anyTest, { type TestFn } from 'ava';
 import { type Fake, openAIHandler, startFake } from '../fakes/openai-fake.js';
-import { startGateway, type TestGateway } from '../harness.js';
+import { eventually, startGateway, type TestGateway } from '../harness.js';
 import { admin } from '../vault/vault-harness.js';
 import { browserSkipReason, openBrowser, screenshot, signIn, type BrowserSession } from './browser.js';
 
@@ -19,16 +19,6 @@ interface Context {
 const test = anyTest as TestFn<Context>;
 const skipReason = browserSkipReason();
 const it = skipReason ? test.skip : test.serial;
-
-/** Polls (every 100 ms, up to 20 s) until `check` holds. */
-async function eventually(check: () => Promise<boolean>): Promise<boolean> {
-  const deadline = Date.now() + 20_000;
-  while (Date.now() < deadline) {
-    if (await check()) return true;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return false;
-}
 
 test.before(async (t) => {
   if (skipReason) return;

@@ -4,6 +4,7 @@ import { createServer, type Server } from 'node:http';
 import { type AddressInfo, connect, createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { ExecutionContext } from 'ava';
 import type { LogSinkRegistration } from '../../core/spec/index.js';
 import { createGateway, type Gateway } from '../../core/app.js';
 import { openai } from '../../plugins/providers/openai/index.js';
@@ -12,7 +13,7 @@ import { ACCOUNT_KEY, sdkClient } from '../harness.js';
 // What the external sinks' end-to-end tests share: a fast loopback provider, a gateway whose only
 // extra sink is the one under test (its entries' write order recorded), a TCP proxy in front of a
 // real broker that the test closes for part of the run (the shared brokers are never stopped),
-// and the driver of N requests with hooks at given counts.
+// the driver of N requests with hooks at given counts, and the brokers' outage run built on them.
 
 const COMPLETION = JSON.stringify({
   id: 'c1',
@@ -23,11 +24,11 @@ const COMPLETION = JSON.stringify({
   usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
 });
 
-/** A provider answering every request at once (the shared fake records every request, which 20 000 would pile up). */
-export async function fastProvider(): Promise<{ url: string; close(): void }> {
+/** A provider answering every request at once with `completion` (the shared fake records every request, which 20 000 would pile up). */
+export async function fastProvider(completion = COMPLETION): Promise<{ url: string; close(): void }> {
   const server: Server = createServer((request, response) => {
     request.resume();
-    request.on('end', () => response.writeHead(200, { 'content-type': 'application/json' }).end(COMPLETION));
+    request.on('end', () => response.writeHead(200, { 'content-type': 'application/json' }).end(completion));
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
@@ -165,3 +166,60 @@ export function firstOccurrences(ids: readonly string[]): { order: string[]; rep
   return { order, repeats: ids.length - order.length };
 }
 
+
+/** Whether a broker listens at `broker`. Without one the test is skipped (`skipped` is logged), but under CI=true it is an error. */
+export async function brokerReachable(broker: { host: string; port: number }, skipped: string): Promise<boolean> {
+  const reachable = await new Promise<boolean>((resolve) => {
+    const socket = connect(broker.port, broker.host, () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.on('error', () => resolve(false));
+  });
+  if (!reachable && process.env.CI === 'true') throw new Error('the log sink test needs its broker on loopback and CI=true: start it (.ci/run does)');
+  if (!reachable) console.log(skipped);
+  return reachable;
+}
+
+export interface OutageRun {
+  readonly broker: { host: string; port: number };
+  /** The sink's name in the metrics. */
+  readonly name: string;
+  /** The sink under test, reaching the broker through the proxy on `port`. */
+  sink(port: number): LogSinkRegistration;
+  readonly total: number;
+  readonly concurrency: number;
+  /** Reads what reached the broker and checks it; returns what to log beside the sink's counters. */
+  check(gateway: SinkGateway): Promise<Record<string, unknown> | void>;
+}
+
+/**
+ * A broker sink's end-to-end run: `total` requests through a gateway whose sink reaches the broker
+ * through a TCP proxy closed for the middle half of the run; `check` reads what arrived; then the
+ * sink's counters must show that the outage spilled entries, that all were replayed, none dropped,
+ * and the sink up. The shared broker is never stopped: the proxy is what goes down.
+ */
+export async function throughOutage(t: ExecutionContext, run: OutageRun): Promise<void> {
+  const proxy = new TcpProxy(run.broker);
+  await proxy.up();
+  const provider = await fastProvider();
+  const gateway = await sinkGateway(run.sink(proxy.port));
+  try {
+    const { seconds } = await drive(gateway.url, provider.url, run.total, run.concurrency, {
+      [run.total / 4]: () => proxy.down(),
+      [(run.total * 3) / 4]: () => proxy.up(),
+    });
+    t.log(`${run.total} requests in ${seconds.toFixed(1)} s (${Math.round(run.total / seconds)} req/s)`);
+    const logged = await run.check(gateway);
+    const counters = sinkCounters(await gateway.gateway.metrics.render(), run.name);
+    t.log({ ...counters, ...logged });
+    t.true(counters.spilled > 0, 'the outage sent entries to the spill directory');
+    t.true(counters.replayed >= counters.spilled, 'everything spilled was replayed');
+    t.is(counters.dropped, 0);
+    t.is(counters.up, 1);
+  } finally {
+    await gateway.close();
+    await proxy.down();
+    provider.close();
+  }
+}

@@ -1,47 +1,28 @@
-import { once } from 'node:events';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import test from 'ava';
 import pg from 'pg';
 import { sdkClient, startGateway, type TestGateway } from '../harness.js';
 import { DATABASE_URL, dropSchemas, postgresReachable, uniqueSchema } from './fixtures.js';
+import { fastProvider } from './sink-harness.js';
 
 const TOTAL = 20_000;
 const CONCURRENCY = 64;
 const OUTAGE_FROM = 5_000;
 const OUTAGE_TO = 15_000;
 
-const COMPLETION = JSON.stringify({
-  id: 'c1',
-  object: 'chat.completion',
-  created: 1,
-  model: 'fast',
-  choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
-  usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
-});
-
 // Awaited before any test is declared (ava needs declarations to be synchronous).
 const postgres = await postgresReachable();
 if (!postgres.ok) console.log(`PostgreSQL zero-loss test skipped: ${postgres.reason}`);
 
 // A bare loopback provider: the shared fake records every request, which 40 000 requests would pile up.
-let provider: Server;
+let provider: { url: string; close(): void } | undefined;
 let providerUrl = '';
 test.before(async () => {
-  provider = createServer((request, response) => {
-    request.resume();
-    request.on('end', () => response.writeHead(200, { 'content-type': 'application/json' }).end(COMPLETION));
-  });
-  provider.listen(0, '127.0.0.1');
-  await once(provider, 'listening');
-  providerUrl = `http://127.0.0.1:${(provider.address() as AddressInfo).port}/v1`;
+  provider = await fastProvider();
+  providerUrl = provider.url;
 });
-test.after.always(() => {
-  provider?.closeAllConnections();
-  provider?.close();
-});
+test.after.always(() => provider?.close());
 
 const schemas: string[] = [];
 test.after.always(() => dropSchemas(schemas));

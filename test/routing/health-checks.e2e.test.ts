@@ -5,7 +5,7 @@ import type { GatewayConfig } from '../../config/index.js';
 import type { RedisState } from '../../core/store/redis-state.js';
 import { openai } from '../../plugins/providers/openai/index.js';
 import { type Fake, openAIHandler, type RecordedRequest, startFake } from '../fakes/openai-fake.js';
-import { ACCOUNT_KEY, PROVIDER_KEY, startGateway, type TestGateway } from '../harness.js';
+import { ACCOUNT_KEY, eventually, PROVIDER_KEY, startGateway, type TestGateway } from '../harness.js';
 import { clearRedisPrefix, FIXED_MESSAGES, REDIS_URL, redisAvailable } from '../vault/vault-harness.js';
 
 // Active health checks with two gateway instances over one Redis: a loopback fake that goes down
@@ -70,16 +70,6 @@ interface Listed {
 async function targets(gateway: TestGateway): Promise<Listed[]> {
   const answer = (await (await fetch(`${gateway.url}/admin/config-routes`, { headers: { 'x-gateway-api-key': ACCOUNT_KEY } })).json()) as { data: Array<{ name: string; targets: Listed[] }> };
   return answer.data.find((route) => route.name === 'probed')!.targets;
-}
-
-/** Polls (every 100 ms, up to 20 s) until `check` holds; false when it never did. */
-async function eventually(check: () => Promise<boolean>): Promise<boolean> {
-  const deadline = Date.now() + 20_000;
-  while (Date.now() < deadline) {
-    if (await check()) return true;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return false;
 }
 
 const flakyOn = async (gateway: TestGateway) => (await targets(gateway))[0];

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { type Fake, openAIHandler, startFake } from '../fakes/openai-fake.js';
-import { startGateway, type TestGateway } from '../harness.js';
+import { eventually, startGateway, type TestGateway } from '../harness.js';
 import { admin } from '../vault/vault-harness.js';
 
 // What a health check sends: a chat probe is a 1-token chat completion with the check's model and
@@ -19,16 +19,6 @@ test.after.always(async () => {
   await gateway?.close();
   await fake?.close();
 });
-
-/** Polls (every 100 ms, up to 20 s) until `check` holds. */
-async function eventually(check: () => boolean | Promise<boolean>): Promise<boolean> {
-  const deadline = Date.now() + 20_000;
-  while (Date.now() < deadline) {
-    if (await check()) return true;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return false;
-}
 
 test.serial('a chat probe is a 1-token chat with the stored credential; its result is in the route state; no log entry is written', async (t) => {
   const credential = await admin(gateway, 'POST', '/admin/credentials', { name: 'probed', provider: 'openai', api_key: 'sk-probe-secret-0123456789' });

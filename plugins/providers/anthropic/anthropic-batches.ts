@@ -1,4 +1,5 @@
 import { type BatchAdapter, type BatchLineResult, type BatchStatus, isRecord, type ProviderBatchState } from '../../../core/spec/index.js';
+import { jsonLines } from '../../shared/batch-storage.js';
 import { anthropicErrorBody } from './anthropic-error.js';
 
 /** The HTTP status a single request would have had, by Anthropic's documented error type. */
@@ -63,9 +64,7 @@ export const anthropicBatches: BatchAdapter = {
   },
   lineResults(body) {
     const results: BatchLineResult[] = [];
-    for (const line of Buffer.from(body).toString('utf8').split('\n')) {
-      if (line.trim() === '') continue;
-      const parsed = JSON.parse(line) as unknown;
+    for (const parsed of jsonLines(body)) {
       if (!isRecord(parsed) || typeof parsed.custom_id !== 'string' || !isRecord(parsed.result)) continue;
       const customId = parsed.custom_id;
       const result = parsed.result;

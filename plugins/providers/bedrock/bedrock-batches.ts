@@ -4,12 +4,12 @@ import {
   type BatchLineResult,
   type BatchStatus,
   errors,
-  errorTypeForStatus,
   isRecord,
   type ProviderBatchState,
   type ProviderTarget,
   type UpstreamRequest,
 } from '../../../core/spec/index.js';
+import { type BucketLocation, type BucketUriRule, erroredLine, jsonLines, objectKey, parseBucketUri, PLAIN_PREFIX } from '../../shared/batch-storage.js';
 
 /** The headers (or a stored credential's fields of the same names) naming where Bedrock batch jobs read and write. */
 export const BEDROCK_BATCH_HEADERS = {
@@ -43,8 +43,12 @@ const STATUS_BY_JOB: Record<string, BatchStatus> = {
 const ENDED = new Set(['Completed', 'PartiallyCompleted', 'Failed', 'Stopped', 'Expired']);
 
 /** S3 bucket names (lower case, digits, dots, hyphens) and a prefix of characters that need no encoding. */
-const BUCKET = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
-const PREFIX = /^[A-Za-z0-9._/-]*$/;
+const S3_URI: BucketUriRule = {
+  scheme: 's3',
+  bucket: /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/,
+  prefix: PLAIN_PREFIX,
+  expected: 'an S3 location such as "s3://my-bucket/batches" (a bucket name, and a prefix of letters, digits and . _ / -).',
+};
 const ROLE_ARN = /^arn:aws(-[a-z]+)*:iam::\d{12}:role\/[\w+=,.@/-]{1,512}$/;
 /** The input object's name; its output is `<name>.out` under `<output>/<job id>/`. */
 const INPUT = 'input.jsonl';
@@ -56,22 +60,10 @@ const count = (value: unknown): number => (typeof value === 'number' && Number.i
 const recordIdOf = (customId: string): string => customId.slice(1).padStart(11, '0');
 const customIdOf = (recordId: string): string => (/^\d{11}$/.test(recordId) ? `r${Number(recordId)}` : recordId);
 
-interface S3Location {
-  readonly bucket: string;
-  readonly prefix: string;
-}
-
-function parseS3Uri(uri: string, param: string): S3Location {
-  const match = /^s3:\/\/([^/]+)\/?(.*)$/.exec(uri.trim());
-  const prefix = match?.[2].replace(/\/+$/, '') ?? '';
-  if (!match || !BUCKET.test(match[1]) || !PREFIX.test(prefix) || prefix.split('/').includes('..')) {
-    throw errors.invalidRequest(`Invalid '${param}': an S3 location such as "s3://my-bucket/batches" (a bucket name, and a prefix of letters, digits and . _ / -).`, { param, code: 'invalid_value' });
-  }
-  return { bucket: match[1], prefix };
-}
+const parseS3Uri = (uri: string, param: string): BucketLocation => parseBucketUri(uri, param, S3_URI);
 
 /** Where this request's batches are kept, and the role their jobs run as (400 `batch_storage_missing` when either is not named). */
-function settings(target: ProviderTarget, options: BedrockBatchOptions): { location: S3Location; roleArn: string } {
+function settings(target: ProviderTarget, options: BedrockBatchOptions): { location: BucketLocation; roleArn: string } {
   const uri = target.headers[BEDROCK_BATCH_HEADERS.s3Uri]?.trim() || options.s3Uri;
   const roleArn = target.headers[BEDROCK_BATCH_HEADERS.roleArn]?.trim() || options.roleArn;
   if (!uri || !roleArn) {
@@ -83,8 +75,6 @@ function settings(target: ProviderTarget, options: BedrockBatchOptions): { locat
   if (!ROLE_ARN.test(roleArn)) throw errors.invalidRequest(`Invalid '${BEDROCK_BATCH_HEADERS.roleArn}': an IAM role ARN such as "arn:aws:iam::123456789012:role/BatchRole".`, { param: BEDROCK_BATCH_HEADERS.roleArn, code: 'invalid_value' });
   return { location: parseS3Uri(uri, BEDROCK_BATCH_HEADERS.s3Uri), roleArn };
 }
-
-const keyOf = (location: S3Location, ...parts: string[]): string => [location.prefix, ...parts].filter((part) => part !== '').join('/');
 
 /**
  * An object's URL on S3's REST API: virtual-hosted style in the request's region (path style for a
@@ -132,7 +122,7 @@ export function bedrockBatches(options: BedrockBatchOptions): BatchAdapter {
       }
       const { location } = settings(target, options);
       const body = lines.map((line) => `{"recordId":${JSON.stringify(recordIdOf(line.customId))},"modelInput":${String(line.upstream.body)}}`).join('\n');
-      return s3Request('PUT', objectUrl(target, options, location.bucket, keyOf(location, name, INPUT)), `${body}\n`, 'application/jsonl');
+      return s3Request('PUT', objectUrl(target, options, location.bucket, objectKey(location, name, INPUT)), `${body}\n`, 'application/jsonl');
     },
     create(lines, target, name) {
       const { location, roleArn } = settings(target, options);
@@ -143,8 +133,8 @@ export function bedrockBatches(options: BedrockBatchOptions): BatchAdapter {
         roleArn,
         modelId: lines[0].request.model,
         modelInvocationType: 'Converse',
-        inputDataConfig: { s3InputDataConfig: { s3InputFormat: 'JSONL', s3Uri: `s3://${location.bucket}/${keyOf(location, name, INPUT)}` } },
-        outputDataConfig: { s3OutputDataConfig: { s3Uri: `s3://${location.bucket}/${keyOf(location, name, 'output')}/` } },
+        inputDataConfig: { s3InputDataConfig: { s3InputFormat: 'JSONL', s3Uri: `s3://${location.bucket}/${objectKey(location, name, INPUT)}` } },
+        outputDataConfig: { s3OutputDataConfig: { s3Uri: `s3://${location.bucket}/${objectKey(location, name, 'output')}/` } },
         timeoutDurationInHours: 24,
       };
       return { method: 'POST', url: `${controlUrl(target)}/model-invocation-job`, headers: { 'content-type': 'application/json' }, body: JSON.stringify(job) };
@@ -179,13 +169,11 @@ export function bedrockBatches(options: BedrockBatchOptions): BatchAdapter {
       const output = parseS3Uri(batch.handle.output, 'outputDataConfig');
       const inputName = batch.handle.input.slice(batch.handle.input.lastIndexOf('/') + 1);
       if (!/^[A-Za-z0-9._-]+$/.test(inputName)) throw new Error('unexpected input object name');
-      return s3Request('GET', objectUrl(target, options, output.bucket, keyOf(output, jobIdOf(batch.id), `${inputName}.out`)), '');
+      return s3Request('GET', objectUrl(target, options, output.bucket, objectKey(output, jobIdOf(batch.id), `${inputName}.out`)), '');
     },
     lineResults(body): BatchLineResult[] {
       const results: BatchLineResult[] = [];
-      for (const text of Buffer.from(body).toString('utf8').split('\n')) {
-        if (text.trim() === '') continue;
-        const record = JSON.parse(text) as unknown;
+      for (const record of jsonLines(body)) {
         if (!isRecord(record) || typeof record.recordId !== 'string') continue;
         const customId = customIdOf(record.recordId);
         if (isRecord(record.modelOutput)) {
@@ -196,7 +184,7 @@ export function bedrockBatches(options: BedrockBatchOptions): BatchAdapter {
         const code = Number(error.errorCode);
         const status = Number.isInteger(code) && code >= 400 && code < 600 ? code : 500;
         const message = typeof error.errorMessage === 'string' && error.errorMessage ? error.errorMessage : 'The record failed.';
-        results.push({ customId, kind: 'errored', status, error: { message, type: errorTypeForStatus(status), param: null, code: null } });
+        results.push(erroredLine(customId, status, message));
       }
       return results;
     },

@@ -1,5 +1,5 @@
-import { errors, type ProviderRegistration, type UpstreamRequest } from '../../../core/spec/index.js';
-import { signRequest } from '../../shared/aws-sigv4/sigv4.js';
+import { errors, type ProviderRegistration } from '../../../core/spec/index.js';
+import { AWS_HEADERS, AWS_REGION, awsRegion, signAwsRequest } from '../../shared/aws-sigv4/aws-target.js';
 import { BEDROCK_BATCH_HEADERS, bedrockBatches } from './bedrock-batches.js';
 import { bedrockChat } from './bedrock-chat.js';
 import { BEDROCK_CONTENT_PARTS } from './bedrock-document.js';
@@ -19,31 +19,7 @@ export interface BedrockParams {
 
 export { BEDROCK_BATCH_HEADERS };
 
-export const BEDROCK_HEADERS = {
-  secretAccessKey: 'x-gateway-cloud-c-secret-access-key',
-  sessionToken: 'x-gateway-cloud-c-session-token',
-  region: 'x-gateway-cloud-c-region',
-} as const;
-
-const REGION = /^[a-z]{2}(-[a-z]+)+-\d{1,2}$/;
-
-function regionOf(headers: Readonly<Record<string, string | undefined>>, fallback: string): string {
-  const region = headers[BEDROCK_HEADERS.region]?.trim() || fallback;
-  if (!REGION.test(region)) {
-    throw errors.invalidRequest(`"${region}" is not an AWS region name (e.g. us-east-1).`, { param: BEDROCK_HEADERS.region, code: 'invalid_region' });
-  }
-  return region;
-}
-
-function bodyBytes(request: UpstreamRequest): string | Uint8Array {
-  if (request.body == null) return '';
-  if (typeof request.body === 'string' || request.body instanceof Uint8Array) return request.body;
-  // Pass-through bodies are streamed, and SigV4 signs the body's hash before the first byte is sent.
-  throw errors.invalidRequest(
-    'Pass-through requests to Bedrock cannot be signed with SigV4 (their body is streamed); use a Bedrock API key (omit x-gateway-cloud-c-secret-access-key) or a unified route.',
-    { param: BEDROCK_HEADERS.secretAccessKey, code: 'unsupported_signing' },
-  );
-}
+export const BEDROCK_HEADERS = AWS_HEADERS;
 
 /**
  * Amazon Bedrock (the spec's cloud-c): chat through Converse / ConverseStream, embeddings through
@@ -64,7 +40,7 @@ export function bedrock(params: BedrockParams = {}): ProviderRegistration {
         type: 'object',
         additionalProperties: false,
         properties: {
-          defaultRegion: { type: 'string', pattern: REGION.source },
+          defaultRegion: { type: 'string', pattern: AWS_REGION.source },
           batchS3Uri: { type: 'string', pattern: '^s3://' },
           batchRoleArn: { type: 'string', pattern: '^arn:' },
         },
@@ -81,12 +57,12 @@ export function bedrock(params: BedrockParams = {}): ProviderRegistration {
           chat: bedrockChat,
           embed: bedrockEmbed,
           messages: bedrockMessages,
-          rerank: bedrockRerank((headers) => regionOf(headers, defaultRegion)),
-          batches: bedrockBatches({ region: (headers) => regionOf(headers, defaultRegion), ...(params.batchS3Uri ? { s3Uri: params.batchS3Uri } : {}), ...(params.batchRoleArn ? { roleArn: params.batchRoleArn } : {}) }),
+          rerank: bedrockRerank((headers) => awsRegion(headers, defaultRegion)),
+          batches: bedrockBatches({ region: (headers) => awsRegion(headers, defaultRegion), ...(params.batchS3Uri ? { s3Uri: params.batchS3Uri } : {}), ...(params.batchRoleArn ? { roleArn: params.batchRoleArn } : {}) }),
         },
         // No developer role upstream: the core sends developer messages as system. Converse reads the thinking budget.
         capabilities: { developerRole: () => false, contentParts: () => BEDROCK_CONTENT_PARTS, chatExtensions: () => ['thinking'] },
-        baseUrl: (headers) => `https://bedrock-runtime.${regionOf(headers, defaultRegion)}.amazonaws.com`,
+        baseUrl: (headers) => `https://bedrock-runtime.${awsRegion(headers, defaultRegion)}.amazonaws.com`,
         auth(request, target) {
           const accessKeyId = target.credentials.apiKey;
           if (!accessKeyId) {
@@ -97,17 +73,13 @@ export function bedrock(params: BedrockParams = {}): ProviderRegistration {
           const contentType = request.headers['content-type'];
           // A batch's S3 object requests carry their payload hash, which S3 requires signed (bedrock-batches.ts).
           const payloadHash = request.headers['x-amz-content-sha256'];
-          const signed = signRequest(
-            {
-              method: request.method,
-              url: request.url,
-              headers: { ...(contentType ? { 'content-type': contentType } : {}), ...(payloadHash ? { 'x-amz-content-sha256': payloadHash } : {}) },
-              body: bodyBytes(request),
-            },
-            { accessKeyId, secretAccessKey, sessionToken: target.headers[BEDROCK_HEADERS.sessionToken] || undefined },
-            { region: regionOf(target.headers, defaultRegion), service: payloadHash ? 's3' : 'bedrock' },
-          );
-          return signed.headers;
+          return signAwsRequest(request, target, {
+            accessKeyId,
+            secretAccessKey,
+            headers: { ...(contentType ? { 'content-type': contentType } : {}), ...(payloadHash ? { 'x-amz-content-sha256': payloadHash } : {}) },
+            scope: { region: awsRegion(target.headers, defaultRegion), service: payloadHash ? 's3' : 'bedrock' },
+            streamed: 'Pass-through requests to Bedrock cannot be signed with SigV4 (their body is streamed); use a Bedrock API key (omit x-gateway-cloud-c-secret-access-key) or a unified route.',
+          });
         },
         // SigV4 signs with authorization and x-amz-date / x-amz-content-sha256 / x-amz-security-token.
         authHeaders: ['authorization', 'x-amz-*'],

@@ -1,13 +1,9 @@
 import test from 'ava';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import type { EmbeddingResponse, ProviderTarget, RerankResponse } from '../../../core/spec/index.js';
-import { pluginDependencies } from '../../../test/plugin-dependencies.js';
+import type { EmbeddingResponse, RerankResponse } from '../../../core/spec/index.js';
+import { providerUnit } from '../../../test/provider-unit.js';
 import { mixedbread } from './index.js';
 
-const fixture = (name: string): unknown => JSON.parse(readFileSync(join(process.cwd(), 'plugins/providers/mixedbread/__fixtures__', name), 'utf8'));
-const plugin = mixedbread().create(pluginDependencies());
-const target: ProviderTarget = { baseUrl: plugin.baseUrl({}), customHost: false, headers: {}, credentials: { apiKey: 'test-key' }, strict: true };
+const { plugin, target, fixture } = providerUnit(mixedbread());
 
 test('embeddings go to /v1/embeddings with the key as Bearer; the recorded answer maps', (t) => {
   const request = { model: 'mixedbread-ai/mxbai-embed-large-v1', input: ['a', 'b'] };

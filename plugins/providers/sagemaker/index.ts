@@ -1,5 +1,5 @@
-import { errors, type ProviderRegistration, type UpstreamRequest } from '../../../core/spec/index.js';
-import { signRequest } from '../../shared/aws-sigv4/sigv4.js';
+import { errors, type ProviderRegistration } from '../../../core/spec/index.js';
+import { AWS_HEADERS, AWS_REGION, awsRegion, signAwsRequest } from '../../shared/aws-sigv4/aws-target.js';
 import { sageMakerChat } from './sagemaker-chat.js';
 import { mapSageMakerError } from './sagemaker-error.js';
 
@@ -11,29 +11,7 @@ export interface SageMakerParams {
 }
 
 /** The spec's cloud-c headers, as Bedrock reads them: SageMaker runs in the same cloud. */
-export const SAGEMAKER_HEADERS = {
-  secretAccessKey: 'x-gateway-cloud-c-secret-access-key',
-  sessionToken: 'x-gateway-cloud-c-session-token',
-  region: 'x-gateway-cloud-c-region',
-} as const;
-
-const REGION = /^[a-z]{2}(-[a-z]+)+-\d{1,2}$/;
-
-function regionOf(headers: Readonly<Record<string, string | undefined>>, fallback: string): string {
-  const region = headers[SAGEMAKER_HEADERS.region]?.trim() || fallback;
-  if (!REGION.test(region)) throw errors.invalidRequest(`"${region}" is not an AWS region name (e.g. us-east-1).`, { param: SAGEMAKER_HEADERS.region, code: 'invalid_region' });
-  return region;
-}
-
-function bodyBytes(request: UpstreamRequest): string | Uint8Array {
-  if (request.body == null) return '';
-  if (typeof request.body === 'string' || request.body instanceof Uint8Array) return request.body;
-  // Pass-through bodies are streamed, and SigV4 signs the body's hash before the first byte is sent.
-  throw errors.invalidRequest('Pass-through requests to SageMaker cannot be signed with SigV4 (their body is streamed); use the chat route.', {
-    param: SAGEMAKER_HEADERS.secretAccessKey,
-    code: 'unsupported_signing',
-  });
-}
+export const SAGEMAKER_HEADERS = AWS_HEADERS;
 
 /**
  * Amazon SageMaker real-time endpoints (the spec's cloud-c): chat through InvokeEndpoint and
@@ -50,7 +28,7 @@ export function sagemaker(params: SageMakerParams = {}): ProviderRegistration {
       specificationVersion: 'v1',
       version: '1.0.0',
       description: "Amazon SageMaker endpoints: chat (InvokeEndpoint / InvokeEndpointWithResponseStream, SigV4) on containers serving OpenAI's messages schema; the model is the endpoint name.",
-      params: { type: 'object', additionalProperties: false, properties: { defaultRegion: { type: 'string', pattern: REGION.source } } },
+      params: { type: 'object', additionalProperties: false, properties: { defaultRegion: { type: 'string', pattern: AWS_REGION.source } } },
     },
     params,
     // LiteLLM's prefixes, for `llm-gateway import litellm`.
@@ -61,7 +39,7 @@ export function sagemaker(params: SageMakerParams = {}): ProviderRegistration {
         name: 'Amazon SageMaker',
         operations: { chat: sageMakerChat },
         capabilities: { developerRole: () => false },
-        baseUrl: (headers) => `https://runtime.sagemaker.${regionOf(headers, defaultRegion)}.amazonaws.com`,
+        baseUrl: (headers) => `https://runtime.sagemaker.${awsRegion(headers, defaultRegion)}.amazonaws.com`,
         auth(request, target): Record<string, string> {
           const accessKeyId = target.credentials.apiKey;
           const secretAccessKey = target.headers[SAGEMAKER_HEADERS.secretAccessKey];
@@ -75,11 +53,13 @@ export function sagemaker(params: SageMakerParams = {}): ProviderRegistration {
             const value = request.headers[name];
             if (value !== undefined) signedHeaders[name] = value;
           }
-          return signRequest(
-            { method: request.method, url: request.url, headers: signedHeaders, body: bodyBytes(request) },
-            { accessKeyId, secretAccessKey, sessionToken: target.headers[SAGEMAKER_HEADERS.sessionToken] || undefined },
-            { region: regionOf(target.headers, defaultRegion), service: 'sagemaker' },
-          ).headers;
+          return signAwsRequest(request, target, {
+            accessKeyId,
+            secretAccessKey,
+            headers: signedHeaders,
+            scope: { region: awsRegion(target.headers, defaultRegion), service: 'sagemaker' },
+            streamed: 'Pass-through requests to SageMaker cannot be signed with SigV4 (their body is streamed); use the chat route.',
+          });
         },
         authHeaders: ['authorization', 'x-amz-*'],
         mapError: mapSageMakerError,

@@ -1,24 +1,18 @@
 import test from 'ava';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import type { ChatRequest, ChatResponse, EmbeddingResponse, ProviderTarget } from '../../../core/spec/index.js';
-import { pluginDependencies } from '../../../test/plugin-dependencies.js';
+import type { EmbeddingResponse } from '../../../core/spec/index.js';
+import { chatGoesAndMaps, providerUnit } from '../../../test/provider-unit.js';
 import { upstage } from './index.js';
 
-const fixture = (name: string): unknown => JSON.parse(readFileSync(join(process.cwd(), 'plugins/providers/upstage/__fixtures__', name), 'utf8'));
-const plugin = upstage().create(pluginDependencies());
-const target: ProviderTarget = { baseUrl: plugin.baseUrl({}), customHost: false, headers: {}, credentials: { apiKey: 'test-key' }, strict: true };
+const unit = providerUnit(upstage());
+const { plugin, target, fixture } = unit;
 
 test('chat goes to https://api.upstage.ai/v1/chat/completions with the key as Bearer; the recorded answer maps', (t) => {
-  const request: ChatRequest = { model: 'solar-pro2', messages: [{ role: 'user', content: 'Hello' }], max_completion_tokens: 64 };
-  const upstream = plugin.operations.chat!.toUpstream(request, target);
-  t.is(upstream.url, 'https://api.upstage.ai/v1/chat/completions');
-  t.deepEqual(plugin.auth(upstream, target), { authorization: 'Bearer test-key' });
-  const sent = JSON.parse(String(upstream.body)) as Record<string, unknown>;
-  t.is(sent.max_completion_tokens, 64);
-  const answer = plugin.operations.chat!.fromUpstream(fixture('chat-response.json'), request, target) as ChatResponse;
-  t.is(answer.choices[0].message.content, 'Solar is a family of large language models built by Upstage.');
-  t.is(answer.usage?.total_tokens, 32);
+  chatGoesAndMaps(t, unit, {
+    model: 'solar-pro2',
+    url: 'https://api.upstage.ai/v1/chat/completions',
+    content: 'Solar is a family of large language models built by Upstage.',
+    totalTokens: 32,
+  });
 });
 
 test('embeddings go to /v1/embeddings; the recorded answer maps', (t) => {

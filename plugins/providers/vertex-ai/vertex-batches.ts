@@ -3,11 +3,11 @@ import {
   type BatchLineResult,
   type BatchStatus,
   errors,
-  errorTypeForStatus,
   isRecord,
   type ProviderBatchState,
   type ProviderTarget,
 } from '../../../core/spec/index.js';
+import { type BucketLocation, type BucketUriRule, erroredLine, jsonLines, objectKey, parseBucketUri, PLAIN_PREFIX } from '../../shared/batch-storage.js';
 
 /** The header (or a stored credential's field of that name) naming the Cloud Storage location of batch jobs. */
 export const VERTEX_BATCH_GCS_HEADER = 'x-gateway-cloud-b-batch-gcs-uri';
@@ -29,8 +29,14 @@ const STATUS_BY_STATE: Record<string, BatchStatus> = {
 const ENDED = new Set(['JOB_STATE_SUCCEEDED', 'JOB_STATE_PARTIALLY_SUCCEEDED', 'JOB_STATE_FAILED', 'JOB_STATE_CANCELLED', 'JOB_STATE_EXPIRED']);
 
 /** Cloud Storage bucket names, and a prefix of characters that need no thought. */
-const BUCKET = /^[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]$/;
-const PREFIX = /^[A-Za-z0-9._/-]*$/;
+const GCS_URI: BucketUriRule = {
+  scheme: 'gs',
+  bucket: /^[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]$/,
+  prefix: PLAIN_PREFIX,
+  expected: 'a Cloud Storage location such as "gs://my-bucket/batches".',
+};
+/** A job's output directory (`prediction-<model>-<time>`, colons included): any name without `..` parts, percent-encoded when read. */
+const GCS_JOB_URI: BucketUriRule = { ...GCS_URI, prefix: /^[^\s?#\\]*$/ };
 const JOB_NAME = /^projects\/[\w-]+\/locations\/[\w-]+\/batchPredictionJobs\/[\w-]+$/;
 /** The request label that carries a line's id through the job (its output lines echo the request). */
 const LINE_LABEL = 'llm_gateway_line';
@@ -39,22 +45,7 @@ const PREDICTIONS = 'predictions.jsonl';
 
 const count = (value: unknown): number => (typeof value === 'number' ? value : typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : 0);
 
-interface GcsLocation {
-  readonly bucket: string;
-  readonly prefix: string;
-}
-
-/** A location: the configured one (a plain prefix), or a job's output directory (`prediction-<model>-<time>`, colons included: any name without `..` parts, percent-encoded when read). */
-function parseGcsUri(uri: string, param: string, jobs = false): GcsLocation {
-  const match = /^gs:\/\/([^/]+)\/?(.*)$/.exec(uri.trim());
-  const prefix = match?.[2].replace(/\/+$/, '') ?? '';
-  if (!match || !BUCKET.test(match[1]) || !(jobs ? /^[^\s?#\\]*$/ : PREFIX).test(prefix) || prefix.split('/').includes('..')) {
-    throw errors.invalidRequest(`Invalid '${param}': a Cloud Storage location such as "gs://my-bucket/batches".`, { param, code: 'invalid_value' });
-  }
-  return { bucket: match[1], prefix };
-}
-
-function location(target: ProviderTarget, fallback: string | undefined): GcsLocation {
+function location(target: ProviderTarget, fallback: string | undefined): BucketLocation {
   const uri = target.headers[VERTEX_BATCH_GCS_HEADER]?.trim() || fallback;
   if (!uri) {
     throw errors.invalidRequest(`Vertex AI batch prediction reads its input from and writes its output to Cloud Storage: name a location with ${VERTEX_BATCH_GCS_HEADER} (gs://bucket/prefix), as a header or a field of the stored credential.`, {
@@ -62,10 +53,8 @@ function location(target: ProviderTarget, fallback: string | undefined): GcsLoca
       code: 'batch_storage_missing',
     });
   }
-  return parseGcsUri(uri, VERTEX_BATCH_GCS_HEADER);
+  return parseBucketUri(uri, VERTEX_BATCH_GCS_HEADER, GCS_URI);
 }
-
-const objectOf = (place: GcsLocation, ...parts: string[]): string => [place.prefix, ...parts].filter((part) => part !== '').join('/');
 
 /** Cloud Storage's JSON API (its own host; with a custom host, that host's origin, where a test's fake serves it). */
 const storageOrigin = (target: ProviderTarget): string => (target.customHost ? new URL(target.baseUrl).origin : 'https://storage.googleapis.com');
@@ -109,7 +98,7 @@ export function vertexBatches(options: { gcsUri?: string } = {}): BatchAdapter {
           return JSON.stringify({ request: { ...request, labels: { ...labels, [LINE_LABEL]: line.customId } } });
         })
         .join('\n');
-      const object = encodeURIComponent(objectOf(place, name, 'input.jsonl'));
+      const object = encodeURIComponent(objectKey(place, name, 'input.jsonl'));
       return { method: 'POST', url: `${storageOrigin(target)}/upload/storage/v1/b/${place.bucket}/o?uploadType=media&name=${object}`, headers: { 'content-type': 'application/jsonl' }, body: `${body}\n` };
     },
     create(lines, target, name) {
@@ -118,8 +107,8 @@ export function vertexBatches(options: { gcsUri?: string } = {}): BatchAdapter {
       const job = {
         displayName: name,
         model: `publishers/google/models/${model}`,
-        inputConfig: { instancesFormat: 'jsonl', gcsSource: { uris: [`gs://${place.bucket}/${objectOf(place, name, 'input.jsonl')}`] } },
-        outputConfig: { predictionsFormat: 'jsonl', gcsDestination: { outputUriPrefix: `gs://${place.bucket}/${objectOf(place, name, 'output')}` } },
+        inputConfig: { instancesFormat: 'jsonl', gcsSource: { uris: [`gs://${place.bucket}/${objectKey(place, name, 'input.jsonl')}`] } },
+        outputConfig: { predictionsFormat: 'jsonl', gcsDestination: { outputUriPrefix: `gs://${place.bucket}/${objectKey(place, name, 'output')}` } },
       };
       return { method: 'POST', url: `${parent}/batchPredictionJobs`, headers: { 'content-type': 'application/json' }, body: JSON.stringify(job) };
     },
@@ -147,14 +136,12 @@ export function vertexBatches(options: { gcsUri?: string } = {}): BatchAdapter {
     results(batch, target) {
       if (!batch.handle?.output) return undefined;
       // The job's output directory, read on Cloud Storage's own host (never a host the job names).
-      const output = parseGcsUri(batch.handle.output, 'outputInfo.gcsOutputDirectory', true);
-      return { method: 'GET', url: `${storageOrigin(target)}/storage/v1/b/${output.bucket}/o/${encodeURIComponent(objectOf(output, PREDICTIONS))}?alt=media`, headers: {} };
+      const output = parseBucketUri(batch.handle.output, 'outputInfo.gcsOutputDirectory', GCS_JOB_URI);
+      return { method: 'GET', url: `${storageOrigin(target)}/storage/v1/b/${output.bucket}/o/${encodeURIComponent(objectKey(output, PREDICTIONS))}?alt=media`, headers: {} };
     },
     lineResults(body): BatchLineResult[] {
       const results: BatchLineResult[] = [];
-      for (const text of Buffer.from(body).toString('utf8').split('\n')) {
-        if (text.trim() === '') continue;
-        const line = JSON.parse(text) as unknown;
+      for (const line of jsonLines(body)) {
         if (!isRecord(line) || !isRecord(line.request) || !isRecord(line.request.labels)) continue;
         const customId = line.request.labels[LINE_LABEL];
         if (typeof customId !== 'string') continue;
@@ -164,7 +151,7 @@ export function vertexBatches(options: { gcsUri?: string } = {}): BatchAdapter {
           continue;
         }
         const http = statusOf(status);
-        results.push({ customId, kind: 'errored', status: http, error: { message: status || 'The request failed.', type: errorTypeForStatus(http), param: null, code: null } });
+        results.push(erroredLine(customId, http, status || 'The request failed.'));
       }
       return results;
     },

@@ -1,13 +1,9 @@
 import test from 'ava';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import type { ChatRequest, ChatResponse, ProviderTarget } from '../../../core/spec/index.js';
-import { pluginDependencies } from '../../../test/plugin-dependencies.js';
+import type { ChatRequest, ChatResponse } from '../../../core/spec/index.js';
+import { providerUnit } from '../../../test/provider-unit.js';
 import { writer } from './index.js';
 
-const fixture = (name: string): unknown => JSON.parse(readFileSync(join(process.cwd(), 'plugins/providers/writer/__fixtures__', name), 'utf8'));
-const plugin = writer().create(pluginDependencies());
-const target: ProviderTarget = { baseUrl: plugin.baseUrl({}), customHost: false, headers: {}, credentials: { apiKey: 'test-key' }, strict: true };
+const { plugin, target, fixture } = providerUnit(writer());
 
 test('chat goes to https://api.writer.com/v1/chat with the key as Bearer; the recorded answer maps', (t) => {
   const request: ChatRequest = { model: 'palmyra-x5', messages: [{ role: 'user', content: 'Hello' }], max_completion_tokens: 64 };

@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { connect as tcpConnect } from 'node:net';
 import test from 'ava';
 import { jetstream, jetstreamManager, StorageType } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { drive, fastProvider, firstOccurrences, sinkCounters, sinkGateway, TcpProxy, waitFor } from '../../../test/logs/sink-harness.js';
+import { brokerReachable, firstOccurrences, throughOutage, waitFor } from '../../../test/logs/sink-harness.js';
 import { nats } from './index.js';
 
 // The NATS JetStream sink against the real server on this machine (127.0.0.1:4222): 20 000 requests
@@ -15,15 +14,7 @@ const BROKER = { host: '127.0.0.1', port: 4222 };
 const TOTAL = 20_000;
 const CONCURRENCY = 64;
 
-const reachable = await new Promise<boolean>((resolve) => {
-  const socket = tcpConnect(BROKER.port, BROKER.host, () => {
-    socket.destroy();
-    resolve(true);
-  });
-  socket.on('error', () => resolve(false));
-});
-if (!reachable && process.env.CI === 'true') throw new Error('the log sink test needs its broker on loopback and CI=true: start it (.ci/run does)');
-if (!reachable) console.log('NATS sink test skipped: no NATS server on 127.0.0.1:4222');
+const reachable = await brokerReachable(BROKER, 'NATS sink test skipped: no NATS server on 127.0.0.1:4222');
 
 async function readAll(connection: NatsConnection, stream: string, count: number): Promise<string[]> {
   const consumer = await jetstream(connection).consumers.get(stream);
@@ -45,34 +36,25 @@ async function readAll(connection: NatsConnection, stream: string, count: number
   const direct = await connect({ servers: `${BROKER.host}:${BROKER.port}` });
   const manager = await jetstreamManager(direct);
   await manager.streams.add({ name: stream, subjects: [subject], storage: StorageType.Memory, duplicate_window: 10 * 60 * 1e9 });
-  const proxy = new TcpProxy(BROKER);
-  await proxy.up();
-  const provider = await fastProvider();
-  const gateway = await sinkGateway(nats({ servers: `127.0.0.1:${proxy.port}`, subject, retryMs: 200, timeoutMs: 5000, queueCapacity: 2000 }));
   try {
-    const { seconds } = await drive(gateway.url, provider.url, TOTAL, CONCURRENCY, {
-      [TOTAL / 4]: () => proxy.down(),
-      [(TOTAL * 3) / 4]: () => proxy.up(),
+    await throughOutage(t, {
+      broker: BROKER,
+      name: 'nats',
+      sink: (port) => nats({ servers: `127.0.0.1:${port}`, subject, retryMs: 200, timeoutMs: 5000, queueCapacity: 2000 }),
+      total: TOTAL,
+      concurrency: CONCURRENCY,
+      async check(gateway) {
+        const stored = async () => (await manager.streams.info(stream)).state.messages;
+        t.true(await waitFor(async () => (await stored()) >= TOTAL, 120_000), `the stream holds ${await stored()} messages`);
+        t.is(await stored(), TOTAL, 'no entry twice (Nats-Msg-Id)');
+        const ids = await readAll(direct, stream, TOTAL);
+        const { order, repeats } = firstOccurrences(ids);
+        t.is(repeats, 0);
+        t.is(order.length, TOTAL);
+        t.deepEqual(order, gateway.written, 'the stream has the entries in the order they were logged');
+      },
     });
-    t.log(`${TOTAL} requests in ${seconds.toFixed(1)} s (${Math.round(TOTAL / seconds)} req/s)`);
-    const stored = async () => (await manager.streams.info(stream)).state.messages;
-    t.true(await waitFor(async () => (await stored()) >= TOTAL, 120_000), `the stream holds ${await stored()} messages`);
-    const counters = sinkCounters(await gateway.gateway.metrics.render(), 'nats');
-    t.log(counters);
-    t.is(await stored(), TOTAL, 'no entry twice (Nats-Msg-Id)');
-    const ids = await readAll(direct, stream, TOTAL);
-    const { order, repeats } = firstOccurrences(ids);
-    t.is(repeats, 0);
-    t.is(order.length, TOTAL);
-    t.deepEqual(order, gateway.written, 'the stream has the entries in the order they were logged');
-    t.true(counters.spilled > 0, 'the outage sent entries to the spill directory');
-    t.true(counters.replayed >= counters.spilled, 'everything spilled was replayed');
-    t.is(counters.dropped, 0);
-    t.is(counters.up, 1);
   } finally {
-    await gateway.close();
-    await proxy.down();
-    provider.close();
     await manager.streams.delete(stream).catch(() => {});
     await direct.close();
   }

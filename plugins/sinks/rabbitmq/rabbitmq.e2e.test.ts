@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { connect as tcpConnect } from 'node:net';
 import test from 'ava';
 import amqp from 'amqplib';
-import { drive, fastProvider, firstOccurrences, sinkCounters, sinkGateway, TcpProxy, waitFor } from '../../../test/logs/sink-harness.js';
+import { brokerReachable, firstOccurrences, throughOutage, waitFor } from '../../../test/logs/sink-harness.js';
 import { rabbitmq } from './index.js';
 
 // The RabbitMQ sink against the real broker on this machine (127.0.0.1:5672, guest/guest): 20 000
@@ -15,15 +14,7 @@ const BROKER = { host: '127.0.0.1', port: 5672 };
 const TOTAL = 20_000;
 const CONCURRENCY = 64;
 
-const reachable = await new Promise<boolean>((resolve) => {
-  const socket = tcpConnect(BROKER.port, BROKER.host, () => {
-    socket.destroy();
-    resolve(true);
-  });
-  socket.on('error', () => resolve(false));
-});
-if (!reachable && process.env.CI === 'true') throw new Error('the log sink test needs its broker on loopback and CI=true: start it (.ci/run does)');
-if (!reachable) console.log('RabbitMQ sink test skipped: no broker on 127.0.0.1:5672');
+const reachable = await brokerReachable(BROKER, 'RabbitMQ sink test skipped: no broker on 127.0.0.1:5672');
 
 (reachable ? test.serial : test.skip)('20,000 requests reach RabbitMQ once each (consumer dedup by messageId) and in order, through an outage of the sink', async (t) => {
   t.timeout(300_000);
@@ -31,43 +22,33 @@ if (!reachable) console.log('RabbitMQ sink test skipped: no broker on 127.0.0.1:
   const direct = await amqp.connect(`amqp://guest:guest@${BROKER.host}:${BROKER.port}`);
   const channel = await direct.createChannel();
   await channel.assertQueue(queue, { durable: false, autoDelete: false });
-  const proxy = new TcpProxy(BROKER);
-  await proxy.up();
-  const provider = await fastProvider();
-  const gateway = await sinkGateway(
-    rabbitmq({ url: `amqp://127.0.0.1:${proxy.port}`, routingKey: queue, username: 'guest', password: 'guest', retryMs: 200, timeoutMs: 5000, queueCapacity: 2000 }),
-  );
   try {
-    const { seconds } = await drive(gateway.url, provider.url, TOTAL, CONCURRENCY, {
-      [TOTAL / 4]: () => proxy.down(),
-      [(TOTAL * 3) / 4]: () => proxy.up(),
-    });
-    t.log(`${TOTAL} requests in ${seconds.toFixed(1)} s (${Math.round(TOTAL / seconds)} req/s)`);
-    // The consumer: every message, deduplicated by messageId.
-    const received: string[] = [];
-    await channel.consume(
-      queue,
-      (message) => {
-        if (!message) return;
-        t.is(message.properties.messageId, (JSON.parse(message.content.toString()) as { id: string }).id);
-        received.push(message.properties.messageId as string);
+    await throughOutage(t, {
+      broker: BROKER,
+      name: 'rabbitmq',
+      sink: (port) => rabbitmq({ url: `amqp://127.0.0.1:${port}`, routingKey: queue, username: 'guest', password: 'guest', retryMs: 200, timeoutMs: 5000, queueCapacity: 2000 }),
+      total: TOTAL,
+      concurrency: CONCURRENCY,
+      async check(gateway) {
+        // The consumer: every message, deduplicated by messageId.
+        const received: string[] = [];
+        await channel.consume(
+          queue,
+          (message) => {
+            if (!message) return;
+            t.is(message.properties.messageId, (JSON.parse(message.content.toString()) as { id: string }).id);
+            received.push(message.properties.messageId as string);
+          },
+          { noAck: true },
+        );
+        t.true(await waitFor(async () => new Set(received).size >= TOTAL, 120_000), `received ${new Set(received).size} distinct entries`);
+        const { order, repeats } = firstOccurrences(received);
+        t.is(order.length, TOTAL, 'every entry once after deduplication');
+        t.deepEqual(order, gateway.written, 'the queue has the entries in the order they were logged');
+        return { received: received.length, redelivered: repeats };
       },
-      { noAck: true },
-    );
-    t.true(await waitFor(async () => new Set(received).size >= TOTAL, 120_000), `received ${new Set(received).size} distinct entries`);
-    const { order, repeats } = firstOccurrences(received);
-    const counters = sinkCounters(await gateway.gateway.metrics.render(), 'rabbitmq');
-    t.log({ ...counters, received: received.length, redelivered: repeats });
-    t.is(order.length, TOTAL, 'every entry once after deduplication');
-    t.deepEqual(order, gateway.written, 'the queue has the entries in the order they were logged');
-    t.true(counters.spilled > 0, 'the outage sent entries to the spill directory');
-    t.true(counters.replayed >= counters.spilled, 'everything spilled was replayed');
-    t.is(counters.dropped, 0);
-    t.is(counters.up, 1);
+    });
   } finally {
-    await gateway.close();
-    await proxy.down();
-    provider.close();
     await channel.deleteQueue(queue).catch(() => {});
     await direct.close().catch(() => {});
   }
