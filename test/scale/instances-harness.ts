@@ -355,3 +355,25 @@ export async function startRelay(targetHost: string, targetPort: number): Promis
       }),
   };
 }
+
+/** An admin API call to `base` (an instance or nginx) with the account key; its JSON answer, or an error naming the status. */
+export async function adminCall(base: { readonly url: string }, accountKey: string, method: string, path: string, body?: unknown): Promise<any> {
+  const answer = await fetch(`${base.url}${path}`, {
+    method,
+    headers: { 'x-gateway-api-key': accountKey, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    signal: AbortSignal.timeout(30_000),
+  });
+  const text = await answer.text();
+  if (answer.status >= 300) throw new Error(`${method} ${path}: ${answer.status} ${text}`);
+  return text ? JSON.parse(text) : undefined;
+}
+
+/** Waits until `check` holds, looking every `stepMs`; fails naming `what` after `limitMs`. */
+export async function waitFor(what: string, check: () => Promise<boolean> | boolean, limitMs: number, stepMs: number): Promise<void> {
+  const deadline = Date.now() + limitMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what} after ${limitMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, stepMs));
+  }
+}

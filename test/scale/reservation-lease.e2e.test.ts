@@ -3,7 +3,7 @@ import type { ServerResponse } from 'node:http';
 import test from 'ava';
 import { openAIChatHandler, startFake } from '../fakes/openai-fake.js';
 import { clearRedisPrefix, REDIS_URL, redisAvailable } from '../vault/vault-harness.js';
-import { type Instance, killInstance, removeTemporaryDirectories, startInstance, stablePort, stopAll, temporaryDirectory } from './instances-harness.js';
+import { type Instance, killInstance, removeTemporaryDirectories, startInstance, stablePort, stopAll, temporaryDirectory, adminCall, waitFor as waitUntil } from './instances-harness.js';
 
 // Issue 39, "budgets exact": a gateway process SIGKILLed with requests in flight leaves their budget
 // reservations counted; with a lease (here GATEWAY_RESERVATION_LEASE_MS, short for the test) the
@@ -23,25 +23,8 @@ test.after.always(async () => {
   if (redis) await clearRedisPrefix(prefix).catch(() => {});
 });
 
-async function admin(instance: Instance, method: string, path: string, body?: unknown): Promise<any> {
-  const answer = await fetch(`${instance.url}${path}`, {
-    method,
-    headers: { 'x-gateway-api-key': ACCOUNT_KEY, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    signal: AbortSignal.timeout(30_000),
-  });
-  const text = await answer.text();
-  if (answer.status >= 300) throw new Error(`${method} ${path}: ${answer.status} ${text}`);
-  return text ? JSON.parse(text) : undefined;
-}
-
-async function waitFor(what: string, check: () => Promise<boolean> | boolean, limitMs = 60_000): Promise<void> {
-  const deadline = Date.now() + limitMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what} after ${limitMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+const admin = (base: Instance, method: string, path: string, body?: unknown) => adminCall(base, ACCOUNT_KEY, method, path, body);
+const waitFor = (what: string, check: () => Promise<boolean> | boolean, limitMs = 60_000) => waitUntil(what, check, limitMs, 50);
 
 (redis ? test.serial : test.skip)('a gateway SIGKILLed with requests in flight: once their lease ends, another instance admits up to the full budget', async (t) => {
   t.timeout(3 * 60_000);

@@ -29,6 +29,8 @@ import {
   stopAll,
   temporaryDirectory,
   UPSTREAM_HEADER,
+  adminCall,
+  waitFor as waitUntil,
 } from './instances-harness.js';
 import { billedAs, type Kind, KINDS, type Outcome, sendOne } from './mixed-load.js';
 
@@ -89,25 +91,8 @@ interface Result extends Outcome {
 /** `killing`: the SIGKILL is sent (the process may take a moment to die); `dead`: it has exited. */
 const PHASE = { before: 0, cut: 1, killing: 2, dead: 3, restarted: 4 } as const;
 
-async function admin(nginx: Nginx, method: string, path: string, body?: unknown): Promise<any> {
-  const answer = await fetch(`${nginx.url}${path}`, {
-    method,
-    headers: { 'x-gateway-api-key': ACCOUNT_KEY, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    signal: AbortSignal.timeout(30_000),
-  });
-  const text = await answer.text();
-  if (answer.status >= 300) throw new Error(`${method} ${path}: ${answer.status} ${text}`);
-  return text ? JSON.parse(text) : undefined;
-}
-
-async function waitFor(what: string, check: () => Promise<boolean> | boolean, limitMs = 180_000): Promise<void> {
-  const deadline = Date.now() + limitMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what} after ${limitMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+const admin = (base: Nginx, method: string, path: string, body?: unknown) => adminCall(base, ACCOUNT_KEY, method, path, body);
+const waitFor = (what: string, check: () => Promise<boolean> | boolean, limitMs = 180_000) => waitUntil(what, check, limitMs, 100);
 
 /** Every trace id stored in the schema's log table with this prefix, with its stored cost and cache status. */
 async function storedRows(schema: string, runId: string): Promise<Array<{ trace_id: string; cost_usd: number | null; cache_status: string | null }>> {
